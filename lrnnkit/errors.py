@@ -1,0 +1,21 @@
+"""Error types.
+
+Every error caused by bad user input is an :class:`InputError`: the command line prints its message on one line
+and exits with status 2 (no traceback unless ``--debug``). Messages name the problem *and* the offending input.
+"""
+
+
+class LrnnkitError(Exception):
+    """Base class of lrnnkit's own errors."""
+
+
+class InputError(LrnnkitError, ValueError):
+    """Bad input from a user: malformed file, unknown symbol, unknown preset, a size past a cap, ..."""
+
+
+class SizeLimitError(InputError):
+    """An input whose exact treatment would exceed a documented cap; the message gives the numbers."""
+
+
+class CertificationError(LrnnkitError):
+    """A model failed certification (raised only where the caller asked for an exception)."""
