@@ -1,0 +1,162 @@
+"""Certification: a compiled model implements its automaton for inputs of EVERY length.
+
+Method ``exact-bfs`` (DESIGN.md, "Certification"). A model whose weights are exact (rationals or cyclotomic numbers,
+lrnnkit.exact) is a deterministic system over exactly represented states. Run a breadth-first search over the
+reachable pairs ``(q, M)`` of automaton state ``q`` and joint model state ``M`` (every layer's state plus the lag
+histories), starting from ``(start, initial)``, applying every input symbol to every pair, and check at every
+transition that the model's decoded output equals the automaton's output label of the new state. Decoders must
+have a strict maximum (a tie fails). If the search closes (no new pairs), the model is correct on every word: by
+induction on the length, every prefix of every word ends in an explored pair whose outputs were checked. If it does
+not close within ``max_pairs``, nothing is certified and the certificate says so.
+
+The first failing transition found by BFS gives a shortest counterexample word (parents are kept).
+
+A second, independent check runs long random words through the float64 executor (lrnnkit.executor.run_float) and
+compares with the automaton (``float_check``); it does not count towards ``certified``.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .automata.fsa import FSA
+from .errors import InputError
+from .executor import ExactModel, run_float
+from .model import Model
+
+__all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
+
+DEFAULT_MAX_PAIRS = 2_000_000
+
+
+@dataclass
+class Certificate:
+    certified: bool
+    method: str
+    reachable_states: int
+    explored_transitions: int
+    layers: int
+    widths: list
+    max_factors_per_token: int | None
+    eigenvalues_in_unit_interval: bool
+    reason: str = ""
+    counterexample: list | None = None      # shortest failing word (symbol names)
+    expected: str | None = None
+    got: str | None = None
+    float_check: dict = field(default_factory=dict)
+    construction: str | None = None
+    automaton: str | None = None
+    automaton_states: int | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def fsa_of_model(model: Model) -> FSA:
+    d = model.provenance.get("automaton")
+    if not isinstance(d, dict):
+        raise InputError("the model does not record its source automaton (provenance.automaton); pass one")
+    from .automata.fsa import FSA as _F
+    try:
+        return _F(d["alphabet"], d["delta"], d.get("start", 0),
+                  d.get("accepting"), d.get("labels"), d.get("state_names"), d.get("name", ""))
+    except KeyError as exc:
+        raise InputError(f"provenance.automaton is missing {exc}") from None
+
+
+def resource_profile(model: Model) -> dict:
+    facs = []
+    for L in model.layers:
+        if L.kind == "gh":
+            facs.append(L.max_factors())
+        elif L.kind == "diagonal":
+            facs.append(max(int(np.sum(t.diag != 1)) if t.diag is not None else L.width for t in L.transitions))
+    return {"layers": len(model.layers), "widths": model.widths,
+            "max_factors_per_token": max(facs) if facs else None,
+            "eigenvalues_in_unit_interval": all(L.gh_certified_spectrum() for L in model.layers)}
+
+
+def _align(model: Model, fsa: FSA) -> list:
+    """Model symbol index for each automaton letter (by name)."""
+    idx = {s: i for i, s in enumerate(model.alphabet)}
+    missing = [s for s in fsa.alphabet if s not in idx]
+    if missing or len(model.alphabet) != fsa.n_letters:
+        raise InputError(f"model alphabet {model.alphabet[:10]} does not match the automaton's {list(fsa.alphabet)[:10]}")
+    return [idx[s] for s in fsa.alphabet]
+
+
+def float_check(model: Model, fsa: FSA, steps: int = 10_000, batch: int = 4, seed: int = 0) -> dict:
+    """Run ``batch`` random words of length ``steps`` in float64; count disagreements with the automaton."""
+    if steps <= 0:
+        return {}
+    rng = np.random.default_rng(seed)
+    amap = np.array(_align(model, fsa))
+    words = rng.integers(0, fsa.n_letters, size=(batch, steps))
+    res = run_float(model, amap[words])
+    got = np.asarray(model.output_labels, dtype=object)[res.outputs]
+    want = np.asarray(fsa.outputs, dtype=object)[fsa.trace_batch(words)]
+    bad = got != want
+    first = None
+    if bad.any():
+        b, t = np.argwhere(bad)[0]
+        first = {"word": int(b), "step": int(t + 1)}
+    return {"words": batch, "steps": steps, "seed": seed, "mismatches": int(bad.sum()), "first_mismatch": first}
+
+
+def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,
+            float_steps: int = 10_000, seed: int = 0) -> Certificate:
+    """Certify ``model`` against ``fsa`` (default: the automaton in the model's provenance) for all input lengths."""
+    if fsa is None:
+        fsa = fsa_of_model(model)
+    prof = resource_profile(model)
+    base = dict(layers=prof["layers"], widths=prof["widths"], max_factors_per_token=prof["max_factors_per_token"],
+                eigenvalues_in_unit_interval=prof["eigenvalues_in_unit_interval"],
+                construction=model.provenance.get("construction"), automaton=fsa.name,
+                automaton_states=fsa.n_states)
+    amap = _align(model, fsa)
+    fc = float_check(model, fsa, float_steps, seed=seed)
+    if not model.is_exact:
+        return Certificate(False, "none", 0, 0, reason="the model has weights without an exact form; "
+                           "only the float64 check ran", float_check=fc, **base)
+    em = ExactModel(model)
+    labels = model.output_labels
+    outs = fsa.outputs
+    delta = fsa.delta
+    start = (fsa.start, em.initial())
+    parent: dict = {start: None}
+    queue = deque([start])
+    explored = 0
+    k = fsa.n_letters
+
+    def word_to(pair, last_letter):
+        w = [last_letter]
+        p = pair
+        while parent[p] is not None:
+            p, a = parent[p]
+            w.append(a)
+        return [fsa.alphabet[a] for a in reversed(w)]
+
+    while queue:
+        pair = queue.popleft()
+        q, M = pair
+        for a in range(k):
+            M2, y, _ = em.step(M, amap[a])
+            explored += 1
+            q2 = int(delta[q, a])
+            if y < 0 or labels[y] != outs[q2]:
+                return Certificate(False, "exact-bfs", len(parent), explored,
+                                   reason="decoder tie" if y < 0 else "wrong output",
+                                   counterexample=word_to(pair, a), expected=outs[q2],
+                                   got=None if y < 0 else labels[y], float_check=fc, **base)
+            nxt = (q2, M2)
+            if nxt not in parent:
+                if len(parent) >= max_pairs:
+                    return Certificate(False, "exact-bfs", len(parent), explored,
+                                       reason=f"search did not close within {max_pairs} reachable pairs",
+                                       float_check=fc, **base)
+                parent[nxt] = (pair, a)
+                queue.append(nxt)
+    return Certificate(True, "exact-bfs", len(parent), explored, reason="search closed; every output matched",
+                       float_check=fc, **base)
