@@ -1,1 +1,40 @@
-"""lrnnkit."""
+"""lrnnkit: linear recurrent networks and finite automata, made executable.
+
+The small public API::
+
+    from lrnnkit import load_source, compile, certify, run_float
+    fsa = load_source("group:S5")          # an automaton (FSA) from a preset or a JSON file
+    model = compile(fsa)                   # a certified construction (000, Theorem 3 here), a Model
+    cert = certify(model)                  # exact, for inputs of every length
+    run_float(model, [[0, 1, 2]]).labels() # run it
+
+Subpackages: ``automata``, ``constructions``, ``precision``, ``kernels``, ``theorems``.
+"""
+from .automata.fsa import FSA
+from .certify import Certificate, certify
+from .constructions import catalogue, compile
+from .errors import CertificationError, InputError, LrnnkitError, SizeLimitError
+from .executor import run_exact, run_float
+from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
+
+__version__ = "0.1.0"
+
+__all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
+           "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
+           "InputError", "LrnnkitError", "SizeLimitError", "CertificationError"]
+
+
+def load_source(source: str) -> FSA:
+    """An automaton from a preset (``parity``, ``group:S5``, ...) or an FSA JSON file (DESIGN.md, SOURCE)."""
+    from .automata.sources import load_source as _ls
+    return _ls(source)
+
+
+def describe(fsa: FSA) -> dict:
+    """The structure of an automaton: the keys of ``lrnnkit info --json``."""
+    from .automata.info import describe as _d
+    return _d(fsa)
+
+
+def load_model(path: str) -> Model:
+    return Model.load(path)

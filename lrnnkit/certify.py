@@ -7,7 +7,9 @@ histories), starting from ``(start, initial)``, applying every input symbol to e
 transition that the model's decoded output equals the automaton's output label of the new state. Decoders must
 have a strict maximum (a tie fails). If the search closes (no new pairs), the model is correct on every word: by
 induction on the length, every prefix of every word ends in an explored pair whose outputs were checked. If it does
-not close within ``max_pairs``, nothing is certified and the certificate says so.
+not close within ``max_pairs`` (or an exact state entry outgrows ``executor.MAX_BITS`` bits, the sign of an
+infinite reachable set such as the powers 2^-k of a contracting eigenvalue), nothing is certified and the
+certificate says so: "not certified" then means "not proved", not "wrong"; a wrong output gives a counterexample.
 
 The first failing transition found by BFS gives a shortest counterexample word (parents are kept).
 
@@ -23,7 +25,7 @@ import numpy as np
 
 from .automata.fsa import FSA
 from .errors import InputError
-from .executor import ExactModel, run_float
+from .executor import ExactModel, StateGrowthError, run_float
 from .model import Model
 
 __all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
@@ -142,7 +144,12 @@ def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MA
         pair = queue.popleft()
         q, M = pair
         for a in range(k):
-            M2, y, _ = em.step(M, amap[a])
+            try:
+                M2, y, _ = em.step(M, amap[a])
+            except StateGrowthError as exc:
+                return Certificate(False, "exact-bfs", len(parent), explored,
+                                   reason=f"search did not close: {exc} (the reachable set looks infinite, e.g. an "
+                                   "eigenvalue of modulus strictly between 0 and 1)", float_check=fc, **base)
             explored += 1
             q2 = int(delta[q, a])
             if y < 0 or labels[y] != outs[q2]:

@@ -18,7 +18,14 @@ from .errors import InputError
 from .exact import Cyc, common_order, sign
 from .model import Layer, Model, TableMap
 
-__all__ = ["ExecResult", "run_float", "run_exact", "read_values", "ExactLayer"]
+__all__ = ["ExecResult", "run_float", "run_exact", "read_values", "ExactLayer", "StateGrowthError"]
+
+MAX_BITS = 512  # exact state entries past this size mean the reachable set is (almost surely) infinite
+
+
+class StateGrowthError(ArithmeticError):
+    """An exact state entry outgrew MAX_BITS bits: the reachable state set is not finite in practice (e.g. an
+    eigenvalue of modulus in (0, 1) applied repeatedly: 2^-k)."""
 
 
 @dataclass
@@ -158,6 +165,8 @@ class ExactLayer:
             if self.integer:
                 h = np.array(H, dtype=np.int64)
                 hmax = int(np.abs(h).max()) if h.size else 0
+                if hmax.bit_length() > MAX_BITS:
+                    raise StateGrowthError(f"an exact state entry exceeds {MAX_BITS} bits")
                 if self.amax * hmax * self.d + int(np.abs(self.B).max(initial=0)) >= 2 ** 62:
                     prod = (self.A.astype(object) @ h.astype(object)) + self.B.astype(object)
                 else:
@@ -169,6 +178,10 @@ class ExactLayer:
                     h[i] = x
                 prod = self.A @ h + self.B
                 got = [tuple(_canon(x) for x in row) for row in prod]
+                for row in got:
+                    for x in row:
+                        if _bits(x) > MAX_BITS:
+                            raise StateGrowthError(f"an exact state entry exceeds {MAX_BITS} bits")
             self._succ[H] = got
         return got
 
@@ -197,6 +210,12 @@ class ExactLayer:
             got = -1 if tie else best
             self._dec[key] = got
         return got
+
+
+def _bits(x) -> int:
+    if isinstance(x, Cyc):
+        return max(_bits(c) for c in x.c)
+    return max(x.numerator.bit_length(), x.denominator.bit_length())
 
 
 def _canon(x):

@@ -1,0 +1,318 @@
+"""The command line. Thin: it parses, calls the public library, prints. Contract: DESIGN.md, "Command line".
+
+Errors caused by the input print one line on stderr naming the problem and the input, and exit with status 2
+(a traceback only with ``--debug``). ``verify`` exits 0 iff the model is certified (1 if not). Files are written
+atomically (temporary file, then rename).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+from .errors import InputError
+
+__all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage + message by default)
+        raise InputError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="lrnnkit", description="Linear RNNs and finite automata: certified constructions, "
+                "Krohn-Rhodes compilation, finite-precision simulation, Triton kernels.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    s = sub.add_parser("info", help="structure of an automaton (monoid, group, holonomy)")
+    s.add_argument("source", help="FSA JSON file or preset (parity, counter:M, group:NAME, flipflop, even-pairs, "
+                   "cycle-nav:M, mod-arith:M, regex:PATTERN, transformations:[[...],...])")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("compile", help="compile an automaton into an LRNN model")
+    s.add_argument("source")
+    s.add_argument("--construction", help="construction name (see `lrnnkit constructions`); default: best applicable")
+    s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
+    s.add_argument("--json", action="store_true", help="print a JSON summary (with -o)")
+
+    s = sub.add_parser("verify", help="certify a model for inputs of every length (exit 0 iff certified)")
+    s.add_argument("model")
+    s.add_argument("--source", help="automaton to check against (default: the one recorded in the model)")
+    s.add_argument("--max-pairs", type=int, default=2_000_000)
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("run", help="run a model on a word")
+    s.add_argument("model")
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument("--word", help='space-separated symbols, e.g. "a b c"')
+    g.add_argument("--random", type=int, metavar="N", help="a random word of length N")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--backend", choices=["reference", "exact", "torch", "triton"], default="reference")
+    s.add_argument("--dtype", default=None, help="float64 (reference default) / float32 / bfloat16 / float16")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("constructions", help="the catalogue of constructions")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("theorems", help="the statement registry with verdicts")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--check", metavar="ID", help="re-run the check of one statement and print its verdict")
+    s.add_argument("--profile", choices=["quick", "deep"], default="quick")
+
+    s = sub.add_parser("precision", help="finite-precision tools")
+    psub = s.add_subparsers(dest="pcmd", metavar="SUBCOMMAND", parser_class=_Parser)
+    psub.required = True
+    c = psub.add_parser("cast", help="round values into a number format (exact decimal output)")
+    c.add_argument("values", nargs="+")
+    c.add_argument("--format", required=True, dest="fmt")
+    c.add_argument("--rounding", default="nearest-even")
+    c.add_argument("--json", action="store_true")
+    c = psub.add_parser("collapse", help="first step at which a model goes wrong in a format")
+    c.add_argument("model")
+    c.add_argument("--format", required=True, dest="fmt")
+    c.add_argument("--policy", default="matvec")
+    c.add_argument("--rounding", default="nearest-even")
+    c.add_argument("--steps", type=int, default=100_000)
+    c.add_argument("--json", action="store_true")
+    c = psub.add_parser("impossibility", help="the Theorem 1 / Theorem 2 demos (paper 000)")
+    c.add_argument("--out", default="impossibility_out")
+    c.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("demo", help="the end-to-end showcase: compile, certify, precision demos, HTML report")
+    s.add_argument("--out", default="demo_out")
+    return p
+
+
+# --------------------------------------------------------------------------- helpers
+def _print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, default=_json_default))
+
+
+def _json_default(o):
+    import numpy as np
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if hasattr(o, "to_json"):
+        return o.to_json()
+    return str(o)
+
+
+def _atomic_text(path: str, text: str) -> None:
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    if not os.path.isdir(d):
+        raise InputError(f"output directory does not exist: {d}")
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _load_model(path: str):
+    from .model import Model
+    return Model.load(path)
+
+
+# --------------------------------------------------------------------------- verbs
+def cmd_info(a) -> int:
+    from .automata.info import describe, render_text
+    from .automata.sources import load_source
+    d = describe(load_source(a.source))
+    if a.json:
+        _print_json(d)
+    else:
+        print(render_text(d))
+    return 0
+
+
+def cmd_compile(a) -> int:
+    from .automata.sources import load_source
+    from .certify import resource_profile
+    from .constructions import compile as compile_model
+    fsa = load_source(a.source)
+    model = compile_model(fsa, a.construction)
+    prof = resource_profile(model)
+    summary = {"construction": model.provenance.get("construction"), "automaton": fsa.name, **prof,
+               "output": a.output}
+    if a.output:
+        model.save(a.output)
+        if a.json:
+            _print_json(summary)
+        else:
+            print(f"wrote {a.output}: {summary['construction']}, {prof['layers']} layer(s), widths {prof['widths']}, "
+                  f"max factors per token {prof['max_factors_per_token']}")
+    else:
+        print(json.dumps(model.to_json(), indent=1))
+        print(f"# {summary['construction']}: {prof['layers']} layer(s), widths {prof['widths']}", file=sys.stderr)
+    return 0
+
+
+def cmd_verify(a) -> int:
+    from .automata.sources import load_source
+    from .certify import certify
+    model = _load_model(a.model)
+    fsa = load_source(a.source) if a.source else None
+    cert = certify(model, fsa, max_pairs=a.max_pairs)
+    if a.json:
+        _print_json(cert.to_json())
+    else:
+        status = "CERTIFIED for all input lengths" if cert.certified else "NOT certified"
+        print(f"{status} ({cert.method}): {cert.reason}")
+        print(f"  reachable (automaton state, model state) pairs: {cert.reachable_states}; "
+              f"transitions checked: {cert.explored_transitions}")
+        print(f"  layers {cert.layers}, widths {cert.widths}, max factors per token {cert.max_factors_per_token}, "
+              f"GH factors with beta in [0,2]: {cert.eigenvalues_in_unit_interval}")
+        if cert.counterexample is not None:
+            print(f"  shortest counterexample: {' '.join(cert.counterexample)} (expected {cert.expected}, got {cert.got})")
+        if cert.float_check:
+            fc = cert.float_check
+            print(f"  float64 cross-check: {fc['words']} random words x {fc['steps']} steps, {fc['mismatches']} mismatches")
+    return 0 if cert.certified else 1
+
+
+def cmd_run(a) -> int:
+    import numpy as np
+    model = _load_model(a.model)
+    if a.word is not None:
+        word = model.encode(a.word)
+    else:
+        if a.random < 0:
+            raise InputError(f"--random must be >= 0, got {a.random}")
+        word = np.random.default_rng(a.seed).integers(0, len(model.alphabet), size=a.random).tolist()
+    backend = a.backend
+    if backend == "reference":
+        dtype = a.dtype or "float64"
+        if dtype != "float64":
+            raise InputError(f"the reference backend runs in float64 (got --dtype {dtype}); use torch or triton")
+        from .executor import run_float
+        outs = run_float(model, np.array([word], dtype=np.int64)).outputs[0].tolist() if word else []
+    elif backend == "exact":
+        dtype = "exact"
+        from .executor import run_exact
+        outs = run_exact(model, word)
+    else:
+        dtype = a.dtype or "float32"
+        from .kernels import run_model
+        outs = run_model(model, np.array([word], dtype=np.int64), backend=backend, dtype=dtype)[0].tolist() \
+            if word else []
+    labels = [model.output_labels[o] if o >= 0 else "<tie>" for o in outs]
+    res = {"word": [model.alphabet[x] for x in word], "outputs": labels, "backend": backend, "dtype": dtype}
+    if a.json:
+        _print_json(res)
+    else:
+        print(" ".join(labels))
+    return 0
+
+
+def cmd_constructions(a) -> int:
+    from .constructions import catalogue
+    cat = [c.to_json() for c in catalogue()]
+    if a.json:
+        _print_json(cat)
+    else:
+        for c in cat:
+            print(f"{c['name']:<28} {c['paper']} {c['statement']:<22} layers {c['layers']:<6} width {c['width']:<12} "
+                  f"factors/token {c['factors_per_token']:<10} {c['applies_to']}")
+    return 0
+
+
+def cmd_theorems(a) -> int:
+    from .theorems import all_statements, get, run_check
+    if a.check:
+        s = get(a.check)
+        r = run_check(a.check, a.profile)
+        out = {"id": s.id, "recorded_verdict": s.verdict, "derived_verdict": r.verdict, "evidence": r.evidence,
+               "counterexample": r.counterexample, "corrected": r.corrected, "agrees": r.verdict == s.verdict}
+        if a.json:
+            _print_json(out)
+        else:
+            print(f"{s.id}: derived {r.verdict} (recorded {s.verdict})\n  {r.evidence}")
+            if r.counterexample is not None:
+                print(f"  counterexample: {json.dumps(r.counterexample, default=_json_default)}")
+            if r.corrected:
+                print(f"  corrected: {r.corrected}")
+        return 0 if r.verdict == s.verdict else 1
+    sts = [s.to_json() for s in all_statements()]
+    if a.json:
+        _print_json(sts)
+    else:
+        for s in sts:
+            print(f"{s['id']:<28} {s['verdict']:<20} {s['statement'][:90]}")
+    return 0
+
+
+def cmd_precision(a) -> int:
+    from . import precision as P
+    if a.pcmd == "cast":
+        res = P.cli_cast(a.values, a.fmt, a.rounding)
+        if a.json:
+            _print_json(res)
+        else:
+            for x, y in zip(res["inputs"], res["outputs"]):
+                print(f"{x} -> {y}")
+        return 0
+    if a.pcmd == "collapse":
+        if a.steps < 1:
+            raise InputError(f"--steps must be >= 1, got {a.steps}")
+        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding)
+        if a.json:
+            _print_json(res)
+        else:
+            fw = res["first_wrong_step"]
+            print(f"{res['format']} / {res['policy']}: " + (f"first wrong output at step {fw}" if fw is not None
+                  else f"no wrong output within {a.steps} steps"))
+        return 0
+    res = P.cli_impossibility(a.out)
+    if a.json:
+        _print_json(res)
+    else:
+        print(json.dumps(res, indent=1, default=_json_default))
+    return 0
+
+
+def cmd_demo(a) -> int:
+    from .demo import run_demo
+    summary = run_demo(a.out, progress=True)
+    return int(summary.get("exit_status", 0))
+
+
+VERBS = {"info": cmd_info, "compile": cmd_compile, "verify": cmd_verify, "run": cmd_run,
+         "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo}
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return VERBS[args.cmd](args)
+    except InputError as exc:
+        if debug:
+            raise
+        print(f"lrnnkit: error: {exc}", file=sys.stderr)
+        return 2
+    except (OSError, MemoryError) as exc:
+        if debug:
+            raise
+        print(f"lrnnkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lrnnkit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

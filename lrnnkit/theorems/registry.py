@@ -1,0 +1,125 @@
+"""The statement registry: every formal statement of the five papers as an executable check with a verdict.
+
+Each :class:`Statement` records the statement *as printed*, its hypotheses and conclusion, the verdict recorded in
+the registry (``holds``, ``falsified``, ``holds-as-corrected``, ``open``) with its evidence, and a ``check`` that
+re-derives the verdict: ``check(profile)`` returns a :class:`CheckResult`. The test suite (proofs_tests/) runs every
+check and fails if the verdict it derives differs from the recorded one, so a recorded verdict is always
+reproducible by one command: ``lrnnkit theorems --check ID``.
+
+Verdicts:
+
+* ``holds``: the check searched for counterexamples (property search with shrinking, exhaustive search over a
+  finite space, or the certifier) and found none; the evidence says what was covered.
+* ``falsified``: the check found a counterexample to the statement as printed; ``counterexample`` is minimal (after
+  shrinking) and checkable by hand.
+* ``holds-as-corrected``: falsified as printed, and a corrected statement (recorded in ``corrected``) passes the
+  same check.
+* ``open``: no decisive check yet (the evidence says why).
+
+Profiles: ``quick`` (inside ``make test``) and ``deep`` (many more examples; ``pytest -m slow``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import InputError
+
+__all__ = ["Statement", "CheckResult", "statement", "register", "get", "all_statements", "run_check", "VERDICTS"]
+
+VERDICTS = ("holds", "falsified", "holds-as-corrected", "open")
+PROFILES = ("quick", "deep")
+_REGISTRY: dict = {}
+_LOADED = False
+
+
+@dataclass
+class CheckResult:
+    verdict: str
+    evidence: str                      # what was covered / how decided
+    counterexample: object = None      # minimal counterexample to the printed statement (JSON-able)
+    corrected: str | None = None       # the corrected statement, for holds-as-corrected
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"bad verdict {self.verdict!r}")
+
+
+@dataclass
+class Statement:
+    id: str                            # "000:theorem-2", "000:proposition-1.3", "001:lemma-1"
+    paper: str
+    kind: str                          # theorem / proposition / lemma / corollary / construction / claim
+    statement: str                     # as printed (reconstructed where the extraction garbled it: say so)
+    hypotheses: str
+    conclusion: str
+    verdict: str                       # the recorded verdict
+    evidence: str                      # the recorded evidence summary
+    check: Callable | None = None      # check(profile: str) -> CheckResult
+    counterexample: object = None
+    corrected: str | None = None
+    tests: list = field(default_factory=list)   # pytest node ids that exercise it beyond the check
+    notes: str = ""
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"{self.id}: bad verdict {self.verdict!r}")
+        if self.verdict in ("falsified", "holds-as-corrected") and self.counterexample is None:
+            raise ValueError(f"{self.id}: a {self.verdict} verdict needs a counterexample")
+        if self.verdict == "holds-as-corrected" and not self.corrected:
+            raise ValueError(f"{self.id}: holds-as-corrected needs the corrected statement")
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "paper": self.paper, "kind": self.kind, "statement": self.statement,
+                "hypotheses": self.hypotheses, "conclusion": self.conclusion, "verdict": self.verdict,
+                "evidence": self.evidence, "counterexample": self.counterexample, "corrected": self.corrected,
+                "tests": self.tests, "notes": self.notes, "reproduce": f"lrnnkit theorems --check {self.id}"}
+
+
+def register(s: Statement) -> Statement:
+    if s.id in _REGISTRY:
+        raise ValueError(f"statement {s.id} registered twice")
+    _REGISTRY[s.id] = s
+    return s
+
+
+def statement(**kw) -> Callable:
+    """Decorator form: ``@statement(id=..., ...)`` on the check function registers the statement."""
+    def deco(fn: Callable) -> Callable:
+        register(Statement(check=fn, **kw))
+        return fn
+    return deco
+
+
+def _load_all() -> None:
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        import importlib
+        import pkgutil
+        from . import __path__ as p
+        for m in sorted(x.name for x in pkgutil.iter_modules(p)):
+            if m.startswith("paper_"):
+                importlib.import_module(f"{__package__}.{m}")
+
+
+def all_statements() -> list:
+    _load_all()
+    return sorted(_REGISTRY.values(), key=lambda s: (s.paper, s.id))
+
+
+def get(sid: str) -> Statement:
+    _load_all()
+    if sid not in _REGISTRY:
+        raise InputError(f"unknown statement id {sid!r}; see `lrnnkit theorems`")
+    return _REGISTRY[sid]
+
+
+def run_check(sid: str, profile: str = "quick") -> CheckResult:
+    if profile not in PROFILES:
+        raise InputError(f"unknown profile {profile!r} (quick or deep)")
+    s = get(sid)
+    if s.check is None:
+        return CheckResult("open", "no executable check registered")
+    return s.check(profile)
