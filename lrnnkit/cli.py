@@ -19,7 +19,7 @@ __all__ = ["main", "build_parser"]
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse prints usage + message by default)
-        raise InputError(f"{self.prog}: {message}")
+        raise InputError(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,13 +128,26 @@ def _load_model(path: str):
 
 # --------------------------------------------------------------------------- verbs
 def cmd_info(a) -> int:
-    from .automata.info import describe, render_text
+    from .automata.info import describe
     from .automata.sources import load_source
     d = describe(load_source(a.source))
     if a.json:
         _print_json(d)
-    else:
-        print(render_text(d))
+        return 0
+    alph = d["alphabet"]
+    print(f"states {d['states']} (minimal {d['minimal_states']}), alphabet of {len(alph)}: "
+          f"{' '.join(alph[:12])}{' ...' if len(alph) > 12 else ''}")
+    print(f"transition monoid: {d['monoid_size']} elements; group: {d['is_group']}; aperiodic: {d['aperiodic']}")
+    g = d.get("group")
+    if g:
+        print(f"group {g.get('name') or '?'}: order {g['order']}, abelian {g['abelian']}, solvable {g['solvable']}, "
+              f"minimal faithful permutation degree {g['min_perm_degree']}")
+    h = d.get("holonomy")
+    if h:
+        print(f"holonomy decomposition: depth {h['depth']}")
+        for i, lev in enumerate(h["levels"], 1):
+            comps = ", ".join(f"{c['points']} points / group of order {c['group_order']}" for c in lev)
+            print(f"  level {i}: {comps or '(no nontrivial component)'}")
     return 0
 
 

@@ -1,0 +1,48 @@
+"""Runs every registered statement's check and compares the derived verdict with the recorded one.
+
+The quick profile runs inside ``make test``; the deep profile (many more examples) is marked slow.
+A mismatch means either the code changed behaviour or a recorded verdict is stale: both must be looked at.
+"""
+import json
+
+import pytest
+
+from lrnnkit.theorems import all_statements, run_check
+from lrnnkit.theorems.registry import VERDICTS
+
+STATEMENTS = all_statements()
+IDS = [s.id for s in STATEMENTS]
+
+
+def test_registry_is_well_formed():
+    assert len(set(IDS)) == len(IDS)
+    for s in STATEMENTS:
+        assert s.verdict in VERDICTS
+        assert s.id.startswith(s.paper + ":")
+        assert s.statement.strip() and s.evidence.strip()
+        json.dumps(s.to_json(), default=str)  # the registry is JSON-able for `lrnnkit theorems --json`
+        if s.verdict in ("falsified", "holds-as-corrected"):
+            assert s.counterexample is not None
+        if s.verdict != "open":
+            assert s.check is not None, f"{s.id}: a decided verdict needs an executable check"
+
+
+@pytest.mark.parametrize("sid", IDS)
+def test_recorded_verdict_is_reproduced_quick(sid):
+    s = next(x for x in STATEMENTS if x.id == sid)
+    if s.check is None:
+        pytest.skip("no executable check (verdict open)")
+    r = run_check(sid, "quick")
+    assert r.verdict == s.verdict, f"{sid}: derived {r.verdict}, recorded {s.verdict}: {r.evidence}"
+    if r.verdict in ("falsified", "holds-as-corrected"):
+        assert r.counterexample is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sid", IDS)
+def test_recorded_verdict_is_reproduced_deep(sid):
+    s = next(x for x in STATEMENTS if x.id == sid)
+    if s.check is None:
+        pytest.skip("no executable check (verdict open)")
+    r = run_check(sid, "deep")
+    assert r.verdict == s.verdict, f"{sid}: derived {r.verdict}, recorded {s.verdict}: {r.evidence}"
