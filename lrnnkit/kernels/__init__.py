@@ -1,0 +1,16 @@
+"""Torch layers and Triton kernels for LRNNs, and a loader that runs compiled lrnnkit models.
+
+Layout mirrors flash-linear-attention's ``ops/<family>/``: each family has ``naive.py`` (sequential torch
+reference, any dtype), ``fused_recurrent.py`` (state on chip, for inference and small widths) and, where it pays,
+``chunk.py`` (chunk-parallel, for long sequences).
+
+* :mod:`.gh`: generalized-Householder products (DeltaNet n_h = 1, DeltaProduct n_h > 1; optional gate)
+* :mod:`.diagonal`, :mod:`.block_diagonal`, :mod:`.bilinear`: the other layer kinds of the model format
+* :mod:`.table`: symbol-indexed affine scans with a fused argmax decoder (compiled model layers)
+* :func:`load` / :func:`run_model`: run a whole :class:`lrnnkit.model.Model`
+
+Triton is imported lazily (first kernel use); without a GPU it runs in interpreter mode (TRITON_INTERPRET=1).
+"""
+from .compiled import LoadedModel, load, run_model
+
+__all__ = ["load", "run_model", "LoadedModel"]

@@ -1,0 +1,314 @@
+"""GPU benchmark of lrnnkit.kernels against flash-linear-attention (fla) 0.6.0, in ONE run on the device.
+
+    python benchmarks/bench_kernels.py --out DIR            # on the GPU machine: prints the table, writes DIR/kernels.md
+    python benchmarks/bench_kernels.py --record DIR/kernels.md   # here: copy that markdown into RESULTS.md ("kernels")
+
+Cases (issue 6): GH layer forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16, unit keys,
+beta in [0, 2], n_h in {1, 2, 3}, ours (chunk kernels) vs fla (chunk_delta_rule for n_h = 1,
+chunk_gated_delta_product with g=None for n_h > 1: both interleave n_h Householder steps); the same in fp32
+(fla's chunked kernels refuse fp32, so fla's fused_recurrent_delta_rule in fp32 is the peer, on the interleaved
+sequence for n_h > 1); a compiled S_5 word-problem model on 10^6-token sequences (throughput, and exactness
+against exact permutation composition); many short states (B=1024, T=4096, K=V=16, fp32).
+Timings: triton.testing.do_bench medians (ms), inputs random (never zeros), validation off for both sides
+(``validate=False``: fla does not validate either). The IO floor is the fewest bytes a kernel must move (inputs
+read once, outputs written once) over the copy bandwidth measured in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+
+def fmt(x, nd=3):
+    return "n/a" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--record", help="write this markdown file into benchmarks/RESULTS.md (section kernels)")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
+    a = ap.parse_args()
+    if a.record:
+        sys.path.insert(0, HERE)
+        from _record import record
+        body = open(a.record).read()
+        record("kernels", body, "Recorded from the GPU run's markdown (the 'Measured on' line names the machine "
+               "that recorded it; the GPU, versions and date of the measurement are in the table header).")
+        return
+    run(a)
+
+
+def run(a):
+    import numpy as np
+    import torch
+    import triton
+    from triton.testing import do_bench
+
+    from lrnnkit.kernels.gh.chunk import chunk_delta_product, chunk_fwd_triton
+    from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
+
+    dev = torch.device("cuda")
+    lines: list = []
+
+    def out(s=""):
+        print(s, flush=True)
+        lines.append(s)
+
+    try:
+        import fla
+        fla_ver = getattr(fla, "__version__", "?")
+        from fla.ops.delta_rule import chunk_delta_rule, fused_recurrent_delta_rule
+        from fla.ops.gated_delta_product import chunk_gated_delta_product
+    except Exception as exc:  # fla travels as a wheel; the table says when it is missing
+        fla_ver = f"missing ({exc})"
+        chunk_delta_rule = fused_recurrent_delta_rule = chunk_gated_delta_product = None
+
+    def bench(fn):
+        return do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+    # copy bandwidth (bytes read + written)
+    x = torch.empty(2 ** 29, dtype=torch.float32, device=dev).uniform_()
+    y = torch.empty_like(x)
+    t_copy = bench(lambda: y.copy_(x))
+    bw = 2 * x.numel() * 4 / (t_copy * 1e-3)
+    del x, y
+    torch.cuda.empty_cache()
+    out(f"Device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; triton {triton.__version__}; "
+        f"fla {fla_ver}; {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
+        f"copy bandwidth {bw / 1e12:.2f} TB/s (read + write, measured).")
+    out()
+
+    B, T, H, K, V = (2, 1024, 4, 128, 128) if a.quick else (8, 4096, 16, 128, 128)
+    FR_BEST: dict = {}
+
+    def inputs(nh, dtype, grad=False, gen_seed=0):
+        g = torch.Generator(device=dev).manual_seed(gen_seed)
+        q = torch.randn(B, T, H, K, device=dev, generator=g).to(dtype)
+        k = torch.nn.functional.normalize(torch.randn(B, T, nh, H, K, device=dev, generator=g), dim=-1).to(dtype)
+        v = torch.randn(B, T, nh, H, V, device=dev, generator=g).to(dtype)
+        beta = (2 * torch.rand(B, T, nh, H, device=dev, generator=g)).to(dtype)
+        xs = [q, k, v, beta]
+        if grad:
+            xs = [t.requires_grad_(True) for t in xs]
+        return xs
+
+    def fla_fwd(q, k, v, beta, nh):
+        if nh == 1:
+            return chunk_delta_rule(q, k[:, :, 0], v[:, :, 0], beta[:, :, 0], scale=1.0)[0]
+        return chunk_gated_delta_product(q, k.flatten(1, 2), v.flatten(1, 2), None, beta.flatten(1, 2), nh,
+                                         scale=1.0)[0]
+
+    def io_bytes(nh, esize, bwd=False):
+        fwd = (B * T * H * K + B * T * nh * H * (K + V + 1) + B * T * H * V) * esize
+        if not bwd:
+            return fwd
+        return 2 * fwd + B * T * H * V * esize   # backward reads q,k,v,beta,do and writes dq,dk,dv,dbeta
+
+    # ---------------------------------------------------------------- tuning sweep (picks the configs used below)
+    from lrnnkit.kernels.gh import chunk as ck
+    from lrnnkit.kernels.gh import fused_recurrent as frm
+    tune = []
+    try:
+        q, k, v, beta = inputs(1, torch.bfloat16)
+        best = None
+        for nw, split in ((4, False), (8, False), (16, False), (4, True), (8, True)):
+            t_wy = ck.time_split(q, k, v, beta, bench, 64, num_warps=nw, split=split)[0]
+            tune.append(f"wy num_warps={nw} split={split}: {t_wy:.3f}")
+            if best is None or t_wy < best[0]:
+                best = (t_wy, nw, split)
+        ck.WY_CONFIG.update(num_warps=best[1], split=best[2])
+        bests = None
+        for bv in (32, 64, 128):
+            for nw in (4, 8):
+                t = bench(lambda bv=bv, nw=nw: chunk_fwd_triton(q, k, v, beta, 1.0, None, False, 64, bv, None, nw))
+                tune.append(f"fwd BV={bv} warps={nw}: {t:.3f}")
+                if bests is None or t < bests[0]:
+                    bests = (t, bv, nw)
+        ck.STATE_CONFIG.update(block_v=bests[1], num_warps=bests[2])
+        q, k, v, beta = inputs(1, torch.float32)
+        bestf = None
+        for bv in (8, 16, 32, 64):
+            for nw in (1, 2, 4):
+                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(q, k, v, beta, validate=False,
+                                                                             block_v=bv, num_warps=nw))
+                tune.append(f"fused fp32 K=128 BV={bv} warps={nw}: {t:.3f}")
+                if bestf is None or t < bestf[0]:
+                    bestf = (t, bv, nw)
+        FR_BEST["k128"] = bestf[1:]
+        g = torch.Generator(device=dev).manual_seed(3)
+        qs = torch.randn(1024, 4096, 1, 16, device=dev, generator=g)
+        ks = torch.nn.functional.normalize(torch.randn(1024, 4096, 1, 16, device=dev, generator=g), dim=-1)
+        bs = 2 * torch.rand(1024, 4096, 1, device=dev, generator=g)
+        bestm = None
+        for bv in (4, 8, 16):
+            for nw in (1, 2, 4):
+                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(qs, ks, qs, bs, validate=False,
+                                                                             block_v=bv, num_warps=nw))
+                tune.append(f"fused fp32 K=16 BV={bv} warps={nw}: {t:.3f}")
+                if bestm is None or t < bestm[0]:
+                    bestm = (t, bv, nw)
+        FR_BEST["k16"] = bestm[1:]
+        del qs, ks, bs
+    except Exception as exc:
+        traceback.print_exc()
+        tune.append(f"sweep failed: {repr(exc)[:200]}")
+    out("Tuning sweep (ms; bf16 n_h = 1 unless stated): " + "; ".join(tune) + ".")
+    out(f"Chosen: W/U kernel {ck.WY_CONFIG}, state pass {ck.STATE_CONFIG}, fused recurrent (BV, warps) {FR_BEST}.")
+    out()
+
+    # ---------------------------------------------------------------- bf16 GH layer
+    out(f"### GH layer (DeltaNet / DeltaProduct), bf16, B={B} T={T} H={H} K=V={K}, unit keys, beta in [0, 2]")
+    out()
+    out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms | fla fwd+bwd ms | fwd+bwd ratio | "
+        "IO floor fwd / fwd+bwd ms | ours wy / state-pass ms | rel diff ours vs fla |")
+    out("|---|---|---|---|---|---|---|---|---|---|")
+    for nh in (1, 2, 3):
+        row = {}
+        try:
+            q, k, v, beta = inputs(nh, torch.bfloat16)
+            row["ours"] = bench(lambda: chunk_fwd_triton(q, k, v, beta, 1.0, None, False))
+            o_ours = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
+            # breakdown: wy kernel alone (= one full run minus a state pass is not separable; time a W/U pass)
+            row["split"] = ck.time_split(q, k, v, beta, bench, 64, **ck.WY_CONFIG)
+            if chunk_delta_rule is not None:
+                row["fla"] = bench(lambda: fla_fwd(q, k, v, beta, nh))
+                o_fla = fla_fwd(q, k, v, beta, nh)
+                row["diff"] = float((o_ours.float() - o_fla.float()).norm() / o_fla.float().norm())
+            qg, kg, vg, bg = inputs(nh, torch.bfloat16, grad=True)
+            do = torch.randn(B, T, H, V, device=dev, dtype=torch.bfloat16)
+
+            def ours_fb():
+                o, _ = chunk_delta_product(qg, kg, vg, bg, validate=False)
+                o.backward(do)
+            row["ours_fb"] = bench(ours_fb)
+            if chunk_delta_rule is not None:
+                def fla_fb():
+                    fla_fwd(qg, kg, vg, bg, nh).backward(do)
+                row["fla_fb"] = bench(fla_fb)
+        except Exception as exc:
+            traceback.print_exc()
+            row["err"] = repr(exc)[:120]
+        ratio = row["ours"] / row["fla"] if row.get("ours") and row.get("fla") else None
+        ratio_fb = row["ours_fb"] / row["fla_fb"] if row.get("ours_fb") and row.get("fla_fb") else None
+        fl = io_bytes(nh, 2) / bw * 1e3
+        flb = io_bytes(nh, 2, True) / bw * 1e3
+        split = row.get("split")
+        out(f"| {nh} | {fmt(row.get('ours'))} | {fmt(row.get('fla'))} | {fmt(ratio, 2)} | {fmt(row.get('ours_fb'))} | "
+            f"{fmt(row.get('fla_fb'))} | {fmt(ratio_fb, 2)} | {fl:.3f} / {flb:.3f} | "
+            f"{fmt(split[0]) + ' / ' + fmt(split[1]) if split else 'n/a'} | {fmt(row.get('diff'), 4)} |"
+            + (f" error: {row['err']}" if "err" in row else ""))
+        torch.cuda.empty_cache()
+    out()
+    # ---------------------------------------------------------------- fp32 GH layer
+    out(f"### GH layer, fp32 end to end (same shapes; fla's chunked kernels refuse fp32: its peer here is "
+        f"fused_recurrent_delta_rule in fp32, on the interleaved sequence for n_h > 1)")
+    out()
+    out("| n_h | ours chunk fwd ms | ours fused recurrent fwd ms | fla fused recurrent fwd ms | ratio (best ours / fla) |"
+        " IO floor ms | rel err chunk vs fused (fp32) |")
+    out("|---|---|---|---|---|---|---|")
+    for nh in (1, 2, 3):
+        row = {}
+        try:
+            q, k, v, beta = inputs(nh, torch.float32)
+            row["chunk"] = bench(lambda: chunk_fwd_triton(q, k, v, beta, 1.0, None, False))
+            bv, nw = FR_BEST.get("k128", (None, None))
+            row["fr"] = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv,
+                                                                    num_warps=nw))
+            oc = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
+            of = fused_recurrent_delta_product(q, k, v, beta, validate=False)[0]
+            row["err"] = float((oc - of).norm() / of.norm())
+            if fused_recurrent_delta_rule is not None:
+                if nh == 1:
+                    row["fla"] = bench(lambda: fused_recurrent_delta_rule(q, k[:, :, 0], v[:, :, 0], beta[:, :, 0],
+                                                                          scale=1.0))
+                else:
+                    qi = torch.zeros(B, T, nh, H, K, device=dev)
+                    qi[:, :, -1] = q
+                    qi, ki, vi, bi = qi.flatten(1, 2), k.flatten(1, 2), v.flatten(1, 2), beta.flatten(1, 2)
+                    row["fla"] = bench(lambda: fused_recurrent_delta_rule(qi, ki, vi, bi, scale=1.0))
+        except Exception as exc:
+            traceback.print_exc()
+            row["x"] = repr(exc)[:120]
+        best = min([t for t in (row.get("chunk"), row.get("fr")) if t], default=None)
+        ratio = best / row["fla"] if best and row.get("fla") else None
+        out(f"| {nh} | {fmt(row.get('chunk'))} | {fmt(row.get('fr'))} | {fmt(row.get('fla'))} | {fmt(ratio, 2)} | "
+            f"{io_bytes(nh, 4) / bw * 1e3:.3f} | {fmt(row.get('err'), 7)} |" + (f" error: {row['x']}" if "x" in row else ""))
+        torch.cuda.empty_cache()
+    out()
+
+    # ---------------------------------------------------------------- many short states
+    Bs, Ts, Ks = (64, 1024, 16) if a.quick else (1024, 4096, 16)
+    out(f"### Many short states: B={Bs}, T={Ts}, H=1, K=V={Ks}, fp32, n_h=1")
+    out()
+    out("| ours fused recurrent ms | ours chunk ms | fla fused recurrent ms | ratio (best ours / fla) | IO floor ms |")
+    out("|---|---|---|---|---|")
+    try:
+        g = torch.Generator(device=dev).manual_seed(1)
+        q = torch.randn(Bs, Ts, 1, Ks, device=dev, generator=g)
+        k = torch.nn.functional.normalize(torch.randn(Bs, Ts, 1, Ks, device=dev, generator=g), dim=-1)
+        v = torch.randn(Bs, Ts, 1, Ks, device=dev, generator=g)
+        beta = 2 * torch.rand(Bs, Ts, 1, device=dev, generator=g)
+        bv, nw = FR_BEST.get("k16", (None, None))
+        t_fr = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv, num_warps=nw))
+        t_ch = bench(lambda: chunk_fwd_triton(q, k.unsqueeze(2), v.unsqueeze(2), beta.unsqueeze(2), 1.0, None, False))
+        t_fla = bench(lambda: fused_recurrent_delta_rule(q, k, v, beta, scale=1.0)) if fused_recurrent_delta_rule else None
+        best = min(t_fr, t_ch)
+        floor = Bs * Ts * (3 * Ks + 1 + Ks) * 4 / bw * 1e3
+        out(f"| {t_fr:.3f} | {t_ch:.3f} | {fmt(t_fla)} | {fmt(best / t_fla if t_fla else None, 2)} | {floor:.3f} |")
+    except Exception as exc:
+        traceback.print_exc()
+        out(f"| error: {repr(exc)[:150]} | | | | |")
+    out()
+
+    # ---------------------------------------------------------------- compiled S_5 model, 10^6 tokens
+    from lrnnkit.kernels import load
+    from lrnnkit.kernels.examples import group_truth, permutation_group_model
+    from itertools import permutations
+    n = 5
+    letters = sorted(permutations(range(n)))
+    model = permutation_group_model(n, letters)
+    Bm, Tm = (8, 100_000) if a.quick else (132, 1_000_000)
+    out(f"### Compiled S_5 word problem (paper 000, Theorem 3 in reflections; 120 letters, width 5, <= 4 GH factors "
+        f"per letter), B={Bm} sequences x T={Tm} tokens, fp32")
+    out()
+    out("| mode | ms | tokens/s | exact (all B*T outputs = exact prefix products) |")
+    out("|---|---|---|---|")
+    rng = np.random.default_rng(5)
+    words = rng.integers(0, len(letters), size=(Bm, Tm))
+    t0 = time.time()
+    truth = group_truth(n, letters, words)
+    t_truth = time.time() - t0
+    wd = torch.as_tensor(words, device=dev)
+    for mode in ("matrix", "factors"):
+        try:
+            mod = load(model, backend="triton", dtype=torch.float32, device=dev, gh_mode=mode)
+            with torch.no_grad():
+                res = mod(wd)
+                torch.cuda.synchronize()
+                t0 = time.time()
+                res = mod(wd)
+                torch.cuda.synchronize()
+                dt = time.time() - t0
+            exact = bool((res.cpu().numpy() == truth).all())
+            wrong = int((res.cpu().numpy() != truth).sum())
+            out(f"| {mode} | {dt * 1e3:.1f} | {Bm * Tm / dt:.3g} | {'yes' if exact else f'NO ({wrong} wrong)'} |")
+        except Exception as exc:
+            traceback.print_exc()
+            out(f"| {mode} | error: {repr(exc)[:150]} | | |")
+    out()
+    out(f"(exact truth by numpy permutation-table composition took {t_truth:.1f} s on the host.)")
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "kernels.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

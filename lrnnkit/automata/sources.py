@@ -1,0 +1,85 @@
+"""``load_source(SOURCE) -> FSA``: the SOURCE grammar of the command line (DESIGN.md, "Command line").
+
+SOURCE is one of
+
+==============================  =======================================================================
+``parity``                      parity of a bit string (:func:`builders.parity`)
+``counter:M``                   counting mod M on one letter (:func:`builders.counter`)
+``group:NAME``                  word problem of a named group: ``Z<m>``, ``D<m>``, ``S<n>``, ``A<n>``,
+                                products ``A4xZ5`` (:func:`groups.group_word_problem`)
+``flipflop``                    the flip-flop (:func:`builders.flipflop`)
+``even-pairs`` [``:M``]         first symbol == last symbol (:func:`builders.even_pairs`, default M = 2)
+``cycle-nav:M``                 navigation on a cycle of length M (:func:`builders.cycle_nav`)
+``mod-arith:M``                 arithmetic mod M with precedence, no brackets (:func:`builders.mod_arith`)
+``regex:PATTERN``               full-match DFA of a regular expression (:func:`builders.from_regex`)
+``transformations:[[..],..]``   generators as 0-based image lists (:func:`builders.from_transformations`)
+a path                          an FSA JSON file (:func:`io.load_fsa`)
+==============================  =======================================================================
+
+A preset name wins over a file of the same name only if no such file exists (a path that exists is always read
+as a file). Unknown presets, bad moduli and malformed specifications raise :class:`InputError` naming the source.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import InputError
+from . import builders
+from .fsa import FSA
+
+__all__ = ["load_source", "PRESETS"]
+
+PRESETS = ("parity", "counter:M", "group:NAME", "flipflop", "even-pairs", "cycle-nav:M", "mod-arith:M",
+           "regex:PATTERN", "transformations:[[...],...]")
+
+
+def _modulus(source: str, arg: str) -> int:
+    try:
+        if not arg.strip().lstrip("+").isdigit():
+            raise ValueError
+        return int(arg)
+    except ValueError:
+        raise InputError(f"bad modulus {arg!r} in source {source!r}: expected a positive integer, "
+                         f"e.g. {source.split(':')[0]}:5") from None
+
+
+def load_source(source: str) -> FSA:
+    """The automaton named by ``source`` (see the module docstring)."""
+    if not isinstance(source, str) or not source.strip():
+        raise InputError(f"empty source {source!r}; expected a path to an FSA JSON file or one of {', '.join(PRESETS)}")
+    if os.path.exists(source):
+        from .io import load_fsa
+        return load_fsa(source)
+    head, sep, arg = source.partition(":")
+    if not sep:
+        if source == "parity":
+            return builders.parity()
+        if source == "flipflop":
+            return builders.flipflop()
+        if source == "even-pairs":
+            return builders.even_pairs()
+        if source in ("counter", "cycle-nav", "mod-arith", "group", "regex", "transformations"):
+            raise InputError(f"source {source!r} needs an argument: {source}:{'NAME' if source == 'group' else 'M'}")
+        if source.endswith(".json") or os.sep in source:
+            raise InputError(f"no such file: {source!r}")
+        raise InputError(f"unknown source {source!r}: not a file and not a preset "
+                         f"(presets: {', '.join(PRESETS)})")
+    if head == "counter":
+        return builders.counter(_modulus(source, arg))
+    if head == "cycle-nav":
+        return builders.cycle_nav(_modulus(source, arg))
+    if head == "mod-arith":
+        return builders.mod_arith(_modulus(source, arg))
+    if head == "even-pairs":
+        return builders.even_pairs(_modulus(source, arg))
+    if head == "group":
+        from .groups import group_word_problem
+        return group_word_problem(arg.strip())
+    if head == "regex":
+        return builders.from_regex(arg)
+    if head == "transformations":
+        return builders.from_transformations(arg)
+    if head in ("parity", "flipflop"):
+        raise InputError(f"source {head!r} takes no argument, got {source!r}")
+    raise InputError(f"unknown preset {head!r} in source {source!r} (presets: {', '.join(PRESETS)}; "
+                     f"or give a path to an FSA JSON file)")

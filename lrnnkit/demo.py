@@ -1,0 +1,640 @@
+"""The end-to-end showcase behind ``make demo`` / ``lrnnkit demo``.
+
+:func:`run_demo` walks the whole pipeline of lrnnkit on embedded default automata and writes what it saw:
+
+1. **compile** each automaton into an LRNN (lrnnkit.constructions.compile; paper 000, Theorems 3, 4 and 6; paper 001)
+   and **certify** it for inputs of every length (lrnnkit.certify: exact breadth-first search over the reachable
+   pairs of automaton state and model state). These are the *core* steps: parity, Z_5, D_4, S_5, A_5, the flip-flop,
+   even pairs, arithmetic mod 5 and an automaton with resets compiled through Krohn-Rhodes (paper 000, Theorem 4).
+2. a **worked trace** of every certified model on a short word (float64 executor, lrnnkit.executor) beside the
+   automaton's own outputs;
+3. the **eigenvalues** of every letter matrix (they lie in the closed unit disc: GH factors with beta in [0, 2] have
+   their non-trivial eigenvalue 1 - beta in [-1, 1]; 000, Proposition 1);
+4. the **precision demos** (lrnnkit.precision): the impossibility theorems in finite precision (000, Theorems 1-2)
+   and the step at which exact constructions collapse in bf16 / fp16 / fp8 / fp32;
+5. the compiled models through the **GPU layers** (lrnnkit.kernels.run_model, backend "triton": a GPU when one is
+   present, the Triton interpreter on short inputs otherwise), compared with the float64 reference.
+
+It writes ``out_dir/report.html`` (tables and PNG plots, no scripts, no network) and ``out_dir/summary.json``.
+
+Failure policy (decided here, relied on by the CLI and the tests). Pieces written by other engineers may be missing
+or may fail. Every step runs inside a guard: a failure is recorded as ``{"status": "failed", "reason": "<one
+line>"}`` in the summary and in the report, and the demo carries on. The demo's ``exit_status`` is non-zero (1) only
+if a *core* step failed (a compile or a certification, including a model that is not certified); optional steps
+(traces, plots, precision, kernels) never change it. A step past its time budget fails with the reason
+"timed out after N s" (the budget keeps the whole demo under three minutes on two CPU cores).
+"""
+from __future__ import annotations
+
+import argparse
+import html
+import itertools
+import json
+import os
+import platform
+import signal
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .automata.fsa import FSA
+from .errors import InputError
+
+__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
+
+SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", "machine", "status", "exit_status",
+                "core_failures", "steps", "automata", "precision", "kernels", "plots", "report")
+
+# Time budgets in seconds (wall clock). The whole demo must stay under 3 minutes on 2 CPU cores.
+STEP_BUDGET = {"compile": 40, "certify": 40, "trace": 10, "precision": 40, "kernels": 40, "plot": 20}
+CERT_MAX_PAIRS = 200_000     # exact BFS cap per model: past it a certificate says "did not close"
+CERT_FLOAT_STEPS = 2_000     # the independent float64 check (long random words)
+COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3")
+COLLAPSE_STEPS = 2_000       # random word length for the collapse measurement
+COLLAPSE_CALL_BUDGET = 6     # seconds per (model, format)
+
+
+# =========================================================================== embedded default automata
+def _perm_name(p: tuple) -> str:
+    """Cycle notation with 0-based points, GAP style: ``(0,1,2)(3,4)``; the identity is ``()``."""
+    seen, out = set(), []
+    for i in range(len(p)):
+        if i in seen or p[i] == i:
+            continue
+        cyc, j = [], i
+        while j not in seen:
+            seen.add(j)
+            cyc.append(j)
+            j = p[j]
+        out.append("(" + ",".join(map(str, cyc)) + ")")
+    return "".join(out) or "()"
+
+
+def _closure(gens: list, n: int) -> list:
+    """All products of the generators (the permutation group they generate), identity first, then by image tuple."""
+    ident = tuple(range(n))
+    seen = {ident}
+    frontier = [ident]
+    while frontier:
+        nxt = []
+        for g in frontier:
+            for h in gens:
+                gh = tuple(h[g[p]] for p in range(n))  # first g, then h (right action)
+                if gh not in seen:
+                    seen.add(gh)
+                    nxt.append(gh)
+        frontier = nxt
+    return sorted(seen)
+
+
+def _group_fsa(elements: list, names: list, name: str) -> FSA:
+    """The word problem of a permutation group: letters = elements, state after g_1..g_t = g_1 g_2 .. g_t (first
+    g_1, DESIGN.md), start = identity, output = the element."""
+    n = len(elements[0])
+    index = {g: i for i, g in enumerate(elements)}
+    delta = [[index[tuple(h[g[p]] for p in range(n))] for h in elements] for g in elements]
+    start = index[tuple(range(n))]
+    return FSA(tuple(names), delta, start, None, tuple(names), tuple(names), name)
+
+
+def _cyclic(m: int) -> FSA:
+    els = [tuple((p + k) % m for p in range(m)) for k in range(m)]
+    return _group_fsa(els, [str(k) for k in range(m)], f"group:Z{m}")
+
+
+def _dihedral(m: int) -> FSA:
+    r = tuple((p + 1) % m for p in range(m))
+    s = tuple((-p) % m for p in range(m))
+    els = _closure([r, s], m)
+    return _group_fsa(els, [_perm_name(g) for g in els], f"group:D{m}")
+
+
+def _symmetric(n: int, alternating: bool = False) -> FSA:
+    def even(p):
+        inv = sum(1 for i in range(n) for j in range(i + 1, n) if p[i] > p[j])
+        return inv % 2 == 0
+    els = sorted(p for p in itertools.permutations(range(n)) if not alternating or even(p))
+    return _group_fsa(els, [_perm_name(g) for g in els], f"group:{'A' if alternating else 'S'}{n}")
+
+
+def _parity() -> FSA:
+    return FSA(("0", "1"), [[0, 1], [1, 0]], 0, {1}, name="parity")
+
+
+def _flipflop() -> FSA:
+    """Flip-flop: ``set0`` / ``set1`` store a bit, ``read`` keeps it; the output is the stored bit."""
+    return FSA(("set0", "set1", "read"), [[0, 1, 0], [0, 1, 1]], 0, None, ("0", "1"), name="flipflop")
+
+
+def _even_pairs() -> FSA:
+    """Words over {0, 1} with an even number of ``01`` and ``10`` factors, i.e. first letter = last letter (the
+    empty word and one-letter words included). States: 0 start, 1 (0..0), 2 (0..1), 3 (1..1), 4 (1..0)."""
+    delta = [[1, 3], [1, 2], [1, 2], [4, 3], [4, 3]]
+    return FSA(("0", "1"), delta, 0, {0, 1, 3}, name="even-pairs")
+
+
+def _mod_arith(m: int) -> FSA:
+    """Arithmetic mod m without brackets, with operator precedence (``*`` before ``+``/``-``), read left to right.
+    Letters: digits 0..m-1, ``+``, ``-``, ``*``. States: D(s, p) after a digit (sum of finished terms s, current
+    term p; output (s + p) mod m); P(s, sign) after ``+``/``-`` and M(s, p) after ``*`` (output ``_``: the
+    expression is incomplete); an error sink E (output ``err``) for two digits or two operators in a row; start
+    P(0, +). This is the embedded fallback of the ``mod-arith:M`` preset."""
+    digits = [str(d) for d in range(m)]
+    alphabet = tuple(digits + ["+", "-", "*"])
+    D = lambda s, p: s * m + p                     # noqa: E731
+    P = lambda s, sg: m * m + 2 * s + sg           # noqa: E731  (sg 0 = +, 1 = -)
+    M = lambda s, p: m * m + 2 * m + s * m + p     # noqa: E731
+    E = 2 * m * m + 2 * m
+    n = E + 1
+    delta = [[E] * len(alphabet) for _ in range(n)]
+    labels = ["_"] * n
+    for s in range(m):
+        for p in range(m):
+            q = D(s, p)
+            labels[q] = str((s + p) % m)
+            delta[q][m] = P((s + p) % m, 0)
+            delta[q][m + 1] = P((s + p) % m, 1)
+            delta[q][m + 2] = M(s, p)
+            for d in range(m):
+                delta[M(s, p)][d] = D(s, (p * d) % m)
+        for sg in (0, 1):
+            for d in range(m):
+                delta[P(s, sg)][d] = D(s, (d if sg == 0 else -d) % m)
+    labels[E] = "err"
+    return FSA(alphabet, delta, P(0, 0), None, tuple(labels), name=f"mod-arith:{m}")
+
+
+def _transformations(gens: list, names: list, name: str) -> FSA:
+    n = len(gens[0])
+    delta = [[g[q] for g in gens] for q in range(n)]
+    return FSA(tuple(names), delta, 0, None, None, name=name)
+
+
+def embedded_fsa(spec: str) -> FSA:
+    """The demo's own copy of the preset automata it uses (so it runs whatever the preset parser can do)."""
+    fixed: dict = {
+        "parity": _parity, "flipflop": _flipflop, "even-pairs": _even_pairs,
+        "group:Z5": lambda: _cyclic(5), "group:D4": lambda: _dihedral(4),
+        "group:S5": lambda: _symmetric(5), "group:A5": lambda: _symmetric(5, True),
+        "mod-arith:5": lambda: _mod_arith(5),
+        RESET_SPEC: lambda: _transformations([[1, 2, 0], [0, 0, 0], [0, 0, 1]], ["t0", "t1", "t2"],
+                                             "inc-reset-fold"),
+    }
+    if spec not in fixed:
+        raise InputError(f"the demo has no embedded automaton {spec!r}; embedded: {', '.join(fixed)}")
+    return fixed[spec]()
+
+
+# The automaton with resets compiled through Krohn-Rhodes: on states {0,1,2}, t0 = +1 mod 3 (a Z_3 permutation),
+# t1 = reset to 0, t2 = fold 0,1 -> 0 and 2 -> 1 (neither a permutation nor a constant). Its holonomy cascade
+# has a Z_3 level and reset levels.
+RESET_SPEC = "transformations:[[1,2,0],[0,0,0],[0,0,1]]"
+
+
+@dataclass
+class DemoCase:
+    key: str                      # short name used in the report and summary
+    source: str                   # the CLI source string (preset) it stands for
+    title: str
+    construction: str | None = None   # None: compile() picks the best applicable construction
+    words: tuple = ()             # worked-trace words (space separated); the first that encodes is used, else
+                                  # a random word of length 8
+
+
+DEFAULT_CASES = [
+    DemoCase("parity", "parity", "Parity", words=("1 0 1 1 0 1",)),
+    DemoCase("Z5", "group:Z5", "Cyclic group Z_5", words=("1 2 4 3 0 2",)),
+    DemoCase("D4", "group:D4", "Dihedral group D_4 (order 8)"),
+    DemoCase("S5", "group:S5", "Symmetric group S_5 (order 120)"),
+    DemoCase("A5", "group:A5", "Alternating group A_5 (order 60, simple)"),
+    DemoCase("flipflop", "flipflop", "Flip-flop (set / reset / read)",
+             words=("set1 read read set0 read set1 read",)),
+    DemoCase("even-pairs", "even-pairs", "Even pairs (first letter = last letter)",
+             words=("0 1 1 0 1 0",)),
+    DemoCase("mod-arith5", "mod-arith:5", "Arithmetic mod 5 with precedence", words=("3 + 2 * 4 - 1",)),
+    DemoCase("reset-kr", RESET_SPEC, "An automaton with resets, through Krohn-Rhodes (000, Theorem 4)",
+             construction="krohn-rhodes", words=("t0 t0 t2 t0 t1 t0 t2",)),
+]
+
+
+# =========================================================================== step machinery
+class StepTimeout(Exception):
+    def __init__(self, seconds: float):
+        super().__init__(f"timed out after {seconds:g} s")
+        self.seconds = seconds
+
+
+@contextmanager
+def _time_limit(seconds: float | None):
+    """Raise StepTimeout in the main thread after ``seconds`` (SIGALRM; a no-op elsewhere, e.g. on Windows or in a
+    worker thread). Nests: an inner limit never outlives an enclosing one, and the enclosing timer resumes after."""
+    usable = (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]
+    limit = min(seconds, outer_left) if outer_left > 0 else seconds
+    own = limit == seconds
+
+    def handler(signum, frame):
+        raise StepTimeout(seconds)
+
+    old = signal.signal(signal.SIGALRM, handler if own else _enclosing_handler(signal.getsignal(signal.SIGALRM)))
+    t0 = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if outer_left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(outer_left - (time.monotonic() - t0), 1e-3))
+
+
+def _enclosing_handler(h):
+    """The handler to use when the enclosing limit expires first: the enclosing one."""
+    return h if callable(h) else signal.SIG_DFL
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    name = type(exc).__name__
+    return f"{name}: {msg}" if msg else name
+
+
+class _Runner:
+    def __init__(self, progress: bool, total: int):
+        self.progress = progress
+        self.total = total
+        self.steps: list = []
+        self.t0 = time.perf_counter()
+
+    def say(self, msg: str) -> None:
+        if self.progress:
+            print(f"[demo {time.perf_counter() - self.t0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    def run(self, name: str, kind: str, core: bool, fn: Callable[[], Any], budget: float | None = None):
+        """Run one guarded step; returns (ok, value)."""
+        n = len(self.steps) + 1
+        self.say(f"({n}/{self.total}) {name} ...")
+        t = time.perf_counter()
+        rec = {"name": name, "kind": kind, "core": core, "status": "ok", "reason": "", "seconds": 0.0}
+        value = None
+        try:
+            with _time_limit(budget if budget is not None else STEP_BUDGET.get(kind)):
+                value = fn()
+            if isinstance(value, _Fail):
+                rec["status"], rec["reason"] = "failed", value.reason
+                value = None
+            elif isinstance(value, _Skip):
+                rec["status"], rec["reason"] = "skipped", value.reason
+                value = None
+        except (Exception, StepTimeout) as exc:  # the demo records and carries on
+            rec["status"], rec["reason"] = "failed", _one_line(exc)
+            rec["traceback"] = traceback.format_exc(limit=6)
+        rec["seconds"] = round(time.perf_counter() - t, 3)
+        self.steps.append(rec)
+        self.say(f"    {rec['status']} ({rec['seconds']:.1f} s){': ' + rec['reason'] if rec['reason'] else ''}")
+        return rec["status"] == "ok", value
+
+
+@dataclass
+class _Fail:
+    reason: str
+
+
+@dataclass
+class _Skip:
+    reason: str
+
+
+# =========================================================================== pieces owned by other modules
+def load_source(spec: str) -> tuple:
+    """The automaton for a CLI source string: the project's preset parser when it is there and knows ``spec``,
+    else the demo's embedded copy. Returns (fsa, where) with where in {"preset", "embedded"}."""
+    loader = _preset_loader()
+    if loader is not None:
+        try:
+            return loader(spec), "preset"
+        except Exception:  # noqa: BLE001  (a parser that does not know this preset yet: use the embedded one)
+            pass
+    return embedded_fsa(spec), "embedded"
+
+
+def _preset_loader():
+    """The preset / source parser (lrnnkit.automata.sources.load_source, what ``lrnnkit.load_source`` and the CLI
+    use), if it has landed."""
+    import importlib
+    for mod, fn in (("lrnnkit.automata.sources", "load_source"),):
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        f = getattr(m, fn, None)
+        if callable(f):
+            return f
+    return None
+
+
+def _compile(fsa: FSA, construction: str | None):
+    from .constructions import compile as c_compile
+    return c_compile(fsa, construction)
+
+
+def _certify(model, fsa):
+    from .certify import certify
+    return certify(model, fsa, max_pairs=CERT_MAX_PAIRS, float_steps=CERT_FLOAT_STEPS, seed=0)
+
+
+# =========================================================================== the demo
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def _letter_eigenvalues(model) -> list:
+    """Eigenvalues of every letter matrix A(s) of every layer (float64, numpy.linalg.eigvals)."""
+    out = []
+    for L in model.layers:
+        for t in L.transitions:
+            out.extend(np.linalg.eigvals(t.A).tolist())
+    return out
+
+
+def _case_word(case: DemoCase, fsa: FSA) -> list:
+    for w in case.words:
+        try:
+            return fsa.encode(w)
+        except InputError:
+            continue
+    rng = np.random.default_rng(5)
+    return [int(x) for x in rng.integers(0, fsa.n_letters, size=8)]
+
+
+def _worked_trace(model, fsa: FSA, word: list) -> dict:
+    from .executor import run_float
+    amap = {s: i for i, s in enumerate(model.alphabet)}
+    res = run_float(model, np.array([[amap[fsa.alphabet[a]] for a in word]]), keep_states=True)
+    got = [str(x) for x in res.labels()[0]]
+    want = list(fsa.output_trace(word))
+    states = [np.round(Hs[0], 4).tolist() for Hs in res.states] if res.states else []
+    return {"word": [fsa.alphabet[a] for a in word], "automaton": want, "model": got, "agree": got == want,
+            "layer_states": states}
+
+
+def _kernel_backend() -> tuple:
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return "triton", "gpu", torch.cuda.get_device_name(0)
+    except Exception:  # noqa: BLE001
+        pass
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    return "triton", "interpreter", "cpu"
+
+
+def _run_kernels(model, fsa: FSA, device: str) -> dict:
+    from .executor import run_float
+    from .kernels import run_model
+    B, T = (64, 1024) if device == "gpu" else (2, 24)
+    rng = np.random.default_rng(1)
+    words = rng.integers(0, len(model.alphabet), size=(B, T))
+    t = time.perf_counter()
+    got = run_model(model, words, backend="triton")
+    secs = time.perf_counter() - t
+    got = np.asarray(getattr(got, "outputs", got))
+    ref = run_float(model, words).outputs
+    agree = bool(got.shape == ref.shape and np.array_equal(got, ref))
+    return {"batch": B, "length": T, "seconds": round(secs, 4), "agree_with_float64": agree,
+            "mismatches": int(np.sum(got != ref)) if got.shape == ref.shape else None}
+
+
+def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kernels: bool = True,
+             precision: bool = True) -> dict:
+    """Run the showcase into ``out_dir`` (created if needed); returns the summary written to ``summary.json``.
+
+    ``summary["exit_status"]`` is 0 iff every core step (compile, certify) succeeded; see the module docstring."""
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    cases = list(DEFAULT_CASES if cases is None else cases)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    n_steps = 3 * len(cases) + (2 if precision else 0) + (len(cases) if kernels else 0) + 1
+    R = _Runner(progress, n_steps)
+    automata: dict = {}
+    models: dict = {}
+    R.say(f"lrnnkit demo -> {out_dir}")
+
+    for case in cases:
+        entry: dict = {"key": case.key, "title": case.title, "source": case.source, "status": "failed"}
+        automata[case.key] = entry
+
+        def do_compile(case=case, entry=entry):
+            fsa, where = load_source(case.source)
+            entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
+            model = _compile(fsa, case.construction)
+            from .certify import resource_profile
+            prof = resource_profile(model)
+            entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),
+                         statement=model.provenance.get("statement"), layers=prof["layers"], widths=prof["widths"],
+                         max_factors_per_token=prof["max_factors_per_token"],
+                         eigenvalues_in_unit_interval=prof["eigenvalues_in_unit_interval"],
+                         layer_kinds=[L.kind for L in model.layers])
+            return fsa, model
+
+        ok, got = R.run(f"compile {case.key}", "compile", True, do_compile)
+        if not ok:
+            entry["reason"] = R.steps[-1]["reason"]
+            R.steps.append({"name": f"certify {case.key}", "kind": "certify", "core": True, "status": "failed",
+                            "reason": "not compiled", "seconds": 0.0})
+            R.steps.append({"name": f"trace {case.key}", "kind": "trace", "core": False, "status": "skipped",
+                            "reason": "not compiled", "seconds": 0.0})
+            continue
+        fsa, model = got
+
+        def do_certify(model=model, fsa=fsa, entry=entry):
+            cert = _certify(model, fsa)
+            entry.update(certified=cert.certified, method=cert.method, reachable_states=cert.reachable_states,
+                         explored_transitions=cert.explored_transitions, certificate_reason=cert.reason,
+                         counterexample=cert.counterexample, float_check=cert.float_check)
+            if not cert.certified:
+                return _Fail(f"not certified: {cert.reason}"
+                             + (f" (counterexample {' '.join(cert.counterexample)})" if cert.counterexample else ""))
+            return cert
+
+        ok, _cert = R.run(f"certify {case.key}", "certify", True, do_certify)
+        entry["status"] = "ok" if ok else "failed"
+        if not ok:
+            entry["reason"] = R.steps[-1]["reason"]
+        models[case.key] = (fsa, model)
+        try:
+            entry["eigenvalues"] = [[float(z.real), float(z.imag)] for z in _letter_eigenvalues(model)]
+        except Exception as exc:  # noqa: BLE001
+            entry["eigenvalues"] = []
+            entry["eigenvalues_error"] = _one_line(exc)
+
+        def do_trace(case=case, fsa=fsa, model=model, entry=entry):
+            tr = _worked_trace(model, fsa, _case_word(case, fsa))
+            entry["trace"] = tr
+            return tr if tr["agree"] else _Fail("float64 outputs differ from the automaton on the worked word")
+
+        R.run(f"trace {case.key}", "trace", False, do_trace)
+
+    precision_res: dict = {}
+    if precision:
+        _precision_steps(R, models, precision_res, out_dir)
+
+    kernels_res: dict = {}
+    if kernels:
+        backend, device, devname = _kernel_backend()
+        kernels_res.update(backend=backend, device=device, device_name=devname, models={})
+        for case in cases:
+            if case.key not in models:
+                R.steps.append({"name": f"kernels {case.key}", "kind": "kernels", "core": False,
+                                "status": "skipped", "reason": "no model", "seconds": 0.0})
+                continue
+            fsa, model = models[case.key]
+
+            def do_kernels(fsa=fsa, model=model, key=case.key):
+                r = _run_kernels(model, fsa, device)
+                kernels_res["models"][key] = r
+                return r if r["agree_with_float64"] else _Fail(
+                    f"triton outputs differ from float64 ({r['mismatches']} mismatches)")
+
+            R.run(f"kernels {case.key}", "kernels", False, do_kernels)
+
+    plots: list = []
+
+    def do_plots():
+        from . import report
+        plots.extend(report.make_plots(out_dir, automata, precision_res))
+        return plots
+
+    R.run("plots", "plot", False, do_plots)
+
+    core_failures = [s["name"] for s in R.steps if s["core"] and s["status"] != "ok"]
+    summary = {
+        "format": "lrnnkit.demo-summary", "version": 1, "lrnnkit_version": _version(), "started": started,
+        "elapsed_s": round(time.perf_counter() - R.t0, 2),
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
+        "status": "ok" if not core_failures else "failed", "exit_status": 0 if not core_failures else 1,
+        "core_failures": core_failures, "steps": R.steps, "automata": automata, "precision": precision_res,
+        "kernels": kernels_res, "plots": plots, "report": "report.html",
+    }
+    summary = _jsonable(summary)
+    from . import report
+    try:
+        report.write_report(os.path.join(out_dir, "report.html"), summary)
+    except Exception as exc:  # noqa: BLE001  (the summary still gets written; the failure is recorded in it)
+        summary["steps"].append({"name": "report", "kind": "report", "core": False, "status": "failed",
+                                 "reason": _one_line(exc), "seconds": 0.0})
+    _atomic_write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, indent=1) + "\n")
+    R.say(f"done in {summary['elapsed_s']:.1f} s: {sum(s['status'] == 'ok' for s in R.steps)} ok, "
+          f"{sum(s['status'] == 'failed' for s in R.steps)} failed, "
+          f"{sum(s['status'] == 'skipped' for s in R.steps)} skipped; report {os.path.join(out_dir, 'report.html')}")
+    return summary
+
+
+def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
+    """The impossibility demo (000, Theorems 1-2; ``lrnnkit precision impossibility``) and the collapse of exact
+    constructions in low precision (``lrnnkit precision collapse``)."""
+    def do_impossibility():
+        from . import precision as P
+        fn = getattr(P, "cli_impossibility", None)
+        if fn is None:
+            return _Skip("lrnnkit.precision has no impossibility demo (cli_impossibility) yet")
+        sub = os.path.join(out_dir, "impossibility")
+        r = fn(sub)
+        res["impossibility"] = _jsonable(getattr(r, "to_json", lambda: r)())
+        if os.path.isdir(sub):
+            res["impossibility_plots"] = sorted(
+                os.path.relpath(os.path.join(dp, f), out_dir).replace(os.sep, "/")
+                for dp, _dn, fs in os.walk(sub) for f in fs if f.lower().endswith(".png"))
+        return r
+
+    R.run("precision: impossibility (000 Thms 1-2)", "precision", False, do_impossibility)
+
+    def do_collapse():
+        from .docgen import _collapse_fn
+        fn = _collapse_fn()
+        if fn is None:
+            return _Skip("lrnnkit.precision has no collapse function yet")
+        rows: list = []
+        res["collapse"] = rows          # filled as it goes: a step timeout keeps the rows done so far
+        for key, (_fsa, model) in models.items():
+            for fmt in COLLAPSE_FORMATS:
+                try:
+                    with _time_limit(COLLAPSE_CALL_BUDGET):
+                        r = fn(model, format=fmt, steps=COLLAPSE_STEPS)
+                    r = getattr(r, "to_json", lambda: r)()
+                    step = r.get("first_wrong_step") if isinstance(r, dict) else r
+                    rows.append({"model": key, "format": fmt, "first_wrong_step": step, "steps": COLLAPSE_STEPS})
+                except StepTimeout as exc:
+                    if exc.seconds != COLLAPSE_CALL_BUDGET:
+                        raise                     # the whole step's budget: stop here
+                    rows.append({"model": key, "format": fmt, "error": _one_line(exc)})
+                except Exception as exc:  # noqa: BLE001
+                    rows.append({"model": key, "format": fmt, "error": _one_line(exc)})
+        if rows and all("error" in r for r in rows):
+            return _Fail(rows[0]["error"])
+        return rows
+
+    R.run("precision: collapse of exact constructions", "precision", False, do_collapse)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("lrnnkit")
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def _atomic_write_text(path: str, text: str) -> None:
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def main(argv: list | None = None) -> int:
+    """``python -m lrnnkit.demo [--out DIR] [--quiet] [--no-kernels] [--no-precision]``; exits with the demo's
+    exit code (1 iff a core step failed)."""
+    ap = argparse.ArgumentParser(prog="lrnnkit demo", description="the end-to-end showcase")
+    ap.add_argument("--out", default="demo_out", help="output directory (default demo_out)")
+    ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    ap.add_argument("--no-kernels", action="store_true", help="skip the Triton layers")
+    ap.add_argument("--no-precision", action="store_true", help="skip the precision demos")
+    a = ap.parse_args(argv)
+    s = run_demo(a.out, progress=not a.quiet, kernels=not a.no_kernels, precision=not a.no_precision)
+    print(os.path.join(a.out, "report.html"))
+    return int(s["exit_status"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""The functions behind ``lrnnkit precision cast | collapse | impossibility`` (the lead's CLI calls these; they
+return JSON-able dicts and raise :class:`lrnnkit.errors.InputError` on bad input)."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import InputError
+from .cast import cast_exact, exact_decimal, parse_exact_value
+from .formats import get_format
+from .rounding import canonical_rounding
+
+__all__ = ["cli_cast", "cli_collapse", "cli_impossibility"]
+
+
+def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int = 0) -> dict:
+    """Exact rounding of each value (decimal, p/q, inf, nan, -0, cos(2*pi*k/m), sin(2*pi/m)) into ``fmt``.
+    ``outputs`` are exact decimal strings of the results. Stochastic rounding draws u in [0, 1) (53 random bits,
+    seeded) per value and rounds away from zero iff u < the fractional distance."""
+    f = get_format(fmt)
+    mode = canonical_rounding(rounding)
+    if not values:
+        raise InputError("precision cast: give at least one value")
+    rng = np.random.default_rng(seed)
+    outs = []
+    for v in values:
+        x = parse_exact_value(str(v))
+        u = Fraction(int(rng.integers(0, 2 ** 53)), 2 ** 53) if mode == "stochastic" else None
+        outs.append(exact_decimal(cast_exact(x, f, mode, u)))
+    return {"inputs": [str(v) for v in values], "outputs": outs, "format": f.label, "rounding": mode,
+            "format_info": f.describe()}
+
+
+def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = 100_000,
+                 rounding: str = "nearest-even", **options) -> dict:
+    """First step at which ``model`` run in ``fmt`` under ``policy`` disagrees with its automaton (provenance), on a
+    seeded random word of ``steps`` symbols (one-letter alphabets: the periodic word, exact for all lengths), with
+    the period information of the run."""
+    from .simulate import collapse
+    return collapse(model, fmt, policy, steps, rounding, **options).to_json()
+
+
+def cli_impossibility(out_dir: str | None = None, formats=None, cap: int = 5_000) -> dict:
+    """``lrnnkit precision impossibility``: the Theorem 1 and Theorem 2 demos of paper 000 (plots in out_dir)."""
+    from .demos import impossibility_demo
+    return impossibility_demo(out_dir, formats, cap)

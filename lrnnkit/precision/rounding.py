@@ -1,0 +1,46 @@
+"""Rounding modes.
+
+Every mode rounds the exact value ``x`` to a member of the format (``lrnnkit.precision.formats``). Let ``lo <= x <=
+hi`` be the two neighbours of ``x`` in the format's grid extended with unbounded exponent (``lo = hi = x`` when ``x``
+is representable):
+
+* ``nearest-even`` (IEEE roundTiesToEven): the nearer of ``lo``, ``hi``; on a tie the one with an even last
+  mantissa bit (the "even" neighbour; 0 counts as even);
+* ``toward-zero`` (truncation), ``toward-positive`` (ceiling), ``toward-negative`` (floor);
+* ``stochastic``: ``hi`` with probability ``(|x| - |lo|) / (|hi| - |lo|)`` in magnitude (the magnitude is rounded
+  away from zero with probability equal to the fractional distance to the truncated neighbour, so the rounding is
+  unbiased: ``E[round(x)] = x`` away from overflow), otherwise the truncated neighbour. The probability is realised
+  by comparing a uniform ``u in [0, 1)`` (multiples of 2^-53, from a seeded ``numpy.random.Generator``) with the
+  fractional distance computed exactly in float64: ``u < frac``.
+
+Overflow (the rounded magnitude exceeds the format's max) follows IEEE 754 section 7.4: modes whose direction
+points away from zero for this sign (nearest-even, stochastic, toward-positive for x > 0, toward-negative for x < 0)
+give the format's overflow value (inf / NaN / max, see ``formats``); the others give ``±max``.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+
+__all__ = ["ROUNDINGS", "canonical_rounding"]
+
+ROUNDINGS = ("nearest-even", "toward-zero", "toward-positive", "toward-negative", "stochastic")
+
+_ALIASES = {
+    "nearest-even": "nearest-even", "nearest": "nearest-even", "rne": "nearest-even", "rn": "nearest-even",
+    "round-nearest-even": "nearest-even", "ties-to-even": "nearest-even",
+    "toward-zero": "toward-zero", "rtz": "toward-zero", "rz": "toward-zero", "truncate": "toward-zero",
+    "zero": "toward-zero",
+    "toward-positive": "toward-positive", "up": "toward-positive", "ru": "toward-positive",
+    "toward+inf": "toward-positive", "ceil": "toward-positive", "+inf": "toward-positive",
+    "toward-negative": "toward-negative", "down": "toward-negative", "rd": "toward-negative",
+    "toward-inf": "toward-negative", "toward--inf": "toward-negative", "floor": "toward-negative",
+    "-inf": "toward-negative",
+    "stochastic": "stochastic", "sr": "stochastic",
+}
+
+
+def canonical_rounding(name: str) -> str:
+    """The canonical name of a rounding mode (accepts the aliases rne, rtz, ru, rd, sr, up, down, ...)."""
+    if not isinstance(name, str) or name.strip().lower() not in _ALIASES:
+        raise InputError(f"unknown rounding mode {name!r}: use one of {', '.join(ROUNDINGS)}")
+    return _ALIASES[name.strip().lower()]

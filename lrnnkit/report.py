@@ -1,0 +1,261 @@
+"""The demo's HTML report and its plots.
+
+``write_report(path, summary)`` renders the summary that :func:`lrnnkit.demo.run_demo` writes to ``summary.json``
+as one self-contained HTML page (inline CSS, no scripts, no network; images are PNG files beside it, referenced by
+relative path). ``make_plots(out_dir, automata, precision)`` draws those PNGs with matplotlib's object API (a
+:class:`matplotlib.figure.Figure` on an Agg canvas, so no global pyplot state and no display are needed).
+
+Plots:
+
+* ``eigenvalues.png``: the eigenvalues of every letter matrix of every compiled model in the complex plane, with
+  the unit circle. Products of GH factors with beta in [0, 2] are orthogonal-times-contractions whose eigenvalues
+  lie in the closed unit disc (000, Proposition 1); the group constructions put them on the circle, at roots of
+  unity (000, Theorem 3).
+* ``certification.png``: reachable (automaton state, model state) pairs the exact search explored per automaton.
+* ``collapse.png``: the first wrong step of exact constructions in low-precision formats (lrnnkit.precision).
+"""
+from __future__ import annotations
+
+import html
+import math
+import os
+
+import numpy as np
+
+__all__ = ["make_plots", "write_report", "eigenvalue_figure"]
+
+_OK = "#2e7d32"
+_BAD = "#c62828"
+
+
+def _figure(w: float, h: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(w, h), dpi=110)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def eigenvalue_figure(panels: list):
+    """``panels``: list of (title, [[re, im], ...], ok). One unit-disc panel per model."""
+    n = max(1, len(panels))
+    cols = min(5, n)
+    rows = math.ceil(n / cols)
+    fig = _figure(2.3 * cols, 2.5 * rows)
+    t = np.linspace(0, 2 * np.pi, 400)
+    for i, (title, eig, ok) in enumerate(panels):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        ax.plot(np.cos(t), np.sin(t), color="#9e9e9e", lw=0.8)
+        ax.axhline(0, color="#e0e0e0", lw=0.5)
+        ax.axvline(0, color="#e0e0e0", lw=0.5)
+        if eig:
+            # many letters share eigenvalues (roots of unity): plot each distinct value once, sized by multiplicity
+            z = np.round(np.asarray(eig, dtype=float), 6) + 0.0
+            pts, counts = np.unique(z, axis=0, return_counts=True)
+            ax.scatter(pts[:, 0], pts[:, 1], s=18 + 14 * np.log2(counts), color=_OK if ok else _BAD, alpha=0.75,
+                       edgecolors="white", linewidths=0.4, zorder=3)
+        ax.set_xlim(-1.25, 1.25)
+        ax.set_ylim(-1.25, 1.25)
+        ax.set_aspect("equal")
+        ax.set_xticks([-1, 0, 1])
+        ax.set_yticks([-1, 0, 1])
+        ax.tick_params(labelsize=7)
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("Eigenvalues of the letter matrices (unit circle in grey)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
+    """Draw the report's plots into ``out_dir``; returns the file names written."""
+    written = []
+    panels = [(k, e.get("eigenvalues") or [], e.get("status") == "ok") for k, e in automata.items()
+              if e.get("eigenvalues")]
+    if panels:
+        fig = eigenvalue_figure(panels)
+        fig.savefig(os.path.join(out_dir, "eigenvalues.png"))
+        written.append("eigenvalues.png")
+
+    rows = [(k, e) for k, e in automata.items() if e.get("reachable_states")]
+    if rows:
+        fig = _figure(7, 0.45 * len(rows) + 1.2)
+        ax = fig.add_subplot(1, 1, 1)
+        names = [k for k, _ in rows]
+        vals = [e["reachable_states"] for _, e in rows]
+        colors = [_OK if e.get("certified") else _BAD for _, e in rows]
+        ax.barh(names, vals, color=colors)
+        ax.set_xscale("log")
+        ax.invert_yaxis()
+        for y, (_k, e) in enumerate(rows):
+            lab = f"{e.get('construction', '?')}, {e.get('layers', '?')} layer(s), widths {e.get('widths', '?')}"
+            ax.text(e["reachable_states"] * 1.08, y, lab, va="center", fontsize=7)
+        ax.set_xlabel("reachable (automaton state, model state) pairs, exact search (log scale)")
+        ax.set_title("Certified for every input length (green) or not (red)", fontsize=10)
+        ax.set_xlim(1, max(vals) * 60)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "certification.png"))
+        written.append("certification.png")
+
+    coll = [r for r in (precision or {}).get("collapse", []) if "error" not in r]
+    if coll:
+        models = list(dict.fromkeys(r["model"] for r in coll))
+        fmts = list(dict.fromkeys(r["format"] for r in coll))
+        horizon = max([r["first_wrong_step"] for r in coll if isinstance(r["first_wrong_step"], (int, float))]
+                      + [1]) * 2
+        fig = _figure(7, 3.2)
+        ax = fig.add_subplot(1, 1, 1)
+        w = 0.8 / max(1, len(fmts))
+        for j, f in enumerate(fmts):
+            xs, ys, hatch = [], [], []
+            for i, m in enumerate(models):
+                r = next((r for r in coll if r["model"] == m and r["format"] == f), None)
+                if r is None:
+                    continue
+                v = r["first_wrong_step"]
+                xs.append(i + j * w)
+                ys.append(v if isinstance(v, (int, float)) else horizon)
+                hatch.append(not isinstance(v, (int, float)))
+            bars = ax.bar(xs, ys, width=w, label=f)
+            for b, h in zip(bars, hatch):
+                if h:
+                    b.set_hatch("//")
+        ax.set_xticks([i + 0.4 - w / 2 for i in range(len(models))])
+        ax.set_xticklabels(models)
+        ax.set_yscale("log")
+        ax.set_ylabel("first wrong step (hatched: none seen)")
+        ax.legend(fontsize=7)
+        ax.set_title("Precision collapse of exact constructions", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "collapse.png"))
+        written.append("collapse.png")
+    return written
+
+
+# --------------------------------------------------------------------------- HTML
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
+color:#212121;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em} h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em} th,td{border:1px solid #ddd;padding:.25em .55em;
+text-align:left;vertical-align:top} th{background:#f5f5f5}
+.ok{color:#2e7d32;font-weight:600} .failed{color:#c62828;font-weight:600} .skipped{color:#757575}
+code{background:#f5f5f5;padding:0 .2em} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+.small{font-size:.85em;color:#555}
+"""
+
+
+def _e(x) -> str:
+    return html.escape("" if x is None else str(x))
+
+
+def _status(s: str) -> str:
+    return f'<span class="{_e(s)}">{_e(s)}</span>'
+
+
+def _table(head: list, rows: list) -> str:
+    h = "".join(f"<th>{_e(c)}</th>" for c in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def write_report(path: str, summary: dict) -> None:
+    """Write the HTML report of a demo summary (atomically: temporary file, then rename)."""
+    S = summary
+    parts = [f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lrnnkit demo report</title>"
+             f"<style>{_CSS}</style></head><body>"]
+    parts.append("<h1>lrnnkit demo report</h1>")
+    parts.append(f"<p>Overall: {_status(S.get('status', '?'))} &mdash; {len(S.get('steps', []))} steps in "
+                 f"{_e(S.get('elapsed_s'))} s, started {_e(S.get('started'))} (lrnnkit {_e(S.get('lrnnkit_version'))},"
+                 f" Python {_e(S.get('machine', {}).get('python'))}, {_e(S.get('machine', {}).get('cpus'))} CPUs)."
+                 "</p>")
+    if S.get("core_failures"):
+        parts.append("<p class=\"failed\">Core steps that failed: " + _e(", ".join(S["core_failures"])) + "</p>")
+
+    # automata
+    parts.append("<h2>Compiled and certified automata</h2>")
+    parts.append("<p class=\"small\">Certified = correct on inputs of every length: an exact breadth-first search "
+                 "over reachable (automaton state, model state) pairs closed with every output matching. The float64 "
+                 "check runs long random words as an independent second check.</p>")
+    rows = []
+    for k, e in S.get("automata", {}).items():
+        fc = e.get("float_check") or {}
+        fcs = (f"{fc.get('mismatches')} / {fc.get('words', 0) * fc.get('steps', 0)}" if fc else "")
+        rows.append([_e(k), _e(e.get("automaton")), _e(e.get("states")), _e(e.get("letters")),
+                     _e(e.get("construction")), _e(f"{e.get('paper', '')} {e.get('statement', '')}".strip()),
+                     _e(e.get("layers")), _e(e.get("widths")), _e(e.get("max_factors_per_token")),
+                     _e(e.get("reachable_states")), _e(fcs),
+                     ('<span class="ok">certified</span>' if e.get("certified")
+                      else '<span class="failed">not certified</span>')
+                     + (f"<br><span class=\"small\">{_e(e.get('reason'))}</span>" if e.get("reason") else "")])
+    parts.append(_table(["case", "automaton", "states", "letters", "construction", "paper / statement", "layers",
+                         "widths", "GH factors / token", "reachable pairs", "float64 mismatches", "verdict"], rows))
+    for img, cap in (("certification.png", "Size of the exact certification search"),
+                     ("eigenvalues.png", "Eigenvalues of every letter matrix")):
+        if img in S.get("plots", []):
+            parts.append(f"<figure><img src=\"{img}\" alt=\"{_e(cap)}\"><figcaption class=\"small\">{_e(cap)}"
+                         "</figcaption></figure>")
+
+    # traces
+    parts.append("<h2>Worked traces (float64 executor)</h2>")
+    for k, e in S.get("automata", {}).items():
+        tr = e.get("trace")
+        if not tr:
+            continue
+        head = ["step"] + [str(i + 1) for i in range(len(tr["word"]))]
+        rows = [["input"] + [f"<code>{_e(x)}</code>" for x in tr["word"]],
+                ["automaton"] + [_e(x) for x in tr["automaton"]],
+                ["model"] + [_e(x) if x == y else f"<span class=\"failed\">{_e(x)}</span>"
+                             for x, y in zip(tr["model"], tr["automaton"])]]
+        parts.append(f"<h3>{_e(e.get('title', k))}</h3>" + _table(head, rows))
+
+    # precision
+    prec = S.get("precision") or {}
+    parts.append("<h2>Finite precision</h2>")
+    if prec.get("impossibility") is not None:
+        parts.append("<h3>Impossibility in finite precision (000, Theorems 1-2)</h3>"
+                     f"<pre>{_e(_pretty(prec['impossibility']))}</pre>")
+        for img in prec.get("impossibility_plots") or []:
+            parts.append(f"<figure><img src=\"{_e(img)}\" alt=\"{_e(img)}\"></figure>")
+    if prec.get("collapse"):
+        rows = [[_e(r.get("model")), _e(r.get("format")),
+                 _e(r["error"] if "error" in r else (r.get("first_wrong_step") if r.get("first_wrong_step")
+                                                     is not None else f"none within {r.get('steps', '?')} steps"))]
+                for r in prec["collapse"]]
+        parts.append("<h3>Collapse of exact constructions</h3>"
+                     + _table(["model", "format", "first wrong step"], rows))
+    if "collapse.png" in S.get("plots", []):
+        parts.append("<figure><img src=\"collapse.png\" alt=\"precision collapse\"></figure>")
+    if not prec:
+        parts.append("<p class=\"skipped\">not run</p>")
+
+    # kernels
+    ker = S.get("kernels") or {}
+    parts.append("<h2>GPU layers (Triton)</h2>")
+    if ker:
+        parts.append(f"<p>backend <code>{_e(ker.get('backend'))}</code> on {_e(ker.get('device'))} "
+                     f"({_e(ker.get('device_name'))})</p>")
+        rows = [[_e(k), _e(r.get("batch")), _e(r.get("length")), _e(r.get("seconds")),
+                 _status("ok" if r.get("agree_with_float64") else "failed")]
+                for k, r in (ker.get("models") or {}).items()]
+        if rows:
+            parts.append(_table(["model", "batch", "length", "seconds", "agrees with float64"], rows))
+    else:
+        parts.append("<p class=\"skipped\">not run</p>")
+
+    # steps
+    parts.append("<h2>All steps</h2>")
+    rows = [[_e(s["name"]), "core" if s.get("core") else "", _status(s["status"]), _e(s.get("seconds")),
+             _e(s.get("reason"))] for s in S.get("steps", [])]
+    parts.append(_table(["step", "", "status", "seconds", "reason"], rows))
+    parts.append("<p class=\"small\">Machine-readable: <a href=\"summary.json\">summary.json</a>.</p>")
+    parts.append("</body></html>\n")
+    from .demo import _atomic_write_text
+    _atomic_write_text(path, "".join(parts))
+
+
+def _pretty(x) -> str:
+    import json
+    try:
+        return json.dumps(x, indent=1)[:4000]
+    except (TypeError, ValueError):
+        return str(x)[:4000]

@@ -1,0 +1,154 @@
+"""The documentation generated from the code (lrnnkit.docgen) and the Sphinx build with -W.
+
+Quick: the RST helpers never produce markup that docutils warns about (property test), the docstring guard
+recognizes invalid docstrings, and docgen writes one page per construction of the catalogue. Slow (deep profile):
+the whole site builds with ``sphinx -W`` into a temp dir and every construction has an HTML page.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lrnnkit import docgen
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _docutils_messages(rst: str) -> list:
+    """System messages (level >= WARNING) of plain docutils on ``rst`` (math is a standard docutils role)."""
+    from docutils.core import publish_doctree
+    from docutils import nodes
+    doc = publish_doctree(rst, settings_overrides={"report_level": 2, "halt_level": 5,
+                                                  "warning_stream": io.StringIO()})
+    return [n.astext() for n in doc.findall(nodes.system_message) if n["level"] >= 2]
+
+
+_NASTY = st.text(alphabet=st.sampled_from(list("ab01 _*`|\\$[]<>-+#.:()^{}=\n")), max_size=40)
+
+
+@given(_NASTY)
+def test_rst_text_is_always_valid_rst(text):
+    out = docgen.rst_text(text)
+    assert "\n" not in out
+    assert _docutils_messages(out + "\n") == [], (text, out)
+
+
+@given(st.lists(st.lists(_NASTY, min_size=2, max_size=2), min_size=1, max_size=3))
+def test_list_table_cells_are_valid_rst(rows):
+    rst = docgen._list_table(["a", "b"], [[docgen.rst_text(x) for x in r] for r in rows])
+    assert _docutils_messages(rst) == [], rst
+
+
+def test_rst_text_keeps_math_and_escapes_markup():
+    assert docgen.rst_text("eigenvalue $1 - \\beta$ of *G*") == \
+        "eigenvalue \\ :math:`1 - \\beta`\\  of \\*G\\*"
+    assert docgen.rst_text("- not a list") == "\\- not a list"
+    assert docgen.rst_text("|Q| states") == "\\|Q\\| states"
+
+
+def test_slug_is_file_safe_and_distinguishes_variants():
+    assert docgen.slug("krohn-rhodes") == "krohn-rhodes"
+    assert docgen.slug("Krohn Rhodes (as printed)") == "krohn-rhodes-as-printed"
+    assert docgen.slug("///") == "construction"
+
+
+def test_docstring_guard_flags_invalid_rst():
+    assert docgen._rst_problems("A plain docstring with ``code`` and *emphasis*.", None) == []
+    assert docgen._rst_problems("Parameters\n----------\nx : int\n    a value", None) != []  # raw section title
+    assert any("substitution" in p for p in docgen._rst_problems("at most 2 to the |Q| images", None))
+    assert docgen._rst_problems("unbalanced *emphasis", None) != []
+
+
+def test_prepare_refuses_foreign_folders(tmp_path):
+    (tmp_path / "precious.txt").write_text("keep me")
+    from lrnnkit.errors import InputError
+    with pytest.raises(InputError, match="refusing to overwrite"):
+        docgen.generate(tmp_path)
+    assert (tmp_path / "precious.txt").read_text() == "keep me"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("docs") / "generated"
+    res = docgen.generate(out)
+    return out, res
+
+
+def test_every_construction_gets_a_page(generated):
+    from lrnnkit.constructions import catalogue
+    out, res = generated
+    names = [c.name for c in catalogue()]
+    assert names, "the catalogue is empty"
+    index = (out / "constructions" / "index.rst").read_text()
+    for name in names:
+        page = out / "constructions" / f"{docgen.slug(name)}.rst"
+        assert page.is_file(), name
+        text = page.read_text()
+        assert text.split("\n")[2] == name           # the title (after the label line and a blank line)
+        assert f"   {docgen.slug(name)}\n" in index   # in the toctree
+    assert [r["name"] for r in res["constructions"]] == names
+    on_disk = json.loads((out / "docgen.json").read_text())
+    assert on_disk["ok"] == res["ok"]
+
+
+def test_generated_pages_report_certificates(generated):
+    """A construction page with an instance shows its certificate; non-variant constructions must be certified
+    there (otherwise docgen reports an error and exits non-zero)."""
+    from lrnnkit.constructions import catalogue
+    out, res = generated
+    by_name = {r["name"]: r for r in res["constructions"]}
+    for c in catalogue():
+        r = by_name[c.name]
+        if r["status"] == "no-instance":
+            continue
+        text = (out / "constructions" / f"{docgen.slug(c.name)}.rst").read_text()
+        assert "certified for every length" in text, c.name
+        if not c.variant_of and r["status"] == "ok":
+            assert r["certified"] is True, c.name
+    assert res["ok"] == (not res["errors"])
+    assert res["ok"], res["errors"]
+
+
+def test_generated_cli_and_theorem_pages(generated):
+    out, res = generated
+    cli = (out / "cli.rst").read_text()
+    for verb in ("info", "compile", "verify", "run", "constructions", "theorems", "precision", "demo"):
+        assert f"lrnnkit {verb}\n" in cli, verb
+    th = (out / "theorems.rst").read_text()
+    from lrnnkit.theorems import all_statements
+    for s in all_statements():
+        assert f"lrnnkit theorems --check {s.id}" in th
+    api = (out / "api.rst").read_text()
+    for mod in ("lrnnkit.model", "lrnnkit.certify", "lrnnkit.demo", "lrnnkit.docgen"):
+        assert f".. automodule:: {mod}\n" in api
+
+
+@pytest.mark.slow
+def test_sphinx_builds_with_warnings_as_errors(tmp_path):
+    """Copy the hand-written sources, generate the pages, build with -W; every construction has an HTML page."""
+    src = tmp_path / "docs"
+    shutil.copytree(os.path.join(ROOT, "docs"), src,
+                    ignore=shutil.ignore_patterns("_build", "generated"))
+    res = docgen.generate(src / "generated")
+    assert res["ok"], res["errors"]
+    html = tmp_path / "html"
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                        "-d", str(tmp_path / "doctrees"), str(src), str(html)],
+                       capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert r.returncode == 0, r.stderr[-4000:]
+    from lrnnkit.constructions import catalogue
+    for c in catalogue():
+        page = html / "generated" / "constructions" / f"{docgen.slug(c.name)}.html"
+        assert page.is_file(), c.name
+        assert c.name in page.read_text()
+    for p in ("index", "getting_started", "concepts", "generated/theorems", "generated/cli", "generated/api"):
+        assert (html / f"{p}.html").is_file(), p
