@@ -35,7 +35,14 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--record", help="write this markdown file into benchmarks/RESULTS.md (section kernels)")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
+    ap.add_argument("--sweep", action="store_true", help="tune kernel configs first (slow: many compilations)")
+    ap.add_argument("--probe", action="store_true", help="check the chunk kernels on small shapes, one process each")
+    ap.add_argument("--probe-one", nargs=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.probe_one:
+        return probe_one(*a.probe_one)
+    if a.probe:
+        return probe()
     if a.record:
         sys.path.insert(0, HERE)
         from _record import record
@@ -44,6 +51,56 @@ def main():
                "that recorded it; the GPU, versions and date of the measurement are in the table header).")
         return
     run(a)
+
+
+PROBES = [(8, 8, 16, 1, 5, "float64"), (8, 24, 16, 2, 21, "bfloat16"), (16, 16, 32, 1, 40, "float32"),
+          (16, 16, 64, 1, 50, "float32"), (32, 24, 64, 3, 40, "bfloat16"), (128, 128, 64, 1, 200, "bfloat16"),
+          (4, 4, 64, 1, 3, "float32"), (16, 8, 32, 2, 30, "float64")]
+
+
+def probe_one(kind, K, V, BT, NH, T, dtype):
+    """One small chunk-forward check on the GPU (run in its own process with CUDA_LAUNCH_BLOCKING=1, so an illegal
+    memory access names its configuration without poisoning the others)."""
+    import torch
+    from lrnnkit.kernels.gh.chunk import chunk_fwd_triton
+    from lrnnkit.kernels.gh.naive import delta_product_naive
+    K, V, BT, NH, T = map(int, (K, V, BT, NH, T))
+    dt = getattr(torch, dtype)
+    g = torch.Generator().manual_seed(K * 1000 + V * 10 + BT + NH + T)
+    q = torch.randn(2, T, 2, K, generator=g, dtype=torch.float64).to(dt)
+    k = torch.nn.functional.normalize(torch.randn(2, T, NH, 2, K, generator=g, dtype=torch.float64), dim=-1).to(dt)
+    v = torch.randn(2, T, NH, 2, V, generator=g, dtype=torch.float64).to(dt)
+    b = (2 * torch.rand(2, T, NH, 2, generator=g, dtype=torch.float64)).to(dt)
+    h0 = torch.randn(2, 2, K, V, generator=g, dtype=torch.float64)
+    r, rt = delta_product_naive(q.double(), k.double(), v.double(), b.double(), initial_state=h0,
+                                output_final_state=True, validate=False)
+    c = lambda x: x.cuda()  # noqa: E731
+    o, ht = chunk_fwd_triton(c(q), c(k), c(v), c(b), 1.0, c(h0), True, BT, wy={"kind": kind})
+    torch.cuda.synchronize()
+    e1 = float((o.double().cpu() - r).norm() / r.norm())
+    e2 = float((ht.double().cpu() - rt).norm() / rt.norm())
+    print(f"PROBE {kind} K={K} V={V} BT={BT} NH={NH} T={T} {dtype}: ok, rel err o {e1:.2e} state {e2:.2e}")
+
+
+def probe():
+    import subprocess
+    env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+    procs = []
+    for kind in ("blocked", "subst"):
+        for cfg in PROBES:
+            args = [sys.executable, os.path.abspath(__file__), "--probe-one", kind] + [str(x) for x in cfg]
+            procs.append((kind, cfg, subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                      text=True)))
+            if len(procs) % 8 == 0:
+                for _, _, p in procs[-8:]:
+                    p.wait()
+    for kind, cfg, p in procs:
+        o, e = p.communicate()
+        if p.returncode == 0:
+            print(o.strip())
+        else:
+            last = [ln for ln in e.strip().splitlines() if ln.strip()][-1:] or ["?"]
+            print(f"PROBE {kind} {cfg}: FAILED rc={p.returncode}: {last[0][:200]}")
 
 
 def run(a):
@@ -114,9 +171,10 @@ def run(a):
 
     # ---------------------------------------------------------------- tuning sweep (picks the configs used below)
     from lrnnkit.kernels.gh import chunk as ck
-    from lrnnkit.kernels.gh import fused_recurrent as frm
     tune = []
     try:
+        if not a.sweep:
+            raise StopIteration
         q, k, v, beta = inputs(1, torch.bfloat16)
         best = None
         for nw, split in ((4, False), (8, False), (16, False), (4, True), (8, True)):
@@ -157,6 +215,8 @@ def run(a):
                     bestm = (t, bv, nw)
         FR_BEST["k16"] = bestm[1:]
         del qs, ks, bs
+    except StopIteration:
+        tune.append("not run (defaults from an earlier sweep, see the code)")
     except Exception as exc:
         traceback.print_exc()
         tune.append(f"sweep failed: {repr(exc)[:200]}")
@@ -218,13 +278,15 @@ def run(a):
         row = {}
         try:
             q, k, v, beta = inputs(nh, torch.float32)
-            row["chunk"] = bench(lambda: chunk_fwd_triton(q, k, v, beta, 1.0, None, False))
+            if nh == 1:   # IEEE float32 dots run on the FMA units: slow, timed once for the record
+                row["chunk"] = bench(lambda: chunk_fwd_triton(q, k, v, beta, 1.0, None, False))
             bv, nw = FR_BEST.get("k128", (None, None))
             row["fr"] = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv,
                                                                     num_warps=nw))
-            oc = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
-            of = fused_recurrent_delta_product(q, k, v, beta, validate=False)[0]
-            row["err"] = float((oc - of).norm() / of.norm())
+            if nh == 1:
+                oc = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
+                of = fused_recurrent_delta_product(q, k, v, beta, validate=False)[0]
+                row["err"] = float((oc - of).norm() / of.norm())
             if fused_recurrent_delta_rule is not None:
                 if nh == 1:
                     row["fla"] = bench(lambda: fused_recurrent_delta_rule(q, k[:, :, 0], v[:, :, 0], beta[:, :, 0],

@@ -27,7 +27,6 @@ if a *core* step failed (a compile or a certification, including a model that is
 from __future__ import annotations
 
 import argparse
-import html
 import itertools
 import json
 import os
@@ -39,7 +38,7 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np

@@ -36,7 +36,7 @@ def _figure(w: float, h: float):
     return fig
 
 
-def eigenvalue_figure(panels: list):
+def eigenvalue_figure(panels: list, suptitle: str | None = "Eigenvalues of the letter matrices (unit circle in grey)"):
     """``panels``: list of (title, [[re, im], ...], ok). One unit-disc panel per model."""
     n = max(1, len(panels))
     cols = min(5, n)
@@ -61,7 +61,8 @@ def eigenvalue_figure(panels: list):
         ax.set_yticks([-1, 0, 1])
         ax.tick_params(labelsize=7)
         ax.set_title(title, fontsize=9)
-    fig.suptitle("Eigenvalues of the letter matrices (unit circle in grey)", fontsize=10)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -136,7 +137,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;
 color:#212121;line-height:1.45}
 h1{font-size:1.6em;margin-bottom:.2em} h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em} th,td{border:1px solid #ddd;padding:.25em .55em;
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em;display:block;overflow-x:auto;max-width:100%} th,td{border:1px solid #ddd;padding:.25em .55em;
 text-align:left;vertical-align:top} th{background:#f5f5f5}
 .ok{color:#2e7d32;font-weight:600} .failed{color:#c62828;font-weight:600} .skipped{color:#757575}
 code{background:#f5f5f5;padding:0 .2em} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
@@ -212,8 +213,8 @@ def write_report(path: str, summary: dict) -> None:
     prec = S.get("precision") or {}
     parts.append("<h2>Finite precision</h2>")
     if prec.get("impossibility") is not None:
-        parts.append("<h3>Impossibility in finite precision (000, Theorems 1-2)</h3>"
-                     f"<pre>{_e(_pretty(prec['impossibility']))}</pre>")
+        parts.append("<h3>Impossibility in finite precision (000, Theorems 1-2)</h3>")
+        parts.append(_result_html(prec["impossibility"]))
         for img in prec.get("impossibility_plots") or []:
             parts.append(f"<figure><img src=\"{_e(img)}\" alt=\"{_e(img)}\"></figure>")
     if prec.get("collapse"):
@@ -253,9 +254,44 @@ def write_report(path: str, summary: dict) -> None:
     _atomic_write_text(path, "".join(parts))
 
 
+_MAX_ROWS = 24
+
+
+def _cell(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_cell(x)}" for k, x in v.items())
+    if isinstance(v, list):
+        return "[" + ", ".join(_cell(x) for x in v) + "]"
+    return "&ndash;" if v is None else _e(v)
+
+
+def _result_html(res) -> str:
+    """A compact rendering of a demo result (sections with statement / verdict / reading and lists of row dicts
+    as tables, at most _MAX_ROWS rows each); the full JSON follows in a collapsed <details> element."""
+    out = []
+    sections = res.items() if isinstance(res, dict) else [("result", res)]
+    for key, sec in sections:
+        if not isinstance(sec, dict):
+            continue
+        out.append(f"<h4>{_e(key)}</h4>")
+        for k in ("statement", "verdict", "input"):
+            if k in sec:
+                out.append(f"<p><b>{_e(k)}:</b> {_e(sec[k])}</p>")
+        if "reading" in sec:
+            out.append(f"<p class=\"small\">{_e(sec['reading'])}</p>")
+        for k, v in sec.items():
+            if isinstance(v, list) and v and all(isinstance(r, dict) for r in v):
+                cols = list(dict.fromkeys(c for r in v for c in r))
+                rows = [[_cell(r.get(c)) for c in cols] for r in v[:_MAX_ROWS]]
+                more = f" (first {_MAX_ROWS} of {len(v)})" if len(v) > _MAX_ROWS else ""
+                out.append(f"<p class=\"small\">{_e(k)}{_e(more)}</p>" + _table(cols, rows))
+    out.append(f"<details><summary>full result (JSON)</summary><pre>{_e(_pretty(res))}</pre></details>")
+    return "".join(out)
+
+
 def _pretty(x) -> str:
     import json
     try:
-        return json.dumps(x, indent=1)[:4000]
+        return json.dumps(x, indent=1)[:200_000]
     except (TypeError, ValueError):
-        return str(x)[:4000]
+        return str(x)[:200_000]

@@ -8,6 +8,7 @@ from hypothesis import given, strategies as st
 from sympy.combinatorics import Permutation
 
 from lrnnkit.automata.groups import named_group
+from lrnnkit.automata.monoid import compose
 from lrnnkit.automata.sources import load_source
 from lrnnkit.errors import InputError, SizeLimitError
 
@@ -20,6 +21,17 @@ def outputs(fsa, word):
 def test_parity_is_sum_mod_2(word):
     f = load_source("parity")
     assert outputs(f, word) == [str(sum(map(int, word[:t + 1])) % 2) for t in range(len(word))]
+
+
+def test_parity_is_the_z2_word_problem_and_counting_is_zm():
+    """Paper 000, Section 4: "Parity is equivalent to the S_2 word problem"; counting mod m is Z_m's word
+    problem restricted to the generator 1."""
+    assert load_source("group:Z2") == load_source("parity")
+    assert load_source("group:S2").n_states == 2
+    for m in (2, 3, 5):
+        z, c = load_source(f"group:Z{m}"), load_source(f"counter:{m}")
+        assert [int(z.delta[q, 1]) for q in range(m)] == [int(c.delta[q, 0]) for q in range(m)]
+        assert z.outputs == c.outputs
 
 
 @given(st.integers(1, 12), st.integers(0, 40))
@@ -158,9 +170,11 @@ def test_group_element_names():
     f = load_source("group:Z2xZ3")
     assert f.alphabet == ("0x0", "0x1", "0x2", "1x0", "1x1", "1x2")
     assert f.outputs[f.run(f.encode("1x2 1x2"))] == "0x1"
-    q = load_source("group:Q8")
-    assert q.alphabet == ("1", "i", "j", "k", "-1", "-i", "-j", "-k")
-    assert q.outputs[q.run(q.encode("i j"))] == "k" and q.outputs[q.run(q.encode("j i"))] == "-k"
+    q = named_group("Q8", allow_quaternion=True)       # catalogue only, not a SOURCE preset
+    assert q.element_names == ["1", "i", "j", "k", "-1", "-i", "-j", "-k"]
+    ij = compose(q.perms[1], q.perms[2])
+    assert q.element_names[q.perms.index(ij)] == "k"
+    assert q.element_names[q.perms.index(compose(q.perms[2], q.perms[1]))] == "-k"
     g = load_source("group:C4")
     assert g.alphabet == ("0", "1", "2", "3")
     assert all(not any(c.isspace() for c in s) for s in load_source("group:S4").alphabet)
@@ -199,7 +213,8 @@ BAD_SOURCES = [
     ("parity:3", "takes no argument"),
     ("frob:3", "unknown preset 'frob'"),
     ("group:", "group name"),
-    ("group:Q7", "only the quaternion group Q8"),
+    ("group:Q7", "unknown group name"),
+    ("group:Q8", "unknown group name 'Q8'"),
     ("group:R7", "unknown group name"),
     ("group:S", "unknown group name"),
     ("group:A4x", "unknown group name"),

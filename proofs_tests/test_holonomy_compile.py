@@ -83,7 +83,7 @@ def test_factors_are_reflections_and_resets():
                 assert len(t.factors) == L.width and all(x == 0 for r in P for x in r)
                 if L.name.startswith("level"):
                     assert sorted(t.B_exact) == [0] * (L.width - 1) + [1]
-                else:   # prefix layer: B = the prefix index
+                else:   # chain-state layer: B = the state index
                     assert L.width == 1 and t.B_exact[0] == L.transitions.index(t)
             else:
                 # a permutation matrix with (m - cycles) reflections
@@ -209,3 +209,63 @@ def test_t5_and_random_ten_state_certify():
     for _ in range(3):
         fsa = FSA(("a", "b", "c"), rng.integers(0, 10, (10, 3)), 0, None, None, None, "rand10")
         certified(build(fsa, "class"), fsa)
+
+
+def test_one_state_automaton():
+    """One state: no holonomy level; the model is one trivial layer and still certifies."""
+    fsa = FSA(("a", "b"), [[0, 0]], 0, {0}, name="one")
+    model = build(fsa)
+    assert model.notes["levels"] == 0 and len(model.layers) == 1
+    certified(model, fsa, steps=50)
+
+
+def test_unknown_option_is_an_input_error():
+    from lrnnkit.errors import InputError
+    with pytest.raises(InputError):
+        build(builders.parity(), levels="depth")
+    with pytest.raises(InputError):
+        build(builders.parity(), "rows")
+
+
+# --------------------------------------------------------------------------- refinement into simple factors
+def _z6_fold():
+    """Z_6 counter with a reset and a fold (4 levels after X's Z_6 level)."""
+    return FSA(("inc", "reset", "fold"), [[(q + 1) % 6, 0, min(q, 3)] for q in range(6)], 0, name="z6fold")
+
+
+@pytest.mark.parametrize("fsa,widths", [
+    (builders.counter(6), [2, 3]), (builders.counter(8), [2, 2, 2]), (builders.counter(12), None),
+    (builders.cycle_nav(6), [2, 3]), (_z6_fold(), None)], ids=lambda x: getattr(x, "name", str(x)))
+def test_refined_compile_certifies_and_lowers_width(fsa, widths):
+    """A solvable transitive holonomy group H on k tiles is replaced by one layer per composition factor
+    (coset spaces H_{i-1}/H_i) when sum [H_{i-1}:H_i] < k; the model must still certify."""
+    plain = build(fsa, "class")
+    ref = build(fsa, "class", refine=True)
+    certified(ref, fsa)
+    assert ref.notes["refined_levels"]
+    first = ref.notes["refined_levels"]["1"]
+    assert sum(first) < plain.widths[0]
+    assert int(np.prod(first)) == holonomy_decomposition(fsa, levels="class").group_order[
+        holonomy_decomposition(fsa, levels="class").level_classes[0][0]]
+    if widths is not None:
+        assert ref.widths == widths
+
+
+def test_refinement_skipped_when_it_does_not_lower_width():
+    """S_4 on 4 tiles (T_4's top level): 2 + 3 + 2 + 2 = 9 > 4, so nothing is refined."""
+    m = build(t_n(4), refine=True)
+    assert m.notes["refined_levels"] == {} and m.widths == build(t_n(4)).widths
+
+
+@settings(max_examples=5)
+@given(automata(max_n=6))
+def test_random_automata_refined_certify(fsa):
+    certified(build(fsa, "class", refine=True), fsa, steps=100)
+
+
+@pytest.mark.slow
+@settings(max_examples=40)
+@given(automata(max_n=8))
+def test_random_automata_refined_certify_deep(fsa):
+    for split in ("depth", "class"):
+        certified(build(fsa, split, refine=True), fsa, steps=500)

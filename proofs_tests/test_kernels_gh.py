@@ -216,11 +216,18 @@ def test_fused_recurrent_refuses_grad():
 
 
 @pytest.mark.triton
-@pytest.mark.parametrize("split", [False, True])
-def test_chunk_wy_variants_agree(split):
-    """The W/U kernel's variants (one program computing W and U, or one each) give the same forward."""
+@pytest.mark.parametrize("kind,split", [("blocked", False), ("blocked", True), ("subst", False)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_chunk_wy_variants_agree(kind, split, dtype):
+    """The W/U kernel's variants (blocked or plain substitution; one program for W and U, or one each) compute the
+    same forward at chunk 64 with a partial last chunk. float64 is routed to the substitution kernel by default
+    (the blocked kernel miscomputed float64 when compiled for the H200), so blocked is held to float32 there."""
     from lrnnkit.kernels.gh.chunk import chunk_fwd_triton
-    q, k, v, beta, _, h0 = make(1, 37, 2, 2, 16, 16, torch.float64, fresh_gen(int(torch.randint(0, 2 ** 31, ()))))
-    o, ht = chunk_fwd_triton(q, k, v, beta, 0.9, h0, True, 64, wy={"split": split, "num_warps": 4})
+    if kind == "blocked" and dtype == torch.float64 and not INTERPRET:
+        pytest.skip("blocked W/U kernel is not used for float64 on the GPU (known miscompilation, see chunk.py)")
+    q, k, v, beta, _, h0 = make(1, 37, 2, 2, 16, 16, dtype, fresh_gen(int(torch.randint(0, 2 ** 31, ()))))
+    h0 = h0.to(dtype)
+    o, ht = chunk_fwd_triton(q, k, v, beta, 0.9, h0, True, 64, wy={"split": split, "num_warps": 4, "kind": kind})
     r, rt = reference(q, k, v, beta, None, h0, 0.9)
-    assert rel(o, r) <= 1e-12 and rel(ht, rt) <= 1e-12   # float64: (NC + 1)(C + K + 4) * 4u ~ 1e-13
+    tol = 3 * (64 + 16 + 4) * 4 * U[dtype]   # the chunk bound (NC + 1)(C + K + 4) 4u with NC = 2
+    assert rel(o, r) <= tol and rel(ht, rt) <= tol

@@ -17,6 +17,11 @@
   degree found, which starts at the degree of the given faithful representation + 1. The subgroup classes come
   from :mod:`lrnnkit.automata.subgroups` (groups up to order 2520: every group of order <= 120, S5, A5, S6, ...).
 
+  Abelian groups take a shortcut (``method="auto"``): with a primary basis ``G = <b_1> x ... x <b_s>``
+  (``|b_i|`` prime powers), the stabilisers ``H_i = <b_j : j != i>`` give degree ``sum |b_i|``, Johnson's
+  minimum, without the lattice, so abelian groups past the lattice caps (e.g. ``Z2^7``) still get an explicit
+  action; the tests check the shortcut against the lattice search.
+
   Points of the result: the right cosets ``H_1 x`` of the first chosen subgroup are points ``0..[G:H_1]-1``
   (numbered in order of their least element index), then those of ``H_2``, and so on; an element ``g`` maps the
   coset ``H x`` to ``H x g`` (right action). ``images`` gives one permutation (image list) per letter of the
@@ -160,24 +165,103 @@ def _factor(n: int) -> dict:
     return out
 
 
-def minimal_faithful_permutation_representation(G) -> PermutationRepresentation:
+def _power(G: FiniteGroup, x: int, k: int) -> int:
+    y = 0
+    for _ in range(k):
+        y = int(G.table[y, x])
+    return y
+
+
+def _abelian_basis(G: FiniteGroup) -> list[int] | None:
+    """Elements ``b_1..b_s`` of prime-power orders with ``G = <b_1> x ... x <b_s>`` (a primary basis), or None.
+
+    Per prime p, greedily add an element of largest order whose cyclic subgroup meets the span so far trivially
+    (for a cyclic p-group ``<x>`` that is: the order-p element ``x^{|x|/p}`` is outside the span), so every
+    step is a direct product. Greedy choice can in principle get stuck (span not a direct summand); then None is
+    returned and the caller falls back to the subgroup-lattice search. The result is checked: the product of the
+    orders must be ``|G|``.
+    """
+    orders = G.element_orders
+    N = G.order
+    basis = []
+    n = N
+    p = 2
+    primes = []
+    while n > 1:
+        if n % p == 0:
+            primes.append(p)
+            while n % p == 0:
+                n //= p
+        p += 1
+    for p in primes:
+        target = 1
+        while N % (target * p) == 0:
+            target *= p
+        cand = [x for x in np.argsort(-orders, kind="stable").tolist()
+                if orders[x] > 1 and _is_power_of(int(orders[x]), p)]
+        span = np.zeros(N, dtype=bool)
+        span[0] = True
+        while span.sum() < target:
+            pick = None
+            for x in cand:
+                if not span[_power(G, x, int(orders[x]) // p)]:
+                    pick = x
+                    break
+            if pick is None:
+                return None
+            members = np.nonzero(span)[0]
+            y = pick
+            while y != 0:
+                span[G.table[members, y]] = True
+                y = int(G.table[y, pick])
+            basis.append(pick)
+    if int(np.prod([int(orders[b]) for b in basis], dtype=object) if basis else 1) != N:
+        return None
+    return basis
+
+
+def _is_power_of(n: int, p: int) -> bool:
+    while n % p == 0:
+        n //= p
+    return n == 1
+
+
+def _abelian_stabilisers(G: FiniteGroup):
+    """For a primary basis b_i: H_i = <b_j : j != i>; G/H_i is cyclic of order |b_i| and the H_i meet in 1."""
+    basis = _abelian_basis(G)
+    if basis is None:
+        return None
+    out = []
+    for i in range(len(basis)):
+        others = basis[:i] + basis[i + 1:]
+        H = G.generate(others)
+        out.append(np.nonzero(H)[0])
+    return out
+
+
+def minimal_faithful_permutation_representation(G, *, method: str = "auto") -> PermutationRepresentation:
     """The minimal faithful permutation degree of ``G`` and an explicit representation of that degree.
 
     ``G`` is an FSA whose transition monoid is a group, a sympy ``PermutationGroup`` or a :class:`FiniteGroup`.
     See the module docstring for the method and the numbering of points. The trivial group gets degree 1
-    (GAP's convention).
+    (GAP's convention). ``method``: ``"lattice"`` always runs the subgroup-lattice search; ``"auto"`` (default)
+    uses, for abelian groups, the action on the cosets of the complements of a primary basis (degree
+    ``sum p_i^{a_i}``, Johnson's minimum; no lattice needed, so large abelian groups work), else the lattice.
     """
+    if method not in ("auto", "lattice"):
+        raise InputError(f"unknown method {method!r}: expected 'auto' or 'lattice'")
     FG, gen_idx, natural = as_finite_group(G)
     N = FG.order
     if N == 1:
         images_all = np.zeros((1, 1), dtype=np.int64)
         chosen_orders, sizes = [1], [1]
     else:
-        chosen = _best_collection(FG, natural)
+        stabilisers = _abelian_stabilisers(FG) if (method == "auto" and FG.is_abelian) else None
+        if stabilisers is None:
+            stabilisers = [c.elements for c in _best_collection(FG, natural)]
         blocks = []
         chosen_orders, sizes = [], []
-        for c in chosen:
-            H = c.elements
+        for H in stabilisers:
             coset_of = np.full(N, -1, dtype=np.int64)
             reps = []
             for y in range(N):
@@ -187,7 +271,7 @@ def minimal_faithful_permutation_representation(G) -> PermutationRepresentation:
             # block[g, p] = coset of reps[p] * g
             block = coset_of[FG.table[np.asarray(reps)][:, :]].T     # (N, n_cosets)
             blocks.append(block)
-            chosen_orders.append(c.order)
+            chosen_orders.append(int(len(H)))
             sizes.append(len(reps))
         offsets = np.cumsum([0] + sizes[:-1])
         images_all = np.concatenate([b + off for b, off in zip(blocks, offsets)], axis=1)

@@ -65,6 +65,24 @@ class FSA:
         if len(set(alphabet)) != len(alphabet):
             dup = sorted({s for s in alphabet if alphabet.count(s) > 1})
             _fail(f"duplicate alphabet symbols: {dup}")
+        fast = None
+        if isinstance(self.delta, np.ndarray) and self.delta.dtype.kind in "iu" and self.delta.ndim == 2:
+            fast = self.delta
+        else:
+            try:
+                arr = np.asarray(self.delta)
+                if arr.dtype.kind in "iu" and arr.ndim == 2:
+                    fast = arr
+            except (ValueError, TypeError):
+                pass
+        if fast is not None and fast.shape[1] == len(alphabet) and fast.shape[0] > 0 \
+                and fast.min() >= 0 and fast.max() < fast.shape[0]:
+            # vectorized path: a rectangular integer table with every target in range (the per-entry loop
+            # below only runs to produce the error message for bad tables)
+            delta = fast.astype(np.int64, copy=True)
+            n = delta.shape[0]
+            self._finish(alphabet, delta, n)
+            return
         try:
             delta = np.array(self.delta, dtype=object)
         except Exception as exc:  # ragged lists
@@ -85,6 +103,9 @@ class FSA:
                     _fail(f"transition from state {q} on {alphabet[a]!r} goes to {int(t)}, "
                           f"out of range 0..{n - 1}")
         delta = delta.astype(np.int64)
+        self._finish(alphabet, delta, n)
+
+    def _finish(self, alphabet: tuple, delta: np.ndarray, n: int) -> None:
         delta.setflags(write=False)
         if isinstance(self.start, bool) or not isinstance(self.start, (int, np.integer)) or not 0 <= self.start < n:
             _fail(f"start state {self.start!r} out of range 0..{n - 1}")

@@ -2,7 +2,9 @@
 
 Names (DESIGN.md, "Named groups"): ``Z<m>`` cyclic of order m; ``D<m>`` the symmetries of the regular m-gon, order
 2m; ``S<n>``, ``A<n>`` symmetric and alternating on n points; direct products joined by ``x`` (``A4xZ5``,
-``S3xZ2xZ2``), and ``Q8`` the quaternion group. ``C<m>`` is accepted as an alias of ``Z<m>`` (GAP's spelling).
+``S3xZ2xZ2``). ``C<m>`` is accepted as an alias of ``Z<m>`` (GAP's spelling). The identification catalogue
+also knows ``Q8`` (the quaternion group; ``named_group("Q8", allow_quaternion=True)``), which is not a SOURCE
+preset.
 
 Each named group is a permutation group (a sympy ``PermutationGroup``) with a name for every element:
 
@@ -166,24 +168,27 @@ def _parity(p) -> int:
     return par
 
 
-def parse_group_name(name: str) -> list[tuple[str, int]]:
-    """``"A4xZ5"`` -> ``[("A", 4), ("Z", 5)]``; InputError naming the bad part otherwise."""
+def parse_group_name(name: str, *, allow_quaternion: bool = False) -> list[tuple[str, int]]:
+    """``"A4xZ5"`` -> ``[("A", 4), ("Z", 5)]``; InputError naming the bad part otherwise.
+
+    ``Q8`` is part of the identification catalogue only (not of DESIGN.md's SOURCE grammar), so it parses only
+    with ``allow_quaternion``."""
     if not isinstance(name, str) or not name:
         raise InputError(f"group name must be a non-empty string like 'S5' or 'A4xZ5', got {name!r}")
     out = []
     for part in name.split("x"):
         m = _FACTOR.match(part)
-        if not m:
-            raise InputError(f"unknown group name {name!r}: factor {part!r} is not one of Z<m>, D<m>, S<n>, A<n>, "
-                             f"Q8 (products joined by 'x', e.g. 'A4xZ5')")
+        if not m or (m.group(1) == "Q" and not allow_quaternion):
+            raise InputError(f"unknown group name {name!r}: factor {part!r} is not one of Z<m>, D<m>, S<n>, A<n> "
+                             f"(products joined by 'x', e.g. 'A4xZ5')")
         letter = "Z" if m.group(1) == "C" else m.group(1)
         out.append((letter, int(m.group(2))))
     return out
 
 
-def named_group(name: str, *, cap: int = GROUP_ORDER_CAP) -> NamedGroup:
+def named_group(name: str, *, cap: int = GROUP_ORDER_CAP, allow_quaternion: bool = False) -> NamedGroup:
     """The named group ``name`` (see the module docstring) as permutations with element names."""
-    parts = parse_group_name(name)
+    parts = parse_group_name(name, allow_quaternion=allow_quaternion)
     total = 1
     for letter, m in parts:
         if m < 1:
@@ -336,7 +341,6 @@ def _nonabelian_bases(max_order: int) -> tuple:
 
 def _q8() -> NamedGroup:
     # quaternion group as permutations of its 8 elements (regular representation) {1,i,j,k,-1,-i,-j,-k}
-    import numpy as _np
     q = {"1": (1, 0, 0, 0), "i": (0, 1, 0, 0), "j": (0, 0, 1, 0), "k": (0, 0, 0, 1)}
     els = []
     for s in (1, -1):
@@ -359,7 +363,7 @@ def _candidate(name: str) -> FiniteGroup:
 
 @lru_cache(maxsize=256)
 def _candidate_cached(name: str) -> FiniteGroup:
-    return named_group(name, cap=10 ** 6).finite_group()
+    return named_group(name, cap=10 ** 6, allow_quaternion=True).finite_group()
 
 
 @lru_cache(maxsize=512)

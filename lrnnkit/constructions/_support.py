@@ -98,7 +98,7 @@ def letter_permutations(fsa) -> tuple[list[int], np.ndarray] | str:
 
 
 def not_group_reason(fsa) -> str | None:
-    r = letter_permutations(fsa)
+    r = group_of(fsa)
     return r if isinstance(r, str) else None
 
 
@@ -316,3 +316,20 @@ def group_rep_images(G: PermGroup, gen_images: np.ndarray) -> list[np.ndarray]:
             if rho[j] is None:
                 rho[j] = gen_images[a][rho[i]]
     return rho
+
+
+def group_of(fsa):
+    """Cached ``(states, perms, G, gen_letters, letter_elem)`` of an automaton whose letters permute its reachable
+    states, or the reason string (cached in the FSA's private cache: every construction's applicability test asks)."""
+    key = "lrnnkit.constructions.group_of"
+    cache = getattr(fsa, "_cache", None)
+    if cache is not None and key in cache:
+        return cache[key]
+    r = letter_permutations(fsa)
+    if not isinstance(r, str):
+        states, perms = r
+        G, gen_letters, letter_elem = transition_group(perms)
+        r = (states, perms, G, gen_letters, letter_elem)
+    if cache is not None:
+        cache[key] = r
+    return r

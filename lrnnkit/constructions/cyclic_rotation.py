@@ -34,11 +34,10 @@ def cyclic_structure(fsa):
     """``(states, m, exponents, gen_element)`` for an automaton whose transition group is cyclic of order m:
     letter a acts as ``g^{exponents[a]}`` for a generator g (an image list on the reachable states). Returns a
     reason string when the transition monoid is not a cyclic group."""
-    r = S.letter_permutations(fsa)
+    r = S.group_of(fsa)
     if isinstance(r, str):
         return r
-    states, perms = r
-    G, _, letter_elem = S.transition_group(perms)
+    states, perms, G, _, letter_elem = r
     m = G.order
     if not G.is_abelian():
         return f"the transition group (order {m}) is not abelian, hence not cyclic"

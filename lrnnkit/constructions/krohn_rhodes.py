@@ -26,20 +26,28 @@ extra "delay" layer per level (state [e_{y_t}; e_{y_{t-1}}], A = swap-blocks x p
 factors); we use the token shift, which costs nothing.
 
 **Layers.** Reading every higher level at lag 1 would make the input tables as large as the product of the level
-sizes. Instead the prefix (c_1, ..., c_l) of the code is carried by *prefix layers*: for the levels
-l = 1..h (h = number of levels)
+sizes. Instead what the lower levels need from the higher coordinates, the *chain state* (see
+:func:`cascade_table`: the current set of the old tile chain and of the new chain of every letter), is carried by
+*chain-state layers*: for the levels l = 1..h (h = number of levels)
 
 * level layer ``L_l`` (width m_l = number of points of level l, one-hot state): reads the model input (lag 0) and
-  the prefix layer of level l - 1 (lag 1; for l = 2 that is ``L_1`` itself); its symbol is the level map (a
-  holonomy permutation as m - c reflections, a constant as m beta=1 factors plus B = e_target); its decoder is the
-  nearest one-hot (the coordinate c_l);
-* prefix layer ``K_l`` (2 <= l <= h - 1, width 1): reads ``K_{l-1}`` (or ``L_1``) and ``L_l`` at lag 0, its
-  symbol is the index j of the new prefix among the reachable prefixes; A = 0 (one GH factor, beta = 1),
-  B = j; decoder: nearest integer (W = j, c = -j^2 / 2);
-* the readout reads the last prefix and ``L_h`` (lag 0) and maps the code to the automaton's output label.
+  the chain-state layer of level l - 1 (lag 1; for l = 2 that is ``L_1`` itself, whose coordinate determines the
+  chain state); its symbol is the level map (a holonomy permutation as m - c reflections, a constant as m
+  beta=1 factors plus B = e_target); its decoder is the nearest one-hot (the coordinate c_l);
+* chain-state layer ``K_l`` (2 <= l <= h - 1, width 1): reads ``K_{l-1}`` (or ``L_1``) and ``L_l`` at lag 0; its
+  symbol is the index j of the new chain state; A = 0 (one GH factor, beta = 1), B = j; decoder: nearest integer
+  (W = j, c = -j^2 / 2);
+* the readout reads the last chain state and ``L_h`` (lag 0) and maps them to the automaton's output label.
 
-So the model has h + max(h - 2, 0) layers; the level widths are the holonomy level sizes. Table entries of
-unreachable (prefix, letter) pairs are 0: the certifier only visits reachable pairs.
+So the model has h + max(h - 2, 0) layers; the level widths are the holonomy level sizes.
+
+**Refinement** (``refine=True``): a level with one representative whose holonomy group H is solvable and
+transitive on its k tiles, and whose composition series H = H_0 > ... > H_r = 1 has sum [H_{i-1} : H_i] < k, is
+compiled as r sub-layers, one per composition factor, acting on right cosets (see :func:`_refinement`): e.g. a
+Z_6 level of width 6 becomes widths 2 + 3, Z_8 becomes 2 + 2 + 2. Sub-layer i reads the input, the chain state
+above the level (lag 1) and sub-layers 1..i-1 (lag 1); the chain-state layer (or readout) after the level reads
+all sub-layers (lag 0). Table entries of
+unreachable (chain state, letter) pairs are 0: the certifier only visits reachable pairs.
 
 Theorem 4's bounds are compared in :func:`compile_report`: the number of holonomy levels is at most the number of
 classes of images (< 2^|Q|); a level's width (tiles of its representatives) can exceed |Q| when several
@@ -48,6 +56,7 @@ representatives share a depth (``split="depth"``, SgpDec's levels) or when a set
 """
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 
 import numpy as np
@@ -106,23 +115,34 @@ def reset_factors(m: int) -> list[GHFactor]:
 
 # --------------------------------------------------------------------------- the reachable cascade
 def cascade_table(fsa, hd: Holonomy, *, max_codes: int = MAX_REACHABLE_CODES) -> dict:
-    """The cascade restricted to the codes reachable from a code of the start state: ``codes`` (list),
-    ``next[i][a]`` (index of the successor code), ``maps[(level, prefix, a)]`` = level map (canonical key),
-    ``start`` (index 0). Asserts the action property on every reachable transition."""
+    """The cascade restricted to the codes reachable from a code of the start state.
+
+    Returns ``codes`` (list; ``codes[0]`` is the start code), ``next[i][a]`` (index of the successor code),
+    ``keys[b][i]`` (the *chain state* of code i after its first b coordinates, see below) and
+    ``maps[(level, key, a)]`` = the level map (canonical form) of letter a at a code whose chain state before that
+    level is ``key``.
+
+    Chain state. The lift (holonomy module docstring, item 8) reads the coordinates top down and needs, before
+    level b, only the first old set of level >= b and, for every letter s, the first set of level >= b of the new
+    chain of s: ``key_b = (P, Q_s1, ..., Q_sk)`` (set indices). The level-b map is a function of key_b, and
+    key_{b+1} a function of key_b and coordinate b. Carrying key_b instead of the whole prefix (c_1..c_b) keeps
+    the tables small (a random 10-state automaton: at most ~200 keys against ~4000 prefixes). Both functional
+    dependencies, and the action property on every reachable transition, are asserted here."""
     start = hd.code_of(fsa.start)
     gens = hd.generators
     memos = [dict() for _ in gens]
     index = {start: 0}
     codes = [start]
     nxt: list = []
-    maps: dict = {}
     delta = fsa.delta.tolist()
     point = {start: hd.decode(start)}
+    acts_of: list = []
     i = 0
     while i < len(codes):
         code = codes[i]
         p = point[code]
         row = []
+        arow = []
         for a, g in enumerate(gens):
             acts = hd.lift_actions(g, code, memos[a])
             new = hd.act(acts, code)
@@ -131,12 +151,6 @@ def cascade_table(fsa, hd: Holonomy, *, max_codes: int = MAX_REACHABLE_CODES) ->
                 q = point[new] = hd.decode(new)
             if q != delta[p][a]:
                 raise AssertionError(f"holonomy lift broke the action at code {code}, letter {a}")
-            for lev, act in enumerate(acts):
-                key = (lev, code[:lev], a)
-                k = _canon_map(hd, lev, act)
-                prev = maps.setdefault(key, k)
-                if prev != k:
-                    raise AssertionError(f"holonomy lift is not a cascade at level {lev}, prefix {code[:lev]}")
             j = index.get(new)
             if j is None:
                 j = len(codes)
@@ -146,9 +160,32 @@ def cascade_table(fsa, hd: Holonomy, *, max_codes: int = MAX_REACHABLE_CODES) ->
                     raise SizeLimitError(f"{NAME}: more than {max_codes} reachable cascade states "
                                          f"({hd.n_levels} levels, level sizes {hd.level_size})")
             row.append(j)
+            arow.append(acts)
         nxt.append(row)
+        acts_of.append(arow)
         i += 1
-    return {"codes": codes, "next": nxt, "maps": maps, "start": 0}
+    # chain states
+    h = hd.n_levels
+    levs = [hd.level_of_set(j) for j in range(len(hd.sets))]
+    chains = [hd.decode_chain(c) for c in codes]
+    keys = []
+    for bnd in range(h + 1):
+        kb = []
+        for ci in range(len(codes)):
+            old = next(j for j in chains[ci] if levs[j] >= bnd)
+            kb.append((old,) + tuple(next(j for j in chains[nxt[ci][a]] if levs[j] >= bnd)
+                                     for a in range(len(gens))))
+        keys.append(kb)
+    maps: dict = {}
+    for ci in range(len(codes)):
+        for a in range(len(gens)):
+            for lev, act in enumerate(acts_of[ci][a]):
+                key = (lev, keys[lev][ci], a)
+                k = _canon_map(hd, lev, act)
+                prev = maps.setdefault(key, k)
+                if prev != k:   # impossible by the lift's construction
+                    raise AssertionError(f"level {lev} map is not a function of the chain state {keys[lev][ci]}")
+    return {"codes": codes, "next": nxt, "keys": keys, "maps": maps, "start": 0, "point": point}
 
 
 def _canon_map(hd: Holonomy, lev: int, act) -> tuple:
@@ -192,13 +229,143 @@ def _prefix_transition(j: int) -> Transition:
     return Transition(np.zeros((1, 1)), np.array([float(j)]), reset_factors(1), [[Fraction(0)]], [Fraction(j)])
 
 
-def build(fsa, split: str = "depth", *, token_shift: bool = True, max_codes: int = MAX_REACHABLE_CODES,
-          **options) -> Model:
+def _functional(pairs, what: str) -> dict:
+    """dict from (x, y) pairs, asserting that y is a function of x."""
+    out: dict = {}
+    for x, y in pairs:
+        if out.setdefault(x, y) != y:   # impossible: the lift is a transducer over the levels
+            raise AssertionError(f"{NAME}: {what} is not a function of its inputs at {x}")
+    return out
+
+
+def _sym(sym_of: dict, syms: list, key) -> int:
+    s = sym_of.get(key)
+    if s is None:
+        s = sym_of[key] = len(syms)
+        syms.append(key)
+    return s
+
+
+def _sym_name(key) -> str:
+    return f"const {key[1]}" if key[0] == "const" else "perm " + ",".join(map(str, key[1]))
+
+
+def _level_map(cas, kvals, kidx, lev, vals, state_src, lag):
+    """The level map for the values read above a level: (letter,) or (letter, chain-state source value);
+    the BOS pad (lag 1) stands for the start code's chain state. None for unreachable combinations."""
+    a = vals[0]
+    if lev == 0:
+        return cas["maps"].get((0, kvals[0][kidx[0][0]], a))
+    val2state = state_src[lev - 1][1]
+    v = vals[1]
+    st_ = kidx[lev][0] if (lag and v == len(val2state)) else val2state[v]
+    if st_ is None:
+        return None
+    return cas["maps"].get((lev, kvals[lev][st_], a))
+
+
+# --------------------------------------------------------------------------- refinement into simple factors
+MAX_REFINE_ORDER = 5000
+
+
+def _refinement(hd: Holonomy, lev: int) -> dict | None:
+    """Coset coordinates of a level's holonomy group along a composition series, when that lowers the width.
+
+    Applies to a level with one representative whose holonomy group H is transitive on its k tiles and
+    solvable (sympy's composition_series), with sum_i [H_{i-1} : H_i] < k and |H| <= MAX_REFINE_ORDER. A point p
+    is represented by a group element g with base.g = p (base = tile 0); g = t_r ... t_2 t_1 ("first t_r") with
+    t_i a fixed transversal element of the right coset H_i (t_{i-1} ... ) in H_{i-1}; coordinate i is the index
+    of that coset. Right multiplication by h updates coordinate 1 by the coset action of h and passes
+    u_1 = t_1 h t_1'^{-1} in H_1 down, and so on: a cascade of permutation groups on H_{i-1} / H_i (the
+    composition factors) whose maps depend only on the coordinates above (Krohn-Rhodes for groups). A reset to
+    the point p resets every coordinate to those of a fixed g_p with base.g_p = p."""
+    cl = hd.level_classes[lev]
+    if len(cl) != 1:
+        return None
+    c = cl[0]
+    k = len(hd.tiles[c])
+    gens = hd.schreier[c]
+    if not gens:
+        return None
+    from sympy.combinatorics import Permutation, PermutationGroup
+    G = PermutationGroup([Permutation(list(p), size=k) for p in gens])
+    if G.order() > MAX_REFINE_ORDER or not G.is_transitive() or not G.is_solvable:
+        return None
+    series = G.composition_series()
+    idx = [int(series[i].order() // series[i + 1].order()) for i in range(len(series) - 1)]
+    if sum(idx) >= k:
+        return None
+    elems = [tuple(g.array_form) for g in series[0].generate()]
+    ident = tuple(range(k))
+
+    def mul(x, y):   # first x, then y
+        return tuple(y[i] for i in x)
+
+    def inv(x):
+        out = [0] * k
+        for i, v in enumerate(x):
+            out[v] = i
+        return tuple(out)
+
+    sub_elems = [set(tuple(g.array_form) for g in S.generate()) for S in series]
+    # right cosets H_i t inside H_{i-1}, with a transversal (first element in a fixed order)
+    coset_of: list = []      # coset_of[i][g] for g in H_i-1... index
+    reps: list = []
+    for i in range(1, len(series)):
+        Hi = sub_elems[i]
+        parent = sorted(sub_elems[i - 1])
+        cof: dict = {}
+        rp: list = []
+        for g in parent:
+            if g in cof:
+                continue
+            j = len(rp)
+            rp.append(g)
+            for hh in Hi:
+                cof[mul(hh, g)] = j
+        coset_of.append(cof)
+        reps.append(rp)
+    coords: dict = {}
+    for g in elems:
+        cur, xs = g, []
+        for i in range(len(idx)):
+            j = coset_of[i][cur]
+            xs.append(j)
+            cur = mul(cur, inv(reps[i][j]))
+        assert cur == ident
+        coords[g] = tuple(xs)
+    point_of_coords = {xs: g[0] for g, xs in coords.items()}
+    element_of_point: dict = {}
+    for g in sorted(elems):
+        element_of_point.setdefault(g[0], g)
+    return {"indices": idx, "coords": coords, "point_of_coords": point_of_coords,
+            "element_of_point": element_of_point, "reps": reps, "coset_of": coset_of, "mul": mul, "inv": inv,
+            "k": k}
+
+
+def _sub_map(ref: dict, i: int, above: list, key: tuple) -> tuple:
+    """The map of coordinate i of a refined level, given the old coordinates above it in the level and the
+    level map (a tile permutation h, or a reset to a tile)."""
+    if key[0] == "const":
+        return ("const", ref["coords"][ref["element_of_point"][key[1]]][i])
+    mul, inv, reps, coset_of = ref["mul"], ref["inv"], ref["reps"], ref["coset_of"]
+    u = tuple(key[1])
+    for j in range(i):
+        t = reps[j][above[j]]
+        tu = mul(t, u)
+        t2 = reps[j][coset_of[j][tu]]
+        u = mul(tu, inv(t2))          # t u = u' t'  with u' in H_j:  u' = t u t'^{-1}
+    return ("perm", tuple(coset_of[i][mul(reps[i][x], u)] for x in range(len(reps[i]))))
+
+
+def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool = False,
+          max_codes: int = MAX_REACHABLE_CODES, **options) -> Model:
     """Compile ``fsa`` through its holonomy cascade (module docstring). ``split``: "depth" (one level per
     depth, SgpDec) or "class" (one level per class of images). ``token_shift=False`` builds the printed wiring
     (000, C.4: lower layers read the NEW states above; not a correct cascade in general)."""
     if options:
-        raise InputError(f"{NAME}: unknown option(s) {sorted(options)} (options: split, token_shift, max_codes)")
+        raise InputError(f"{NAME}: unknown option(s) {sorted(options)} "
+                         "(options: split, token_shift, refine, max_codes)")
     if split not in ("depth", "class"):
         raise InputError(f"{NAME}: split must be 'depth' or 'class', got {split!r}")
     hd = holonomy_decomposition(fsa, levels=split)
@@ -218,100 +385,128 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, max_codes: int
         return Model(list(fsa.alphabet), [layer], readout, labels, name=f"{name}({fsa.name})", provenance=prov,
                      notes={"levels": 0, "level_sizes": []})
     cas = cascade_table(fsa, hd, max_codes=max_codes)
-    codes = cas["codes"]
+    codes, keys = cas["codes"], cas["keys"]
     start = codes[0]
-    prefixes = []        # prefixes[l] = sorted reachable prefixes of length l + 1
-    pindex = []
-    for lev in range(h):
-        ps = sorted({c[:lev + 1] for c in codes})
-        prefixes.append(ps)
-        pindex.append({p: j for j, p in enumerate(ps)})
+    # kvals[b] = distinct chain states after b levels, and the index of every code's chain state
+    kvals: list = []
+    kidx: list = []
+    for bnd in range(h + 1):
+        vals = sorted(set(keys[bnd]))
+        kvals.append(vals)
+        pos = {v: j for j, v in enumerate(vals)}
+        kidx.append([pos[v] for v in keys[bnd]])
 
     layers: list = []
-    # source of the prefix of length l+1: (layer index, list value -> prefix or None)
-    prefix_src: list = []
+    lag = 1 if token_shift else 0
+    # state_src[l] = (layer index, list: output value of that layer -> chain-state index after levels 0..l)
+    state_src: list = []
+    refined_levels: dict = {}
+    level_labels = [lab_index[fsa.outputs[cas["point"][c]]] for c in codes]
     for lev in range(h):
         m = hd.level_size[lev]
-        # symbols: the level maps
-        sym_of: dict = {}
-        syms: list = []
-
-        def sym(key):
-            s = sym_of.get(key)
-            if s is None:
-                s = sym_of[key] = len(syms)
-                syms.append(key)
-            return s
-
-        if lev == 0:
-            table = np.array([sym(cas["maps"][(0, (), a)]) for a in range(k)], dtype=np.int64)
-            reads, sizes = [Read("input", 0)], [k]
-        else:
-            src_layer, val2prefix = prefix_src[lev - 1]
-            nv = len(val2prefix)
-            lag = 1 if token_shift else 0
-            size = nv + (1 if lag else 0)
-            table = np.zeros((k, size), dtype=np.int64)
-            for a in range(k):
-                for v in range(size):
-                    p = start[:lev] if v == nv else val2prefix[v]
-                    key = cas["maps"].get((lev, p, a)) if p is not None else None
-                    table[a, v] = sym(key) if key is not None else 0
+        ref = _refinement(hd, lev) if refine else None
+        reads_above, sizes_above, key_of_above = [Read("input", 0)], [k], []
+        if lev > 0:
+            src_layer, val2state = state_src[lev - 1]
+            nv = len(val2state)
+            reads_above.append(Read(src_layer, lag))
+            sizes_above.append(nv + (1 if lag else 0))
+        if ref is None:
+            # one level layer, one-hot over the m points
+            sym_of: dict = {}
+            syms: list = []
+            table = np.zeros(int(np.prod(sizes_above)), dtype=np.int64)
+            for flat, vals in enumerate(itertools.product(*[range(z) for z in sizes_above])):
+                key = _level_map(cas, kvals, kidx, lev, vals, state_src, lag)
+                if key is not None:
+                    table[flat] = _sym(sym_of, syms, key)
             if not syms:
-                sym(("perm", tuple(range(m))))
-            reads, sizes = [Read("input", 0), Read(src_layer, lag)], [k, size]
-        tm = TableMap(reads, sizes, table.reshape(-1), len(syms))
-        trans = [_transition(key, m) for key in syms]
-        names = [f"const {key[1]}" if key[0] == "const" else "perm " + ",".join(map(str, key[1])) for key in syms]
-        H0 = _one_hot(m, start[lev])
-        dec = Decoder.nearest([_one_hot(m, p) for p in range(m)], [str(p) for p in range(m)])
-        L_idx = len(layers)
-        layers.append(Layer("gh", m, trans, np.array([float(x) for x in H0]), tm, dec, H0, symbol_names=names,
-                            coords=[hd.describe_point(lev, p) for p in range(m)], name=f"level {lev + 1}"))
-        # the prefix of length lev+1
-        if lev == 0:
-            prefix_src.append((L_idx, [(p,) if (p,) in pindex[0] else None for p in range(m)]))
-        elif lev < h - 1:
-            src_layer, val2prefix = prefix_src[lev - 1]
-            P = prefixes[lev]
-            ktab = np.zeros((len(val2prefix), m), dtype=np.int64)
-            for v, p in enumerate(val2prefix):
-                if p is None:
-                    continue
-                for c in range(m):
-                    ktab[v, c] = pindex[lev].get(p + (c,), 0)
-            ktm = TableMap([Read(src_layer, 0), Read(L_idx, 0)], [len(val2prefix), m], ktab.reshape(-1), len(P))
-            ktrans = [_prefix_transition(j) for j in range(len(P))]
-            j0 = pindex[lev][start[:lev + 1]]
-            kdec = Decoder.exact([[Fraction(j)] for j in range(len(P))],
-                                 [-Fraction(j * j, 2) for j in range(len(P))], [f"p{j}" for j in range(len(P))])
-            K_idx = len(layers)
-            layers.append(Layer("gh", 1, ktrans, np.array([float(j0)]), ktm, kdec, [Fraction(j0)],
-                                symbol_names=[",".join(map(str, p)) for p in P],
-                                coords=[f"index of the code prefix of levels 1..{lev + 1}"],
-                                name=f"prefix {lev + 1}"))
-            prefix_src.append((K_idx, list(P)))
-    # readout
-    code_set = set(codes)
-    if h == 1:
-        src_layer = 0
-        m = hd.level_size[0]
-        tab = [lab_index[fsa.outputs[hd.decode((c,))]] if (c,) in code_set else 0 for c in range(m)]
-        readout = TableMap([Read(0, 0)], [m], tab, len(labels))
-    else:
-        src_layer, val2prefix = prefix_src[h - 2]
-        m = hd.level_size[h - 1]
-        tab = np.zeros((len(val2prefix), m), dtype=np.int64)
-        for v, p in enumerate(val2prefix):
-            if p is None:
+                _sym(sym_of, syms, ("perm", tuple(range(m))))
+            tm = TableMap(reads_above, sizes_above, table, len(syms))
+            trans = [_transition(key, m) for key in syms]
+            H0 = _one_hot(m, start[lev])
+            dec = Decoder.nearest([_one_hot(m, p) for p in range(m)], [str(p) for p in range(m)])
+            layers.append(Layer("gh", m, trans, np.array([float(x) for x in H0]), tm, dec, H0,
+                                symbol_names=[_sym_name(key) for key in syms],
+                                coords=[hd.describe_point(lev, p) for p in range(m)], name=f"level {lev + 1}"))
+            coord_layers, coord_sizes = [len(layers) - 1], [m]
+
+            def coord_fn(vals):
+                return vals[0]
+        else:
+            # refined level: one sub-layer per composition factor, on the right cosets H_i \ H_{i-1}
+            refined_levels[lev] = ref["indices"]
+            g0 = ref["element_of_point"][start[lev]]
+            x0 = ref["coords"][g0]
+            sub_layers: list = []
+            for i, ni in enumerate(ref["indices"]):
+                reads = list(reads_above) + [Read(j, lag) for j in sub_layers]
+                sizes = list(sizes_above) + [ref["indices"][j] + (1 if lag else 0) for j in range(i)]
+                sym_of, syms = {}, []
+                table = np.zeros(int(np.prod(sizes)), dtype=np.int64)
+                for flat, vals in enumerate(itertools.product(*[range(z) for z in sizes])):
+                    key = _level_map(cas, kvals, kidx, lev, vals[:len(sizes_above)], state_src, lag)
+                    if key is None:
+                        continue
+                    above = [x0[j] if lag and v == ref["indices"][j] else v
+                             for j, v in enumerate(vals[len(sizes_above):])]
+                    table[flat] = _sym(sym_of, syms, _sub_map(ref, i, above, key))
+                if not syms:
+                    _sym(sym_of, syms, ("perm", tuple(range(ni))))
+                tm = TableMap(reads, sizes, table, len(syms))
+                H0 = _one_hot(ni, x0[i])
+                dec = Decoder.nearest([_one_hot(ni, p) for p in range(ni)], [str(p) for p in range(ni)])
+                layers.append(Layer("gh", ni, [_transition(key, ni) for key in syms],
+                                    np.array([float(x) for x in H0]), tm, dec, H0,
+                                    symbol_names=[_sym_name(key) for key in syms],
+                                    coords=[f"level {lev + 1}, factor {i + 1} (order {ni}), coset {p}"
+                                            for p in range(ni)], name=f"level {lev + 1}.{i + 1}"))
+                sub_layers.append(len(layers) - 1)
+            coord_layers, coord_sizes = sub_layers, list(ref["indices"])
+
+            def coord_fn(vals, ref=ref):
+                return ref["point_of_coords"].get(tuple(vals))
+        # the chain state after this level (or the readout after the last one)
+        if lev < h - 1:
+            if lev == 0 and ref is None:
+                f = _functional(((codes[ci][0], kidx[1][ci]) for ci in range(len(codes))), "chain state 1")
+                state_src.append((coord_layers[0], [f.get(c) for c in range(m)]))
                 continue
-            for c in range(m):
-                code = p + (c,)
-                if code in code_set:
-                    tab[v, c] = lab_index[fsa.outputs[hd.decode(code)]]
-        readout = TableMap([Read(src_layer, 0), Read(len(layers) - 1, 0)], [len(val2prefix), m], tab.reshape(-1),
-                           len(labels))
+            f = _functional((((kidx[lev][ci], codes[ci][lev]), kidx[lev + 1][ci]) for ci in range(len(codes))),
+                            f"chain state {lev + 1}")
+            reads = ([Read(state_src[lev - 1][0], 0)] if lev > 0 else []) + [Read(j, 0) for j in coord_layers]
+            sizes = ([len(state_src[lev - 1][1])] if lev > 0 else []) + coord_sizes
+            nstates = len(kvals[lev + 1])
+            ktab = np.zeros(int(np.prod(sizes)), dtype=np.int64)
+            for flat, vals in enumerate(itertools.product(*[range(z) for z in sizes])):
+                prev = state_src[lev - 1][1][vals[0]] if lev > 0 else kidx[0][0]
+                c = coord_fn(vals[1:] if lev > 0 else vals)
+                if prev is not None and c is not None:
+                    ktab[flat] = f.get((prev, c), 0)
+            ktrans = [_prefix_transition(j) for j in range(nstates)]
+            j0 = kidx[lev + 1][0]
+            kdec = Decoder.exact([[Fraction(j)] for j in range(nstates)],
+                                 [-Fraction(j * j, 2) for j in range(nstates)], [f"s{j}" for j in range(nstates)])
+            layers.append(Layer("gh", 1, ktrans, np.array([float(j0)]), TableMap(reads, sizes, ktab, nstates), kdec,
+                                [Fraction(j0)], symbol_names=[f"chain state {j}" for j in range(nstates)],
+                                coords=[f"index of the chain state after levels 1..{lev + 1}"],
+                                name=f"chain state {lev + 1}"))
+            state_src.append((len(layers) - 1, list(range(nstates))))
+        else:
+            # readout: (chain state before the last level, last coordinate) -> the point's output label
+            f = _functional((((kidx[lev][ci], codes[ci][lev]), level_labels[ci]) for ci in range(len(codes))),
+                            "readout")
+            reads = ([Read(state_src[lev - 1][0], 0)] if lev > 0 else []) + [Read(j, 0) for j in coord_layers]
+            sizes = ([len(state_src[lev - 1][1])] if lev > 0 else []) + coord_sizes
+            tab = np.zeros(int(np.prod(sizes)), dtype=np.int64)
+            for flat, vals in enumerate(itertools.product(*[range(z) for z in sizes])):
+                prev = state_src[lev - 1][1][vals[0]] if lev > 0 else kidx[0][0]
+                c = coord_fn(vals[1:] if lev > 0 else vals)
+                if prev is not None and c is not None:
+                    tab[flat] = f.get((prev, c), 0)
+            readout = TableMap(reads, sizes, tab, len(labels))
     notes = {"levels": h, "level_sizes": list(hd.level_size), "split": split, "token_shift": token_shift,
+             "refined_levels": {str(l_ + 1): v for l_, v in refined_levels.items()},
              "reachable_codes": len(codes), "images": len(hd.sets),
              "holonomy": hd.summary()}
     return Model(list(fsa.alphabet), layers, readout, labels, name=f"{name}({fsa.name})", provenance=prov,
@@ -351,7 +546,18 @@ def compile_report(fsa, model: Model | None = None, *, split: str = "depth") -> 
             "factors_within_bound": max(fac) <= n,
         },
         "group_construction": None,
+        "refinement": None,
     }
+    if level_layers and model.notes.get("levels", 0):
+        from ..automata.holonomy import refinement_report
+        hd = holonomy_decomposition(fsa, levels=model.notes.get("split", split))
+        rr = refinement_report(hd)
+        refined = [sum(c["refined_points"] if c["lowers_width"] else c["points"] for c in lev) for lev in rr]
+        rep["refinement"] = {"level_widths_if_refined": refined,
+                             "lowers_width": any(r < w for r, w in zip(refined, hd.level_size)),
+                             "components": rr,
+                             "note": "composition-series refinement of the holonomy groups; build(..., refine=True) "
+                                     "compiles it for single-representative levels with a transitive solvable group"}
     perms = [fsa.delta[:, a] for a in range(fsa.n_letters)]
     if all(sorted(p.tolist()) == list(range(n)) for p in perms):
         # Theorem 3: one layer, the letters' permutation matrices (its registered construction may use a smaller
@@ -397,16 +603,17 @@ register(Construction(
     name=NAME, paper="000", statement="Theorem 4",
     applies_to="any automaton",
     build=build, applicable=None,
-    layers="h level layers + max(h - 2, 0) prefix layers, h = depth of the holonomy cascade (<= number of image "
+    layers="h level layers + max(h - 2, 0) chain-state layers, h = depth of the holonomy cascade (<= number of image "
            "classes < 2^|Q|)",
     width="level l: number of tiles of the representatives at depth l (split='class': tiles of one set)",
-    factors_per_token="level l: m_l (reset: A = 0 as m_l beta=1 factors) or m - cycles reflections; prefix "
-                      "layers: 1",
+    factors_per_token="level l: m_l (reset: A = 0 as m_l beta=1 factors) or m - cycles reflections; "
+                      "chain-state layers: 1",
     priority=-10,
     notes="holonomy decomposition (SgpDec algorithm); lower levels read the higher levels with a token shift "
           "(lag 1), as the cascade product requires; the printed proof's lag-0 wiring is krohn-rhodes-as-printed",
     options={"split": "'depth' (SgpDec levels) or 'class' (one level per class of images)",
-             "token_shift": "True (correct); False = the printed wiring"},
+             "token_shift": "True (correct); False = the printed wiring",
+             "refine": "split solvable holonomy groups into composition factors where that lowers the width"},
 ))
 
 register(Construction(

@@ -26,11 +26,10 @@ from .registry import Construction, register
 
 
 def _structure(fsa):
-    r = S.letter_permutations(fsa)
+    r = S.group_of(fsa)
     if isinstance(r, str):
         return r
-    states, perms = r
-    G, _, letter_elem = S.transition_group(perms)
+    states, perms, G, _, letter_elem = r
     if G.order > 2:
         return f"the transition group has order {G.order}, not <= 2 (parity is Z_2)"
     return states, G, letter_elem

@@ -63,6 +63,17 @@ def permutation_factors(p) -> list[GHFactor]:
     return [transposition_factor(i, j, n) for i, j in permutation_transpositions(p)]
 
 
+def permutation_transition(p) -> Transition:
+    """The Transition of the permutation matrix ``P(p)`` with its transposition factors (exact 0/1 matrix built
+    directly: multiplying the exact factor matrices costs O(r n^3) Fractions per letter)."""
+    n = len(p)
+    facs = permutation_factors(p)
+    A_ex = [[Fraction(int(int(p[j]) == i)) for j in range(n)] for i in range(n)]
+    A = np.zeros((n, n))
+    A[np.asarray(p, dtype=np.int64), np.arange(n)] = 1.0
+    return Transition(A, np.zeros(n), facs, A_ex, [Fraction(0)] * n)
+
+
 def _orbits(gens: np.ndarray) -> list[list[int]]:
     n = gens.shape[1]
     seen = [False] * n
@@ -87,12 +98,14 @@ def _orbits(gens: np.ndarray) -> list[list[int]]:
 
 def _restrict(gens: np.ndarray, points: list[int]) -> np.ndarray:
     idx = {p: i for i, p in enumerate(points)}
-    return np.array([[idx[int(g[p])] for p in points] for g in gens], dtype=np.int64)
+    return np.array([[idx[int(g[p])] for p in points] for g in gens], dtype=np.int64).reshape(len(gens), len(points))
 
 
 def natural_representation(G: S.PermGroup) -> np.ndarray:
     """The action of G on its points, restricted to a set of orbits that is still faithful (orbits are dropped
-    greedily, largest first). Returns the images of G's generators."""
+    greedily, largest first). Returns the images of G's generators. The trivial group gets degree 1."""
+    if G.order == 1:
+        return np.zeros((len(G.gens), 1), dtype=np.int64)
     orbs = _orbits(G.gens)
     keep = list(orbs)
     for orb in sorted(orbs, key=len, reverse=True):
@@ -106,25 +119,28 @@ def natural_representation(G: S.PermGroup) -> np.ndarray:
     return _restrict(G.gens, pts)
 
 
-def _library_representation(fsa, states, perms):
-    """Per-letter images under lrnnkit.automata.embeddings.minimal_faithful_permutation_representation (applied to
-    the automaton restricted to its reachable states), or None when that module is unavailable."""
+def _library_representation(G: S.PermGroup):
+    """Images of G's generators under lrnnkit.automata.embeddings.minimal_faithful_permutation_representation
+    (given the group by G's generators only: closing all letters of a word-problem automaton would cost
+    |G| x |Sigma| products), or None when that module is unavailable."""
     try:
         from ..automata.embeddings import minimal_faithful_permutation_representation
         from ..automata.fsa import FSA
     except ImportError:
         return None
-    sub = FSA(fsa.alphabet, np.asarray(perms).T.copy(), states.index(fsa.start), name=fsa.name)
+    if len(G.gens) == 0:
+        return None
+    sub = FSA(tuple(f"g{i}" for i in range(len(G.gens))), np.asarray(G.gens).T.copy(), 0, name="generators")
     rep = minimal_faithful_permutation_representation(sub)
-    return np.asarray(rep.images, dtype=np.int64).reshape(fsa.n_letters, rep.degree)
+    return np.asarray(rep.images, dtype=np.int64).reshape(len(G.gens), rep.degree)
 
 
-def minimal_representation(fsa, states, perms, G: S.PermGroup, gen_letters) -> np.ndarray:
+def minimal_representation(G: S.PermGroup) -> np.ndarray:
     """Images of G's generators under a faithful representation of least degree (checked faithful here)."""
     nat = natural_representation(G)
-    lib = _library_representation(fsa, states, perms)
+    lib = _library_representation(G) if nat.shape[1] > 2 else None
     if lib is not None and lib.shape[1] < nat.shape[1]:
-        gen_images = lib[gen_letters]
+        gen_images = lib
         why = S.check_homomorphism(G, gen_images)
         if why:
             raise AssertionError(f"minimal_faithful_permutation_representation returned a bad action: {why}")
@@ -147,11 +163,10 @@ def build(fsa, representation=None, **options) -> Model:
     permutations of 0..n-1 (a faithful representation of T(A)); default: the minimal one found."""
     if options:
         raise InputError(f"{NAME}: unknown option(s) {sorted(options)}")
-    r = S.letter_permutations(fsa)
+    r = S.group_of(fsa)
     if isinstance(r, str):
         raise InputError(f"{NAME}: {r}")
-    states, perms = r
-    G, gen_letters, letter_elem = S.transition_group(perms)
+    states, perms, G, gen_letters, letter_elem = r
     if representation is not None:
         rep = np.asarray(representation, dtype=np.int64)
         if rep.ndim != 2 or rep.shape[0] != fsa.n_letters:
@@ -163,7 +178,7 @@ def build(fsa, representation=None, **options) -> Model:
         if why:
             raise InputError(f"{NAME}: the given representation is not faithful: {why}")
     else:
-        gen_images = minimal_representation(fsa, states, perms, G, gen_letters)
+        gen_images = minimal_representation(G)
     rho = S.group_rep_images(G, gen_images)
     n = gen_images.shape[1]
     if representation is not None:
@@ -171,8 +186,7 @@ def build(fsa, representation=None, **options) -> Model:
         for a in range(fsa.n_letters):
             if not np.array_equal(rho[letter_elem[a]], rep[a]):
                 raise InputError(f"{NAME}: representation is not a homomorphism at letter {fsa.alphabet[a]!r}")
-    transitions = [Transition.from_factors(permutation_factors(rho[letter_elem[a]]), n)
-                   for a in range(fsa.n_letters)]
+    transitions = [permutation_transition(rho[letter_elem[a]]) for a in range(fsa.n_letters)]
     H0 = [Fraction(i + 1) for i in range(n)]
     refs = []
     names = []

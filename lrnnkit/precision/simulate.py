@@ -148,7 +148,11 @@ class _Memo:
         self.ids: dict = {}
         self.states: list = []
         self.trans: dict = {}
+        self.outs: dict = {}
         self.h0 = self.intern(kernel.H0)
+        D = kernel.layer.decoder
+        self.per_symbol = D.per_symbol
+        self.np_decode = D.n_out * kernel.d > 40   # many outputs: numpy's vectorized logits win
 
     def intern(self, H) -> int:
         h = [float("nan") if x != x else x for x in (H.tolist() if isinstance(H, np.ndarray) else H)]
@@ -162,8 +166,16 @@ class _Memo:
 
     def compute(self, sid: int, s: int):
         h = self.k.step1(self.states[sid], s)
-        y = self.k.decode1(h, s)
-        r = (self.intern(h), y)
+        nid = self.intern(h)
+        key = (nid, s) if self.per_symbol else nid   # the output depends on the state (and the symbol if per-symbol)
+        y = self.outs.get(key)
+        if y is None:
+            if self.np_decode:
+                y = int(self.k.decode(np.array([h]), np.array([s]))[0])
+            else:
+                y = self.k.decode1(h, s)
+            self.outs[key] = y
+        r = (nid, y)
         self.trans[(sid, s)] = r
         return r
 

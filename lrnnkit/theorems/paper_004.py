@@ -789,7 +789,12 @@ def check_strict_levels(profile: str) -> CheckResult:
              "matrices form a group representation, but a simulating bilinear model need not (letter matrices may be "
              "singular and the read-out only needs to separate reachable states). Neither a proof for arbitrary "
              "models nor a counterexample is implemented.",
-    notes="The block size in the sentence was lost in the extraction ('of size are not able').")
+    notes="The block size in the sentence was lost in the extraction ('of size are not able'). The sentence follows "
+          "'this restriction is true even for complex-valued diagonal transition matrices. Hence ...', so it may mean "
+          "2x2 rotation-scaling blocks in a shared basis (the real form of a complex diagonal): under that reading "
+          "it is 004:section-2.3.abelian-only (holds: no non-abelian group word problem). Under the reading of "
+          "free b x b blocks (the 'Block Diag. (block size b)' rows of Table 1) it is open here; note that a single "
+          "free 2x2 block already simulates the non-abelian S_3 (004:hierarchy.strict-levels).")
 def check_block_vs_full(profile: str) -> CheckResult:
     return CheckResult("open", "no decisive check implemented (see evidence)")
 

@@ -67,7 +67,8 @@ def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float = 1.0, 
     B, T, H, K, V = x.dims
     acc = acc_dtype(q.dtype)
     BK = triton.next_power_of_2(K)
-    BV = block_v or min(triton.next_power_of_2(V), max(8, 2048 // BK))
+    # H200 sweep (benchmarks/bench_kernels.py): many small programs of one warp win; BV = 16 at K = 128, 8 at K = 16
+    BV = block_v or min(triton.next_power_of_2(V), 16 if BK >= 64 else 8)
     qc, kc, vc = x.q.contiguous(), x.k.contiguous(), x.v.contiguous()
     bc = x.beta.contiguous()
     gc = x.g.contiguous() if x.g is not None else qc
@@ -76,7 +77,7 @@ def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float = 1.0, 
     ht = torch.empty(B, H, K, V, dtype=acc, device=q.device) if output_final_state else o
     grid = (triton.cdiv(V, BV), B * H)
     sc = torch.tensor([scale], dtype=acc, device=q.device)
-    nw = num_warps or (1 if BK * BV <= 512 else 2 if BK * BV <= 2048 else 4 if BK * BV <= 8192 else 8)
+    nw = num_warps or (1 if BK * BV <= 2048 else 2 if BK * BV <= 4096 else 4 if BK * BV <= 8192 else 8)
     _gh_fused_recurrent_kernel[grid](qc, kc, vc, bc, gc, h0, o, ht, sc, T, H, K, V, x.n_h, BK, BV,
                                      TL_DTYPE[acc], x.g is not None, x.h0 is not None, output_final_state,
                                      num_warps=nw)
