@@ -36,6 +36,8 @@ def main():
     ap.add_argument("--record", help="write this markdown file into benchmarks/RESULTS.md (section kernels)")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
     ap.add_argument("--sweep", action="store_true", help="tune kernel configs first (slow: many compilations)")
+    ap.add_argument("--sections", default="bf16,fp32,short,s5",
+                    help="comma list of sections to run: bf16 (GH bf16 fwd and fwd+bwd), fp32, short, s5")
     ap.add_argument("--probe", action="store_true", help="check the chunk kernels on small shapes, one process each")
     ap.add_argument("--probe-one", nargs=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -225,12 +227,14 @@ def run(a):
     out()
 
     # ---------------------------------------------------------------- bf16 GH layer
+    sections = set(a.sections.split(","))
     out(f"### GH layer (DeltaNet / DeltaProduct), bf16, B={B} T={T} H={H} K=V={K}, unit keys, beta in [0, 2]")
     out()
-    out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms | fla fwd+bwd ms | fwd+bwd ratio | "
-        "IO floor fwd / fwd+bwd ms | ours wy / state-pass ms | rel diff ours vs fla |")
+    out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms (torch bwd / triton bwd) | fla fwd+bwd ms | "
+        "fwd+bwd ratio (torch / triton bwd) | IO floor fwd / fwd+bwd ms | ours wy / state-pass ms | "
+        "rel diff ours vs fla (o / dk, triton bwd) |")
     out("|---|---|---|---|---|---|---|---|---|---|")
-    for nh in (1, 2, 3):
+    for nh in ((1, 2, 3) if "bf16" in sections else ()):
         row = {}
         try:
             q, k, v, beta = inputs(nh, torch.bfloat16)
@@ -249,6 +253,24 @@ def run(a):
                 o, _ = chunk_delta_product(qg, kg, vg, bg, validate=False)
                 o.backward(do)
             row["ours_fb"] = bench(ours_fb)
+
+            def ours_fb_t():
+                o, _ = chunk_delta_product(qg, kg, vg, bg, validate=False, backward="triton")
+                o.backward(do)
+            try:
+                row["ours_fb_t"] = bench(ours_fb_t)
+                for t in (qg, kg, vg, bg):
+                    t.grad = None
+                ours_fb_t()
+                dk_ours = kg.grad.float().clone()
+                if chunk_delta_rule is not None:
+                    for t in (qg, kg, vg, bg):
+                        t.grad = None
+                    fla_fwd(qg, kg, vg, bg, nh).backward(do)
+                    row["ddiff"] = float((dk_ours - kg.grad.float()).norm() / kg.grad.float().norm())
+            except Exception as exc:
+                traceback.print_exc()
+                row["err_t"] = repr(exc)[:120]
             if chunk_delta_rule is not None:
                 def fla_fb():
                     fla_fwd(qg, kg, vg, bg, nh).backward(do)
@@ -258,13 +280,15 @@ def run(a):
             row["err"] = repr(exc)[:120]
         ratio = row["ours"] / row["fla"] if row.get("ours") and row.get("fla") else None
         ratio_fb = row["ours_fb"] / row["fla_fb"] if row.get("ours_fb") and row.get("fla_fb") else None
+        ratio_fbt = row["ours_fb_t"] / row["fla_fb"] if row.get("ours_fb_t") and row.get("fla_fb") else None
         fl = io_bytes(nh, 2) / bw * 1e3
         flb = io_bytes(nh, 2, True) / bw * 1e3
         split = row.get("split")
-        out(f"| {nh} | {fmt(row.get('ours'))} | {fmt(row.get('fla'))} | {fmt(ratio, 2)} | {fmt(row.get('ours_fb'))} | "
-            f"{fmt(row.get('fla_fb'))} | {fmt(ratio_fb, 2)} | {fl:.3f} / {flb:.3f} | "
-            f"{fmt(split[0]) + ' / ' + fmt(split[1]) if split else 'n/a'} | {fmt(row.get('diff'), 4)} |"
-            + (f" error: {row['err']}" if "err" in row else ""))
+        out(f"| {nh} | {fmt(row.get('ours'))} | {fmt(row.get('fla'))} | {fmt(ratio, 2)} | {fmt(row.get('ours_fb'))} / "
+            f"{fmt(row.get('ours_fb_t'))} | {fmt(row.get('fla_fb'))} | {fmt(ratio_fb, 2)} / {fmt(ratio_fbt, 2)} | "
+            f"{fl:.3f} / {flb:.3f} | {fmt(split[0]) + ' / ' + fmt(split[1]) if split else 'n/a'} | "
+            f"{fmt(row.get('diff'), 4)} / {fmt(row.get('ddiff'), 4)} |"
+            + (f" error: {row['err']}" if "err" in row else "") + (f" triton bwd error: {row['err_t']}" if "err_t" in row else ""))
         torch.cuda.empty_cache()
     out()
     # ---------------------------------------------------------------- fp32 GH layer
@@ -274,7 +298,7 @@ def run(a):
     out("| n_h | ours chunk fwd ms | ours fused recurrent fwd ms | fla fused recurrent fwd ms | ratio (best ours / fla) |"
         " IO floor ms | rel err chunk vs fused (fp32) |")
     out("|---|---|---|---|---|---|---|")
-    for nh in (1, 2, 3):
+    for nh in ((1, 2, 3) if "fp32" in sections else ()):
         row = {}
         try:
             q, k, v, beta = inputs(nh, torch.float32)
@@ -313,6 +337,8 @@ def run(a):
     out("| ours fused recurrent ms | ours chunk ms | fla fused recurrent ms | ratio (best ours / fla) | IO floor ms |")
     out("|---|---|---|---|---|")
     try:
+        if "short" not in sections:
+            raise StopIteration
         g = torch.Generator(device=dev).manual_seed(1)
         q = torch.randn(Bs, Ts, 1, Ks, device=dev, generator=g)
         k = torch.nn.functional.normalize(torch.randn(Bs, Ts, 1, Ks, device=dev, generator=g), dim=-1)
@@ -325,6 +351,8 @@ def run(a):
         best = min(t_fr, t_ch)
         floor = Bs * Ts * (3 * Ks + 1 + Ks) * 4 / bw * 1e3
         out(f"| {t_fr:.3f} | {t_ch:.3f} | {fmt(t_fla)} | {fmt(best / t_fla if t_fla else None, 2)} | {floor:.3f} |")
+    except StopIteration:
+        out("| not run | | | | |")
     except Exception as exc:
         traceback.print_exc()
         out(f"| error: {repr(exc)[:150]} | | | | |")
@@ -343,13 +371,15 @@ def run(a):
     out()
     out("| mode | ms | tokens/s | exact (all B*T outputs = exact prefix products) |")
     out("|---|---|---|---|")
+    if "s5" not in sections:
+        Bm, Tm = 1, 1
     rng = np.random.default_rng(5)
     words = rng.integers(0, len(letters), size=(Bm, Tm))
     t0 = time.time()
     truth = group_truth(n, letters, words)
     t_truth = time.time() - t0
     wd = torch.as_tensor(words, device=dev)
-    for mode in ("matrix", "factors"):
+    for mode in (("matrix", "factors") if "s5" in sections else ()):
         try:
             mod = load(model, backend="triton", dtype=torch.float32, device=dev, gh_mode=mode)
             with torch.no_grad():

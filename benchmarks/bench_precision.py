@@ -90,11 +90,49 @@ def bench_executor(steps: int) -> list:
     return rows
 
 
+def bench_torch(device: str, n: int) -> list:
+    """cast_torch on a device: bit-exact against the numpy cast (all deterministic modes, several formats) and
+    throughput next to torch's own float64 -> bfloat16 / float16 conversion (a peer that double-rounds)."""
+    import torch
+    from lrnnkit.precision.cast import cast_torch
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(n) * np.ldexp(1.0, rng.integers(-20, 20, n))
+    xt = torch.from_numpy(x).to(device)
+    rows = []
+    for fmt in ("bf16", "fp16", "fp8-e4m3fn", "e5m7", "e3m2-ftz"):
+        for mode in ("nearest-even", "toward-zero", "toward-positive", "toward-negative"):
+            got = cast_torch(xt[:1_000_000], fmt, mode).cpu().numpy()
+            ref = cast(x[:1_000_000], fmt, mode)
+            ok = (got.view(np.uint64) == ref.view(np.uint64)) | (np.isnan(got) & np.isnan(ref))
+            if not ok.all():
+                raise AssertionError(f"cast_torch on {device} differs from numpy: {fmt} {mode} {x[:1_000_000][~ok][:3]}")
+        sync = (lambda: torch.cuda.synchronize()) if device.startswith("cuda") else (lambda: None)
+
+        def run(f):
+            f()
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(5):
+                f()
+            sync()
+            return (time.perf_counter() - t0) / 5
+        t = run(lambda: cast_torch(xt, fmt))
+        peer = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(fmt)
+        tp = run(lambda: xt.to(peer).to(torch.float64)) if peer else None
+        rows.append([device, fmt, f"{n / t / 1e9:.2f}", f"{n / tp / 1e9:.2f}" if tp else "-", "bit-exact vs numpy"])
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--torch-device", default=None, help="only check and time cast_torch on this device")
     a = ap.parse_args()
+    if a.torch_device:
+        rows = bench_torch(a.torch_device, 2 * 10 ** 7 if a.torch_device.startswith("cuda") else 10 ** 6)
+        print(table(["device", "format", "lrnnkit cast_torch G values/s", "torch .to(dtype) G/s", "check"], rows))
+        return
     n = 10 ** 6 if a.quick else 10 ** 7
     steps = 10 ** 5 if a.quick else 10 ** 6
     rows = bench_casts(n, 2 if a.quick else 5)

@@ -33,6 +33,7 @@ autodoc_default_options = {"members": True, "show-inheritance": False, "ignore-m
 autodoc_typehints = "none"   # signatures stay readable; the docstrings state the types that matter
 napoleon_numpy_docstring = True
 napoleon_google_docstring = True
+napoleon_use_ivar = True     # "Attributes" sections as :ivar: fields (no attribute directives: no duplicate objects)
 nitpicky = False
 # "more than one target found" for a short cross-reference such as :mod:`.naive` (several subpackages have one):
 # Sphinx still links one of them; this is not worth failing the -W build for

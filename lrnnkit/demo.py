@@ -6,6 +6,9 @@
    and **certify** it for inputs of every length (lrnnkit.certify: exact breadth-first search over the reachable
    pairs of automaton state and model state). These are the *core* steps: parity, Z_5, D_4, S_5, A_5, the flip-flop,
    even pairs, arithmetic mod 5 and an automaton with resets compiled through Krohn-Rhodes (paper 000, Theorem 4).
+   Showcase extras (not core) compile the same automata through other constructions: D_4 in two DeltaNet layers
+   (001, Theorem 1), A_5 by 3-D rotations (001, Section 5.1), addition mod 5 with reflections (000, Theorem 6),
+   arithmetic mod 5 in a block-diagonal layer (002, Section 3.3), Z_5 by rotation blocks (004).
 2. a **worked trace** of every certified model on a short word (float64 executor, lrnnkit.executor) beside the
    automaton's own outputs;
 3. the **eigenvalues** of every letter matrix (they lie in the closed unit disc: GH factors with beta in [0, 2] have
@@ -202,9 +205,12 @@ class DemoCase:
     key: str                      # short name used in the report and summary
     source: str                   # the CLI source string (preset) it stands for
     title: str
-    construction: str | None = None   # None: compile() picks the best applicable construction
+    construction: str | None = None   # None: compile() picks the best applicable construction. The automata
+    # that are not groups are pinned to Krohn-Rhodes: the showcase is GH-product layers for every regular language
+    # (000, Theorem 4), which the automatic choice need not pick (it may prefer a dense one-hot layer, 004)
     words: tuple = ()             # worked-trace words (space separated); the first that encodes is used, else
                                   # a random word of length 8
+    core: bool = True             # False: a showcase extra whose compile / certify failure does not fail the demo
 
 
 DEFAULT_CASES = [
@@ -213,13 +219,26 @@ DEFAULT_CASES = [
     DemoCase("D4", "group:D4", "Dihedral group D_4 (order 8)"),
     DemoCase("S5", "group:S5", "Symmetric group S_5 (order 120)"),
     DemoCase("A5", "group:A5", "Alternating group A_5 (order 60, simple)"),
-    DemoCase("flipflop", "flipflop", "Flip-flop (set / reset / read)",
-             words=("set1 read read set0 read set1 read",)),
-    DemoCase("even-pairs", "even-pairs", "Even pairs (first letter = last letter)",
-             words=("0 1 1 0 1 0",)),
-    DemoCase("mod-arith5", "mod-arith:5", "Arithmetic mod 5 with precedence", words=("3 + 2 * 4 - 1",)),
+    DemoCase("flipflop", "flipflop", "Flip-flop (set / reset / read), through Krohn-Rhodes",
+             construction="krohn-rhodes", words=("set1 read read set0 read set1 read",)),
+    DemoCase("even-pairs", "even-pairs", "Even pairs (first letter = last letter), through Krohn-Rhodes",
+             construction="krohn-rhodes", words=("0 1 1 0 1 0",)),
+    DemoCase("mod-arith5", "mod-arith:5", "Arithmetic mod 5 with precedence, through Krohn-Rhodes",
+             construction="krohn-rhodes", words=("3 + 2 * 4 - 1",)),
     DemoCase("reset-kr", RESET_SPEC, "An automaton with resets, through Krohn-Rhodes (000, Theorem 4)",
              construction="krohn-rhodes", words=("t0 t0 t2 t0 t1 t0 t2",)),
+    # showcase extras: the same groups through other constructions of the papers (not core steps)
+    DemoCase("D4-deltanet", "group:D4", "D_4 in two DeltaNet layers (001, Theorem 1)",
+             construction="dihedral-deltanet", core=False),
+    DemoCase("A5-rotations", "group:A5", "A_5 by 3-D rotations, two reflections per token (001, Section 5.1)",
+             construction="rotation-3d", core=False),
+    DemoCase("Z5-reflections", "group:Z5", "Addition mod 5 with reflections, two layers (000, Theorem 6)",
+             construction="modadd-reflections", words=("1 2 4 3 0 2",), core=False),
+    DemoCase("mod-arith5-blockdiag", "mod-arith:5", "Arithmetic mod 5, block-diagonal with column-normalized "
+             "blocks (002, Section 3.3)", construction="block-diagonal-normalized", words=("3 + 2 * 4 - 1",),
+             core=False),
+    DemoCase("Z5-bilinear", "group:Z5", "Z_5 by rotation blocks in a bilinear RNN (004, abelian groups)",
+             construction="bilinear-abelian-rotations", words=("1 2 4 3 0 2",), core=False),
 ]
 
 
@@ -442,7 +461,8 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
     R.say(f"lrnnkit demo -> {out_dir}")
 
     for case in cases:
-        entry: dict = {"key": case.key, "title": case.title, "source": case.source, "status": "failed"}
+        entry: dict = {"key": case.key, "title": case.title, "source": case.source, "status": "failed",
+                       "core": case.core}
         automata[case.key] = entry
 
         def do_compile(case=case, entry=entry):
@@ -458,11 +478,11 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                          layer_kinds=[L.kind for L in model.layers])
             return fsa, model
 
-        ok, got = R.run(f"compile {case.key}", "compile", True, do_compile)
+        ok, got = R.run(f"compile {case.key}", "compile", case.core, do_compile)
         if not ok:
             entry["reason"] = R.steps[-1]["reason"]
-            R.steps.append({"name": f"certify {case.key}", "kind": "certify", "core": True, "status": "failed",
-                            "reason": "not compiled", "seconds": 0.0})
+            R.steps.append({"name": f"certify {case.key}", "kind": "certify", "core": case.core,
+                            "status": "failed", "reason": "not compiled", "seconds": 0.0})
             R.steps.append({"name": f"trace {case.key}", "kind": "trace", "core": False, "status": "skipped",
                             "reason": "not compiled", "seconds": 0.0})
             continue
@@ -478,7 +498,7 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                              + (f" (counterexample {' '.join(cert.counterexample)})" if cert.counterexample else ""))
             return cert
 
-        ok, _cert = R.run(f"certify {case.key}", "certify", True, do_certify)
+        ok, _cert = R.run(f"certify {case.key}", "certify", case.core, do_certify)
         entry["status"] = "ok" if ok else "failed"
         if not ok:
             entry["reason"] = R.steps[-1]["reason"]

@@ -101,9 +101,11 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
     if coll:
         models = list(dict.fromkeys(r["model"] for r in coll))
         fmts = list(dict.fromkeys(r["format"] for r in coll))
-        horizon = max([r["first_wrong_step"] for r in coll if isinstance(r["first_wrong_step"], (int, float))]
-                      + [1]) * 2
-        fig = _figure(7, 3.2)
+        # "none seen" bars are drawn (hatched) up to the run length: the model was right for the whole run
+        horizon = max([r.get("steps") or 0 for r in coll]
+                      + [r["first_wrong_step"] for r in coll if isinstance(r["first_wrong_step"], (int, float))]
+                      + [1])
+        fig = _figure(max(7.0, 0.75 * len(models) + 1.5), 3.6)
         ax = fig.add_subplot(1, 1, 1)
         w = 0.8 / max(1, len(fmts))
         for j, f in enumerate(fmts):
@@ -121,9 +123,9 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
                 if h:
                     b.set_hatch("//")
         ax.set_xticks([i + 0.4 - w / 2 for i in range(len(models))])
-        ax.set_xticklabels(models)
+        ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
         ax.set_yscale("log")
-        ax.set_ylabel("first wrong step (hatched: none seen)")
+        ax.set_ylabel("first wrong step\n(hatched: right for all steps)", fontsize=8)
         ax.legend(fontsize=7)
         ax.set_title("Precision collapse of exact constructions", fontsize=10)
         fig.tight_layout()

@@ -111,3 +111,24 @@ def test_kernels_refuse_bad_inputs_too():
     with pytest.raises(InputError):
         block_diagonal_scan_fused(torch.zeros(1, 2, 1, 2, 2, device=DEV),
                                   torch.full((1, 2, 1, 2), float("nan"), device=DEV))
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("mode", ["chunk", "fused_recurrent", "naive"])
+def test_layer_modules_dispatch(mode):
+    """The nn.Module front-ends compute their naive reference (float64, so the bound is the float64 one)."""
+    from lrnnkit.kernels import DiagonalLayer, GHLayer
+    gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31, ())))
+    q = torch.randn(1, 9, 2, 8, dtype=torch.float64, generator=gen)
+    k = torch.nn.functional.normalize(torch.randn(1, 9, 2, 2, 8, dtype=torch.float64, generator=gen), dim=-1)
+    v = torch.randn(1, 9, 2, 2, 8, dtype=torch.float64, generator=gen)
+    beta = 2 * torch.rand(1, 9, 2, 2, dtype=torch.float64, generator=gen)
+    q, k, v, beta = (x.to(DEV) for x in (q, k, v, beta))
+    o, _ = GHLayer(mode, scale=0.5)(q, k, v, beta)
+    r, _ = GHLayer("naive", scale=0.5)(q, k, v, beta)
+    assert rel(o, r) <= 1e-12
+    a = (2 * torch.rand(1, 20, 3, dtype=torch.float64, generator=gen) - 1).to(DEV)
+    b = torch.randn(1, 20, 3, dtype=torch.float64, generator=gen).to(DEV)
+    assert rel(DiagonalLayer(mode)(a, b), diagonal_scan_naive(a, b)) <= 1e-13
+    with pytest.raises(InputError, match="mode"):
+        GHLayer("fast")

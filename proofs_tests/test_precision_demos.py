@@ -67,3 +67,25 @@ def test_collapse_table_small():
     for r in t["rows"]:
         assert {"construction", "format", "policy", "variant", "first_wrong_step"} <= set(r)
     json.dumps(t)
+
+
+def test_cast_model_findings_theorems_fail_under_per_operation_rounding():
+    """Finding: 000 Theorems 1 and 2 hold in the proof's cast model but not under per-operation rounding. Checked by
+    the simulator (exact period detection) and, independently, by Fraction arithmetic with the exact cast."""
+    from lrnnkit.precision.demos import cast_model_findings
+    f = cast_model_findings()
+    t1, t2 = f["theorem1"], f["theorem2"]
+    assert t1["eigenvalues"] == ["1/2", "1"] and t1["state_period"] == 2 and t1["first_wrong_step_all_lengths"] is None
+    assert t1["exact_for_all_lengths"] and t1["proof_model_first_wrong_step_within_60"] is not None
+    assert t2["all_eigenvalues_real"] and t2["state_period"] % 3 == 0 and t2["first_wrong_step_all_lengths"] is None
+    # independent re-computation of the e2m2 trajectory: exact products, exact sums, exact rounding each time
+    from lrnnkit.precision.cast import cast_exact
+    fl = lambda q: Fraction(cast_exact(q, "e2m2"))  # noqa: E731
+    A = [[Fraction(3, 4), Fraction(-1, 4)], [Fraction(-1, 4), Fraction(3, 4)]]
+    h = [Fraction(-3), Fraction(0)]
+    traj = [h]
+    for _ in range(12):
+        h = [fl(fl(r[0] * h[0]) + fl(r[1] * h[1])) for r in A]
+        traj.append(h)
+    assert traj[3] == [Fraction(-3, 2), Fraction(5, 4)] and traj[4] == [Fraction(-5, 4), Fraction(3, 2)]
+    assert all(traj[k] == traj[k + 2] for k in range(3, 11)) and traj[3] != traj[4]

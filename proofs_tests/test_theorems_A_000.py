@@ -15,7 +15,8 @@ EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b
             "000:proposition-1.2c-proof-swaps", "000:proposition-1.3a", "000:proposition-1.3b",
             "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
-            "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2"}
+            "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
+            "000:proposition-1-consequence", "000:equation-5-inclusion", "000:appendix-D-identities"}
 
 
 def test_all_statements_registered():
@@ -141,3 +142,61 @@ def test_theorem_6_float_long_words():
 def test_recorded_counterexamples_are_minimal_shapes():
     assert get("000:proposition-1.3b").counterexample["k"] == 3
     assert get("000:proposition-1.2c-proof-swaps").counterexample["n"] == 2
+
+
+def _proof_policy_model(A1, H0, fsa, W, c, labels):
+    from lrnnkit.model import Decoder, Layer, Model, TableMap, Transition
+    n = len(H0)
+    z = [F(0)] * n
+    letters = list(fsa.alphabet)
+    mats = [A1] if len(letters) == 1 else [P.eye(n), A1]
+    trans = [Transition.from_exact([list(r) for r in A], z) for A in mats]
+    dec = Decoder.exact(W, c, labels)
+    L = Layer("dense", n, trans, np.array([float(x) for x in H0]), TableMap.identity("input", len(letters)), dec,
+              list(H0), labels, [f"h{i}" for i in range(n)], "cex")
+    prov = {"construction": "cex", "paper": "000", "statement": "Theorem 1/2", "automaton": fsa.to_dict(),
+            "automaton_hash": fsa.content_hash()}
+    return Model(letters, [L], TableMap.identity(0, len(labels)), labels, "cex", prov)
+
+
+def test_theorem_1_counterexample_library_proof_policy():
+    # lrnnkit.precision implements the paper's cast model independently (policy "proof"): no wrong output
+    from lrnnkit.automata.fsa import FSA
+    from lrnnkit.precision.simulate import collapse
+    fsa = FSA(("0", "1"), [[0, 1], [1, 0]], 0, None, ("0", "1"), None, "parity")
+    thr = 1 + F(1, 2 ** 8)
+    M = _proof_policy_model(P.T1_A1, P.T1_H0, fsa, [[1, 0], [-1, 0]], [-thr, thr], ["0", "1"])
+    assert collapse(M, "bf16", "proof", steps=400, prefix=[], cycle=["1"]).first_wrong_step is None
+    assert collapse(M, "bf16", "proof", steps=300, seed=1).first_wrong_step is None
+    # control: the same construction with the eigenvalue +1/2 (allowed by Theorem 1) fails at once
+    A_pos = ((F(1), F(-1, 2)), (F(0), F(1, 2)))
+    M2 = _proof_policy_model(A_pos, P.T1_H0, fsa, [[1, 0], [-1, 0]], [-thr, thr], ["0", "1"])
+    assert collapse(M2, "bf16", "proof", steps=50, prefix=[], cycle=["1"]).first_wrong_step == 1
+
+
+def test_theorem_2_counterexample_library_proof_policy():
+    from lrnnkit.automata.fsa import FSA
+    from lrnnkit.precision.simulate import collapse
+    fsa = FSA(("1",), [[1], [2], [0]], 0, frozenset({0}), None, None, "(111)*")
+    thr = 1 + F(1, 2 ** 8)
+    M = _proof_policy_model(P.T2_A1, P.T2_H0, fsa, [[1, 0, 0], [-1, 0, 0]], [-thr, thr], ["1", "0"])
+    assert collapse(M, "bf16", "proof", steps=400).first_wrong_step is None
+
+
+@pytest.mark.slow
+def test_deep_profile_000():
+    from lrnnkit.theorems import run_check
+    for sid in sorted(EXPECTED):
+        assert run_check(sid, "deep").verdict == get(sid).verdict, sid
+
+
+def test_appendix_d_identities_float_random_angles():
+    rng = np.random.default_rng(5)
+    R = lambda a: np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    H = lambda a: np.array([[np.cos(a), np.sin(a)], [np.sin(a), -np.cos(a)]])
+    for a, g in rng.uniform(-10, 10, size=(200, 2)):
+        # 1e-12: products of two 2x2 matrices with O(1) entries, float64 round-off ~1e-15
+        assert np.allclose(R(a) @ R(g), R(a + g), atol=1e-12)
+        assert np.allclose(H(a) @ H(g), R(a - g), atol=1e-12)
+        assert np.allclose(R(a) @ H(g), H(a + g), atol=1e-12)
+        assert np.allclose(H(g) @ R(a), H(g - a), atol=1e-12)

@@ -6,7 +6,8 @@ from lrnnkit.theorems import all_statements
 from lrnnkit.theorems import paper_001 as Q
 
 EXPECTED = {"001:theorem-1", "001:equation-3", "001:claim-first-layer-two-heads", "001:lemma-1", "001:claim-rank",
-            "001:claim-norm-eigenvalues", "001:claim-sn-one-layer", "001:claim-s4-a5-rotations", "001:claim-reset"}
+            "001:claim-norm-eigenvalues", "001:claim-sn-one-layer", "001:claim-s4-a5-rotations", "001:claim-reset",
+            "001:equation-unrolled", "001:figure-4"}
 
 
 def test_all_statements_registered():

@@ -133,14 +133,12 @@ class _MaskMap:
 
 
 def _image(mask: int, t) -> int:
-    """The image of a subset under a transformation (array or list); a bit loop (fast for one-off images)."""
+    """The image of a subset under a transformation (array or list); loops over the set bits only."""
     m = 0
-    x = 0
     while mask:
-        if mask & 1:
-            m |= 1 << int(t[x])
-        mask >>= 1
-        x += 1
+        low = mask & -mask
+        m |= 1 << int(t[low.bit_length() - 1])
+        mask ^= low
     return m
 
 
@@ -353,6 +351,7 @@ class Holonomy:
     def _tile_perm(self, c: int, g: np.ndarray) -> tuple:
         """The permutation of tiles(R_c) induced by g (g maps R_c onto itself)."""
         ti = self.tile_index[c]
+        g = g.tolist() if isinstance(g, np.ndarray) else g
         return tuple(ti[_image(T, g)] for T in self.tiles[c])
 
     def _fast(self) -> tuple:
@@ -555,9 +554,16 @@ def holonomy_decomposition(source, n: int | None = None, *, levels: str = "depth
     by_size = sorted(range(len(sets)), key=lambda i: -_popcount(sets[i]))
     tiles: dict = {}
     tile_index: dict = {}
+    # numpy prefilter of the subsets of R (bitmasks as uint64 while n <= 63; plain Python beyond)
+    sorted_sets = [sets[i] for i in by_size]
+    arr = np.array(sorted_sets, dtype=np.uint64) if n <= 63 else None
     for ci in nonsingle:
         R = sets[rep[ci]]
-        cands = [sets[i] for i in by_size if sets[i] != R and sets[i] & ~R == 0]
+        if arr is not None:
+            sel = np.nonzero((arr & np.uint64(~R & X)) == 0)[0]
+            cands = [sorted_sets[j] for j in sel.tolist() if sorted_sets[j] != R]
+        else:
+            cands = [m for m in sorted_sets if m != R and m & ~R == 0]
         maxi: list = []
         for m in cands:   # by decreasing size: m is maximal iff no earlier maximal set contains it
             if not any(m & ~M == 0 for M in maxi):
@@ -569,7 +575,8 @@ def holonomy_decomposition(source, n: int | None = None, *, levels: str = "depth
     for i in range(len(sets)):
         ci = cls[i]
         if ci in tiles:
-            child[i] = [index[_image(T, u[i])] for T in tiles[ci]]
+            ul = u[i].tolist()
+            child[i] = [index[_image(T, ul)] for T in tiles[ci]]
 
     # 4. heights (longest path in the strict-subduction DAG) and depths
     D = nx.DiGraph()
@@ -600,7 +607,7 @@ def holonomy_decomposition(source, n: int | None = None, *, levels: str = "depth
         for P in comps[ci]:
             for gi, Q in out_edges[P]:
                 if cls[Q] == ci:
-                    t = v[Q][gens[gi][u[P]]]
+                    t = v[Q][gens[gi][u[P]]].tolist()
                     perm = tuple(tile_index[ci][_image(T, t)] for T in tiles[ci])
                     if perm != ident_perm:
                         gset[perm] = None

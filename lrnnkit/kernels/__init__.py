@@ -8,9 +8,11 @@ reference, any dtype), ``fused_recurrent.py`` (state on chip, for inference and 
 * :mod:`.diagonal`, :mod:`.block_diagonal`, :mod:`.bilinear`: the other layer kinds of the model format
 * :mod:`.table`: symbol-indexed affine scans with a fused argmax decoder (compiled model layers)
 * :func:`load` / :func:`run_model`: run a whole :class:`lrnnkit.model.Model`
+* :mod:`.layers`: nn.Module front-ends choosing naive / fused_recurrent / chunk
 
 Triton is imported lazily (first kernel use); without a GPU it runs in interpreter mode (TRITON_INTERPRET=1).
 """
 from .compiled import LoadedModel, load, run_model
+from .layers import BilinearLayer, BlockDiagonalLayer, DiagonalLayer, GHLayer
 
-__all__ = ["load", "run_model", "LoadedModel"]
+__all__ = ["load", "run_model", "LoadedModel", "GHLayer", "DiagonalLayer", "BlockDiagonalLayer", "BilinearLayer"]

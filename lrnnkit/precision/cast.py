@@ -262,10 +262,15 @@ def _cast_torch_real(x, fmt: FloatFormat, mode: str, generator):
     elif mode == "toward-negative":
         up = (r != 0) & neg
     else:
-        p = torch.ldexp(r.to(torch.float64), (-shift).to(torch.float64))
+        p = r.to(torch.float64) * ((1023 - torch.clamp(shift, max=1000)) << 52).view(torch.float64) \
+            * ((1023 - (shift - torch.clamp(shift, max=1000))) << 52).view(torch.float64)
         up = torch.rand(x.shape, dtype=torch.float64, device=x.device, generator=generator) < p
-    n = (t + up.to(torch.int64)).to(torch.float64)
-    mag = torch.ldexp(n, q.to(torch.float64))
+    n = (t + up.to(torch.int64)).to(torch.float64)          # <= 2^53: exact
+    # n * 2^q with powers of two built from their bit patterns (exact; torch.ldexp is a pow-and-multiply that is
+    # not exact on every device): two factors keep each in float64's normal range
+    q1 = torch.clamp(q, min=-1000, max=1000)
+    q2 = q - q1
+    mag = n * ((q1 + 1023) << 52).view(torch.float64) * ((q2 + 1023) << 52).view(torch.float64)
     maxf = fmt.max_finite
     finite = u < 0x7FF0_0000_0000_0000
     over = (mag > maxf) & finite

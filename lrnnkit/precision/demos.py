@@ -13,6 +13,9 @@ constructions in low-precision formats. Each demo returns a JSON-able dict; plot
   two-layer model of period 4), so counting mod 3 fails at a measured step; the rotation construction (complex
   eigenvalues ``e^{+-2 pi i/m}``, 000 Theorem 3) counts mod m until rounding drift breaks it (or forever, when the
   finite-precision orbit closes correctly: the verdict is exact for every length).
+* :func:`cast_model_findings` — both theorems depend on the proof's cast model: under per-operation rounding
+  (IEEE arithmetic in the format) a DeltaNet matrix with eigenvalues {1/2, 1} solves parity in e2m2, and a real
+  symmetric 3x3 matrix counts mod 3 in e3m1, for every length (rounding limit cycles).
 * :func:`collapse_table` — construction x format x policy -> first wrong step, with mitigations (exactly
   representable keys ``gh="scaled"``, state renormalization) and plots of steps-to-failure against m and format.
 """
@@ -29,7 +32,8 @@ from .demo_models import (counter_real, counter_rotation, deltanet_model, diagon
 from .proof_model import proof_constant_input
 from .simulate import EventuallyPeriodic, Simulator, collapse
 
-__all__ = ["theorem1_demo", "theorem2_demo", "collapse_table", "impossibility_demo", "DEMO_FORMATS"]
+__all__ = ["theorem1_demo", "theorem2_demo", "collapse_table", "impossibility_demo", "cast_model_findings",
+           "DEMO_FORMATS"]
 
 DEMO_FORMATS = ["fp32", "tf32", "bf16", "fp16", "fp8-e4m3", "fp8-e4m3fn", "fp8-e5m2", "fp4-e2m1", "e5m7", "e3m4"]
 SIM_POLICIES = ["op", "matvec"]
@@ -225,7 +229,7 @@ def _plt():
     return plt
 
 
-def plot_theorem1(out_dir: str, fmt: str = "bf16", steps: int = 40) -> str:
+def plot_theorem1(out_dir: str, fmt: str = "bf16", steps: int = 80) -> str:
     """Trajectories of the first state coordinate on 1^k in one format: [0, 1] spectra settle, -1 alternates."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -303,7 +307,7 @@ def impossibility_demo(out_dir: str | None = None, formats=None, cap: int = 5_00
     """Theorems 1 and 2 of paper 000 in finite precision (dicts), plots in ``out_dir`` when given."""
     t1 = theorem1_demo(formats, cap)
     t2 = theorem2_demo(formats, cap)
-    res = {"theorem1": t1, "theorem2": t2, "plots": []}
+    res = {"theorem1": t1, "theorem2": t2, "cast_model_findings": cast_model_findings(), "plots": []}
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         res["plots"].append(plot_theorem1(out_dir))
@@ -314,3 +318,85 @@ def impossibility_demo(out_dir: str | None = None, formats=None, cap: int = 5_00
         if p:
             res["plots"].append(p)
     return res
+
+
+# --------------------------------------------------------------------------- the cast model matters (findings)
+def _lookup_model(A, H0, fmt: str, m: int, name: str, statement: str):
+    """One dense layer ``H <- A H`` (B = 0) on the letter ``1`` and a decoder that reads the count mod m off the
+    finite-precision state: a nearest-reference decoder over the states the run visits under the op policy (each
+    visited state is its own unique nearest reference), labelled with k mod m. Built only when the visited states
+    are consistent (no state seen at two counts with different residues)."""
+    from fractions import Fraction
+
+    from ..model import Decoder, Layer, Model, TableMap, Transition
+    from .demo_models import _prov, counter_fsa
+    fsa = counter_fsa(m)
+    H0 = [Fraction(x) for x in H0]
+    t = Transition.from_exact([[Fraction(x) for x in r] for r in A])
+    d = len(A)
+    probe = Layer("dense", d, [t], np.array([float(x) for x in H0]), TableMap.identity("input", 1),
+                  Decoder.exact([[0] * d], [0], ["0"]), [Fraction(x) for x in H0], ["1"], None, name)
+    pm = Model(["1"], [probe], TableMap.identity(0, 1), ["0"], name)
+    sim = Simulator(pm, fmt, "nearest-even", "op")
+    run = sim.run_sequence(EventuallyPeriodic(np.array([0]), 0, 1))
+    mu, lam = run["layer_periods"][0]
+    memo = sim.memos[0]
+    # states H_0 .. H_{mu+lam-1} in visiting order: walk the memo from H_0
+    sid, seq = memo.h0, []
+    for _ in range(mu + lam):
+        seq.append(sid)
+        sid = memo.trans[(sid, 0)][0] if (sid, 0) in memo.trans else memo.compute(sid, 0)[0]
+    label: dict = {}
+    for k, s in enumerate(seq):
+        if label.setdefault(s, k % m) != k % m:
+            raise ValueError("inconsistent")
+    if lam % m:
+        raise ValueError(f"period {lam} is not a multiple of {m}")
+    refs = [[Fraction(x) for x in memo.states[s]] for s in label]
+    dec = Decoder.nearest(refs, [str(label[s]) for s in label])
+    # output at step t reads H_t: the label of H_t is t mod m (the automaton's output after t ones)
+    L = Layer("dense", d, [t], np.array([float(x) for x in H0]), TableMap.identity("input", 1), dec,
+              [Fraction(x) for x in H0], ["1"], [f"h{i}" for i in range(d)], name)
+    return Model(["1"], [L], TableMap.identity(0, len(dec.labels)), list(dec.labels), name,
+                 _prov(fsa, name, statement)), (mu, lam)
+
+
+def cast_model_findings() -> dict:
+    """Theorems 1 and 2 of paper 000 hold in the proof's cast model (products exact, each term cast, sum cast:
+    Appendix A.3 / B.1), but NOT under per-operation rounding (our ``op`` policy, IEEE arithmetic in the format):
+
+    * Theorem 1: ``A = [[3/4, -1/4], [-1/4, 3/4]] = I - (1/2) u u^T / (u^T u)``, ``u = (1, 1)`` (DeltaNet with
+      beta = 1/2: eigenvalues 1 and 1/2, both in [0, 1]), ``B = 0``, ``H_0 = (-3, 0)``, format e2m2 (5 bits) with
+      round-to-nearest-even after every operation: the state on ``1^k`` is (-3, 0), (-2, 0.75), (-1.75, 1), then
+      alternates (-1.5, 1.25), (-1.25, 1.5) forever (a rounding limit cycle of period 2), so a decoder recognizes
+      parity for every length.
+    * Theorem 2: a symmetric 3x3 dyadic ``A`` with real eigenvalues in (-1, 1), ``B = 0``, in e3m1 has an op-policy
+      state of period 6 on ``1^k``: a decoder counts mod 3 (and mod 6) for every length.
+
+    Each is checked here by the exact period detection and by running the model (with its lookup decoder, decoded in
+    float64 on the rounded state; the theorems allow any decoder) against the automaton for every length."""
+    out = {}
+    cases = [
+        ("theorem1", "000, Theorem 1", [["3/4", "-1/4"], ["-1/4", "3/4"]], ["-3", "0"], "e2m2", 2),
+        ("theorem2", "000, Theorem 2", [["-3/8", "-1/4", "3/8"], ["-1/4", "1/8", "-1/2"], ["3/8", "-1/2", "-1/2"]],
+         ["-1", "-3/2", "3/2"], "e3m1", 3),
+    ]
+    import sympy
+    for key, stmt, A, H0, fmt, m in cases:
+        model, (mu, lam) = _lookup_model(A, H0, fmt, m, f"{key}-op-counterexample", stmt)
+        M = sympy.Matrix([[sympy.Rational(x) for x in r] for r in A])
+        lam_sym = sympy.Symbol("lambda")
+        roots = sympy.real_roots(M.charpoly(lam_sym).as_expr())
+        c = collapse(model, fmt, "op", cycle=["1"], prefix=[], decoder_fp64=True)
+        proof = [collapse(model, fmt, "proof", steps=60, word=["1"] * 60, decoder_fp64=True).first_wrong_step]
+        out[key] = {"statement": stmt, "format": fmt, "policy": "op (round after every operation)",
+                    "A": A, "B": "0", "H0": H0, "symmetric": M == M.T,
+                    "eigenvalues": [str(sympy.nsimplify(r)) if r.is_rational else f"{float(r):.6f}" for r in roots],
+                    "all_eigenvalues_real": len(roots) == len(A),
+                    "state_pre_period": mu, "state_period": lam,
+                    "counts_mod": m, "first_wrong_step_all_lengths": c.first_wrong_step,
+                    "exact_for_all_lengths": c.exact_for_all_lengths,
+                    "proof_model_first_wrong_step_within_60": proof[0],
+                    "verdict": "falsified (op cast model); holds in the proof's cast model"
+                    if c.first_wrong_step is None and c.exact_for_all_lengths else "not a counterexample"}
+    return out

@@ -247,6 +247,7 @@ class LayerKernel:
             acc = acc + M[..., j] * H[:, None, j]
         return acc
 
+    @np.errstate(invalid="ignore", over="ignore")
     def step(self, H: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The next states (B, d) for states H (B, d) and symbols s (B,)."""
         fl = self.fl
@@ -290,6 +291,7 @@ class LayerKernel:
         f = fl(self.r0 / np.where(ok, n, 1.0))
         return np.where(ok[:, None], fl(H * f[:, None]), H)
 
+    @np.errstate(invalid="ignore", over="ignore")
     def logits(self, H: np.ndarray, s: np.ndarray) -> np.ndarray:
         fl = self.fl
         W = self.W[s] if self.per_symbol else np.broadcast_to(self.W, (H.shape[0],) + self.W.shape)

@@ -4,8 +4,9 @@ Every mode rounds the exact value ``x`` to a member of the format (``lrnnkit.pre
 hi`` be the two neighbours of ``x`` in the format's grid extended with unbounded exponent (``lo = hi = x`` when ``x``
 is representable):
 
-* ``nearest-even`` (IEEE roundTiesToEven): the nearer of ``lo``, ``hi``; on a tie the one with an even last
-  mantissa bit (the "even" neighbour; 0 counts as even);
+* ``nearest-even`` (IEEE roundTiesToEven): the nearer of ``lo``, ``hi``; on a tie the one whose encoding ends in
+  a 0 bit: the even last mantissa bit (0 counts as even); for formats with no mantissa bits (``m = 0``, values
+  ``2^E``) the last bit of the exponent field, i.e. the even biased exponent (IEEE 754 leaves this case open);
 * ``toward-zero`` (truncation), ``toward-positive`` (ceiling), ``toward-negative`` (floor);
 * ``stochastic``: ``hi`` with probability ``(|x| - |lo|) / (|hi| - |lo|)`` in magnitude (the magnitude is rounded
   away from zero with probability equal to the fractional distance to the truncated neighbour, so the rounding is

@@ -21,6 +21,7 @@ Fractions are ~50x faster than sympy's Matrix and keep hashing exact (needed for
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction as F
@@ -264,13 +265,19 @@ def householder_factors(O, exact: bool = True) -> list:
     ws = []
     for i in range(n):
         col = [W[r][i] for r in range(n)]
-        e = [F(int(r == i)) for r in range(n)] if exact else [float(r == i) for r in range(n)]
-        w = [c - x for c, x in zip(col, e)]
         if exact:
+            w = [c - F(int(r == i)) for r, c in enumerate(col)]
             if all(x == 0 for x in w):
                 continue
-        elif max(abs(x) for x in w) < 1e-13:
-            continue
+        else:
+            # float64: col - e_i cancels when col ~ e_i; use col_i - 1 = -|rest|^2 / (1 + col_i) (col is a unit
+            # vector), and skip when the rest is at round-off level (a reflection through a round-off direction
+            # would be a full reflection).
+            rest2 = sum(c * c for r, c in enumerate(col) if r != i)
+            if col[i] > 0 and rest2 < 1e-24:
+                continue
+            w = [c for c in col]
+            w[i] = -rest2 / (1 + col[i]) if col[i] > 0 else col[i] - 1
         Hm = gh(2, w) if exact else _gh_float(2.0, w)
         W = [list(r) for r in mm(Hm, W)] if exact else _mmf(Hm, W)
         ws.append(tuple(w))
@@ -975,12 +982,14 @@ def check_theorem_3(profile: str = "quick") -> CheckResult:
                        corrected="M_{max(k-1,1)}^n")
 
 
+@functools.lru_cache(maxsize=4096)
 def rot(k: int, m: int) -> tuple:
-    """R(2 pi k / m) exactly."""
+    """R(2 pi k / m) exactly (cached: the breadth-first searches reuse a few angles many times)."""
     c, s = cos2pi(k, m), sin2pi(k, m)
     return ((c, -s), (s, c))
 
 
+@functools.lru_cache(maxsize=4096)
 def refl(k: int, m: int) -> tuple:
     """H(2 pi k / m) = [[cos, sin], [sin, -cos]]: the reflection across the line at angle pi k / m (000, App. D)."""
     c, s = cos2pi(k, m), sin2pi(k, m)
@@ -1380,3 +1389,104 @@ def check_theorem_5(profile: str = "quick") -> CheckResult:
         worst = max(worst, max(hd.level_size) - fsa.n_states if hd.level_size else 0)
     return CheckResult("open", f"holonomy emulation verified on {len(_KR_FSAS)} automata; level size exceeds |Q| by up "
                                f"to {worst} points, so the cited width bound is not confirmed by this decomposition")
+
+
+@statement(
+    id="000:proposition-1-consequence", paper=PAPER, kind="corollary",
+    statement="(Section 4.3, after Proposition 1) A consequence of Proposition 1 is that if for every layer of an "
+              "LRNN, there exists n, k in N such that the map A from inputs to state-transition matrices is such "
+              "that A: R^l -> M_k^n([-1, 1]), then the LRNN cannot learn to count modulo m, with m not a power of "
+              "two, due to Theorem 2.",
+    hypotheses="Every layer's transitions are products of k GH matrices with eigenvalues in [-1, 1].",
+    conclusion="The LRNN cannot count modulo m (m not a power of two).",
+    verdict="holds-as-corrected",
+    evidence="As printed (range [-1, 1]) it contradicts the paper's own Section 4.2: R(2 pi/3) = (I - 2 v_1 v_1^T)"
+             "(I - 2 e_2 e_2^T) lies in M_2^2({-1}) and one layer with A(1) = R(2 pi/3), H0 = e_1 counts modulo 3 "
+             "exactly (three exact states; checked in cyclotomic arithmetic). The intended range is [0, 1] (the "
+             "next sentence contrasts it with [-1, 1]). Even then the argument needs the products of 2^{i-1} "
+             "transition matrices of layer i to have real eigenvalues (corrected Theorem 2), which Prop. 1.3b only "
+             "gives for at most 2 GH factors in total (000:proposition-1.3b). Corrected: one layer with "
+             "A: R^l -> M_k^n([0, 1]), k <= 2 (or L layers with k 2^{L-1} <= 2), and a monotone cast, cannot count "
+             "modulo m; products of <= 2 such factors have real spectra (exact search, as in 1.3b).",
+    counterexample={"A(1)": "R(2 pi/3) = (I - 2 v v^T)(I - 2 e_2 e_2^T), v = (-sin(pi/3), cos(pi/3))",
+                    "H0": [1, 0], "states": "e_1, R e_1, R^2 e_1 (period 3)"},
+    corrected="With [0, 1] and at most two GH factors per product of 2^{i-1} consecutive transitions of layer i "
+              "(k 2^{i-1} <= 2), and a monotone cast: no counting modulo m (m not a power of two). For k >= 3 the "
+              "question is open (such products can have non-real eigenvalues).",
+    notes="Depends on 000:theorem-2 (corrected) and 000:proposition-1.3b.")
+def check_prop1_consequence(profile: str = "quick") -> CheckResult:
+    v1 = (-sin2pi(1, 6), cos2pi(1, 6))
+    H1 = tuple(tuple(F(int(i == j)) - 2 * v1[i] * v1[j] for j in range(2)) for i in range(2))
+    R = mm(H1, ((F(1), F(0)), (F(0), F(-1))))
+    s0 = (F(1), F(0))
+    s1, s2 = mv(R, s0), mv(R, mv(R, s0))
+    counts = len({s0, s1, s2}) == 3 and mv(R, s2) == s0 and R == rot(1, 3)
+    N = 40 if profile == "quick" else 400
+    found = search(_st().lists(_st().tuples(st_fraction(0, 1), st_unit(3)), min_size=1, max_size=2),
+                   lambda f: not all_roots_real(charpoly(gh_product(f, 3))), N)
+    if found is not None:
+        return CheckResult("falsified", "two [0,1] factors with a non-real eigenvalue", counterexample=_fac_json(found))
+    if not counts:
+        return CheckResult("holds", "the rotation counterexample does not count modulo 3")
+    return CheckResult("holds-as-corrected", "R(2 pi/3) in M_2^2({-1}) counts modulo 3 exactly; products of <= 2 GH "
+                       f"factors with eigenvalues in [0, 1] have real spectra ({N} exact cases, n = 3)",
+                       counterexample={"A(1)": _mat_json(R)}, corrected="[0, 1], k 2^{i-1} <= 2")
+
+
+@statement(
+    id="000:equation-5-inclusion", paper=PAPER, kind="claim",
+    statement="(Section 4.3, after eq. 5) M_k^n(Omega) subset M_{k'}^n(Omega') if 1 in Omega, k' >= k and "
+              "Omega subset Omega'.",
+    hypotheses="1 in Omega (the identity I - 0 v v^T is an admissible factor), k' >= k, Omega subset Omega'.",
+    conclusion="Padding a product with k' - k identity factors stays in the larger set.",
+    verdict="holds",
+    evidence="Exact search: products of k <= 3 factors padded with k' - k <= 2 identity factors (beta = 0, "
+             "eigenvalue 1 in Omega) are unchanged entrywise; every factor's eigenvalue 1 - beta stays in Omega'. "
+             "With 1 not in Omega (e.g. Omega = {-1}) the inclusion M_1^2({-1}) subset M_2^2({-1}) fails: a single "
+             "reflection has determinant -1, a product of two has determinant +1 (checked), so the hypothesis "
+             "1 in Omega is needed.",
+    notes="000, Section 4.3.")
+def check_inclusion(profile: str = "quick") -> CheckResult:
+    N = 40 if profile == "quick" else 400
+    st = _st()
+
+    def bad(args):
+        facs, pad = args
+        n = len(facs[0][1])
+        padded = list(facs) + [(F(0), facs[0][1])] * pad
+        return gh_product(facs, n) != gh_product(padded, n)
+    found = search(st.tuples(st_gh_product(2, 3, 0, 2), st.integers(0, 2)), bad, N)
+    if found is not None:
+        return CheckResult("falsified", "padding changed the product", counterexample=repr(found))
+    r1 = gh(2, (F(3, 5), F(4, 5)))
+    det1 = r1[0][0] * r1[1][1] - r1[0][1] * r1[1][0]
+    r2 = mm(r1, gh(2, (F(1), F(0))))
+    det2 = r2[0][0] * r2[1][1] - r2[0][1] * r2[1][0]
+    if not (det1 == -1 and det2 == 1):
+        return CheckResult("open", "determinant control failed")
+    return CheckResult("holds", f"identity padding verified on {N} products; the hypothesis 1 in Omega is necessary "
+                                "(det of one vs two reflections)")
+
+
+@statement(
+    id="000:appendix-D-identities", paper=PAPER, kind="lemma",
+    statement="(App. D) With R(alpha) the rotation by alpha and H(alpha) = [[cos alpha, sin alpha], [sin alpha, "
+              "-cos alpha]] the reflection across the line at angle alpha/2: R(alpha) R(gamma) = R(alpha + gamma), "
+              "H(alpha) H(gamma) = R(alpha - gamma), R(alpha) H(gamma) = H(alpha + gamma), H(gamma) R(alpha) = "
+              "H(gamma - alpha).",
+    hypotheses="alpha, gamma real.",
+    conclusion="The four product identities.",
+    verdict="holds",
+    evidence="Exact in cyclotomic arithmetic for all alpha, gamma in multiples of 2 pi / 12 (quick) / 2 pi / 24 "
+             "(deep); the identities are polynomial identities in (cos, sin), so agreement on this grid plus "
+             "the angle-addition formulas is the proof; a float64 check on random real angles (tolerance 1e-12) is "
+             "in the tests.",
+    notes="000, App. D (also used by 001, App. B).")
+def check_appendix_d(profile: str = "quick") -> CheckResult:
+    N = 12 if profile == "quick" else 24
+    for a, g in itertools.product(range(N), repeat=2):
+        if mm(rot(a, N), rot(g, N)) != rot(a + g, N) or mm(refl(a, N), refl(g, N)) != rot(a - g, N) \
+                or mm(rot(a, N), refl(g, N)) != refl(a + g, N) or mm(refl(g, N), rot(a, N)) != refl(g - a, N):
+            return CheckResult("falsified", "identity fails", counterexample={"alpha": f"2pi*{a}/{N}",
+                                                                              "gamma": f"2pi*{g}/{N}"})
+    return CheckResult("holds", f"all four identities exact on the {N} x {N} angle grid")

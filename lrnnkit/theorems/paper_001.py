@@ -18,7 +18,7 @@ import math
 from fractions import Fraction as F
 
 from .paper_000 import (_fac_json, _mat_json, _st, dot, eye, gh, gh_product, is_psd, madd, mm, mv, perm_matrix,
-                        prod, refl, rot, search, st_gh_product, swap_vector, tr,
+                        prod, refl, rot, search, st_fraction, st_gh_product, st_unit, swap_vector, tr,
                         transpositions)
 from .registry import CheckResult, statement
 
@@ -575,3 +575,113 @@ def check_reset(profile: str = "quick") -> CheckResult:
         return CheckResult("falsified", "n = 128, n_h = 3", counterexample={"n": 128, "n_h": 3})
     return CheckResult("holds", "rank(product of k GH) >= n - k on random products; projection tokens reset in "
                                 "exactly ceil(n / n_h) tokens (n <= 8, and 43 for n = 128, n_h = 3)")
+
+
+@statement(
+    id="001:equation-unrolled", paper=PAPER, kind="claim",
+    statement="(Section 3) The n_h gradient steps H_{i,j} = (I - beta_{i,j} k_{i,j} k_{i,j}^T) H_{i,j-1} + "
+              "beta_{i,j} k_{i,j} v_{i,j}^T, H_{i,0} = H_{i-1}, H_{i,n_h} = H_i unroll to H_i = A(x_i) H_{i-1} + "
+              "B(x_i) with A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T) and B(x_i) = "
+              "sum_{j=1}^{n_h} (prod_{k=j+1}^{n_h} (I - beta_{i,k} k_{i,k} k_{i,k}^T)) beta_{i,j} k_{i,j} "
+              "v_{i,j}^T; 'Implementation': running DeltaNet on the interleaved sequence [k_{1,1}, ..., k_{1,n_h}, "
+              "k_{2,1}, ...] (gates [g_1, 1, ..., 1, g_2, 1, ...]) and keeping every n_h-th output gives the same "
+              "states.",
+    hypotheses="||k|| = 1, beta in [0, 2]; states n x d.",
+    conclusion="Closed form and interleaved DeltaNet agree with the sequential steps.",
+    verdict="holds",
+    evidence="Exact search (hypothesis) over tokens with n_h <= 3 steps, n = 2, 3, d = 1, 2, random rational values "
+             "and gates: sequential steps == closed form == interleaved (gated) DeltaNet, provided the products are "
+             "read with the later step on the LEFT (prod_{j=1}^{n_h} as G_{n_h} ... G_1). Read left to right "
+             "(G_1 G_2 ... G_{n_h}) the printed A is wrong whenever the factors do not commute (the search finds "
+             "such a token at once), so the reading is part of the statement (DESIGN.md adopts it).",
+    notes="Notation, not a mathematical error; the counterexample to the left-to-right reading is in the check's "
+          "details.")
+def check_unrolled(profile: str = "quick") -> CheckResult:
+    st = _st()
+    N = 40 if profile == "quick" else 400
+
+    def run(args, reading="descending"):
+        n, d, toks, g = args
+        H = tuple(tuple(F(i + 2 * j + 1, 3) for j in range(d)) for i in range(n))
+        seq = H
+        for (b, k, v) in toks:                       # sequential steps (first step with the gate)
+            G = gh(b, k)
+            seq = tuple(tuple(x + b * k[r] * v[c] for c, x in enumerate(row)) for r, row in enumerate(mm(G, seq)))
+        seq_g = tuple(tuple(x for x in r) for r in H)
+        for idx, (b, k, v) in enumerate(toks):       # gated interleaved: gate g on the first sub-step only
+            G = gh(b, k)
+            gg = g if idx == 0 else F(1)
+            seq_g = tuple(tuple(gg * x + b * k[r] * v[c] for c, x in enumerate(row))
+                          for r, row in enumerate(mm(G, seq_g)))
+        facs = [gh(b, k) for b, k, _ in toks]
+        A = prod(facs[::-1], n) if reading == "descending" else prod(facs, n)
+        Bm = tuple(tuple(F(0) for _ in range(d)) for _ in range(n))
+        for j, (b, k, v) in enumerate(toks):
+            Pj = prod(facs[j + 1:][::-1], n) if reading == "descending" else prod(facs[j + 1:], n)
+            term = mm(Pj, tuple(tuple(b * k[r] * v[c] for c in range(d)) for r in range(n)))
+            Bm = madd(Bm, term)
+        closed = madd(mm(A, H), Bm)
+        gated = madd(mm(mscale2(A, g), H), Bm)
+        return seq, closed, seq_g, gated
+
+    def strat(n):
+        return st.tuples(st.just(n), st.integers(1, 2),
+                         st.lists(st.tuples(st_fraction(0, 2), st_unit(n),
+                                            st.lists(st.fractions(-2, 2, max_denominator=4), min_size=2,
+                                                     max_size=2)), min_size=1, max_size=3),
+                         st_fraction(0, 1))
+
+    def fix(args):
+        n, d, toks, g = args
+        return (n, d, [(b, k, tuple(v[:d])) for b, k, v in toks], g)
+    for n in (2, 3):
+        found = search(strat(n), lambda a: (lambda r: r[0] != r[1] or r[2] != r[3])(run(fix(a))), N)
+        if found is not None:
+            return CheckResult("falsified", "closed form / interleaving mismatch", counterexample=repr(found))
+    # the left-to-right reading on a fixed two-step token with non-commuting factors
+    tok = (2, 1, [(F(1), (F(1), F(0)), (F(1),)), (F(1), (F(3, 5), F(4, 5)), (F(0),))], F(1))
+    seq, closed_asc = run(tok, "ascending")[:2]
+    asc_fails = seq != closed_asc
+    return CheckResult("holds", f"sequential == closed form == gated interleaving on {N} tokens per n = 2, 3 "
+                                f"(descending product); ascending reading fails on a 2-step token: {asc_fails}",
+                       details={"ascending_reading_counterexample": repr(tok) if asc_fails else None})
+
+
+@statement(
+    id="001:figure-4", paper=PAPER, kind="claim",
+    statement="(Figure 4) Two reflections produce a rotation: reflecting x across planes H_0 and H_1 (normals k_0, "
+              "k_1) yields a rotation by 2 theta, where theta is the angle between the planes.",
+    hypotheses="Reflections of R^2 (and of R^3 across planes through a common axis).",
+    conclusion="H_1 H_0 = R(2 theta) (first H_0, then H_1), theta the signed angle from H_0 to H_1.",
+    verdict="holds",
+    evidence="Exact (cyclotomic) for every pair of line angles a, b in multiples of pi/6 (quick) / pi/12 (deep): "
+             "(I - 2 k_1 k_1^T)(I - 2 k_0 k_0^T) = R(2 (b - a)) with k_0, k_1 the unit normals of the lines at "
+             "angles a, b; in R^3 the same holds on the plane orthogonal to the common axis (block check with e_3 "
+             "fixed).",
+    notes="001, Figure 4 (and 000 App. D: H(alpha) H(gamma) = R(alpha - gamma)).")
+def check_figure_4(profile: str = "quick") -> CheckResult:
+    N = 12 if profile == "quick" else 24             # angles k * 2 pi / N
+    for a, b in itertools.product(range(N), repeat=2):
+        n0 = (-_s(a, N), _c(a, N))                   # normal of the line at angle 2 pi a / N
+        n1 = (-_s(b, N), _c(b, N))
+        H0 = tuple(tuple(F(int(i == j)) - 2 * n0[i] * n0[j] for j in range(2)) for i in range(2))
+        H1 = tuple(tuple(F(int(i == j)) - 2 * n1[i] * n1[j] for j in range(2)) for i in range(2))
+        if mm(H1, H0) != rot(2 * (b - a), N):
+            return CheckResult("falsified", "not a rotation by twice the angle", counterexample={"a": a, "b": b})
+        if b == (a + 1) % N:
+            H03 = tuple(tuple(H0[i][j] if i < 2 and j < 2 else F(int(i == j)) for j in range(3)) for i in range(3))
+            H13 = tuple(tuple(H1[i][j] if i < 2 and j < 2 else F(int(i == j)) for j in range(3)) for i in range(3))
+            R3 = mm(H13, H03)
+            if R3[2] != (F(0), F(0), F(1)) or tuple(r[:2] for r in R3[:2]) != rot(2 * (b - a), N):
+                return CheckResult("falsified", "3-D block check", counterexample={"a": a, "b": b})
+    return CheckResult("holds", f"H(b) H(a) = R(2 (b - a)) for all line angles in multiples of 2 pi/{N} (exact)")
+
+
+def _c(k, N):
+    from ..exact import cos2pi
+    return cos2pi(k, N)
+
+
+def _s(k, N):
+    from ..exact import sin2pi
+    return sin2pi(k, N)

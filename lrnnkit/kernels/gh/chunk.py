@@ -14,10 +14,16 @@ T by forward substitution (row i of T is ``e_i - A[i, :] T``) and writes W, U; k
 the outputs. bf16/fp16 inputs use tensor-core dots on operands in the input dtype with float32 accumulation
 (as fla does); float32 inputs use IEEE float32 dots ("fp32 end to end"); float64 is supported for checking.
 
-Backward: the state recurrence is recomputed by :func:`chunk_delta_product_torch` (the same chunk equations in
-torch, with ``torch.linalg.solve_triangular`` for T) and differentiated by torch autograd. It is exact (the
-gradient of the same function) but not a fused kernel; see benchmarks/RESULTS.md for its cost. The gate ``g`` is
-not supported here (use the fused recurrent kernel or the naive reference).
+Backward, two implementations (``chunk_delta_product(..., backward=...)``):
+
+* ``"torch"`` (default): the state recurrence is recomputed by :func:`chunk_delta_product_torch` (the same chunk
+  equations in torch, ``torch.linalg.solve_triangular`` for T) and differentiated by torch autograd: exact (the
+  gradient of the same function) and checked on the H200, but slow (a Python loop over chunks; benchmarks/RESULTS.md).
+* ``"triton"``: :func:`chunk_bwd_triton`: the two sequential passes run in Triton (the forward recomputed storing
+  the chunk states S_n and U'_n; a reverse pass for dU' and dS), the rest is batched over all chunks in torch.
+  Checked against autograd of the naive loop in the CPU interpreter; not yet run on a GPU.
+
+The gate ``g`` is not supported here (use the fused recurrent kernel or the naive reference).
 """
 from __future__ import annotations
 
@@ -143,10 +149,11 @@ def _wy_subst_kernel(k_ptr, v_ptr, b_ptr, w_ptr, u_ptr, L, H: tl.constexpr, K: t
 
 
 @triton.jit
-def _chunk_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, h0_ptr, o_ptr, ht_ptr, scale_ptr, T, L,
+def _chunk_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, h0_ptr, o_ptr, ht_ptr, scale_ptr, s_ptr, un_ptr, T, L,
                       H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      HAS_H0: tl.constexpr, STORE_HT: tl.constexpr, EMU: tl.constexpr):
+                      HAS_H0: tl.constexpr, STORE_HT: tl.constexpr, EMU: tl.constexpr,
+                      STORE_STATES: tl.constexpr):
     i_v = tl.program_id(0)
     i_bh = tl.program_id(1)
     i_b = i_bh // H
@@ -178,8 +185,13 @@ def _chunk_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, h0_ptr, o_ptr, ht_ptr, scale_p
         qrow = (i_b * T + tok) * H + i_h
         qq = tl.load(q_ptr + qrow[:, None] * K + rk[None, :], mask=last[:, None] & mk[None, :], other=0.0)
         qq = _op(qq, DT, ACC, EMU)
+        if STORE_STATES:   # for the backward: S_n (state before chunk n) and U'_n
+            tl.store(s_ptr + (((i_b * H + i_h) * NC + c) * K + rk[:, None]) * V + rv[None, :], S,
+                     mask=mk[:, None] & mv[None, :])
         Sd = _op(S, DT, ACC, EMU)
         un = uu - tl.dot(ww, Sd, input_precision=PREC, out_dtype=ACC)
+        if STORE_STATES:
+            tl.store(un_ptr + row[:, None] * V + rv[None, :], un, mask=mp[:, None] & mv[None, :])
         und = _op(un, DT, ACC, EMU)
         qk = tl.dot(qq, tl.trans(kk), input_precision=PREC, out_dtype=ACC)
         qk = _op(tl.where(causal, qk, 0.0), DT, ACC, EMU)
@@ -234,7 +246,7 @@ def _wy_launch(kc, vc, bc, w, u, B, L, H, K, V, BT, BK, BVF, DT, ACC, PREC, TPRE
 
 
 def chunk_fwd_triton(q, k, v, beta, scale, h0, output_final_state, chunk_size=64, block_v=None, wy=None,
-                     state_warps=None):
+                     state_warps=None, store_states=False):
     """Run the two kernels on canonical, validated inputs: q (B,T,H,K), k (B,T,NH,H,K), v (B,T,NH,H,V),
     beta (B,T,NH,H). Returns ``(o, final_state or None)``."""
     _check_chunk(chunk_size)
@@ -259,11 +271,135 @@ def chunk_fwd_triton(q, k, v, beta, scale, h0, output_final_state, chunk_size=64
     o = torch.zeros(B, T, H, V, dtype=q.dtype, device=q.device)
     ht = torch.empty(B, H, K, V, dtype=ACC, device=q.device) if output_final_state else o
     h0c = h0.contiguous() if h0 is not None else o
-    _chunk_fwd_kernel[(triton.cdiv(V, BV), B * H)](qc, kc, w, u, h0c, o, ht, sc, T, L, H, K, V, NH, BT,
+    if store_states:
+        states = torch.empty(B, H, triton.cdiv(L, BT), K, V, dtype=ACC, device=q.device)
+        vnew = torch.zeros(B, L, H, V, dtype=ACC, device=q.device)
+    else:
+        states = vnew = o
+    _chunk_fwd_kernel[(triton.cdiv(V, BV), B * H)](qc, kc, w, u, h0c, o, ht, sc, states, vnew, T, L, H, K, V, NH, BT,
                                                     BK, BV, TL_DTYPE[DT], TL_DTYPE[ACC], PREC, h0 is not None,
-                                                    output_final_state, EMU, num_warps=nws,
+                                                    output_final_state, EMU, store_states, num_warps=nws,
                                                     num_stages=1 if fp32_ops else 2)
+    if store_states:
+        return o, (ht if output_final_state else None), (w, states, vnew)
     return o, (ht if output_final_state else None)
+
+
+@triton.jit
+def _chunk_bwd_dh_kernel(q_ptr, k_ptr, w_ptr, do_ptr, dht_ptr, dun_ptr, dsn_ptr, dh0_ptr, scale_ptr, T, L,
+                         H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                         BK: tl.constexpr, BV: tl.constexpr, ACC: tl.constexpr, HAS_DHT: tl.constexpr):
+    """Reverse pass over the chunks (one program per (batch, head, value block)), in ACC precision:
+    with M = tril(Q K^T) and dS the gradient of the state after chunk n,
+    ``dU'_n = M^T dO_n + K_n dS``, stored; dS_{n+1} stored; then ``dS <- dS + Q_n^T dO_n - W_n^T dU'_n``."""
+    i_v = tl.program_id(0)
+    i_bh = tl.program_id(1)
+    i_b = i_bh // H
+    i_h = i_bh % H
+    r = tl.arange(0, BT)
+    rk = tl.arange(0, BK)
+    rv = i_v * BV + tl.arange(0, BV)
+    mk = rk < K
+    mv = rv < V
+    scale = tl.load(scale_ptr).to(ACC)
+    if HAS_DHT:
+        dS = tl.load(dht_ptr + ((i_b * H + i_h) * K + rk[:, None]) * V + rv[None, :],
+                     mask=mk[:, None] & mv[None, :], other=0.0).to(ACC)
+    else:
+        dS = tl.zeros([BK, BV], dtype=ACC)
+    NC = tl.cdiv(L, BT)
+    upper = r[:, None] <= r[None, :]     # (M^T)[j, i] = q_i . k_j for i >= j
+    for cc in range(NC):
+        c = NC - 1 - cc
+        tl.store(dsn_ptr + (((i_b * H + i_h) * NC + c) * K + rk[:, None]) * V + rv[None, :], dS,
+                 mask=mk[:, None] & mv[None, :])
+        pos = c * BT + r
+        mp = pos < L
+        row = (i_b * L + pos) * H + i_h
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mp[:, None] & mk[None, :], other=0.0).to(ACC)
+        ww = tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mp[:, None] & mk[None, :], other=0.0).to(ACC)
+        last = mp & ((pos % NH) == (NH - 1))
+        tok = pos // NH
+        trow = (i_b * T + tok) * H + i_h
+        qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=last[:, None] & mk[None, :], other=0.0).to(ACC)
+        do = tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=last[:, None] & mv[None, :], other=0.0).to(ACC)
+        do = do * scale
+        mt = tl.where(upper, tl.dot(kk, tl.trans(qq), input_precision="ieee", out_dtype=ACC), 0.0)
+        dun = tl.dot(mt, do, input_precision="ieee", out_dtype=ACC) + tl.dot(kk, dS, input_precision="ieee",
+                                                                             out_dtype=ACC)
+        tl.store(dun_ptr + row[:, None] * V + rv[None, :], dun, mask=mp[:, None] & mv[None, :])
+        dS = dS + tl.dot(tl.trans(qq), do, input_precision="ieee", out_dtype=ACC) \
+            - tl.dot(tl.trans(ww), dun, input_precision="ieee", out_dtype=ACC)
+    tl.store(dh0_ptr + ((i_b * H + i_h) * K + rk[:, None]) * V + rv[None, :], dS, mask=mk[:, None] & mv[None, :])
+
+
+def chunk_bwd_triton(q, k, v, beta, h0, do, dht, scale, chunk_size=64):
+    """Gradients of the chunked forward (``backward="triton"``): the state recurrences run in Triton (forward
+    recomputation storing S_n and U'_n; the reverse dS pass above), the rest is batched over all chunks in torch
+    (no loop): ``dQ = dO S_n^T + tril(dO U'^T) K``, ``dK = tril(dO U'^T)^T Q + U' dS_{n+1}^T``,
+    ``dW = -dU' S_n^T``, then the WY backward through ``W = T bK``, ``U = T bV``, ``T = (I + A)^{-1}``:
+    ``dT = dW (bK)^T + dU (bV)^T``, ``dA = -T^T dT T^T`` (strictly lower part), ``A = strictly_lower(bK K^T)``.
+    All in the accumulation dtype. Returns ``(dq, dk, dv, dbeta, dh0)``."""
+    B, T, H, K = q.shape
+    NH, V = k.shape[2], v.shape[-1]
+    L, C = T * NH, chunk_size
+    N = -(-L // C)
+    ACC = acc_dtype(q.dtype)
+    _, _, (w, states, vnew) = chunk_fwd_triton(q, k, v, beta, scale, h0, False, C, store_states=True)
+    BK = max(16, triton.next_power_of_2(K))
+    BV = min(max(16, triton.next_power_of_2(V)), 32)
+    dun = torch.zeros(B, L, H, V, dtype=ACC, device=q.device)
+    dsn = torch.empty(B, H, N, K, V, dtype=ACC, device=q.device)
+    dh0 = torch.empty(B, H, K, V, dtype=ACC, device=q.device)
+    sc = torch.tensor([scale], dtype=ACC, device=q.device)
+    doc = do.contiguous()
+    _chunk_bwd_dh_kernel[(triton.cdiv(V, BV), B * H)](
+        q.contiguous(), k.contiguous(), w.to(ACC).contiguous(), doc, dht.contiguous() if dht is not None else doc,
+        dun, dsn, dh0, sc, T, L, H, K, V, NH, C, BK, BV, TL_DTYPE[ACC], dht is not None,
+        num_warps=4, num_stages=1)
+    pad = N * C - L
+
+    def chunks(x, width):   # (B, L, H, width) -> (B, H, N, C, width), zero-padded
+        x = x.to(ACC).reshape(B, L, H, width)
+        if pad:
+            x = torch.nn.functional.pad(x, (0, 0, 0, 0, 0, pad))
+        return x.reshape(B, N, C, H, width).permute(0, 3, 1, 2, 4)
+
+    qi = torch.zeros(B, T, NH, H, K, dtype=ACC, device=q.device)
+    qi[:, :, NH - 1] = q.to(ACC)
+    doi = torch.zeros(B, T, NH, H, V, dtype=ACC, device=q.device)
+    doi[:, :, NH - 1] = do.to(ACC) * scale
+    Qc, dOc = chunks(qi, K), chunks(doi, V)
+    Kc, Vc = chunks(k, K), chunks(v, V)
+    bc = chunks(beta.reshape(B, L, H, 1), 1)
+    Up, dUp = chunks(vnew, V), chunks(dun, V)
+    Sn, dSn1 = states, dsn                                    # (B, H, N, K, V)
+    low = torch.tril(torch.ones(C, C, dtype=torch.bool, device=q.device))
+    dM = (dOc @ Up.transpose(-1, -2)).masked_fill(~low, 0)   # d tril(Q K^T)
+    dQ = dOc @ Sn.transpose(-1, -2) + dM @ Kc
+    dK = dM.transpose(-1, -2) @ Qc + Up @ dSn1.transpose(-1, -2)
+    dW = -dUp @ Sn.transpose(-1, -2)
+    bK, bV = bc * Kc, bc * Vc
+    eye = torch.eye(C, dtype=ACC, device=q.device)
+    A = torch.tril(bK @ Kc.transpose(-1, -2), -1)
+    Tm = torch.linalg.solve_triangular(eye + A, eye.expand_as(A), upper=False, unitriangular=True)
+    dbK = Tm.transpose(-1, -2) @ dW
+    dbV = Tm.transpose(-1, -2) @ dUp
+    dT = dW @ bK.transpose(-1, -2) + dUp @ bV.transpose(-1, -2)
+    dA = torch.tril(-(Tm.transpose(-1, -2) @ dT @ Tm.transpose(-1, -2)), -1)
+    dbK = dbK + dA @ Kc
+    dK = dK + dA.transpose(-1, -2) @ bK + bc * dbK
+    dbeta = (Kc * dbK).sum(-1) + (Vc * dbV).sum(-1)          # (B, H, N, C)
+    dV = bc * dbV
+
+    def unchunk(x, width):  # (B, H, N, C, width) -> (B, T, NH, H, width)
+        x = x.permute(0, 2, 3, 1, 4).reshape(B, N * C, H, width)[:, :L]
+        return x.reshape(B, T, NH, H, width)
+
+    dq = unchunk(dQ, K)[:, :, NH - 1]
+    dk, dv = unchunk(dK, K), unchunk(dV, V)
+    db = unchunk(dbeta[..., None], 1)[..., 0]
+    return dq, dk, dv, db, dh0
 
 
 def chunk_delta_product_torch(q, k, v, beta, scale=1.0, h0=None, chunk_size=64):
@@ -312,15 +448,19 @@ class ChunkDeltaProductFunction(torch.autograd.Function):
     """Forward: the Triton chunk kernels. Backward: gradient of :func:`chunk_delta_product_torch` (recomputed)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, beta, h0, scale, chunk_size):
+    def forward(ctx, q, k, v, beta, h0, scale, chunk_size, backward="torch"):
         o, ht = chunk_fwd_triton(q, k, v, beta, scale, h0, True, chunk_size)
         ctx.save_for_backward(q, k, v, beta, h0)
-        ctx.scale, ctx.chunk_size = scale, chunk_size
+        ctx.scale, ctx.chunk_size, ctx.bwd = scale, chunk_size, backward
         return o, ht
 
     @staticmethod
     def backward(ctx, do, dht):
         q, k, v, beta, h0 = ctx.saved_tensors
+        if ctx.bwd == "triton":
+            dq, dk, dv, db, dh0 = chunk_bwd_triton(q, k, v, beta, h0, do, dht, ctx.scale, ctx.chunk_size)
+            cast = lambda g, x: None if x is None else g.to(x.dtype)  # noqa: E731
+            return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dh0, h0), None, None, None)
         with torch.enable_grad():
             ins = [x.detach().requires_grad_(ctx.needs_input_grad[i]) if x is not None else None
                    for i, x in enumerate((q, k, v, beta, h0))]
@@ -338,20 +478,24 @@ class ChunkDeltaProductFunction(torch.autograd.Function):
                 res.append(None if gx is None else gx.to(x.dtype))
             else:
                 res.append(None)
-        return (*res, None, None)
+        return (*res, None, None, None)
 
 
 def chunk_delta_product(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None,
                         output_final_state: bool = False, normalize: bool = False, validate: bool = True,
-                        chunk_size: int = 64):
+                        chunk_size: int = 64, backward: str = "torch"):
     """Chunked GH-product layer (same contract as :func:`lrnnkit.kernels.gh.naive.delta_product_naive`),
-    differentiable. ``g`` (gate) is not supported by the chunked kernels."""
+    differentiable. ``g`` (gate) is not supported by the chunked kernels. ``backward``: "torch" (autograd of the
+    recomputed chunk equations; the default, checked on the GPU) or "triton" (Triton state passes + batched torch;
+    checked in the interpreter, not yet on a GPU)."""
+    if backward not in ("torch", "triton"):
+        raise InputError(f"backward must be 'torch' or 'triton', got {backward!r}")
     if g is not None:
         raise InputError("chunk_delta_product: the gate g is not supported by the chunked kernels; use "
                          "fused_recurrent_delta_product or delta_product_naive")
     _check_chunk(chunk_size)
     x = prepare(q, k, v, beta, None, initial_state, normalize=normalize, validate=validate)
-    o, ht = ChunkDeltaProductFunction.apply(x.q, x.k, x.v, x.beta, x.h0, float(scale), chunk_size)
+    o, ht = ChunkDeltaProductFunction.apply(x.q, x.k, x.v, x.beta, x.h0, float(scale), chunk_size, backward)
     return o, (ht if output_final_state else None)
 
 
