@@ -3,6 +3,13 @@
     python benchmarks/bench_kernels.py --out DIR            # on the GPU machine: prints the table, writes DIR/kernels.md
     python benchmarks/bench_kernels.py --record DIR/kernels.md   # here: copy that markdown into RESULTS.md ("kernels")
 
+On the device machine (fla as wheels in .whl/, carried):
+    python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
+    TRITON_INTERPRET=0 python3 -m pytest -q proofs_tests/test_kernels_*.py      # the tests, compiled on the GPU
+    python3 benchmarks/bench_kernels.py --out $OUT [--sections bf16,fp32,short,s5] [--sweep] [--probe]
+``--sweep`` re-tunes block sizes / warps first (many compilations, a few minutes); ``--probe`` checks the chunk
+kernels on small shapes, one process each (an illegal memory access then names its shape).
+
 Cases (issue 6): GH layer forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16, unit keys,
 beta in [0, 2], n_h in {1, 2, 3}, ours (chunk kernels) vs fla (chunk_delta_rule for n_h = 1,
 chunk_gated_delta_product with g=None for n_h > 1: both interleave n_h Householder steps); the same in fp32

@@ -269,3 +269,19 @@ def test_random_automata_refined_certify(fsa):
 def test_random_automata_refined_certify_deep(fsa):
     for split in ("depth", "class"):
         certified(build(fsa, split, refine=True), fsa, steps=500)
+
+
+@st.composite
+def cyclic_with_extra_maps(draw):
+    """A Z_n counter (n composite, so its holonomy group refines) plus one or two arbitrary maps."""
+    n = draw(st.sampled_from([4, 6, 8]))
+    extra = draw(st.lists(st.lists(st.integers(0, n - 1), min_size=n, max_size=n), min_size=1, max_size=2))
+    maps = [[(q + 1) % n for q in range(n)]] + extra
+    return FSA(tuple(f"m{i}" for i in range(len(maps))), np.array(maps).T, 0, name="cyclic+maps")
+
+
+@settings(max_examples=6)
+@given(cyclic_with_extra_maps())
+def test_refined_compile_with_resets_and_folds(fsa):
+    for split in ("class", "depth"):
+        certified(build(fsa, split, refine=True), fsa, steps=100)

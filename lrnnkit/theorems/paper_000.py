@@ -238,10 +238,10 @@ _P1 = ("000, Proposition 1 (Expressivity of products of GH matrices), eq. (5): "
     verdict="holds",
     evidence="Exact search (hypothesis, derandomized, shrinking) over products of k <= 4 GH factors in R^2, R^3 with "
              "rational beta in [0, 2] (both ends included) and rational unit vectors: ||N|| <= 1 decided exactly as "
-             "'I - N^T N is positive semidefinite'. No counterexample (quick: 80 products per n; deep: 2000).",
+             "'I - N^T N is positive semidefinite'. No counterexample (quick: 80 products per n; deep: 600).",
     notes=_P1 + " The proof (sub-multiplicativity, ||C_i|| <= 1) is correct.")
 def check_prop_1_1(profile: str = "quick") -> CheckResult:
-    N = 80 if profile == "quick" else 2000
+    N = 80 if profile == "quick" else 600
     found = None
     for n in (2, 3):
         def bad(facs, n=n):
@@ -504,7 +504,7 @@ def check_prop_1_2c_proof(profile: str = "quick") -> CheckResult:
     notes=_P1 + " The proof's aside 'min_{x in [0,2]} x(2 - x) = 1 and is only reached at x = 0 and x = 2' should "
                 "read min = 0 (the bound used, beta(2 - beta) > 0 on (0, 2), is right).")
 def check_prop_1_3a(profile: str = "quick") -> CheckResult:
-    N = 60 if profile == "quick" else 1500
+    N = 60 if profile == "quick" else 600
     for n in (2, 3):
         found = search(st_gh_product(n, 4, 0, 2, hi_open=True), lambda f, n=n: not spectrum_13a_ok(gh_product(f, n)),
                        N)
@@ -547,7 +547,7 @@ def check_prop_1_3b(profile: str = "quick") -> CheckResult:
     M = gh_product(P13B_CE, 2)
     disc = (M[0][0] + M[1][1]) ** 2 - 4 * (M[0][0] * M[1][1] - M[0][1] * M[1][0])
     printed_false = disc < 0 and all(0 <= b <= 1 and dot(v, v) == 1 for b, v in P13B_CE)
-    N = 80 if profile == "quick" else 2000
+    N = 80 if profile == "quick" else 600
     for n in (2, 3):
         found = search(_st().lists(_st().tuples(st_fraction(0, 1), st_unit(n)), min_size=1, max_size=2),
                        lambda f, n=n: not all_roots_real(charpoly(gh_product(f, n))), N)
