@@ -26,7 +26,7 @@ import numpy as np
 from .automata.fsa import FSA
 from .errors import InputError
 from .executor import ExactModel, StateGrowthError, run_float
-from .model import Model
+from .model import Model, Read
 
 __all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
 
@@ -107,8 +107,98 @@ def float_check(model: Model, fsa: FSA, steps: int = 10_000, batch: int = 4, see
     return {"words": batch, "steps": steps, "seed": seed, "mismatches": int(bad.sum()), "first_mismatch": first}
 
 
+def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_pairs: int, fc: dict,
+                        base: dict) -> Certificate | None:
+    """The same breadth-first search, vectorized with numpy, for the most common shape: one layer with integer
+    weights (permutations, reflections along e_i - e_j, resets) that reads the input directly, a rational decoder
+    and a readout of the layer's output. Frontiers are processed level by level in the same (pair, letter) order
+    as the generic search, so the first failure found is the same shortest counterexample. Returns None when the
+    model does not have this shape (the generic search then runs)."""
+    if len(model.layers) != 1:
+        return None
+    L, EL = model.layers[0], em.layers[0]
+    if not EL.integer or EL.per_symbol or em.hist_sources:
+        return None
+    if L.input_map.reads != [Read("input", 0)] or model.readout.reads != [Read(0, 0)]:
+        return None
+    from fractions import Fraction
+    from math import lcm
+    if any(not isinstance(x, Fraction) for r in EL.W for x in r) or any(not isinstance(x, Fraction) for x in EL.c):
+        return None
+    den = 1
+    for x in [x for r in EL.W for x in r] + list(EL.c):
+        den = lcm(den, x.denominator)
+    Wi = np.array([[int(x * den) for x in r] for r in EL.W], dtype=np.int64)
+    ci = np.array([int(x * den) for x in EL.c], dtype=np.int64)
+    syms = L.input_map.table[np.asarray(amap)]            # automaton letter -> layer symbol
+    A, Bv = EL.A[syms], EL.B[syms]                         # (k, d, d), (k, d)
+    names: dict = {}
+    model_lab = np.array([names.setdefault(model.output_labels[model.readout.table[y]], len(names))
+                          for y in range(L.decoder.n_out)])
+    fsa_lab = np.array([names.setdefault(o, len(names)) for o in fsa.outputs])
+    d, k = L.width, fsa.n_letters
+    cap = 2 ** 40  # keeps every product and score inside int64; larger states fall back to the generic search
+    Q = [fsa.start]
+    H = [np.array(EL.H0, dtype=np.int64)]
+    if np.abs(H[0]).max(initial=0) >= cap:
+        return None
+    index = {(fsa.start,) + tuple(EL.H0): 0}
+    par, par_letter = [-1], [-1]
+    start, explored = 0, 0
+    while start < len(Q):
+        F = np.arange(start, len(Q))
+        Hf = np.stack(H[start:])
+        succ = np.einsum("kij,fj->fki", A, Hf) + Bv[None]          # (f, k, d)
+        if np.abs(succ).max(initial=0) >= cap:
+            return None
+        # decode each distinct successor layer state once (decoders can have many rows: one per group element)
+        flat = np.ascontiguousarray(succ.reshape(-1, d))
+        hkeys = flat.view(np.dtype((np.void, 8 * d))).ravel()
+        _, ufirst, inv = np.unique(hkeys, return_index=True, return_inverse=True)
+        scores = flat[ufirst] @ Wi.T + ci                            # (distinct states, n_out)
+        yu = scores.argmax(-1)
+        tu = (scores == scores.max(-1, keepdims=True)).sum(-1) > 1
+        y = yu[inv.ravel()].reshape(succ.shape[:2])
+        tie = tu[inv.ravel()].reshape(succ.shape[:2])
+        q2 = fsa.delta[np.array(Q[start:])]                          # (f, k)
+        ok = ~tie & (model_lab[y] == fsa_lab[q2])
+        if not ok.all():
+            i, a = (int(v) for v in np.argwhere(~ok)[0])
+            explored += i * k + a + 1
+            w, node = [a], start + i
+            while par[node] >= 0:
+                w.append(par_letter[node])
+                node = par[node]
+            word = [fsa.alphabet[x] for x in reversed(w)]
+            got = None if tie[i, a] else model.output_labels[model.readout.table[y[i, a]]]
+            return Certificate(False, "exact-bfs", len(Q), explored, reason="decoder tie" if tie[i, a] else
+                               "wrong output", counterexample=word, expected=fsa.outputs[int(q2[i, a])], got=got,
+                               float_check=fc, **base)
+        explored += len(F) * k
+        rows = np.concatenate([q2[..., None], succ], axis=-1).reshape(-1, d + 1)
+        keys = np.ascontiguousarray(rows).view(np.dtype((np.void, 8 * (d + 1)))).ravel()
+        _, first = np.unique(keys, return_index=True)
+        first.sort()                                                 # BFS order: (pair, letter)
+        stop = len(Q)
+        for j in first.tolist():
+            key = tuple(rows[j].tolist())
+            if key not in index:
+                if len(Q) >= max_pairs:
+                    return Certificate(False, "exact-bfs", len(Q), explored,
+                                       reason=f"search did not close within {max_pairs} reachable pairs",
+                                       float_check=fc, **base)
+                index[key] = len(Q)
+                Q.append(key[0])
+                H.append(rows[j, 1:].copy())
+                par.append(start + j // k)
+                par_letter.append(j % k)
+        start = stop
+    return Certificate(True, "exact-bfs", len(Q), explored, reason="search closed; every output matched",
+                       float_check=fc, **base)
+
+
 def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,
-            float_steps: int = 10_000, seed: int = 0) -> Certificate:
+            float_steps: int = 10_000, seed: int = 0, vectorized: bool = True) -> Certificate:
     """Certify ``model`` against ``fsa`` (default: the automaton in the model's provenance) for all input lengths."""
     if fsa is None:
         fsa = fsa_of_model(model)
@@ -123,6 +213,9 @@ def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MA
         return Certificate(False, "none", 0, 0, reason="the model has weights without an exact form; "
                            "only the float64 check ran", float_check=fc, **base)
     em = ExactModel(model)
+    fast = _certify_vectorized(model, fsa, amap, em, max_pairs, fc, base) if vectorized else None
+    if fast is not None:
+        return fast
     labels = model.output_labels
     outs = fsa.outputs
     delta = fsa.delta
