@@ -85,15 +85,17 @@ def letter_permutations(fsa) -> tuple[list[int], np.ndarray] | str:
     is not a bijection of the reachable states (then the transition monoid is not a group)."""
     states = reachable_states(fsa)
     idx = {q: i for i, q in enumerate(states)}
-    perms = np.empty((fsa.n_letters, len(states)), dtype=np.int64)
-    for a in range(fsa.n_letters):
+    lookup = np.full(fsa.n_states, -1, dtype=np.int64)
+    lookup[np.asarray(states)] = np.arange(len(states))
+    perms = lookup[fsa.delta[np.asarray(states), :]].T          # (letters, r), vectorized
+    bijective = (np.sort(perms, axis=1) == np.arange(len(states))).all(axis=1)
+    for a in np.flatnonzero(~bijective).tolist()[:1]:
         img = [idx[int(fsa.delta[q, a])] for q in states]
         if len(set(img)) != len(img):
             q1 = next(q for q in states if sum(1 for r in states if fsa.delta[r, a] == fsa.delta[q, a]) > 1)
             return (f"letter {fsa.alphabet[a]!r} is not a permutation of the reachable states "
                     f"(state {q1} and another both go to {int(fsa.delta[q1, a])}), so the transition monoid "
                     f"is not a group")
-        perms[a] = img
     return states, perms
 
 

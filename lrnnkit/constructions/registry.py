@@ -86,10 +86,12 @@ def compile(fsa, construction: str | None = None, **options):
         if why:
             raise InputError(f"construction {construction!r} does not apply to {fsa.name or 'this automaton'}: {why}")
     else:
-        cands = applicable(fsa)
-        if not cands:
+        # best first; stop at the first that applies (applicability checks of cheap-last constructions can be slow)
+        _load_all()
+        c = next((x for x in sorted(_REGISTRY.values(), key=lambda x: -x.priority)
+                  if x.reason_not_applicable(fsa) is None), None)
+        if c is None:
             raise InputError(f"no construction applies to {fsa.name or 'this automaton'}")
-        c = cands[0]
     model = c.build(fsa, **options)
     prov = model.provenance
     prov.setdefault("construction", c.name)
