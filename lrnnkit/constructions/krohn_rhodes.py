@@ -39,15 +39,15 @@ sizes. Instead what the lower levels need from the higher coordinates, the *chai
   (W = j, c = -j^2 / 2);
 * the readout reads the last chain state and ``L_h`` (lag 0) and maps them to the automaton's output label.
 
-So the model has h + max(h - 2, 0) layers; the level widths are the holonomy level sizes.
+So the model has h + max(h - 2, 0) layers; the level widths are the holonomy level sizes. Table entries of
+unreachable (chain state, letter) pairs are 0: the certifier only visits reachable pairs.
 
 **Refinement** (``refine=True``): a level with one representative whose holonomy group H is solvable and
 transitive on its k tiles, and whose composition series H = H_0 > ... > H_r = 1 has sum [H_{i-1} : H_i] < k, is
 compiled as r sub-layers, one per composition factor, acting on right cosets (see :func:`_refinement`): e.g. a
 Z_6 level of width 6 becomes widths 2 + 3, Z_8 becomes 2 + 2 + 2. Sub-layer i reads the input, the chain state
 above the level (lag 1) and sub-layers 1..i-1 (lag 1); the chain-state layer (or readout) after the level reads
-all sub-layers (lag 0). Table entries of
-unreachable (chain state, letter) pairs are 0: the certifier only visits reachable pairs.
+all sub-layers (lag 0; after a refined first level a chain-state layer is added too).
 
 Theorem 4's bounds are compared in :func:`compile_report`: the number of holonomy levels is at most the number of
 classes of images (< 2^|Q|); a level's width (tiles of its representatives) can exceed |Q| when several
@@ -167,23 +167,31 @@ def cascade_table(fsa, hd: Holonomy, *, max_codes: int = MAX_REACHABLE_CODES) ->
     # chain states
     h = hd.n_levels
     levs = [hd.level_of_set(j) for j in range(len(hd.sets))]
-    chains = [hd.decode_chain(c) for c in codes]
-    keys = []
-    for bnd in range(h + 1):
-        kb = []
-        for ci in range(len(codes)):
-            old = next(j for j in chains[ci] if levs[j] >= bnd)
-            kb.append((old,) + tuple(next(j for j in chains[nxt[ci][a]] if levs[j] >= bnd)
-                                     for a in range(len(gens))))
-        keys.append(kb)
+    # firsts[ci][b] = the first set of code ci's chain with level >= b (one sweep per chain)
+    firsts = []
+    for c in codes:
+        chain = hd.decode_chain(c)
+        fb = []
+        j = 0
+        for bnd in range(h + 1):
+            while levs[chain[j]] < bnd:
+                j += 1
+            fb.append(chain[j])
+        firsts.append(fb)
+    keys = [[(firsts[ci][bnd],) + tuple(firsts[nxt[ci][a]][bnd] for a in range(len(gens)))
+             for ci in range(len(codes))] for bnd in range(h + 1)]
     maps: dict = {}
+    canon: dict = {}
     for ci in range(len(codes)):
         for a in range(len(gens)):
             for lev, act in enumerate(acts_of[ci][a]):
                 key = (lev, keys[lev][ci], a)
-                k = _canon_map(hd, lev, act)
+                ck = (lev, act)
+                k = canon.get(ck)
+                if k is None:
+                    k = canon[ck] = _canon_map(hd, lev, act)
                 prev = maps.setdefault(key, k)
-                if prev != k:   # impossible by the lift's construction
+                if prev is not k and prev != k:   # impossible by the lift's construction
                     raise AssertionError(f"level {lev} map is not a function of the chain state {keys[lev][ci]}")
     return {"codes": codes, "next": nxt, "keys": keys, "maps": maps, "start": 0, "point": point}
 
@@ -273,9 +281,9 @@ def _refinement(hd: Holonomy, lev: int) -> dict | None:
 
     Applies to a level with one representative whose holonomy group H is transitive on its k tiles and
     solvable (sympy's composition_series), with sum_i [H_{i-1} : H_i] < k and |H| <= MAX_REFINE_ORDER. A point p
-    is represented by a group element g with base.g = p (base = tile 0); g = t_r ... t_2 t_1 ("first t_r") with
-    t_i a fixed transversal element of the right coset H_i (t_{i-1} ... ) in H_{i-1}; coordinate i is the index
-    of that coset. Right multiplication by h updates coordinate 1 by the coset action of h and passes
+    is represented by a group element g with base.g = p (base = tile 0). Write g = h_1 t_1 with t_1 in a fixed
+    transversal of the right cosets of H_1 in H_0, then h_1 = h_2 t_2 (t_2 a transversal element of H_2 in
+    H_1), ...: g = t_r ... t_2 t_1 ("first t_r"); coordinate i is the index of the right coset H_i t_i. Right multiplication by h updates coordinate 1 by the coset action of h and passes
     u_1 = t_1 h t_1'^{-1} in H_1 down, and so on: a cascade of permutation groups on H_{i-1} / H_i (the
     composition factors) whose maps depend only on the coordinates above (Krohn-Rhodes for groups). A reset to
     the point p resets every coordinate to those of a fixed g_p with base.g_p = p."""
