@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("compile", help="compile an automaton into an LRNN model")
     s.add_argument("source")
     s.add_argument("--construction", help="construction name (see `lrnnkit constructions`); default: best applicable")
+    s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a construction option, e.g. split=class or refine=true for krohn-rhodes (VALUE is read as "
+                   "JSON when it parses, else as a string); see the construction's docs page")
     s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
     s.add_argument("--json", action="store_true", help="print a JSON summary (with -o)")
 
@@ -156,7 +159,21 @@ def cmd_compile(a) -> int:
     from .certify import resource_profile
     from .constructions import compile as compile_model
     fsa = load_source(a.source)
-    model = compile_model(fsa, a.construction)
+    options = {}
+    for item in a.option:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise InputError(f"--option expects KEY=VALUE, got {item!r}")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    try:
+        model = compile_model(fsa, a.construction, **options)
+    except TypeError as exc:
+        if options:
+            raise InputError(f"bad construction option(s) {sorted(options)}: {exc}") from None
+        raise
     prof = resource_profile(model)
     summary = {"construction": model.provenance.get("construction"), "automaton": fsa.name, **prof,
                "output": a.output}

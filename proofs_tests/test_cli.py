@@ -124,3 +124,15 @@ def test_subprocess_error_has_no_traceback_unless_debug(tmp_path):
     p = subprocess.run([sys.executable, "-m", "lrnnkit", "--debug", "info", "group:Q8"], capture_output=True,
                        text=True, env=env)
     assert p.returncode != 0 and "Traceback" in p.stderr
+
+
+def test_construction_options(tmp_path, capsys):
+    path = tmp_path / "e.json"
+    code, out, err = run(capsys, "compile", "even-pairs", "--construction", "krohn-rhodes", "--option",
+                         "split=class", "-o", str(path), "--json")
+    assert code == 0 and json.loads(out)["construction"] == "krohn-rhodes"
+    assert run(capsys, "verify", str(path))[0] == 0
+    code, out, err = run(capsys, "compile", "even-pairs", "--construction", "krohn-rhodes", "--option", "nosuch=1")
+    assert code == 2 and "nosuch" in err
+    code, out, err = run(capsys, "compile", "parity", "--option", "justtext")
+    assert code == 2 and "KEY=VALUE" in err
