@@ -12,12 +12,11 @@ Conventions of the paper used throughout (000, Section 3.1 and eq. (1), (5)):
   exactly, each term is cast, the exact sum of the cast terms is cast once more. ``cast`` maps reals to a finite set
   D (applied separately to real and imaginary parts).
 
-Every check below is independent of the rest of lrnnkit (exact rationals, ``lrnnkit.exact`` cyclotomic numbers,
+Every check below is independent of lrnnkit's constructions (exact rationals, ``lrnnkit.exact`` cyclotomic numbers,
 sympy for characteristic polynomials, hypothesis for the counterexample searches); tests in
 ``proofs_tests/test_theorems_A*.py`` cross-check the pieces against the library modules (precision, constructions).
 
-Why own helpers instead of sympy matrices: the searches multiply thousands of small exact matrices; tuples of
-Fractions are ~50x faster than sympy's Matrix and keep hashing exact (needed for the breadth-first searches).
+The exact tuple-matrix helpers and the hypothesis search helpers are shared with the other papers (``_exact.py``).
 """
 from __future__ import annotations
 
@@ -25,88 +24,17 @@ import functools
 import itertools
 import math
 from fractions import Fraction as F
-from typing import Callable, Sequence
+from typing import Sequence
 
-from ..exact import Cyc, cos2pi, sin2pi
+from ..exact import cos2pi, sin2pi
+from ._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_product, householder, is_psd, madd, mm
+from ._exact import det, mv, prod, search, st_fraction, st_gh_product, st_unit, tr
 from .registry import CheckResult, statement
 
 PAPER = "000"
 
 # ----------------------------------------------------------------------------------------------------------------
-# exact linear algebra on tuples (entries: int, Fraction or lrnnkit.exact.Cyc)
-
-
-def eye(n: int) -> tuple:
-    return tuple(tuple(F(int(i == j)) for j in range(n)) for i in range(n))
-
-
-def mm(A, B) -> tuple:
-    Bt = list(zip(*B))
-    return tuple(tuple(sum((a * b for a, b in zip(row, col)), F(0)) for col in Bt) for row in A)
-
-
-def mv(A, v) -> tuple:
-    return tuple(sum((a * b for a, b in zip(row, v)), F(0)) for row in A)
-
-
-def tr(A) -> tuple:
-    return tuple(zip(*A))
-
-
-def dot(u, v):
-    return sum((a * b for a, b in zip(u, v)), F(0))
-
-
-def madd(A, B, s=1) -> tuple:
-    return tuple(tuple(a + s * b for a, b in zip(r, q)) for r, q in zip(A, B))
-
-
-def mscale(A, s) -> tuple:
-    return tuple(tuple(s * a for a in r) for r in A)
-
-
-def prod(mats: Sequence, n: int) -> tuple:
-    """``mats[0] @ mats[1] @ ...`` (the paper's C_1 C_2 ... C_k)."""
-    out = eye(n)
-    for M in mats:
-        out = mm(out, M)
-    return out
-
-
-def gh(beta, w) -> tuple:
-    """The GH matrix ``I - beta v v^T`` with ``v = w / ||w||`` written without square roots:
-    ``I - beta w w^T / (w^T w)`` (w rational, so the matrix is rational even when ``||w||`` is irrational)."""
-    n = len(w)
-    ww = dot(w, w)
-    return tuple(tuple(F(int(i == j)) - F(beta) * w[i] * w[j] / ww for j in range(n)) for i in range(n))
-
-
-def unit_from(t: Sequence) -> tuple:
-    """A rational point of the unit sphere S^{n-1} from ``t`` in Q^{n-1} (inverse stereographic projection), so
-    every GH matrix built from it has ``||v|| = 1`` exactly."""
-    t = [F(x) for x in t]
-    s = sum(x * x for x in t)
-    return tuple([2 * x / (s + 1) for x in t] + [(s - 1) / (s + 1)])
-
-
-def is_psd(M) -> bool:
-    """Exact positive-semidefiniteness of a symmetric rational matrix (symmetric Gaussian elimination)."""
-    A = [list(r) for r in M]
-    n = len(A)
-    for i in range(n):
-        d = A[i][i]
-        if d < 0:
-            return False
-        if d == 0:
-            if any(A[i][j] != 0 for j in range(i + 1, n)):
-                return False
-            continue
-        for r in range(i + 1, n):
-            f = A[r][i] / d
-            if f:
-                for c in range(i, n):
-                    A[r][c] -= f * A[i][c]
-    return True
+# exact spectra (the tuple-matrix helpers are in _exact.py)
 
 
 def charpoly(M) -> list:
@@ -161,66 +89,6 @@ def spectrum_13a_ok(M) -> bool:
             break
         p = q
     return schur_cohn_inside(p)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# hypothesis helpers: a check searches for a counterexample and returns it shrunk, or None.
-
-
-def search(strategy, is_counterexample: Callable, max_examples: int):
-    """``hypothesis.find`` (derandomized, no example database): the shrunk counterexample or None."""
-    from hypothesis import HealthCheck, find, settings
-    from hypothesis.errors import NoSuchExample
-    try:
-        return find(strategy, is_counterexample,
-                    settings=settings(max_examples=max_examples, derandomize=True, database=None,
-                                      suppress_health_check=list(HealthCheck), deadline=None))
-    except NoSuchExample:
-        return None
-
-
-def _st():
-    import hypothesis.strategies as st
-    return st
-
-
-def st_fraction(lo, hi, max_den=12, lo_open=False, hi_open=False):
-    st = _st()
-    lo, hi = F(lo), F(hi)
-
-    def ok(x):
-        return (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi)
-    return st.fractions(min_value=lo, max_value=hi, max_denominator=max_den).filter(ok)
-
-
-def st_unit(n: int):
-    """Rational unit vectors of R^n (hypothesis strategy)."""
-    st = _st()
-    return st.lists(st.fractions(min_value=-3, max_value=3, max_denominator=6), min_size=n - 1,
-                    max_size=n - 1).map(unit_from)
-
-
-def st_gh_product(n: int, kmax: int, beta_lo, beta_hi, hi_open=False):
-    """Lists of (beta, v) factors with ``1 - beta`` in the requested eigenvalue range."""
-    st = _st()
-    return st.lists(st.tuples(st_fraction(beta_lo, beta_hi, hi_open=hi_open), st_unit(n)), min_size=1,
-                    max_size=kmax)
-
-
-def gh_product(factors, n: int) -> tuple:
-    return prod([gh(b, v) for b, v in factors], n)
-
-
-def _fx(x) -> str:
-    return str(F(x)) if not isinstance(x, Cyc) else repr(x)
-
-
-def _mat_json(M) -> list:
-    return [[_fx(x) for x in r] for r in M]
-
-
-def _fac_json(factors) -> list:
-    return [{"beta": _fx(b), "v": [_fx(x) for x in v]} for b, v in factors]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -339,7 +207,7 @@ def check_prop_1_2a(profile: str = "quick") -> CheckResult:
             S = tuple(tuple(sig[i] if i == j else F(0) for j in range(n)) for i in range(n))
             M = mm(mm(U, S), tr(V))
             facs = [(F(2), w) for w in householder_factors(U)]
-            facs += [(1 - sig[i], tuple(F(int(r == i)) for r in range(n))) for i in range(n)]
+            facs += [(1 - sig[i], basis_vector(i, n)) for i in range(n)]
             facs += [(F(2), w) for w in householder_factors(tr(V))]
             return len(facs) > 3 * n or gh_product(facs, n) != M or any(not 0 <= b_ <= 2 for b_, _ in facs)
         found = search(strat, bad, N)
@@ -1012,7 +880,7 @@ def check_rotation(profile: str = "quick") -> CheckResult:
     M = 12 if profile == "quick" else 30
     for m in range(1, M + 1):
         v1 = (-sin2pi(1, 2 * m), cos2pi(1, 2 * m))       # angle pi/m + pi/2
-        H1 = tuple(tuple(F(int(i == j)) - 2 * v1[i] * v1[j] for j in range(2)) for i in range(2))
+        H1 = householder(2, v1)
         H2 = ((F(1), F(0)), (F(0), F(-1)))
         if mm(H1, H2) != rot(1, m):
             return CheckResult("falsified", "R(2 pi/m) is not H1 H2", counterexample={"m": m})
@@ -1131,7 +999,7 @@ def check_eq4(profile: str = "quick") -> CheckResult:
                 return True
             # complement basis: e_j - (v_j) v for j with those vectors spanning v-perp
             for j in range(n):
-                e = tuple(F(int(r == j)) for r in range(n))
+                e = basis_vector(j, n)
                 w = tuple(a - v[j] * b for a, b in zip(e, v))
                 if mv(G, w) != w:
                     return True
@@ -1164,13 +1032,13 @@ def check_appendix_a2(profile: str = "quick") -> CheckResult:
         sets = [[m] for m in maps] + ([list(c) for c in itertools.combinations(maps, 2)] if N == 2 else [])
         for letters in sets:
             mats = [tuple(tuple(F(int(p[q] == r)) for q in range(N)) for r in range(N)) for p in letters]
-            H0 = tuple(F(int(i == 0)) for i in range(N))
+            H0 = basis_vector(0, N)
             seen, todo = {0}, [0]
             while todo:
                 q = todo.pop()
-                e = tuple(F(int(i == q)) for i in range(N))
+                e = basis_vector(q, N)
                 for A, p in zip(mats, letters):
-                    if mv(A, e) != tuple(F(int(i == p[q])) for i in range(N)):
+                    if mv(A, e) != basis_vector(p[q], N):
                         return CheckResult("falsified", "one-hot tracking fails", counterexample=letters)
                     if p[q] not in seen:
                         seen.add(p[q])
@@ -1194,7 +1062,7 @@ def pr_layer_ok(letters: list, N: int) -> bool:
     """App. C.4 layer for a permutation-reset automaton: permutation letters -> product of swap reflections
     (<= N - 1 factors), constant letters -> A = prod_i (I - e_i e_i^T) = 0 (N factors, beta = 1), B = e_target;
     H0 = e_0. True iff the one-hot state tracks the automaton on every reachable state (exact)."""
-    E = [tuple(F(int(i == q)) for i in range(N)) for q in range(N)]
+    E = [basis_vector(q, N) for q in range(N)]
     layer = []
     for p in letters:
         if len(set(p)) == N:
@@ -1416,7 +1284,7 @@ def check_theorem_5(profile: str = "quick") -> CheckResult:
     notes="Depends on 000:theorem-2 (corrected) and 000:proposition-1.3b.")
 def check_prop1_consequence(profile: str = "quick") -> CheckResult:
     v1 = (-sin2pi(1, 6), cos2pi(1, 6))
-    H1 = tuple(tuple(F(int(i == j)) - 2 * v1[i] * v1[j] for j in range(2)) for i in range(2))
+    H1 = householder(2, v1)
     R = mm(H1, ((F(1), F(0)), (F(0), F(-1))))
     s0 = (F(1), F(0))
     s1, s2 = mv(R, s0), mv(R, mv(R, s0))
@@ -1459,9 +1327,9 @@ def check_inclusion(profile: str = "quick") -> CheckResult:
     if found is not None:
         return CheckResult("falsified", "padding changed the product", counterexample=repr(found))
     r1 = gh(2, (F(3, 5), F(4, 5)))
-    det1 = r1[0][0] * r1[1][1] - r1[0][1] * r1[1][0]
+    det1 = det(r1)
     r2 = mm(r1, gh(2, (F(1), F(0))))
-    det2 = r2[0][0] * r2[1][1] - r2[0][1] * r2[1][0]
+    det2 = det(r2)
     if not (det1 == -1 and det2 == 1):
         return CheckResult("open", "determinant control failed")
     return CheckResult("holds", f"identity padding verified on {N} products; the hypothesis 1 in Omega is necessary "

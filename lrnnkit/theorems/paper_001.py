@@ -9,7 +9,7 @@ k_{i,j}^T) H_{i,j-1} + beta_{i,j} k_{i,j} v_{i,j}^T`` (||k|| = 1, beta in [0, 2]
 do not depend on it).
 
 Exact arithmetic throughout (Fractions, lrnnkit.exact cyclotomic numbers for rotations and the icosahedral group);
-helpers are shared with paper_000.
+helpers are shared with paper_000 (``_exact.py``).
 """
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ import itertools
 import math
 from fractions import Fraction as F
 
-from .paper_000 import (_fac_json, _mat_json, _st, dot, eye, gh, gh_product, is_psd, madd, mm, mv, perm_matrix,
-                        prod, refl, rot, search, st_fraction, st_gh_product, st_unit, swap_vector, tr,
-                        transpositions)
+from ..exact import cos2pi, sin2pi
+from ._exact import (_fac_json, _mat_json, _st, basis_vector, det, dot, eye, gh, gh_product, householder, is_psd, madd,
+                     mm, mscale, mv, prod, rank, search, st_fraction, st_gh_product, st_unit, tr)
+from .paper_000 import perm_matrix, refl, rot, swap_vector, transpositions
 from .registry import CheckResult, statement
 
 PAPER = "001"
@@ -258,10 +259,9 @@ def check_lemma_1(profile: str = "quick") -> CheckResult:
         if all(x == 0 for x in k):
             return False
         kk = dot(k, k)
-        P = prod([tuple(tuple(F(int(i == j)) - a * k[i] * k[j] for j in range(len(k))) for i in range(len(k)))
-                  for a in alphas], len(k))
+        P = prod([householder(a, k) for a in alphas], len(k))
         astar = (1 - math.prod([1 - a * kk for a in alphas])) / kk
-        Q = tuple(tuple(F(int(i == j)) - astar * k[i] * k[j] for j in range(len(k))) for i in range(len(k)))
+        Q = householder(astar, k)
         return P != Q
     found = search(st.tuples(st.lists(st.fractions(-3, 3, max_denominator=5), min_size=2, max_size=3),
                              st.lists(st.fractions(-3, 3, max_denominator=5), min_size=1, max_size=4)), bad,
@@ -280,23 +280,6 @@ def check_lemma_1(profile: str = "quick") -> CheckResult:
 def deltaproduct_A(factors, n: int) -> tuple:
     """A(x) for one token: the step j = 1 is applied first, so its factor is rightmost."""
     return prod([gh(b, v) for b, v in reversed(factors)], n)
-
-
-def rank(M) -> int:
-    A = [list(r) for r in M]
-    r = 0
-    rows, cols = len(A), len(A[0])
-    for c in range(cols):
-        piv = next((i for i in range(r, rows) if A[i][c] != 0), None)
-        if piv is None:
-            continue
-        A[r], A[piv] = A[piv], A[r]
-        for i in range(rows):
-            if i != r and A[i][c] != 0:
-                f = A[i][c] / A[r][c]
-                A[i] = [x - f * y for x, y in zip(A[i], A[r])]
-        r += 1
-    return r
 
 
 @statement(
@@ -322,7 +305,7 @@ def check_rank(profile: str = "quick") -> CheckResult:
         found = search(st_gh_product(n, 4, 0, 2), bad, N)
         if found is not None:
             return CheckResult("falsified", "rank bound fails", counterexample=_fac_json(found))
-    e = [tuple(F(int(i == j)) for i in range(4)) for j in range(4)]
+    e = [basis_vector(j, 4) for j in range(4)]
     attained = rank(madd(eye(4), deltaproduct_A([(F(1), e[0]), (F(2), e[1]), (F(1, 2), e[2])], 4), -1)) == 3
     if not attained:
         return CheckResult("falsified", "bound not attained for orthogonal keys")
@@ -352,14 +335,10 @@ def check_norm(profile: str = "quick") -> CheckResult:
         if found is not None:
             return CheckResult("falsified", "||A|| > 1", counterexample=_fac_json(found))
     e1 = (F(1), F(0))
-    S = madd(eye(2), mscale2(mm(((e1[0],), (e1[1],)), ((e1[0], e1[1]),)), 4), -1)
+    S = madd(eye(2), mscale(mm(((e1[0],), (e1[1],)), ((e1[0], e1[1]),)), 4), -1)
     if is_psd(madd(eye(2), mm(tr(S), S), -1)):
         return CheckResult("open", "direct formulation example has norm <= 1")
     return CheckResult("holds", f"||A|| <= 1 on {N} tokens per n = 2, 3 (exact); I - 4 e1 e1^T has norm 3")
-
-
-def mscale2(A, s):
-    return tuple(tuple(s * x for x in r) for r in A)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -424,10 +403,7 @@ def _cube_group() -> list:
     for perm in itertools.permutations(range(3)):
         for signs in itertools.product((1, -1), repeat=3):
             M = tuple(tuple(F(signs[i]) if perm[i] == j else F(0) for j in range(3)) for i in range(3))
-            det = sum(
-                (-1 if sum(1 for a in range(3) for b in range(a + 1, 3) if q[a] > q[b]) % 2 else 1)
-                * M[0][q[0]] * M[1][q[1]] * M[2][q[2]] for q in itertools.permutations(range(3)))
-            if det == 1:
+            if det(M) == 1:
                 out.append(M)
     return out
 
@@ -520,7 +496,7 @@ def check_s4_a5(profile: str = "quick") -> CheckResult:
             if R == eye(3):
                 continue
             u, w = two_reflections(R)
-            lhs = mscale2(R, dot(w, w) * dot(u, u))
+            lhs = mscale(R, dot(w, w) * dot(u, u))
             if mm(_refl_scaled(w), _refl_scaled(u)) != lhs:
                 return CheckResult("falsified", f"{name}: element not a product of two reflections",
                                    counterexample={"group": name, "R": _mat_json(R)})
@@ -562,8 +538,8 @@ def check_reset(profile: str = "quick") -> CheckResult:
         diagonal 0/1 matrices, so the product is the diagonal of surviving coordinates."""
         used = min(n, tokens * nh)
         if exact:
-            facs = [(F(1), tuple(F(int(r == i)) for r in range(n))) for i in range(used)]
-            facs += [(F(0), tuple(F(int(r == 0)) for r in range(n)))] * (tokens * nh - used)
+            facs = [(F(1), basis_vector(i, n)) for i in range(used)]
+            facs += [(F(0), basis_vector(0, n))] * (tokens * nh - used)
             return rank(gh_product(facs, n)) if facs else n
         return n - used
     for n in range(1, 9):
@@ -621,7 +597,7 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
             term = mm(Pj, tuple(tuple(b * k[r] * v[c] for c in range(d)) for r in range(n)))
             Bm = madd(Bm, term)
         closed = madd(mm(A, H), Bm)
-        gated = madd(mm(mscale2(A, g), H), Bm)
+        gated = madd(mm(mscale(A, g), H), Bm)
         return seq, closed, seq_g, gated
 
     def strat(n):
@@ -662,10 +638,10 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
 def check_figure_4(profile: str = "quick") -> CheckResult:
     N = 12 if profile == "quick" else 24             # angles k * 2 pi / N
     for a, b in itertools.product(range(N), repeat=2):
-        n0 = (-_s(a, N), _c(a, N))                   # normal of the line at angle 2 pi a / N
-        n1 = (-_s(b, N), _c(b, N))
-        H0 = tuple(tuple(F(int(i == j)) - 2 * n0[i] * n0[j] for j in range(2)) for i in range(2))
-        H1 = tuple(tuple(F(int(i == j)) - 2 * n1[i] * n1[j] for j in range(2)) for i in range(2))
+        n0 = (-sin2pi(a, N), cos2pi(a, N))           # normal of the line at angle 2 pi a / N
+        n1 = (-sin2pi(b, N), cos2pi(b, N))
+        H0 = householder(2, n0)
+        H1 = householder(2, n1)
         if mm(H1, H0) != rot(2 * (b - a), N):
             return CheckResult("falsified", "not a rotation by twice the angle", counterexample={"a": a, "b": b})
         if b == (a + 1) % N:
@@ -675,13 +651,3 @@ def check_figure_4(profile: str = "quick") -> CheckResult:
             if R3[2] != (F(0), F(0), F(1)) or tuple(r[:2] for r in R3[:2]) != rot(2 * (b - a), N):
                 return CheckResult("falsified", "3-D block check", counterexample={"a": a, "b": b})
     return CheckResult("holds", f"H(b) H(a) = R(2 (b - a)) for all line angles in multiples of 2 pi/{N} (exact)")
-
-
-def _c(k, N):
-    from ..exact import cos2pi
-    return cos2pi(k, N)
-
-
-def _s(k, N):
-    from ..exact import sin2pi
-    return sin2pi(k, N)

@@ -18,7 +18,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from .paper_003 import add, find_or_none, fstr, mm, mstr, solve
+from ._exact import exact_matmul as mm, find_or_none, fstr, madd_list as add, mstr, solve
 from .registry import CheckResult, statement
 
 PAPER = "002"

@@ -20,156 +20,20 @@ from fractions import Fraction as F
 
 import numpy as np
 
+from ..model import exact_matvec, gh_matrix_exact
+from ._exact import det, dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, is_psd, mstr
+from ._exact import madd_list as add, mscale_list as scal, msub as sub, norm2_lt1, rank, solve
+from ._exact import transpose as tr
 from .registry import CheckResult, statement
 
 PAPER = "003"
 
 
 # --------------------------------------------------------------------------- exact linear algebra (Fractions)
-def eye(n: int) -> list:
-    return [[F(int(i == j)) for j in range(n)] for i in range(n)]
-
-
-def mm(A: list, B: list) -> list:
-    m = len(B)
-    p = len(B[0]) if B else 0
-    return [[sum((A[i][k] * B[k][j] for k in range(m)), F(0)) for j in range(p)] for i in range(len(A))]
-
-
-def tr(A: list) -> list:
-    return [list(r) for r in zip(*A)] if A else []
-
-
-def sub(A: list, B: list) -> list:
-    return [[a - b for a, b in zip(ra, rb)] for ra, rb in zip(A, B)]
-
-
-def add(A: list, B: list) -> list:
-    return [[a + b for a, b in zip(ra, rb)] for ra, rb in zip(A, B)]
-
-
-def scal(c, A: list) -> list:
-    return [[c * a for a in r] for r in A]
-
-
-def is_pd(S: list) -> bool:
-    """Exact positive definiteness of a symmetric rational matrix (LDL^T without pivoting: PD iff every pivot > 0)."""
-    n = len(S)
-    A = [list(map(F, r)) for r in S]
-    for k in range(n):
-        p = A[k][k]
-        if p <= 0:
-            return False
-        for i in range(k + 1, n):
-            f = A[i][k] / p
-            if f:
-                for j in range(k, n):
-                    A[i][j] -= f * A[k][j]
-    return True
-
-
-def is_psd(S: list) -> bool:
-    """Exact positive semidefiniteness (symmetric rational): all principal minors >= 0 is exponential, so use
-    LDL^T with the rule that a zero pivot needs a zero row."""
-    n = len(S)
-    A = [list(map(F, r)) for r in S]
-    for k in range(n):
-        p = A[k][k]
-        if p < 0:
-            return False
-        if p == 0:
-            if any(A[k][j] != 0 for j in range(k, n)):
-                return False
-            continue
-        for i in range(k + 1, n):
-            f = A[i][k] / p
-            if f:
-                for j in range(k, n):
-                    A[i][j] -= f * A[k][j]
-    return True
-
-
-def norm2_lt1(P: list) -> bool:
-    """``||P||_2 < 1`` exactly: ``I - P^T P`` positive definite."""
-    return is_pd(sub(eye(len(P[0])), mm(tr(P), P)))
-
-
-def norm2_le1(P: list) -> bool:
-    return is_psd(sub(eye(len(P[0])), mm(tr(P), P)))
-
-
-def solve(A: list, B: list) -> list | None:
-    """Exact ``A^{-1} B`` by Gauss-Jordan with pivoting; None if A is singular."""
-    n = len(A)
-    M = [list(map(F, ra)) + list(map(F, rb)) for ra, rb in zip(A, B)]
-    w = len(M[0])
-    for c in range(n):
-        piv = next((r for r in range(c, n) if M[r][c] != 0), None)
-        if piv is None:
-            return None
-        M[c], M[piv] = M[piv], M[c]
-        p = M[c][c]
-        M[c] = [x / p for x in M[c]]
-        for r in range(n):
-            if r != c and M[r][c] != 0:
-                f = M[r][c]
-                M[r] = [x - f * y for x, y in zip(M[r], M[c])]
-    return [row[n:w] for row in M]
-
-
-def det(A: list):
-    n = len(A)
-    M = [list(map(F, r)) for r in A]
-    d = F(1)
-    for c in range(n):
-        piv = next((r for r in range(c, n) if M[r][c] != 0), None)
-        if piv is None:
-            return F(0)
-        if piv != c:
-            M[c], M[piv] = M[piv], M[c]
-            d = -d
-        d *= M[c][c]
-        for r in range(c + 1, n):
-            f = M[r][c] / M[c][c]
-            if f:
-                M[r] = [x - f * y for x, y in zip(M[r], M[c])]
-    return d
-
-
-def fstr(x) -> str:
-    return str(F(x))
-
-
-def mstr(A: list) -> list:
-    return [[fstr(x) for x in r] for r in A]
-
-
+# shared with the other papers: _exact.py (lists of Fractions; exact_identity / exact_matmul from lrnnkit.model)
 def gh(alpha, u: list) -> list:
     """``I - 2 alpha u u^T / (u^T u)`` exactly (eq. 10's factor with a non-normalized rational direction)."""
-    n = len(u)
-    uu = sum((F(x) * x for x in u), F(0))
-    return [[F(int(i == j)) - 2 * F(alpha) * u[i] * u[j] / uu for j in range(n)] for i in range(n)]
-
-
-def hyp_settings(profile: str, quick: int, deep: int, shrink: bool = False):
-    """Deterministic hypothesis settings for checks: derandomized (same counterexample every run), no example
-    database, no deadline (exact arithmetic has variable cost). Shrinking is off by default: on exact-arithmetic
-    predicates it can take minutes, and every check that records a counterexample verifies its recorded, minimal-by-
-    construction counterexample exactly instead of relying on the shrinker."""
-    from hypothesis import HealthCheck, Phase, settings
-    phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if shrink else ())
-    return settings(max_examples=quick if profile == "quick" else deep, database=None, derandomize=True,
-                    deadline=None, suppress_health_check=list(HealthCheck), phases=phases)
-
-
-def find_or_none(strategy, predicate, profile: str, quick: int, deep: int, shrink: bool = False):
-    """``hypothesis.find`` returning a counterexample (shrunk if ``shrink``), or None when the search found none."""
-    from hypothesis import find
-    from hypothesis.errors import NoSuchExample
-    try:
-        return find(strategy, predicate, settings=hyp_settings(profile, quick, deep, shrink))
-    except NoSuchExample:
-        return None
+    return gh_matrix_exact(2 * F(alpha), u)
 
 
 def _rat_strategy(num_lo: int, num_hi: int, den: int):
@@ -189,8 +53,8 @@ def _dense_states(Lams, Qs, Bs, xs, h0=None):
     h = [F(0)] * d if h0 is None else h0
     out = []
     for Lam, Q, B, x in zip(Lams, Qs, Bs, xs):
-        Bx = [row[0] for row in mm(B, [[xi] for xi in x])]
-        QBx = [row[0] for row in mm(Q, [[v] for v in Bx])]
+        Bx = exact_matvec(B, x)
+        QBx = exact_matvec(Q, Bx)
         rhs = [Lam[i] * h[i] + QBx[i] for i in range(d)]
         sol = solve(Q, [[v] for v in rhs])
         h = [row[0] for row in sol]
@@ -204,9 +68,9 @@ def _diag_rnn(Lams, Qs, Bs, xs, hs):
     f = [F(0)] * d
     out = []
     for Lam, Q, B, x, h in zip(Lams, Qs, Bs, xs, hs):
-        Bx = [row[0] for row in mm(B, [[xi] for xi in x])]
-        QBx = [row[0] for row in mm(Q, [[v] for v in Bx])]
-        IQh = [row[0] for row in mm(sub(eye(d), Q), [[v] for v in h])]
+        Bx = exact_matvec(B, x)
+        QBx = exact_matvec(Q, Bx)
+        IQh = exact_matvec(sub(eye(d), Q), h)
         f = [Lam[i] * f[i] + QBx[i] + IQh[i] for i in range(d)]
         out.append(f)
     return out
@@ -370,10 +234,9 @@ def _descent_ok(J: list, delta: list) -> tuple[bool, dict]:
     <g, g*> >= 0, and > 0 whenever g* != 0."""
     d = len(J)
     Jstar = solve(sub(eye(d), J), J)
-    dcol = [[x] for x in delta]
-    g = [r[0] for r in mm(tr(J), dcol)]
-    gs = [r[0] for r in mm(tr(Jstar), dcol)]
-    ip = sum((a * b for a, b in zip(g, gs)), F(0))
+    g = exact_matvec(tr(J), delta)
+    gs = exact_matvec(tr(Jstar), delta)
+    ip = dot(g, gs)
     ok = ip > 0 or (ip == 0 and all(x == 0 for x in gs))
     return ok, {"J": mstr(J), "delta": [fstr(x) for x in delta], "g": [fstr(x) for x in g],
                 "g_star": [fstr(x) for x in gs], "inner_product": fstr(ip)}
@@ -615,9 +478,9 @@ def check_theorem_D_2(profile: str) -> CheckResult:
             return CheckResult("falsified", "matrix factorization failed", counterexample=mstr(U))
         for _ in range(3):
             y = [F(int(v)) for v in rng.integers(-3, 4, size=n)]
-            Uy = [r[0] for r in mm(U, [[v] for v in y])]
+            Uy = exact_matvec(U, y)
             H, z = householder_for(y, Uy)
-            zHy = [z * r[0] for r in mm(H, [[v] for v in y])]
+            zHy = [z * x for x in exact_matvec(H, y)]
             if zHy != Uy:
                 return CheckResult("falsified", "no Householder found", counterexample={"U": mstr(U), "y": y})
     # complex unitary, float64
@@ -647,7 +510,7 @@ def check_theorem_D_2(profile: str) -> CheckResult:
         cands += [[F(int(k in (i, j))) for k in range(n)] for i in range(n) for j in range(i + 1, n)]
         found = False
         for y in cands:
-            Uy = [r[0] for r in mm(U, [[v] for v in y])]
+            Uy = exact_matvec(U, y)
             if sum((a * a for a in Uy), F(0)) != sum((a * a for a in y), F(0)):
                 found = True
                 break
@@ -666,23 +529,6 @@ def mixer(alphas: list, us: list) -> list:
     for a, u in zip(alphas, us):
         Q = mm(Q, gh(a, u))
     return Q
-
-
-def rank(A: list) -> int:
-    M = [list(map(F, r)) for r in A]
-    rows, cols = len(M), len(M[0]) if M else 0
-    r = 0
-    for c in range(cols):
-        piv = next((i for i in range(r, rows) if M[i][c] != 0), None)
-        if piv is None:
-            continue
-        M[r], M[piv] = M[piv], M[r]
-        for i in range(rows):
-            if i != r and M[i][c] != 0:
-                f = M[i][c] / M[r][c]
-                M[i] = [x - f * y for x, y in zip(M[i], M[r])]
-        r += 1
-    return r
 
 
 def _mixer_strategy(alpha_lo: int, alpha_hi: int, den: int = 8):

@@ -23,7 +23,9 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from .paper_003 import det, eye, find_or_none, fstr, mm, mstr, solve, tr
+from ..model import exact_matvec
+from ._exact import det, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, mstr, solve
+from ._exact import transpose as tr
 from .registry import CheckResult, statement
 
 PAPER = "004"
@@ -162,7 +164,7 @@ def check_scale_invariance(profile: str) -> CheckResult:
 
     def run(Ws, word, h, scale_at=None, c=F(1), unscale_at=None, b=None):
         for t, a in enumerate(word):
-            h = [sum((Ws[a][i][j] * h[j] for j in range(len(h))), F(0)) for i in range(len(h))]
+            h = exact_matvec(Ws[a], h)
             if b is not None:
                 h = [x + y for x, y in zip(h, b)]
             if t == scale_at:
@@ -748,7 +750,7 @@ def check_strict_levels(profile: str) -> CheckResult:
     v0 = [F(1), F(2), F(-3)]
     h0 = coords(v0)
     # reference state of each element: the state after the one-letter word g (= W(g) h0)
-    refs = [[r[0] for r in mm(blocks[g], [[x] for x in h0])] for g in range(n)]
+    refs = [exact_matvec(blocks[g], h0) for g in range(n)]
     elem_of_letter = [fsa.run([g]) for g in range(n)]
     ref_by_state = [None] * n
     for g in range(n):
