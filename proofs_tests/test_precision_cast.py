@@ -335,3 +335,28 @@ def test_exact_decimal_strings():
     rng = np.random.default_rng(0)
     for v in cast(rng.standard_normal(200) * np.ldexp(1.0, rng.integers(-140, 120, 200)), "fp32"):
         assert Fraction(exact_decimal(v)) == Fraction(float(v))
+
+
+def test_precision_one_ties_match_ml_dtypes_e8m0():
+    """m = 0 formats (values 2^E): IEEE 754 leaves ties at precision 1 undefined. Our rule (even integer
+    significand, so ties go up in magnitude) must agree with ml_dtypes' float8_e8m0fnu and with mpmath. Compared on
+    random float32 values and every exact tie 1.5 * 2^k in the range where both formats are normal (e8m0fnu has no
+    sign, no zero and a different bias, so its extreme codes are not compared)."""
+    import ml_dtypes
+    from lrnnkit.precision.cast import cast, cast_exact
+    from lrnnkit.precision.formats import get_format
+    fmt = get_format("e8m0")
+    rng = np.random.default_rng()
+    x = np.abs(rng.standard_normal(200_000).astype(np.float32)) * np.float32(2.0) ** rng.integers(-60, 60, 200_000)
+    ties = (np.float32(1.5) * np.float32(2.0) ** np.arange(-60, 60)).astype(np.float32)
+    x = np.concatenate([x, ties]).astype(np.float32)
+    ref = x.astype(ml_dtypes.float8_e8m0fnu).astype(np.float64)
+    ours = cast(x.astype(np.float64), fmt, "nearest-even")
+    assert np.array_equal(ours, ref)
+    for v, want in [(3, 4.0), (Fraction(3, 2), 2.0), (Fraction(3, 4), 1.0), (-3, -4.0), (6, 8.0)]:
+        assert cast_exact(Fraction(v), fmt, "nearest-even") == want
+    # at the bottom without subnormals a tie between 0 and 2^emin goes to 0 (integer significand 0 is even)
+    ftz = get_format("e2m0-ftz")
+    half_min = Fraction(ftz.min_normal) / 2
+    assert cast_exact(half_min, ftz, "nearest-even") == 0.0
+    assert float(cast(np.array([float(half_min)]), ftz, "nearest-even")[0]) == 0.0

@@ -123,7 +123,10 @@ def _fast_chunk(x: np.ndarray, out: np.ndarray, fmt: FloatFormat, mode: str, buf
     s = 52 - fmt.man_bits
     mask = np.uint64((1 << s) - 1)
     o = out.view(np.uint64)
-    if mode == "nearest-even":
+    if mode == "nearest-even" and fmt.man_bits == 0:
+        # the integer significand of a normal value is 1 (odd): a tie always rounds up in magnitude
+        t1[...] = np.uint64(1 << (s - 1))
+    elif mode == "nearest-even":
         np.right_shift(bits, np.uint64(s), out=t1)
         np.bitwise_and(t1, np.uint64(1), out=t1)
         np.add(t1, np.uint64((1 << (s - 1)) - 1), out=t1)
@@ -197,10 +200,7 @@ def _generic_mag(u: np.ndarray, neg: np.ndarray, fmt: FloatFormat, mode: str, rn
     if mode == "nearest-even":
         half = np.where(shift > 0, np.uint64(1) << np.maximum(sh, np.uint64(1)) - np.uint64(1), np.uint64(1))
         half = np.where(big, np.uint64(1 << 62), half)
-        if m > 0:
-            odd = (t & np.uint64(1)) == np.uint64(1)
-        else:  # m = 0: the parity of the encoding is the parity of the exponent field (see _round_fraction)
-            odd = (t == np.uint64(1)) & (((q + fmt.bias) & 1) == 1)
+        odd = (t & np.uint64(1)) == np.uint64(1)  # parity of the integer significand (see rounding.py)
         up = (r > half) | ((r == half) & odd)
     elif mode == "toward-zero":
         up = np.zeros(u.shape, dtype=bool)
@@ -253,7 +253,7 @@ def _cast_torch_real(x, fmt: FloatFormat, mode: str, generator):
     if mode == "nearest-even":
         half = torch.where(shift > 0, one << torch.clamp(sh - 1, min=0), one)
         half = torch.where(big, torch.full_like(S, 1 << 62), half)
-        odd = ((t & 1) == 1) if m > 0 else ((t == 1) & (((q + fmt.bias) & 1) == 1))
+        odd = (t & 1) == 1  # parity of the integer significand (see rounding.py)
         up = (r > half) | ((r == half) & odd)
     elif mode == "toward-zero":
         up = torch.zeros_like(neg)
@@ -319,9 +319,8 @@ def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None
     t = scaled.numerator // scaled.denominator
     r = scaled - t
     if mode == "nearest-even":
-        # ties go to the neighbour with an even encoding: the last mantissa bit, or with m = 0 (no mantissa bits)
-        # the last bit of the exponent field (value 2^E has field E + bias; 0 is even)
-        odd = t % 2 == 1 if m > 0 else (t == 1 and (q + fmt.bias) % 2 == 1)
+        # ties go to the neighbour with an even integer significand t on the grid 2^q (see rounding.py)
+        odd = t % 2 == 1
         up = r > Fraction(1, 2) or (r == Fraction(1, 2) and odd)
     elif mode == "toward-zero":
         up = False
@@ -490,11 +489,6 @@ def scalar_caster(fmt, rounding: str = "nearest-even"):
             q = emin - man if sub else emin
         y = ldexp(x, -q)
         n = rnd(y)
-        if man == 0 and mode == "nearest-even" and abs(y - int(y)) == 0.5:
-            # ties between 2^E and 2^(E+1) (or 0 and 2^emin): the even encoding (see _round_fraction)
-            t = int(abs(y))
-            odd = t == 1 and (q + bias) % 2 == 1
-            n = (t + 1 if odd else t) * (1 if y > 0 else -1)
         try:
             r = ldexp(n, q)
         except OverflowError:  # beyond float64's range: certainly an overflow of the format
