@@ -329,6 +329,14 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)
+    except BrokenPipeError:
+        # the reader closed the pipe (e.g. `lrnnkit theorems | head`): stop quietly, as Unix tools do
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
     except InputError as exc:
         if debug:
             raise
