@@ -200,3 +200,21 @@ def test_appendix_d_identities_float_random_angles():
         assert np.allclose(H(a) @ H(g), R(a - g), atol=1e-12)
         assert np.allclose(R(a) @ H(g), H(a + g), atol=1e-12)
         assert np.allclose(H(g) @ R(a), H(g - a), atol=1e-12)
+
+
+def test_transient_wobble_before_saturation_is_not_a_counterexample():
+    """Regression: a deep search flagged this one-layer LRNN (eigenvalues 1/4 and a Jordan block at 1, 8-bit
+    saturating format) because its cast state wobbles on [80, 160]; it saturates to a constant at k = 94 and so
+    recognizes nothing. The corrected-statement search must not count it; the recorded bf16 counterexample must
+    still count."""
+    from fractions import Fraction as Fr
+    import lrnnkit.theorems.paper_000 as P0
+    A = ((Fr(1, 4), Fr(0), Fr(0)), (Fr(-3, 2), Fr(3, 2), Fr(1, 2)), (Fr(3, 8), Fr(-1, 2), Fr(1, 2)))
+    B = (Fr(0), Fr(9, 8), Fr(-1))
+    H0 = (Fr(1), Fr(1, 32), Fr(-5, 4))
+    st = P0.cast_model_states(A, B, H0, 640, P0.TOY8, "nearest-even")
+    assert not P0.tail_monotone(st[:161], 1, 80)        # the screen flags it ...
+    assert all(s == st[94] for s in st[94:])            # ... but it is constant from k = 94 on
+    assert P0.tail_monotone(st, 1, 320) and not P0.separates(st, 2, 320)
+    good = P0.cast_model_states(P0.T1_A1, (Fr(0), Fr(0)), P0.T1_H0, 640, P0.BF16, "nearest-even")
+    assert not P0.tail_monotone(good, 1, 320) and P0.separates(good, 2, 0)
