@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from math import lcm
 
 import numpy as np
 
@@ -60,9 +62,8 @@ def fsa_of_model(model: Model) -> FSA:
     d = model.provenance.get("automaton")
     if not isinstance(d, dict):
         raise InputError("the model does not record its source automaton (provenance.automaton); pass one")
-    from .automata.fsa import FSA as _F
     try:
-        return _F(d["alphabet"], d["delta"], d.get("start", 0),
+        return FSA(d["alphabet"], d["delta"], d.get("start", 0),
                   d.get("accepting"), d.get("labels"), d.get("state_names"), d.get("name", ""))
     except KeyError as exc:
         raise InputError(f"provenance.automaton is missing {exc}") from None
@@ -121,8 +122,6 @@ def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_
         return None
     if L.input_map.reads != [Read("input", 0)] or model.readout.reads != [Read(0, 0)]:
         return None
-    from fractions import Fraction
-    from math import lcm
     if any(not isinstance(x, Fraction) for r in EL.W for x in r) or any(not isinstance(x, Fraction) for x in EL.c):
         return None
     den = 1

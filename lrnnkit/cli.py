@@ -10,7 +10,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 
 from .errors import InputError
 
@@ -107,21 +106,6 @@ def _json_default(o):
     if hasattr(o, "to_json"):
         return o.to_json()
     return str(o)
-
-
-def _atomic_text(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(d):
-        raise InputError(f"output directory does not exist: {d}")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _load_model(path: str):

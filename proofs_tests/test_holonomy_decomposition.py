@@ -51,7 +51,8 @@ def assert_checks(hd, S=None, pairs=None):
 
 
 def brute_monoid(gens, n):
-    """S^1 by the other engineer's closure (independent of holonomy.semigroup_closure)."""
+    """S^1 by lrnnkit.automata.monoid.closure (the oracle for the definitions: the decomposition itself works
+    from the generators' orbit on subsets, never from an enumeration of S)."""
     from lrnnkit.automata.monoid import closure
     return np.array(closure(gens, n).elements, dtype=np.int64)
 

@@ -71,11 +71,14 @@ def catalogue() -> list:
     return sorted(_REGISTRY.values(), key=lambda c: (c.paper, c.name))
 
 
+def _best_first() -> list:
+    _load_all()
+    return sorted(_REGISTRY.values(), key=lambda c: -c.priority)
+
+
 def applicable(fsa) -> list:
     """The constructions that apply to ``fsa``, best first."""
-    _load_all()
-    ok = [c for c in _REGISTRY.values() if c.reason_not_applicable(fsa) is None]
-    return sorted(ok, key=lambda c: -c.priority)
+    return [c for c in _best_first() if c.reason_not_applicable(fsa) is None]
 
 
 def compile(fsa, construction: str | None = None, **options):
@@ -86,10 +89,8 @@ def compile(fsa, construction: str | None = None, **options):
         if why:
             raise InputError(f"construction {construction!r} does not apply to {fsa.name or 'this automaton'}: {why}")
     else:
-        # best first; stop at the first that applies (applicability checks of cheap-last constructions can be slow)
-        _load_all()
-        c = next((x for x in sorted(_REGISTRY.values(), key=lambda x: -x.priority)
-                  if x.reason_not_applicable(fsa) is None), None)
+        # best first, stopping at the first that applies (the checks of low-priority constructions can be slow)
+        c = next((x for x in _best_first() if x.reason_not_applicable(fsa) is None), None)
         if c is None:
             raise InputError(f"no construction applies to {fsa.name or 'this automaton'}")
     model = c.build(fsa, **options)
