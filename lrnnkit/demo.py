@@ -36,7 +36,6 @@ import os
 import platform
 import signal
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -627,18 +626,9 @@ def _version() -> str:
 
 
 def _atomic_write_text(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # kept as an alias for old imports; the logic lives in lrnnkit.fileio
+    from .fileio import atomic_write_text
+    atomic_write_text(path, text)
 
 
 def main(argv: list | None = None) -> int:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Sequence
@@ -649,15 +648,6 @@ def _need(d: Any, keys: Sequence[str], where: str) -> None:
 
 
 def _atomic_write(path: str, data: bytes) -> None:
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    # kept for old imports; the logic lives in lrnnkit.fileio
+    from .fileio import atomic_write_bytes
+    atomic_write_bytes(path, data)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 
 from ..errors import InputError
 from .fsa import FSA
@@ -239,18 +238,5 @@ def load_fsa(path) -> FSA:
 
 def save_fsa(fsa: FSA, path) -> None:
     """Write ``fsa.to_dict()`` as JSON, atomically (temporary file in the same directory, then rename)."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    text = json.dumps(fsa.to_dict(), indent=1) + "\n"
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
-    except OSError as exc:
-        raise InputError(f"cannot write {path!r}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from ..fileio import atomic_write_text
+    atomic_write_text(path, json.dumps(fsa.to_dict(), indent=1) + "\n")
