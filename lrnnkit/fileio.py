@@ -9,11 +9,12 @@ half-written file:
   0644) -- not the 0600 of :func:`tempfile.mkstemp`;
 * a **symbolic link** is followed: the file it points to is replaced, the link stays;
 * a **character device or FIFO** (``/dev/stdout``, ``/dev/null``, a named pipe) is written *through*, in place: it
-  is never replaced by a regular file (``-o /dev/full`` as root used to turn the device node into a file). An error
-  of the device (``/dev/full``: no space left) is reported as such;
+  is never replaced by a regular file (``-o /dev/full`` as root used to turn the device node into a file);
 * a **directory, block device or socket** is refused with an :class:`~lrnnkit.errors.InputError` naming the path.
 
-Errors name the target path, never the temporary file.
+Every failure is an :class:`~lrnnkit.errors.InputError` ``cannot write 'PATH': REASON`` (``/dev/full``: "No space
+left on device"; a missing directory: "No such file or directory"): it names the target path, never the temporary
+file, and the command line prints it on one line with exit status 2.
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def _cannot(path: str, exc: OSError) -> InputError:
+    return InputError(f"cannot write {path!r}: {exc.strerror or exc}")
 
 
 def _kind(mode: int) -> str:
@@ -52,14 +57,14 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, path) from None
+        raise _cannot(path, exc) from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
             try:
                 with open(real, "wb") as fh:  # write through: the device node stays what it is
                     fh.write(data)
             except OSError as exc:
-                raise OSError(exc.errno, exc.strerror, path) from None
+                raise _cannot(path, exc) from None
             return
         raise InputError(f"cannot write to {path!r}: it is {_kind(st.st_mode)}")
     mode = stat.S_IMODE(st.st_mode) if st is not None else (0o666 & ~_umask())
@@ -67,7 +72,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
     except OSError as exc:
-        raise OSError(exc.errno, exc.strerror, path) from None
+        raise _cannot(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -80,7 +85,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise OSError(exc.errno, exc.strerror, path) from None
+            raise _cannot(path, exc) from None
         raise
 
 

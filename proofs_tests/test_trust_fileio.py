@@ -56,14 +56,14 @@ def test_char_device_written_through_not_replaced():
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
 def test_dev_full_stays_a_device_and_error_names_target():
-    with pytest.raises(OSError) as ei:
+    with pytest.raises(InputError, match="cannot write") as ei:
         atomic_write_text("/dev/full", "x")
     assert "/dev/full" in str(ei.value) and ".tmp-" not in str(ei.value)
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 def test_error_names_target_not_temporary(tmp_path):
-    with pytest.raises(OSError) as ei:
+    with pytest.raises(InputError, match="cannot write") as ei:
         atomic_write_text(tmp_path / "no" / "such" / "f.json", "x")
     assert "f.json" in str(ei.value) and ".tmp-" not in str(ei.value)
 
