@@ -32,13 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("source", help="FSA JSON file or preset (parity, counter:M, group:NAME, flipflop, even-pairs, "
                    "cycle-nav:M, mod-arith:M, regex:PATTERN, transformations:[[...],...])")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--depth-rule", choices=["sgpdec", "sgpdec-0.9.7"], default="sgpdec",
+                   help="holonomy levels: SgpDec >= 0.9.8's direct depth (default) or SgpDec <= 0.9.7's heights")
 
     s = sub.add_parser("compile", help="compile an automaton into an LRNN model")
     s.add_argument("source")
     s.add_argument("--construction", help="construction name (see `lrnnkit constructions`); default: best applicable")
     s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a construction option, e.g. split=class or refine=true for krohn-rhodes (VALUE is read as "
-                   "JSON when it parses, else as a string); see the construction's docs page")
+                   help="a construction option, e.g. split=class, refine=true or depth_rule=sgpdec-0.9.7 for krohn-rhodes "
+                   "(VALUE is read as JSON when it parses, else as a string); see the construction's docs page")
     s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
     s.add_argument("--json", action="store_true", help="print a JSON summary (with -o)")
 
@@ -117,7 +119,7 @@ def _load_model(path: str):
 def cmd_info(a) -> int:
     from .automata.info import describe
     from .automata.sources import load_source
-    d = describe(load_source(a.source))
+    d = describe(load_source(a.source), depth_rule=a.depth_rule)
     if a.json:
         _print_json(d)
         return 0
@@ -131,7 +133,7 @@ def cmd_info(a) -> int:
               f"minimal faithful permutation degree {g['min_perm_degree']}")
     h = d.get("holonomy")
     if h:
-        print(f"holonomy decomposition: depth {h['depth']}")
+        print(f"holonomy decomposition: depth {h['depth']} (depth rule {h.get('depth_rule', 'sgpdec')})")
         for i, lev in enumerate(h["levels"], 1):
             comps = ", ".join(f"{c['points']} points / group of order {c['group_order']}" for c in lev)
             print(f"  level {i}: {comps or '(no nontrivial component)'}")
@@ -300,6 +302,8 @@ def cmd_precision(a) -> int:
 def cmd_demo(a) -> int:
     from .demo import run_demo
     summary = run_demo(a.out, progress=True)
+    if summary.get("incomplete"):
+        print(f"lrnnkit: interrupted; the report in {a.out} is incomplete", file=sys.stderr)
     return int(summary.get("exit_status", 0))
 
 

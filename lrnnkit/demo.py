@@ -50,7 +50,7 @@ from .errors import InputError
 
 __all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
 
-SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", "machine", "status", "exit_status",
+SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", "machine", "status", "exit_status", "incomplete",
                 "core_failures", "steps", "automata", "precision", "kernels", "plots", "report")
 
 # Time budgets in seconds (wall clock). The whole demo must stay under 3 minutes on 2 CPU cores.
@@ -286,8 +286,29 @@ def _one_line(exc: BaseException) -> str:
     return f"{name}: {msg}" if msg else name
 
 
+@contextmanager
+def _interrupt_guard(R: "_Runner"):
+    """Make Ctrl-C stop the demo even where a library turns the KeyboardInterrupt into another exception (a
+    SystemError out of C code, say) that a step's guard would record and carry on from: the SIGINT handler sets
+    ``R.interrupted`` first, and the guards re-raise KeyboardInterrupt when it is set. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        R.interrupted = True
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 class _Runner:
     def __init__(self, progress: bool, total: int):
+        self.interrupted = False
         self.progress = progress
         self.total = total
         self.steps: list = []
@@ -314,6 +335,8 @@ class _Runner:
                 rec["status"], rec["reason"] = "skipped", value.reason
                 value = None
         except (Exception, StepTimeout) as exc:  # the demo records and carries on
+            if self.interrupted:    # an interrupt disguised as another exception: stop the run
+                raise KeyboardInterrupt from exc
             rec["status"], rec["reason"] = "failed", _one_line(exc)
             rec["traceback"] = traceback.format_exc(limit=6)
         rec["seconds"] = round(time.perf_counter() - t, 3)
@@ -459,100 +482,111 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
     models: dict = {}
     R.say(f"lrnnkit demo -> {out_dir}")
 
-    for case in cases:
-        entry: dict = {"key": case.key, "title": case.title, "source": case.source, "status": "failed",
-                       "core": case.core}
-        automata[case.key] = entry
-
-        def do_compile(case=case, entry=entry):
-            fsa, where = load_source(case.source)
-            entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
-            model = _compile(fsa, case.construction)
-            from .certify import resource_profile
-            prof = resource_profile(model)
-            entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),
-                         statement=model.provenance.get("statement"), layers=prof["layers"], widths=prof["widths"],
-                         max_factors_per_token=prof["max_factors_per_token"],
-                         eigenvalues_in_unit_interval=prof["eigenvalues_in_unit_interval"],
-                         layer_kinds=[L.kind for L in model.layers])
-            return fsa, model
-
-        ok, got = R.run(f"compile {case.key}", "compile", case.core, do_compile)
-        if not ok:
-            entry["reason"] = R.steps[-1]["reason"]
-            R.steps.append({"name": f"certify {case.key}", "kind": "certify", "core": case.core,
-                            "status": "failed", "reason": "not compiled", "seconds": 0.0})
-            R.steps.append({"name": f"trace {case.key}", "kind": "trace", "core": False, "status": "skipped",
-                            "reason": "not compiled", "seconds": 0.0})
-            continue
-        fsa, model = got
-
-        def do_certify(model=model, fsa=fsa, entry=entry):
-            cert = _certify(model, fsa)
-            entry.update(certified=cert.certified, method=cert.method, reachable_states=cert.reachable_states,
-                         explored_transitions=cert.explored_transitions, certificate_reason=cert.reason,
-                         counterexample=cert.counterexample, float_check=cert.float_check)
-            if not cert.certified:
-                return _Fail(f"not certified: {cert.reason}"
-                             + (f" (counterexample {' '.join(cert.counterexample)})" if cert.counterexample else ""))
-            return cert
-
-        ok, _cert = R.run(f"certify {case.key}", "certify", case.core, do_certify)
-        entry["status"] = "ok" if ok else "failed"
-        if not ok:
-            entry["reason"] = R.steps[-1]["reason"]
-        models[case.key] = (fsa, model)
-        try:
-            entry["eigenvalues"] = [[float(z.real), float(z.imag)] for z in _letter_eigenvalues(model)]
-        except Exception as exc:  # noqa: BLE001
-            entry["eigenvalues"] = []
-            entry["eigenvalues_error"] = _one_line(exc)
-
-        def do_trace(case=case, fsa=fsa, model=model, entry=entry):
-            tr = _worked_trace(model, fsa, _case_word(case, fsa))
-            entry["trace"] = tr
-            return tr if tr["agree"] else _Fail("float64 outputs differ from the automaton on the worked word")
-
-        R.run(f"trace {case.key}", "trace", False, do_trace)
-
     precision_res: dict = {}
-    if precision:
-        _precision_steps(R, models, precision_res, out_dir)
-
     kernels_res: dict = {}
-    if kernels:
-        backend, device, devname = _kernel_backend()
-        kernels_res.update(backend=backend, device=device, device_name=devname, models={})
-        for case in cases:
-            if case.key not in models:
-                R.steps.append({"name": f"kernels {case.key}", "kind": "kernels", "core": False,
-                                "status": "skipped", "reason": "no model", "seconds": 0.0})
-                continue
-            fsa, model = models[case.key]
-
-            def do_kernels(fsa=fsa, model=model, key=case.key):
-                r = _run_kernels(model, fsa, device)
-                kernels_res["models"][key] = r
-                return r if r["agree_with_float64"] else _Fail(
-                    f"triton outputs differ from float64 ({r['mismatches']} mismatches)")
-
-            R.run(f"kernels {case.key}", "kernels", False, do_kernels)
-
     plots: list = []
+    interrupted = False
+    with _interrupt_guard(R):
+        try:
+            for case in cases:
+                entry: dict = {"key": case.key, "title": case.title, "source": case.source, "status": "failed",
+                               "core": case.core}
+                automata[case.key] = entry
 
-    def do_plots():
-        from . import report
-        plots.extend(report.make_plots(out_dir, automata, precision_res))
-        return plots
+                def do_compile(case=case, entry=entry):
+                    fsa, where = load_source(case.source)
+                    entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
+                    model = _compile(fsa, case.construction)
+                    from .certify import resource_profile
+                    prof = resource_profile(model)
+                    entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),
+                                 statement=model.provenance.get("statement"), layers=prof["layers"], widths=prof["widths"],
+                                 max_factors_per_token=prof["max_factors_per_token"],
+                                 eigenvalues_in_unit_interval=prof["eigenvalues_in_unit_interval"],
+                                 layer_kinds=[L.kind for L in model.layers])
+                    return fsa, model
 
-    R.run("plots", "plot", False, do_plots)
+                ok, got = R.run(f"compile {case.key}", "compile", case.core, do_compile)
+                if not ok:
+                    entry["reason"] = R.steps[-1]["reason"]
+                    R.steps.append({"name": f"certify {case.key}", "kind": "certify", "core": case.core,
+                                    "status": "failed", "reason": "not compiled", "seconds": 0.0})
+                    R.steps.append({"name": f"trace {case.key}", "kind": "trace", "core": False, "status": "skipped",
+                                    "reason": "not compiled", "seconds": 0.0})
+                    continue
+                fsa, model = got
+
+                def do_certify(model=model, fsa=fsa, entry=entry):
+                    cert = _certify(model, fsa)
+                    entry.update(certified=cert.certified, method=cert.method, reachable_states=cert.reachable_states,
+                                 explored_transitions=cert.explored_transitions, certificate_reason=cert.reason,
+                                 counterexample=cert.counterexample, float_check=cert.float_check)
+                    if not cert.certified:
+                        return _Fail(f"not certified: {cert.reason}"
+                                     + (f" (counterexample {' '.join(cert.counterexample)})" if cert.counterexample else ""))
+                    return cert
+
+                ok, _cert = R.run(f"certify {case.key}", "certify", case.core, do_certify)
+                entry["status"] = "ok" if ok else "failed"
+                if not ok:
+                    entry["reason"] = R.steps[-1]["reason"]
+                models[case.key] = (fsa, model)
+                try:
+                    entry["eigenvalues"] = [[float(z.real), float(z.imag)] for z in _letter_eigenvalues(model)]
+                except Exception as exc:  # noqa: BLE001
+                    entry["eigenvalues"] = []
+                    entry["eigenvalues_error"] = _one_line(exc)
+
+                def do_trace(case=case, fsa=fsa, model=model, entry=entry):
+                    tr = _worked_trace(model, fsa, _case_word(case, fsa))
+                    entry["trace"] = tr
+                    return tr if tr["agree"] else _Fail("float64 outputs differ from the automaton on the worked word")
+
+                R.run(f"trace {case.key}", "trace", False, do_trace)
+
+            if precision:
+                _precision_steps(R, models, precision_res, out_dir)
+
+            if kernels:
+                backend, device, devname = _kernel_backend()
+                kernels_res.update(backend=backend, device=device, device_name=devname, models={})
+                for case in cases:
+                    if case.key not in models:
+                        R.steps.append({"name": f"kernels {case.key}", "kind": "kernels", "core": False,
+                                        "status": "skipped", "reason": "no model", "seconds": 0.0})
+                        continue
+                    fsa, model = models[case.key]
+
+                    def do_kernels(fsa=fsa, model=model, key=case.key):
+                        r = _run_kernels(model, fsa, device)
+                        kernels_res["models"][key] = r
+                        return r if r["agree_with_float64"] else _Fail(
+                            f"triton outputs differ from float64 ({r['mismatches']} mismatches)")
+
+                    R.run(f"kernels {case.key}", "kernels", False, do_kernels)
+
+
+            def do_plots():
+                from . import report
+                plots.extend(report.make_plots(out_dir, automata, precision_res))
+                return plots
+
+            R.run("plots", "plot", False, do_plots)
+        except KeyboardInterrupt:
+            # Ctrl-C: stop at once, but still write what was seen, marked incomplete (exit status 130)
+            interrupted = True
+            R.steps.append({"name": "interrupted", "kind": "interrupt", "core": True, "status": "failed",
+                            "reason": "interrupted by the user (Ctrl-C): the run stopped here, this report is "
+                                      "incomplete", "seconds": 0.0})
+            R.say("interrupted: writing the incomplete report")
 
     core_failures = [s["name"] for s in R.steps if s["core"] and s["status"] != "ok"]
     summary = {
         "format": "lrnnkit.demo-summary", "version": 1, "lrnnkit_version": _version(), "started": started,
         "elapsed_s": round(time.perf_counter() - R.t0, 2),
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count()},
-        "status": "ok" if not core_failures else "failed", "exit_status": 0 if not core_failures else 1,
+        "status": "interrupted" if interrupted else "ok" if not core_failures else "failed",
+        "exit_status": 130 if interrupted else 0 if not core_failures else 1, "incomplete": interrupted,
         "core_failures": core_failures, "steps": R.steps, "automata": automata, "precision": precision_res,
         "kernels": kernels_res, "plots": plots, "report": "report.html",
     }
@@ -609,6 +643,8 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
                         raise                     # the whole step's budget: stop here
                     rows.append({"model": key, "format": fmt, "error": _one_line(exc)})
                 except Exception as exc:  # noqa: BLE001
+                    if R.interrupted:
+                        raise KeyboardInterrupt from exc
                     rows.append({"model": key, "format": fmt, "error": _one_line(exc)})
         if rows and all("error" in r for r in rows):
             return _Fail(rows[0]["error"])
