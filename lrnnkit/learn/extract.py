@@ -1,0 +1,301 @@
+"""Automaton extraction: learn the automaton a sequence model implements with Angluin's L* (AALpy), and compare it
+with the target.
+
+The model is a *membership oracle*: a callable ``oracle(word) -> label`` that returns the model's output at the last
+position of ``word`` (a list of letter indices, length >= 1). L* (Angluin 1987, "Learning regular sets from queries
+and counterexamples"; AALpy's ``run_Lstar`` with ``automaton_type="moore"``) builds the minimal Moore machine
+consistent with the answers. Moore machines have an output for the empty word, which an LRNN does not emit: it is
+the ``initial_output`` argument (default: the target's start output, so that only non-empty words are compared).
+
+Equivalence queries (the teacher) are answered by one of:
+
+* ``"target"``: the minimal automaton of the target (:func:`lrnnkit.automata.minimize`). A shortest word ``w`` on
+  which the hypothesis and the target differ (breadth-first search over the product automaton,
+  :func:`lrnnkit.automata.distinguishing_word`) is a counterexample only if the *model* also disagrees with the
+  hypothesis on ``w`` (the model is queried on it); otherwise the model itself differs from the target there, and a
+  bounded random walk (``random_steps`` letters) looks for a genuine counterexample instead. When the model
+  implements the target, this teacher is exact and L* returns the target after at most ``n`` rounds.
+* ``"random-walk"``: AALpy's random walk oracle (``random_steps`` letters, reset probability 0.09): no target needed.
+* ``"w-method"``: AALpy's W-method oracle for at most ``max_states`` states (complete for SULs with at most that
+  many states, exponential in ``max_states - |hypothesis|``).
+
+After learning, the extracted automaton (minimized, canonical breadth-first numbering) is compared with the minimal
+target: ``isomorphic`` (canonical forms equal) or the shortest distinguishing word, together with the model's and
+the target's outputs on it. L* certifies nothing about words it never asked: for a compiled lrnnkit model, use
+:func:`lrnnkit.certify` for the all-lengths guarantee; extraction is the tool for *trained* models, where it tells
+which automaton gradient descent found (000, Section 5 and 001, Section 5 read trained models only through accuracy
+curves; the issue asks for the automaton).
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..automata.fsa import FSA
+from ..automata.minimize import distinguishing_word, minimize
+from ..errors import InputError
+
+__all__ = ["Extraction", "extract_automaton", "model_oracle", "torch_oracle", "ModelOracle", "EQ_ORACLES"]
+
+EQ_ORACLES = ("target", "random-walk", "w-method")
+
+
+def _aalpy():
+    try:
+        import aalpy  # noqa: F401
+        from aalpy.base import SUL, Oracle
+        from aalpy.learning_algs import run_Lstar
+        from aalpy.oracles import RandomWalkEqOracle, WMethodEqOracle
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise InputError("automaton extraction needs AALpy: pip install 'lrnnkit[learn]' (or pip install aalpy)") \
+            from None
+    return SUL, Oracle, run_Lstar, RandomWalkEqOracle, WMethodEqOracle
+
+
+# --------------------------------------------------------------------------- oracles from models
+class ModelOracle:
+    """A compiled lrnnkit :class:`~lrnnkit.model.Model` as a membership oracle.
+
+    ``oracle(word)`` is the output label after the last letter; ``oracle.trace(word)`` the label after every
+    prefix (one float64 run through :func:`lrnnkit.executor.run_float`, so a query of length T costs one pass)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.alphabet = list(model.alphabet)
+
+    def trace(self, word: Sequence[int]) -> list:
+        from ..executor import run_float
+        if len(word) == 0:
+            return []
+        res = run_float(self.model, np.asarray([list(word)], dtype=np.int64))
+        labels = self.model.output_labels
+        return [labels[int(o)] for o in res.outputs[0]]
+
+    def __call__(self, word: Sequence[int]) -> str:
+        if len(word) == 0:
+            raise InputError("a membership query needs a non-empty word (the model has no output before input)")
+        return self.trace(word)[-1]
+
+
+def model_oracle(model) -> ModelOracle:
+    """``model_oracle(model)(word) -> label``: a compiled Model (or a path to one) as a membership oracle."""
+    from ..model import Model
+    if isinstance(model, (str,)):
+        model = Model.load(model)
+    if not isinstance(model, Model):
+        raise InputError(f"model_oracle expects an lrnnkit Model, got {type(model).__name__}")
+    return ModelOracle(model)
+
+
+class _TorchOracle:
+    def __init__(self, module, labels, device):
+        self.module, self.labels, self.device = module, list(labels), device
+
+    def trace(self, word: Sequence[int]) -> list:
+        import torch
+        if len(word) == 0:
+            return []
+        x = torch.as_tensor([list(word)], dtype=torch.long, device=self.device)
+        with torch.no_grad():
+            logits = self.module(x)
+        if isinstance(logits, (tuple, list)):
+            logits = logits[0]
+        idx = logits[0].argmax(-1).tolist()
+        return [self.labels[i] for i in idx]
+
+    def __call__(self, word: Sequence[int]) -> str:
+        if len(word) == 0:
+            raise InputError("a membership query needs a non-empty word")
+        return self.trace(word)[-1]
+
+
+def torch_oracle(module, labels: Sequence[str], device="cpu"):
+    """A trained torch sequence model as a membership oracle: ``module(tokens (1, T) long) -> logits (1, T, n_out)``
+    (or a tuple whose first item is the logits); the label is ``labels[argmax]`` at the last position."""
+    return _TorchOracle(module, labels, device)
+
+
+# --------------------------------------------------------------------------- the result
+@dataclass
+class Extraction:
+    """What L* found. ``automaton``: the extracted automaton, minimized (canonical BFS numbering), over the
+    alphabet given to :func:`extract_automaton`. ``target``: the minimal target or None. ``isomorphic``: equal
+    canonical forms (None without target). ``distinguishing_word``: a shortest word (letter indices) on which
+    they differ, with ``model_output`` (the oracle's answer, which the extracted automaton reproduces) and
+    ``target_output`` on it."""
+    automaton: FSA
+    target: FSA | None
+    isomorphic: bool | None
+    distinguishing_word: list | None
+    model_output: str | None
+    target_output: str | None
+    eq_oracle: str
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def distinguishing_symbols(self) -> list | None:
+        if self.distinguishing_word is None:
+            return None
+        return [self.automaton.alphabet[a] for a in self.distinguishing_word]
+
+    def to_json(self) -> dict:
+        a = self.automaton
+        return {"extracted_states": a.n_states, "target_states": None if self.target is None else self.target.n_states,
+                "isomorphic": self.isomorphic, "distinguishing_word": self.distinguishing_symbols,
+                "model_output": self.model_output, "target_output": self.target_output,
+                "eq_oracle": self.eq_oracle, "automaton": a.to_dict(), **self.stats}
+
+
+# --------------------------------------------------------------------------- the learner
+def _make_sul(oracle: Callable, alphabet: list, initial_output: str):
+    SUL, *_ = _aalpy()
+    index = {s: i for i, s in enumerate(alphabet)}
+    trace_fn = getattr(oracle, "trace", None)
+
+    class _OracleSUL(SUL):
+        """AALpy SUL over an oracle; answers are memoized per prefix (a trace call fills every prefix)."""
+
+        def __init__(self):
+            super().__init__()
+            self.memo: dict = {}
+            self.prefix: list = []
+            self.oracle_calls = 0
+
+        def _answer(self, word: tuple) -> str:
+            got = self.memo.get(word)
+            if got is None:
+                self.oracle_calls += 1
+                if trace_fn is not None:
+                    outs = trace_fn(list(word))
+                    if len(outs) != len(word):
+                        raise InputError(f"oracle trace returned {len(outs)} outputs for a word of length {len(word)}")
+                    for i, o in enumerate(outs):
+                        self.memo[word[: i + 1]] = str(o)
+                else:
+                    self.memo[word] = str(oracle(list(word)))
+                got = self.memo[word]
+            return got
+
+        def pre(self):
+            self.prefix = []
+
+        def post(self):
+            pass
+
+        def step(self, letter):
+            if letter is None:
+                return initial_output
+            self.prefix.append(index[letter])
+            return self._answer(tuple(self.prefix))
+
+        def query(self, word):
+            self.num_queries += 1
+            if len(word) == 0:
+                return [initial_output]
+            w = tuple(index[x] for x in word)
+            self.num_steps += len(w)
+            if trace_fn is not None and w not in self.memo:
+                self._answer(w)
+            return [self._answer(w[: i + 1]) for i in range(len(w))]
+
+    return _OracleSUL()
+
+
+def _moore_to_fsa(hyp, alphabet: list, name: str) -> FSA:
+    states = list(hyp.states)
+    num = {id(s): i for i, s in enumerate(states)}
+    delta = np.array([[num[id(s.transitions[a])] for a in alphabet] for s in states], dtype=np.int64)
+    labels = tuple(str(s.output) for s in states)
+    return minimize(FSA(tuple(alphabet), delta, num[id(hyp.initial_state)], None, labels, None, name))
+
+
+def _fsa_output(fsa: FSA, word: Sequence[int]) -> str:
+    return fsa.outputs[fsa.run(word)]
+
+
+def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *, target: FSA | None = None,
+                      initial_output: str | None = None, eq_oracle: str = "target", random_steps: int = 2000,
+                      max_states: int | None = None, max_rounds: int | None = None, seed: int = 0) -> Extraction:
+    """Extract the automaton behind ``oracle`` with L* and compare it with ``target``.
+
+    ``oracle(word: list[int]) -> label`` (optionally with ``oracle.trace(word) -> labels of every prefix``);
+    ``alphabet``: the symbol names (default: ``oracle.alphabet``, else the target's). ``target``: an FSA over the
+    same alphabet (any, it is minimized here). Returns an :class:`Extraction`.
+    """
+    _, Oracle, run_Lstar, RandomWalkEqOracle, WMethodEqOracle = _aalpy()
+    if alphabet is None:
+        alphabet = getattr(oracle, "alphabet", None) or (list(target.alphabet) if target is not None else None)
+    if not alphabet:
+        raise InputError("extract_automaton: give the alphabet (or an oracle/target that has one)")
+    alphabet = [str(a) for a in alphabet]
+    if eq_oracle not in EQ_ORACLES:
+        raise InputError(f"unknown equivalence oracle {eq_oracle!r} (one of {', '.join(EQ_ORACLES)})")
+    tmin = None
+    if target is not None:
+        if list(target.alphabet) != alphabet:
+            raise InputError(f"the target's alphabet {list(target.alphabet)[:10]} differs from the oracle's "
+                             f"{alphabet[:10]}")
+        tmin = minimize(target)
+    if eq_oracle == "target" and tmin is None:
+        raise InputError("equivalence oracle 'target' needs a target automaton")
+    if initial_output is None:
+        initial_output = tmin.outputs[tmin.start] if tmin is not None else "<start>"
+    if random_steps < 0:
+        raise InputError(f"random_steps must be >= 0, got {random_steps}")
+
+    sul = _make_sul(oracle, alphabet, str(initial_output))
+    rng_state = random.getstate()
+    random.seed(seed)  # AALpy's oracles draw from the global `random` module
+    stats = {"counterexamples_from_target": 0, "counterexamples_from_walks": 0}
+    try:
+        if eq_oracle == "random-walk":
+            eq = RandomWalkEqOracle(alphabet, sul, num_steps=max(random_steps, 1), reset_after_cex=True,
+                                    reset_prob=0.09)
+        elif eq_oracle == "w-method":
+            if max_states is None:
+                max_states = (tmin.n_states + 1) if tmin is not None else 8
+            eq = WMethodEqOracle(alphabet, sul, max_number_of_states=int(max_states))
+        else:
+            walk = RandomWalkEqOracle(alphabet, sul, num_steps=max(random_steps, 1), reset_after_cex=True,
+                                      reset_prob=0.09)
+
+            class _TargetOracle(Oracle):
+                def find_cex(self, hypothesis):
+                    walk.sul = self.sul  # run_Lstar replaces eq.sul by its caching wrapper: share it
+                    h = _moore_to_fsa(hypothesis, alphabet, "hypothesis")
+                    w = distinguishing_word(h, tmin)
+                    if w is not None and w:
+                        sym = [alphabet[a] for a in w]
+                        out = self.sul.query(tuple(sym))
+                        if out[-1] != _fsa_output(h, w):
+                            stats["counterexamples_from_target"] += 1
+                            return tuple(sym)
+                    if random_steps == 0:
+                        return None
+                    cex = walk.find_cex(hypothesis)
+                    if cex is not None:
+                        stats["counterexamples_from_walks"] += 1
+                    return cex
+
+            eq = _TargetOracle(alphabet, sul)
+        t0 = time.perf_counter()
+        hyp, info = run_Lstar(alphabet, sul, eq, automaton_type="moore", cache_and_non_det_check=True,
+                              max_learning_rounds=max_rounds, return_data=True, print_level=0)
+        seconds = time.perf_counter() - t0
+    finally:
+        random.setstate(rng_state)
+    ext = _moore_to_fsa(hyp, alphabet, "extracted")
+    stats.update(rounds=int(info.get("learning_rounds", 0)), membership_queries=int(info.get("queries_learning", 0)),
+                 equivalence_queries_steps=int(info.get("steps_eq_oracle", 0)), oracle_calls=sul.oracle_calls,
+                 seconds=round(seconds, 4))
+    if tmin is None:
+        return Extraction(ext, None, None, None, None, None, eq_oracle, stats)
+    w = distinguishing_word(ext, tmin)
+    if w is None:
+        return Extraction(ext, tmin, True, None, None, None, eq_oracle, stats)
+    model_out = str(oracle(list(w))) if w else str(initial_output)
+    return Extraction(ext, tmin, ext == tmin, list(w), model_out, _fsa_output(tmin, w), eq_oracle, stats)
