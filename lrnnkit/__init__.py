@@ -21,7 +21,18 @@ __version__ = "0.1.0"
 
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
-           "InputError", "LrnnkitError", "SizeLimitError", "CertificationError"]
+           "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh"]
+
+_LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
+
+
+def __getattr__(name):
+    """The torch-based kernel API (:class:`lrnnkit.kernels.DeltaProductLayer`, :func:`lrnnkit.kernels.chunk_gh`),
+    imported on first use so that ``import lrnnkit`` does not load torch."""
+    if name in _LAZY_KERNELS:
+        from . import kernels
+        return getattr(kernels, name)
+    raise AttributeError(f"module 'lrnnkit' has no attribute {name!r}")
 
 
 def load_source(source: str) -> FSA:

@@ -9,10 +9,15 @@ reference, any dtype), ``fused_recurrent.py`` (state on chip, for inference and 
 * :mod:`.table`: symbol-indexed affine scans with a fused argmax decoder (compiled model layers)
 * :func:`load` / :func:`run_model`: run a whole :class:`lrnnkit.model.Model`
 * :mod:`.layers`: nn.Module front-ends choosing naive / fused_recurrent / chunk
+* :class:`DeltaProductLayer` (:mod:`.delta_product`): the trainable DeltaNet / DeltaProduct layer (projections,
+  short convolution, gate), on :func:`chunk_gh` (:mod:`.gh.api`: fla-style, differentiable, gate, cu_seqlens)
 
 Triton is imported lazily (first kernel use); without a GPU it runs in interpreter mode (TRITON_INTERPRET=1).
 """
 from .compiled import LoadedModel, load, run_model
+from .delta_product import DeltaProductLayer
+from .gh.api import chunk_gh
 from .layers import BilinearLayer, BlockDiagonalLayer, DiagonalLayer, GHLayer
 
-__all__ = ["load", "run_model", "LoadedModel", "GHLayer", "DiagonalLayer", "BlockDiagonalLayer", "BilinearLayer"]
+__all__ = ["load", "run_model", "LoadedModel", "GHLayer", "DiagonalLayer", "BlockDiagonalLayer", "BilinearLayer",
+           "DeltaProductLayer", "chunk_gh"]

@@ -1,0 +1,122 @@
+"""``chunk_gh``: the trainable GH-product layer (DeltaNet n_h = 1, DeltaProduct n_h > 1, optionally gated) in
+fla's layout, differentiable, with packed variable-length batches.
+
+Math (paper 001, DeltaProduct; fla's ``chunk_gated_delta_product`` convention): per token t, first
+``S <- exp(g_t) S`` (if a gate is given), then for j = 1..n_h ``S <- (I - b_j k_j k_j^T) S + b_j k_j v_j^T``, and
+``o_t = scale * S^T q_t``. Keys must be unit vectors and ``b in [0, 2]`` (eigenvalue ``1 - b in [-1, 1]``).
+"""
+from __future__ import annotations
+
+import torch
+
+from ...errors import InputError
+from .._checks import check_range, check_unit_rows
+
+BACKENDS = ("chunk", "torch", "naive")
+
+
+def l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """``x / max(||x||_2, eps)`` along the last axis, computed in float32 (float64 for float64), differentiable."""
+    return torch.nn.functional.normalize(x.to(torch.float64 if x.dtype == torch.float64 else torch.float32),
+                                         dim=-1, eps=eps).to(x.dtype)
+
+
+def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
+    """fla layout -> canonical shapes. q (B,T,H,K); k, v either (B, T*n_h, H, .) interleaved (fla) or
+    (B, T, n_h, H, .); beta (B, T*n_h, H) or (B, T, n_h, H); g (B, T, H) per token or None."""
+    for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta)):
+        if not isinstance(x, torch.Tensor):
+            raise InputError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if q.ndim != 4:
+        raise InputError(f"q: expected shape (B, T, H, K), got {tuple(q.shape)}")
+    if not isinstance(n_h, int) or n_h < 1:
+        raise InputError(f"n_h must be a positive integer, got {n_h!r}")
+    B, T, H, K = q.shape
+
+    def five(name, x, width):
+        if x.ndim == 4 and x.shape[:3] == (B, T * n_h, H):
+            return x.reshape(B, T, n_h, H, x.shape[-1])
+        if x.ndim == 5 and x.shape[:4] == (B, T, n_h, H):
+            return x
+        raise InputError(f"{name}: expected shape (B, T*n_h, H, {width}) or (B, T, n_h, H, {width}) with "
+                         f"B={B}, T={T}, n_h={n_h}, H={H}; got {tuple(x.shape)}")
+
+    k = five("k", k, "K")
+    v = five("v", v, "V")
+    if k.shape[-1] != K:
+        raise InputError(f"k: last axis {k.shape[-1]} differs from q's {K}")
+    if beta.ndim == 3 and beta.shape == (B, T * n_h, H):
+        beta = beta.reshape(B, T, n_h, H)
+    elif not (beta.ndim == 4 and beta.shape == (B, T, n_h, H)):
+        raise InputError(f"beta: expected shape (B, T*n_h, H) or (B, T, n_h, H); got {tuple(beta.shape)}")
+    if g is not None and (not isinstance(g, torch.Tensor) or g.shape != (B, T, H)):
+        raise InputError(f"g: expected a tensor of shape (B, T, H) = {(B, T, H)}, got "
+                         f"{tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__}")
+    for name, x in (("k", k), ("v", v)):
+        if x.dtype != q.dtype:
+            raise InputError(f"{name}: dtype {x.dtype} differs from q's {q.dtype}")
+    if q.dtype not in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+        raise InputError(f"q: unsupported dtype {q.dtype}")
+    N = B
+    if cu_seqlens is not None:
+        if B != 1:
+            raise InputError(f"cu_seqlens needs packed inputs with B = 1, got B = {B}")
+        cu = cu_seqlens.tolist()
+        if len(cu) < 2 or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu[:-1], cu[1:])):
+            raise InputError(f"cu_seqlens must rise from 0 to T={T}, got {cu[:8]}{'...' if len(cu) > 8 else ''}")
+        N = len(cu) - 1
+    if initial_state is not None and tuple(initial_state.shape) != (N, H, K, v.shape[-1]):
+        raise InputError(f"initial_state: expected shape {(N, H, K, v.shape[-1])}, got {tuple(initial_state.shape)}")
+    return q, k, v, beta, g, N
+
+
+def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state=None,
+             output_final_state: bool = False, *, scale: float | None = None, chunk_size: int = 64,
+             backend: str = "chunk", normalize_qk: bool = False, validate: bool = False):
+    """Differentiable gated DeltaProduct (paper 001) in fla's layout; returns ``(o, final_state or None)``.
+
+    ``o`` (B, T, H, V) in q's dtype; ``final_state`` (N, H, K, V) in float32 (float64 for float64 inputs), N = B or
+    the number of packed sequences. ``scale`` defaults to ``K ** -0.5`` as in fla. ``normalize_qk`` L2-normalizes
+    q and k inside (fla's ``use_qk_l2norm_in_kernel``). ``validate`` checks unit keys, ``beta in [0, 2]``, ``g <= 0``.
+    ``backend``: "chunk" (Triton WY kernels with a Triton backward; CUDA, or CPU under the Triton interpreter),
+    "torch" (the same chunk equations in torch, autograd), "naive" (the sequential loop, autograd).
+    """
+    if backend not in BACKENDS:
+        raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    q, k, v, beta, g, N = canonical(q, k, v, beta, g, n_h, cu_seqlens, initial_state)
+    K = q.shape[-1]
+    scale = K ** -0.5 if scale is None else float(scale)
+    if normalize_qk:   # differentiable, no host sync (fla's use_qk_l2norm_in_kernel)
+        q, k = l2norm(q), l2norm(k)
+    if validate:
+        check_unit_rows("k", k)
+        check_range("beta", beta, 0.0, 2.0)
+        if g is not None:
+            check_range("g", g, float("-inf"), 0.0)
+    if backend == "chunk":
+        from .wy import chunk_gh_triton
+        o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens, chunk_size)
+    elif backend == "torch":
+        from .reference import chunk_gh_torch
+        o, ht = chunk_gh_torch(q, k, v, beta, g, scale=scale, initial_state=initial_state, cu_seqlens=cu_seqlens,
+                               chunk_size=chunk_size)
+    else:
+        o, ht = _naive_varlen(q, k, v, beta, g, scale, initial_state, cu_seqlens)
+    return o.to(q.dtype), (ht if output_final_state else None)
+
+
+def _naive_varlen(q, k, v, beta, g, scale, h0, cu_seqlens):
+    from .naive import delta_product_naive
+    if cu_seqlens is None:
+        return delta_product_naive(q, k, v, beta, g, scale=scale, initial_state=h0, output_final_state=True,
+                                   validate=False)
+    bounds = [int(x) for x in cu_seqlens.tolist()]
+    outs, finals = [], []
+    for s, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        sl = slice(a, b)
+        o, S = delta_product_naive(q[:, sl], k[:, sl], v[:, sl], beta[:, sl], None if g is None else g[:, sl],
+                                   scale=scale, initial_state=None if h0 is None else h0[s:s + 1],
+                                   output_final_state=True, validate=False)
+        outs.append(o)
+        finals.append(S)
+    return torch.cat(outs, 1), torch.cat(finals, 0)
