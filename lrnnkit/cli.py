@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("demo", help="the end-to-end showcase: compile, certify, precision demos, HTML report")
     s.add_argument("--out", default="demo_out")
+
+    from .export import add_parser as _add_export_parser  # issue 13: `export MODEL --to fla` (lrnnkit/export.py)
+    _add_export_parser(sub)
+
+    from .sweep.cli import add_parser as _add_sweep_parser  # issue 14: the verb lives in lrnnkit/sweep/cli.py
+    _add_sweep_parser(sub)
     return p
 
 
@@ -309,6 +315,13 @@ def cmd_demo(a) -> int:
 
 VERBS = {"info": cmd_info, "compile": cmd_compile, "verify": cmd_verify, "run": cmd_run,
          "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo}
+VERBS["export"] = lambda a: __import__("lrnnkit.export", fromlist=["run"]).run(a)  # issue 13
+VERBS["sweep"] = lambda a: _sweep_run(a)  # issue 14
+
+
+def _sweep_run(a) -> int:
+    from .sweep.cli import run
+    return run(a)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,171 @@
+"""Executors: run the points of a sweep one after the other (``serial``) or as Ray core tasks (``ray``).
+
+Both call :func:`execute_point` on each task and hand every outcome to the caller's ``on_done`` as it finishes
+(the caller appends it to the store at once). Outcomes do not depend on the executor: a point's seed comes from
+the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a job's exception becomes a ``failed`` outcome
+with its message (the other points go on).
+
+Ray (optional extra ``lrnnkit[ray]``): ``address=None`` starts a local Ray with this machine's cores (and GPUs);
+``address="auto"`` or ``"ray://host:10001"`` joins a running cluster, whose nodes need lrnnkit installed. Tasks ask
+for the spec's ``num_cpus`` / ``num_gpus`` (fractions pack several small training runs on one GPU). A worker
+process that dies mid-task (killed, out of memory) is re-run by Ray up to ``max_retries`` times (Ray's
+``max_retries``; ``retry_exceptions`` stays off: a job's own exception is an answer, not a fault); if it still
+dies, the point is recorded ``failed`` with Ray's error. Ctrl-C cancels the tasks in flight and stops; every
+point finished before it is already in the store.
+"""
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from typing import Callable
+
+from ..errors import InputError
+
+__all__ = ["execute_point", "SerialExecutor", "RayExecutor", "make_executor", "EXECUTORS"]
+
+EXECUTORS = ("serial", "ray")
+
+
+def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = None) -> dict:
+    """Run one point (in whatever process the executor chose): ``{"result", "status", "error", "seconds",
+    "pid"}``. Exceptions of the job become ``status = "failed"`` with ``error = "Type: message"``; process exits
+    and Ctrl-C are not caught."""
+    from .jobs import get_job, jsonable
+    t0 = time.perf_counter()
+    try:
+        fn = job_fn if job_fn is not None else get_job(kind).run
+        result, status, error = jsonable(fn(dict(point), seed)), "ok", None
+        if not isinstance(result, dict):
+            raise TypeError(f"a job must return a dict, got {type(result).__name__}")
+    except Exception as exc:  # noqa: BLE001 - a point that raises is recorded as failed; the others go on
+        result, status = {}, "failed"
+        error = f"{type(exc).__name__}: {exc}"
+        if os.environ.get("LRNNKIT_SWEEP_TRACEBACK"):
+            error += "\n" + traceback.format_exc()
+    return {"result": result, "status": status, "error": error, "seconds": time.perf_counter() - t0,
+            "pid": os.getpid()}
+
+
+class SerialExecutor:
+    """Every point in this process, in grid order (no Ray needed)."""
+
+    name = "serial"
+    slots = 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None) -> None:
+        """``tasks``: list of ``(index, point, seed)``; calls ``on_done(index, outcome)`` after each point."""
+        for idx, point, seed in tasks:
+            if on_start:
+                on_start(idx)
+            on_done(idx, execute_point(spec.kind, point, seed, job_fn))
+
+
+def _ray_execute(kind, point, seed, job_fn):   # the Ray task body (module level: workers import it)
+    return execute_point(kind, point, seed, job_fn)
+
+
+class RayExecutor:
+    """Ray core tasks: one per point, at most ``window`` in flight (a bounded queue keeps Ctrl-C and memory cheap).
+
+    ``num_cpus`` / ``num_gpus``: the local Ray's resources when it starts one (default: the machine's);
+    ``init_kwargs``: passed to ``ray.init`` (e.g. ``{"include_dashboard": False}`` is the default)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, num_gpus: float | None = None,
+                 init_kwargs: dict | None = None, window: int | None = None):
+        self.address = address
+        self.num_cpus = num_cpus
+        self.num_gpus = num_gpus
+        self.init_kwargs = dict(init_kwargs or {})
+        self.window = window
+        self._started = False
+        self.ray = None
+        self.slots = 1
+
+    def __enter__(self):
+        try:
+            import ray
+        except ImportError:
+            raise InputError("the ray executor needs Ray: pip install 'lrnnkit[ray]' (or use --executor serial)"
+                             ) from None
+        self.ray = ray
+        if not ray.is_initialized():
+            kw = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+            kw.update(self.init_kwargs)
+            try:
+                if self.address:
+                    ray.init(address=self.address, **kw)
+                else:
+                    ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, **kw)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                where = self.address or "a local Ray"
+                raise InputError(f"cannot start or join Ray at {where!r}: {str(exc).splitlines()[0]}") from None
+            self._started = True
+        return self
+
+    def __exit__(self, *exc):
+        if self._started:
+            self.ray.shutdown()
+            self._started = False
+        return False
+
+    def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None) -> None:
+        ray = self.ray
+        total = ray.cluster_resources()
+        cpu_slots = total.get("CPU", 1) / spec.num_cpus if spec.num_cpus else float("inf")
+        gpu_slots = total.get("GPU", 0) / spec.num_gpus if spec.num_gpus else float("inf")
+        if spec.num_gpus and not total.get("GPU"):
+            raise InputError(f"the spec asks num_gpus = {spec.num_gpus} per task, and the Ray cluster has no GPU")
+        self.slots = max(1, int(min(cpu_slots, gpu_slots)))
+        window = self.window or max(4 * self.slots, 8)
+        remote = ray.remote(_ray_execute).options(num_cpus=spec.num_cpus, num_gpus=spec.num_gpus,
+                                                  max_retries=spec.max_retries, retry_exceptions=False)
+        fn_ref = ray.put(job_fn) if job_fn is not None else None
+        queue = list(tasks)
+        queue.reverse()
+        pending: dict = {}
+        try:
+            while queue or pending:
+                while queue and len(pending) < window:
+                    idx, point, seed = queue.pop()
+                    pending[remote.remote(spec.kind, point, seed, fn_ref)] = idx
+                    if on_start:
+                        on_start(idx)
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    idx = pending.pop(ref)
+                    try:
+                        out = ray.get(ref)
+                    except ray.exceptions.RayError as exc:   # the worker died more than max_retries times
+                        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                        out = {"result": {}, "status": "failed", "seconds": None, "pid": None,
+                               "error": f"{type(exc).__name__}: {msg} (after {spec.max_retries} retries)"}
+                    on_done(idx, out)
+        except BaseException:
+            for ref in pending:   # Ctrl-C or a failure of the driver: stop the work in flight
+                try:
+                    ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - best effort while stopping
+                    pass
+            raise
+
+    def running(self, pending: int) -> int:
+        return min(pending, self.slots)
+
+
+def make_executor(name: str, address: str | None = None, **kw):
+    if name == "serial":
+        if address:
+            raise InputError(f"--address {address!r} needs --executor ray")
+        return SerialExecutor()
+    if name == "ray":
+        return RayExecutor(address=address, **kw)
+    raise InputError(f"unknown executor {name!r} (one of {', '.join(EXECUTORS)})")

@@ -1,0 +1,282 @@
+"""Job kinds of a sweep: what one grid point computes.
+
+Each kind is a :class:`JobKind` with the parameters it accepts (``required`` / ``optional`` with defaults), a
+cheap ``check`` run on every point before anything is launched (a bad spec fails at once, on one line), and
+``run(point, seed) -> dict`` returning JSON-able result keys. ``seed`` is the point's seed
+(:meth:`lrnnkit.sweep.spec.SweepSpec.point_seed`): a function of the spec and the point only.
+
+Every kind also accepts ``replicate`` (an integer that only changes the point's seed: repeated random runs).
+
+* ``collapse``: compile ``source`` (with ``construction``, default the best applicable one) and find the first
+  step at which it goes wrong in ``format`` under cast ``policy`` on a seeded random word of ``steps`` symbols
+  (one-letter alphabets: the periodic word, exact for all lengths) -- :func:`lrnnkit.precision.collapse`
+  (paper 000, Theorems 1-2 are what makes such steps exist for non-trivial constructions).
+* ``certify``: compile and certify for all input lengths (exact BFS, DESIGN.md "Certification"). ``source`` may
+  also be ``random:N:K``: a uniformly random complete automaton with N states and K letters drawn from the
+  point's seed (accepting set uniform too), for "certify every random automaton" grids.
+* ``theorems``: re-run one statement's check (``id``; ``"all"`` in the grid expands to every registered id) with
+  ``profile`` quick or deep and compare its derived verdict with the recorded one.
+* ``train``: a training run of :mod:`lrnnkit.learn`, looked up at run time (``lrnnkit.learn.train_from_params``
+  or ``lrnnkit.learn.train.train_from_params``, ``(**params) -> dict``); the point's parameters are passed
+  through, with ``seed`` = the point's ``seed`` parameter when the grid gives one, else the derived seed.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import InputError
+
+__all__ = ["JobKind", "JOB_KINDS", "get_job", "check_points", "expand_grid", "jsonable"]
+
+
+@dataclass
+class JobKind:
+    name: str
+    run: Callable                       # run(point: dict, seed: int) -> dict
+    required: tuple = ()
+    optional: dict = field(default_factory=dict)   # name -> default
+    open_params: bool = False           # accept parameters it does not list (train: passed through)
+    uses_gpu: bool = False
+    check: Callable | None = None       # check(point) -> None, raises InputError
+
+    def validate(self, point: dict, where: str) -> None:
+        missing = [k for k in self.required if k not in point]
+        if missing:
+            raise InputError(f"{where}: the {self.name} job needs parameter(s) {', '.join(missing)} "
+                             f"(in [params] or [grid])")
+        if not self.open_params:
+            allowed = set(self.required) | set(self.optional) | {"replicate"}
+            bad = sorted(set(point) - allowed)
+            if bad:
+                raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the {self.name} job "
+                                 f"(allowed: {', '.join(sorted(allowed))})")
+        if "replicate" in point and (not isinstance(point["replicate"], int) or isinstance(point["replicate"], bool)):
+            raise InputError(f"{where}: 'replicate' must be an integer, got {point['replicate']!r}")
+        if self.check is not None:
+            self.check(point, where)
+
+
+def jsonable(obj):
+    """Plain JSON data from results (numpy scalars and arrays, tuples, non-finite floats as strings)."""
+    import numpy as np
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        x = float(obj)
+        return x if math.isfinite(x) else repr(x)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if hasattr(obj, "to_json"):
+        return jsonable(obj.to_json())
+    return str(obj)
+
+
+# --------------------------------------------------------------------------- shared helpers
+def _positive_int(point, key, where, lo=1):
+    v = point.get(key)
+    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < lo):
+        raise InputError(f"{where}: {key!r} must be an integer >= {lo}, got {v!r}")
+
+
+def _random_fsa(spec: str, seed: int):
+    """``random:N:K``: a uniformly random complete DFA (N states, K letters ``a0..``, start 0, accepting set
+    uniform over subsets) drawn from ``seed``."""
+    import numpy as np
+    from ..automata.fsa import FSA
+    parts = spec.split(":")
+    try:
+        n, k = int(parts[1]), int(parts[2])
+        if len(parts) != 3 or not (1 <= n <= 64 and 1 <= k <= 16):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise InputError(f"bad random source {spec!r}: use random:N:K with 1 <= N <= 64 states, 1 <= K <= 16 letters"
+                         ) from None
+    rng = np.random.default_rng(seed)
+    delta = rng.integers(0, n, size=(n, k))
+    acc = frozenset(int(q) for q in np.flatnonzero(rng.integers(0, 2, size=n)))
+    return FSA(alphabet=tuple(f"a{i}" for i in range(k)), delta=delta, start=0, accepting=acc,
+               name=f"{spec}#{seed:08x}")
+
+
+def _load(source: str, seed: int):
+    if not isinstance(source, str) or not source:
+        raise InputError(f"'source' must be a non-empty string, got {source!r}")
+    if source.startswith("random:"):
+        return _random_fsa(source, seed)
+    from ..automata.sources import load_source
+    return load_source(source)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(source: str, construction, options_json: str, seed: int):
+    """Compile once per worker process and (source, construction, options) (random sources: per seed)."""
+    from ..constructions import compile as compile_model
+    fsa = _load(source, seed)
+    return compile_model(fsa, construction, **json.loads(options_json))
+
+
+def _model_for(point: dict, seed: int):
+    src = point["source"]
+    options = point.get("options", {}) or {}
+    if not isinstance(options, dict):
+        raise InputError(f"'options' must be a table of construction options, got {options!r}")
+    return _compiled(src, point.get("construction"), json.dumps(options, sort_keys=True),
+                     seed if src.startswith("random:") else 0)
+
+
+# --------------------------------------------------------------------------- collapse
+def _check_collapse(point, where):
+    from ..precision import canonical_policy, canonical_rounding, get_format
+    _positive_int(point, "steps", where)
+    _positive_int(point, "period_cap", where)
+    try:
+        get_format(point["format"])
+        canonical_policy(point.get("policy", "matvec"))
+        canonical_rounding(point.get("rounding", "nearest-even"))
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def run_collapse(point: dict, seed: int) -> dict:
+    """First wrong step of the compiled model in a float format (:func:`lrnnkit.precision.collapse`)."""
+    from ..precision import collapse
+    model = _model_for(point, seed)
+    kw = {k: point[k] for k in ("gh", "renorm", "decoder_fp64", "period_cap") if k in point}
+    c = collapse(model, point["format"], point.get("policy", "matvec"), point.get("steps", 10_000),
+                 point.get("rounding", "nearest-even"), seed=seed, **kw)
+    return {"first_wrong_step": c.first_wrong_step, "exact_for_all_lengths": c.exact_for_all_lengths,
+            "model_construction": model.provenance.get("construction"), "format_label": c.format,
+            "steps_run": c.steps, "input": c.input, "pre_period": c.pre_period, "period": c.period}
+
+
+# --------------------------------------------------------------------------- certify
+def _check_certify(point, where):
+    _positive_int(point, "max_pairs", where)
+    _positive_int(point, "float_steps", where, lo=0)
+
+
+def run_certify(point: dict, seed: int) -> dict:
+    """Certify the compiled model for inputs of every length (:func:`lrnnkit.certify`)."""
+    from ..certify import certify
+    model = _model_for(point, seed)
+    fsa = _load(point["source"], seed)
+    cert = certify(model, fsa, max_pairs=point.get("max_pairs", 2_000_000),
+                   float_steps=point.get("float_steps", 10_000), seed=seed)
+    j = cert.to_json()
+    keep = ("certified", "method", "reason", "reachable_states", "explored_transitions", "layers", "widths",
+            "max_factors_per_token", "counterexample", "float_check")
+    out = {k: j.get(k) for k in keep}
+    out["model_construction"] = model.provenance.get("construction")
+    out["automaton_states"] = fsa.n_states
+    return out
+
+
+# --------------------------------------------------------------------------- theorems
+def _check_theorems(point, where):
+    from ..theorems import get
+    if point.get("profile", "quick") not in ("quick", "deep"):
+        raise InputError(f"{where}: 'profile' must be quick or deep, got {point.get('profile')!r}")
+    try:
+        get(point["id"])
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def run_theorems(point: dict, seed: int) -> dict:
+    """Re-derive one statement's verdict (:func:`lrnnkit.theorems.run_check`; checks are derandomized)."""
+    from ..theorems import get, run_check
+    s = get(point["id"])
+    r = run_check(point["id"], point.get("profile", "quick"))
+    return {"verdict": r.verdict, "recorded_verdict": s.verdict, "agrees": r.verdict == s.verdict,
+            "evidence": r.evidence, "counterexample": r.counterexample, "corrected": r.corrected}
+
+
+def _expand_theorem_ids(grid: dict) -> dict:
+    ids = grid.get("id")
+    if isinstance(ids, list) and "all" in ids:
+        from ..theorems import all_statements
+        every = [s.id for s in all_statements()]
+        new = []
+        for v in ids:
+            for x in (every if v == "all" else [v]):
+                if x not in new:
+                    new.append(x)
+        grid = dict(grid)
+        grid["id"] = new
+    return grid
+
+
+# --------------------------------------------------------------------------- train
+_TRAIN_LOOKUP = ("lrnnkit.learn:train_from_params", "lrnnkit.learn.train:train_from_params")
+
+
+def train_function() -> Callable:
+    """The training entry point of :mod:`lrnnkit.learn`, found at run time (the sweep does not import it eagerly)."""
+    errors = []
+    for target in _TRAIN_LOOKUP:
+        mod, _, fn = target.partition(":")
+        try:
+            f = getattr(importlib.import_module(mod), fn, None)
+        except ImportError as exc:
+            errors.append(f"{mod}: {exc}")
+            continue
+        if callable(f):
+            return f
+        errors.append(f"{mod} has no {fn}")
+    raise InputError("the train job needs lrnnkit.learn's train_from_params(**params) -> dict, not found ("
+                     + "; ".join(errors) + ")")
+
+
+def run_train(point: dict, seed: int) -> dict:
+    params = {k: v for k, v in point.items() if k != "replicate"}
+    params.setdefault("seed", seed)
+    res = train_function()(**params)
+    if not isinstance(res, dict):
+        raise TypeError(f"train_from_params returned {type(res).__name__}, expected a dict")
+    return res
+
+
+JOB_KINDS = {
+    "collapse": JobKind("collapse", run_collapse, required=("source", "format"),
+                        optional={"policy": "matvec", "steps": 10_000, "rounding": "nearest-even",
+                                  "construction": None, "options": {}, "gh": "factors", "renorm": False,
+                                  "decoder_fp64": False, "period_cap": None},
+                        check=_check_collapse),
+    "certify": JobKind("certify", run_certify, required=("source",),
+                       optional={"construction": None, "options": {}, "max_pairs": 2_000_000, "float_steps": 10_000},
+                       check=_check_certify),
+    "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
+                        check=_check_theorems),
+    "train": JobKind("train", run_train, required=("source",), open_params=True, uses_gpu=True),
+}
+
+
+def get_job(kind: str) -> JobKind:
+    if kind not in JOB_KINDS:
+        raise InputError(f"unknown sweep kind {kind!r} (one of {', '.join(JOB_KINDS)})")
+    return JOB_KINDS[kind]
+
+
+def expand_grid(kind: str, grid: dict) -> dict:
+    """Grid shorthands of a kind (theorems: ``id = ["all"]``)."""
+    return _expand_theorem_ids(grid) if kind == "theorems" else grid
+
+
+def check_points(spec, points) -> None:
+    """Validate every point of ``spec`` against its kind (raises :class:`InputError` on the first bad one)."""
+    job = get_job(spec.kind)
+    for p in points:
+        job.validate(p, f"sweep spec {spec.source!r}, point {json.dumps(p, sort_keys=True)}")

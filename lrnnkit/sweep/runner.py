@@ -1,0 +1,118 @@
+"""Run a sweep: enumerate the spec's points, skip those already done in the store, run the rest on an executor,
+append each record as it finishes, then write the summary (table, plots).
+
+:func:`run_sweep` returns the ``--json`` output of ``lrnnkit sweep`` (DESIGN.md): ``records`` (one per grid point
+that has a record, in grid order), ``done`` (points with an ``ok`` record), ``failed``, ``computed`` (points
+computed by this call: 0 on a rerun that found everything done), ``spec_hash``, plus ``total``, ``missing``
+(points without a record: only after Ctrl-C), ``executor`` and ``out``.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+from .executors import make_executor
+from .jobs import check_points, expand_grid
+from .progress import Progress
+from .spec import SweepSpec, canonical_json, load_spec, parse_spec
+from .store import RecordStore
+
+__all__ = ["run_sweep", "make_record", "strip_meta"]
+
+META_KEYS = ("status", "error", "seed", "point_key", "spec_hash", "meta")
+
+
+def make_record(spec: SweepSpec, point: dict, seed: int, outcome: dict, executor: str) -> dict:
+    """A flat record: the point's parameters, the result keys (a result key equal to a parameter's name is
+    stored as ``result_<key>``), status, error, seed, point_key, spec_hash, meta."""
+    rec = dict(point)
+    for k, v in outcome["result"].items():
+        rec[f"result_{k}" if k in point or k in META_KEYS else k] = v
+    rec.update(status=outcome["status"], error=outcome["error"], seed=seed, point_key=spec.point_key(point),
+               spec_hash=spec.spec_hash,
+               meta={"seconds": outcome.get("seconds"), "executor": executor, "pid": outcome.get("pid"),
+                     "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    return rec
+
+
+def strip_meta(records) -> list:
+    """Records without ``meta`` (timing, pid, executor): what must agree between executors and reruns."""
+    return [{k: v for k, v in r.items() if k != "meta"} for r in records]
+
+
+def _resolve_spec(spec, job_fn) -> SweepSpec:
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, dict):
+        return parse_spec(spec, kinds=() if job_fn is not None else None)
+    return load_spec(os.fspath(spec)) if job_fn is None else parse_spec(_read_toml(spec), str(spec), kinds=())
+
+
+def _read_toml(path):
+    from .spec import tomllib
+    with open(path, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def run_sweep(spec, out_dir: str, executor: str = "serial", address: str | None = None, *,
+              job_fn: Callable | None = None, progress: bool | None = None, plots: bool = True,
+              executor_options: dict | None = None) -> dict:
+    """Run ``spec`` (a :class:`SweepSpec`, a parsed TOML dict or a path) into ``out_dir``.
+
+    ``job_fn(point, seed) -> dict`` replaces the built-in job of the spec's kind (custom sweeps; with Ray it is
+    shipped to the workers by value when it is not importable). ``executor_options`` go to the executor (Ray:
+    ``num_cpus``, ``num_gpus``, ``init_kwargs``, ``window``). Ctrl-C propagates as ``KeyboardInterrupt`` after
+    the tasks in flight are stopped; every finished point is already in the store."""
+    spec = _resolve_spec(spec, job_fn)
+    if job_fn is None:
+        spec.grid = expand_grid(spec.kind, spec.grid)
+    points = spec.points()
+    if job_fn is None:
+        check_points(spec, points)
+    store = RecordStore(out_dir)
+    store.write_text("spec.json", canonical_json(spec.to_json()) + "\n")
+    keys = [spec.point_key(p) for p in points]
+    seeds = [spec.point_seed(p) for p in points]
+    done = store.done_keys()
+    todo = [(i, points[i], seeds[i]) for i in range(len(points)) if keys[i] not in done]
+    already = len(points) - len(todo)
+    ex = make_executor(executor, address, **(executor_options or {}))
+    bar = Progress(len(points), already, progress)
+    started: set = set()
+    computed = 0
+
+    def on_start(i):
+        started.add(i)
+        bar.update(None, running=min(len(started), getattr(ex, "slots", 1)))
+
+    def on_done(i, outcome):
+        nonlocal computed
+        store.append(make_record(spec, points[i], seeds[i], outcome, ex.name))
+        computed += 1
+        started.discard(i)
+        bar.update(outcome["status"], running=min(len(started), getattr(ex, "slots", 1)))
+
+    try:
+        with ex:
+            ex.run(todo, job_fn, spec, on_done, on_start)
+    finally:
+        bar.close()
+    recs = store.load()
+    records = [recs[k] for k in keys if k in recs]
+    res = {"records": records, "done": sum(r["status"] == "ok" for r in records),
+           "failed": sum(r["status"] != "ok" for r in records), "computed": computed,
+           "spec_hash": spec.spec_hash, "total": len(points), "missing": len(points) - len(records),
+           "executor": ex.name, "kind": spec.kind, "out": store.out_dir}
+    from .report import write_summary
+    res["summary_files"] = write_summary(store, spec, records, plots=plots)
+    store.write_text("summary.json", canonical_json({k: v for k, v in res.items() if k != "records"}) + "\n")
+    return res
+
+
+def check_spec_file(path: str) -> SweepSpec:
+    """Load and validate a spec file and every point of it (no job runs)."""
+    spec = load_spec(path)
+    spec.grid = expand_grid(spec.kind, spec.grid)
+    check_points(spec, spec.points())
+    return spec

@@ -1,0 +1,95 @@
+"""The record store of a sweep: one JSON line per finished grid point, appended as each point finishes.
+
+Layout of the output directory::
+
+    OUT/records.jsonl     one record per line, appended (O_APPEND, one write, fsync) as points finish
+    OUT/spec.json         the spec and its hash (atomic write)
+    OUT/summary.json      the sweep's --json output (atomic write, at the end)
+    OUT/summary.txt       the summary table
+    OUT/collapse_heatmap.png   (collapse sweeps) construction x format -> first wrong step
+
+A record is flat: the point's parameters as given in the spec, the job's result keys, and ``status`` (``ok`` or
+``failed``), ``error`` (failed points: ``Type: message``), ``seed``, ``point_key``, ``spec_hash``, plus ``meta``
+(seconds, executor, attempt info: the only key that may differ between executors or reruns).
+
+Resume: a point whose ``point_key`` has an ``ok`` record is done and never recomputed; a failed point is tried
+again by the next run (its new record supersedes the old one: the last record of a key wins). A line cut short by
+a crash (no trailing newline, not valid JSON) is ignored: at most the point being written is lost, and recomputed.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+from ..errors import InputError
+from ..fileio import atomic_write_text
+
+__all__ = ["RecordStore", "RECORDS_FILE"]
+
+RECORDS_FILE = "records.jsonl"
+
+
+class RecordStore:
+    """Append-only JSON-lines store in ``out_dir`` (created if missing)."""
+
+    def __init__(self, out_dir: str):
+        self.out_dir = os.fspath(out_dir)
+        if os.path.exists(self.out_dir) and not os.path.isdir(self.out_dir):
+            raise InputError(f"--out {self.out_dir!r} exists and is not a directory")
+        try:
+            os.makedirs(self.out_dir, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create output directory {self.out_dir!r}: {exc.strerror or exc}") from None
+        self.path = os.path.join(self.out_dir, RECORDS_FILE)
+
+    def load(self) -> dict:
+        """``point_key -> record`` (the last record of each key), skipping lines cut short by a crash."""
+        out: dict = {}
+        try:
+            fh = open(self.path, "rb")
+        except FileNotFoundError:
+            return out
+        with fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    continue                  # a write interrupted mid-line: not a record
+                try:
+                    rec = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and isinstance(rec.get("point_key"), str):
+                    out[rec["point_key"]] = rec
+        return out
+
+    def done_keys(self) -> set:
+        return {k for k, r in self.load().items() if r.get("status") == "ok"}
+
+    def append(self, record: dict) -> None:
+        """Append one record durably: a single ``write`` of the whole line to an ``O_APPEND`` descriptor, then
+        ``fsync``; a partial line left by a crash is repaired (terminated) before the next append."""
+        line = (json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.path!r}: {exc.strerror or exc}") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size:
+                with open(self.path, "rb") as fh:
+                    fh.seek(size - 1)
+                    if fh.read(1) != b"\n":
+                        line = b"\n" + line   # end the torn line so that it stays unparseable on its own
+            view = memoryview(line)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        except OSError as exc:
+            raise InputError(f"cannot write {self.path!r}: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+
+    def write_text(self, name: str, text: str) -> str:
+        path = os.path.join(self.out_dir, name)
+        atomic_write_text(path, text)
+        return path
