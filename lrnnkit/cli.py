@@ -315,7 +315,12 @@ def cmd_demo(a) -> int:
 
 VERBS = {"info": cmd_info, "compile": cmd_compile, "verify": cmd_verify, "run": cmd_run,
          "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo}
-VERBS["export"] = lambda a: __import__("lrnnkit.export", fromlist=["run"]).run(a)  # issue 13
+VERBS["export"] = lambda a: _export_run(a)  # issue 13
+
+
+def _export_run(a) -> int:
+    from .export import run
+    return run(a)
 VERBS["sweep"] = lambda a: _sweep_run(a)  # issue 14
 
 
