@@ -1,4 +1,4 @@
-"""Targeted tests for the paper-000 statements (lrnnkit/theorems/paper_000.py): the helpers of the checks against
+"""Targeted tests for the paper-000 statements (lrnnkit/theorems/paper_000/): the helpers of the checks against
 independent oracles (lrnnkit.precision's exact cast, ml_dtypes, numpy), and the library constructions against the
 recorded findings."""
 from fractions import Fraction as F

@@ -1,4 +1,4 @@
-"""Targeted tests for the paper-001 statements (lrnnkit/theorems/paper_001.py)."""
+"""Targeted tests for the paper-001 statements (lrnnkit/theorems/paper_001/)."""
 import numpy as np
 import pytest
 

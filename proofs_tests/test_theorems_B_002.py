@@ -1,4 +1,4 @@
-"""Targeted tests for paper 002's statements (lrnnkit/theorems/paper_002.py), beyond the registry-wide test."""
+"""Targeted tests for paper 002's statements (lrnnkit/theorems/paper_002/), beyond the registry-wide test."""
 from fractions import Fraction as F
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Targeted tests for paper 004's statements (lrnnkit/theorems/paper_004.py)."""
+"""Targeted tests for paper 004's statements (lrnnkit/theorems/paper_004/)."""
 import subprocess
 from fractions import Fraction as F
 

@@ -70,11 +70,16 @@ class Statement:
         if self.verdict == "holds-as-corrected" and not self.corrected:
             raise ValueError(f"{self.id}: holds-as-corrected needs the corrected statement")
 
+    @property
+    def reproduce(self) -> str:
+        """The one command that re-derives this entry's verdict (printed by ``lrnnkit theorems``)."""
+        return f"lrnnkit theorems --check {self.id}"
+
     def to_json(self) -> dict:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "statement": self.statement,
                 "hypotheses": self.hypotheses, "conclusion": self.conclusion, "verdict": self.verdict,
                 "evidence": self.evidence, "counterexample": self.counterexample, "corrected": self.corrected,
-                "tests": self.tests, "notes": self.notes, "reproduce": f"lrnnkit theorems --check {self.id}"}
+                "tests": self.tests, "notes": self.notes, "reproduce": self.reproduce}
 
 
 def register(s: Statement) -> Statement:
@@ -99,8 +104,10 @@ def _load_all() -> None:
         import importlib
         import pkgutil
         from . import __path__ as p
+        # one subpackage per paper (paper_000/ .. paper_004/, one module per statement group), plus the
+        # ``empirical`` module (entries of kind ``empirical``) when it is present
         for m in sorted(x.name for x in pkgutil.iter_modules(p)):
-            if m.startswith("paper_"):
+            if m.startswith("paper_") or m == "empirical":
                 importlib.import_module(f"{__package__}.{m}")
 
 

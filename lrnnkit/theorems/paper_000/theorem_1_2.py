@@ -1,0 +1,276 @@
+"""Paper 000: 000:theorem-1, 000:theorem-2.
+
+See the package docstring (lrnnkit/theorems/paper_000/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+from .._exact import _mat_json, _st
+from .._exact import mv, search
+from ..registry import CheckResult, statement
+from ._common import PAPER, charpoly, poly_div_linear
+
+
+class BinaryFormat:
+    """A binary floating-point format for the cast of App. A.3: significand precision ``p`` bits (hidden bit
+    included), exponents ``emin..emax``, subnormals, saturation at the largest finite value (a monotone cast).
+    Rounding is done exactly on Fractions (independent of numpy / ml_dtypes / lrnnkit.precision)."""
+
+    def __init__(self, name: str, p: int, emin: int, emax: int):
+        self.name, self.p, self.emin, self.emax = name, p, emin, emax
+        self.max = (2 - F(1, 2 ** (p - 1))) * F(2) ** emax
+
+    def cast(self, x, mode: str = "nearest-even") -> F:
+        x = F(x)
+        if x == 0:
+            return F(0)
+        a = abs(x)
+        e = a.numerator.bit_length() - a.denominator.bit_length()
+        if F(2) ** e > a:
+            e -= 1
+        e = max(e, self.emin)
+        ulp = F(2) ** (e - self.p + 1)
+        q = x / ulp
+        if mode == "nearest-even":
+            r = round(q)              # Fraction.__round__: ties to even
+        elif mode == "toward-zero":
+            r = math.trunc(q)
+        elif mode == "toward-positive":
+            r = math.ceil(q)
+        elif mode == "toward-negative":
+            r = math.floor(q)
+        else:
+            raise ValueError(mode)
+        y = r * ulp
+        return max(-self.max, min(self.max, y))
+
+
+BF16 = BinaryFormat("bf16", 8, -126, 127)
+
+
+TOY8 = BinaryFormat("fp8-like (p=4, emin=-6, emax=7, saturating)", 4, -6, 7)
+
+
+MODES = ("nearest-even", "toward-zero", "toward-positive", "toward-negative")
+
+
+def cast_model_states(A, B, H0, K: int, fmt: BinaryFormat, mode: str) -> list:
+    """States of the paper's finite-precision model (000, App. B.1) on the input 1^k, k = 0..K:
+    ``Hhat_k = cast(sum_{i<k} cast(A^i B) + cast(A^k H0))`` with every power computed exactly."""
+    n = len(A)
+    out = []
+    acc = [F(0)] * n                  # exact sum of the cast terms cast(A^i B), i < k
+    P_B, P_H = list(B), list(H0)      # A^k B and A^k H0, exact
+    for _ in range(K + 1):
+        cD = [fmt.cast(x, mode) for x in P_H]
+        out.append(tuple(fmt.cast(a + d, mode) for a, d in zip(acc, cD)))
+        acc = [a + fmt.cast(x, mode) for a, x in zip(acc, P_B)]
+        P_B, P_H = list(mv(A, P_B)), list(mv(A, P_H))
+    return out
+
+
+def tail_monotone(states: list, period: int, start: int) -> bool:
+    """Each coordinate of each residue class (mod period) of states[start:] is monotone."""
+    for r in range(period):
+        sub = [s for k, s in enumerate(states) if k >= start and k % period == r]
+        for c in range(len(sub[0]) if sub else 0):
+            col = [s[c] for s in sub]
+            inc = all(a <= b for a, b in zip(col, col[1:]))
+            dec = all(a >= b for a, b in zip(col, col[1:]))
+            if not (inc or dec):
+                return False
+    return True
+
+
+# Theorem 1 counterexample: A(1) = P diag(1, -1/2) P^{-1}, P = [[1, 1], [0, 1]]; A(0) = I; B = 0.
+T1_A1 = ((F(1), F(-3, 2)), (F(0), F(-1, 2)))
+
+
+T1_H0 = (1 + F(1, 2 ** 7), F(1, 2 ** 8))
+
+
+# Theorem 2 counterexample: A(1) = P diag(1, C) P^{-1}, C = companion of x^2 + x/2 + 1/4 (roots e^{+-2 pi i/3}/2)
+T2_A1 = ((F(1), F(-1), F(-1, 4)), (F(0), F(0), F(-1, 4)), (F(0), F(1), F(-1, 2)))
+
+
+T2_H0 = (1 + F(1, 2 ** 7), F(1, 2 ** 8), F(1, 2 ** 8))
+
+
+def _random_lrnn(draw_ints, eigs, n):
+    """A = P J P^{-1} (J Jordan with the given eigenvalues), B, H0 from a stream of small integers."""
+    import sympy
+    lam = [eigs[draw_ints() % len(eigs)] for _ in range(n)]
+    J = sympy.zeros(n, n)
+    for i in range(n):
+        J[i, i] = sympy.Rational(lam[i].numerator, lam[i].denominator)
+        if i + 1 < n and lam[i] == lam[i + 1] and draw_ints() % 2:
+            J[i, i + 1] = 1
+    for _ in range(20):
+        P = sympy.Matrix(n, n, lambda i, j: (draw_ints() % 5) - 2)
+        if P.det() != 0:
+            break
+    else:
+        P = sympy.eye(n)
+    A = P * J * P.inv()
+    A = tuple(tuple(F(str(A[i, j])) for j in range(n)) for i in range(n))
+    grid = [F(0), F(1), F(-1), F(3, 2), F(1, 16), 1 + F(1, 16), F(17, 16), F(-5, 4), F(9, 8), F(1, 32)]
+    B = tuple(grid[draw_ints() % len(grid)] * (draw_ints() % 3 - 1) for _ in range(n))
+    H0 = tuple(grid[draw_ints() % len(grid)] for _ in range(n))
+    return A, B, H0
+
+
+def separates(states, m: int, start: int) -> bool:
+    """True iff no cast state in ``states[start:]`` occurs both at a step k with m | k and at a step with m not
+    dividing k: what a decoder needs to recognize (1^m)* (m = 2: parity) on those lengths."""
+    seen: dict = {}
+    for k in range(start, len(states)):
+        r = seen.setdefault(states[k], k % m == 0)
+        if r != (k % m == 0):
+            return False
+    return True
+
+
+def _corrected_search(eigs, period: int, profile: str, m: int):
+    """Search single-layer LRNNs with the given (real) spectrum set for a counterexample to the corrected
+    statement: a cast-state sequence on 1^k that recognizes (1^m)*. Screening: the residue classes mod ``period``
+    are not monotone on [K/2, K] (the proof's invariant is eventual monotonicity). A screened candidate counts
+    only if, on a horizon 4x longer, it is still not monotone on the last half AND separates the residues mod m
+    there. (The screen alone is not the statement: a deep run once flagged a growing state whose cast wobbles
+    (-240, -224, -240 at k = 92..94) just before it saturates to a constant at k = 94: it recognizes nothing.)"""
+    st = _st()
+    K = 60 if profile == "quick" else 160
+    N = 25 if profile == "quick" else 300
+
+    def bad(args):
+        seed_ints, n, mode = args
+        import random
+        rng = random.Random(repr(seed_ints))       # deterministic stream from the shrinkable integers
+        A, B, H0 = _random_lrnn(lambda: rng.randrange(1000), eigs, n)
+        states = cast_model_states(A, B, H0, K, TOY8, mode)
+        if tail_monotone(states, period, K // 2):
+            return False
+        states = cast_model_states(A, B, H0, 4 * K, TOY8, mode)
+        return not tail_monotone(states, period, 2 * K) and separates(states, m, 2 * K)
+    strat = st.tuples(st.lists(st.integers(0, 1000), min_size=8, max_size=8), st.integers(1, 3 if profile == "deep"
+                                                                                          else 2),
+                      st.sampled_from(MODES))
+    return search(strat, bad, N), K, N
+
+
+@statement(
+    id="000:theorem-1", paper=PAPER, kind="theorem",
+    statement="Theorem 1 (Parity). A finite precision LRNN with finitely many layers as in (1) can solve parity for "
+              "arbitrary input lengths, in particular, it can recognize the language (11)*, only if in at least one "
+              "layer, there exist x such that A(x) has at least one eigenvalue lambda with |lambda| >= 1 and "
+              "lambda not in {x in R : x >= 0}.",
+    hypotheses="Finite precision as in App. A.3 / B.1: D finite, cast: R -> D (e.g. floating point numbers), products "
+               "of transition matrices exact, each term cast, the sum cast; dec arbitrary.",
+    conclusion="Some A(x) has an eigenvalue lambda with |lambda| >= 1 that is not a non-negative real.",
+    verdict="holds-as-corrected",
+    evidence="Falsified in the paper's own cast model with a standard format: bf16, round-to-nearest-even. One layer, "
+              "n = 2, A(0) = I, B = 0, A(1) = [[1, -3/2], [0, -1/2]] (eigenvalues 1 and -1/2: no eigenvalue with "
+              "|lambda| >= 1 outside [0, inf)), H0 = (1 + 2^-7, 2^-8) (both bf16 numbers). The exact product gives "
+              "(A(1)^c H0)_1 = 1 + 2^-8 + 2^-8 (-1/2)^c, which for every c >= 1 lies strictly inside (1, 1 + 2^-7) "
+              "on the side of the midpoint 1 + 2^-8 given by the parity of c; so cast(.)_1 = 1 + 2^-7 for even c and "
+              "1 for odd c, for every c (c = number of ones). dec(H) = 1{H_1 > 1} recognizes (11)* and solves parity "
+              "for all lengths. The proof's step 'cast of a convergent sequence is eventually constant' fails when "
+              "the limit is a rounding boundary and is approached from both sides. Corrected: if cast is monotone "
+              "(any rounding mode), the conclusion 'some eigenvalue is not a non-negative real' (the |lambda| >= 1 "
+              "part dropped) is necessary: exact search over one-layer LRNNs with spectra in {0, 1/4, 1/2, 3/4, 1, "
+              "5/4, 2} (Jordan blocks included), an 8-bit format and all four directed/nearest roundings found no "
+              "cast-state sequence that recognizes (11)*: candidates that are not monotone on [K/2, K] are re-run "
+              "4x longer and must stay non-monotone and separate even from odd k there (control: the counterexample "
+              "above passes that test; a saturating transient found by a deep run does not, see the tests).",
+    counterexample={"format": "bf16, round-to-nearest-even", "layers": 1, "A(0)": "I_2", "B": "0",
+                    "A(1)": [["1", "-3/2"], ["0", "-1/2"]], "H0": ["1 + 2^-7", "2^-8"],
+                    "state_after_c_ones": "cast(A(1)^c H0)_1 = 1 + 2^-7 if c even else 1",
+                    "decoder": "1{H_1 > 1}"},
+    corrected="In the cast model of App. B.1 with a monotone (non-decreasing) cast -- every rounding mode of every "
+              "float format -- an LRNN can recognize (11)* only if in some layer some A(x) has an eigenvalue that is "
+              "not a non-negative real number (eigenvalues of modulus < 1 count).",
+    notes="The counterexample needs no exotic cast: round-to-nearest-even bf16, all weights bf16 numbers, the limit of "
+          "the product sequence is the bf16 midpoint 1 + 2^-8. With a scalar state the trick stops at bf16 underflow, "
+          "so n >= 2 is what makes it work for all lengths. The corrected statement's own proof: entries of A^k B, "
+          "A^k H0 are exponential polynomials with non-negative bases, hence eventually monotone; a monotone cast "
+          "of an eventually monotone sequence with finite range is eventually constant.")
+def check_theorem_1(profile: str = "quick") -> CheckResult:
+    K = 300 if profile == "quick" else 3000
+    # exact spectrum of the counterexample: A(1) upper triangular, eigenvalues on the diagonal
+    eig = [T1_A1[0][0], T1_A1[1][1]]
+    hyp_violated = not any(abs(l) >= 1 and l < 0 for l in eig)   # real eigenvalues only here
+    states = cast_model_states(T1_A1, (F(0), F(0)), T1_H0, K, BF16, "nearest-even")
+    parity_ok = all((s[0] > 1) == (c % 2 == 0) for c, s in enumerate(states))
+    # for all c beyond K: |2^-8 (1/2)^c| <= 2^-9 < 2^-8 = distance from the midpoint to the grid points
+    all_c = F(1, 2 ** 8) * F(1, 2) < F(1, 2 ** 8)
+    printed_false = hyp_violated and parity_ok and all_c
+    found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "3/4", "1", "5/4", "2")], 1, profile, 2)
+    ctrl = cast_model_states(T1_A1, (F(0), F(0)), T1_H0, 4 * K2, BF16, "nearest-even")
+    control = not tail_monotone(ctrl, 1, 2 * K2) and separates(ctrl, 2, 2 * K2)
+    if found is not None:
+        return CheckResult("falsified", "the corrected statement fails too", counterexample=repr(found))
+    if not printed_false:
+        return CheckResult("holds", "the recorded counterexample does not verify")
+    if not control:
+        return CheckResult("open", "the corrected-statement search cannot detect the known counterexample")
+    return CheckResult("holds-as-corrected", f"bf16 counterexample verified exactly for c = 0..{K} (and all c by the "
+                       f"bound); corrected statement: {N} one-layer LRNNs with non-negative spectra, {K2} steps "
+                       "(candidates re-run 4x longer): none recognizes (11)*", counterexample={"A(1)": _mat_json(T1_A1),
+                       "H0": [str(x) for x in T1_H0]}, corrected="eigenvalue not in [0, inf), monotone cast")
+
+
+@statement(
+    id="000:theorem-2", paper=PAPER, kind="theorem",
+    statement="Theorem 2 (Modular Counting). A finite precision LRNN with L layers, each as in (1), can count modulo "
+              "m, i.e. it can recognize the language (1^m)*, with m not a power of two, only if there exist "
+              "i in {1, ..., L} and x_1, ..., x_{2^{i-1}} such that for the i-th layer the product "
+              "A(x_1) A(x_2) ... A(x_{2^{i-1}}) has at least one eigenvalue lambda with |lambda| >= 1 and nonzero "
+              "imaginary part.",
+    hypotheses="Finite precision model of App. A.3 / B.1 (as for Theorem 1); m not a power of two.",
+    conclusion="Some product of 2^{i-1} transition matrices of layer i has a non-real eigenvalue of modulus >= 1.",
+    verdict="holds-as-corrected",
+    evidence="Falsified for m = 3 with one layer (so i = 1 and the product is the single matrix A(1)): bf16, "
+              "round-to-nearest-even, n = 3, B = 0, A(1) = [[1, -1, -1/4], [0, 0, -1/4], [0, 1, -1/2]] (eigenvalues "
+              "1 and (1/2) e^{+-2 pi i/3}: the non-real ones have modulus 1/2 < 1), H0 = (1 + 2^-7, 2^-8, 2^-8). "
+              "Exactly, (A(1)^k H0)_1 = 1 + 2^-8 + 2^-8 2^-k cos(2 pi k / 3) (= 1 + 2^-7 at k = 0), strictly inside "
+              "(1, 1 + 2^-7) for k >= 1, above the midpoint iff 3 | k; so cast(.)_1 = 1 + 2^-7 iff 3 | k and "
+              "dec(H) = 1{H_1 > 1} recognizes (111)* for every length. Corrected (monotone cast): counting modulo m "
+              "(m not a power of two) needs some product of 2^{i-1} matrices of layer i with a NON-REAL eigenvalue "
+              "(any modulus); exact search over one-layer LRNNs with real spectra (negative eigenvalues included) "
+              "found no cast-state sequence that recognizes (111)*: candidates whose even and odd subsequences are "
+              "not monotone on [K/2, K] are re-run 4x longer and must stay so and separate 3 | k from the other k "
+              "there (control: the counterexample above passes that test).",
+    counterexample={"format": "bf16, round-to-nearest-even", "m": 3, "layers": 1, "B": "0",
+                    "A(1)": [["1", "-1", "-1/4"], ["0", "0", "-1/4"], ["0", "1", "-1/2"]],
+                    "H0": ["1 + 2^-7", "2^-8", "2^-8"],
+                    "state_after_k_ones": "cast(A(1)^k H0)_1 = 1 + 2^-7 if k % 3 == 0 else 1",
+                    "decoder": "1{H_1 > 1}"},
+    corrected="With a monotone cast: an LRNN with L layers can recognize (1^m)*, m not a power of two, only if for "
+              "some i and x_1..x_{2^{i-1}} the product A(x_1)...A(x_{2^{i-1}}) of layer i has an eigenvalue with "
+              "nonzero imaginary part.",
+    notes="The extraction prints the index as 'x_{2^i-1}'; the proof (App. B.2: 'powers of the product of 2^{i-1} "
+          "state-transition matrices') fixes it as 2^{i-1} (for i = 1 both readings give one matrix, which is all "
+          "the counterexample needs). The proof also writes 'k mod d = 1' for 'k mod m = 1'.")
+def check_theorem_2(profile: str = "quick") -> CheckResult:
+    K = 300 if profile == "quick" else 3000
+    p = charpoly(T2_A1)                       # (x - 1)(x^2 + x/2 + 1/4)
+    q, rem = poly_div_linear(p, F(1))
+    nonreal_small = rem == 0 and len(q) == 3 and q[1] ** 2 - 4 * q[0] * q[2] < 0 and q[2] / q[0] < 1
+    states = cast_model_states(T2_A1, (F(0),) * 3, T2_H0, K, BF16, "nearest-even")
+    count_ok = all((s[0] > 1) == (k % 3 == 0) for k, s in enumerate(states))
+    # all k: |2^-8 2^-k cos(.)| <= 2^-9 < 2^-8 for k >= 1
+    printed_false = nonreal_small and count_ok
+    found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "1", "2", "-1/4", "-1/2", "-1", "-2")], 2,
+                                     profile, 3)
+    ctrl = cast_model_states(T2_A1, (F(0),) * 3, T2_H0, 4 * K2, BF16, "nearest-even")
+    control = not tail_monotone(ctrl, 2, 2 * K2) and separates(ctrl, 3, 2 * K2)
+    if found is not None:
+        return CheckResult("falsified", "the corrected statement fails too", counterexample=repr(found))
+    if not printed_false:
+        return CheckResult("holds", "the recorded counterexample does not verify")
+    if not control:
+        return CheckResult("open", "the corrected-statement search cannot detect the known counterexample")
+    return CheckResult("holds-as-corrected", f"bf16 counterexample verified exactly for k = 0..{K}; corrected "
+                       f"statement: {N} one-layer LRNNs with real spectra, {K2} steps "
+                       "(candidates re-run 4x longer): none recognizes (111)*", counterexample={"A(1)": _mat_json(T2_A1)},
+                       corrected="non-real eigenvalue (any modulus), monotone cast")

@@ -1,0 +1,31 @@
+"""Paper 001 (Siems et al., "DeltaProduct: Increasing the Expressivity of DeltaNet Through Products of
+Householders"): every formal statement as an executable check.
+
+DeltaProduct (001, Section 3): each token i applies n_h gradient steps ``H_{i,j} = (I - beta_{i,j} k_{i,j}
+k_{i,j}^T) H_{i,j-1} + beta_{i,j} k_{i,j} v_{i,j}^T`` (||k|| = 1, beta in [0, 2] with the 2 x sigmoid of 000), so
+``A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T)``. The extraction's product is written
+``prod_{j=1}^{n_h}``; since step j = 1 is applied first, the matrix product has the j = n_h factor on the LEFT
+(DESIGN.md: "the later factor on the left"); the checks below use that order (the rank / norm / eigenvalue claims
+do not depend on it).
+
+Exact arithmetic throughout (Fractions, lrnnkit.exact cyclotomic numbers for rotations and the icosahedral group);
+helpers are shared with paper_000 (``../_exact.py``).
+
+One module per statement group: ``theorem_1``, ``deltaproduct``, ``groups``; helpers shared by several groups live in
+``_common``. Importing the package registers every statement."""
+from __future__ import annotations
+
+# the names the former single-module paper exposed through its imports (tests and other papers use them)
+import itertools  # noqa: F401
+import math  # noqa: F401
+from fractions import Fraction as F  # noqa: F401
+
+from ...exact import cos2pi, sin2pi  # noqa: F401
+from .._exact import (_fac_json, _mat_json, _st, basis_vector, det, dot, eye, gh, gh_product, householder, is_psd,
+    madd, mm, mscale, mv, prod, rank, search, st_fraction, st_gh_product, st_unit, tr)  # noqa: F401
+from ..paper_000 import perm_matrix, refl, rot, swap_vector, transpositions  # noqa: F401
+from ._common import PAPER  # noqa: F401
+from .theorem_1 import (_theta, check_equation_3, check_lemma_1, check_theorem_1, check_two_heads,
+    dihedral_lrnn_counterexample, dihedral_mul)  # noqa: F401
+from .deltaproduct import check_figure_4, check_norm, check_rank, check_reset, check_unrolled, deltaproduct_A  # noqa: F401
+from .groups import _cube_group, _icosahedral_group, _order, _refl_scaled, check_s4_a5, check_sn, two_reflections  # noqa: F401

@@ -1,0 +1,260 @@
+"""Paper 002: 002:section-3.fsa-columns, 002:equation-6.normalization, 002:equation-6.monotonicity, 002:equation-7, 002:claim-section-3.3.small-p.
+
+See the package docstring (lrnnkit/theorems/paper_002/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+
+from .._exact import exact_matmul as mm, find_or_none, fstr, mstr
+from ..registry import CheckResult, statement
+from ._common import PAPER
+
+
+# =========================================================================== Section 3: FSA columns
+@statement(
+    id="002:section-3.fsa-columns", paper=PAPER, kind="claim",
+    statement="The transition function of an FSA, represented in matrix form, is input-dependent and its column "
+              "vectors all have unit norm (in ||.||_1).",
+    hypotheses="Complete deterministic FSA; matrix of letter a: M(a)[q', q] = 1 iff delta(q, a) = q'.",
+    conclusion="Every column of every M(a) has 1-norm exactly 1 (indeed is a standard basis vector, so every p-norm "
+               "is 1 and the p-norm constraint of eq. 6 holds for every p).",
+    verdict="holds",
+    evidence="Exhaustive over all complete DFAs with n <= 3 states and 2 letters (1 + 16 + 729 transition tables) "
+             "and a "
+             "hypothesis search over n <= 8, k <= 4.")
+def check_fsa_columns(profile: str) -> CheckResult:
+    import itertools
+    for n in range(1, 4):
+        for table in itertools.product(range(n), repeat=2 * n):
+            delta = np.array(table).reshape(n, 2)
+            for a in range(2):
+                M = np.zeros((n, n), dtype=np.int64)
+                for q in range(n):
+                    M[delta[q, a], q] = 1
+                if not np.all(np.abs(M).sum(axis=0) == 1):
+                    return CheckResult("falsified", "column norm != 1", counterexample=delta.tolist())
+    from hypothesis import strategies as st
+    strat = st.tuples(st.integers(1, 8), st.integers(1, 4)).flatmap(
+        lambda nk: st.lists(st.integers(0, nk[0] - 1), min_size=nk[0] * nk[1], max_size=nk[0] * nk[1])
+        .map(lambda v, nk=nk: np.array(v).reshape(nk)))
+
+    def bad(delta):
+        n, k = delta.shape
+        for a in range(k):
+            M = np.zeros((n, n), dtype=np.int64)
+            M[delta[:, a], np.arange(n)] = 1
+            if not np.all(M.sum(axis=0) == 1):
+                return True
+        return False
+    cx = find_or_none(strat, bad, profile, 100, 2000)
+    if cx is not None:
+        return CheckResult("falsified", "column norm != 1", counterexample=cx.tolist())
+    return CheckResult("holds", "every column of every letter matrix is a standard basis vector")
+
+
+# =========================================================================== eq. (6): normalization and monotonicity
+def _pnorm_mp(v, p):
+    import mpmath
+    return mpmath.fsum(abs(mpmath.mpf(x.numerator) / x.denominator) ** p for x in v) ** (1 / p)
+
+
+@statement(
+    id="002:equation-6.normalization", paper=PAPER, kind="claim",
+    statement="For any vector v, v' = v / max(1, ||v||_p) satisfies the p-norm constraint ||v'||_p <= 1 of eq. (6).",
+    hypotheses="p >= 1, v real.",
+    conclusion="||v'||_p <= 1.",
+    verdict="holds",
+    evidence="Exact for p = 1 (Fractions) and 60-digit mpmath for p in {6/5, 3/2, 2, 3, 7/2} over a hypothesis "
+             "search (dimension <= 6, entries k/4): no violation (||v'||_p = min(||v||_p, 1)). Tolerance for "
+             "mpmath: 1e-50.")
+def check_eq6_normalization(profile: str) -> CheckResult:
+    import mpmath
+    from hypothesis import strategies as st
+    strat = st.tuples(st.sampled_from([F(1), F(6, 5), F(3, 2), F(2), F(3), F(7, 2)]),
+                      st.lists(st.integers(-40, 40).map(lambda k: F(k, 4)), min_size=1, max_size=6))
+
+    def bad(args):
+        p, v = args
+        if p == 1:
+            n = sum((abs(x) for x in v), F(0))
+            vp = [x / max(F(1), n) for x in v]
+            return sum((abs(x) for x in vp), F(0)) > 1
+        with mpmath.workdps(60):
+            pm = mpmath.mpf(p.numerator) / p.denominator
+            n = _pnorm_mp(v, pm)
+            s = max(mpmath.mpf(1), n)
+            vp = [abs(mpmath.mpf(x.numerator) / x.denominator) / s for x in v]
+            return mpmath.fsum(x ** pm for x in vp) ** (1 / pm) > 1 + mpmath.mpf(10) ** -50
+
+    cx = find_or_none(strat, bad, profile, 150, 2000)
+    if cx is not None:
+        return CheckResult("falsified", "normalized vector exceeds the bound",
+                           counterexample={"p": fstr(cx[0]), "v": [fstr(x) for x in cx[1]]})
+    return CheckResult("holds", "no violation")
+
+
+@statement(
+    id="002:equation-6.monotonicity", paper=PAPER, kind="claim",
+    statement="Because ||v||_p >= ||v||_q when p <= q, a smaller p imposes a stronger constraint on the columns of "
+              "A_k^(i).",
+    hypotheses="1 <= p <= q.",
+    conclusion="||v||_p >= ||v||_q for all v; hence {||v||_p <= 1} is contained in {||v||_q <= 1}.",
+    verdict="holds",
+    evidence="60-digit mpmath over a hypothesis search (dimension <= 6, entries k/4, p < q from {1, 6/5, 3/2, 2, 3, "
+             "7/2}); tolerance 1e-50.")
+def check_eq6_monotonicity(profile: str) -> CheckResult:
+    import mpmath
+    from hypothesis import strategies as st
+    ps = [F(1), F(6, 5), F(3, 2), F(2), F(3), F(7, 2)]
+    strat = st.tuples(st.integers(0, 5), st.integers(0, 5),
+                      st.lists(st.integers(-40, 40).map(lambda k: F(k, 4)), min_size=1, max_size=6))
+
+    def bad(args):
+        i, j, v = args
+        p, q = min(ps[i], ps[j]), max(ps[i], ps[j])
+        with mpmath.workdps(60):
+            a = _pnorm_mp(v, mpmath.mpf(p.numerator) / p.denominator)
+            b = _pnorm_mp(v, mpmath.mpf(q.numerator) / q.denominator)
+            return a < b - mpmath.mpf(10) ** -50
+
+    cx = find_or_none(strat, bad, profile, 150, 2000)
+    if cx is not None:
+        return CheckResult("falsified", "monotonicity fails", counterexample=[str(x) for x in cx])
+    return CheckResult("holds", "no violation")
+
+
+# =========================================================================== eq. (7)
+def _normalize_columns_l1(M: list) -> list:
+    n = len(M)
+    out = [list(r) for r in M]
+    for j in range(len(M[0])):
+        s = sum((abs(M[i][j]) for i in range(n)), F(0))
+        if s > 1:
+            for i in range(n):
+                out[i][j] = M[i][j] / s
+    return out
+
+
+def _abs(M):
+    return [[abs(x) for x in r] for r in M]
+
+
+@statement(
+    id="002:equation-7", paper=PAPER, kind="claim",
+    statement="Take p = 1: if no column of A_k^(i) or A_{k+1}^(i) has 1-norm greater than 1, then A_{k+1}^(i) A_k^(i) "
+              "is the same kind of matrix: 1^T |A_{k+1} A_k| <= 1^T |A_{k+1}| |A_k| <= 1^T |A_k| <= 1^T (eq. 7); "
+              "hence p = 1 stabilizes the block-diagonal recurrence (5).",
+    hypotheses="Square blocks with column 1-norms <= 1 (obtained by eq. 6's normalization).",
+    conclusion="Each inequality of the chain (entrywise), and by induction every product of any length has column "
+               "1-norms <= 1.",
+    verdict="holds",
+    evidence="Exact (Fractions) hypothesis search over b <= 4, products of up to 6 blocks, each inequality of the "
+             "chain checked entrywise at every step: no violation.")
+def check_eq7(profile: str) -> CheckResult:
+    from hypothesis import strategies as st
+    strat = st.tuples(st.integers(1, 4), st.integers(2, 6)).flatmap(
+        lambda bk: st.lists(st.lists(st.lists(st.integers(-9, 9).map(lambda k: F(k, 4)), min_size=bk[0],
+                                              max_size=bk[0]), min_size=bk[0], max_size=bk[0]),
+                            min_size=bk[1], max_size=bk[1]))
+
+    def bad(blocks):
+        blocks = [_normalize_columns_l1(M) for M in blocks]
+        b = len(blocks[0])
+        one = [[F(1)] * b]
+        P = blocks[0]
+        for A in blocks[1:]:
+            lhs = mm(one, _abs(mm(A, P)))[0]
+            mid = mm(one, mm(_abs(A), _abs(P)))[0]
+            right = mm(one, _abs(P))[0]
+            if (any(x > y for x, y in zip(lhs, mid)) or any(x > y for x, y in zip(mid, right))
+                    or any(x > 1 for x in right)):
+                return True
+            P = mm(A, P)
+        return any(x > 1 for x in mm(one, _abs(P))[0])
+
+    cx = find_or_none(strat, bad, profile, 60, 1500)
+    if cx is not None:
+        return CheckResult("falsified", "chain fails", counterexample=[mstr(M) for M in cx])
+    return CheckResult("holds", "every inequality of eq. 7 holds on every example")
+
+
+# =========================================================================== Section 3.3, p > 1
+P12_BLOCK = [[F(11, 20), F(11, 20)], [F(11, 20), F(11, 20)]]
+
+
+def column_pnorm_le1_exact(M: list, p: F) -> bool:
+    """sum_i |m_ij|^p <= 1 for every column, exactly for rational p = s/t: compare (sum_i |m_ij|^p)^t <= 1 is not
+    polynomial, so the check is done for columns with equal-magnitude entries (the counterexample's form):
+    k entries of magnitude m satisfy k m^p <= 1  <=>  k^t m^s <= 1."""
+    s, t = p.numerator, p.denominator
+    for j in range(len(M[0])):
+        mags = {abs(M[i][j]) for i in range(len(M)) if M[i][j] != 0}
+        if len(mags) > 1:
+            raise ValueError("exact p-norm test implemented for equal-magnitude columns only")
+        if mags:
+            m = mags.pop()
+            k = sum(1 for i in range(len(M)) if M[i][j] != 0)
+            if F(k) ** t * m ** s > 1:
+                return False
+    return True
+
+
+@statement(
+    id="002:claim-section-3.3.small-p", paper=PAPER, kind="claim",
+    tests=["proofs_tests/test_theorems_B_002.py::test_small_p_counterexample_by_hand"],
+    statement="'A smaller p imposes a stronger constraint on the columns of A_k^(i). In other words, we can stabilize "
+              "Eq. (5) by selecting a sufficiently small p' ... 'p = 1.2 is small enough' (Section 4.4 uses p = 1.2).",
+    hypotheses="Blocks A^(i) whose columns all have p-norm <= 1 (eq. 6), p = 1.2 (or any p > 1).",
+    conclusion="Products A_k ... A_1 of such blocks stay bounded for all k.",
+    verdict="holds-as-corrected",
+    evidence="Counterexample for p = 6/5 (exact): the 2x2 block with all entries 11/20 has columns of 6/5-norm "
+             "(2 (11/20)^{6/5})^{5/6} <= 1 (equivalently 2^5 11^6 = 56689952 <= 20^6 = 64000000), yet "
+             "A^k = (11/10)^{k-1} A: the entries of A^100 are (11/10)^99 11/20 > 6800. For every p > 1 the block "
+             "b^{-1/p} J_b has "
+             "spectral radius b^{1 - 1/p} > 1. Corrected bound ||A_k...A_1||_1 <= b^{k(1 - 1/p)} (Hoelder: column "
+             "1-norm <= b^{1-1/p} column p-norm) checked in float64 over random normalized blocks (relative "
+             "tolerance 1e-9) and attained by b^{-1/p} J_b.",
+    counterexample={"p": "6/5", "A": [["11/20", "11/20"], ["11/20", "11/20"]], "A^k": "(11/10)^(k-1) A",
+                    "A^100[0][0]": "(11/10)^99 * 11/20 > 6800"},
+    corrected="With column p-norms <= 1 and block size b, ||A_k ... A_1||_1 <= b^{k(1 - 1/p)}, with equality for "
+              "A = b^{-1/p} J_b; products are bounded uniformly in k iff p = 1 (or b = 1).")
+def check_small_p(profile: str) -> CheckResult:
+    A = P12_BLOCK
+    if not column_pnorm_le1_exact(A, F(6, 5)):
+        return CheckResult("holds", "recorded block violates the constraint")
+    P = A
+    for _ in range(99):
+        P = mm(A, P)
+    grows = P[0][0] == F(11, 10) ** 99 * F(11, 20) and P[0][0] > 6800
+    # corrected bound, float64
+    rng = np.random.default_rng(11)
+    trials = 150 if profile == "quick" else 3000
+    worst = 0.0
+    for _ in range(trials):
+        p = float(rng.choice([1.0, 1.2, 1.5, 2.0, 3.0]))
+        b = int(rng.integers(1, 5))
+        k = int(rng.integers(1, 9))
+        prod = np.eye(b)
+        for _ in range(k):
+            M = rng.standard_normal((b, b))
+            nrm = np.sum(np.abs(M) ** p, axis=0) ** (1 / p)
+            M = M / np.maximum(1.0, nrm)
+            prod = M @ prod
+        bound = b ** (k * (1 - 1 / p))
+        worst = max(worst, np.abs(prod).sum(axis=0).max() / bound)
+    # tightness
+    p, b, k = 1.2, 3, 7
+    J = np.full((b, b), b ** (-1 / p))
+    tight = np.abs(np.linalg.matrix_power(J, k)).sum(axis=0).max() / b ** (k * (1 - 1 / p))
+    # tolerance 1e-9 relative: products of <= 8 small float64 matrices
+    if not grows:
+        return CheckResult("holds", "recorded block does not grow")
+    if worst > 1 + 1e-9 or abs(tight - 1) > 1e-9:
+        return CheckResult("falsified", f"corrected bound fails (worst ratio {worst})",
+                           counterexample={"p": "6/5", "A": mstr(A)})
+    return CheckResult("holds-as-corrected", f"p = 6/5 block grows like (11/10)^k; corrected bound b^(k(1-1/p)) holds "
+                       f"on {trials} random products (worst ratio {worst:.3f}) and is attained",
+                       counterexample={"p": "6/5", "A": mstr(A)},
+                       corrected="||A_k...A_1||_1 <= b^(k(1-1/p)); bounded for all k iff p = 1")

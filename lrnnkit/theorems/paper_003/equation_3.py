@@ -1,0 +1,131 @@
+"""Paper 003: 003:equation-3, 003:appendix-B.equation-7.
+
+See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+
+from ...model import exact_matvec
+from .._exact import det, exact_identity as eye, exact_matmul as mm, find_or_none, is_pd, mstr
+from .._exact import madd_list as add, mscale_list as scal, msub as sub, norm2_lt1, solve
+from .._exact import transpose as tr
+from ..registry import CheckResult, statement
+from ._common import PAPER, _mat_strategy
+
+
+# =========================================================================== Section 1, eqs. (2)-(3)
+def _dense_states(Lams, Qs, Bs, xs, h0=None):
+    """Dense RNN (eq. 2): Q_t h_t = Lambda_t h_{t-1} + Q_t B_t x_t (solved exactly)."""
+    d = len(Lams[0])
+    h = [F(0)] * d if h0 is None else h0
+    out = []
+    for Lam, Q, B, x in zip(Lams, Qs, Bs, xs):
+        Bx = exact_matvec(B, x)
+        QBx = exact_matvec(Q, Bx)
+        rhs = [Lam[i] * h[i] + QBx[i] for i in range(d)]
+        sol = solve(Q, [[v] for v in rhs])
+        h = [row[0] for row in sol]
+        out.append(h)
+    return out
+
+
+def _diag_rnn(Lams, Qs, Bs, xs, hs):
+    """The diagonal RNN f(x, h) of eq. 3 applied to a given sequence h (f_{-1} = 0)."""
+    d = len(Lams[0])
+    f = [F(0)] * d
+    out = []
+    for Lam, Q, B, x, h in zip(Lams, Qs, Bs, xs, hs):
+        Bx = exact_matvec(B, x)
+        QBx = exact_matvec(Q, Bx)
+        IQh = exact_matvec(sub(eye(d), Q), h)
+        f = [Lam[i] * f[i] + QBx[i] + IQh[i] for i in range(d)]
+        out.append(f)
+    return out
+
+
+@statement(
+    id="003:equation-3", paper=PAPER, kind="claim",
+    statement="If the diagonal linear RNN f_theta(x,h)_t = Lambda_t f_theta(x,h)_{t-1} + Q_t B_t x_t + (I - Q_t) h_t "
+              "(eq. 3) has a fixed point h* = f_theta(x, h*), then h* is the state sequence of the dense linear RNN "
+              "h*_t = Q_t^{-1} Lambda_t h*_{t-1} + B_t x_t (eq. 2); conversely the dense RNN's states are a fixed "
+              "point.",
+    hypotheses="Lambda_t diagonal, Q_t invertible, any B_t, x_t, any length T; zero initial state.",
+    conclusion="The dense RNN's state sequence satisfies f_theta(x, h*) = h* exactly.",
+    verdict="holds",
+    evidence="Exact rational check: the states of eq. 2 are a fixed point of eq. 3 for random rational Lambda_t, "
+             "invertible Q_t, B_t, x_t with d <= 3, T <= 5 (hypothesis search for a counterexample: none).",
+    notes="Section 1 derivation (no statement number); the converse direction is the same linear identity.")
+def check_equation_3(profile: str) -> CheckResult:
+    from hypothesis import strategies as st
+
+    def strat():
+        return st.tuples(st.integers(1, 3), st.integers(1, 5), st.integers(0, 2**31 - 1))
+
+    def bad(args):
+        d, T, seed = args
+        rng = np.random.default_rng(seed)
+        rnd = lambda *s: [[F(int(v), 4) for v in row] for row in rng.integers(-6, 7, size=s)]  # noqa: E731
+        Lams = [[F(int(v), 8) for v in rng.integers(-7, 8, size=d)] for _ in range(T)]
+        Qs = []
+        for _ in range(T):
+            Q = rnd(d, d)
+            while det(Q) == 0:
+                Q = rnd(d, d)
+            Qs.append(Q)
+        Bs = [rnd(d, d) for _ in range(T)]
+        xs = [[F(int(v)) for v in rng.integers(-3, 4, size=d)] for _ in range(T)]
+        hs = _dense_states(Lams, Qs, Bs, xs)
+        return _diag_rnn(Lams, Qs, Bs, xs, hs) != hs
+
+    cx = find_or_none(strat(), bad, profile, 30, 500)
+    if cx is not None:
+        return CheckResult("falsified", "fixed point differs from the dense RNN", counterexample=list(cx))
+    n = 30 if profile == "quick" else 500
+    return CheckResult("holds", f"{n} random exact instances (d <= 3, T <= 5): f(x, h*) = h* exactly")
+
+
+# =========================================================================== Appendix B, eq. (7)
+@statement(
+    id="003:appendix-B.equation-7", paper=PAPER, kind="claim",
+    statement="Unrolling J_x^l = J_x(h^{l-1}) + J_{h^{l-1}} J_x^{l-1} and differentiating h* = f(x, h*) implicitly "
+              "gives "
+              "J_x^* = (I - J_{h*})^{-1} J_x(h*) (eq. 7); with J_h contractive, I - J_h is positive definite and "
+              "invertible.",
+    hypotheses="f affine in h with Jacobians J_x, J_h constant, ||J_h||_2 < 1.",
+    conclusion="(a) J* = (I - J_h)^{-1} J_x solves J* = J_x + J_h J*; (b) the unrolled J_x^l converge to it; "
+               "(c) x^T (I - J_h) x > 0 for x != 0.",
+    verdict="holds",
+    evidence="Exact rational check of (a) and (c), and float64 convergence of (b) (60 unrolled steps; the error must "
+             "stay below ||J_h||^61 (||J*|| + ||J_x||) + 1e-12) over a hypothesis search (d <= 3, entries k/8).",
+    notes="'Positive definite' is meant for the symmetric part: I - J_h is not symmetric in general.")
+def check_appendix_B_eq7(profile: str) -> CheckResult:
+    from hypothesis import strategies as st
+    strat = st.integers(1, 3).flatmap(lambda d: st.tuples(_mat_strategy(d, -7, 7, 8), _mat_strategy(d, -8, 8, 4)))
+
+    def bad(args):
+        Jh, Jx = args
+        if not norm2_lt1(Jh):
+            return False
+        d = len(Jh)
+        Js = solve(sub(eye(d), Jh), Jx)
+        if Js is None or add(Jx, mm(Jh, Js)) != Js:
+            return True
+        M = sub(eye(d), Jh)
+        if not is_pd(scal(F(1, 2), add(M, tr(M)))):
+            return True
+        A = np.array([[float(x) for x in r] for r in Jh])
+        B = np.array([[float(x) for x in r] for r in Jx])
+        S = np.array([[float(x) for x in r] for r in Js])
+        X = B.copy()
+        for _ in range(60):
+            X = B + A @ X
+        # X_l - J* = J_h^{l+1} (B - J*) ... bounded by ||J_h||^{61} ||J*||; tolerance: that bound + 1e-12 float slack
+        bound = np.linalg.norm(A, 2) ** 61 * (np.linalg.norm(S, 2) + np.linalg.norm(B, 2)) + 1e-12
+        return float(np.linalg.norm(X - S, 2)) > bound
+
+    cx = find_or_none(strat, bad, profile, 100, 1500)
+    if cx is not None:
+        return CheckResult("falsified", "eq. 7 fails", counterexample={"J_h": mstr(cx[0]), "J_x": mstr(cx[1])})
+    return CheckResult("holds", "eq. 7, its fixed-point equation and the positive symmetric part hold on every example")

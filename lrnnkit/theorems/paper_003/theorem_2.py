@@ -1,0 +1,184 @@
+"""Paper 003: 003:theorem-2.1, 003:theorem-2.2.
+
+See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+from ...model import exact_matvec
+from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, mstr
+from .._exact import msub as sub, norm2_lt1, solve
+from .._exact import transpose as tr
+from ..registry import CheckResult, statement
+from ._common import PAPER, _mat_strategy, _rat_strategy
+
+
+# =========================================================================== Theorem 2.1
+def lipschitz_operator(lams: list, P: list, T: int) -> list:
+    """The linear part of h -> f_theta(x, h) of Theorem 2.1 over T steps: block (t, tau) = Lambda^{t-tau}(I-Lambda)P
+    for tau <= t (P = I - Q). f is affine in h, so its Lipschitz constant (sequence 2-norm) is ||L||_2."""
+    d = len(lams)
+    n = T * d
+    L = [[F(0)] * n for _ in range(n)]
+    for t in range(T):
+        for tau in range(t + 1):
+            for i in range(d):
+                c = F(lams[i]) ** (t - tau) * (1 - F(lams[i]))
+                if c:
+                    for j in range(d):
+                        L[t * d + i][tau * d + j] = c * P[i][j]
+    return L
+
+
+def lipschitz_lt1(lams: list, P: list, T: int) -> tuple[bool, bool]:
+    """(whole-sequence contraction, per-step contraction as in the proof: ||f_t(h) - f_t(h')|| < ||h - h'||)."""
+    L = lipschitz_operator(lams, P, T)
+    d = len(lams)
+    seq = norm2_lt1(L)
+    per = True
+    for t in range(T):
+        R = [row[: (t + 1) * d] for row in L[t * d:(t + 1) * d]]
+        if not is_pd(sub(eye(d), mm(R, tr(R)))):
+            per = False
+            break
+    return seq, per
+
+
+def _thm21_strategy(lam_lo: int):
+    from hypothesis import strategies as st
+    return st.tuples(st.integers(1, 2), st.integers(1, 3)).flatmap(
+        lambda dt: st.tuples(st.just(dt[1]), st.lists(_rat_strategy(lam_lo, 7, 8), min_size=dt[0], max_size=dt[0]),
+                             _mat_strategy(dt[0], -7, 7, 8)))
+
+
+def _thm21_search(profile: str, lam_lo: int, shrink: bool = False):
+    def bad(args):
+        T, lams, P = args
+        if not norm2_lt1(P):           # hypothesis ||I - Q||_2 < 1 (||Lambda||_2 < 1 holds by construction)
+            return False
+        seq, per = lipschitz_lt1(lams, P, T)
+        return not (seq and per)
+    return find_or_none(_thm21_strategy(lam_lo), bad, profile, 120, 2000, shrink)
+
+
+THM21_CX = {"d": 1, "T": 1, "Lambda": "-1/2", "Q": "1/4"}
+
+
+@statement(
+    id="003:theorem-2.1", paper=PAPER, kind="theorem",
+    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_1_counterexample_by_hand",
+           "proofs_tests/test_theorems_B_003.py::test_theorem_2_1_corrected_bound_float",
+           "proofs_tests/test_theorems_B_003.py::test_is_pd_matches_sympy",
+           "proofs_tests/test_theorems_B_003.py::test_norm2_lt1_matches_svd"],
+    statement="Let f_theta(x,h)_t = Lambda f_theta(x,h)_{t-1} + (I - Lambda)(Q B_t x_t + (I - Q) h_t), where Lambda "
+              "and Q "
+              "are input-independent matrices and Lambda is diagonal. If Lambda and I - Q are contractive (i.e. "
+              "||.||_2 < 1), then f_theta(x,h) has a Lipschitz constant < 1 in h.",
+    hypotheses="Lambda diagonal with ||Lambda||_2 < 1 (|lambda_i| < 1, negative entries allowed), ||I - Q||_2 < 1.",
+    conclusion="||f(x,h) - f(x,h')|| < ||h - h'|| (checked both per step t, as the proof states it, and for the "
+               "whole sequence, which the fixed-point iteration needs).",
+    verdict="holds-as-corrected",
+    evidence="Exact search (hypothesis, d <= 2, T <= 3, entries k/8): the printed statement fails as soon as Lambda "
+             "has a negative entry, because ||I - Lambda||_2 = 1 - lambda_min > 1. Minimal counterexample: d = 1, "
+             "T = 1, Lambda = -1/2, Q = 1/4: f(x,h) - f(x,h') = (1 - Lambda)(1 - Q)(h - h') = (3/2)(3/4)(h - h') = "
+             "(9/8)(h - h'), and the iteration of eq. 4 multiplies its error by 9/8 per step (diverges). The proof's "
+             "step 'sum_tau Lambda^{t-tau} <= (I - Lambda)^{-1}' (printed '<= I - Lambda') only bounds the product "
+             "by 1 for 0 <= Lambda < I. Corrected statement (Lambda entries in [0, 1)) passes the same search.",
+    counterexample=THM21_CX,
+    corrected="If Lambda = diag(lambda_i) with 0 <= lambda_i < 1 and ||I - Q||_2 < 1, then h -> f_theta(x,h) has "
+              "Lipschitz constant <= ||I - Q||_2 < 1 (per step and for the whole sequence, uniformly in T).",
+    notes="The extraction printed the Neumann bound as 'sum Lambda^{t-tau} <= I - Lambda'; reconstructed as "
+          "(I - Lambda)^{-1}. Mamba-style gates lambda = exp(-...) lie in (0, 1), so the corrected hypothesis covers "
+          "the paper's model; the printed 'contractive' hypothesis does not suffice.")
+def check_theorem_2_1(profile: str) -> CheckResult:
+    # 1. the recorded hand-checkable counterexample, exactly
+    lam, Q = F(-1, 2), F(1, 4)
+    P = [[1 - Q]]
+    assert abs(lam) < 1 and norm2_lt1(P)
+    lip = (1 - lam) * (1 - Q)
+    seq, per = lipschitz_lt1([lam], P, 1)
+    # error of the fixed-point iteration (eq. 4) after 10 iterations, exactly
+    err = F(1)
+    for _ in range(10):
+        err = lip * err
+    # 2. hypothesis search on the printed statement and on the corrected one
+    cx_printed = _thm21_search(profile, -7, shrink=True)   # this shrink is quick (d = 1, T = 1 is found early)
+    cx_corr = _thm21_search(profile, 0)
+    details = {"recorded_counterexample_lipschitz": fstr(lip), "iteration_error_growth_after_10": fstr(err),
+               "shrunk_counterexample": None if cx_printed is None else
+               {"T": cx_printed[0], "Lambda": [fstr(x) for x in cx_printed[1]], "I_minus_Q": mstr(cx_printed[2])}}
+    printed_fails = (not seq and not per and lip > 1) or cx_printed is not None
+    if not printed_fails:
+        return CheckResult("holds", "no counterexample found to the printed statement", details=details)
+    if cx_corr is not None:
+        return CheckResult("falsified", "printed and corrected statements both fail",
+                           counterexample={"T": cx_corr[0], "Lambda": [fstr(x) for x in cx_corr[1]],
+                                           "I_minus_Q": mstr(cx_corr[2])}, details=details)
+    n = 120 if profile == "quick" else 2000
+    return CheckResult("holds-as-corrected",
+                       f"printed statement falsified (Lambda=-1/2, Q=1/4: Lipschitz 9/8); corrected statement "
+                       f"(0 <= Lambda < I) survives {n} exact examples",
+                       counterexample=THM21_CX,
+                       corrected="0 <= lambda_i < 1 and ||I - Q||_2 < 1 imply Lipschitz <= ||I - Q||_2 < 1",
+                       details=details)
+
+
+# =========================================================================== Theorem 2.2
+def _descent_ok(J: list, delta: list) -> tuple[bool, dict]:
+    """Theorem 2.2's conclusion for one (J, delta): with J_x = J_h = J, the gradient at the fixed point
+    g = J^T delta and the true gradient g* = (J*)^T delta, J* = (I - J)^{-1} J (App. B, eq. 7), satisfy
+    <g, g*> >= 0, and > 0 whenever g* != 0."""
+    d = len(J)
+    Jstar = solve(sub(eye(d), J), J)
+    g = exact_matvec(tr(J), delta)
+    gs = exact_matvec(tr(Jstar), delta)
+    ip = dot(g, gs)
+    ok = ip > 0 or (ip == 0 and all(x == 0 for x in gs))
+    return ok, {"J": mstr(J), "delta": [fstr(x) for x in delta], "g": [fstr(x) for x in g],
+                "g_star": [fstr(x) for x in gs], "inner_product": fstr(ip)}
+
+
+@statement(
+    id="003:theorem-2.2", paper=PAPER, kind="theorem",
+    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_2_weak_hypothesis_witness"],
+    statement="Let f_theta(x,h) be a diagonal linear RNN, with fixed point h* and Lipschitz constant < 1 in h. Let "
+              "L(.,.) be a loss and y a target. If the Jacobians J_x(h) = df/dx(x,h) and J_h = df/dh(x,h) are equal, "
+              "then the gradient computed at the fixed point h = h* is a descent direction of L(f_theta(x,h*), y).",
+    hypotheses="J := J_x = J_h square with ||J||_2 < 1 (Lipschitz < 1 in the 2-norm); true Jacobian "
+               "J* = (I - J)^{-1} J (App. B, eq. 7); delta = dL/df.",
+    conclusion="<J^T delta, (J*)^T delta> >= 0 for every delta, with > 0 whenever the true gradient (J*)^T delta != 0.",
+    verdict="holds",
+    evidence="Exact hypothesis search over J (d <= 3, entries k/8, ||J||_2 < 1 decided exactly) and delta: no "
+             "counterexample. Note: the proof's step '(I - J) has strictly positive eigenvalues' is false for "
+             "non-symmetric J (eigenvalues may be complex); the conclusion holds because ||J||_2 < 1 makes the "
+             "symmetric part of I - J, hence of (I - J)^{-1}, positive definite. The printed strict inequality "
+             "'> 0 for all delta' fails when J^T delta = 0 (e.g. J = 0); the check uses >= 0, and > 0 when the "
+             "true gradient is nonzero. The 2-norm hypothesis matters: with only spectral radius < 1, J = [[1, 1/2], "
+             "[-3/2, -1]] (eigenvalues +-1/2) and delta = (-14, -10) give <g, g*> = -4/3 < 0 (ascent).",
+    notes="The proof writes the descent condition as delta^T J_x^* J_x^T delta >= 0; with J_x = J_h this is "
+          "omega^T (I - J)^{-1} omega, omega = J^T delta (using (I - J)^{-1} J = J (I - J)^{-1}).")
+def check_theorem_2_2(profile: str) -> CheckResult:
+    from hypothesis import strategies as st
+    strat = st.integers(1, 3).flatmap(lambda d: st.tuples(
+        _mat_strategy(d, -7, 7, 8), st.lists(st.integers(-3, 3).map(F), min_size=d, max_size=d)))
+
+    def bad(args):
+        J, delta = args
+        if not norm2_lt1(J):
+            return False
+        return not _descent_ok(J, delta)[0]
+
+    cx = find_or_none(strat, bad, profile, 120, 2000)
+    if cx is not None:
+        return CheckResult("falsified", "descent fails", counterexample=_descent_ok(*cx)[1])
+    # necessity of the 2-norm hypothesis: spectral radius < 1 alone is not enough. Witness J (eigenvalues +-1/2,
+    # ||J||_2 > 1) and delta with J^T delta = (1, 3): <g, g*> < 0.
+    Jw = [[F(1), F(1, 2)], [F(-3, 2), F(-1)]]
+    dw = [r[0] for r in solve(tr(Jw), [[F(1)], [F(3)]])]
+    ok_w, info_w = _descent_ok(Jw, dw)
+    info_w["spectral_radius"] = "1/2"
+    info_w["norm_lt_1"] = norm2_lt1(Jw)
+    weak = None if ok_w else info_w
+    n = 120 if profile == "quick" else 2000
+    return CheckResult("holds", f"{n} exact examples (d <= 3, ||J||_2 < 1): descent holds",
+                       details={"spectral_radius_only_counterexample": weak})

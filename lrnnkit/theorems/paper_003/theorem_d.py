@@ -1,0 +1,200 @@
+"""Paper 003: 003:theorem-D.2, 003:appendix-D.2.equation-9, 003:theorem-D.1.
+
+See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+
+from ...model import exact_matvec
+from .._exact import exact_identity as eye, exact_matmul as mm, mstr
+from .._exact import madd_list as add, msub as sub, solve
+from .._exact import transpose as tr
+from ..registry import CheckResult, statement
+from ._common import PAPER, gh
+
+
+# =========================================================================== Theorem D.2
+def cayley_orthogonal(S: list) -> list:
+    """Rational orthogonal matrix (I - S)(I + S)^{-1} from a rational skew-symmetric S (det +1)."""
+    n = len(S)
+    return tr(solve(tr(add(eye(n), S)), tr(sub(eye(n), S))))
+
+
+def householder_for(y: list, w: list) -> tuple[list, object]:
+    """A real Householder reflection H and sign z with z H y = w, for ||y|| = ||w|| (rational data), exactly."""
+    n = len(y)
+    v = [a - b for a, b in zip(y, w)]
+    if any(v):
+        return gh(F(1), v), F(1)
+    # w == y: any reflection fixing y (a direction orthogonal to y), or -1 in dimension 1 with phase -1
+    if n == 1:
+        return [[F(-1)]], F(-1)
+    i = next((k for k, a in enumerate(y) if a != 0), 0)
+    j = (i + 1) % n
+    u = [F(0)] * n
+    u[i], u[j] = -y[j], y[i]
+    if not any(u):
+        u[j] = F(1)
+    return gh(F(1), u), F(1)
+
+
+def reflections_of_orthogonal(U: list) -> list:
+    """Cartan-Dieudonne, constructively: rational reflections H_1..H_m (m <= N) with U = H_1 ... H_m."""
+    n = len(U)
+    Q = [list(r) for r in U]
+    hs = []
+    for k in range(n):
+        col = [Q[i][k] for i in range(n)]
+        e = [F(int(i == k)) for i in range(n)]
+        v = [a - b for a, b in zip(col, e)]
+        if any(v):
+            H = gh(F(1), v)
+            Q = mm(H, Q)
+            hs.append(H)
+    assert Q == eye(n)
+    return hs  # H_m ... H_1 U = I  =>  U = H_1 ... H_m
+
+
+@statement(
+    id="003:theorem-D.2", paper=PAPER, kind="theorem",
+    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_D2_complex_single_reflection",
+           "proofs_tests/test_theorems_B_003.py::test_reflections_of_orthogonal_exact"],
+    statement="(Householder factorization of unitary matrices, Urias 2010) A matrix U in C^{NxN} is unitary if and "
+              "only "
+              "if for every vector y in C^N there exists a set of Householder matrices {H_1, ..., H_l} with "
+              "1 <= l <= N such that U y = z H_1 H_2 ... H_l y, where z is a phase factor.",
+    hypotheses="Householder matrix H = I - 2 v v^*/(v^* v); |z| = 1.",
+    conclusion="Both directions.",
+    verdict="holds",
+    evidence="(=>) constructive and exact for real orthogonal U (rational, Cayley transform, det +1 and -1, N <= 5): "
+             "one "
+             "reflection and z = +-1 suffice for every rational y; complex unitary U (N <= 6) in float64 with one "
+             "reflection and z = phase(y^* U y), residual < 1e-10. The stronger matrix form used for eq. 10 (U = "
+             "H_1 ... H_m, m <= N, real orthogonal) is also built and verified exactly. (<=) for non-orthogonal "
+             "rational U an exact search finds y in {e_i, e_i + e_j} with ||U y|| != ||y||, which no phase times "
+             "Householder product can match.",
+    notes="As printed the factorization may depend on y, which makes the forward direction easy (l = 1). The "
+          "paper uses it to motivate Q_t as a product of generalized Householder matrices; see "
+          "003:claim-D.3.2.* for what that parametrization does and does not give.")
+def check_theorem_D_2(profile: str) -> CheckResult:
+    rng = np.random.default_rng(7)
+    trials = 40 if profile == "quick" else 600
+    for trial in range(trials):
+        n = int(rng.integers(1, 6))
+        S = [[F(0)] * n for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                v = F(int(rng.integers(-4, 5)), int(rng.integers(1, 4)))
+                S[i][j], S[j][i] = v, -v
+        U = cayley_orthogonal(S)
+        if trial % 2:
+            U = [[-x for x in U[0]]] + U[1:]        # det -1
+        assert mm(tr(U), U) == eye(n)
+        # matrix-level factorization (Cartan-Dieudonne)
+        hs = reflections_of_orthogonal(U)
+        P = eye(n)
+        for H in hs:
+            P = mm(P, H)
+        if P != U or len(hs) > n:
+            return CheckResult("falsified", "matrix factorization failed", counterexample=mstr(U))
+        for _ in range(3):
+            y = [F(int(v)) for v in rng.integers(-3, 4, size=n)]
+            Uy = exact_matvec(U, y)
+            H, z = householder_for(y, Uy)
+            zHy = [z * x for x in exact_matvec(H, y)]
+            if zHy != Uy:
+                return CheckResult("falsified", "no Householder found", counterexample={"U": mstr(U), "y": y})
+    # complex unitary, float64
+    worst = 0.0
+    for trial in range(trials):
+        n = int(rng.integers(1, 7))
+        A = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+        U, _ = np.linalg.qr(A)
+        y = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+        Uy = U @ y
+        s = np.vdot(y, Uy)
+        z = s / abs(s) if abs(s) > 1e-300 else 1.0
+        w = Uy / z
+        v = y - w
+        H = np.eye(n) - 2 * np.outer(v, v.conj()) / np.vdot(v, v).real if np.linalg.norm(v) > 1e-14 else np.eye(n)
+        worst = max(worst, float(np.linalg.norm(z * (H @ y) - Uy) / np.linalg.norm(y)))
+    # tolerance 1e-10: n <= 6 float64 products of unit-norm data, errors ~ 1e-15
+    if worst > 1e-10:
+        return CheckResult("falsified", f"complex residual {worst}", counterexample={"residual": worst})
+    # reverse direction: non-orthogonal U has a witness y with ||Uy|| != ||y||
+    for trial in range(trials):
+        n = int(rng.integers(1, 5))
+        U = [[F(int(v), 2) for v in row] for row in rng.integers(-2, 3, size=(n, n))]
+        if mm(tr(U), U) == eye(n):
+            continue
+        cands = [[F(int(k == i)) for k in range(n)] for i in range(n)]
+        cands += [[F(int(k in (i, j))) for k in range(n)] for i in range(n) for j in range(i + 1, n)]
+        found = False
+        for y in cands:
+            Uy = exact_matvec(U, y)
+            if sum((a * a for a in Uy), F(0)) != sum((a * a for a in y), F(0)):
+                found = True
+                break
+        if not found:
+            return CheckResult("falsified", "non-orthogonal U preserving norms of the probe vectors",
+                               counterexample=mstr(U))
+    return CheckResult("holds", f"{trials} exact real orthogonal + {trials} complex unitary + {trials} non-orthogonal "
+                                f"matrices; max complex residual {worst:.1e}")
+
+
+# =========================================================================== Appendix D.2, eq. (9)
+@statement(
+    id="003:appendix-D.2.equation-9", paper=PAPER, kind="claim",
+    tests=["proofs_tests/test_theorems_B_003.py::test_equation_9_symbolic"],
+    statement="The Bedouin iteration (6) h_t^l = lambda_t . h_{t-1}^l + B_t (Delta_t Q_t x_t)^T + B_t (Delta_t (I - "
+              "Q_t) "
+              "y_t^{l-1})^T equals Mamba (8) with the adjusted input x~_t = Q_t (x_t - y_t^{l-1}) + y_t^{l-1} (eq. 9), "
+              "and its last term equals B_t C_t^T h_t^{l-1} (I - Q_t)^T Delta_t when y_t^{l-1 T} = C_t^T h_t^{l-1}.",
+    hypotheses="Delta_t diagonal; B_t, C_t vectors; h matrix-valued (d_state x d_inner).",
+    conclusion="Both algebraic identities.",
+    verdict="holds",
+    evidence="Exact rational identity check on random instances (d_state, d_inner <= 3) and a sympy symbolic proof "
+              "for d_state = d_inner = 2 in proofs_tests/test_theorems_B_003.py.",
+    notes="In the expanded recurrence the C of iteration l-1 multiplies h_t^{l-1}; the extraction's superscripts "
+          "are kept.")
+def check_appendix_D2_eq9(profile: str) -> CheckResult:
+    rng = np.random.default_rng(3)
+    trials = 40 if profile == "quick" else 800
+    for _ in range(trials):
+        ds, di = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        r = lambda *s: [[F(int(v), 3) for v in row] for row in rng.integers(-5, 6, size=s)]  # noqa: E731
+        Q = r(di, di)
+        Delta = [[F(int(rng.integers(0, 5)), 4) if i == j else F(0) for j in range(di)] for i in range(di)]
+        B = r(ds, 1)
+        C = r(ds, 1)
+        x = r(di, 1)
+        hprev = r(ds, di)
+        y = tr(mm(tr(C), hprev))  # column: y = (C^T h)^T
+        I = eye(di)
+        lhs = add(mm(B, tr(mm(Delta, mm(Q, x)))), mm(B, tr(mm(Delta, mm(sub(I, Q), y)))))
+        xt = add(mm(Q, sub(x, y)), y)
+        rhs = mm(B, tr(mm(Delta, xt)))
+        last = mm(B, tr(mm(Delta, mm(sub(I, Q), y))))
+        expanded = mm(mm(mm(B, tr(C)), hprev), mm(tr(sub(I, Q)), Delta))
+        if lhs != rhs or last != expanded:
+            return CheckResult("falsified", "identity fails", counterexample={"Q": mstr(Q)})
+    return CheckResult("holds", f"{trials} exact random instances")
+
+
+@statement(
+    id="003:theorem-D.1", paper=PAPER, kind="theorem",
+    statement="(Informal) While diagonal transition RNNs are confined to learning linear filters over pointwise "
+              "transformations of the input path, RNNs with hidden dimension N and input-dependent transition matrix "
+              "of rank ~ log(N) achieve expressive universality: they can approximate any path-to-vector function "
+              "arbitrarily well on compact domains, when N is sufficiently large.",
+    hypotheses="informal",
+    conclusion="informal",
+    verdict="open",
+    evidence="Informal statement (no quantifiers, 'rank ~ log N'); its formal content is Proposition G.2 "
+             "(003:proposition-G.2, checked by Monte Carlo). Note G.2 only needs r_N -> infinity, so 'log N' is "
+             "one admissible choice, not a proven threshold. The diagonal half is the Cirone et al. 2024b result, "
+             "not proved in this paper.")
+def check_theorem_D_1(profile: str) -> CheckResult:
+    return CheckResult("open", "informal statement; formal content checked as 003:proposition-G.2")

@@ -1,0 +1,187 @@
+"""Paper 004: 004:hierarchy.positive-diagonal, 004:hierarchy.strict-levels, 004:hierarchy.block-vs-full, 004:hierarchy.inclusions.
+
+See the package docstring (lrnnkit/theorems/paper_004/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import numpy as np
+
+from ...model import exact_matvec
+from .._exact import exact_identity as eye, exact_matmul as mm, fstr, mstr, solve
+from .._exact import transpose as tr
+from ..registry import CheckResult, statement
+from ._common import PAPER, _blockdiag, diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
+
+
+@statement(
+    id="004:hierarchy.positive-diagonal", paper=PAPER, kind="claim",
+    statement="(reconstructed, Introduction and Figure 1) Further constraining the transition matrix to positive "
+              "diagonal impedes a model's ability to perform state tracking: models with diagonal and positive state "
+              "transitions (e.g. Mamba) cannot learn parity.",
+    hypotheses="Pure bilinear h_t = diag(a(x_t)) h_{t-1} with a(x) > 0 entrywise, linear-argmax read-out.",
+    conclusion="No such model computes parity for every length.",
+    verdict="holds",
+    evidence="Along 1^k every score difference is sum_i alpha_i r_i^k + c with r_i > 0, which changes sign at most H "
+             "times (Descartes' rule for exponential sums), while parity alternates; the check: for 60 (quick) / 600 "
+             "(deep) random positive-diagonal models (H <= 4) an LP finds no read-out correct on 1^k, k <= 2H + 6.")
+def check_positive_diagonal(profile: str) -> CheckResult:
+    rng = np.random.default_rng(5)
+    trials = 60 if profile == "quick" else 600
+    for _ in range(trials):
+        H = int(rng.integers(1, 5))
+        a = rng.uniform(0.05, 2.0, H)
+        h0 = rng.uniform(-1, 1, H)
+        K = 2 * H + 6
+        if readout_feasible(diagonal_power_states(a, h0, K), np.arange(1, K + 1) % 2, 2):
+            return CheckResult("falsified", "positive-diagonal parity read-out found",
+                               counterexample={"a": a.tolist(), "h0": h0.tolist()})
+    return CheckResult("holds", f"{trials} random positive-diagonal models: no parity read-out on 1^k")
+
+
+# =========================================================================== hierarchy: S3 in block-2, inclusions
+@statement(
+    id="004:hierarchy.strict-levels", paper=PAPER, kind="claim",
+    statement="(reconstructed, Figure 1 and Sections 2.2-2.4) Bilinear models form a hierarchy full >= block-diagonal "
+              ">= complex-diagonal (shared eigenbasis) >= real-diagonal >= positive-diagonal, with task classes "
+              "'arbitrary state machines' >= ... >= 'abelian groups' >= 'parity' >= none; each level is strictly "
+              "weaker than the one above it (up to block-diagonal).",
+    hypotheses="Pure bilinear recurrences, linear read-out; block size 2 for the block-diagonal level.",
+    conclusion="Inclusions, and separating tasks: parity (real-diag, not positive), Z_3 (complex-diag, not real), S_3 "
+               "(block-diagonal with one 2x2 block, not complex-diag).",
+    verdict="holds",
+    evidence="Inclusions by construction (a real diagonal is a complex-diagonal with P = I and 1x1 blocks; a "
+             "complex-diagonal with P = I is block-diagonal; block-diagonal is a full bilinear tensor). Separations: "
+             "004:hierarchy.positive-diagonal and 004:section-2.4.real-diagonal (impossibility), "
+             "004:proposition-2.3 (Z_3 by one rotation block), 004:section-2.3.abelian-only (S_3 impossible for a "
+             "shared eigenbasis), and here: the S_3 word problem certified (exact-bfs, every length) with a single "
+             "rational 2x2 block (the 2-dimensional irreducible representation).",
+    notes="Whether block-diagonal with fixed block size is strictly below full bilinear is recorded separately as "
+          "004:hierarchy.block-vs-full (open).")
+def check_strict_levels(profile: str) -> CheckResult:
+    from ...automata.groups import group_word_problem
+    from ...certify import certify
+    from ...model import Decoder, Layer, Model, TableMap, Transition
+    fsa = group_word_problem("S3")
+    n = fsa.n_states
+    # action of each letter g on the points 0..2: the element names are cycle notations; recover the permutation
+    # from the automaton itself is not possible, so parse the 0-based cycle notation "(0,1,2)" / "()".
+    def parse(name: str) -> list:
+        p = [0, 1, 2]
+        for cyc in name.strip("()").split(")(") if name != "()" else []:
+            pts = [int(v) for v in cyc.split(",")]
+            for i, x in enumerate(pts):
+                p[x] = pts[(i + 1) % len(pts)]
+        return p
+    perms = [parse(s) for s in fsa.alphabet]
+    basis = [[F(1), F(1)], [F(-1), F(1)], [F(0), F(-2)]]
+    BtB = mm(tr(basis), basis)
+
+    def coords(v):
+        return [r[0] for r in solve(BtB, mm(tr(basis), [[x] for x in v]))]
+
+    def block(p):
+        # P(g) e_q = e_{q.g}; its matrix in the basis: columns = coords(P b_j)
+        cols = []
+        for j in range(2):
+            bj = [basis[i][j] for i in range(3)]
+            Pb = [F(0)] * 3
+            for q in range(3):
+                Pb[p[q]] += bj[q]
+            cols.append(coords(Pb))
+        return [[cols[j][i] for j in range(2)] for i in range(2)]
+
+    blocks = [block(p) for p in perms]
+    v0 = [F(1), F(2), F(-3)]
+    h0 = coords(v0)
+    # reference state of each element: the state after the one-letter word g (= W(g) h0)
+    refs = [exact_matvec(blocks[g], h0) for g in range(n)]
+    elem_of_letter = [fsa.run([g]) for g in range(n)]
+    ref_by_state = [None] * n
+    for g in range(n):
+        ref_by_state[elem_of_letter[g]] = refs[g]
+    trans = []
+    for B in blocks:
+        t = Transition.from_exact(B)
+        t.blocks = [np.array([[float(x) for x in r] for r in B])]
+        trans.append(t)
+    dec = Decoder.nearest(ref_by_state, [fsa.outputs[q] for q in range(n)])
+    labels = list(fsa.output_alphabet)
+    readout = TableMap([(0, 0)], [n], [labels.index(fsa.outputs[q]) for q in range(n)], len(labels))
+    L = Layer("block_diagonal", 2, trans, np.array([float(x) for x in h0]), TableMap.identity("input", n), dec,
+              H0_exact=h0)
+    model = Model(list(fsa.alphabet), [L], readout, labels, name="block2-S3",
+                  provenance={"automaton": fsa.to_dict(), "construction": "004-block2-S3"})
+    cert = certify(model, fsa, float_steps=200)
+    if not cert.certified:
+        return CheckResult("falsified", f"S3 block-2 model not certified: {cert.reason}",
+                           counterexample={"word": cert.counterexample})
+    # S3 is not abelian -> excluded from the complex-diagonal level (witness)
+    pair = noncommuting_pair(fsa)
+    return CheckResult("holds", f"S3 certified with one 2x2 block ({cert.reachable_states} reachable pairs); "
+                                f"non-commuting letters {[fsa.alphabet[i] for i in pair]} exclude complex-diagonal",
+                       details={"blocks": {fsa.alphabet[g]: mstr(blocks[g]) for g in range(n)}})
+
+
+@statement(
+    id="004:hierarchy.block-vs-full", paper=PAPER, kind="claim",
+    statement="(reconstructed, contribution list) Linear RNNs with block-diagonal transition matrices of [fixed] size "
+              "[b] are not able to learn general state machines (negative result), while the full bilinear model "
+              "simulates any state machine.",
+    hypotheses="Pure bilinear, blocks of a fixed size b (the size was lost in the extraction), any number of blocks.",
+    conclusion="Some finite state machine is not simulated by any block-diagonal model with blocks of size b.",
+    verdict="open",
+    evidence="No decisive check: the natural argument (every representation of a group with irreducible "
+             "constituents of dimension <= b is unfaithful, e.g. A_5 for b = 2) applies to models whose letter "
+             "matrices form a group representation, but a simulating bilinear model need not (letter matrices may be "
+             "singular and the read-out only needs to separate reachable states). Neither a proof for arbitrary "
+             "models nor a counterexample is implemented.",
+    notes="The block size in the sentence was lost in the extraction ('of size are not able'). The sentence follows "
+          "'this restriction is true even for complex-valued diagonal transition matrices. Hence ...', so it may mean "
+          "2x2 rotation-scaling blocks in a shared basis (the real form of a complex diagonal): under that reading "
+          "it is 004:section-2.3.abelian-only (holds: no non-abelian group word problem). Under the reading of "
+          "free b x b blocks (the 'Block Diag. (block size b)' rows of Table 1) it is open here; note that a single "
+          "free 2x2 block already simulates the non-abelian S_3 (004:hierarchy.strict-levels).")
+def check_block_vs_full(profile: str) -> CheckResult:
+    return CheckResult("open", "no decisive check implemented (see evidence)")
+
+
+@statement(
+    id="004:hierarchy.inclusions", paper=PAPER, kind="claim",
+    statement="(reconstructed, Sections 2.2.1-2.4) The model classes are nested: real-diagonal within complex-"
+              "diagonal within block-diagonal within full bilinear, and the CP-factorized model (eq. 4) with enough "
+              "factors equals the full bilinear model ('a factored model with higher R more closely approximates a "
+              "full bilinear model').",
+    hypotheses="d hidden units, k input dimensions.",
+    conclusion="Each class's W(x) is expressible exactly in the next; R = d k factors suffice for any tensor T.",
+    verdict="holds",
+    evidence="Exact constructions on random rational instances: diag(a) = P D P^{-1} with P = I and 1x1 blocks; "
+             "blockdiag of rotation-scaling blocks is a block-diagonal W; block-diagonal W(x) = sum_k x_k T_k with "
+             "block-sparse slices; and T = sum_{i, k} (T_k e_i) (x) e_i (x) e_k is a CP decomposition with R = d k "
+             "terms (W(x) = U diag(V^T x) Z^T reproduces T exactly).",
+    notes="Eq. 4 (factorized transition) is reconstructed as W(x) = U diag(V^T x) Z^T (CP factors U, V, Z).")
+def check_inclusions(profile: str) -> CheckResult:
+    rng = np.random.default_rng(8)
+    trials = 20 if profile == "quick" else 300
+    for _ in range(trials):
+        d, k = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        T = [[[F(int(v), 3) for v in rng.integers(-4, 5, size=k)] for _ in range(d)] for _ in range(d)]
+        # CP with R = d k: term (i, kk): u = T_kk e_i (column i of slice kk), z = e_i, v = e_kk
+        U, V, Z = [], [], []
+        for kk in range(k):
+            for i in range(d):
+                U.append([T[r][i][kk] for r in range(d)])
+                Z.append([F(int(j == i)) for j in range(d)])
+                V.append([F(int(j == kk)) for j in range(k)])
+        x = [F(int(v)) for v in rng.integers(-3, 4, size=k)]
+        W = w_of_input(T, x)
+        Wcp = [[sum((U[r][i] * sum((V[r][j] * x[j] for j in range(k)), F(0)) * Z[r][jj] for r in range(len(U))), F(0))
+                for jj in range(d)] for i in range(d)]
+        if W != Wcp:
+            return CheckResult("falsified", "CP decomposition with R = dk differs", counterexample={"d": d, "k": k})
+        # real diagonal -> complex-diagonal form with P = I, 1x1 blocks -> block-diagonal -> full
+        a = [F(int(v), 2) for v in rng.integers(-4, 5, size=d)]
+        Dm = _blockdiag([[[v]] for v in a])
+        if mm(mm(eye(d), Dm), eye(d)) != [[a[i] if i == j else F(0) for j in range(d)] for i in range(d)]:
+            return CheckResult("falsified", "diagonal embedding fails", counterexample=[fstr(v) for v in a])
+    return CheckResult("holds", f"{trials} exact random instances")
