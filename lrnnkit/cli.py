@@ -1,4 +1,4 @@
-"""The command line. Thin: it parses, calls the public library, prints. Contract: DESIGN.md, "Command line".
+"""The command line. Thin: it parses, calls the public library, prints. Contract: ``docs/cli.rst``.
 
 Errors caused by the input print one line on stderr naming the problem and the input, and exit with status 2
 (a traceback only with ``--debug``). ``verify`` exits 0 iff the model is certified (1 if not). Files are written
@@ -16,6 +16,13 @@ from .errors import InputError
 __all__ = ["main", "build_parser"]
 
 
+_JSON_HELP = "print machine-readable JSON (keys: docs/cli.rst) instead of text"
+_FORMAT_HELP = ("number format: fp64, fp32, tf32, bf16, fp16, fp8-e4m3, fp8-e4m3fn, fp8-e5m2, fp4-e2m1, or eXmY "
+                "for X exponent and Y mantissa bits (e.g. e5m7)")
+_ROUNDING_HELP = ("rounding mode: nearest-even (default), toward-positive, toward-negative, toward-zero, "
+                  "stochastic")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse prints usage + message by default)
         raise InputError(f"{message} (see `{self.prog} --help`)")
@@ -25,70 +32,95 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="lrnnkit", description="Linear RNNs and finite automata: certified constructions, "
                 "Krohn-Rhodes compilation, finite-precision simulation, Triton kernels.")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"lrnnkit {__version__}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     s = sub.add_parser("info", help="structure of an automaton (monoid, group, holonomy)")
     s.add_argument("source", help="FSA JSON file or preset (parity, counter:M, group:NAME, flipflop, even-pairs, "
                    "cycle-nav:M, mod-arith:M, regex:PATTERN, transformations:[[...],...])")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help=_JSON_HELP)
     s.add_argument("--depth-rule", choices=["sgpdec", "sgpdec-0.9.7"], default="sgpdec",
                    help="holonomy levels: SgpDec >= 0.9.8's direct depth (default) or SgpDec <= 0.9.7's heights")
 
     s = sub.add_parser("compile", help="compile an automaton into an LRNN model")
-    s.add_argument("source")
-    s.add_argument("--construction", help="construction name (see `lrnnkit constructions`); default: best applicable")
+    s.add_argument("source", help="FSA JSON file or preset (as for `info`)")
+    s.add_argument("--construction", help="construction name (see `lrnnkit constructions`); default: the applicable "
+                   "one of least cost (total width, factors per token, layers; see --explain)")
+    s.add_argument("--explain", action="store_true", help="print the applicable constructions with their costs, the "
+                   "chosen one marked (the model is written only with -o)")
     s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a construction option, e.g. split=class, refine=true or depth_rule=sgpdec-0.9.7 for krohn-rhodes "
                    "(VALUE is read as JSON when it parses, else as a string); see the construction's docs page")
     s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
-    s.add_argument("--json", action="store_true", help="print a JSON summary (with -o)")
+    s.add_argument("--json", action="store_true", help="print a JSON summary (with -o or --explain)")
 
     s = sub.add_parser("verify", help="certify a model for inputs of every length (exit 0 iff certified)")
-    s.add_argument("model")
+    s.add_argument("model", help="model JSON file (from `lrnnkit compile -o`)")
     s.add_argument("--source", help="automaton to check against (default: the one recorded in the model)")
-    s.add_argument("--max-pairs", type=int, default=2_000_000)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--max-pairs", type=int, default=2_000_000, help="stop the exact search after this many "
+                   "(automaton state, model state) pairs (default 2000000): then not certified")
+    s.add_argument("--json", action="store_true", help=_JSON_HELP)
 
     s = sub.add_parser("run", help="run a model on a word")
-    s.add_argument("model")
+    s.add_argument("model", help="model JSON file")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--word", help='space-separated symbols, e.g. "a b c"')
-    g.add_argument("--random", type=int, metavar="N", help="a random word of length N")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--backend", choices=["reference", "exact", "torch", "triton"], default="reference")
-    s.add_argument("--dtype", default=None, help="float64 (reference default) / float32 / bfloat16 / float16")
-    s.add_argument("--json", action="store_true")
+    g.add_argument("--random", type=int, metavar="N", help="a random word of length N: uniform letters, avoiding "
+                   "letters that enter a trap state such as mod-arith's error state (see --uniform)")
+    s.add_argument("--uniform", action="store_true", help="with --random: uniform letters, traps included (random "
+                   "words over mod-arith's alphabet are then mostly ungrammatical)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random word (default 0)")
+    s.add_argument("--backend", choices=["reference", "exact", "torch", "triton"], default="reference",
+                   help="reference: float64 numpy executor (default); exact: exact arithmetic; torch: torch layers; "
+                   "triton: the Triton kernels (interpreter on CPU)")
+    s.add_argument("--dtype", default=None, help="float64 (reference default) / float32 (torch, triton default) / "
+                   "bfloat16 / float16")
+    s.add_argument("--gh-mode", choices=["matrix", "factors"], default="matrix",
+                   help="torch/triton: run GH layers as precomputed letter matrices (matrix, default) or factor by "
+                   "factor through the GH kernel (factors)")
+    s.add_argument("--json", action="store_true", help=_JSON_HELP)
 
     s = sub.add_parser("constructions", help="the catalogue of constructions")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help=_JSON_HELP)
+    s.add_argument("--long", action="store_true", help="full text of every entry instead of the table")
 
     s = sub.add_parser("theorems", help="the statement registry with verdicts")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help=_JSON_HELP)
+    s.add_argument("--long", action="store_true", help="full text of every entry (statement, evidence, "
+                   "counterexample, correction) instead of the table")
     s.add_argument("--check", metavar="ID", help="re-run the check of one statement and print its verdict")
-    s.add_argument("--profile", choices=["quick", "deep"], default="quick")
+    s.add_argument("--profile", choices=["quick", "deep"], default="quick",
+                   help="with --check: quick (default, seconds) or deep (larger searches)")
 
     s = sub.add_parser("precision", help="finite-precision tools")
     psub = s.add_subparsers(dest="pcmd", metavar="SUBCOMMAND", parser_class=_Parser)
     psub.required = True
     c = psub.add_parser("cast", help="round values into a number format (exact decimal output)")
-    c.add_argument("values", nargs="+")
-    c.add_argument("--format", required=True, dest="fmt")
-    c.add_argument("--rounding", default="nearest-even")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("values", nargs="+", help="decimals, fractions (1/3) or expressions (cos(2*pi/5)); put `--` "
+                   "before negative values")
+    c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
+    c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
+    c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("collapse", help="first step at which a model goes wrong in a format")
-    c.add_argument("model")
-    c.add_argument("--format", required=True, dest="fmt")
-    c.add_argument("--policy", default="matvec")
-    c.add_argument("--rounding", default="nearest-even")
-    c.add_argument("--steps", type=int, default=100_000)
-    c.add_argument("--json", action="store_true")
+    c.add_argument("model", help="model JSON file")
+    c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
+    c.add_argument("--policy", default="matvec", metavar="{op,matvec,proof}",
+                   help="where rounding happens: op (after every elementary operation), matvec (after every "
+                   "matrix-vector product, the default), proof (paper 000, App. A.3/B.1: products exact, each term "
+                   "cast, the sum cast)")
+    c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
+    c.add_argument("--steps", type=int, default=100_000, help="length of the input word to simulate "
+                   "(default 100000)")
+    c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("impossibility", help="the Theorem 1 / Theorem 2 demos (paper 000)")
-    c.add_argument("--out", default="impossibility_out")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--out", default="impossibility_out", help="directory for the plots (default impossibility_out)")
+    c.add_argument("--json", action="store_true", help=_JSON_HELP)
 
     s = sub.add_parser("demo", help="the end-to-end showcase: compile, certify, precision demos, HTML report")
-    s.add_argument("--out", default="demo_out")
+    s.add_argument("--out", default="demo_out", help="directory for report.html and summary.json (default demo_out)")
 
     from .export import add_parser as _add_export_parser  # issue 13: `export MODEL --to fla` (lrnnkit/export.py)
     _add_export_parser(sub)
@@ -129,10 +161,15 @@ def cmd_info(a) -> int:
     if a.json:
         _print_json(d)
         return 0
-    alph = d["alphabet"]
+    from .automata.info import MONOID_CAP
+    from .cli_format import shown
+    alph = [shown(x) for x in d["alphabet"]]
     print(f"states {d['states']} (minimal {d['minimal_states']}), alphabet of {len(alph)}: "
           f"{' '.join(alph[:12])}{' ...' if len(alph) > 12 else ''}")
-    print(f"transition monoid: {d['monoid_size']} elements; group: {d['is_group']}; aperiodic: {d['aperiodic']}")
+    size = (f"{d['monoid_size']} elements" if d["monoid_size"] is not None
+            else f"monoid too large to enumerate (limit {MONOID_CAP:,} elements)")
+    aper = d["aperiodic"] if d["aperiodic"] is not None else "unknown (monoid not enumerated)"
+    print(f"transition monoid: {size}; group: {d['is_group']}; aperiodic: {aper}")
     g = d.get("group")
     if g:
         print(f"group {g.get('name') or '?'}: order {g['order']}, abelian {g['abelian']}, solvable {g['solvable']}, "
@@ -160,6 +197,8 @@ def cmd_compile(a) -> int:
             options[key] = json.loads(raw)
         except json.JSONDecodeError:
             options[key] = raw
+    if a.explain:
+        return _explain(fsa, a, options)
     try:
         model = compile_model(fsa, a.construction, **options)
     except TypeError as exc:
@@ -179,6 +218,49 @@ def cmd_compile(a) -> int:
     else:
         print(json.dumps(model.to_json(), indent=1))
         print(f"# {summary['construction']}: {prof['layers']} layer(s), widths {prof['widths']}", file=sys.stderr)
+    return 0
+
+
+def _explain(fsa, a, options) -> int:
+    """``compile --explain``: the applicable constructions, cheapest first, with their costs (the chosen one
+    marked), then the compile itself when ``-o`` is given."""
+    from .cli_format import table
+    from .constructions import candidates, get
+    cands = candidates(fsa)
+    chosen = get(a.construction).name if a.construction else (cands[0][0].name if cands else None)
+    rows = []
+    for c, k in cands:
+        rows.append({"name": c.name, "chosen": c.name == chosen, "paper": c.paper, "statement": c.statement,
+                     "cost": k.to_json() if k is not None else None,
+                     "cost_key": list(k.key()) if k is not None else None})
+    if a.output:
+        model = compile_model(fsa, a.construction, **options)
+        model.save(a.output)
+    if a.json:
+        _print_json({"automaton": fsa.name, "chosen": chosen, "candidates": rows, "output": a.output,
+                     "cost_order": ["non-GH layers", "total width", "factors per token", "layers", "-priority"]})
+        return 0
+    body = []
+    for r in rows:
+        k = r["cost"]
+        if k is None:
+            cells = ["?", "?", "?", "?", "not costed"]
+        else:
+            f = k["factors_per_token"]
+            cells = [str(k["total_width"]), ",".join(map(str, k["widths"])), "-" if f is None else str(f),
+                     str(k["layers"]), ("GH" if k["gh"] else "not GH") + ("" if k["source"] == "formula"
+                                                                          else ", measured")]
+        body.append(["*" if r["chosen"] else "", r["name"]] + cells + [f"{r['paper']} {r['statement']}"])
+    print(f"applicable constructions for {fsa.name or a.source}, cheapest first (* = chosen)\n"
+          f"cost, compared in this order: GH layers first, total width, factors per token, layers")
+    print(table(["", "construction", "width", "widths", "factors", "layers", "kind", "paper"], body,
+                shrink={7: 14, 3: 6}))
+    for r in rows:
+        if r["cost"] is None:
+            print(f"{r['name']}: not built, since a GH construction with a cost formula applies; its widths\n"
+                  f"  are known only after building it: --construction {r['name']} --explain -o FILE")
+    if a.output:
+        print(f"wrote {a.output}: {chosen}")
     return 0
 
 
@@ -213,7 +295,7 @@ def cmd_run(a) -> int:
     else:
         if a.random < 0:
             raise InputError(f"--random must be >= 0, got {a.random}")
-        word = np.random.default_rng(a.seed).integers(0, len(model.alphabet), size=a.random).tolist()
+        word = _random_word(model, a.random, a.seed, a.uniform)
     backend = a.backend
     if backend == "reference":
         dtype = a.dtype or "float64"
@@ -228,15 +310,30 @@ def cmd_run(a) -> int:
     else:
         dtype = a.dtype or "float32"
         from .kernels import run_model
-        outs = run_model(model, np.array([word], dtype=np.int64), backend=backend, dtype=dtype)[0].tolist() \
-            if word else []
+        outs = run_model(model, np.array([word], dtype=np.int64), backend=backend, dtype=dtype,
+                         gh_mode=a.gh_mode)[0].tolist() if word else []
     labels = [model.output_labels[o] if o >= 0 else "<tie>" for o in outs]
     res = {"word": [model.alphabet[x] for x in word], "outputs": labels, "backend": backend, "dtype": dtype}
     if a.json:
         _print_json(res)
     else:
-        print(" ".join(labels))
+        from .cli_format import shown
+        print(" ".join(shown(x) for x in labels))
     return 0
+
+
+def _random_word(model, n: int, seed: int, uniform: bool) -> list:
+    """``--random N``: a word over the model's alphabet; unless ``uniform``, letters entering a trap state of the
+    model's recorded automaton (mod-arith's "error") are avoided (lrnnkit.automata.sampling)."""
+    import numpy as np
+    auto = (model.provenance or {}).get("automaton")
+    if not uniform and auto:
+        from .automata.io import fsa_from_dict
+        from .automata.sampling import random_word
+        fsa = fsa_from_dict(auto, "the model's recorded automaton")
+        if list(fsa.alphabet) == list(model.alphabet):
+            return random_word(fsa, n, seed)
+    return np.random.default_rng(seed).integers(0, len(model.alphabet), size=n).tolist()
 
 
 def cmd_constructions(a) -> int:
@@ -244,10 +341,20 @@ def cmd_constructions(a) -> int:
     cat = [c.to_json() for c in catalogue()]
     if a.json:
         _print_json(cat)
-    else:
+    elif a.long:
         for c in cat:
-            print(f"{c['name']:<28} {c['paper']} {c['statement']:<22} layers {c['layers']:<6} width {c['width']:<12} "
-                  f"factors/token {c['factors_per_token']:<10} {c['applies_to']}")
+            print(f"{c['name']} (paper {c['paper']}, {c['statement']})" +
+                  (f", variant of {c['variant_of']}" if c["variant_of"] else ""))
+            for key in ("applies_to", "layers", "width", "factors_per_token", "notes"):
+                if c.get(key):
+                    print(f"  {key.replace('_', ' ')}: {c[key]}")
+    else:
+        from .cli_format import table
+        rows = [[c["name"], f"{c['paper']} {c['statement']}", c["layers"], c["width"], c["factors_per_token"]]
+                for c in cat]
+        print(table(["name", "paper, statement", "layers", "width", "factors/token"], rows,
+                    shrink={1: 18, 2: 6, 3: 8, 4: 12}))
+        print("(full text: --long or --json; cost of each on an automaton: lrnnkit compile SOURCE --explain)")
     return 0
 
 
@@ -270,10 +377,27 @@ def cmd_theorems(a) -> int:
     sts = [s.to_json() for s in all_statements()]
     if a.json:
         _print_json(sts)
-    else:
+    elif a.long:
         for s in sts:
-            print(f"{s['id']:<28} {s['verdict']:<20} {s['statement'][:90]}")
+            print(f"{s['id']}  [{s['verdict']}]\n  statement: {s['statement']}\n  evidence: {s['evidence']}")
+            if s.get("counterexample") is not None:
+                print(f"  counterexample: {json.dumps(s['counterexample'], default=_json_default)}")
+            if s.get("corrected"):
+                print(f"  corrected: {s['corrected']}")
+            print(f"  reproduce: {_reproduce(s)}")
+    else:
+        from .cli_format import table
+        lines = table(["id", "verdict", "statement"], [[s["id"], s["verdict"], s["statement"]] for s in sts],
+                      shrink={2: 12}).split("\n")
+        print("\n".join(lines[:2]))
+        for s, line in zip(sts, lines[2:]):
+            print(f"{line}\n    reproduce: {_reproduce(s)}")
+        print("(full text: --long or --json)")
     return 0
+
+
+def _reproduce(s: dict) -> str:
+    return s.get("reproduce") or f"lrnnkit theorems --check {s['id']}"
 
 
 def cmd_precision(a) -> int:
@@ -301,8 +425,26 @@ def cmd_precision(a) -> int:
     if a.json:
         _print_json(res)
     else:
-        print(json.dumps(res, indent=1, default=_json_default))
+        _print_impossibility(res)
     return 0
+
+
+def _print_impossibility(res, indent: str = "") -> None:
+    """The impossibility demo's result as indented ``key: value`` lines (nested dicts and lists indented)."""
+    if isinstance(res, dict):
+        for k, v in res.items():
+            if isinstance(v, (dict, list)) and v and not all(isinstance(x, (int, float, str)) for x in v):
+                print(f"{indent}{k}:")
+                _print_impossibility(v, indent + "  ")
+            else:
+                shown_v = ", ".join(map(str, v)) if isinstance(v, list) else v
+                print(f"{indent}{k}: {shown_v}")
+    elif isinstance(res, list):
+        for i, v in enumerate(res):
+            print(f"{indent}- [{i}]")
+            _print_impossibility(v, indent + "  ")
+    else:
+        print(f"{indent}{res}")
 
 
 def cmd_demo(a) -> int:

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Layer, Model, Transition
 from . import _support as S
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 NAME = "bilinear-abelian-rotations"
 MAX_CANDIDATES = 200_000
@@ -89,6 +89,12 @@ def _reason(fsa):
     if not r[2].is_abelian():
         return f"the transition group (order {r[2].order}) is not abelian"
     return None
+
+
+def _cost(fsa) -> Cost:
+    """Width = sum of the block sizes (2 per character of order > 2, 1 otherwise); not a GH layer."""
+    E, chars = abelian_characters(S.group_of(fsa)[2])
+    return Cost((sum(1 if all((2 * v) % E == 0 for v in chi) else 2 for chi in chars) or 1,), None, gh=False)
 
 
 def build(fsa, **options) -> Model:
@@ -160,4 +166,4 @@ register(Construction(
     name=NAME, paper="004", statement="Proposition (abelian groups, shared eigenbasis)",
     applies_to="automata whose transition group is abelian", build=build, applicable=_reason, layers="1",
     width="sum of block sizes (2 per cyclic factor of order > 2, 1 per factor of order 2)",
-    factors_per_token="n/a (block-diagonal rotations)", priority=-5))
+    factors_per_token="n/a (block-diagonal rotations)", priority=-5, cost=_cost))

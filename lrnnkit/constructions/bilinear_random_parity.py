@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Decoder, Layer, Model, Transition
 from . import _support as S
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 NAME = "bilinear-random-parity"
 
@@ -150,6 +150,7 @@ register(Construction(
     name=NAME, paper="004", statement="Proposition (fixed parity, random frozen network)",
     applies_to="parity (transition group of order <= 2)", build=build, applicable=_reason, layers="1",
     width="H (option, default 16)", factors_per_token="n/a (random diagonal, trained read-out)", priority=-50,
+    cost=lambda fsa: Cost((16,), None, gh=False),
     notes="float weights: checked statistically (success probability vs H), never certified",
     options={"H": "width", "seed": "random seed", "train_len": "train on all words of length <= train_len",
              "readout": "'single' (the proof's one-component read-out, default) or 'lstsq' (least squares)"}))

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Transition
 from . import _support as S
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 NAME = "cyclic-rotation"
 
@@ -96,10 +96,15 @@ def build(fsa, **options) -> Model:
                  notes={"group_order": m, "exponents": exps})
 
 
+def _cost(fsa) -> Cost:
+    """One layer of width 2; two reflections per token (none when the group is trivial)."""
+    return Cost((2,), 2 if cyclic_structure(fsa)[1] > 1 else 0)
+
+
 register(Construction(
     name=NAME, paper="000", statement="Theorem 3 (Z_m case), Section 4.2",
     applies_to="automata whose transition monoid is a cyclic group Z_m",
     build=build, applicable=_reason, layers="1", width="2", factors_per_token="2 (0 for the identity)",
-    priority=20,
+    priority=20, cost=_cost,
     notes="A(w) = R(2 pi e_w / m) = Ref(pi e_w / m) Ref(0), H0 = (1, 0), dec = argmax_i D_i^T H, D_i = R(i theta) H0",
 ))

@@ -30,13 +30,18 @@ from ..exact import Cyc, zeta
 from ..model import GHFactor, Layer, Model, Transition, exact_matmul, exact_matvec
 from . import _support as S
 from . import permutation_reflections as PR
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 SYM = "deltaproduct-symmetric"
 ROT = "rotation-3d"
 
 
 # ---------------------------------------------------------------------------------------------- S_n, n_h = n - 1
+def _sym_cost(n: int) -> Cost:
+    """The householder-permutation layer of width n, every token padded to n_h = max(n - 1, 1) factors."""
+    return Cost((n,), max(n - 1, 1))
+
+
 def build_symmetric(fsa, **options) -> Model:
     model = PR.build(fsa, **options)
     L = model.layers[0]
@@ -60,7 +65,7 @@ register(Construction(
     build=build_symmetric, applicable=S.not_group_reason, layers="1",
     width="n = least degree of a faithful permutation representation",
     factors_per_token="exactly n_h = n - 1 (transposition reflections, padded with beta = 0)",
-    priority=1))
+    priority=1, cost=lambda fsa: _sym_cost(PR.cost(fsa).widths[0])))
 
 
 # ---------------------------------------------------------------------------------------------- 3-D rotations
@@ -266,5 +271,5 @@ register(Construction(
     name=ROT, paper="001", statement="Section 5.1 (S_4, A_5 with n_h = 2)",
     applies_to="automata whose transition group is S_4 or A_5",
     build=build_rotation, applicable=_rot_reason, layers="1", width="3",
-    factors_per_token="2 reflections (0 for the identity)", priority=8,
+    factors_per_token="2 reflections (0 for the identity)", priority=8, cost=lambda fsa: Cost((3,), 2),
     notes="cube / icosahedron rotation matrices (exact, Q(sqrt 5) for A_5), each rotation = two reflections"))

@@ -38,7 +38,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from . import _support as S
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 NAME = "dihedral-deltanet"
 PRINTED = "dihedral-deltanet-as-printed"
@@ -186,7 +186,7 @@ register(Construction(
     applies_to="automata whose transition group is dihedral D_m (order 2m)",
     build=build, applicable=_reason, layers="2", width="2, 2 (layer 1 diagonal, layer 2 reflections)",
     factors_per_token="layer 1: diagonal +-1 (1 sign flip); layer 2: 1 reflection",
-    priority=5,
+    priority=5, cost=lambda fsa: Cost((2, 2), 1),
     notes="theta(s_i, 0) = -2i pi/m, theta(s_i, 1) = (2 + 2i) pi/m; rotations as printed"))
 
 register(Construction(

@@ -29,7 +29,7 @@ from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from . import _support as S
 from .cyclic_rotation import cyclic_structure
 from .dihedral_two_layer import reflection_factor
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 NAME = "modadd-reflections"
 
@@ -87,6 +87,6 @@ register(Construction(
     name=NAME, paper="000", statement="Theorem 6",
     applies_to="automata whose transition group is cyclic Z_m (addition modulo m)",
     build=build, applicable=_reason, layers="2", width="1, 2", factors_per_token="1 reflection per layer",
-    priority=2,
+    priority=2, cost=lambda fsa: Cost((1, 2), 1),
     notes="layer 1: h -> -h + 1 (t mod 2); layer 2: H(theta(x, t mod 2)), theta(i,1) = (1-2i) pi/m, "
           "theta(i,0) = (2i+1) pi/m; decoder argmax over c_i, d_i"))

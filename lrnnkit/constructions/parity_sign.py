@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Transition
 from . import _support as S
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 
 def _structure(fsa):
@@ -83,14 +83,20 @@ def build_affine(fsa, **options) -> Model:
     return _build(fsa, "parity-affine", True, options)
 
 
+def _cost(fsa) -> Cost:
+    """One layer of width 1; one factor (-1 = G(2, (1))) for an odd letter, none if every letter is even."""
+    states, G, letter_elem = _structure(fsa)
+    return Cost((1,), int(any(e != 0 for e in letter_elem)))
+
+
 register(Construction(
     name="parity-sign", paper="000", statement="Theorem 3 (m = 2 case)",
     applies_to="automata whose transition monoid is a group of order <= 2 (parity)",
     build=build_sign, applicable=_reason, layers="1", width="1", factors_per_token="1 (0 for the identity)",
-    priority=30, notes="H0 = -1, A = -1 = G(2, (1)) for the odd letters, B = 0, dec = sign"))
+    priority=30, cost=_cost, notes="H0 = -1, A = -1 = G(2, (1)) for the odd letters, B = 0, dec = sign"))
 
 register(Construction(
     name="parity-affine", paper="000", statement="Section 4.1, eq. (3)",
     applies_to="automata whose transition monoid is a group of order <= 2 (parity)",
     build=build_affine, applicable=_reason, layers="1", width="1", factors_per_token="1 (0 for the identity)",
-    priority=29, notes="h0 = 0, a(1) = -1, b(1) = 1, a(0) = 1, b(0) = 0, y = h"))
+    priority=29, cost=_cost, notes="h0 = 0, a(1) = -1, b(1) = 1, a(0) = 1, b(0) = 0, y = h"))

@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import GHFactor, Layer, Model, Transition
 from . import _support as S
-from .registry import Construction, register
+from .registry import Construction, Cost, register
 
 NAME = "householder-permutation"
 
@@ -158,6 +158,23 @@ def printed_bound_check(fsa) -> dict:
             "holds": used <= max(k - 1, 0)}
 
 
+def cost(fsa) -> Cost:
+    """Width n = degree of the minimal faithful representation; factors per token = max over letters of
+    (moved points - cycles) of rho(letter) (the transposition factors of :func:`permutation_factors`). Computes
+    the representation only (cached on the FSA), not the layer."""
+    key = "lrnnkit.constructions.householder-permutation.cost"
+    if key in fsa._cache:
+        return fsa._cache[key]
+    states, perms, G, gen_letters, letter_elem = S.group_of(fsa)
+    gen_images = minimal_representation(G)
+    rho = S.group_rep_images(G, gen_images)
+    n = gen_images.shape[1]
+    f = max((S.moved_points(rho[letter_elem[a]]) - len(S.cycles(rho[letter_elem[a]])) for a in range(fsa.n_letters)),
+            default=0)
+    fsa._cache[key] = c = Cost((int(n),), int(f))
+    return c
+
+
 def build(fsa, representation=None, **options) -> Model:
     """Compile a group automaton (000, Theorem 3). ``representation``: optional images of every letter as
     permutations of 0..n-1 (a faithful representation of T(A)); default: the minimal one found."""
@@ -220,7 +237,7 @@ register(Construction(
     width="n = least degree of a faithful permutation representation of T(A)",
     factors_per_token="max over letters of (moved points - cycles) of rho(letter) <= n - 1 "
                       "(printed: k - 1, k = most states moved by one letter)",
-    priority=10,
+    priority=10, cost=cost,
     notes="H0 = (1..n), B = 0, A(w) = permutation matrix = product of transposition reflections G(2, e_i - e_j); "
           "nearest-reference decoder over the |T(A)| reachable states",
     options={"representation": "image list per letter of a faithful permutation representation"},

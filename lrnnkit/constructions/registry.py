@@ -2,8 +2,28 @@
 
 A :class:`Construction` knows which paper and statement it implements, which automata it applies to, its resource
 profile (layers, width, factors per token, as formulas in the automaton's parameters) and how to build a
-:class:`lrnnkit.model.Model` from an :class:`lrnnkit.automata.fsa.FSA`. ``compile(fsa)`` picks the applicable
-construction of highest priority (the cheapest exact one), or the one named.
+:class:`lrnnkit.model.Model` from an :class:`lrnnkit.automata.fsa.FSA`.
+
+The default choice (``compile(fsa)`` without a name) is the applicable construction of least **cost**, compared
+lexicographically by :meth:`Cost.key`:
+
+1. layers that are products of generalized Householder factors (kinds ``gh`` and ``diagonal``: the LRNNs of
+   papers 000/001, eigenvalues in [-1, 1], runnable on the GH kernels) before dense 0/1 or rotation-block layers
+   (kinds ``bilinear``, ``block_diagonal`` of papers 002/004), which are not products of GH factors;
+2. the **total width** (the sum of the layer widths: the size of the recurrent state, which sets the memory and the
+   per-step work of every layer);
+3. the **factors per token** (the most GH factors one token applies in one layer: the sequential depth of a step,
+   ``n_h`` of DeltaProduct; a non-GH layer counts its width);
+4. the number of **layers** (sequential depth of the network);
+5. then the construction's ``priority`` (faithfulness to the paper it implements), then its name.
+
+Width comes first because it is what a user pays for on every token and in memory; factors per token second
+because each factor is a rank-1 update of the state (cost ``O(width)``), so for equal width fewer factors is
+cheaper; layers last because extra layers of small width are cheap (D8: two width-2 layers with one factor beat
+one width-8 layer with seven). Costs come from the construction's resource formula (``Construction.cost``, no
+build); a construction without one (krohn-rhodes: its widths are known only after the holonomy decomposition,
+20 s for S5) is built and measured, but only when no GH construction with a cost formula applies. Variants
+that reproduce a paper as printed (``variant_of`` set) are never chosen automatically.
 """
 from __future__ import annotations
 
@@ -12,10 +32,48 @@ from typing import Callable
 
 from ..errors import InputError
 
-__all__ = ["Construction", "register", "get", "catalogue", "compile", "applicable"]
+__all__ = ["Construction", "Cost", "register", "get", "catalogue", "compile", "applicable", "candidates",
+           "choose", "model_cost"]
 
 _REGISTRY: dict = {}
 _LOADED = False
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Resources of a compiled model: ``widths`` per layer, ``factors_per_token`` (the most GH factors one token
+    applies in one layer; None when some layer is not a product of GH factors), ``gh`` (every layer is of kind
+    ``gh`` or ``diagonal``), ``source``: ``"formula"`` (from the construction's resource formula, nothing built)
+    or ``"built"`` (measured on the built model)."""
+    widths: tuple
+    factors_per_token: int | None
+    gh: bool = True
+    source: str = "formula"
+
+    @property
+    def layers(self) -> int:
+        return len(self.widths)
+
+    @property
+    def total_width(self) -> int:
+        return int(sum(self.widths))
+
+    def key(self) -> tuple:
+        """(non-GH layers, total width, factors per token, layers): smaller is cheaper (module docstring)."""
+        f = self.factors_per_token if self.factors_per_token is not None else max(self.widths, default=0)
+        return (0 if self.gh else 1, self.total_width, int(f), self.layers)
+
+    def to_json(self) -> dict:
+        return {"layers": self.layers, "widths": list(self.widths), "total_width": self.total_width,
+                "factors_per_token": self.factors_per_token, "gh": self.gh, "source": self.source}
+
+
+def model_cost(model) -> Cost:
+    """The :class:`Cost` of a built model (measured: ``source="built"``)."""
+    from ..certify import resource_profile
+    prof = resource_profile(model)
+    gh = all(L.kind in ("gh", "diagonal") for L in model.layers)
+    return Cost(tuple(int(w) for w in prof["widths"]), prof["max_factors_per_token"] if gh else None, gh, "built")
 
 
 @dataclass
@@ -33,6 +91,7 @@ class Construction:
     variant_of: str | None = None  # e.g. "as printed" variants point at their corrected construction
     notes: str = ""
     options: dict = field(default_factory=dict)  # option name -> description
+    cost: Callable | None = None  # cost(fsa) -> Cost from the resource formula (no build), for an applicable fsa
 
     def reason_not_applicable(self, fsa) -> str | None:
         return None if self.applicable is None else self.applicable(fsa)
@@ -77,8 +136,31 @@ def _best_first() -> list:
 
 
 def applicable(fsa) -> list:
-    """The constructions that apply to ``fsa``, best first."""
+    """The constructions that apply to ``fsa``, by priority (highest first)."""
     return [c for c in _best_first() if c.reason_not_applicable(fsa) is None]
+
+
+def candidates(fsa, build_all: bool = False) -> list:
+    """The applicable constructions with their costs, cheapest first: a list of ``(construction, cost)``.
+
+    Variants as printed are left out. ``cost`` is None for a construction without a cost formula that was not
+    built, because a GH construction with a formula already applies (``build_all=True`` builds those too)."""
+    cands = [c for c in applicable(fsa) if c.variant_of is None]
+    costed = [(c, c.cost(fsa)) for c in cands if c.cost is not None]
+    cheap_gh = any(k.gh for _, k in costed)
+    for c in cands:
+        if c.cost is None:
+            costed.append((c, model_cost(c.build(fsa)) if build_all or not cheap_gh else None))
+    return sorted(costed, key=lambda ck: (ck[1] is None, ck[1].key() if ck[1] is not None else (),
+                                          -ck[0].priority, ck[0].name))
+
+
+def choose(fsa) -> Construction:
+    """The default construction for ``fsa``: the applicable one of least cost (module docstring)."""
+    cands = candidates(fsa)
+    if not cands:
+        raise InputError(f"no construction applies to {fsa.name or 'this automaton'}")
+    return cands[0][0]
 
 
 def compile(fsa, construction: str | None = None, **options):
@@ -89,10 +171,7 @@ def compile(fsa, construction: str | None = None, **options):
         if why:
             raise InputError(f"construction {construction!r} does not apply to {fsa.name or 'this automaton'}: {why}")
     else:
-        # best first, stopping at the first that applies (the checks of low-priority constructions can be slow)
-        c = next((x for x in _best_first() if x.reason_not_applicable(fsa) is None), None)
-        if c is None:
-            raise InputError(f"no construction applies to {fsa.name or 'this automaton'}")
+        c = choose(fsa)
     model = c.build(fsa, **options)
     prov = model.provenance
     prov.setdefault("construction", c.name)
