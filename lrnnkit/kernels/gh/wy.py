@@ -1,8 +1,599 @@
-"""Placeholder: the Triton WY kernels (forward and backward) land here; until then the chunk equations in torch."""
+"""Trainable chunked GH-product layer in Triton: WY forward and backward, optional gate, packed variable lengths.
+
+Math (paper 001, DeltaProduct, run by interleaving: a token's n_h (k, v, b) triples are n_h consecutive positions;
+the gate g_t sits on the first, the query on the last; :mod:`.reference` states the recurrence). In a chunk of C
+positions (S_0 the state entering it, G the in-chunk cumulative sum of g, gamma = exp(G), Gamma_ij = exp(G_i - G_j)
+for i >= j, 0 above; q already multiplied by the output scale)::
+
+    A  = strictly_lower(diag(b) K K^T * Gamma),    T = (I + A)^{-1}
+    W  = T diag(b gamma) K,   U = T diag(b) V,     U' = U - W S_0
+    O  = diag(gamma) Q S_0 + M U',                 M = (Q K^T) * Gamma   (lower triangle incl. diagonal)
+    S_C = gamma_C S_0 + Kd^T U',                   Kd = diag(exp(G_C - G)) K
+
+(proof: with P_i = exp(g_i) S_{i-1} the step is S_i = P_i + k_i u'_i^T, u'_i = b_i (v_i - P_i^T k_i); expanding P_i
+by induction gives (I + A) U' = diag(b) V - diag(b gamma) K S_0.) Backward, derived by hand from these equations
+(dS = the gradient of S_C; a reverse pass over the chunks carries it)::
+
+    dU' = M^T dO + Kd dS;     dS_0 = gamma_C dS + (diag(gamma) Q)^T dO - W^T dU'
+    D   = (dO U'^T) * Gamma (lower incl. diagonal)
+    dQ  = diag(gamma) dO S_0^T + D K;     dK = D^T Q + diag(exp(G_C - G)) U' dS^T + (WY part)
+    dW  = -dU' S_0^T,   dU = dU'
+    WY part: X = diag(b gamma) K, Y = diag(b) V:  dX = T^T dW, dY = T^T dU, dT = dW X^T + dU Y^T,
+             dA = -strictly_lower(T^T dT T^T),  P = dA * Gamma:
+             dK += diag(b gamma) dX + diag(b) P K + P^T diag(b) K,   dV = diag(b) dY,
+             db = rowsum(gamma K * dX) + rowsum(V * dY) + rowsum(P * K K^T)
+    gate: dG_i (w.r.t. the cumulative G_i) collects q_i . (gamma_i S_0 dO_i), rowsum - colsum of D * Q K^T and of
+          dA * A, b_i gamma_i k_i . dX_i, -F_i with F_j = exp(G_C - G_j) k_j^T dS u'_j, and at the chunk's last
+          position gamma_C <dS, S_0> + sum_j F_j;   dg = reverse in-chunk cumulative sum of dG.
+
+Kernels (all Triton; one launch each, none loops over chunks in Python; the kernel structure -- a W/U kernel, a
+sequential state pass storing per-chunk states, a reverse dS pass, a chunk-parallel dq/dk/dw kernel and a WY
+backward kernel -- is the one fla 0.6.0 uses in ``ops/gated_delta_rule`` / ``ops/common/chunk_delta_h.py``, read
+for the layout; the equations and code are ours):
+
+1. :func:`_wy_fwd_kernel` (chunk-parallel): G, A, T (blocked inverse, as :mod:`.chunk`), W, U.
+2. :func:`_state_fwd_kernel` (one program per sequence, head and value block; sequential over the chunks): the
+   outputs (forward) or the chunk states S_n and U' (recomputed in the backward; nothing of size T x K x V).
+3. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
+4. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dW, dG's first part.
+5. :func:`_wy_bwd_kernel` (chunk-parallel): the WY backward, dk, dv, dbeta, dg.
+
+Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
+(as fla); intermediates W, U, S_n, U', dS_n, dU' are stored in the input dtype (as fla). float32 inputs use tf32
+tensor-core dots with the 3xTF32 split (``FP32_PRECISION = "tf32x3"``: each operand a = a_hi + a_lo in tf32,
+three products; about fp32 accuracy) and float32 intermediates; float64 uses IEEE float64 dots (for checking).
+Variable lengths (``cu_seqlens``): chunks never straddle a sequence; without it the B rows are B sequences.
+"""
 from __future__ import annotations
+
+import torch
+
+from .._checks import acc_dtype
+from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
+from .chunk import _op
+
+FP32_PRECISION = "tf32x3"
+CONFIG = {"bt": 64, "state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 4), "wy_bwd": (64, 4),
+          "wy_fwd_warps": 4}
+
+
+@triton.jit
+def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: tl.constexpr):
+    """T = (I + A)^{-1} for a strictly lower BT x BT tile A. BLOCKED: forward substitution inside the 16 x 16
+    diagonal blocks (all at once), then (I + A) = (I + A_d)(I + N), N = D A_o nilpotent (N^4 = 0 for BT <= 64):
+    T = (I - N)(I + N^2) D (as :func:`lrnnkit.kernels.gh.chunk._wy_kernel`). Else row-by-row substitution
+    (float64: the blocked variant miscompiled there, see chunk.py)."""
+    r = tl.arange(0, BT)
+    if BLOCKED:
+        BC: tl.constexpr = 16
+        NB: tl.constexpr = BT // BC
+        nb = tl.arange(0, NB)
+        ii = tl.arange(0, BC)
+        A4 = tl.reshape(A, [NB, BC, NB, BC])
+        same = nb[:, None, None, None] == nb[None, None, :, None]
+        Ad = tl.sum(tl.where(same, A4, 0.0), 2)
+        i3 = ii[None, :, None]
+        j3 = ii[None, None, :]
+        Td = tl.where(i3 == j3, 1.0, 0.0) + tl.zeros([NB, BC, BC], dtype=ACC)
+        for i in range(1, BC):
+            a_i = tl.sum(tl.where(i3 == i, Ad, 0.0), 1)
+            upd = tl.sum(a_i[:, :, None] * Td, 1)
+            Td = tl.where(i3 == i, Td - upd[:, None, :], Td)
+        D = tl.reshape(tl.where(same, Td[:, :, None, :], 0.0), [BT, BT])
+        if NB > 1:
+            Ao = tl.where((r[:, None] // BC) > (r[None, :] // BC), A, 0.0)
+            N = tl.dot(D, Ao, input_precision=TPREC, out_dtype=ACC)
+            M = D + tl.dot(tl.dot(N, N, input_precision=TPREC, out_dtype=ACC), D, input_precision=TPREC,
+                           out_dtype=ACC)
+            Tm = M - tl.dot(N, M, input_precision=TPREC, out_dtype=ACC)
+        else:
+            Tm = D
+    else:
+        Tm = tl.where(r[:, None] == r[None, :], 1.0, 0.0).to(ACC)
+        for i in range(1, BT):
+            a_i = tl.sum(tl.where(r[:, None] == i, A, 0.0), 0)
+            upd = tl.sum(a_i[:, None] * Tm, 0)
+            Tm = tl.where(r[:, None] == i, Tm - upd[None, :], Tm)
+    return Tm
+
+
+@triton.jit
+def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH: tl.constexpr, ACC: tl.constexpr, STORE: tl.constexpr):
+    """In-chunk cumulative log-gate G of the interleaved positions (g_t on the token's first position)."""
+    first = mp & ((pos % NH) == 0)
+    gg = tl.load(g_ptr + (pos // NH) * H + i_h, mask=first, other=0.0).to(ACC)
+    G = tl.cumsum(gg, 0)
+    if STORE:
+        tl.store(Gc_ptr + pos * H + i_h, G, mask=mp)
+    return G
+
+
+@triton.jit
+def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, chunks_ptr,
+                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
+    i_n = tl.program_id(0)
+    i_h = tl.program_id(1)
+    start = tl.load(chunks_ptr + 2 * i_n)
+    end = tl.load(chunks_ptr + 2 * i_n + 1)
+    r = tl.arange(0, BT)
+    pos = start + r
+    mp = pos < end
+    rk = tl.arange(0, BK)
+    rv = tl.arange(0, BV)
+    row = pos * H + i_h
+    mkk = mp[:, None] & (rk[None, :] < K)
+    kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+    bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+    kb = kk * bb[:, None]
+    A = tl.dot(_op(kb, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+    low = r[:, None] > r[None, :]
+    if HAS_G:
+        G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC, True)
+        A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
+        kb = kb * tl.exp(G)[:, None]
+    A = tl.where(low, A, 0.0)
+    Tm = _op(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU)
+    w = tl.dot(Tm, _op(kb, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+    tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty), mask=mkk)
+    for i_v in range(tl.cdiv(V, BV)):
+        cv = i_v * BV + rv
+        mvv = mp[:, None] & (cv[None, :] < V)
+        vv = tl.load(v_ptr + row[:, None] * V + cv[None, :], mask=mvv, other=0.0).to(ACC)
+        u = tl.dot(Tm, _op(vv * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        tl.store(u_ptr + row[:, None] * V + cv[None, :], u.to(u_ptr.dtype.element_ty), mask=mvv)
+
+
+@triton.jit
+def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr, scale_ptr, seqs_ptr,
+                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                      BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                      EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_H0: tl.constexpr, OUTPUT: tl.constexpr,
+                      STORE: tl.constexpr):
+    """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'."""
+    i_v = tl.program_id(0)
+    i_sh = tl.program_id(1)
+    i_s = i_sh // H
+    i_h = i_sh % H
+    bos = tl.load(seqs_ptr + 3 * i_s)
+    eos = tl.load(seqs_ptr + 3 * i_s + 1)
+    coff = tl.load(seqs_ptr + 3 * i_s + 2)
+    r = tl.arange(0, BT)
+    rk = tl.arange(0, BK)
+    rv = i_v * BV + tl.arange(0, BV)
+    mk = rk < K
+    mv = rv < V
+    mkv = mk[:, None] & mv[None, :]
+    scale = tl.load(scale_ptr).to(ACC)
+    if HAS_H0:
+        S = tl.load(h0_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], mask=mkv, other=0.0).to(ACC)
+    else:
+        S = tl.zeros([BK, BV], dtype=ACC)
+    causal = r[:, None] >= r[None, :]
+    NC = tl.cdiv(eos - bos, BT)
+    for c in range(NC):
+        pos = bos + c * BT + r
+        mp = pos < eos
+        row = pos * H + i_h
+        mkk = mp[:, None] & mk[None, :]
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+        ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
+        uu = tl.load(u_ptr + row[:, None] * V + rv[None, :], mask=mp[:, None] & mv[None, :], other=0.0).to(ACC)
+        if STORE:
+            tl.store(h_ptr + (((coff + c) * H + i_h) * K + rk[:, None]) * V + rv[None, :],
+                     S.to(h_ptr.dtype.element_ty), mask=mkv)
+        Sd = _op(S, DT, ACC, EMU)
+        un = uu - tl.dot(ww, Sd, input_precision=PREC, out_dtype=ACC)
+        if STORE:
+            tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty),
+                     mask=mp[:, None] & mv[None, :])
+        und = _op(un, DT, ACC, EMU)
+        if HAS_G:
+            last = tl.minimum(bos + c * BT + BT, eos) - 1
+            GL = tl.load(Gc_ptr + last * H + i_h).to(ACC)
+            G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+        if OUTPUT:
+            isq = mp & ((pos % NH) == (NH - 1))
+            trow = (pos // NH) * H + i_h
+            qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
+            qq = qq.to(ACC) * scale
+            qk = tl.dot(_op(qq, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+            if HAS_G:
+                qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
+                qs = qq * tl.exp(G)[:, None]
+            else:
+                qs = qq
+            qk = tl.where(causal, qk, 0.0)
+            o = tl.dot(_op(qs, DT, ACC, EMU), Sd, input_precision=PREC, out_dtype=ACC) \
+                + tl.dot(_op(qk, DT, ACC, EMU), und, input_precision=PREC, out_dtype=ACC)
+            tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty),
+                     mask=isq[:, None] & mv[None, :])
+        if HAS_G:
+            kd = kk * tl.exp(GL - G)[:, None]
+            S = S * tl.exp(GL) + tl.dot(tl.trans(_op(kd, DT, ACC, EMU)), und, input_precision=PREC, out_dtype=ACC)
+        else:
+            S = S + tl.dot(tl.trans(_op(kk, DT, ACC, EMU)), und, input_precision=PREC, out_dtype=ACC)
+    if OUTPUT:
+        tl.store(ht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], S.to(ht_ptr.dtype.element_ty),
+                 mask=mkv)
+
+
+@triton.jit
+def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr, scale_ptr, seqs_ptr,
+                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                      BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                      EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
+    """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
+    dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU'."""
+    i_v = tl.program_id(0)
+    i_sh = tl.program_id(1)
+    i_s = i_sh // H
+    i_h = i_sh % H
+    bos = tl.load(seqs_ptr + 3 * i_s)
+    eos = tl.load(seqs_ptr + 3 * i_s + 1)
+    coff = tl.load(seqs_ptr + 3 * i_s + 2)
+    r = tl.arange(0, BT)
+    rk = tl.arange(0, BK)
+    rv = i_v * BV + tl.arange(0, BV)
+    mk = rk < K
+    mv = rv < V
+    mkv = mk[:, None] & mv[None, :]
+    scale = tl.load(scale_ptr).to(ACC)
+    if HAS_DHT:
+        dS = tl.load(dht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], mask=mkv, other=0.0).to(ACC)
+    else:
+        dS = tl.zeros([BK, BV], dtype=ACC)
+    upper = r[:, None] <= r[None, :]     # (M^T)[j, i] lives at i >= j
+    NC = tl.cdiv(eos - bos, BT)
+    for cc in range(NC):
+        c = NC - 1 - cc
+        tl.store(dh_ptr + (((coff + c) * H + i_h) * K + rk[:, None]) * V + rv[None, :],
+                 dS.to(dh_ptr.dtype.element_ty), mask=mkv)
+        pos = bos + c * BT + r
+        mp = pos < eos
+        row = pos * H + i_h
+        mkk = mp[:, None] & mk[None, :]
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+        ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
+        isq = mp & ((pos % NH) == (NH - 1))
+        trow = (pos // NH) * H + i_h
+        qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
+        qq = qq.to(ACC) * scale
+        do = _op(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                 DT, ACC, EMU)
+        kq = tl.dot(_op(kk, DT, ACC, EMU), tl.trans(_op(qq, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+        dSd = _op(dS, DT, ACC, EMU)
+        if HAS_G:
+            last = tl.minimum(bos + c * BT + BT, eos) - 1
+            GL = tl.load(Gc_ptr + last * H + i_h).to(ACC)
+            G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+            kq = kq * tl.exp(tl.where(upper, G[None, :] - G[:, None], 0.0))
+            kd = kk * tl.exp(GL - G)[:, None]
+            qq = qq * tl.exp(G)[:, None]
+        else:
+            kd = kk
+        kq = tl.where(upper, kq, 0.0)
+        dun = tl.dot(_op(kq, DT, ACC, EMU), do, input_precision=PREC, out_dtype=ACC) \
+            + tl.dot(_op(kd, DT, ACC, EMU), dSd, input_precision=PREC, out_dtype=ACC)
+        tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
+                 mask=mp[:, None] & mv[None, :])
+        upd = tl.dot(tl.trans(_op(qq, DT, ACC, EMU)), do, input_precision=PREC, out_dtype=ACC) \
+            - tl.dot(tl.trans(ww), _op(dun, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        if HAS_G:
+            dS = dS * tl.exp(GL) + upd
+        else:
+            dS = dS + upd
+    tl.store(dh0_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], dS.to(dh0_ptr.dtype.element_ty),
+             mask=mkv)
+
+
+@triton.jit
+def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, dq_ptr, dk_ptr, dw_ptr, dG_ptr,
+                  scale_ptr, chunks_ptr,
+                  H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                  BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                  EMU: tl.constexpr, HAS_G: tl.constexpr):
+    """Chunk-parallel: dQ = diag(gamma) dO S_0^T + D K, dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T,
+    and the part of dG that needs the chunk states."""
+    i_n = tl.program_id(0)
+    i_h = tl.program_id(1)
+    start = tl.load(chunks_ptr + 2 * i_n)
+    end = tl.load(chunks_ptr + 2 * i_n + 1)
+    r = tl.arange(0, BT)
+    pos = start + r
+    mp = pos < end
+    rk = tl.arange(0, BK)
+    mk = rk < K
+    row = pos * H + i_h
+    mkk = mp[:, None] & mk[None, :]
+    scale = tl.load(scale_ptr).to(ACC)
+    isq = mp & ((pos % NH) == (NH - 1))
+    trow = (pos // NH) * H + i_h
+    qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0).to(ACC) * scale
+    kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+    dq = tl.zeros([BT, BK], dtype=ACC)
+    dk = tl.zeros([BT, BK], dtype=ACC)
+    dw = tl.zeros([BT, BK], dtype=ACC)
+    Dm = tl.zeros([BT, BT], dtype=ACC)
+    sdS = tl.zeros([BK], dtype=ACC)
+    for i_v in range(tl.cdiv(V, BV)):
+        rv = i_v * BV + tl.arange(0, BV)
+        mv = rv < V
+        mkv = mk[:, None] & mv[None, :]
+        hoff = ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :]
+        S = tl.load(h_ptr + hoff, mask=mkv, other=0.0)
+        dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
+        mpv = mp[:, None] & mv[None, :]
+        un = _op(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU)
+        dun = _op(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU)
+        do = _op(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                 DT, ACC, EMU)
+        Sd = _op(S, DT, ACC, EMU)
+        dSd = _op(dS, DT, ACC, EMU)
+        dq += tl.dot(do, tl.trans(Sd), input_precision=PREC, out_dtype=ACC)
+        Dm += tl.dot(do, tl.trans(un), input_precision=PREC, out_dtype=ACC)
+        dk += tl.dot(un, tl.trans(dSd), input_precision=PREC, out_dtype=ACC)
+        dw -= tl.dot(dun, tl.trans(Sd), input_precision=PREC, out_dtype=ACC)
+        if HAS_G:
+            sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
+    causal = r[:, None] >= r[None, :]
+    if HAS_G:
+        nlast = end - start - 1
+        GL = tl.load(Gc_ptr + (start + nlast) * H + i_h).to(ACC)
+        G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+        dq = dq * tl.exp(G)[:, None]
+        dG = tl.sum(dq * qq, 1)
+        Dm = Dm * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
+        dk = dk * tl.exp(GL - G)[:, None]
+        Fj = tl.sum(dk * kk, 1)
+        Dm = tl.where(causal, Dm, 0.0)
+        E = Dm * tl.dot(_op(qq, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC,
+                        out_dtype=ACC)
+        dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
+        dG += tl.where(r == nlast, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
+        tl.store(dG_ptr + row, dG, mask=mp)
+    else:
+        Dm = tl.where(causal, Dm, 0.0)
+    Dd = _op(Dm, DT, ACC, EMU)
+    dq += tl.dot(Dd, _op(kk, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+    dk += tl.dot(tl.trans(Dd), _op(qq, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+    tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
+             mask=isq[:, None] & mk[None, :])
+    tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
+    tl.store(dw_ptr + row[:, None] * K + rk[None, :], dw, mask=mkk)
+
+
+@triton.jit
+def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr, dg_ptr,
+                   chunks_ptr,
+                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
+    """Chunk-parallel WY backward (module text): recomputes A and T, adds the WY part of dk, writes dk, dv, dbeta,
+    and dg as the reverse in-chunk cumulative sum of dG."""
+    i_n = tl.program_id(0)
+    i_h = tl.program_id(1)
+    start = tl.load(chunks_ptr + 2 * i_n)
+    end = tl.load(chunks_ptr + 2 * i_n + 1)
+    r = tl.arange(0, BT)
+    pos = start + r
+    mp = pos < end
+    rk = tl.arange(0, BK)
+    mk = rk < K
+    row = pos * H + i_h
+    mkk = mp[:, None] & mk[None, :]
+    kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+    bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+    kd = _op(kk, DT, ACC, EMU)
+    KK = tl.dot(kd, tl.trans(kd), input_precision=PREC, out_dtype=ACC)
+    A = KK * bb[:, None]
+    low = r[:, None] > r[None, :]
+    if HAS_G:
+        GL = tl.load(Gc_ptr + (end - 1) * H + i_h).to(ACC)
+        G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+        gam = tl.exp(G)
+        Gam = tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
+        A = A * Gam
+    else:
+        gam = tl.zeros([BT], dtype=ACC) + 1.0
+    A = tl.where(low, A, 0.0)
+    Tm = _tinv(A, BT, ACC, PREC, BLOCKED)
+    Tt = _op(tl.trans(Tm), DT, ACC, EMU)
+    bg = bb * gam
+    dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+    dWd = _op(dW, DT, ACC, EMU)
+    dX = tl.dot(Tt, dWd, input_precision=PREC, out_dtype=ACC)
+    dT = tl.dot(dWd, tl.trans(_op(kk * bg[:, None], DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+    dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
+    kdx = tl.sum(dX * kk, 1)
+    db = kdx * gam
+    for i_v in range(tl.cdiv(V, BV)):
+        rv = i_v * BV + tl.arange(0, BV)
+        mpv = mp[:, None] & (rv[None, :] < V)
+        du = _op(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU)
+        vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+        dY = tl.dot(Tt, du, input_precision=PREC, out_dtype=ACC)
+        dT += tl.dot(du, tl.trans(_op(vv * bb[:, None], DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+        tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
+        db += tl.sum(dY * vv, 1)
+    dA = tl.dot(_op(tl.dot(Tt, _op(dT, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC), DT, ACC, EMU), Tt,
+                input_precision=PREC, out_dtype=ACC)
+    dA = tl.where(low, -dA, 0.0)
+    if HAS_G:
+        P = dA * Gam
+    else:
+        P = dA
+    Pd = _op(P, DT, ACC, EMU)
+    dk += tl.dot(Pd, kd, input_precision=PREC, out_dtype=ACC) * bb[:, None] \
+        + tl.dot(tl.trans(Pd), _op(kk * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+    db += tl.sum(P * KK, 1)
+    tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
+    tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
+    if HAS_G:
+        R = P * KK * bb[:, None]
+        dG = tl.load(dGp_ptr + row, mask=mp, other=0.0).to(ACC) + bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
+        dG = tl.where(mp, dG, 0.0)
+        dg = tl.cumsum(dG, 0, reverse=True)
+        first = mp & ((pos % NH) == 0)
+        tl.store(dg_ptr + (pos // NH) * H + i_h, dg.to(dg_ptr.dtype.element_ty), mask=first)
+
+
+# --------------------------------------------------------------------------------------------- host side
+
+def _config(dtype):
+    """(operand dtype, accumulation dtype, dot precision, intermediate storage dtype)."""
+    acc = acc_dtype(dtype)
+    if dtype in (torch.float16, torch.bfloat16):
+        return dtype, acc, "tf32", dtype
+    if dtype == torch.float32:
+        return acc, acc, FP32_PRECISION, acc
+    return acc, acc, "ieee", acc
+
+
+def _tables(cu: list, nh: int, BT: int, device):
+    """chunks (NT, 2) [start, end) over interleaved positions; seqs (N, 3) (bos, eos, first chunk index)."""
+    chunks, seqs = [], []
+    for a, b in zip(cu[:-1], cu[1:]):
+        a, b = a * nh, b * nh
+        seqs.append((a, b, len(chunks)))
+        chunks.extend((s, min(s + BT, b)) for s in range(a, b, BT))
+    ch = torch.tensor(chunks if chunks else [(0, 0)], dtype=torch.int32).to(device)
+    sq = torch.tensor(seqs, dtype=torch.int32).to(device)
+    return ch, sq, len(chunks)
+
+
+class _Ctx:
+    """Shapes, tables and launch constants of one call (flattened: B rows become B sequences)."""
+
+    def __init__(self, q, k, v, g, cu_seqlens, BT):
+        B, T, H, K = q.shape
+        NH, V = k.shape[2], v.shape[-1]
+        self.H, self.K, self.V, self.NH, self.BT = H, K, V, NH, BT
+        self.Ltok = B * T
+        cu = [int(x) for x in cu_seqlens.tolist()] if cu_seqlens is not None else [i * T for i in range(B + 1)]
+        self.N = len(cu) - 1
+        self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
+        self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
+        self.EMU = INTERPRET and self.DT != self.ACC
+        self.BK = max(16, triton.next_power_of_2(K))
+        self.BVF = max(16, triton.next_power_of_2(V))
+        self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
+        self.has_g = g is not None
+        self.dev = q.device
+
+    def consts(self):
+        return (self.H, self.K, self.V, self.NH, self.BT)
+
+    def types(self):
+        return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU)
+
+    def bv(self, which):
+        bv, nw = CONFIG[which]
+        return min(self.BVF, bv), nw
+
+
+def _flat(q, k, v, beta, g):
+    H, K = q.shape[2], q.shape[3]
+    V = v.shape[-1]
+    f = lambda x, w: x.contiguous().reshape(-1, H, w)  # noqa: E731
+    return (f(q, K), f(k, K), f(v, V), beta.contiguous().reshape(-1, H),
+            g.contiguous().reshape(-1, H) if g is not None else None)
+
+
+def _wy_fwd(c, kf, vf, bf, gf):
+    L = kf.shape[0]
+    w = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
+    u = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev)
+    Gc = torch.zeros(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else w
+    if c.NT:
+        _wy_fwd_kernel[(c.NT, c.H)](kf, vf, bf, gf if gf is not None else bf, Gc, w, u, c.chunks, *c.consts(), c.BK,
+                                    min(c.BVF, 64), *c.types(), c.has_g, c.BLOCKED,
+                                    num_warps=CONFIG["wy_fwd_warps"])
+    return w, u, Gc
+
+
+def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
+    w, u, Gc = _wy_fwd(c, kf, vf, bf, gf)
+    o = torch.zeros(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)
+    ht = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
+    BV, nw = c.bv("state_fwd")
+    _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
+        qf, kf, w, u, Gc, h0 if h0 is not None else ht, o, ht, o, o, scale_t, c.seqs, *c.consts(), c.BK, BV,
+        *c.types(), c.has_g, h0 is not None, True, False, num_warps=nw, num_stages=2 if c.DT != c.ACC else 1)
+    return o, ht
+
+
+def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht):
+    w, u, Gc = _wy_fwd(c, kf, vf, bf, gf)
+    L = kf.shape[0]
+    h = torch.empty(max(c.NT, 1), c.H, c.K, c.V, dtype=c.ST, device=c.dev)
+    vn = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev)
+    BV, nw = c.bv("state_fwd")
+    _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
+        qf, kf, w, u, Gc, h0 if h0 is not None else h, vn, h, h, vn, scale_t, c.seqs, *c.consts(), c.BK, BV,
+        *c.types(), c.has_g, h0 is not None, False, True, num_warps=nw, num_stages=2 if c.DT != c.ACC else 1)
+    del u
+    dh = torch.empty_like(h)
+    dvn = torch.empty_like(vn)
+    dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
+    dof = do.contiguous().reshape(-1, c.H, c.V)
+    BV, nw = c.bv("state_bwd")
+    _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
+        qf, kf, w, Gc, dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0, scale_t, c.seqs,
+        *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
+        num_stages=2 if c.DT != c.ACC else 1)
+    del w
+    dq = torch.zeros(c.Ltok, c.H, c.K, dtype=c.ACC, device=c.dev)
+    dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
+    dw = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
+    dGp = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else dw
+    BV, nw = c.bv("dqkwg")
+    if c.NT:
+        _dqkwg_kernel[(c.NT, c.H)](qf, kf, Gc, h, dh, vn, dvn, dof, dq, dkp, dw, dGp, scale_t, c.chunks,
+                                   *c.consts(), c.BK, BV, *c.types(), c.has_g, num_warps=nw)
+    del h, dh, vn
+    dk = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
+    dv = torch.empty(L, c.H, c.V, dtype=c.ACC, device=c.dev)
+    db = torch.empty(L, c.H, dtype=c.ACC, device=c.dev)
+    dg = torch.zeros(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else db
+    BV, nw = c.bv("wy_bwd")
+    if c.NT:
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, Gc, dw, dvn, dkp, dGp, dk, dv, db, dg, c.chunks, *c.consts(), c.BK,
+                                    BV, *c.types(), c.has_g, c.BLOCKED, num_warps=nw)
+    return dq, dk, dv, db, (dg if c.has_g else None), dh0
+
+
+class ChunkGHFunction(torch.autograd.Function):
+    """Forward: :func:`_fwd`; backward: :func:`_bwd` (recomputes W, U and the chunk states)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size):
+        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size)
+        scale_t = torch.tensor([scale], dtype=c.ACC, device=q.device)
+        qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
+        h0c = h0.contiguous() if h0 is not None else None
+        o, ht = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
+        ctx.save_for_backward(q, k, v, beta, g, h0, scale_t)
+        ctx.c = c
+        return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
+
+    @staticmethod
+    def backward(ctx, do, dht):
+        q, k, v, beta, g, h0, scale_t = ctx.saved_tensors
+        c = ctx.c
+        qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
+        h0c = h0.contiguous() if h0 is not None else None
+        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, gf, h0c, scale_t, do.to(q.dtype), dht)
+        cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731
+        return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,
+                cast(dh0, h0), None, None, None)
 
 
 def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size):
-    from .reference import chunk_gh_torch
-    return chunk_gh_torch(q, k, v, beta, g, scale=scale, initial_state=h0, cu_seqlens=cu_seqlens,
-                          chunk_size=chunk_size)
+    """Canonical inputs (see :func:`lrnnkit.kernels.gh.api.canonical`) -> ``(o, final_state)``, differentiable."""
+    check_device(q, k, v, beta, g, h0)
+    if chunk_size not in (16, 32, 64):
+        from ...errors import InputError
+        raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
+    return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size)
