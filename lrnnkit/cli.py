@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .sweep.cli import add_parser as _add_sweep_parser  # issue 14: the verb lives in lrnnkit/sweep/cli.py
     _add_sweep_parser(sub)
+
+    from .learn.cli import add_parser as _add_learn_parsers  # issue 13: `train`, `experiment` (lrnnkit/learn/cli.py)
+    _add_learn_parsers(sub)
     return p
 
 
@@ -430,21 +433,37 @@ def cmd_precision(a) -> int:
 
 
 def _print_impossibility(res, indent: str = "") -> None:
-    """The impossibility demo's result as indented ``key: value`` lines (nested dicts and lists indented)."""
-    if isinstance(res, dict):
-        for k, v in res.items():
-            if isinstance(v, (dict, list)) and v and not all(isinstance(x, (int, float, str)) for x in v):
-                print(f"{indent}{k}:")
-                _print_impossibility(v, indent + "  ")
-            else:
-                shown_v = ", ".join(map(str, v)) if isinstance(v, list) else v
-                print(f"{indent}{k}: {shown_v}")
-    elif isinstance(res, list):
-        for i, v in enumerate(res):
-            print(f"{indent}- [{i}]")
+    """The impossibility demo's result as text: ``key: value`` lines, nested dicts indented, lists of records as
+    aligned tables (a nested ``{"pre_period": p, "period": q}`` cell prints as ``p+q``: pre-period + period)."""
+    import textwrap
+    from .cli_format import table, terminal_width
+
+    def cell(v):
+        if isinstance(v, dict):
+            if set(v) == {"pre_period", "period"}:
+                return "none" if v["period"] is None else f"{v['pre_period']}+{v['period']}"
+            return " ".join(f"{k}={cell(x)}" for k, x in v.items())
+        if isinstance(v, list):
+            return "[" + ", ".join(cell(x) for x in v) + "]"
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 7:
+            return f"{v:.3g}"
+        return "-" if v is None else str(v)
+
+    for k, v in res.items():
+        if isinstance(v, dict):
+            print(f"{indent}{k}:")
             _print_impossibility(v, indent + "  ")
-    else:
-        print(f"{indent}{res}")
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            keys = list(dict.fromkeys(kk for x in v for kk in x))
+            print(f"{indent}{k}: ({len(v)} rows; pre+period = steps before the periodic part + its period)")
+            body = table(keys, [[cell(x.get(kk)) for kk in keys] for x in v],
+                         width=terminal_width() - len(indent) - 2,
+                         shrink={j: (16 if j == 0 else 6) for j in range(len(keys))})
+            print(textwrap.indent(body, indent + "  "))
+        else:
+            text = f"{k}: {cell(v) if isinstance(v, list) else v}"
+            print(textwrap.fill(text, width=terminal_width(), initial_indent=indent,
+                                subsequent_indent=indent + "    "))
 
 
 def cmd_demo(a) -> int:
@@ -464,6 +483,13 @@ def _export_run(a) -> int:
     from .export import run
     return run(a)
 VERBS["sweep"] = lambda a: _sweep_run(a)  # issue 14
+VERBS["train"] = lambda a: _learn_run(a)  # issue 13
+VERBS["experiment"] = lambda a: _learn_run(a)  # issue 13
+
+
+def _learn_run(a) -> int:
+    from .learn.cli import VERBS as _learn_verbs
+    return _learn_verbs[a.cmd](a)
 
 
 def _sweep_run(a) -> int:

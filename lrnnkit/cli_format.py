@@ -44,15 +44,15 @@ def table(headers: list, rows: list, *, width: int | None = None, shrink=(), sep
     """Rows aligned under ``headers``, every line at most ``width`` columns (the terminal's by default).
 
     ``shrink`` names the free-text columns that may give up characters: a tuple of column indices, or a dict
-    ``{index: least width}``. The widest of them above its least width (default: its header's width, at least 8)
-    loses one character at a time until the table fits; a shrunk cell ends in "...". Other columns keep their full
-    width, so a table can stay wider than ``width`` when those alone do not fit."""
+    ``{index: least width}`` (default 8). The one with the most characters above its least width loses one at a
+    time until the table fits; a shrunk cell or header ends in "...". Other columns keep their full width, so a
+    table can stay wider than ``width`` when those alone do not fit."""
     width = terminal_width() if width is None else width
     cells = [[shown(c) for c in r] for r in rows]
     ncol = len(headers)
     w = [max([len(str(headers[j]))] + [len(" ".join(r[j].split())) for r in cells]) for j in range(ncol)]
     floors = dict(shrink) if isinstance(shrink, dict) else {j: 0 for j in shrink}
-    floors = {j: max(f, len(str(headers[j])), 8 if not f else 0) for j, f in floors.items() if 0 <= j < ncol}
+    floors = {j: (f or 8) for j, f in floors.items() if 0 <= j < ncol}
     total = sum(w) + len(sep) * (ncol - 1)
     while total > width:
         free = [j for j in floors if w[j] > floors[j]]
@@ -61,7 +61,7 @@ def table(headers: list, rows: list, *, width: int | None = None, shrink=(), sep
         j = max(free, key=lambda k: w[k] - floors[k])
         w[j] -= 1
         total -= 1
-    lines = [sep.join(str(h).ljust(w[j]) for j, h in enumerate(headers)).rstrip(),
+    lines = [sep.join(shorten(str(h), w[j]).ljust(w[j]) for j, h in enumerate(headers)).rstrip(),
              sep.join("-" * w[j] for j in range(ncol))]
     for r in cells:
         lines.append(sep.join(shorten(r[j], w[j]).ljust(w[j]) for j in range(ncol)).rstrip())
