@@ -1,0 +1,122 @@
+"""Trainable chunked GH kernels (:mod:`lrnnkit.kernels.gh.wy`, behind ``chunk_gh(backend="chunk")``): outputs,
+final states and EVERY gradient (q, k, v, beta, gate g, initial state) against torch autograd of the naive
+sequential loop (float64), for n_h = 1..3, with / without gate, packed ``cu_seqlens`` (with an empty sequence),
+lengths that are not multiples of the chunk size, value widths that are not powers of two.
+
+Runs in the Triton interpreter on CPU (default suite) and compiled on a GPU (``TRITON_INTERPRET=0``).
+
+Error measure: ||x - ref||_F / ||ref||_F per tensor, ref = autograd of the float64 naive loop on the same rounded
+inputs. Bounds (why):
+* float64: the chunk equations are the same function; the only differences are rounding in ~(C + K + V)-term sums
+  and the triangular inverse (entries of T stay bounded for unit keys and beta in [0, 2]); 1e-11 is ~10^5 u.
+* float32: compiled, the dots run as 3xTF32 (each operand split hi + lo; the dropped lo*lo term is ~2^-22
+  relative) with float32 accumulation; the interpreter computes in IEEE float32. Each gradient passes through
+  ~10 products per chunk over NC chunks of contractions: bound 10 * (NC + 1) * 2^-21 (about 2e-5 for NC = 3).
+* bfloat16: every dot operand is rounded to bf16 (relative 2^-8, 2^-7 under the interpreter's truncation), as in
+  fla; ~12 such roundings per chunk along the state pass add up over NC chunks: bound 12 * (NC + 1) * 2^-7.
+  A wrong formula gives errors of order 1.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from lrnnkit.errors import InputError
+from lrnnkit.kernels._triton import INTERPRET
+from lrnnkit.kernels.gh.api import chunk_gh
+
+DEV = "cpu" if INTERPRET else "cuda"
+F64 = torch.float64
+NAMES = ("o", "final_state", "dq", "dk", "dv", "dbeta", "dg", "dh0")
+
+
+def _case(B, T, NH, H, K, V, gate, cu, seed):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(B, T, H, K, dtype=F64, generator=g)
+    k = torch.nn.functional.normalize(torch.randn(B, T, NH, H, K, dtype=F64, generator=g), dim=-1)
+    v = torch.randn(B, T, NH, H, V, dtype=F64, generator=g)
+    b = 2 * torch.rand(B, T, NH, H, dtype=F64, generator=g)
+    b[:, :1] = 2.0                       # exact reflections at the start
+    gt = -0.6 * torch.rand(B, T, H, dtype=F64, generator=g) if gate else None
+    N = B if cu is None else len(cu) - 1
+    h0 = torch.randn(N, H, K, V, dtype=F64, generator=g)
+    do = torch.randn(B, T, H, V, dtype=F64, generator=g)
+    dht = torch.randn(N, H, K, V, dtype=F64, generator=g)
+    return (q, k, v, b, gt, h0), do, dht
+
+
+def _grads(backend, ins, do, dht, NH, cu, dtype, BT):
+    xs = []
+    for i, x in enumerate(ins):
+        if x is None:
+            xs.append(None)
+            continue
+        x = x.to(dtype) if i < 4 else x   # the gate and the initial state stay float64 (any float dtype works)
+        if backend == "naive":
+            x = x.double()
+        xs.append(x.to(DEV if backend == "chunk" else "cpu").detach().requires_grad_(True))
+    cuu = None if cu is None else torch.tensor(cu, device=xs[0].device)
+    o, ht = chunk_gh(*xs[:5], NH, cuu, xs[5], True, scale=0.7, chunk_size=BT, backend=backend)
+    loss = (o.double() * do.to(o.device)).sum() + (ht.double() * dht.to(ht.device)).sum()
+    loss.backward()
+    return [o, ht] + [None if x is None else x.grad for x in xs]
+
+
+def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0):
+    B = B or (1 if cu is not None else 2)
+    ins, do, dht = _case(B, T, NH, H, K, V, gate, cu, seed)
+    got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT)
+    ref = _grads("naive", ins, do, dht, NH, cu, dtype, BT)
+    NC = -(-T * NH // BT)
+    bound = {F64: 1e-11, torch.float32: 10 * (NC + 1) * 2.0 ** -21, torch.bfloat16: 12 * (NC + 1) * 2.0 ** -7}[dtype]
+    errs = {}
+    for name, a, r in zip(NAMES, got, ref):
+        if r is None:
+            assert a is None or not gate, name
+            continue
+        assert a is not None, f"{name}: no gradient"
+        a, r = a.detach().double().cpu(), r.detach().double().cpu()
+        assert torch.isfinite(a).all(), f"{name}: NaN/inf"
+        errs[name] = float((a - r).norm() / r.norm())
+    assert set(errs) >= set(NAMES) - ({"dg"} if not gate else set())
+    bad = {n: e for n, e in errs.items() if not e <= bound}
+    assert not bad, f"errors above {bound:.1e}: {bad} (all: {errs})"
+
+
+@pytest.mark.parametrize("NH", [1, 2, 3])
+@pytest.mark.parametrize("gate", [False, True])
+def test_every_gradient_float64(NH, gate):
+    # T * NH not a multiple of the chunk size 16; the second case packs 3 sequences (one empty)
+    _check(11, NH, gate, None, F64, seed=NH)
+    _check(13, NH, gate, [0, 4, 4, 13], F64, seed=10 + NH)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_every_gradient_low_precision(dtype):
+    _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=3)
+    _check(19, 1, False, None, dtype, BT=32, seed=4)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(T=st.integers(1, 20), NH=st.integers(1, 3), gate=st.booleans(), BT=st.sampled_from([16, 32]),
+       seed=st.integers(0, 10 ** 6))
+def test_every_gradient_random_shapes(T, NH, gate, BT, seed):
+    _check(T, NH, gate, None, F64, BT=BT, B=1, H=1, K=4, V=3, seed=seed)
+
+
+def test_chunk_gh_refuses_bad_input():
+    q = torch.randn(1, 4, 1, 4, device=DEV)
+    k = torch.nn.functional.normalize(torch.randn(1, 8, 1, 4, device=DEV), dim=-1)
+    v = torch.randn(1, 8, 1, 3, device=DEV)
+    b = torch.rand(1, 8, 1, device=DEV)
+    with pytest.raises(InputError, match="n_h"):
+        chunk_gh(q, k, v, b, n_h=3)
+    with pytest.raises(InputError, match="chunk_size"):
+        chunk_gh(q, k, v, b, n_h=2, chunk_size=48)
+    with pytest.raises(InputError, match="cu_seqlens"):
+        chunk_gh(q, k, v, b, n_h=2, cu_seqlens=torch.tensor([0, 3, 2, 4]))
+    with pytest.raises(InputError, match="beta"):
+        chunk_gh(q, k, v, 3 * b + 2.1, n_h=2, validate=True)
+    with pytest.raises(InputError, match="backend"):
+        chunk_gh(q, k, v, b, n_h=2, backend="fast")
