@@ -1,0 +1,203 @@
+"""lrnnkit sweep without Ray: specs (errors, grid, hashes, seeds), the record store (append, torn lines, resume),
+failed points, the job kinds at tiny scale, the CLI contract (DESIGN.md, sweep; issue 14)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lrnnkit.cli import main
+from lrnnkit.errors import InputError
+from lrnnkit.sweep import RecordStore, parse_spec, run_sweep, strip_meta
+from lrnnkit.sweep.jobs import run_collapse
+
+SMALL = {"kind": "collapse", "params": {"steps": 300},
+         "grid": {"source": ["parity", "group:S3", "counter:3"], "format": ["fp8-e4m3", "bf16"]}}
+
+
+def _write(tmp_path, text, name="spec.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+# --------------------------------------------------------------------------- spec
+def test_grid_is_the_product_in_order_and_tables_zip():
+    s = parse_spec({"kind": "collapse", "params": {"steps": 5},
+                    "grid": {"case": [{"source": "parity", "construction": "parity-sign"},
+                                      {"source": "counter:3", "construction": "cyclic-rotation"}],
+                             "format": ["bf16", "fp16", "fp32"]}})
+    pts = s.points()
+    assert s.n_points() == len(pts) == 6
+    assert pts[0] == {"steps": 5, "source": "parity", "construction": "parity-sign", "format": "bf16"}
+    assert [p["format"] for p in pts[:3]] == ["bf16", "fp16", "fp32"]      # the last key varies fastest
+    assert pts[3]["source"] == "counter:3"
+
+
+grid_values = st.lists(st.integers(0, 50), min_size=1, max_size=4, unique=True)
+
+
+@given(a=grid_values, b=grid_values, extra=st.integers(51, 99), seed=st.integers(0, 2**31))
+def test_point_keys_and_seeds_depend_on_spec_and_point_only(a, b, extra, seed):
+    """Extending a grid keeps every old point's key and seed (so a resumed, extended sweep reuses them); points are
+    distinct; the base seed changes every seed; the spec hash changes with the grid."""
+    s1 = parse_spec({"kind": "collapse", "seed": seed, "grid": {"x": a, "y": b}}, kinds=())
+    s2 = parse_spec({"kind": "collapse", "seed": seed, "grid": {"y": b, "x": a + [extra]}}, kinds=())
+    k1 = {json.dumps(p, sort_keys=True): (s1.point_key(p), s1.point_seed(p)) for p in s1.points()}
+    k2 = {json.dumps(p, sort_keys=True): (s2.point_key(p), s2.point_seed(p)) for p in s2.points()}
+    assert len(k1) == s1.n_points() == len(a) * len(b)
+    assert all(k2[p] == v for p, v in k1.items())
+    assert len({v[0] for v in k2.values()}) == len(k2)
+    assert s1.spec_hash != s2.spec_hash
+    s3 = parse_spec({"kind": "collapse", "seed": seed + 1, "grid": {"x": a, "y": b}}, kinds=())
+    assert all(s3.point_seed(p) != s1.point_seed(p) for p in s1.points()[:1])
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('kind = "collapse"\n', "[grid]"),
+    ('[grid]\nsource = ["parity"]\n', "kind"),
+    ('kind = "nope"\n[grid]\nx = [1]\n', "unknown kind 'nope'"),
+    ('kind = "collapse"\n[grid]\nsource = []\n', "grid.source must be a non-empty list"),
+    ('kind = "collapse"\n[grid]\nsource = "parity"\n', "grid.source must be a non-empty list"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity", "parity"]\n', "lists a value twice"),
+    ('kind = "collapse"\nbogus = 1\n[grid]\nsource = ["parity"]\n', "unknown key(s) bogus"),
+    ('kind = "collapse"\n[params]\nsource = "parity"\n[grid]\nsource = ["parity"]\n', "set twice"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity"]\n', "needs parameter(s) format"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nfromat = [1]\n', "unknown parameter(s) fromat"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf17"]\n', "bf17"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nsteps = [0]\n', "'steps' must be an integer"),
+    ('kind = "collapse"\nseed = -1\n[grid]\nsource = ["parity"]\n', "'seed' must be a non-negative integer"),
+    ('kind = "collapse"\nnum_cpus = 0\n[grid]\nsource = ["parity"]\n', "num_cpus"),
+    ('kind = "theorems"\n[grid]\nid = ["000:no-such"]\n', "000:no-such"),
+    ('kind = "collapse"\n[grid\n', "not valid TOML"),
+])
+def test_bad_specs_are_one_line_exit_2(tmp_path, capsys, text, needle):
+    path = _write(tmp_path, text)
+    assert main(["sweep", path, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and needle in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_spec_and_bad_options(tmp_path, capsys):
+    assert main(["sweep", str(tmp_path / "none.toml")]) == 2
+    assert "none.toml" in capsys.readouterr().err
+    path = _write(tmp_path, 'kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\n')
+    assert main(["sweep", path, "--address", "auto", "--out", str(tmp_path / "o")]) == 2
+    assert "--address 'auto' needs --executor ray" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert main(["sweep", path, "--out", str(tmp_path / "file")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- store
+def test_store_ignores_a_torn_line_and_repairs_it(tmp_path):
+    st_ = RecordStore(str(tmp_path))
+    st_.append({"point_key": "a", "status": "ok"})
+    with open(st_.path, "ab") as fh:
+        fh.write(b'{"point_key": "b", "stat')          # a crash mid-write
+    assert set(st_.load()) == {"a"}
+    st_.append({"point_key": "c", "status": "failed"})
+    st_.append({"point_key": "c", "status": "ok"})      # the last record of a key wins
+    assert st_.load()["c"]["status"] == "ok" and set(st_.load()) == {"a", "c"}
+    assert st_.done_keys() == {"a", "c"}
+    assert open(st_.path, "rb").read().count(b"\n") == 4
+
+
+# --------------------------------------------------------------------------- running
+def test_serial_sweep_records_match_direct_calls(tmp_path):
+    res = run_sweep(dict(SMALL), str(tmp_path), progress=False, plots=False)
+    spec = parse_spec(dict(SMALL))
+    assert res["done"] == 6 and res["failed"] == 0 and res["computed"] == 6 and res["spec_hash"] == spec.spec_hash
+    for p, r in zip(spec.points(), res["records"]):
+        direct = run_collapse(dict(p), spec.point_seed(p))
+        assert {k: r[k] for k in direct} == json.loads(json.dumps(direct))
+        assert {k: r[k] for k in p} == p and r["seed"] == spec.point_seed(p)
+    again = run_sweep(dict(SMALL), str(tmp_path), progress=False, plots=False)
+    assert again["computed"] == 0 and strip_meta(again["records"]) == strip_meta(res["records"])
+
+
+def test_a_failing_point_is_recorded_and_the_others_go_on(tmp_path, capsys):
+    path = _write(tmp_path, 'kind = "collapse"\n[params]\nsteps = 100\n[grid]\n'
+                            'source = ["parity", "group:NOPE", "counter:3"]\nformat = ["bf16"]\n')
+    out = tmp_path / "o"
+    assert main(["sweep", path, "--out", str(out), "--json"]) == 1          # 1: some point failed
+    res = json.loads(capsys.readouterr().out)
+    assert (res["done"], res["failed"], res["computed"]) == (2, 1, 3)
+    bad = [r for r in res["records"] if r["status"] == "failed"]
+    assert len(bad) == 1 and bad[0]["source"] == "group:NOPE" and "NOPE" in bad[0]["error"]
+    assert bad[0]["error"].startswith("InputError:")
+    # a rerun tries the failed point again (and only it)
+    assert main(["sweep", path, "--out", str(out), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["computed"] == 1
+
+
+def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
+    """Ctrl-C after 3 points: those 3 are in the store; the rerun computes exactly the other points, and the
+    records equal an uninterrupted run's."""
+    calls = []
+
+    def job(point, seed):
+        if len(calls) == 3 and not job.interrupted:
+            job.interrupted = True
+            raise KeyboardInterrupt
+        calls.append(json.dumps(point, sort_keys=True))
+        return run_collapse(point, seed)
+    job.interrupted = False
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(dict(SMALL), str(tmp_path / "a"), job_fn=job, progress=False, plots=False)
+    first = list(calls)
+    assert len(RecordStore(str(tmp_path / "a")).load()) == 3
+    res = run_sweep(dict(SMALL), str(tmp_path / "a"), job_fn=job, progress=False, plots=False)
+    assert res["computed"] == 3 and res["done"] == 6 and res["missing"] == 0
+    assert not set(calls[3:]) & set(first) and len(calls) == 6
+    ref = run_sweep(dict(SMALL), str(tmp_path / "b"), progress=False, plots=False)
+    assert strip_meta(res["records"]) == strip_meta(ref["records"])
+
+
+def test_cli_summary_table_and_heat_map(tmp_path, capsys):
+    path = _write(tmp_path, 'kind = "collapse"\n[params]\nsteps = 200\n[grid]\n'
+                            'source = ["counter:5", "group:S3"]\nformat = ["fp8-e4m3", "fp32"]\npolicy = ["matvec"]\n')
+    assert main(["sweep", path, "--out", str(tmp_path / "o")]) == 0
+    text = capsys.readouterr().out
+    assert "source=counter:5" in text and "fp8-e4m3" in text and "computed 4 point(s)" in text
+    png = (tmp_path / "o" / "collapse_heatmap.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["done"] == 4 and "records" not in summary
+
+
+def test_certify_and_theorems_jobs(tmp_path):
+    res = run_sweep({"kind": "certify", "params": {"float_steps": 50},
+                     "grid": {"source": ["parity", "random:3:2"], "replicate": [0, 1]}},
+                    str(tmp_path / "c"), progress=False)
+    assert res["done"] == 4 and all(r["certified"] is True for r in res["records"])
+    # random:N:K is drawn from the point's seed: the two replicates are (almost surely) different automata
+    assert len({r["seed"] for r in res["records"]}) == 4
+    th = run_sweep({"kind": "theorems", "grid": {"id": ["000:equation-3", "002:appendix-A.2.1"]}},
+                   str(tmp_path / "t"), progress=False)
+    assert th["done"] == 2 and all(r["agrees"] for r in th["records"])
+
+
+def test_train_job_reports_a_missing_learn_api(tmp_path, monkeypatch):
+    import lrnnkit.sweep.jobs as J
+    monkeypatch.setattr(J, "_TRAIN_LOOKUP", ("lrnnkit.no_such_module:train_from_params",))
+    res = run_sweep({"kind": "train", "grid": {"source": ["parity"]}}, str(tmp_path), progress=False)
+    assert res["failed"] == 1 and "train_from_params" in res["records"][0]["error"]
+
+
+def test_records_file_is_json_lines_with_the_spec_hash(tmp_path):
+    res = run_sweep(dict(SMALL), str(tmp_path), progress=False, plots=False)
+    lines = (tmp_path / "records.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and all(json.loads(x)["spec_hash"] == res["spec_hash"] for x in lines)
+    assert json.loads((tmp_path / "spec.json").read_text())["spec_hash"] == res["spec_hash"]
+    assert os.path.exists(tmp_path / "summary.txt")
+
+
+def test_parse_spec_rejects_non_json_values():
+    import datetime
+    with pytest.raises(InputError, match="not a JSON value"):
+        parse_spec({"kind": "collapse", "grid": {"source": [datetime.date(2020, 1, 1)]}})

@@ -1,0 +1,84 @@
+"""lrnnkit sweep on Ray (local, 2 CPUs): the same records as serial; a worker that dies mid-task is retried and the
+sweep completes; a worker that keeps dying gives a failed record, the others go on (issue 14).
+
+One local Ray for the module (startup is the bulk of the time)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from lrnnkit.sweep import parse_spec, run_sweep, strip_meta  # noqa: E402
+from lrnnkit.sweep.jobs import run_collapse  # noqa: E402
+
+GRID = {"kind": "collapse", "params": {"steps": 400},
+        "grid": {"source": ["parity", "group:S3", "counter:5", "flipflop"], "format": ["fp8-e4m3", "bf16"],
+                 "policy": ["matvec", "op"]}}
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def serial_records(tmp_path_factory):
+    res = run_sweep(dict(GRID), str(tmp_path_factory.mktemp("serial")), progress=False, plots=False)
+    assert res["done"] == 16
+    return strip_meta(res["records"])
+
+
+def test_serial_and_ray_give_identical_records(local_ray, serial_records, tmp_path):
+    res = run_sweep(dict(GRID), str(tmp_path), executor="ray", progress=False, plots=False)
+    assert res["computed"] == 16 and res["executor"] == "ray"
+    assert strip_meta(res["records"]) == serial_records
+    pids = {r["meta"]["pid"] for r in res["records"]}
+    assert os.getpid() not in pids                          # really computed in Ray workers
+    again = run_sweep(dict(GRID), str(tmp_path), executor="ray", progress=False, plots=False)
+    assert again["computed"] == 0 and strip_meta(again["records"]) == serial_records
+
+
+def test_a_worker_killed_mid_sweep_is_retried_and_the_sweep_completes(local_ray, serial_records, tmp_path):
+    flag = str(tmp_path / "crashed-once")
+
+    def job(point, seed):                       # a local function: Ray ships it to the workers by value
+        if point["source"] == "counter:5" and point["policy"] == "op" and not os.path.exists(flag):
+            with open(flag, "w") as fh:
+                fh.write(str(os.getpid()))
+            os._exit(1)                          # the worker process dies mid-task, once
+        return run_collapse(point, seed)
+
+    res = run_sweep(dict(GRID), str(tmp_path / "o"), executor="ray", job_fn=job, progress=False, plots=False)
+    assert os.path.exists(flag)
+    assert res["done"] == 16 and res["failed"] == 0 and res["missing"] == 0
+    assert strip_meta(res["records"]) == serial_records
+
+
+def test_a_worker_that_keeps_dying_is_a_failed_point(local_ray, tmp_path):
+    spec = parse_spec({"kind": "collapse", "max_retries": 1, "params": {"steps": 50},
+                       "grid": {"source": ["parity", "counter:3"], "format": ["bf16"]}})
+
+    def job(point, seed):
+        if point["source"] == "counter:3":
+            os._exit(3)
+        return run_collapse(point, seed)
+
+    res = run_sweep(spec, str(tmp_path), executor="ray", job_fn=job, progress=False, plots=False)
+    bad = [r for r in res["records"] if r["status"] == "failed"]
+    assert res["done"] == 1 and len(bad) == 1 and bad[0]["source"] == "counter:3"
+    assert "after 1 retries" in bad[0]["error"]
+    lines = [json.loads(x) for x in open(os.path.join(str(tmp_path), "records.jsonl"))]
+    assert len(lines) == 2
+
+
+def test_a_raising_point_on_ray_is_failed_with_its_error(local_ray, tmp_path):
+    res = run_sweep({"kind": "collapse", "params": {"steps": 50},
+                     "grid": {"source": ["parity", "group:NOPE"], "format": ["bf16"]}},
+                    str(tmp_path), executor="ray", progress=False, plots=False)
+    assert (res["done"], res["failed"]) == (1, 1)
+    assert "NOPE" in [r for r in res["records"] if r["status"] == "failed"][0]["error"]
