@@ -13,9 +13,9 @@ final norm -> linear head. The mixer (``layer=``) is one of
   (:mod:`lrnnkit.kernels.gh`): the sequential reference on CPU, the chunked kernels on CUDA.
 * ``"block-diagonal"`` (002, eq. 5-6): ``A(x) = diag(A^(1), ..., A^(h))`` with blocks of size ``b`` whose columns
   are ``v / max(1, ||v||_p)`` (``p = 1.2`` as in 002, Section 4.4), ``B(x) = W_b x``.
-* ``"bilinear"`` (004, reconstructed: ``h_t = W(x_t) h_{t-1} + b_t`` with ``W(x) = sum_i z_i(x) W_i`` linear in
-  the input): per head a ``d x d`` matrix, the readout projected on the unit ball (as 000 App. E.2's full-matrix
-  baseline) before the output map. Unconstrained spectrum (``eig_range`` does not apply).
+* ``"bilinear"`` (004: ``h_t = W(x_t) h_{t-1}`` with ``W(x) = sum_i z_i(x) W_i`` linear in the input and no
+  additive term): per head a ``d x d`` matrix; the readout is the direction ``h / ||h||`` (004's scale
+  invariance). Unconstrained spectrum (``eig_range`` does not apply).
 
 Non-GH mixers run a log-depth (Hillis-Steele) scan of the affine maps ``h -> A h + b`` in torch, differentiable;
 ``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.kernels.diagonal.naive`, ...),
@@ -254,36 +254,61 @@ class BlockDiagonalMixer(nn.Module):
 
 
 class BilinearMixer(nn.Module):
+    """004's pure bilinear recurrence ``h_t = W(x_t) h_{t-1}``, ``W(x) = sum_i z_i(x) W_i``, NO additive term
+    (004, Section 2: the hidden state is then scale-invariant, so it may be normalised at any step without
+    changing its direction); ``h_0`` learned. The scan renormalises every partial product by a positive scalar
+    and the readout is ``h / ||h||`` per head, so long inputs neither overflow nor underflow."""
+
     def __init__(self, width: int, heads: int, head_dim: int, rank: int | None = None, backend: str = "scan"):
         super().__init__()
         self.H, self.d, self.backend = heads, head_dim, backend
         self.r = rank or width
         self.z_proj = nn.Linear(width, self.r)
-        # W_i = I / r + small noise: W(x) starts near a multiple of the identity
         W = torch.randn(self.r, heads, head_dim, head_dim) / (head_dim * math.sqrt(self.r))
         self.W = nn.Parameter(W)
-        self.b_proj = nn.Linear(width, heads * head_dim)
+        self.h0 = nn.Parameter(torch.randn(heads, head_dim) / math.sqrt(head_dim))
         self.out_proj = nn.Linear(heads * head_dim, width)
 
-    def _Ab(self, x):
+    def _A(self, x):
         z = _acc(self.z_proj(x))
-        A = torch.einsum("btr,rhij->bthij", z, _acc(self.W))
-        b = _acc(self.b_proj(x)).reshape(x.shape[0], x.shape[1], self.H, self.d)
-        return A, b
+        return z, torch.einsum("btr,rhij->bthij", z, _acc(self.W))
 
     def forward(self, x):
-        A, b = self._Ab(x)
+        z, A = self._A(x)
+        B, T = x.shape[:2]
+        h0 = _acc(self.h0)
         if self.backend == "naive":
-            from ..kernels.block_diagonal.naive import block_diagonal_scan_naive
-            # the bilinear recurrence with per-head matrices is the block-diagonal scan with one block per head
-            h = block_diagonal_scan_naive(A, b, validate=False)
+            from ..kernels.bilinear.naive import bilinear_scan_naive
+            hs = [bilinear_scan_naive(z, _acc(self.W[:, i]), None, h0[i].expand(B, self.d).contiguous(),
+                                      validate=False) for i in range(self.H)]
+            h = torch.stack(hs, 2)                          # (B, T, H, d)
         else:
-            h = affine_scan(A, b, matrix=True)
-        n = h.norm(dim=-1, keepdim=True).clamp_min(1.0)      # projection on the unit ball (000, App. E.2)
-        return self.out_proj((h / n).reshape(x.shape[0], x.shape[1], -1).to(x.dtype))
+            h = _linear_scan(A, h0)
+        h = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        return self.out_proj(h.reshape(B, T, -1).to(x.dtype))
 
     def transitions(self, x):
-        return self._Ab(x)[0]
+        return self._A(x)[1]
+
+
+def _linear_scan(A: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
+    """Directions of ``h_t = A_t h_{t-1}`` (A (B, T, H, d, d), h0 (H, d)): the doubling scan of
+    :func:`affine_scan` with ``b = 0`` except ``b_1 = A_1 h_0``; after every step each position's pair (a, b) is
+    divided by the same positive scalar (its largest entry), which keeps the direction of every ``h_t``."""
+    B, T = A.shape[:2]
+    b = torch.zeros(A.shape[:-1], dtype=A.dtype, device=A.device)
+    b = torch.cat([torch.einsum("bhij,hj->bhi", A[:, 0], h0)[:, None], b[:, 1:]], 1)
+    a = A
+    s = 1
+    while s < T:
+        nb = torch.einsum("btnij,btnj->btni", a[:, s:], b[:, :-s]) + b[:, s:]
+        na = a[:, s:] @ a[:, :-s]
+        b = torch.cat([b[:, :s], nb], 1)
+        a = torch.cat([a[:, :s], na], 1)
+        c = torch.maximum(a.abs().amax((-1, -2)), b.abs().amax(-1)).clamp_min(1e-30).detach()
+        a, b = a / c[..., None, None], b / c[..., None]
+        s *= 2
+    return b
 
 
 # ------------------------------------------------------------------------------------------------ model

@@ -1,0 +1,130 @@
+"""``lrnnkit train`` and ``lrnnkit experiment`` (DESIGN.md, "Command line"); hooked into :mod:`lrnnkit.cli`."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from ..errors import InputError
+
+__all__ = ["add_parser", "run_train", "run_experiment_cmd", "VERBS"]
+
+
+def _range(s: str) -> tuple:
+    a, sep, b = s.partition(":")
+    try:
+        lo = int(a)
+        hi = int(b) if sep else lo
+    except ValueError:
+        raise InputError(f"--train-len expects A:B (integers), got {s!r}") from None
+    if lo < 1 or hi < lo:
+        raise InputError(f"--train-len expects 1 <= A <= B, got {s!r}")
+    return lo, hi
+
+
+def _lengths(s: str) -> tuple:
+    try:
+        out = tuple(int(x) for x in s.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"--test-len expects comma-separated integers, got {s!r}") from None
+    if not out or min(out) < 1:
+        raise InputError(f"--test-len expects positive integers, got {s!r}")
+    return out
+
+
+def add_parser(sub) -> None:
+    from .models import LAYER_KINDS
+    s = sub.add_parser("train", help="train an LRNN on an automaton's words and evaluate it past the training length")
+    s.add_argument("source", help="task: any SOURCE (parity, group:S5, mod-arith:5, a JSON file, ...) or a paper "
+                   "variant (S5-swaps, S5-4tok, sum:5, even-pair:5, mod-arith-nb:5, mod-arith-br:5)")
+    s.add_argument("--layer", required=True, choices=LAYER_KINDS)
+    s.add_argument("--n-h", type=int, default=1, help="Householder factors per token (deltaproduct)")
+    s.add_argument("--eig-range", default="-1,1", help="eigenvalue range of the transitions: 0,1 or -1,1")
+    s.add_argument("--layers", type=int, default=1)
+    s.add_argument("--width", type=int, default=64)
+    s.add_argument("--heads", type=int, default=4)
+    s.add_argument("--head-dim", type=int, default=None)
+    s.add_argument("--mlp", action="store_true", help="an MLP block after every LRNN layer")
+    s.add_argument("--gate", action="store_true", help="gated DeltaNet / DeltaProduct")
+    s.add_argument("--no-short-conv", action="store_true", help="no short causal convolution before the LRNN")
+    s.add_argument("--train-len", default="3:40", help="training word lengths A:B (inclusive)")
+    s.add_argument("--test-len", default="40,128,256", help="evaluation lengths, comma-separated")
+    s.add_argument("--steps", type=int, default=1000)
+    s.add_argument("--batch", type=int, default=64)
+    s.add_argument("--lr", type=float, default=1e-3)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--device", default="cpu", help="cpu or cuda")
+    s.add_argument("--max-seconds", type=float, default=None, help="stop after this many seconds")
+    s.add_argument("--out", default=None, help="run directory: checkpoint, metrics.jsonl, result.json (resumes "
+                   "from a checkpoint found there)")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("experiment", help="a named reproduction of a paper's learning experiment")
+    s.add_argument("name", nargs="?", help="experiment name (see --list)")
+    s.add_argument("--list", action="store_true", help="list the experiments")
+    s.add_argument("--scale", default="tiny", choices=["tiny", "small", "paper"])
+    s.add_argument("--device", default="cpu")
+    s.add_argument("--out", default=None)
+    s.add_argument("--json", action="store_true")
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, indent=2))
+
+
+def run_train(a) -> int:
+    from ..fileio import atomic_write_text
+    from .train import TrainConfig, train
+    if a.n_h < 1 or a.layers < 1 or a.width < 1 or a.heads < 1:
+        raise InputError(f"--n-h, --layers, --width and --heads must be positive (got {a.n_h}, {a.layers}, "
+                         f"{a.width}, {a.heads})")
+    layer = a.layer
+    cfg = TrainConfig(task=a.source, layer=layer, n_h=a.n_h, eig_range=a.eig_range, layers=a.layers, width=a.width,
+                      heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=not a.no_short_conv,
+                      train_len=_range(a.train_len), test_len=_lengths(a.test_len), steps=a.steps, batch=a.batch,
+                      lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds)
+    res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())
+    res.pop("_model", None)
+    if a.out:
+        atomic_write_text(os.path.join(a.out, "result.json"), json.dumps(res, indent=1) + "\n")
+    if a.json:
+        _print_json(res)
+    else:
+        print(f"{cfg.task} / {cfg.layer} [{cfg.eig_range[0]:g},{cfg.eig_range[1]:g}]: {res['steps']} steps in "
+              f"{res['seconds']:.1f} s, train accuracy {res['train_accuracy']:.3f}")
+        for L, acc in res["test_accuracy"].items():
+            print(f"  length {L:>6}: accuracy {acc:.4f}  final {res['final_accuracy'][L]:.4f}  "
+                  f"scaled {res['scaled_accuracy'][L]:.3f}")
+        ev = res["eigenvalues"]
+        print(f"  eigenvalues: min real part {ev['min_real']:.3f}, fraction negative {ev['fraction_negative']:.3f}")
+        if res["checkpoint"]:
+            print(f"  checkpoint: {res['checkpoint']}")
+    return 0
+
+
+def run_experiment_cmd(a) -> int:
+    from .experiments import list_experiments, run_experiment
+    if a.list:
+        lst = list_experiments()
+        if a.json:
+            _print_json(lst)
+        else:
+            for e in lst:
+                print(f"{e['name']:<24} {e['paper']}  {e['figure_or_table']}\n    {e['claim']}")
+        return 0
+    if not a.name:
+        raise InputError("experiment: give a NAME or --list (see `lrnnkit experiment --list`)")
+    rec = run_experiment(a.name, a.scale, a.device, a.out, progress=not a.json and sys.stderr.isatty())
+    if a.json:
+        _print_json(rec)
+    else:
+        j = rec.get("judgement", {})
+        print(f"{rec['name']} ({rec['paper']}, {rec['figure_or_table']}), scale {a.scale}: {j.get('outcome')}")
+        print(f"  claim: {rec['claim']}")
+        print(f"  measured: {json.dumps(j.get('measured'))}")
+        if a.out:
+            print(f"  results: {os.path.join(a.out, 'results.json')}")
+    return 0
+
+
+VERBS = {"train": run_train, "experiment": run_experiment_cmd}
