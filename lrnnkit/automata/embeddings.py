@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from .abelian import abelian_invariants
 from .finite_group import FiniteGroup
 from .monoid import transition_monoid
 from .subgroups import conjugacy_classes_of_subgroups
@@ -146,7 +147,6 @@ def minimal_faithful_permutation_degree(G) -> int:
     if FG.order == 1:
         return 1
     if FG.is_abelian:
-        from .groups import abelian_invariants
         total = 0
         for d in abelian_invariants(FG):
             for p, e in _factor(d).items():

@@ -37,6 +37,7 @@ __all__ = ["Construction", "Cost", "register", "get", "catalogue", "compile", "a
 
 _REGISTRY: dict = {}
 _LOADED = False
+_LOADERS: list = []
 
 
 @dataclass(frozen=True)
@@ -110,12 +111,20 @@ def register(c: Construction) -> Construction:
     return c
 
 
+def add_loader(fn: Callable) -> None:
+    """Register ``fn()``, called once before the first lookup, to import the construction modules (the package
+    hands in :func:`lrnnkit.constructions._modules.load_all`; the registry imports no construction module itself,
+    so imports flow one way: construction modules -> registry)."""
+    _LOADERS.append(fn)
+
+
 def _load_all() -> None:
-    """Import every construction module so that it registers itself (modules are listed in constructions/__init__)."""
+    """Run the loaders once (every construction module registers itself on import)."""
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        from . import _modules  # noqa: F401  (imports each construction module, tolerating ones not yet written)
+        for fn in _LOADERS:
+            fn()
 
 
 def get(name: str) -> Construction:
