@@ -84,11 +84,18 @@ def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0):
     assert not bad, f"errors above {bound:.1e}: {bad} (all: {errs})"
 
 
+@pytest.fixture
+def small_key_blocks(monkeypatch):
+    """Key blocks of 16 in the dq/dk/dw kernel, so that K = 20 splits into two (the second one masked)."""
+    from lrnnkit.kernels.gh import wy
+    monkeypatch.setitem(wy.CONFIG, "dqkwg_bk", 16)
+
+
 @pytest.mark.parametrize("NH", [1, 2, 3])
 @pytest.mark.parametrize("gate", [False, True])
-def test_every_gradient_float64(NH, gate):
+def test_every_gradient_float64(NH, gate, small_key_blocks):
     # T * NH not a multiple of the chunk size 16; the second case packs 3 sequences (one empty)
-    _check(11, NH, gate, None, F64, seed=NH)
+    _check(11, NH, gate, None, F64, seed=NH, K=20)   # K = 20: two key blocks of 16 in the dq/dk kernel (below)
     _check(13, NH, gate, [0, 4, 4, 13], F64, seed=10 + NH)
 
 

@@ -53,7 +53,8 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
-CONFIG = {"bt": 64, "state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 4), "wy_bwd": (64, 4),
+# (value block, warps) per kernel; benchmarks/bench_kernels.py --sweep re-tunes them on the GPU
+CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 4), "dqkwg_bk": 64, "wy_bwd": (64, 4),
           "wy_fwd_warps": 4}
 
 
@@ -98,7 +99,7 @@ def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: 
 
 
 @triton.jit
-def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH: tl.constexpr, ACC: tl.constexpr, STORE: tl.constexpr):
+def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr, STORE: tl.constexpr):
     """In-chunk cumulative log-gate G of the interleaved positions (g_t on the token's first position)."""
     first = mp & ((pos % NH) == 0)
     gg = tl.load(g_ptr + (pos // NH) * H + i_h, mask=first, other=0.0).to(ACC)
@@ -110,7 +111,7 @@ def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH: tl.constexpr, ACC: 
 
 @triton.jit
 def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, chunks_ptr,
-                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                    EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
     i_n = tl.program_id(0)
@@ -147,7 +148,7 @@ def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, chunks_ptr,
 
 @triton.jit
 def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr, scale_ptr, seqs_ptr,
-                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                       EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_H0: tl.constexpr, OUTPUT: tl.constexpr,
                       STORE: tl.constexpr):
@@ -221,7 +222,7 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr,
 
 @triton.jit
 def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr, scale_ptr, seqs_ptr,
-                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                       EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
@@ -290,20 +291,22 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_
 
 @triton.jit
 def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, dq_ptr, dk_ptr, dw_ptr, dG_ptr,
-                  scale_ptr, chunks_ptr,
-                  H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                  scale_ptr, chunks_ptr, L,
+                  H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                   EMU: tl.constexpr, HAS_G: tl.constexpr):
-    """Chunk-parallel: dQ = diag(gamma) dO S_0^T + D K, dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T,
-    and the part of dG that needs the chunk states."""
+    """Chunk-parallel (program axis 2: a block of BK key columns): dQ = diag(gamma) dO S_0^T + D K,
+    dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T, and this key block's share of the part of dG that
+    needs the chunk states (dG is linear in the key-column sums, so the blocks' shares add; stored per block)."""
     i_n = tl.program_id(0)
     i_h = tl.program_id(1)
+    i_k = tl.program_id(2)
     start = tl.load(chunks_ptr + 2 * i_n)
     end = tl.load(chunks_ptr + 2 * i_n + 1)
     r = tl.arange(0, BT)
     pos = start + r
     mp = pos < end
-    rk = tl.arange(0, BK)
+    rk = i_k * BK + tl.arange(0, BK)
     mk = rk < K
     row = pos * H + i_h
     mkk = mp[:, None] & mk[None, :]
@@ -352,7 +355,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                         out_dtype=ACC)
         dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
         dG += tl.where(r == nlast, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
-        tl.store(dG_ptr + row, dG, mask=mp)
+        tl.store(dG_ptr + i_k * L * H + row, dG, mask=mp)
     else:
         Dm = tl.where(causal, Dm, 0.0)
     Dd = _op(Dm, DT, ACC, EMU)
@@ -366,8 +369,8 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
 
 @triton.jit
 def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr, dg_ptr,
-                   chunks_ptr,
-                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr, BT: tl.constexpr,
+                   chunks_ptr, L, NKB: tl.constexpr,
+                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                    EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
     """Chunk-parallel WY backward (module text): recomputes A and T, adds the WY part of dk, writes dk, dv, dbeta,
@@ -432,7 +435,9 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_pt
     tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
     if HAS_G:
         R = P * KK * bb[:, None]
-        dG = tl.load(dGp_ptr + row, mask=mp, other=0.0).to(ACC) + bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
+        dG = bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
+        for i_k in tl.static_range(NKB):
+            dG += tl.load(dGp_ptr + i_k * L * H + row, mask=mp, other=0.0).to(ACC)
         dG = tl.where(mp, dG, 0.0)
         dg = tl.cumsum(dG, 0, reverse=True)
         first = mp & ((pos % NH) == 0)
@@ -547,11 +552,13 @@ def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht):
     dq = torch.zeros(c.Ltok, c.H, c.K, dtype=c.ACC, device=c.dev)
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dw = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
-    dGp = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else dw
     BV, nw = c.bv("dqkwg")
+    BKS = min(c.BK, CONFIG["dqkwg_bk"])
+    NKB = triton.cdiv(c.K, BKS)
+    dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else dw
     if c.NT:
-        _dqkwg_kernel[(c.NT, c.H)](qf, kf, Gc, h, dh, vn, dvn, dof, dq, dkp, dw, dGp, scale_t, c.chunks,
-                                   *c.consts(), c.BK, BV, *c.types(), c.has_g, num_warps=nw)
+        _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, Gc, h, dh, vn, dvn, dof, dq, dkp, dw, dGp, scale_t, c.chunks, L,
+                                        *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw)
     del h, dh, vn
     dk = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dv = torch.empty(L, c.H, c.V, dtype=c.ACC, device=c.dev)
@@ -559,7 +566,8 @@ def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht):
     dg = torch.zeros(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else db
     BV, nw = c.bv("wy_bwd")
     if c.NT:
-        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, Gc, dw, dvn, dkp, dGp, dk, dv, db, dg, c.chunks, *c.consts(), c.BK,
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, Gc, dw, dvn, dkp, dGp, dk, dv, db, dg, c.chunks, L, NKB,
+                                    *c.consts(), c.BK,
                                     BV, *c.types(), c.has_g, c.BLOCKED, num_warps=nw)
     return dq, dk, dv, db, (dg if c.has_g else None), dh0
 
