@@ -218,3 +218,17 @@ def test_transient_wobble_before_saturation_is_not_a_counterexample():
     assert P0.tail_monotone(st, 1, 320) and not P0.separates(st, 2, 320)
     good = P0.cast_model_states(P0.T1_A1, (Fr(0), Fr(0)), P0.T1_H0, 640, P0.BF16, "nearest-even")
     assert not P0.tail_monotone(good, 1, 320) and P0.separates(good, 2, 0)
+
+
+def test_theorem_5_cascade_check_can_fail():
+    """The brute-force cascade check behind 000:theorem-5 / 000:theorem-4.bounds rejects a lift that is not
+    permutation-reset level by level, and one that does not commute with W."""
+    states, encode, lifts, W = P.s4_idempotent_cascade()
+    assert P.cascade_check(states, encode, lifts, W, P.S4_IDEMPOTENT) is None
+    f = P.S4_IDEMPOTENT[2]
+    naive = list(lifts)
+    naive[2] = lambda x: (f[x[0]], f[x[1]] if f[x[1]] != f[x[0]] else 3 - f[x[0]])   # a valid lift, not PR
+    assert "neither a permutation nor a reset" in P.cascade_check(states, encode, naive, W, P.S4_IDEMPOTENT)
+    wrong = list(lifts)
+    wrong[0] = lambda x: (x[1], x[0])
+    assert "W(lift(x)) != f(W(x))" in P.cascade_check(states, encode, wrong, W, P.S4_IDEMPOTENT)

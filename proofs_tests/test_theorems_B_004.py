@@ -115,3 +115,13 @@ def test_abelian_decision_against_gap():
         fsa = group_word_problem(name)
         assert (p4.noncommuting_pair(fsa) is None) == (out[2 * i] == "true")
         assert fsa.n_states == int(out[2 * i + 1])
+
+
+def test_block_vs_full_witness_check_can_fail():
+    """The perfectness test behind 004:hierarchy.block-vs-full tells a solvable group (S_3: commutator subgroup
+    A_3 of order 3) from A_5 (perfect), and the free-block injectivity count detects a collision (a commuting pair)."""
+    from lrnnkit.automata.groups import group_word_problem
+    assert p4.transition_group_is_perfect(group_word_problem("S3")) == (6, 3)
+    assert p4.transition_group_is_perfect(group_word_problem("A5")) == (60, 60)
+    w, s = p4.free_block_injective(6)
+    assert w == s == 2 ** 7 - 1
