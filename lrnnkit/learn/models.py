@@ -179,10 +179,11 @@ class GHMixer(nn.Module):
     def transitions(self, x):
         _, k, _, beta, g = self._qkvbg(x)
         B, T, nh, H, K = k.shape
-        A = torch.eye(K, device=x.device).expand(B, T, H, K, K).clone()
+        eye = torch.eye(K, dtype=k.dtype, device=x.device)
+        A = eye.expand(B, T, H, K, K).clone()
         for j in range(nh):                                  # later factor on the left (DESIGN.md)
             kj = k[:, :, j]
-            G = torch.eye(K, device=x.device) - beta[:, :, j, :, None, None] * kj[..., :, None] * kj[..., None, :]
+            G = eye - beta[:, :, j, :, None, None] * kj[..., :, None] * kj[..., None, :]
             A = G @ A
         if g is not None:
             A = A * torch.exp(g)[..., None, None]

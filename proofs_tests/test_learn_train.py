@@ -1,0 +1,112 @@
+"""Training, evaluation, checkpoints and the train / experiment CLI (issue 13, items 3, 4, 7)."""
+import json
+import os
+
+import pytest
+import torch
+
+from lrnnkit.cli import main
+from lrnnkit.errors import InputError
+from lrnnkit.learn.evaluate import scaled_accuracy
+from lrnnkit.learn.experiments import EXPERIMENTS, list_experiments
+from lrnnkit.learn.train import TrainConfig, load_checkpoint, lr_at, train
+
+
+def _parity(eig, **kw):
+    return TrainConfig(task="parity", layer="diagonal", eig_range=eig, width=16, heads=2, steps=150, batch=32, lr=1e-2,
+                       train_len=(3, 40), test_len=(40, 256), eval_n=128, short_conv=False, **kw)
+
+
+def test_parity_needs_negative_eigenvalues():
+    """000, Fig. 1 / Theorem 1 at tiny scale: a diagonal LRNN with transitions in [-1, 1] learns parity from
+    lengths 3-40 and is right at length 256; with [0, 1] it stays near chance (0.5) at length 256."""
+    torch.set_num_threads(1)
+    good = train(_parity((-1, 1)))
+    bad = train(_parity((0, 1)))
+    assert good["final_accuracy"]["256"] >= 0.99 and good["test_accuracy"]["256"] >= 0.99
+    assert good["eigenvalues"]["min_real"] < -0.9          # it uses an eigenvalue near -1
+    assert bad["final_accuracy"]["256"] <= 0.75 and bad["test_accuracy"]["256"] <= 0.75
+    assert bad["eigenvalues"]["min_real"] >= 0 and bad["eigenvalues"]["fraction_negative"] == 0
+    assert good["scaled_accuracy"]["256"] == pytest.approx(scaled_accuracy(good["final_accuracy"]["256"], 0.5))
+
+
+def test_resume_is_bit_identical(tmp_path):
+    """Stop at step 7, resume in a fresh call: parameters, optimizer moments and metrics equal an uninterrupted
+    run's, bit for bit (DeltaProduct n_h = 2 with the short convolution and an MLP: every parameter kind)."""
+    torch.set_num_threads(1)
+    cfg = dict(task="group:S3", layer="deltaproduct", n_h=2, width=16, heads=2, mlp=True, steps=16, batch=8,
+               lr=3e-3, train_len=(3, 8), test_len=(8,), eval_n=8, log_every=1)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    train(TrainConfig(**cfg), a, evaluate_at_end=False)
+    part = train(TrainConfig(**cfg), b, stop_at=7, evaluate_at_end=False)
+    assert part["steps"] == 7
+    rest = train(TrainConfig(**cfg), b, evaluate_at_end=False)
+    assert rest["steps"] == 16
+    da, ma = load_checkpoint(a)
+    db, mb = load_checkpoint(b)
+    for k, v in da["_tensors"].items():
+        assert torch.equal(v, db["_tensors"][k]), k
+    assert da["param_groups"] == db["param_groups"] and da["rng"] == db["rng"]
+    strip = lambda p: [{k: v for k, v in json.loads(l).items() if k != "seconds"} for l in open(p)]  # noqa: E731
+    assert strip(os.path.join(a, "metrics.jsonl")) == strip(os.path.join(b, "metrics.jsonl"))
+    # a checkpoint made with other settings is refused, naming them
+    with pytest.raises(InputError, match="lr"):
+        train(TrainConfig(**{**cfg, "lr": 1e-3}), b, evaluate_at_end=False)
+
+
+def test_checkpoint_tensors_must_match_their_json(tmp_path):
+    out = str(tmp_path / "c")
+    train(TrainConfig(task="parity", layer="diagonal", steps=2, batch=4, width=8, heads=1, train_len=(2, 4),
+                      test_len=(4,), eval_n=4), out, evaluate_at_end=False)
+    with open(os.path.join(out, "checkpoint.safetensors"), "r+b") as fh:
+        fh.seek(-1, 2)
+        last = fh.read(1)
+        fh.seek(-1, 2)
+        fh.write(bytes([last[0] ^ 1]))
+    with pytest.raises(InputError, match="SHA-256"):
+        load_checkpoint(out)
+
+
+def test_cosine_schedule():
+    cfg = TrainConfig(steps=100, lr=1e-3, warmup=0.1, min_lr=1e-6)
+    assert lr_at(cfg, 0) == pytest.approx(1e-4) and lr_at(cfg, 9) == pytest.approx(1e-3)
+    assert lr_at(cfg, 10) == pytest.approx(1e-3) and lr_at(cfg, 100) == pytest.approx(1e-6)
+    assert all(lr_at(cfg, s) >= lr_at(cfg, s + 1) for s in range(10, 100))
+
+
+def test_cli_train_json(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    rc = main(["train", "parity", "--layer", "diagonal", "--steps", "5", "--batch", "4", "--width", "8",
+               "--heads", "1", "--train-len", "2:6", "--test-len", "6,12", "--out", out, "--json"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    for key in ("test_accuracy", "train_accuracy", "scaled_accuracy", "eigenvalues", "steps", "seconds", "checkpoint"):
+        assert key in res
+    assert set(res["test_accuracy"]) == {"6", "12"} and res["steps"] == 5
+    assert set(res["eigenvalues"]) >= {"min_real", "fraction_negative"}
+    assert os.path.exists(res["checkpoint"]) and os.path.exists(os.path.join(out, "result.json"))
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["train", "parity", "--layer", "diagonal", "--train-len", "9:3"], "--train-len"),
+    (["train", "parity", "--layer", "diagonal", "--test-len", "a,b"], "--test-len"),
+    (["train", "parity", "--layer", "diagonal", "--eig-range", "0,2"], "eigenvalue range"),
+    (["train", "nosuch:3", "--layer", "diagonal"], "nosuch"),
+    (["experiment", "nosuch"], "nosuch"),
+    (["experiment"], "--list"),
+])
+def test_cli_bad_input_exit_2(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and needle in err[0] and "Traceback" not in err[0]
+
+
+def test_experiment_list(capsys):
+    assert main(["experiment", "--list", "--json"]) == 0
+    lst = json.loads(capsys.readouterr().out)
+    assert lst == list_experiments() and len(lst) == len(EXPERIMENTS)
+    for e in lst:
+        assert set(e) == {"name", "paper", "figure_or_table", "claim"} and e["paper"] in {"000", "001", "002", "004"}
+    for e in EXPERIMENTS.values():       # every experiment defines runs at every scale
+        for scale in ("tiny", "small", "paper"):
+            assert e.runs(scale)
