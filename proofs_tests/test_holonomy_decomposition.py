@@ -65,8 +65,8 @@ def image(mask, t):
 
 
 # --------------------------------------------------------------------------- definitions, by brute force
-def check_definitions(gens, n, levels="depth"):
-    hd = holonomy_decomposition(gens, n, levels=levels)
+def check_definitions(gens, n, levels="depth", depth_rule="sgpdec"):
+    hd = holonomy_decomposition(gens, n, levels=levels, depth_rule=depth_rule)
     M = brute_monoid(gens, n)
     X = (1 << n) - 1
     # 1. images = {X.s : s in S^1}; extended set adds singletons
@@ -121,6 +121,25 @@ def check_definitions(gens, n, levels="depth"):
             if all(cj in h for cj in lower):
                 h[ci] = 1 + max(h[cj] for cj in lower)
     assert [h[c] for c in range(ncls)] == hd.height
+    # brute-force depths. "sgpdec" (SgpDec >= 0.9.8): 1 + longest chain from X's class down to the class in the
+    # strict subduction order; singletons at h(X) + 1. "sgpdec-0.9.7": h(X) - h + 1.
+    cx = hd.cls[0]
+    d = {cx: 1}
+    for _ in range(ncls):
+        for ci in range(ncls):
+            if ci == cx or ci in d:
+                continue
+            upper = [cj for cj in range(ncls) if below(ci, cj)]
+            if all(cj in d for cj in upper):
+                d[ci] = 1 + max(d[cj] for cj in upper)
+    top = h[cx]
+    single = [len(members(hd.sets[hd.rep[c]])) == 1 for c in range(ncls)]
+    if hd.depth_rule == "sgpdec":
+        want = [top + 1 if single[c] else d[c] for c in range(ncls)]
+    else:
+        want = [top - h[c] + 1 for c in range(ncls)]
+    assert want == hd.depth, (hd.depth_rule, want, hd.depth)
+    assert max([0] + [hd.depth[c] for c in hd.tiles]) == top      # both rules: h(X) levels
     # 5. holonomy groups: brute force over S^1
     for c, tl in hd.tiles.items():
         R = hd.sets[hd.rep[c]]
@@ -150,14 +169,26 @@ def test_full_transformation_checks_and_definitions(n):
     assert_checks(hd)
 
 
-@pytest.mark.slow
 def test_t5_checks():
+    """All three checks in full on T_5 (3125 elements, 120 codes; the relational morphism over all 3125^2
+    pairs, the emulation over the whole cascade closure, 6240 elements)."""
     hd = holonomy_decomposition(full_transformation_gens(5))
     S = semigroup_closure(hd.generators)
     assert len(S) == 3125
     assert check_action(hd, S).ok
     assert check_relational_morphism(hd, S).ok
-    assert check_emulation(hd, S, max_size=20_000).ok
+    r = check_emulation(hd, S)
+    assert r.ok and r.note == "6240 cascade elements", r
+
+
+@pytest.mark.slow
+def test_t6_checks():
+    hd = holonomy_decomposition(full_transformation_gens(6))
+    S = semigroup_closure(hd.generators)
+    assert len(S) == 6 ** 6 and len(hd.codes()) == 720
+    assert check_action(hd, S).ok
+    assert check_relational_morphism(hd, S).ok
+    assert check_emulation(hd, S).ok
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 6])
@@ -220,10 +251,23 @@ def test_random_semigroups_definitions_and_checks(gens):
     if len(S) > 300:
         return
     for levels in ("depth", "class"):
-        hd, _ = check_definitions(gens, n, levels)
-        assert_checks(hd, S)
-        if levels == "class":
-            assert all(len(cl) == 1 for cl in hd.level_classes)
+        for rule in ("sgpdec", "sgpdec-0.9.7"):
+            hd, _ = check_definitions(gens, n, levels, rule)
+            assert_checks(hd, S)
+            if levels == "class":
+                assert all(len(cl) == 1 for cl in hd.level_classes)
+
+
+@given(semigroups(max_n=6))
+def test_vectorized_lift_equals_reference_lift(gens):
+    """Holonomy.lift_matrix (vectorized over S and the chain tree, used by the checks) equals lift_map (the
+    per-code loop over lift_actions, the written-out item 8) row by row, for both depth rules."""
+    S = semigroup_closure(gens)[:50]
+    for rule in ("sgpdec", "sgpdec-0.9.7"):
+        hd = holonomy_decomposition(gens, depth_rule=rule)
+        want = np.stack([hd.lift_map(s) for s in S])
+        assert np.array_equal(hd.lift_matrix(S), want)
+        assert np.array_equal(hd.lift_matrix(S[:20], chunk=1), want[:20])      # one element per chunk
 
 
 @pytest.mark.slow
@@ -238,15 +282,41 @@ def test_random_semigroups_deep(gens):
         assert_checks(hd, S, pairs=20_000 if len(S) > 500 else None)
 
 
-def test_checks_detect_a_broken_decomposition():
-    """The checks are not vacuous: corrupt the decoding (swap two tiles' actual sets under X) and they fail."""
+def test_checks_detect_a_broken_decoding():
+    """The checks are not vacuous: swap the decoded points of two codes of different points and all three
+    fail (the lifts are right, the decoding is not)."""
     hd = holonomy_decomposition(full_transformation_gens(3))
     S = semigroup_closure(hd.generators)
-    hd.child[0] = hd.child[0][::-1]          # tile k of X now decodes to the set of tile (2 - k)
-    hd._cache.clear()
-    # decode() is still a bijection codes -> chains, but lift() no longer matches it
+    dec = hd.decoded().copy()
+    j = int(np.nonzero(dec != dec[0])[0][0])
+    dec[0], dec[j] = dec[j], dec[0]
+    hd._cache["decoded"] = dec
     assert not check_action(hd, S).ok
     assert not check_relational_morphism(hd, S).ok
+    assert not check_relational_morphism(hd, S, pairs=500).ok
+    assert not check_emulation(hd, S).ok
+
+
+def test_checks_detect_a_broken_lift():
+    """Corrupt lift(s) at one code (send it to a code of another point): action and relational morphism fail,
+    and the counterexample names that s; corrupting a generator's lift breaks the emulation."""
+    hd = holonomy_decomposition(full_transformation_gens(4))
+    S = semigroup_closure(hd.generators)
+    dec = hd.decoded()
+    good = hd.lift_matrix
+    r = 5
+
+    def broken(T, **kw):
+        L = good(T, **kw).copy()
+        for i, t in enumerate(np.asarray(T)):
+            if np.array_equal(t, S[r]) or np.array_equal(t, hd.generators[1]):
+                L[i, 0] = int(np.nonzero(dec != dec[L[i, 0]])[0][0])
+        return L
+    hd.lift_matrix = broken
+    res = check_action(hd, S)
+    assert not res.ok and res.counterexample["s"] in (S[r].tolist(), hd.generators[1].tolist())
+    assert not check_relational_morphism(hd, S).ok
+    assert not check_emulation(hd, S).ok
 
 
 def test_checks_detect_wrong_semigroup():
@@ -282,7 +352,8 @@ def test_size_limits_and_bad_input():
 def test_summary_schema_for_fsa():
     from lrnnkit.automata import builders
     s = holonomy_summary(builders.mod_arith(3))
-    assert set(s) == {"depth", "levels"} and s["depth"] == len(s["levels"])
+    assert set(s) == {"depth", "depth_rule", "levels"} and s["depth"] == len(s["levels"])
+    assert s["depth_rule"] == "sgpdec"
     for lev in s["levels"]:
         for comp in lev:
             assert set(comp) == {"points", "group_order"}

@@ -10,13 +10,14 @@ Keys (exactly DESIGN.md's ``info --json`` contract):
   ``x^k = x^{k+1}`` (null when the monoid is past the cap);
 * ``group``: ``{"order", "abelian", "solvable", "min_perm_degree", "name"}`` when ``is_group``, else null
   (:func:`lrnnkit.automata.groups.group_structure`; ``min_perm_degree``/``name`` null past their size caps);
-* ``holonomy``: ``{"depth", "levels": [[{"points", "group_order"}, ...], ...]}`` from
+* ``holonomy``: ``{"depth", "depth_rule", "levels": [[{"points", "group_order"}, ...], ...]}`` from
   ``lrnnkit.automata.holonomy.holonomy_summary`` (imported lazily: written by another module), or null when that
-  module is missing or the input is too large for it.
+  module is missing or the input is too large for it. ``depth_rule`` ("sgpdec", SgpDec >= 0.9.8's direct depth,
+  the default; or "sgpdec-0.9.7", the older height-based rule) decides which level a class of images sits on.
 """
 from __future__ import annotations
 
-from ..errors import SizeLimitError
+from ..errors import InputError, SizeLimitError
 from .fsa import FSA
 from .minimize import minimal_states
 from .monoid import transition_monoid
@@ -27,19 +28,23 @@ MONOID_CAP = 1_000_000
 INFO_KEYS = ("states", "alphabet", "minimal_states", "monoid_size", "is_group", "aperiodic", "group", "holonomy")
 
 
-def _holonomy(fsa: FSA):
+def _holonomy(fsa: FSA, depth_rule: str = "sgpdec"):
     try:
         from .holonomy import holonomy_summary  # another engineer's module; may be absent
     except ImportError:
         return None
     try:
-        return holonomy_summary(fsa)
+        return holonomy_summary(fsa, depth_rule=depth_rule)
     except SizeLimitError:
         return None
 
 
-def describe(fsa: FSA, *, monoid_cap: int = MONOID_CAP) -> dict:
-    """The ``info --json`` dict of ``fsa`` (module docstring)."""
+def describe(fsa: FSA, *, monoid_cap: int = MONOID_CAP, depth_rule: str = "sgpdec") -> dict:
+    """The ``info --json`` dict of ``fsa`` (module docstring); ``depth_rule`` is passed to the holonomy
+    decomposition (InputError for an unknown rule)."""
+    from .holonomy import DEPTH_RULES
+    if depth_rule not in DEPTH_RULES:
+        raise InputError(f"unknown depth rule {depth_rule!r} (known: {', '.join(DEPTH_RULES)})")
     is_group = all(sorted(t) == list(range(fsa.n_states)) for t in fsa.transformations())
     try:
         M = transition_monoid(fsa, cap=monoid_cap)
@@ -58,7 +63,7 @@ def describe(fsa: FSA, *, monoid_cap: int = MONOID_CAP) -> dict:
         "is_group": bool(is_group),
         "aperiodic": aperiodic,
         "group": group,
-        "holonomy": _holonomy(fsa),
+        "holonomy": _holonomy(fsa, depth_rule),
     }
     return out
 
@@ -86,7 +91,8 @@ def render(info: dict, name: str = "") -> str:
         lines.append(f"  structure    {g.get('name') or '(unnamed)'}: " + ", ".join(props))
     h = info.get("holonomy")
     if h:
-        lines.append(f"holonomy       depth {h['depth']}")
+        rule = f" (depth rule {h['depth_rule']})" if "depth_rule" in h else ""
+        lines.append(f"holonomy       depth {h['depth']}{rule}")
         for i, level in enumerate(h.get("levels", []), 1):
             comps = ", ".join(f"{c['points']} points / group order {c['group_order']}" for c in level)
             lines.append(f"  level {i}      {comps or '(empty)'}")

@@ -61,7 +61,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..automata.holonomy import Holonomy, holonomy_decomposition
+from ..automata.holonomy import DEPTH_RULES, Holonomy, holonomy_decomposition
 from ..errors import InputError, SizeLimitError
 from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from .registry import Construction, register
@@ -367,16 +367,20 @@ def _sub_map(ref: dict, i: int, above: list, key: tuple) -> tuple:
 
 
 def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool = False,
-          max_codes: int = MAX_REACHABLE_CODES, **options) -> Model:
+          max_codes: int = MAX_REACHABLE_CODES, depth_rule: str = "sgpdec", **options) -> Model:
     """Compile ``fsa`` through its holonomy cascade (module docstring). ``split``: "depth" (one level per
-    depth, SgpDec) or "class" (one level per class of images). ``token_shift=False`` builds the printed wiring
-    (000, C.4: lower layers read the NEW states above; not a correct cascade in general)."""
+    depth, SgpDec) or "class" (one level per class of images). ``depth_rule``: "sgpdec" (SgpDec >= 0.9.8's
+    direct depth, the default) or "sgpdec-0.9.7" (heights), see lrnnkit.automata.holonomy. ``token_shift=False``
+    builds the printed wiring (000, C.4: lower layers read the NEW states above; not a correct cascade in
+    general)."""
     if options:
         raise InputError(f"{NAME}: unknown option(s) {sorted(options)} "
-                         "(options: split, token_shift, refine, max_codes)")
+                         "(options: split, token_shift, refine, max_codes, depth_rule)")
     if split not in ("depth", "class"):
         raise InputError(f"{NAME}: split must be 'depth' or 'class', got {split!r}")
-    hd = holonomy_decomposition(fsa, levels=split)
+    if depth_rule not in DEPTH_RULES:
+        raise InputError(f"{NAME}: depth_rule must be one of {', '.join(DEPTH_RULES)}, got {depth_rule!r}")
+    hd = holonomy_decomposition(fsa, levels=split, depth_rule=depth_rule)
     labels = list(fsa.output_alphabet)
     lab_index = {s: i for i, s in enumerate(labels)}
     name = PRINTED if not token_shift else NAME
@@ -513,7 +517,8 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool =
                 if prev is not None and c is not None:
                     tab[flat] = f.get((prev, c), 0)
             readout = TableMap(reads, sizes, tab, len(labels))
-    notes = {"levels": h, "level_sizes": list(hd.level_size), "split": split, "token_shift": token_shift,
+    notes = {"levels": h, "level_sizes": list(hd.level_size), "split": split, "depth_rule": depth_rule,
+             "token_shift": token_shift,
              "refined_levels": {str(l_ + 1): v for l_, v in refined_levels.items()},
              "reachable_codes": len(codes), "images": len(hd.sets),
              "holonomy": hd.summary()}
@@ -558,7 +563,8 @@ def compile_report(fsa, model: Model | None = None, *, split: str = "depth") -> 
     }
     if level_layers and model.notes.get("levels", 0):
         from ..automata.holonomy import refinement_report
-        hd = holonomy_decomposition(fsa, levels=model.notes.get("split", split))
+        hd = holonomy_decomposition(fsa, levels=model.notes.get("split", split),
+                                    depth_rule=model.notes.get("depth_rule", "sgpdec"))
         rr = refinement_report(hd)
         refined = [sum(c["refined_points"] if c["lowers_width"] else c["points"] for c in lev) for lev in rr]
         rep["refinement"] = {"level_widths_if_refined": refined,
@@ -621,7 +627,8 @@ register(Construction(
           "(lag 1), as the cascade product requires; the printed proof's lag-0 wiring is krohn-rhodes-as-printed",
     options={"split": "'depth' (SgpDec levels) or 'class' (one level per class of images)",
              "token_shift": "True (correct); False = the printed wiring",
-             "refine": "split solvable holonomy groups into composition factors where that lowers the width"},
+             "refine": "split solvable holonomy groups into composition factors where that lowers the width",
+             "depth_rule": "'sgpdec' (SgpDec >= 0.9.8 direct depth, default) or 'sgpdec-0.9.7' (heights)"},
 ))
 
 register(Construction(
@@ -632,5 +639,5 @@ register(Construction(
     priority=-100, variant_of=NAME,
     notes="the proof of 000 Theorem 4 (Appendix C.4) feeds each layer the NEW state of the layer above (lag 0); "
           "the cascade product needs the old one. Fails certification on cascades with >= 2 levels.",
-    options={"split": "'depth' or 'class'"},
+    options={"split": "'depth' or 'class'", "depth_rule": "'sgpdec' or 'sgpdec-0.9.7'"},
 ))
