@@ -229,6 +229,7 @@ def _explain(fsa, a, options) -> int:
     marked), then the compile itself when ``-o`` is given."""
     from .cli_format import table
     from .constructions import candidates, get
+    from .constructions import compile as compile_model
     cands = candidates(fsa)
     chosen = get(a.construction).name if a.construction else (cands[0][0].name if cands else None)
     rows = []
@@ -357,7 +358,7 @@ def cmd_constructions(a) -> int:
                 for c in cat]
         print(table(["name", "paper, statement", "layers", "width", "factors/token"], rows,
                     shrink={1: 18, 2: 6, 3: 8, 4: 12}))
-        print("(full text: --long or --json; cost of each on an automaton: lrnnkit compile SOURCE --explain)")
+        print("(full text: --long or --json; costs for one automaton: compile SOURCE --explain)")
     return 0
 
 

@@ -1,0 +1,194 @@
+"""The command line as a newcomer meets it (issue 11, item 9): help on every flag, --version, tables that fit a
+terminal, readable messages, escaped control characters, well-formed random words, the GH kernel factor by factor.
+
+Most checks call ``lrnnkit.cli.main`` in-process (seconds); the ones about the process itself (``--version``, the
+console entry, a terminal width from ``COLUMNS``) run it as a subprocess.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+
+import lrnnkit
+from lrnnkit.cli import build_parser, main
+from lrnnkit.cli_format import shown, table
+
+CORE_VERBS = ("info", "compile", "verify", "run", "constructions", "theorems", "precision", "demo")
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "lrnnkit", *args], capture_output=True, text=True, timeout=120,
+                          env=env)
+
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield name, sub
+                for nm, s2 in _subparsers(sub):
+                    yield f"{name} {nm}", s2
+
+
+def _missing_help(verbs):
+    missing = []
+    for name, sub in _subparsers(build_parser()):
+        if name.split()[0] not in verbs:
+            continue
+        for action in sub._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            if not action.help or action.help == argparse.SUPPRESS:
+                missing.append(f"{name}: {'/'.join(action.option_strings) or action.dest}")
+    return missing
+
+
+def test_every_flag_of_the_core_verbs_has_help():
+    assert _missing_help(CORE_VERBS) == []
+
+
+def test_policy_help_lists_its_choices(capsys):
+    with pytest.raises(SystemExit):
+        main(["precision", "collapse", "--help"])
+    out = capsys.readouterr().out
+    for choice in ("op", "matvec", "proof"):
+        assert choice in out
+    assert "nearest-even" in out and "fp8-e4m3" in out
+
+
+def test_version():
+    r = _cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"lrnnkit {lrnnkit.__version__}"
+
+
+@pytest.mark.parametrize("cols", [80, 100])
+def test_tables_fit_the_terminal(cols, monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", str(cols))
+    for verb in ("constructions", "theorems"):
+        code, out, _ = _run(capsys, verb)
+        assert code == 0
+        lines = out.splitlines()
+        assert len(lines) > 5
+        assert max(map(len, lines)) <= cols, (verb, max(lines, key=len))
+
+
+def test_theorems_table_has_a_reproduce_line_per_entry(capsys):
+    from lrnnkit.theorems import all_statements
+    code, out, _ = _run(capsys, "theorems")
+    ids = [s.id for s in all_statements()]
+    repro = [line.strip() for line in out.splitlines() if line.strip().startswith("reproduce:")]
+    assert len(repro) == len(ids)
+    assert all(f"lrnnkit theorems --check {i}" in out or i in out for i in ids)
+
+
+def test_long_and_json_give_the_full_text(capsys):
+    from lrnnkit.constructions import catalogue
+    c = max(catalogue(), key=lambda c: len(c.width))
+    _, out, _ = _run(capsys, "constructions", "--long")
+    assert c.width in out and c.applies_to in out
+    _, out, _ = _run(capsys, "constructions", "--json")
+    assert any(d["width"] == c.width for d in json.loads(out))
+
+
+def test_monoid_too_large_message(monkeypatch, capsys):
+    import lrnnkit.automata.info as info
+    real = info.describe
+
+    def fake(fsa, **kw):
+        d = real(fsa, **kw)
+        d.update(monoid_size=None, aperiodic=None)
+        return d
+    monkeypatch.setattr(info, "describe", fake)
+    code, out, _ = _run(capsys, "info", "parity")
+    assert code == 0
+    assert f"monoid too large to enumerate (limit {info.MONOID_CAP:,} elements)" in out
+    assert "None" not in out
+
+
+def _escape_fsa(tmp_path):
+    path = tmp_path / "esc.json"
+    path.write_text(json.dumps({"format": "lrnnkit.fsa", "version": 1, "name": "esc",
+                                "alphabet": ["\x1b[31mred", "b"], "states": 2, "start": 0,
+                                "delta": [[1, 0], [0, 1]], "labels": ["\x1b[2Jwipe", "ok\nline"]}))
+    return path
+
+
+def test_control_characters_in_labels_are_shown_escaped(tmp_path, capsys):
+    src = _escape_fsa(tmp_path)
+    code, out, _ = _run(capsys, "info", str(src))
+    assert code == 0 and "\x1b" not in out and "\\x1b[31mred" in out
+    model = tmp_path / "m.json"
+    assert _run(capsys, "compile", str(src), "-o", str(model))[0] == 0
+    code, out, _ = _run(capsys, "run", str(model), "--random", "6", "--seed", "1")
+    assert code == 0 and "\x1b" not in out and out.count("\n") == 1
+    assert "\\x1b[2Jwipe" in out or "ok\\nline" in out
+    code, out, _ = _run(capsys, "run", str(model), "--random", "3", "--json")
+    assert set(json.loads(out)["outputs"]) <= {"\x1b[2Jwipe", "ok\nline"}   # JSON keeps the exact labels
+
+
+def test_shown_and_table_units():
+    assert shown("plain") == "plain"
+    assert shown("a\x1b[0mb\tc\x7f") == "a\\x1b[0mb\\tc\\x7f"
+    t = table(["a", "long"], [["x", "y" * 50]], width=30, shrink={1: 8})
+    assert max(map(len, t.splitlines())) <= 30 and "..." in t
+
+
+def _well_formed_mod_arith(word):
+    digits = [w.isdigit() for w in word]
+    return digits[:1] in ([], [True]) and all(a != b for a, b in zip(digits, digits[1:]))
+
+
+def test_random_words_on_mod_arith_are_well_formed(tmp_path, capsys):
+    model = tmp_path / "ma.json"
+    assert _run(capsys, "compile", "mod-arith:3", "-o", str(model))[0] == 0
+    for seed in range(3):
+        code, out, _ = _run(capsys, "run", str(model), "--random", "40", "--seed", str(seed), "--json")
+        r = json.loads(out)
+        assert code == 0 and len(r["word"]) == 40
+        assert _well_formed_mod_arith(r["word"]) and "error" not in r["outputs"]
+    code, out, _ = _run(capsys, "run", str(model), "--random", "40", "--seed", "0", "--uniform", "--json")
+    assert "error" in json.loads(out)["outputs"]     # uniform letters slip within 40 letters (p ~ 1 - 1e-9)
+
+
+def test_random_word_sampler_avoids_traps_only():
+    from lrnnkit import load_source
+    from lrnnkit.automata.sampling import random_word, trap_states
+    fsa = load_source("mod-arith:4")
+    trap = trap_states(fsa)
+    assert trap.sum() == 1 and fsa.outputs[int(trap.argmax())] == "error"
+    assert not trap_states(load_source("group:S3")).any()
+    w = random_word(load_source("parity"), 200, seed=5)
+    assert 60 < sum(w) < 140                          # parity has no trap: uniform letters (binomial, 200 draws)
+
+
+def test_gh_mode_factors_on_triton_matches_the_reference(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    pytest.importorskip("triton")
+    model = tmp_path / "s3.json"
+    assert _run(capsys, "compile", "group:S3", "-o", str(model))[0] == 0
+    ref = _run(capsys, "run", str(model), "--random", "12", "--seed", "4", "--json")[1]
+    code, tri, err = _run(capsys, "run", str(model), "--random", "12", "--seed", "4", "--backend", "triton",
+                          "--gh-mode", "factors", "--json")
+    assert code == 0, err
+    assert json.loads(tri)["outputs"] == json.loads(ref)["outputs"]
+
+
+def test_impossibility_prints_text_unless_json(monkeypatch, capsys, tmp_path):
+    import lrnnkit.precision as P
+    fake = {"theorem1": {"statement": "000, Theorem 1", "rows": [
+        {"model": "m", "format": "bf16", "op": {"pre_period": 52, "period": 1}, "matvec": None}],
+        "verdict": "holds"}, "plots": [str(tmp_path / "a.png")]}
+    monkeypatch.setattr(P, "cli_impossibility", lambda out: fake)
+    code, out, _ = _run(capsys, "precision", "impossibility", "--out", str(tmp_path))
+    assert code == 0 and not out.lstrip().startswith("{")
+    assert "theorem1:" in out and "52+1" in out and "verdict: holds" in out
+    code, out, _ = _run(capsys, "precision", "impossibility", "--out", str(tmp_path), "--json")
+    assert json.loads(out)["theorem1"]["verdict"] == "holds"
