@@ -43,8 +43,10 @@ def main():
     ap.add_argument("--record", help="write this markdown file into benchmarks/RESULTS.md (section kernels)")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
     ap.add_argument("--sweep", action="store_true", help="tune kernel configs first (slow: many compilations)")
-    ap.add_argument("--sections", default="bf16,fp32,short,s5",
-                    help="comma list of sections to run: bf16 (GH bf16 fwd and fwd+bwd), fp32, short, s5")
+    ap.add_argument("--sections", default="train,gate,varlen,short,s5",
+                    help="comma list of sections to run: train, gate, varlen (chunk_gh fwd and fwd+bwd vs fla, bf16 "
+                         "and fp32, errors vs float64: plain / gated / packed), bf16 and fp32 (the issue-6 tables "
+                         "of the older forward-only kernels), short, s5")
     ap.add_argument("--probe", action="store_true", help="check the chunk kernels on small shapes, one process each")
     ap.add_argument("--probe-one", nargs=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -112,6 +114,175 @@ def probe():
             print(f"PROBE {kind} {cfg}: FAILED rc={p.returncode}: {last[0][:200]}")
 
 
+VARLEN_LENGTHS = (1000, 7200, 2100, 6100, 3000, 5168, 4100, 4100)   # 8 sequences, 32768 tokens, not multiples of 64
+
+
+def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
+    """Issue 12: the trainable chunk_gh (Triton WY forward + backward) vs fla 0.6.0, plain / gated / packed.
+
+    Timed: forward (no grad) and forward+backward (o.backward(do)) at bf16, ours also at fp32 (3xTF32 dots).
+    Errors: relative L2 error of o and of every gradient against our float64 path (IEEE float64 dots; the
+    same code, checked against autograd of the naive loop by proofs_tests/test_kernels_wy.py), for ours at bf16,
+    fla at bf16 and ours at fp32, on the first 2 batch rows (fp64 memory), same inputs rounded per dtype."""
+    import torch
+    import torch.nn.functional as F
+
+    from lrnnkit.kernels.gh import wy
+    from lrnnkit.kernels.gh.api import chunk_gh
+    try:
+        from fla.ops.delta_rule import chunk_delta_rule
+        from fla.ops.gated_delta_product import chunk_gated_delta_product
+        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+    except Exception:   # the tables say n/a
+        chunk_delta_rule = chunk_gated_delta_product = chunk_gated_delta_rule = None
+
+    def make(nh, gate, varlen, Bx, seed=0):
+        g = torch.Generator(device=dev).manual_seed(seed)
+        Bt, Tt = (1, sum(VARLEN_LENGTHS)) if varlen else (Bx, T)
+        q = torch.randn(Bt, Tt, H, K, device=dev, generator=g, dtype=torch.float64)
+        k = F.normalize(torch.randn(Bt, Tt, nh, H, K, device=dev, generator=g, dtype=torch.float64), dim=-1)
+        v = torch.randn(Bt, Tt, nh, H, V, device=dev, generator=g, dtype=torch.float64)
+        beta = 2 * torch.rand(Bt, Tt, nh, H, device=dev, generator=g, dtype=torch.float64)
+        gt = F.logsigmoid(torch.randn(Bt, Tt, H, device=dev, generator=g, dtype=torch.float64) + 3) if gate else None
+        do = torch.randn(Bt, Tt, H, V, device=dev, generator=g, dtype=torch.float64)
+        cu = None
+        if varlen:
+            cu = torch.tensor([0] + list(VARLEN_LENGTHS), device=dev).cumsum(0)
+        return [q, k, v, beta, gt], do, cu
+
+    def cast(xs, dtype, grad):
+        res = []
+        for i, x in enumerate(xs):
+            if x is None:
+                res.append(None)
+                continue
+            y = x.to(torch.float32 if i == 4 and dtype != torch.float64 else dtype)   # gates in fp32 (as fla)
+            res.append(y.detach().requires_grad_(grad))
+        return res
+
+    def ours(xs, nh, cu):
+        return chunk_gh(*xs, nh, cu, scale=1.0)[0]
+
+    def fla(xs, nh, cu):
+        q, k, v, b, g = xs
+        cul = None if cu is None else cu.long()
+        if g is None and nh == 1:
+            return chunk_delta_rule(q, k[:, :, 0], v[:, :, 0], b[:, :, 0], scale=1.0, cu_seqlens=cul)[0]
+        if g is not None and nh == 1:
+            return chunk_gated_delta_rule(q, k[:, :, 0], v[:, :, 0], g, b[:, :, 0], scale=1.0, cu_seqlens=cul)[0]
+        return chunk_gated_delta_product(q, k.flatten(1, 2), v.flatten(1, 2), g, b.flatten(1, 2), nh, scale=1.0,
+                                         cu_seqlens=cul)[0]
+
+    def grads(fn, xs, do, nh, cu):
+        o = fn(xs, nh, cu)
+        o.backward(do.to(o.dtype))
+        return [o.detach().double()] + [None if x is None else x.grad.detach().double() for x in xs]
+
+    def rel(a_, r_):
+        return None if a_ is None or r_ is None else float((a_ - r_).norm() / r_.norm())
+
+    # ---- tuning sweep: one kernel's config at a time, timing bf16 fwd+bwd at n_h = 1 (coordinate descent)
+    if a.sweep:
+        xs0, do0, _ = make(1, False, False, B)
+        xb = cast(xs0, torch.bfloat16, True)
+        dob = do0.to(torch.bfloat16)
+
+        def fb():
+            ours(xb, 1, None).backward(dob)
+        notes = []
+        options = {"state_fwd": [(32, 4), (64, 4), (128, 4), (64, 8), (128, 8)],
+                   "state_bwd": [(32, 4), (64, 4), (32, 8), (64, 8)],
+                   "dqkwg": [(64, 4), (32, 4), (64, 8), (128, 8)], "dqkwg_bk": [64, 32, 128],
+                   "wy_bwd": [(64, 4), (32, 4), (64, 8), (128, 8)], "wy_fwd_warps": [4, 8]}
+        for key, opts in options.items():
+            best = None
+            for opt in opts:
+                wy.CONFIG[key] = opt
+                try:
+                    t = bench(fb)
+                except Exception as exc:   # e.g. out of shared memory for a big tile
+                    notes.append(f"{key}={opt}: failed ({type(exc).__name__})")
+                    continue
+                notes.append(f"{key}={opt}: {t:.3f}")
+                if best is None or t < best[0]:
+                    best = (t, opt)
+            wy.CONFIG[key] = best[1]
+        del xs0, xb, do0, dob
+        torch.cuda.empty_cache()
+        out("Tuning sweep of the trainable kernels (bf16 fwd+bwd ms, n_h = 1, one setting at a time): "
+            + "; ".join(notes) + ".")
+    out(f"Kernel settings used: {wy.CONFIG}, fp32 dot precision {wy.FP32_PRECISION!r}.")
+    out()
+
+    for variant in ("train", "gate", "varlen"):
+        if variant not in sections:
+            continue
+        gate, varlen = variant == "gate", variant == "varlen"
+        shape = (f"B=1 packed, {len(VARLEN_LENGTHS)} sequences of lengths {list(VARLEN_LENGTHS)} (sum "
+                 f"{sum(VARLEN_LENGTHS)}), cu_seqlens" if varlen else f"B={B} T={T}")
+        out(f"### Trainable GH layer (chunk_gh, Triton fwd + bwd){', gated' if gate else ''}: {shape}, H={H}, "
+            f"K=V={K}, unit keys, beta in [0, 2]{', g = logsigmoid(N(3, 1))' if gate else ''}")
+        out()
+        out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms | fla fwd+bwd ms | fwd+bwd ratio | "
+            "ours fp32 fwd+bwd ms | fp32 / bf16 (ours) |")
+        out("|---|---|---|---|---|---|---|---|---|")
+        errs = {}
+        for nh in (1, 2, 3):
+            row = {}
+            try:
+                xs64, do64, cu = make(nh, gate, varlen, B)
+                xb = cast(xs64, torch.bfloat16, False)
+                with torch.no_grad():
+                    row["fwd"] = bench(lambda: ours(xb, nh, cu))
+                    if chunk_delta_rule is not None:
+                        row["fla_fwd"] = bench(lambda: fla(xb, nh, cu))
+                xb = cast(xs64, torch.bfloat16, True)
+                dob = do64.to(torch.bfloat16)
+                row["fb"] = bench(lambda: ours(xb, nh, cu).backward(dob))
+                if chunk_delta_rule is not None:
+                    row["fla_fb"] = bench(lambda: fla(xb, nh, cu).backward(dob))
+                xf = cast(xs64, torch.float32, True)
+                dof = do64.float()
+                row["fb32"] = bench(lambda: ours(xf, nh, cu).backward(dof))
+                del xb, xf
+                torch.cuda.empty_cache()
+                # errors against float64, on 2 batch rows (or the whole packed batch)
+                sub = (lambda x: x) if varlen else (lambda x: None if x is None else x[:2])
+                xs_e, do_e = [sub(x) for x in xs64], sub(do64)
+                ref = grads(ours, cast(xs_e, torch.float64, True), do_e, nh, cu)
+                e = {"ours bf16": grads(ours, cast(xs_e, torch.bfloat16, True), do_e, nh, cu),
+                     "ours fp32": grads(ours, cast(xs_e, torch.float32, True), do_e, nh, cu)}
+                if chunk_delta_rule is not None:
+                    e["fla bf16"] = grads(fla, cast(xs_e, torch.bfloat16, True), do_e, nh, cu)
+                errs[nh] = {who: [rel(a_, r_) for a_, r_ in zip(gs, ref)] for who, gs in e.items()}
+                if "fla bf16" in e:
+                    errs[nh]["ours bf16 vs fla bf16"] = [rel(a_, r_) for a_, r_ in zip(e["ours bf16"], e["fla bf16"])]
+                del xs64, xs_e, ref, e
+            except Exception as exc:
+                traceback.print_exc()
+                row["err"] = repr(exc)[:160]
+            torch.cuda.empty_cache()
+            r1 = row["fwd"] / row["fla_fwd"] if row.get("fwd") and row.get("fla_fwd") else None
+            r2 = row["fb"] / row["fla_fb"] if row.get("fb") and row.get("fla_fb") else None
+            r3 = row["fb32"] / row["fb"] if row.get("fb32") and row.get("fb") else None
+            out(f"| {nh} | {fmt(row.get('fwd'))} | {fmt(row.get('fla_fwd'))} | {fmt(r1, 2)} | {fmt(row.get('fb'))} | "
+                f"{fmt(row.get('fla_fb'))} | {fmt(r2, 2)} | {fmt(row.get('fb32'))} | {fmt(r3, 2)} |"
+                + (f" error: {row['err']}" if "err" in row else ""))
+        out()
+        names = ["o", "dq", "dk", "dv", "dbeta"] + (["dg"] if gate else [])
+        out(f"Relative L2 error vs float64 ({'all packed sequences' if varlen else 'batch rows 0-1'}); last rows: "
+            "ours bf16 vs fla bf16 (rel. to fla)")
+        out()
+        out("| n_h | who | " + " | ".join(names) + " |")
+        out("|---|---|" + "---|" * len(names))
+        for nh, per in errs.items():
+            for who, vals in per.items():
+                idx = [0, 1, 2, 3, 4] + ([5] if gate else [])
+                out(f"| {nh} | {who} | " + " | ".join(f"{vals[i]:.2e}" if vals[i] is not None else "n/a" for i in idx)
+                    + " |")
+        out()
+
+
 def run(a):
     import numpy as np
     import torch
@@ -154,6 +325,9 @@ def run(a):
 
     B, T, H, K, V = (2, 1024, 4, 128, 128) if a.quick else (8, 4096, 16, 128, 128)
     FR_BEST: dict = {}
+    sections = set(a.sections.split(","))
+    if sections & {"train", "gate", "varlen"}:
+        train_tables(a, out, bench, dev, sections, B, T, H, K, V)
 
     def inputs(nh, dtype, grad=False, gen_seed=0):
         g = torch.Generator(device=dev).manual_seed(gen_seed)
@@ -182,7 +356,7 @@ def run(a):
     from lrnnkit.kernels.gh import chunk as ck
     tune = []
     try:
-        if not a.sweep:
+        if not a.sweep or not (sections & {"bf16", "fp32"}):
             raise StopIteration
         q, k, v, beta = inputs(1, torch.bfloat16)
         best = None
@@ -229,18 +403,20 @@ def run(a):
     except Exception as exc:
         traceback.print_exc()
         tune.append(f"sweep failed: {repr(exc)[:200]}")
-    out("Tuning sweep (ms; bf16 n_h = 1 unless stated): " + "; ".join(tune) + ".")
-    out(f"Chosen: W/U kernel {ck.WY_CONFIG}, state pass {ck.STATE_CONFIG}, fused recurrent (BV, warps) {FR_BEST}.")
-    out()
+    if sections & {"bf16", "fp32"}:
+        out("Tuning sweep (ms; bf16 n_h = 1 unless stated): " + "; ".join(tune) + ".")
+        out(f"Chosen: W/U kernel {ck.WY_CONFIG}, state pass {ck.STATE_CONFIG}, fused recurrent (BV, warps) "
+            f"{FR_BEST}.")
+        out()
 
     # ---------------------------------------------------------------- bf16 GH layer
-    sections = set(a.sections.split(","))
-    out(f"### GH layer (DeltaNet / DeltaProduct), bf16, B={B} T={T} H={H} K=V={K}, unit keys, beta in [0, 2]")
-    out()
-    out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms (torch bwd / triton bwd) | fla fwd+bwd ms | "
-        "fwd+bwd ratio (torch / triton bwd) | IO floor fwd / fwd+bwd ms | ours wy / state-pass ms | "
-        "rel diff ours vs fla (o / dk, triton bwd) |")
-    out("|---|---|---|---|---|---|---|---|---|---|")
+    if "bf16" in sections:
+        out(f"### Forward-only GH kernels of issue 6 (chunk_delta_product), bf16, B={B} T={T} H={H} K=V={K}")
+        out()
+        out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms (torch bwd / triton bwd) | fla fwd+bwd ms | "
+            "fwd+bwd ratio (torch / triton bwd) | IO floor fwd / fwd+bwd ms | ours wy / state-pass ms | "
+            "rel diff ours vs fla (o / dk, triton bwd) |")
+        out("|---|---|---|---|---|---|---|---|---|---|")
     for nh in ((1, 2, 3) if "bf16" in sections else ()):
         row = {}
         try:
@@ -297,14 +473,16 @@ def run(a):
             f"{fmt(row.get('diff'), 4)} / {fmt(row.get('ddiff'), 4)} |"
             + (f" error: {row['err']}" if "err" in row else "") + (f" triton bwd error: {row['err_t']}" if "err_t" in row else ""))
         torch.cuda.empty_cache()
-    out()
+    if "bf16" in sections:
+        out()
     # ---------------------------------------------------------------- fp32 GH layer
-    out(f"### GH layer, fp32 end to end (same shapes; fla's chunked kernels refuse fp32: its peer here is "
-        f"fused_recurrent_delta_rule in fp32, on the interleaved sequence for n_h > 1)")
-    out()
-    out("| n_h | ours chunk fwd ms | ours fused recurrent fwd ms | fla fused recurrent fwd ms | ratio (best ours / fla) |"
-        " IO floor ms | rel err chunk vs fused (fp32) |")
-    out("|---|---|---|---|---|---|---|")
+    if "fp32" in sections:
+        out(f"### GH layer, fp32 end to end (same shapes; fla's chunked kernels refuse fp32: its peer here is "
+            f"fused_recurrent_delta_rule in fp32, on the interleaved sequence for n_h > 1)")
+        out()
+        out("| n_h | ours chunk fwd ms | ours fused recurrent fwd ms | fla fused recurrent fwd ms | ratio (best ours / "
+            "fla) | IO floor ms | rel err chunk vs fused (fp32) |")
+        out("|---|---|---|---|---|---|---|")
     for nh in ((1, 2, 3) if "fp32" in sections else ()):
         row = {}
         try:
