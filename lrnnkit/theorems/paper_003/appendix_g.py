@@ -12,12 +12,15 @@ from ._common import PAPER
 
 
 # =========================================================================== Proposition G.2 / Theorem D.1
-def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: str = "normal") -> float:
+def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: str = "normal",
+                   pairs: list | None = None) -> float:
     """Monte Carlo estimate of max_{I,J} || (1/N) <A_I Y0, A_J Y0> - delta_{IJ} ||_{L^2(P_N)} (eq. 15) for
-    A^i = W_i M_i^T / sqrt(N r) with standard Gaussian W_i, M_i (N x r) and Y0 (Proposition G.2's measure)."""
+    A^i = W_i M_i^T / sqrt(N r) with standard Gaussian W_i, M_i (N x r) and Y0 (Proposition G.2's measure).
+    ``pairs``: only these index pairs (i <= j) of ``words`` (default: all)."""
     rng = np.random.default_rng(seed)
     letters = sorted({c for w in words for c in w})
-    sq = {(i, j): 0.0 for i in range(len(words)) for j in range(i, len(words))}
+    sq = {(i, j): 0.0 for i in range(len(words)) for j in range(i, len(words))} if pairs is None else \
+        {tuple(p): 0.0 for p in pairs}
 
     def draw(shape):
         if dist == "normal":
@@ -43,6 +46,10 @@ def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: s
     return max(math.sqrt(s / samples) for s in sq.values())
 
 
+#: the words of the eq. 15 checks: lengths 0..3 over two letters (pairs with |I| + |J| up to 6)
+G_WORDS = ["", "1", "2", "12", "21", "112"]
+
+
 @statement(
     id="003:proposition-G.2", paper=PAPER, kind="proposition",
     tests=["proofs_tests/test_theorems_B_003.py::test_gram_normalization_statistical"],
@@ -55,17 +62,17 @@ def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: s
     conclusion="The Gram deviation of eq. 15 tends to 0 at rate O((N ^ r_N)^{-1/2}) for every fixed pair of words.",
     verdict="holds",
     evidence="Monte Carlo (the statement is asymptotic: the check tests consistency with the stated rate and that "
-              "the test can detect its failure). Words of length <= 1 over 2 letters, r_N = sqrt(N), N = 64 -> 1024: "
-              "the deviation shrinks by a factor consistent with (r_64 / r_1024)^{1/2} = 1/2 (accepted range "
-              "[0.3, 0.75]; 400 samples); with r fixed at 1 (Remark G.4) it does not shrink (ratio > 0.75), showing "
-              "the check "
-              "has power.",
+              "the test can detect its failure). All pairs of the words '', 1, 2, 12, 21, 112 (lengths 0..3 over 2 "
+              "letters, so |I| + |J| up to 6), r_N = sqrt(N), N = 64 -> 1024: the largest deviation shrinks by a "
+              "factor consistent with (r_64 / r_1024)^{1/2} = 1/2 (accepted range [0.2, 0.75], eq. 15 being an upper bound; 400 samples; "
+              "observed 0.35-0.44 over 5 seeds); with r fixed at 1 (Remark G.4) it does not shrink (ratio > 0.75), "
+              "showing the check has power.",
     notes="The extraction garbled the distribution line ('A^{i iid -> } ...'); reconstructed as "
           "A^i ~ (N r_N)^{-1/2} W M^T. With that scaling E |A y|^2 = |y|^2, so the diagonal terms of eq. 15 tend "
           "to 1 as required.")
 def check_proposition_G_2(profile: str) -> CheckResult:
     samples = 400 if profile == "quick" else 3000
-    words = ["", "1", "2"]
+    words = G_WORDS
     e_small = gram_deviation(64, 8, words, samples, seed=1)
     e_large = gram_deviation(1024, 32, words, samples, seed=2)
     f_small = gram_deviation(64, 1, words, samples, seed=3)
@@ -73,10 +80,11 @@ def check_proposition_G_2(profile: str) -> CheckResult:
     ratio, ratio_fixed = e_large / e_small, f_large / f_small
     details = {"diverging_r": {"N64_r8": e_small, "N1024_r32": e_large, "ratio": ratio, "predicted": 0.5},
                "fixed_r1": {"N64": f_small, "N1024": f_large, "ratio": ratio_fixed}}
-    # acceptance band [0.3, 0.75] around the predicted 0.5: the Monte Carlo relative error of each estimate is
-    # ~10% at 400 samples (4th moments of Gaussian quadratic forms), so the band is several standard errors wide;
-    # for fixed r the predicted ratio is 1 (no decay)
-    if 0.3 <= ratio <= 0.75 and ratio_fixed > 0.75:
+    # acceptance band [0.2, 0.75] around the predicted 0.5: eq. 15 is an upper bound, so faster decay is allowed
+    # (observed 0.35-0.44); the Monte Carlo relative error of each estimate is ~10% at 400 samples (4th moments of
+    # Gaussian quadratic forms), so 0.75 is several standard errors above 0.5; below 0.2 would point at the
+    # estimator, not the claim. For fixed r the predicted ratio is 1 (no decay)
+    if 0.2 <= ratio <= 0.75 and ratio_fixed > 0.75:
         return CheckResult("holds", f"deviation ratio {ratio:.2f} (predicted 0.5) with r_N = sqrt(N); "
                                     f"{ratio_fixed:.2f} with r fixed", details=details)
     if not (ratio <= 0.75):
@@ -93,20 +101,21 @@ def check_proposition_G_2(profile: str) -> CheckResult:
     hypotheses="W, M entries i.i.d. centred symmetric with unit variance and finite even moments; r_N -> infinity.",
     conclusion="The Gram deviation of eq. 15 still decays like (N ^ r_N)^{-1/2}.",
     verdict="holds",
-    evidence="Monte Carlo as for 003:proposition-G.2 with Laplace (variance 1) and Rademacher entries, r_N = sqrt(N), "
-             "N = 64 -> 1024, 400 samples: the deviation ratio lies in the accepted band [0.3, 0.75] around the "
-             "predicted 1/2 for both distributions.",
+    evidence="Monte Carlo as for 003:proposition-G.2 (all pairs of words of length <= 3) with Laplace (variance 1) "
+             "and Rademacher entries, r_N = sqrt(N), N = 64 -> 1024, 400 samples: the deviation ratio lies in the "
+             "accepted band [0.2, 0.75] around the predicted 1/2 for both distributions (observed 0.30-0.47 over 6 "
+             "seeds).",
     notes="Y0 stays standard Gaussian, as in Proposition G.2.")
 def check_remark_G_3(profile: str) -> CheckResult:
     samples = 400 if profile == "quick" else 3000
-    words = ["", "1", "2"]
+    words = G_WORDS
     ratios = {}
     for k, dist in enumerate(("laplace", "rademacher")):
         a = gram_deviation(64, 8, words, samples, seed=10 + k, dist=dist)
         b = gram_deviation(1024, 32, words, samples, seed=20 + k, dist=dist)
         ratios[dist] = b / a
-    # band as in G.2 (Monte Carlo relative error ~10% per estimate)
-    if all(0.3 <= v <= 0.75 for v in ratios.values()):
+    # band as in G.2 (an upper bound: faster decay allowed; Monte Carlo relative error ~10% per estimate)
+    if all(0.2 <= v <= 0.75 for v in ratios.values()):
         return CheckResult("holds", f"deviation ratios {ratios} (predicted 0.5)", details=ratios)
     if any(v > 0.75 for v in ratios.values()):
         return CheckResult("falsified", f"no decay for some distribution: {ratios}", counterexample=ratios,
@@ -122,11 +131,13 @@ def check_remark_G_3(profile: str) -> CheckResult:
     hypotheses="r_N = r fixed.",
     conclusion="The Gram deviation of eq. 15 does not tend to 0.",
     verdict="holds",
-    evidence="Monte Carlo (400 samples; words of length <= 1): with r = 1 and r = 2 fixed, the deviation at "
-             "N = 4096 stays above 0.7 sqrt(2/r), where sqrt(2/r) is its N -> infinity limit ((1/N)|A y|^2 tends to "
-             "chi^2_r / r, not to 1), unlike the diverging-rank case of 003:proposition-G.2 (0.26 at N = 1024).",
-    notes="The remark's specific pairing (I = 12, J = 1112) is a figure; the check tests its consequence on the "
-          "diagonal terms, which already fail to concentrate.")
+    evidence="Monte Carlo (400 samples). (1) Diagonal terms (words '', 1, 2): with r = 1 and r = 2 fixed, the "
+             "deviation at N = 4096 stays above 0.7 sqrt(2/r), where sqrt(2/r) is its N -> infinity limit "
+             "((1/N)|A y|^2 tends to chi^2_r / r, not to 1). (2) The remark's own pairing (Figure 9: I = 12, "
+             "J = 1112, an off-diagonal term whose dense limit is 0): with r = 1, 2 fixed its deviation at "
+             "N = 2048 (deep: 4096) stays above 1, while with diverging rank (r = 32 at N = 1024) it is about 0.27 "
+             "and the check requires it below 0.5 (so the same estimator does see the decay).",
+    notes="Figure 9 itself is a plot; the check tests the pairing it shows and the diagonal terms.")
 def check_remark_G_4(profile: str) -> CheckResult:
     samples = 400 if profile == "quick" else 3000
     words = ["", "1", "2"]
@@ -139,6 +150,18 @@ def check_remark_G_4(profile: str) -> CheckResult:
         # tolerance: Monte Carlo relative error ~10% at 400 samples; 0.7 * limit is far above the diverging-rank
         # value (~0.26 already at N = 1024, 003:proposition-G.2)
         ok &= d > 0.7 * limit
+    # the remark's pairing I = 12, J = 1112 (Figure 9); threshold 1 = about 4x the diverging-rank value (0.27)
+    Np = 2048 if profile == "quick" else 4096
+    pair = ["12", "1112"]
+    for r in (1, 2):
+        d = gram_deviation(Np, r, pair, samples, seed=50 + r, pairs=[(0, 1)])
+        devs[f"pair 12/1112 r={r}"] = {f"N{Np}": d}
+        ok &= d > 1.0
+    d_div = gram_deviation(1024, 32, pair, samples, seed=53, pairs=[(0, 1)])
+    devs["pair 12/1112 r=32"] = {"N1024": d_div}
+    if d_div >= 0.5:
+        return CheckResult("open", f"the estimator does not see the diverging-rank decay on 12/1112: {devs}",
+                           details=devs)
     if ok:
         return CheckResult("holds", f"deviation stays at its non-zero limit sqrt(2/r) with fixed rank: {devs}",
                            details=devs)
