@@ -156,3 +156,21 @@ def test_construction_init_unit_range_clips_betas_and_finetune_smoke():
     assert run["before"] == {"short": 1.0, "long": 1.0} and r["construction"] == "parity-sign"
     with pytest.raises(InputError):
         ConstructionLRNN.from_model(L.compile(L.load_source("mod-arith:3")))
+
+
+def test_empirical_init_verdict_logic():
+    """The registry entry 000:empirical-construction-init: falsified iff some construction run drops below 0.99 at
+    the long length after fine-tuning; the counterexample is the run with the smallest learning rate."""
+    from lrnnkit.theorems.empirical import _init_verdict
+
+    def res(src, lr, before, after):
+        return {"source": src, "construction": "c", "lr": lr, "steps": 5, "batch": 2, "train_len": [3, 40],
+                "long_length": 100, "runs": [{"init": "construction", "before": {"long": before},
+                                              "after": {"long": after}},
+                                             {"init": "random", "before": {"long": 0.5}, "after": {"long": 0.1}}]}
+    v, _, cex = _init_verdict({"results": [res("parity", 0.01, 1.0, 1.0), res("group:Z3", 0.01, 1.0, 0.995)]})
+    assert v == "holds" and cex is None
+    v, _, cex = _init_verdict({"results": [res("group:S3", 0.01, 1.0, 0.4), res("group:Z3", 0.001, 1.0, 0.3),
+                                           res("parity", 0.001, 1.0, 1.0)]})
+    assert v == "falsified" and cex["source"] == "group:Z3" and cex["lr"] == 0.001
+    assert _init_verdict({"results": []})[0] == "open"
