@@ -343,10 +343,15 @@ def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None
 
 
 def _mpf_to_fraction(v) -> Fraction:
+    """The exact value of a finite mpmath mpf. (``mpf.man_exp`` gives the *magnitude's* mantissa: the sign is
+    ``_mpf_[0]``; reading man_exp alone turned cos(2*pi*3/7) = -0.90097 into +0.90097, issue 11.)"""
     import mpmath
     v = mpmath.mpf(v)
-    man, exp = v.man_exp
-    return Fraction(man) * Fraction(2) ** exp
+    sgn, man, exp, _bc = v._mpf_
+    if not man:
+        return Fraction(0)
+    f = Fraction(man) * Fraction(2) ** exp
+    return -f if sgn else f
 
 
 def cast_exact(value, fmt, rounding: str = "nearest-even", u: Fraction | None = None) -> float:
