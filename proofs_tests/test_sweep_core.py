@@ -183,10 +183,29 @@ def test_certify_and_theorems_jobs(tmp_path):
 
 
 def test_train_job_reports_a_missing_learn_api(tmp_path, monkeypatch):
+    import sys
     import lrnnkit.sweep.jobs as J
     monkeypatch.setattr(J, "_TRAIN_LOOKUP", ("lrnnkit.no_such_module:train_from_params",))
-    res = run_sweep({"kind": "train", "grid": {"source": ["parity"]}}, str(tmp_path), progress=False)
-    assert res["failed"] == 1 and "train_from_params" in res["records"][0]["error"]
+    monkeypatch.setitem(sys.modules, "lrnnkit.learn.train", None)      # import fails
+    with pytest.raises(InputError, match="the train job needs lrnnkit.learn"):
+        run_sweep({"kind": "train", "grid": {"task": ["parity"]}}, str(tmp_path), progress=False)
+
+
+TINY_TRAIN = {"kind": "train", "params": {"layer": "deltanet", "width": 8, "heads": 1, "steps": 4, "batch": 4,
+                                          "train_len": [2, 6], "test_len": [6], "eval_n": 8, "log_every": 2},
+              "grid": {"task": ["parity"], "eig_range": ["-1,1"]}}
+
+
+def test_train_job_at_tiny_scale(tmp_path):
+    """The train kind runs lrnnkit.learn's training (train(TrainConfig) when no train_from_params is offered);
+    the seed is the point's derived seed; a parameter TrainConfig does not know is a spec error."""
+    res = run_sweep(dict(TINY_TRAIN), str(tmp_path), progress=False, plots=False)
+    (r,) = res["records"]
+    assert r["status"] == "ok", r["error"]
+    assert r["steps"] == 4 and set(r["test_accuracy"]) == {"6"} and r["config"]["seed"] == r["seed"]
+    assert "_model" not in r and "summary.txt" in " ".join(res["summary_files"])
+    with pytest.raises(InputError, match="unknown parameter.*widht"):
+        run_sweep({"kind": "train", "grid": {"task": ["parity"], "widht": [8]}}, str(tmp_path / "b"))
 
 
 def test_records_file_is_json_lines_with_the_spec_hash(tmp_path):

@@ -17,11 +17,13 @@ Every kind also accepts ``replicate`` (an integer that only changes the point's 
 * ``theorems``: re-run one statement's check (``id``; ``"all"`` in the grid expands to every registered id) with
   ``profile`` quick or deep and compare its derived verdict with the recorded one.
 * ``train``: a training run of :mod:`lrnnkit.learn`, looked up at run time (``lrnnkit.learn.train_from_params``
-  or ``lrnnkit.learn.train.train_from_params``, ``(**params) -> dict``); the point's parameters are passed
+  or ``lrnnkit.learn.train.train_from_params``, ``(**params) -> dict``, else ``train(TrainConfig(**params))``, on
+  the GPU when the task has one); the point's parameters are passed
   through, with ``seed`` = the point's ``seed`` parameter when the grid gives one, else the derived seed.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import json
@@ -235,7 +237,9 @@ _TRAIN_LOOKUP = ("lrnnkit.learn:train_from_params", "lrnnkit.learn.train:train_f
 
 
 def train_function() -> Callable:
-    """The training entry point of :mod:`lrnnkit.learn`, found at run time (the sweep does not import it eagerly)."""
+    """The training entry point of :mod:`lrnnkit.learn`, found at run time (the sweep does not import it eagerly):
+    ``train_from_params(**params) -> dict`` when the package offers one, else a wrapper of its public
+    ``train(TrainConfig(**params))``."""
     errors = []
     for target in _TRAIN_LOOKUP:
         mod, _, fn = target.partition(":")
@@ -247,17 +251,44 @@ def train_function() -> Callable:
         if callable(f):
             return f
         errors.append(f"{mod} has no {fn}")
-    raise InputError("the train job needs lrnnkit.learn's train_from_params(**params) -> dict, not found ("
-                     + "; ".join(errors) + ")")
+    try:
+        from ..learn.train import TrainConfig, train
+    except ImportError as exc:
+        errors.append(f"lrnnkit.learn.train: {exc}")
+        raise InputError("the train job needs lrnnkit.learn (train_from_params(**params) -> dict or "
+                         "train(TrainConfig)), not found (" + "; ".join(errors) + ")") from None
+
+    def train_from_config(**params) -> dict:
+        if "device" not in params:   # a GPU when this task was given one (Ray sets CUDA_VISIBLE_DEVICES)
+            import torch
+            params["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+        return train(TrainConfig(**params))
+    train_from_config.config_fields = tuple(f.name for f in dataclasses.fields(TrainConfig))
+    return train_from_config
+
+
+def _check_train(point, where):
+    try:
+        f = train_function()
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    fields = getattr(f, "config_fields", None)
+    if fields is not None:
+        bad = sorted(set(point) - set(fields) - {"replicate"})
+        if bad:
+            raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the train job (TrainConfig "
+                             f"fields: {', '.join(fields)})")
 
 
 def run_train(point: dict, seed: int) -> dict:
+    """One training run (:mod:`lrnnkit.learn`); keys starting with ``_`` (the model object) and the checkpoint
+    path are dropped from the record."""
     params = {k: v for k, v in point.items() if k != "replicate"}
     params.setdefault("seed", seed)
     res = train_function()(**params)
     if not isinstance(res, dict):
         raise TypeError(f"train_from_params returned {type(res).__name__}, expected a dict")
-    return res
+    return {k: v for k, v in res.items() if not k.startswith("_") and k != "checkpoint"}
 
 
 JOB_KINDS = {
@@ -271,7 +302,7 @@ JOB_KINDS = {
                        check=_check_certify),
     "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
                         check=_check_theorems),
-    "train": JobKind("train", run_train, required=("source",), open_params=True, uses_gpu=True),
+    "train": JobKind("train", run_train, open_params=True, uses_gpu=True, check=_check_train),
 }
 
 
