@@ -13,6 +13,12 @@ certificate says so: "not certified" then means "not proved", not "wrong"; a wro
 
 The first failing transition found by BFS gives a shortest counterexample word (parents are kept).
 
+Before the search, the model must be *consistent* (lrnnkit.model.consistency_problems): its float arrays are the
+rounding of its exact weights (which is what every backend executes), every GH factor has beta in [0, 2] (checked
+exactly) and a unit key, every exact letter matrix is the exact product of its GH factors, diagonal layers are
+diagonal. Otherwise the certificate is refused (method ``consistency``) with the problems as the reason: a
+certificate of the exact weights would not cover what runs.
+
 A second, independent check runs long random words through the float64 executor (lrnnkit.executor.run_float) and
 compares with the automaton (``float_check``); it does not count towards ``certified``.
 """
@@ -28,7 +34,7 @@ import numpy as np
 from .automata.fsa import FSA
 from .errors import InputError
 from .executor import ExactModel, StateGrowthError, run_float
-from .model import Model, Read
+from .model import MAX_PROBLEMS, Model, Read, consistency_problems
 
 __all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
 
@@ -53,6 +59,7 @@ class Certificate:
     construction: str | None = None
     automaton: str | None = None
     automaton_states: int | None = None
+    problems: list = field(default_factory=list)   # method "consistency": what contradicts what in the model
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -170,7 +177,11 @@ def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_
                 node = par[node]
             word = [fsa.alphabet[x] for x in reversed(w)]
             got = None if tie[i, a] else model.output_labels[model.readout.table[y[i, a]]]
-            return Certificate(False, "exact-bfs", len(Q), explored, reason="decoder tie" if tie[i, a] else
+            # the generic search has registered the new pairs of the transitions before this one: count them too
+            done = np.concatenate([q2[..., None], succ], axis=-1).reshape(-1, d + 1)[:i * k + a]
+            seen = {tuple(r) for r in done.tolist()}
+            new_pairs = sum(1 for key in seen if key not in index)
+            return Certificate(False, "exact-bfs", len(Q) + new_pairs, explored, reason="decoder tie" if tie[i, a] else
                                "wrong output", counterexample=word, expected=fsa.outputs[int(q2[i, a])], got=got,
                                float_check=fc, **base)
         explored += len(F) * k
@@ -207,6 +218,13 @@ def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MA
                 construction=model.provenance.get("construction"), automaton=fsa.name,
                 automaton_states=fsa.n_states)
     amap = _align(model, fsa)
+    problems = consistency_problems(model)
+    if problems:
+        more = f" (and {len(problems) - MAX_PROBLEMS} more)" if len(problems) > MAX_PROBLEMS else ""
+        return Certificate(False, "consistency", 0, 0,
+                           reason="the model contradicts itself, so no certificate of its exact weights would cover "
+                           "what the backends execute: " + "; ".join(problems[:MAX_PROBLEMS]) + more,
+                           problems=problems, **base)
     fc = float_check(model, fsa, float_steps, seed=seed)
     if not model.is_exact:
         return Certificate(False, "none", 0, 0, reason="the model has weights without an exact form; "

@@ -42,7 +42,7 @@ from .errors import InputError
 from .exact import Cyc, exact_from_json, exact_to_json, to_exact, to_float
 
 __all__ = ["Read", "TableMap", "GHFactor", "Transition", "Decoder", "Layer", "Model", "SCHEMA", "VERSION",
-           "exact_matmul", "exact_matvec", "exact_identity", "gh_matrix_exact", "gh_matrix_float"]
+           "consistency_problems", "canonicalize_floats", "exact_matmul", "exact_matvec", "exact_identity", "gh_matrix_exact", "gh_matrix_float"]
 
 SCHEMA = "lrnnkit.model"
 VERSION = 1
@@ -400,6 +400,9 @@ class Model:
 
     def __post_init__(self):
         self.validate()
+        # the floats every backend runs are the rounding of the exact weights where these exist; what the given
+        # floats got wrong is kept for the certifier (which then refuses: the file contradicts itself)
+        self.inconsistencies = canonicalize_floats(self)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -465,6 +468,16 @@ class Model:
             exp_shape = (L.n_symbols, D.n_out, d) if D.per_symbol else (D.n_out, d)
             if D.W.shape != exp_shape:
                 raise InputError(f"{w}: decoder W has shape {D.W.shape}, expected {exp_shape}")
+            if D.c.shape != exp_shape[:-1]:
+                raise InputError(f"{w}: decoder c has shape {D.c.shape}, expected {exp_shape[:-1]}")
+            if D.n_out < 1:
+                raise InputError(f"{w}: decoder without labels")
+            if D.W_exact is not None or D.c_exact is not None:
+                _check_exact_shape(D.W_exact, exp_shape, f"{w} decoder W_exact")
+                _check_exact_shape(D.c_exact, exp_shape[:-1], f"{w} decoder c_exact")
+            for j, t in enumerate(L.transitions):
+                if t.diag is not None and np.shape(t.diag) != (d,):
+                    raise InputError(f"{w} symbol {j}: diag has shape {np.shape(t.diag)}, expected ({d},)")
         check_map(self.readout, len(self.layers), "readout")
         if self.readout.n_out != len(self.output_labels):
             raise InputError(f"readout has {self.readout.n_out} outputs for {len(self.output_labels)} labels")
@@ -550,6 +563,8 @@ class Model:
             doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"model {path!r} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise InputError(f"model {path!r}: the JSON is nested too deeply") from None
         arrays = None
         if isinstance(doc, dict) and doc.get("arrays"):
             st = doc["arrays"]
@@ -564,6 +579,19 @@ class Model:
 
     @staticmethod
     def from_json(doc: Any, where: str = "model", arrays: dict | None = None) -> "Model":
+        """Build a model from its JSON document. Every defect is an InputError naming ``where`` (the file)."""
+        try:
+            return Model._from_json(doc, where, arrays)
+        except InputError as exc:
+            msg = str(exc)
+            raise InputError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+        except RecursionError:
+            raise InputError(f"{where}: the document is nested too deeply") from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as exc:
+            raise InputError(f"{where}: malformed model ({type(exc).__name__}: {exc})") from None
+
+    @staticmethod
+    def _from_json(doc: Any, where: str, arrays: dict | None) -> "Model":
         if not isinstance(doc, dict):
             raise InputError(f"{where}: top level must be a JSON object")
         if doc.get("format") != SCHEMA:
@@ -601,9 +629,15 @@ class Model:
                 factors = None
                 if td.get("factors") is not None:
                     factors = []
+                    if not isinstance(td["factors"], list):
+                        raise InputError(f"{where}: {tw}: factors must be a list of objects, got "
+                                         f"{_short(td['factors'])}")
                     for k, fd in enumerate(td["factors"]):
                         _need(fd, ("beta", "v"), f"{where}: {tw} factor {k}")
                         be = fd.get("beta_exact")
+                        if not isinstance(fd["beta"], (int, float)) or isinstance(fd["beta"], bool):
+                            raise InputError(f"{where}: {tw} factor {k}: beta must be a number, got "
+                                             f"{_short(fd['beta'])}")
                         factors.append(GHFactor(float(fd["beta"]), arr(fd["v"], f"{tw} factor {k} v", (d,)),
                                                 None if be is None else exact_from_json(be),
                                                 _exact_vec(fd.get("u_exact"), f"{tw} factor {k} u_exact", d)))
@@ -637,6 +671,273 @@ class Model:
                      TableMap.from_json(doc["readout"], f"{where}: readout"),
                      [str(s) for s in doc["output_labels"]], doc.get("name", ""),
                      doc.get("provenance") or {}, doc.get("notes") or {})
+
+
+# --------------------------------------------------------------------------- float weights vs exact weights
+CONSISTENCY_TOL = 1e-9
+"""Relative tolerance for "the stored float equals the rounding of its exact form": compiled files store products of
+GH factors computed in float64, a few ulps (~1e-15) off the correctly rounded exact product; a tampered or corrupted
+weight is off by far more. The floats are then replaced by the exact rounding, so the tolerance only decides what is
+reported, never what runs."""
+MAX_PROBLEMS = 8  # problems listed per model (the count of the rest is given)
+
+
+def _check_exact_shape(x, shape: tuple, where: str) -> None:
+    def shp(v):
+        if isinstance(v, (list, tuple)):
+            inner = {shp(e) for e in v}
+            if len(inner) > 1:
+                raise InputError(f"{where}: ragged exact array")
+            return (len(v),) + (inner.pop() if inner else ())
+        return ()
+    if x is None or shp(x)[:len(shape)] != tuple(shape):
+        raise InputError(f"{where}: exact array of shape {None if x is None else shp(x)}, expected {tuple(shape)}")
+
+
+class _Rounder:
+    """float64 rounding of exact values (memoized; values repeat a lot). Out of range or non-real: InputError."""
+
+    def __init__(self):
+        self.cache: dict = {}
+
+    def __call__(self, x) -> float:
+        try:
+            return self.cache[x]
+        except KeyError:
+            pass
+        try:
+            v = to_float(x)
+        except OverflowError:
+            raise InputError(f"exact value {_short(exact_to_json(x))} lies outside the float64 range "
+                             f"(|x| < {np.finfo(np.float64).max:.4g})") from None
+        except ValueError as exc:
+            raise InputError(f"exact value {_short(exact_to_json(x))}: {exc}") from None
+        if not np.isfinite(v):
+            raise InputError(f"exact value {_short(exact_to_json(x))} lies outside the float64 range")
+        self.cache[x] = v
+        return v
+
+    def array(self, x, name: str = "") -> np.ndarray:
+        try:
+            if x and isinstance(x[0], (list, tuple)):
+                return np.array([self.array(r) for r in x], dtype=np.float64)
+            return np.array([self(v) for v in x], dtype=np.float64)
+        except InputError as exc:
+            if not name:
+                raise
+            raise InputError(f"{name}: {exc}") from None
+
+
+def _short(x) -> str:
+    """A value for a message: short JSON, or its magnitude when it has many digits (1e400: "~1.000e+400")."""
+    t = json.dumps(x)
+    if len(t) <= 60:
+        return t
+    if isinstance(x, str):
+        try:
+            import mpmath
+            f = Fraction(x)
+            return "~" + mpmath.nstr(mpmath.mpf(f.numerator) / f.denominator, 4)
+        except (ValueError, ZeroDivisionError):
+            pass
+    return t[:57] + "..."
+
+
+def _unit_key(u: Sequence) -> np.ndarray:
+    """u / ||u|| rounded to float64 (evaluated with 40 digits: u^T u is rational, the square root is not)."""
+    import mpmath
+    with mpmath.workdps(40):
+        vals = [x.to_mpc(40).real if isinstance(x, Cyc) else mpmath.mpf(x.numerator) / x.denominator for x in u]
+        n = mpmath.sqrt(mpmath.fsum(v * v for v in vals))
+        if n == 0:
+            raise InputError("GH factor with a zero key")
+        return np.array([float(v / n) for v in vals], dtype=np.float64)
+
+
+def _exact_in(x, lo, hi) -> bool:
+    from .exact import sign
+    return sign(x - lo) >= 0 and sign(hi - x) >= 0
+
+
+def _float_problems(model: "Model", fix: bool) -> list:
+    """Compare every float array with the rounding of its exact form; with ``fix``, replace the floats by it.
+    Also checks what can be checked on the floats alone: betas in [0, 2] (exactly where exact), unit keys, the
+    float product of GH factors against the letter matrix, diagonal layers diagonal."""
+    R = _Rounder()
+    probs: list = []
+
+    def cmp(name: str, given, canon: np.ndarray):
+        given = np.asarray(given, dtype=np.float64)
+        if given.shape != canon.shape:
+            probs.append(f"{name}: float array of shape {given.shape}, its exact form has shape {canon.shape}")
+            return
+        bad = np.abs(given - canon) > CONSISTENCY_TOL * (1 + np.abs(canon))
+        if bad.any():
+            idx = tuple(int(k) for k in np.argwhere(bad)[0])
+            probs.append(f"{name}: the float weights are not the rounding of the exact ones ({int(bad.sum())} "
+                         f"entr{'y' if bad.sum() == 1 else 'ies'}; at {list(idx)}: {float(given[idx])!r}, exact "
+                         f"{float(canon[idx])!r})")
+
+    for i, L in enumerate(model.layers):
+        w = f"layer {i}"
+        d = L.width
+        for j, t in enumerate(L.transitions):
+            tw = f"{w} symbol {j}"
+            if t.A_exact is not None:
+                canon = R.array(t.A_exact, f"{tw} A_exact")
+                cmp(f"{tw} A", t.A, canon)
+                if fix:
+                    t.A = canon
+            if t.B_exact is not None:
+                canon = R.array(t.B_exact, f"{tw} B_exact")
+                cmp(f"{tw} B", t.B, canon)
+                if fix:
+                    t.B = canon
+            for k, f in enumerate(t.factors or []):
+                fw = f"{tw} GH factor {k}"
+                if f.beta_exact is not None:
+                    if not _exact_in(f.beta_exact, 0, 2):
+                        probs.append(f"{fw}: beta = {_short(exact_to_json(f.beta_exact))} is outside [0, 2]")
+                    cb = R(f.beta_exact)
+                    if abs(f.beta - cb) > CONSISTENCY_TOL * (1 + abs(cb)):
+                        probs.append(f"{fw}: float beta {f.beta!r} is not the rounding of the exact {cb!r}")
+                    if fix:
+                        f.beta = cb
+                elif not (0 <= f.beta <= 2):
+                    probs.append(f"{fw}: beta = {f.beta!r} is outside [0, 2]")
+                if f.u_exact is not None:
+                    try:
+                        cv = _unit_key(f.u_exact)
+                    except InputError as exc:
+                        probs.append(f"{fw}: {exc}")
+                    else:
+                        v = np.asarray(f.v, dtype=np.float64)
+                        if v.shape != cv.shape or not (np.allclose(v, cv, rtol=0, atol=CONSISTENCY_TOL)
+                                                       or np.allclose(v, -cv, rtol=0, atol=CONSISTENCY_TOL)):
+                            probs.append(f"{fw}: float key v is not u_exact / ||u_exact||")
+                        if fix:
+                            f.v = cv
+                if abs(float(np.linalg.norm(f.v)) - 1) > CONSISTENCY_TOL:
+                    probs.append(f"{fw}: the key v is not a unit vector (||v|| = {float(np.linalg.norm(f.v))!r})")
+            if t.factors is not None:
+                P = np.eye(d)
+                for f in t.factors:
+                    P = gh_matrix_float(f.beta, f.v) @ P
+                if not np.allclose(P, t.A, rtol=0, atol=1e-9 * max(1, len(t.factors))):
+                    probs.append(f"{tw}: the product of its GH factors is not its matrix A")
+            if L.kind == "diagonal":
+                if t.A_exact is not None and any(not is_zero_exact(t.A_exact[a][b])
+                                                 for a in range(d) for b in range(d) if a != b):
+                    probs.append(f"{tw}: a diagonal layer with an off-diagonal exact entry in A_exact")
+                if np.any(t.A[~np.eye(d, dtype=bool)] != 0):
+                    probs.append(f"{tw}: a diagonal layer with an off-diagonal float entry in A")
+                if t.diag is not None:
+                    cmp(f"{tw} diag", t.diag, np.diag(t.A).copy())
+                    if fix:
+                        t.diag = np.diag(t.A).copy()
+            if t.blocks is not None:
+                sizes = [np.shape(b) for b in t.blocks]
+                if any(len(sz) != 2 or sz[0] != sz[1] for sz in sizes) or sum(sz[0] for sz in sizes) != d:
+                    probs.append(f"{tw}: blocks of shapes {sizes} do not tile a width-{d} matrix")
+                else:
+                    M = np.zeros((d, d))
+                    o = 0
+                    for b in t.blocks:
+                        n = np.shape(b)[0]
+                        M[o:o + n, o:o + n] = b
+                        o += n
+                    cmp(f"{tw} blocks", M, t.A)
+        if L.H0_exact is not None:
+            canon = R.array(L.H0_exact, f"{w} H0_exact")
+            cmp(f"{w} H0", L.H0, canon)
+            if fix:
+                L.H0 = canon
+        D = L.decoder
+        if D.W_exact is not None:
+            canon = R.array(D.W_exact, f"{w} decoder W_exact")
+            cmp(f"{w} decoder W", D.W, canon)
+            if fix:
+                D.W = canon
+        if D.c_exact is not None:
+            canon = R.array(D.c_exact, f"{w} decoder c_exact")
+            cmp(f"{w} decoder c", D.c, canon)
+            if fix:
+                D.c = canon
+    return probs
+
+
+def is_zero_exact(x) -> bool:
+    return not isinstance(x, Cyc) and x == 0
+
+
+def canonicalize_floats(model: "Model") -> list:
+    """Make the float64 arrays of ``model`` the rounding of its exact weights, where these exist (A, B, H0, decoder
+    W and c, GH betas and unit keys u / ||u||, diagonals), so that every backend executes the same float weights and
+    a certificate of the exact weights covers them. Returns what the given floats got wrong (a list of one-line
+    problems, empty for a consistent model). Called by ``Model.__post_init__``; the certifier refuses a model with
+    problems (see :func:`consistency_problems`)."""
+    return _float_problems(model, fix=True)
+
+
+def consistency_problems(model: "Model") -> list:
+    """Everything that keeps a certificate of the exact weights from covering what the backends execute: the
+    problems found on construction / loading (``model.inconsistencies``), the floats changed since, and, exactly,
+    every GH letter matrix A_exact against the product of its exact factors (000, eq. 1 and Proposition 1: a GH
+    layer runs ``A = G_n ... G_1``, each ``G = I - beta u u^T / (u^T u)``). Empty iff consistent."""
+    probs = list(getattr(model, "inconsistencies", []) or [])
+    for p in _float_problems(model, fix=False):
+        if p not in probs:
+            probs.append(p)
+    for i, L in enumerate(model.layers):
+        if L.kind not in LAYER_KINDS:
+            probs.append(f"layer {i}: kind {L.kind!r} is not one the certifier knows ({', '.join(LAYER_KINDS)})")
+            continue
+        for j, t in enumerate(L.transitions):
+            if t.factors is None or t.A_exact is None:
+                continue
+            if L.kind == "gh" and any(f.beta_exact is None or f.u_exact is None for f in t.factors):
+                probs.append(f"layer {i} symbol {j}: GH factors without exact forms beside an exact A")
+                continue
+            if any(f.beta_exact is None or f.u_exact is None for f in t.factors):
+                continue
+            try:
+                M = _exact_factor_product(t.factors, L.width)
+            except InputError as exc:
+                probs.append(f"layer {i} symbol {j}: {exc}")
+                continue
+            if M != [list(r) for r in t.A_exact]:
+                probs.append(f"layer {i} symbol {j}: A_exact is not the product of its exact GH factors")
+    return probs
+
+
+def _exact_factor_product(factors, d: int) -> list:
+    """G_n ... G_1 exactly, each factor applied in O(d^2): G M = M - (beta / u^T u) u (u^T M)."""
+    M = exact_identity(d)
+    for f in factors:
+        u = list(f.u_exact)
+        nrm = Fraction(0)
+        for x in u:
+            nrm = nrm + x * x
+        if isinstance(nrm, Cyc):
+            raise InputError("GH factor key with an irrational squared norm")
+        if nrm == 0:
+            raise InputError("GH factor with a zero key")
+        s = f.beta_exact * Fraction(1) / nrm
+        wrow = []
+        for col in range(d):
+            acc = Fraction(0)
+            for r in range(d):
+                if u[r] != 0 and M[r][col] != 0:
+                    acc = acc + u[r] * M[r][col]
+            wrow.append(acc)
+        for r in range(d):
+            if u[r] == 0:
+                continue
+            su = s * u[r]
+            for col in range(d):
+                if wrow[col] != 0:
+                    M[r][col] = M[r][col] - su * wrow[col]
+    return M
 
 
 def _need(d: Any, keys: Sequence[str], where: str) -> None:
