@@ -232,3 +232,15 @@ def test_theorem_5_cascade_check_can_fail():
     wrong = list(lifts)
     wrong[0] = lambda x: (x[1], x[0])
     assert "W(lift(x)) != f(W(x))" in P.cascade_check(states, encode, wrong, W, P.S4_IDEMPOTENT)
+
+
+def test_theorem_4_brute_force_detects_the_printed_wiring():
+    """The certifier-independent check behind 000:theorem-4 finds the printed wiring's error on even-pairs (the
+    'krohn-rhodes-as-printed' construction) and accepts the corrected one."""
+    from lrnnkit.automata.sources import load_source
+    from lrnnkit.constructions import registry as R
+    fsa = load_source("even-pairs")
+    n, bad = P.brute_force_agrees(R.compile(fsa, "krohn-rhodes-as-printed"), fsa, 4)
+    assert bad is not None and len(bad["word"]) <= 4
+    n, bad = P.brute_force_agrees(R.compile(fsa, "krohn-rhodes"), fsa, 4)
+    assert bad is None and n == sum(len(fsa.alphabet) ** k for k in range(5))

@@ -42,7 +42,7 @@ from .theorem_1_2 import (BF16, BinaryFormat, MODES, T1_A1, T1_H0, T2_A1, T2_H0,
     cast_model_states, check_theorem_1, check_theorem_2, separates, tail_monotone)  # noqa: F401
 from .theorem_3 import THM3_REGULAR, regular_automaton, check_theorem_3, closure, compose, embeddings, group_fsas, implements  # noqa: F401
 from .theorem_4_5 import (S4_IDEMPOTENT, _KR_FSAS, _cascade_runs, cascade_check, check_theorem_4, check_theorem_4_bounds,
-    check_theorem_4_wiring, s4_idempotent_cascade, small_holonomy_widths,
+    check_theorem_4_wiring, s4_idempotent_cascade, small_holonomy_widths, brute_force_agrees,
     check_theorem_5, pr_layer_ok)  # noqa: F401
 from .theorem_6 import check_theorem_6  # noqa: F401
 from .equations import check_eq3, check_eq4  # noqa: F401
