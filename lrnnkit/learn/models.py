@@ -131,9 +131,10 @@ class GHMixer(nn.Module):
     """DeltaNet (n_h = 1) / DeltaProduct (n_h > 1) / gated variants on lrnnkit's GH kernels (paper 001)."""
 
     def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
-                 gate: bool = False, short_conv: bool = True, backend: str = "auto"):
+                 gate: bool = False, short_conv: bool = True, backend: str = "auto", kernel_dtype: str = "float32"):
         super().__init__()
         self.H, self.K, self.n_h = heads, head_dim, n_h
+        self.kernel_dtype = kernel_dtype
         self.beta_scale = 2.0 if parse_eig_range(eig_range)[0] < 0 else 1.0
         self.backend = backend
         HK = heads * head_dim
@@ -171,6 +172,8 @@ class GHMixer(nn.Module):
 
     def forward(self, x):
         q, k, v, beta, g = self._qkvbg(x)
+        if self.kernel_dtype == "bfloat16" and x.is_cuda:    # fla-like: q, k, v in bf16, fp32 state inside
+            q, k, v = q.bfloat16(), k.bfloat16(), v.bfloat16()
         o = gh_apply(q, k, v, beta, g, self._backend(x.device))
         o = self.o_norm(o)
         B, T = x.shape[:2]
@@ -331,11 +334,13 @@ class SequenceModel(nn.Module):
     ``width // heads``; ``mlp`` adds an MLP block per layer; ``block_size`` for block-diagonal; ``backend``:
     ``"auto"`` (GH: chunked kernels on CUDA, the sequential reference on CPU; others: the torch scan), ``"naive"``
     (the kernels' sequential references), ``"chunk"`` / ``"torch"`` (GH only), ``"scan"`` (non-GH only).
+    ``kernel_dtype="bfloat16"`` feeds the GH kernels bf16 q, k, v on CUDA (as fla does; the state stays fp32).
     """
 
     def __init__(self, vocab: int, n_out: int, layer: str = "deltaproduct", n_h: int = 1, eig_range=(-1.0, 1.0),
                  layers: int = 1, width: int = 64, heads: int = 4, head_dim: int | None = None, mlp: bool = False,
-                 short_conv: bool = True, gate: bool = False, block_size: int = 8, backend: str = "auto"):
+                 short_conv: bool = True, gate: bool = False, block_size: int = 8, backend: str = "auto",
+                 kernel_dtype: str = "float32"):
         super().__init__()
         if layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {layer!r} (choose from {', '.join(LAYER_KINDS)})")
@@ -349,7 +354,9 @@ class SequenceModel(nn.Module):
         head_dim = head_dim or max(1, width // heads)
         self.config = dict(vocab=vocab, n_out=n_out, layer=layer, n_h=n_h, eig_range=list(eig), layers=layers,
                            width=width, heads=heads, head_dim=head_dim, mlp=mlp, short_conv=short_conv, gate=gate,
-                           block_size=block_size, backend=backend)
+                           block_size=block_size, backend=backend, kernel_dtype=kernel_dtype)
+        if kernel_dtype not in ("float32", "bfloat16"):
+            raise InputError(f"kernel_dtype must be float32 or bfloat16, got {kernel_dtype!r}")
         self.embed = nn.Embedding(vocab, width)
         self.mixers = nn.ModuleList()
         nb = "scan" if backend == "auto" else backend
@@ -357,7 +364,7 @@ class SequenceModel(nn.Module):
             if layer == "diagonal":
                 m = DiagonalMixer(width, eig, short_conv, nb)
             elif layer in ("deltanet", "deltaproduct"):
-                m = GHMixer(width, heads, head_dim, n_h, eig, gate, short_conv, backend)
+                m = GHMixer(width, heads, head_dim, n_h, eig, gate, short_conv, backend, kernel_dtype)
             elif layer == "block-diagonal":
                 m = BlockDiagonalMixer(width, block_size, backend=nb)
             else:

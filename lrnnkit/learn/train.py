@@ -59,6 +59,7 @@ class TrainConfig:
     gate: bool = False
     block_size: int = 8
     backend: str = "auto"
+    kernel_dtype: str = "float32"
     train_len: tuple = (3, 40)
     test_len: tuple = (40, 128, 256)
     steps: int = 1000
@@ -111,7 +112,8 @@ class TrainConfig:
     def model_kwargs(self, task) -> dict:
         return dict(vocab=task.n_in, n_out=task.n_out, layer=self.layer, n_h=self.n_h, eig_range=self.eig_range,
                     layers=self.layers, width=self.width, heads=self.heads, head_dim=self.head_dim, mlp=self.mlp,
-                    short_conv=self.short_conv, gate=self.gate, block_size=self.block_size, backend=self.backend)
+                    short_conv=self.short_conv, gate=self.gate, block_size=self.block_size, backend=self.backend,
+                    kernel_dtype=self.kernel_dtype)
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -123,13 +125,14 @@ def lr_at(cfg: TrainConfig, step: int) -> float:
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(1.0, p)))
 
 
-def build(cfg: TrainConfig):
-    """``(task, model, optimizer)`` for a config, the model initialised from ``torch.manual_seed(cfg.seed)``."""
+def build(cfg: TrainConfig, model_fn=None):
+    """``(task, model, optimizer)`` for a config, the model initialised from ``torch.manual_seed(cfg.seed)``;
+    ``model_fn(task) -> nn.Module`` replaces :class:`SequenceModel` (e.g. a peer library's layer)."""
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"device {cfg.device!r} requested but CUDA is not available")
     task = make_task(cfg.task)
     torch.manual_seed(cfg.seed)
-    model = SequenceModel(**cfg.model_kwargs(task)).to(cfg.device)
+    model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
@@ -227,10 +230,10 @@ def _truncate_metrics(path: str, step: int) -> None:
 
 # ------------------------------------------------------------------------------------------------ training
 def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, progress: bool = False,
-          stop_at: int | None = None, evaluate_at_end: bool = True) -> dict:
+          stop_at: int | None = None, evaluate_at_end: bool = True, model_fn=None) -> dict:
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``."""
-    task, model, opt = build(cfg)
+    task, model, opt = build(cfg, model_fn)
     device = torch.device(cfg.device)
     step, elapsed = 0, 0.0
     ckpt_path = None
@@ -336,7 +339,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
         res["test_accuracy"] = ev["accuracy"]
         res["final_accuracy"] = ev["final_accuracy"]
         res["scaled_accuracy"] = ev["scaled_accuracy"]
-        res["eigenvalues"] = eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
-                                                device=device)
+        res["eigenvalues"] = (eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
+                                                 device=device) if hasattr(model, "transition_matrices") else None)
     res["_model"] = model
     return res
