@@ -29,6 +29,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 FLA_LABEL = "fla GatedDeltaProduct n_h={n} [-1,1]"
+ANCHOR_S = 150
 
 
 # ------------------------------------------------------------------------------------------------ fla model
@@ -92,14 +93,15 @@ def jobs_for(names, scale: str, device: str, fla: bool):
         for label, cfg in get_experiment(name).runs(scale):
             jobs.append({"experiment": name, "label": label, "config": dataclasses.replace(cfg, device=device).to_json()})
     if fla:
+        # the anchor: fla's layer on S3 (n_h = 1, 2), 150 s each; ours with the same settings and cap are the S3
+        # runs of 001-deltaproduct (their cap raised to 150 s here), compared in summarise()
         base = get_experiment("001-deltaproduct").runs(scale)[0][1]
         for n in (1, 2):
-            cfg = dataclasses.replace(base, device=device, n_h=n, task="group:S3").to_json()
+            cfg = dataclasses.replace(base, device=device, n_h=n, task="group:S3", max_seconds=ANCHOR_S).to_json()
             jobs.append({"experiment": "001-fla-anchor", "label": FLA_LABEL.format(n=n), "config": cfg, "fla": n})
-        for n in (1, 2):   # ours, same settings, in the same batch of runs (also part of 001-deltaproduct)
-            cfg = dataclasses.replace(base, device=device, n_h=n, task="group:S3").to_json()
-            jobs.append({"experiment": "001-fla-anchor", "label": f"lrnnkit DeltaProduct n_h={n} [-1,1]",
-                         "config": cfg})
+        for j in jobs:
+            if j["experiment"] == "001-deltaproduct" and j["label"].startswith("S3 ") and j["config"]["n_h"] <= 2:
+                j["config"]["max_seconds"] = ANCHOR_S
     return jobs
 
 
@@ -208,6 +210,10 @@ def summarise(out: str, scale: str, skipped=()) -> dict:
             with open(os.path.join(rd, exp, f)) as fh:
                 rec = json.load(fh)
             runs.setdefault(exp, {})[rec["label"]] = rec
+    if "001-fla-anchor" in runs:    # ours beside fla's, same settings (jobs_for)
+        for k, r in runs.get("001-deltaproduct", {}).items():
+            if k.startswith("S3 ") and r["config"]["n_h"] <= 2:
+                runs["001-fla-anchor"]["lrnnkit " + k] = r
     summary = {"scale": scale, "experiments": {}, "skipped": [f"{j['experiment']} / {j['label']}" for j in skipped]}
     for exp, recs in runs.items():
         ok = {k: r["result"] for k, r in recs.items() if r["status"] == "ok"}

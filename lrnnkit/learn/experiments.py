@@ -65,8 +65,8 @@ def _chomsky_runs(task: str, layers_small: int):
         base = _scale(scale,
                       dict(width=16, heads=2, layers=1, steps=150, batch=32, lr=1e-2, test_len=(40, 128, 256),
                            eval_n=64, short_conv=False),
-                      dict(width=128, heads=4, layers=layers_small, steps=3000, batch=256, lr=1e-3,
-                           test_len=(40, 64, 128, 192, 256), eval_n=512, max_seconds=75, auto_steps=True),
+                      dict(width=128, heads=4, layers=layers_small, steps=5000, batch=256, lr=1e-3,
+                           test_len=(40, 64, 128, 192, 256), eval_n=512, max_seconds=60, auto_steps=True),
                       dict(width=128, heads=4, layers=layers_small, steps=100_000, batch=1024, lr=5e-4,
                            test_len=(40, 64, 128, 192, 256), eval_n=8192))
         out = []
@@ -101,8 +101,8 @@ def _s5_runs(scale: str):
     base = _scale(scale,
                   dict(width=32, heads=2, steps=150, batch=32, lr=3e-3, train_len=(8, 8), test_len=(8, 16, 32),
                        eval_n=64),
-                  dict(width=128, heads=4, steps=3000, batch=256, lr=1e-3, train_len=(32, 32),
-                       test_len=(32, 64, 128, 256, 500), eval_n=512, max_seconds=120, auto_steps=True),
+                  dict(width=128, heads=4, steps=5000, batch=256, lr=1e-3, train_len=(32, 32),
+                       test_len=(32, 64, 128, 256, 500), eval_n=512, max_seconds=90, auto_steps=True),
                   dict(width=128, heads=4, steps=100_000, batch=512, lr=1e-4, train_len=(32, 32),
                        test_len=(32, 64, 128, 256, 500), eval_n=40_000, weight_decay=0.01))
     out = []
@@ -133,8 +133,8 @@ def _z60_runs(scale: str):
     base = _scale(scale,
                   dict(width=32, heads=2, steps=150, batch=32, lr=3e-3, train_len=(8, 8), test_len=(8, 16),
                        eval_n=64),
-                  dict(width=128, heads=4, steps=3000, batch=256, lr=1e-3, train_len=(32, 32),
-                       test_len=(32, 64, 128), eval_n=512, max_seconds=75, auto_steps=True),
+                  dict(width=128, heads=4, steps=5000, batch=256, lr=1e-3, train_len=(32, 32),
+                       test_len=(32, 64, 128), eval_n=512, max_seconds=60, auto_steps=True),
                   dict(width=128, heads=4, steps=100_000, batch=512, lr=1e-4, train_len=(32, 32),
                        test_len=(32, 64, 128), eval_n=40_000))
     return [(f"{'Mamba-like diagonal' if l == 'diagonal' else 'DeltaNet'} [{e[0]:g},{e[1]:g}]",
@@ -152,18 +152,19 @@ def _judge_z60(res: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------------ 001 Fig. 3
 def _deltaproduct_runs(groups, n_hs):
+    """``n_hs``: {scale: the n_h values} (small runs n_h = 1, 2, 4 to fit one GPU slot; the paper 1..4)."""
     def runs(scale: str):
         base = _scale(scale,
                       dict(width=32, heads=2, head_dim=16, steps=120, batch=32, lr=3e-3, train_len=(16, 16),
                            test_len=(16, 32, 64), eval_n=64, mlp=True),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=4000, batch=512, lr=1e-3,
-                           train_len=(128, 128), test_len=(128, 256, 512), eval_n=512, max_seconds=120,
+                           train_len=(128, 128), test_len=(128, 256, 512), eval_n=512, max_seconds=100,
                            auto_steps=True, weight_decay=1e-6),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=200_000, batch=1024, lr=1e-3,
                            train_len=(128, 128), test_len=(128, 256, 512), eval_n=500_000, weight_decay=1e-6))
         return [(f"{g} DeltaProduct n_h={n} [-1,1]",
                  TrainConfig(task=f"group:{g}", layer="deltaproduct", n_h=n, layers=1, **base))
-                for g in groups for n in n_hs]
+                for g in groups for n in n_hs[scale]]
     return runs
 
 
@@ -188,7 +189,7 @@ def _judge_deltaproduct(res: dict) -> dict:
 
 
 def _deltanet_layers_runs(scale: str):
-    base = _deltaproduct_runs(["S3"], [1])(scale)[0][1]
+    base = _deltaproduct_runs(["S3"], {scale: [1]})(scale)[0][1]
     ls = (1, 2) if scale == "tiny" else (1, 2, 3, 4, 5)
     return [(f"S3 DeltaNet {L} layer(s) [-1,1]", replace(base, layer="deltanet", layers=L)) for L in ls]
 
@@ -207,8 +208,8 @@ def _block_runs(scale: str):
         base = _scale(scale,
                       dict(width=32, block_size=8, steps=200, batch=32, lr=3e-3, train_len=(tl // 4, tl // 4),
                            test_len=(tl // 4, tl), eval_n=64),
-                      dict(width=64, block_size=8, steps=3000, batch=256, lr=1e-3, train_len=(3, tl),
-                           test_len=(tl, 2 * tl + 1, test), eval_n=512, max_seconds=75, auto_steps=True),
+                      dict(width=64, block_size=8, steps=5000, batch=256, lr=1e-3, train_len=(3, tl),
+                           test_len=(tl, 2 * tl + 1, test), eval_n=512, max_seconds=60, auto_steps=True),
                       dict(width=64, block_size=8, steps=100_000, batch=256, lr=1e-3, train_len=(tl, tl),
                            test_len=(tl, test), eval_n=4096))
         return TrainConfig(task=task, layer="block-diagonal", layers=layers, short_conv=False, **base)
@@ -227,8 +228,8 @@ def _bilinear_runs(scale: str):
     base = _scale(scale,
                   dict(width=16, heads=2, steps=200, batch=32, lr=1e-2, train_len=(2, 10), test_len=(10, 100),
                        eval_n=64, short_conv=False),
-                  dict(width=64, heads=4, steps=3000, batch=256, lr=1e-3, train_len=(2, 10),
-                       test_len=(10, 100, 500), eval_n=512, max_seconds=75, auto_steps=True, short_conv=False),
+                  dict(width=64, heads=4, steps=5000, batch=256, lr=1e-3, train_len=(2, 10),
+                       test_len=(10, 100, 500), eval_n=512, max_seconds=60, auto_steps=True, short_conv=False),
                   dict(width=64, heads=4, steps=100_000, batch=64, lr=1e-3, train_len=(2, 10),
                        test_len=(10, 100, 500), eval_n=4096, short_conv=False))
     return [("bilinear, parity", TrainConfig(task="parity", layer="bilinear", **base)),
@@ -274,7 +275,8 @@ EXPERIMENTS = {e.name: e for e in [
     Experiment("001-deltaproduct", "001", "Fig. 3 (top): one-layer DeltaProduct n_h = 1..4",
                "One layer of DeltaProduct[-1,1] extrapolates from length 128 to 512 on S3 with n_h = 2, on S4 and A5 "
                "with n_h = 2 (3-D rotations), on S5 with n_h = 4; n_h = 1 (DeltaNet) fails.",
-               _deltaproduct_runs(["S3", "S4", "A5", "S5"], [1, 2, 3, 4]), _judge_deltaproduct, plot_len=128),
+               _deltaproduct_runs(["S3", "S4", "A5", "S5"], {"tiny": [1, 2], "small": [1, 2, 4], "paper": [1, 2, 3, 4]}),
+               _judge_deltaproduct, plot_len=128),
     Experiment("001-deltanet-layers", "001", "Fig. 3 (bottom): DeltaNet with 1..5 layers on S3",
                "Stacking DeltaNet layers improves less than adding Householders; with two layers DeltaNet performs "
                "poorly on S3 although 001 Theorem 1 says two layers suffice.",
