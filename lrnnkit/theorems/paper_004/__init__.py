@@ -13,7 +13,7 @@ block-diagonal W(x) (blocks of size b, each a bilinear function of x); complex-d
 a fixed P and D(x) real block-diagonal with 1x1 blocks and 2x2 rotation-scaling blocks [[a, -b], [b, a]];
 real-diagonal W(x) = diag(a(x)); positive diagonal (Mamba-like).
 
-Conventions (DESIGN.md): states are column vectors, the matrix of the word a_1 .. a_t is W(a_t) ... W(a_1); the
+Conventions (docs/conventions.rst): states are column vectors, the matrix of the word a_1 .. a_t is W(a_t) ... W(a_1); the
 group word problem's state after g_1 .. g_t is the prefix product g_1 g_2 ... g_t (first g_1).
 
 One module per statement group: ``proposition_2_2``, ``section_2_3``, ``proposition_2_4``, ``hierarchy``; helpers
