@@ -39,7 +39,7 @@ def __getattr__(name):
 
 
 def load_source(source: str) -> FSA:
-    """An automaton from a preset (``parity``, ``group:S5``, ...) or an FSA JSON file (DESIGN.md, SOURCE)."""
+    """An automaton from a preset (``parity``, ``group:S5``, ...) or an FSA JSON file (docs/fsa_format.rst)."""
     from .automata.sources import load_source as _ls
     return _ls(source)
 

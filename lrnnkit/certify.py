@@ -1,6 +1,6 @@
 """Certification: a compiled model implements its automaton for inputs of EVERY length.
 
-Method ``exact-bfs`` (DESIGN.md, "Certification"). A model whose weights are exact (rationals or cyclotomic numbers,
+Method ``exact-bfs`` (docs/algorithms.rst, "Certification"). A model whose weights are exact (rationals or cyclotomic numbers,
 lrnnkit.exact) is a deterministic system over exactly represented states. Run a breadth-first search over the
 reachable pairs ``(q, M)`` of automaton state ``q`` and joint model state ``M`` (every layer's state plus the lag
 histories), starting from ``(start, initial)``, applying every input symbol to every pair, and check at every

@@ -6,7 +6,7 @@ step t, on a state ``S`` of shape (K, V)::
     S <- S + beta_t k_t (v_t - S^T k_t)^T  =  (I - beta_t k_t k_t^T) S + beta_t k_t v_t^T,     o_t = scale S^T q_t
 
 with tensors in the layout ``q, k: [B, T, H, K]``, ``v: [B, T, H, V]``, ``beta: [B, T, H]``,
-``initial_state: [B, H, K, V]``. A one-layer ``gh`` model (DESIGN.md; 000 eq. 1 with ``A(x) = G_{n_h} .. G_1``,
+``initial_state: [B, H, K, V]``. A one-layer ``gh`` model (docs/conventions.rst; 000 eq. 1 with ``A(x) = G_{n_h} .. G_1``,
 ``G_j = I - beta_j v_j v_j^T``) maps onto it as DeltaProduct does (001, Section 3: a token's ``n_h`` Householder
 steps become ``n_h`` consecutive delta-rule steps of a sequence ``n_h`` times longer, and every ``n_h``-th output is
 kept):

@@ -87,7 +87,7 @@ def test_accepting_form_is_kept():
 # ---------------------------------------------------------------------------------------------- conventions
 @given(fsas(max_states=5, max_letters=3), st.data())
 def test_word_matrix_is_reverse_product_of_letter_matrices(f, data):
-    """DESIGN.md: M(a)[q', q] = 1 iff delta(q, a) = q'; the word a_1..a_t has matrix M(a_t)...M(a_1)."""
+    """docs/conventions.rst: M(a)[q', q] = 1 iff delta(q, a) = q'; the word a_1..a_t has matrix M(a_t)...M(a_1)."""
     n = f.n_states
 
     def M(a):

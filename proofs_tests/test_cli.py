@@ -1,4 +1,4 @@
-"""The command-line contract of DESIGN.md: verbs, --json keys, exit statuses, one-line errors, atomic writes."""
+"""The command-line contract of docs/cli.rst: verbs, --json keys, exit statuses, one-line errors, atomic writes."""
 import json
 import os
 import subprocess

@@ -1,7 +1,7 @@
 """GAP as an independent oracle for the holonomy decomposition (issue 15; paper 000 Theorem 5 as used by
 Theorem 4's proof).
 
-The GAP program below is written from the definitions alone (DESIGN.md, "Krohn-Rhodes by holonomy") and shares
+The GAP program below is written from the definitions alone (docs/algorithms.rst, "Krohn--Rhodes by holonomy") and shares
 no code with lrnnkit: GAP enumerates S (``AsList(Semigroup(...))``), computes the images ``OnSets(X, s)`` for s in
 S^1, the orbit ``P.S^1`` of every set of the extended image set, the classes (mutual reachability), the strict
 subduction order between classes (P < Q iff P is inside some member of Q.S^1, not equivalent), the tiles

@@ -99,7 +99,7 @@ def test_chunk_forward_matches_naive(shape, dtype, chunk, seed):
     if dtype in ULP:
         tol = 6 * (NC + 1) * ULP[dtype]
     else:
-        # chunk form: per chunk a triangular solve (entries of T bounded by 2 for unit keys, beta <= 2; DESIGN.md)
+        # chunk form: per chunk a triangular solve (entries of T bounded by 2 for unit keys, beta <= 2; docs/algorithms.rst)
         # and products of length <= C + K; errors are carried additively by contractions across chunks.
         tol = (NC + 1) * (chunk + K + 4) * 4 * U[dtype]
     assert rel(o, r) <= tol
@@ -109,7 +109,7 @@ def test_chunk_forward_matches_naive(shape, dtype, chunk, seed):
 @settings(max_examples=5, deadline=None)
 @given(st.integers(1, 30), st.integers(1, 3), st.sampled_from([4, 8, 16]), st.integers(0, 2 ** 31 - 1))
 def test_torch_chunk_form_equals_recurrence(T, NH, C, seed):
-    """The chunk equations of DESIGN.md (WY/UT form) compute the same function as the recurrence (float64)."""
+    """The chunk equations of docs/algorithms.rst (WY/UT form) compute the same function as the recurrence (float64)."""
     q, k, v, beta, _, h0 = make(2, T, NH, 2, 8, 5, torch.float64, fresh_gen(seed))
     o, ht = chunk_delta_product_torch(q, k, v, beta, 1.3, h0, C)
     r, rt = reference(q, k, v, beta, None, h0, 1.3)

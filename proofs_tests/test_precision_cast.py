@@ -134,7 +134,7 @@ def test_libraries_double_round_float64_to_bfloat16():
     """ml_dtypes and torch convert float64 -> bfloat16 through float32: two roundings. x = 1 + 2^-8 + 2^-30 lies just
     above the midpoint between the bf16 neighbours 1 and 1 + 2^-7, so it rounds to 1 + 2^-7; float32 first rounds
     it to the midpoint 1 + 2^-8 itself, whose tie then goes to the even 1. Ours is exact; the libraries are one unit
-    off. This test pins the libraries' behaviour as documented in DESIGN.md."""
+    off. This test pins the libraries' behaviour as documented in docs/algorithms.rst."""
     x = 1 + 2.0 ** -8 + 2.0 ** -30
     exact = cast_exact(Fraction(1) + Fraction(1, 2 ** 8) + Fraction(1, 2 ** 30), "bf16")
     assert exact == 1 + 2.0 ** -7
@@ -152,7 +152,7 @@ def test_libraries_double_round_float64_to_bfloat16():
 
 def test_random_normals_double_rounding_is_the_only_difference():
     """Over 10^6 random normal float64 values, every disagreement between ml_dtypes' float64 -> bfloat16 and ours is a
-    double rounding: ours equals the exact rounding, ml_dtypes equals float32-then-bf16. There are some (DESIGN.md:
+    double rounding: ours equals the exact rounding, ml_dtypes equals float32-then-bf16. There are some (docs/algorithms.rst:
     about 7 per 10^6)."""
     rng = np.random.default_rng(2024)
     x = rng.standard_normal(1_000_000)

@@ -1,5 +1,5 @@
 """lrnnkit sweep without Ray: specs (errors, grid, hashes, seeds), the record store (append, torn lines, resume),
-failed points, the job kinds at tiny scale, the CLI contract (DESIGN.md, sweep; issue 14)."""
+failed points, the job kinds at tiny scale, the CLI contract (docs/cli.rst; issue 14)."""
 from __future__ import annotations
 
 import json

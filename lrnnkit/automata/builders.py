@@ -1,4 +1,4 @@
-"""Preset automata (DESIGN.md SOURCE grammar), one builder per task, following the papers' task definitions.
+"""Preset automata (the SOURCE grammar, docs/fsa_format.rst), one builder per task, following the papers' task definitions.
 
 Every builder returns a complete deterministic :class:`~lrnnkit.automata.fsa.FSA` with an output label per state;
 the output after a prefix is the label of the state reached (a transduction, as in paper 002 Section 4.1 and

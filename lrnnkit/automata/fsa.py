@@ -1,6 +1,6 @@
 """The finite-state automaton type.
 
-Conventions (DESIGN.md, pinned by tests):
+Conventions (docs/conventions.rst, pinned by tests):
 
 * states are ``0..n-1``; the start state is ``start`` (0 by default);
 * symbols are strings in files and ``0..k-1`` inside; ``alphabet[a]`` is the name of symbol ``a``;

@@ -1,6 +1,6 @@
 """Named finite groups, group word problems, and the group of a group automaton.
 
-Names (DESIGN.md, "Named groups"): ``Z<m>`` cyclic of order m; ``D<m>`` the symmetries of the regular m-gon, order
+Names (docs/conventions.rst, "Groups"): ``Z<m>`` cyclic of order m; ``D<m>`` the symmetries of the regular m-gon, order
 2m; ``S<n>``, ``A<n>`` symmetric and alternating on n points; direct products joined by ``x`` (``A4xZ5``,
 ``S3xZ2xZ2``). ``C<m>`` is accepted as an alias of ``Z<m>`` (GAP's spelling). The identification catalogue
 also knows ``Q8`` (the quaternion group; ``named_group("Q8", allow_quaternion=True)``), which is not a SOURCE
@@ -23,7 +23,7 @@ Each named group is a permutation group (a sympy ``PermutationGroup``) with a na
 
 In every case element 0 is the identity. Products of elements follow the right action: ``g h`` = first g, then h.
 
-The group word problem (DESIGN.md; paper 000, Section 4): states = elements, alphabet = all elements (named as
+The group word problem (docs/conventions.rst; paper 000, Section 4): states = elements, alphabet = all elements (named as
 above), start = identity, ``delta(x, g) = x g``, output = the state's element name. So after ``g_1 ... g_t`` the
 state is the prefix product ``g_1 g_2 ... g_t``.
 
@@ -172,7 +172,7 @@ def _parity(p) -> int:
 def parse_group_name(name: str, *, allow_quaternion: bool = False) -> list[tuple[str, int]]:
     """``"A4xZ5"`` -> ``[("A", 4), ("Z", 5)]``; InputError naming the bad part otherwise.
 
-    ``Q8`` is part of the identification catalogue only (not of DESIGN.md's SOURCE grammar), so it parses only
+    ``Q8`` is part of the identification catalogue only (not of the SOURCE grammar, docs/fsa_format.rst), so it parses only
     with ``allow_quaternion``."""
     if not isinstance(name, str) or not name:
         raise InputError(f"group name must be a non-empty string like 'S5' or 'A4xZ5', got {name!r}")

@@ -6,7 +6,7 @@ emulated by a cascade of permutation-reset automata. The paper does not say how 
 computes it with the *holonomy* decomposition, following SgpDec (Egri-Nagy, Mitchell, Nehaniv, "Computational
 Holonomy Decomposition of Transformation Semigroups", arXiv 1508.06345) and the holonomy theorem of Eilenberg.
 
-Conventions (DESIGN.md): X = {0..n-1}; transformations act on the right and are stored as image arrays
+Conventions (docs/conventions.rst): X = {0..n-1}; transformations act on the right and are stored as image arrays
 ``s[x] = x.s``; the product ``s t`` is "first s, then t", i.e. the array ``t[s]``. Subsets of X are Python ints
 (bit x set iff x in the set).
 

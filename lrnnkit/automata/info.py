@@ -1,6 +1,6 @@
 """``describe(fsa)``: the structure report behind ``lrnnkit info SOURCE [--json]``.
 
-Keys (exactly DESIGN.md's ``info --json`` contract):
+Keys (exactly the ``info --json`` contract of docs/cli.rst):
 
 * ``states``: number of states of the automaton as given; ``alphabet``: its symbols (list of strings);
 * ``minimal_states``: states of the minimal automaton w.r.t. the output labels (:mod:`.minimize`);

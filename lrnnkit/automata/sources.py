@@ -1,4 +1,4 @@
-"""``load_source(SOURCE) -> FSA``: the SOURCE grammar of the command line (DESIGN.md, "Command line").
+"""``load_source(SOURCE) -> FSA``: the SOURCE grammar of the command line (docs/cli.rst, docs/fsa_format.rst).
 
 SOURCE is one of
 

@@ -7,7 +7,7 @@
   that equal values have equal representations and exact state hashing is sound);
 * small builders for the model format (identity input maps, readouts, nearest-reference decoders).
 
-Conventions (DESIGN.md): transformations act on the right, ``q . s``; a permutation is the image list
+Conventions (docs/conventions.rst): transformations act on the right, ``q . s``; a permutation is the image list
 ``p[q] = q . p``; the product ``s t`` is "first s, then t", i.e. the image list ``t[s]``. The matrix of a
 permutation acts on column vectors: ``M(p)[p[q], q] = 1``, so ``M(s t) = M(t) M(s)``.
 """

@@ -18,7 +18,7 @@ higher one together with the current letter; the holonomy lift is the same (leve
 coordinates above l). The printed proof (C.4) instead feeds layer i with ``y^(i-1)_t``, which holds the *new* state
 ``delta^(i-1)(q0, w_1..w_t)`` of the layer above: that is a different product, and in general the old state
 cannot be recovered from the new one and the letter (a reset forgets it). So this construction reads the higher
-levels with a token shift (lag 1, DESIGN.md allows short causal windows): at step t level l sees ``x_t`` and the
+levels with a token shift (lag 1, docs/conventions.rst allows short causal windows): at step t level l sees ``x_t`` and the
 levels above at step t - 1 (before the sequence start, the BOS pad stands for the initial code). The printed
 wiring (lag 0) is kept as the construction ``krohn-rhodes-as-printed``; its certification fails with a
 counterexample (see :func:`printed_counterexample`). Without token shifts the same fix fits eq. (1) by one

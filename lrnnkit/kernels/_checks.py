@@ -3,7 +3,7 @@ garbage.
 
 The GH (DeltaNet / DeltaProduct) recurrences are stable only for unit keys and ``beta in [0, 2]``: then every factor
 ``I - beta k k^T`` has eigenvalues ``1`` and ``1 - beta in [-1, 1]`` and spectral norm <= 1 (paper 000,
-Proposition 1; DESIGN.md "The chunked delta rule": the entries of the chunk's ``T = (I + strictly_lower(diag(b) K
+Proposition 1; docs/algorithms.rst "The chunked delta rule": the entries of the chunk's ``T = (I + strictly_lower(diag(b) K
 K^T))^{-1}`` stay bounded only then). Unnormalized keys make the state grow geometrically, so they are refused
 unless the caller asks for normalization explicitly.
 """

@@ -2,7 +2,7 @@
 
 :func:`permutation_group_model` is the one-layer construction of paper 000, Theorem 3 written out directly: the
 word problem of a permutation group G <= S_n over a chosen alphabet of elements, state ``H_t = P(g_1 ... g_t) H_0``
-with ``H_0 = (1, ..., n)``, ``P(p)[p[i], i] = 1`` (so the word's matrix is ``P(g_t) ... P(g_1)``, DESIGN.md
+with ``H_0 = (1, ..., n)``, ``P(p)[p[i], i] = 1`` (so the word's matrix is ``P(g_t) ... P(g_1)``, docs/conventions.rst
 conventions, products "first g_1"), every letter a product of transposition reflections ``G(2, e_i - e_j)``, and a
 nearest-reference decoder over the states of all elements of G.
 """

@@ -1,4 +1,4 @@
-"""``lrnnkit train`` and ``lrnnkit experiment`` (DESIGN.md, "Command line"); hooked into :mod:`lrnnkit.cli`."""
+"""``lrnnkit train`` and ``lrnnkit experiment`` (docs/cli.rst); hooked into :mod:`lrnnkit.cli`."""
 from __future__ import annotations
 
 import json

@@ -14,7 +14,7 @@ family (one DeltaProduct layer, 001 eq. for the recurrence):
 * per letter ``x`` and factor j: a key ``k_j(x)`` (a free vector, L2-normalised in the forward pass), a
   ``beta_j(x)`` clamped to [0, 2] (eigenvalue range [-1, 1]) or [0, 1] (range [0, 1]), a value ``val_j(x)``;
 * one token applies ``H <- (I - beta_j k_j k_j^T) H + beta_j k_j val_j`` for j = 1..n_h (later factor on the left,
-  DESIGN.md), from a learned ``H_0``;
+  docs/conventions.rst), from a learned ``H_0``;
 * logits: ``W H_t + c`` (the construction's linear-argmax decoder; a label with several decoder rows takes their
   maximum).
 

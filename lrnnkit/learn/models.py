@@ -83,7 +83,7 @@ def _acc(x: torch.Tensor) -> torch.Tensor:
 
 class ShortConv(nn.Module):
     """Causal depthwise 1-D convolution (kernel ``size``) + SiLU, as the short convolutions of DeltaNet / Mamba
-    (DESIGN.md: a layer may read a short causal window of its inputs)."""
+    (docs/conventions.rst: a layer may read a short causal window of its inputs)."""
 
     def __init__(self, dim: int, size: int = 4):
         super().__init__()
@@ -184,7 +184,7 @@ class GHMixer(nn.Module):
         B, T, nh, H, K = k.shape
         eye = torch.eye(K, dtype=k.dtype, device=x.device)
         A = eye.expand(B, T, H, K, K).clone()
-        for j in range(nh):                                  # later factor on the left (DESIGN.md)
+        for j in range(nh):                                  # later factor on the left (docs/conventions.rst)
             kj = k[:, :, j]
             G = eye - beta[:, :, j, :, None, None] * kj[..., :, None] * kj[..., None, :]
             A = G @ A

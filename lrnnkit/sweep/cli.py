@@ -1,4 +1,4 @@
-"""``lrnnkit sweep SPEC.toml [--executor serial|ray] [--address ADDR] [--out DIR] [--json]`` (DESIGN.md).
+"""``lrnnkit sweep SPEC.toml [--executor serial|ray] [--address ADDR] [--out DIR] [--json]`` (docs/cli.rst).
 
 Prints the summary table (or, with ``--json``, the keys ``records``, ``done``, ``failed``, ``computed``,
 ``spec_hash``, ...). Exit 0 when every point has an ``ok`` record, 1 when some failed, 2 on a bad spec or option

@@ -1,7 +1,7 @@
 """Run a sweep: enumerate the spec's points, skip those already done in the store, run the rest on an executor,
 append each record as it finishes, then write the summary (table, plots).
 
-:func:`run_sweep` returns the ``--json`` output of ``lrnnkit sweep`` (DESIGN.md): ``records`` (one per grid point
+:func:`run_sweep` returns the ``--json`` output of ``lrnnkit sweep`` (docs/cli.rst): ``records`` (one per grid point
 that has a record, in grid order), ``done`` (points with an ``ok`` record), ``failed``, ``computed`` (points
 computed by this call: 0 on a rerun that found everything done), ``spec_hash``, plus ``total``, ``missing``
 (points without a record: only after Ctrl-C), ``executor`` and ``out``.

@@ -1,6 +1,6 @@
 """Sweep specs: a TOML file naming a job kind and a grid; the grid's points, the spec's hash, per-point seeds.
 
-A spec (DESIGN.md, "Command line", sweep)::
+A spec (docs/cli.rst)::
 
     kind = "collapse"              # collapse | certify | theorems | train
     seed = 0                       # optional base seed (default 0)

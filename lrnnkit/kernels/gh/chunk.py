@@ -1,6 +1,6 @@
 """Chunked (WY / UT form) kernels of the GH-product layer, with a backward pass (autograd.Function).
 
-DESIGN.md "The chunked delta rule" (Yang et al. 2024; fla's ``chunk_delta_rule``): DeltaProduct (paper 001) is run
+docs/algorithms.rst "The chunked delta rule" (Yang et al. 2024; fla's ``chunk_delta_rule``): DeltaProduct (paper 001) is run
 by *interleaving*: a token's n_h (k, v, beta) triples form a sequence n_h times longer (``k`` of shape
 (B, T, n_h, H, K) is already that sequence as (B, T*n_h, H, K)) and only every n_h-th output is kept. In a chunk of
 C positions with keys K (C x K), values V, betas b::

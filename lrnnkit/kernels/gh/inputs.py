@@ -7,7 +7,7 @@ Layout (fla's ``[B, T, H, ...]``, paper 001's DeltaProduct with ``n_h`` Househol
 * ``g``: optional (B, T, H) log-gate (natural log, <= 0 for a decay), applied before the token's factors;
 * ``initial_state``: optional (B, H, K, V).
 
-Recurrence of one token (factor j = 1..n_h, the later factor on the left as in DESIGN.md)::
+Recurrence of one token (factor j = 1..n_h, the later factor on the left as in docs/conventions.rst)::
 
     S <- exp(g_t) S;   S <- (I - beta_j k_j k_j^T) S + beta_j k_j v_j^T  (j = 1..n_h);   o_t = scale * S^T q_t
 """

@@ -227,7 +227,7 @@ def check_prop_1_2b(profile: str = "quick") -> CheckResult:
 
 
 def perm_matrix(p: Sequence[int]) -> tuple:
-    """Column convention of DESIGN.md: ``P[p[q], q] = 1`` (state q goes to p[q])."""
+    """Column convention of docs/conventions.rst: ``P[p[q], q] = 1`` (state q goes to p[q])."""
     n = len(p)
     return tuple(tuple(F(int(p[j] == i)) for j in range(n)) for i in range(n))
 

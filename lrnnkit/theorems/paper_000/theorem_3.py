@@ -14,7 +14,7 @@ from ._common import PAPER, swap_vector, transpositions
 
 
 def compose(p, q) -> tuple:
-    """First p, then q (transformations act on the right, DESIGN.md)."""
+    """First p, then q (transformations act on the right, docs/conventions.rst)."""
     return tuple(q[x] for x in p)
 
 

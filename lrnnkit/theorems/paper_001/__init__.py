@@ -5,7 +5,7 @@ DeltaProduct (001, Section 3): each token i applies n_h gradient steps ``H_{i,j}
 k_{i,j}^T) H_{i,j-1} + beta_{i,j} k_{i,j} v_{i,j}^T`` (||k|| = 1, beta in [0, 2] with the 2 x sigmoid of 000), so
 ``A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T)``. The extraction's product is written
 ``prod_{j=1}^{n_h}``; since step j = 1 is applied first, the matrix product has the j = n_h factor on the LEFT
-(DESIGN.md: "the later factor on the left"); the checks below use that order (the rank / norm / eigenvalue claims
+(docs/conventions.rst: "the later factor on the left"); the checks below use that order (the rank / norm / eigenvalue claims
 do not depend on it).
 
 Exact arithmetic throughout (Fractions, lrnnkit.exact cyclotomic numbers for rotations and the icosahedral group);

@@ -139,7 +139,7 @@ def check_reset(profile: str = "quick") -> CheckResult:
              "and gates: sequential steps == closed form == interleaved (gated) DeltaNet, provided the products are "
              "read with the later step on the LEFT (prod_{j=1}^{n_h} as G_{n_h} ... G_1). Read left to right "
              "(G_1 G_2 ... G_{n_h}) the printed A is wrong whenever the factors do not commute (the search finds "
-             "such a token at once), so the reading is part of the statement (DESIGN.md adopts it).",
+             "such a token at once), so the reading is part of the statement (docs/conventions.rst adopts it).",
     notes="Notation, not a mathematical error; the counterexample to the left-to-right reading is in the check's "
           "details.")
 def check_unrolled(profile: str = "quick") -> CheckResult:
