@@ -66,7 +66,7 @@ def eigenvalue_summary(model, task, *, length: int = 64, n: int = 8, seed: int =
     test words of ``length`` tokens (module docstring)."""
     x, _ = task.sample(n, length, batch_rng(seed, 10**6 + length, stream=1))
     mats = model.transition_matrices(torch.as_tensor(x, device=device))
-    ev = torch.cat([torch.linalg.eigvals(A.double().reshape(-1, A.shape[-2], A.shape[-1])).reshape(-1)
+    ev = torch.cat([torch.linalg.eigvals(A.double().cpu().reshape(-1, A.shape[-2], A.shape[-1])).reshape(-1)
                     for A in mats])
     re = ev.real
     return {"min_real": float(re.min()), "fraction_negative": float((re < -NEG_TOL).double().mean()),
