@@ -24,9 +24,12 @@ __version__ = "0.1.0"
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
            "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh",
-           "export_fla", "extract_automaton", "model_oracle"]
+           "export_fla", "extract_automaton", "model_oracle", "SequenceModel", "make_task", "TrainConfig", "train",
+           "run_experiment"]
 
 _LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
+_LAZY_LEARN = {"SequenceModel": ".learn.models", "make_task": ".learn.tasks", "TrainConfig": ".learn.train",
+               "train": ".learn.train", "run_experiment": ".learn.experiments"}
 
 
 def __getattr__(name):
@@ -35,6 +38,9 @@ def __getattr__(name):
     if name in _LAZY_KERNELS:
         from . import kernels
         return getattr(kernels, name)
+    if name in _LAZY_LEARN:   # issue 13: learning (torch), imported on first use like the kernels
+        import importlib
+        return getattr(importlib.import_module(_LAZY_LEARN[name], __name__), name)
     raise AttributeError(f"module 'lrnnkit' has no attribute {name!r}")
 
 
