@@ -253,6 +253,8 @@ def to_exact(x: Any) -> Exact:
     if isinstance(x, float):
         return Fraction(x)  # exact binary value of the float
     if isinstance(x, str):
+        from .limits import check_number_text
+        check_number_text(x, "exact number")
         try:
             return Fraction(x)
         except (ValueError, ZeroDivisionError):

@@ -554,11 +554,10 @@ class Model:
     @staticmethod
     def load(path: str | os.PathLike) -> "Model":
         path = os.fspath(path)
-        try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
-        except OSError as exc:
-            raise InputError(f"cannot read model {path!r}: {exc.strerror}") from None
+        from .limits import MAX_MODEL_BYTES, read_bounded
+        raw = read_bounded(path, MAX_MODEL_BYTES, "model", "MAX_MODEL_BYTES")
+        if not raw.strip():
+            raise InputError(f"model {path!r} is empty (expected a JSON object)")
         try:
             doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:

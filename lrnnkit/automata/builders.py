@@ -31,6 +31,7 @@ The group presets ``group:NAME`` live in :mod:`lrnnkit.automata.groups` (:func:`
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 import unicodedata
 
 import numpy as np
@@ -43,7 +44,7 @@ __all__ = ["parity", "counter", "flipflop", "even_pairs", "cycle_nav", "mod_arit
 
 MAX_MODULUS = 100_000       # counter / cycle-nav / even-pairs: states ~ M (even-pairs: M^2 transitions)
 MAX_MOD_ARITH = 200         # mod-arith has 2 M^2 + 2 M + 1 states and M + 3 letters
-MAX_REGEX_STATES = 100_000
+MAX_REGEX_STATES = 5_000       # DFA states of a regex: (a|b)*a(a|b){11} has 4096 (~3 s); the subset construction is exponential
 
 
 def _check_modulus(M, what: str, cap: int = MAX_MODULUS) -> int:
@@ -183,6 +184,54 @@ def _char_symbol(c: str) -> str:
     return c
 
 
+@contextmanager
+def _bounded_crawl(limit: int, pattern: str):
+    """Run interegular with a bounded subset construction. interegular 0.3 builds every automaton through
+    ``interegular.fsm.crawl``, which has no size limit and looks states up in a list (quadratic): the DFA of
+    ``(a|b)*a(a|b){n}`` has 2^(n+1) states and took minutes from n = 12 on. The replacement below is the same
+    procedure with a dict index and a cap of ``limit`` states (SizeLimitError past it), installed only while the
+    pattern is compiled. (Hand-written because the library offers no hook; it mirrors interegular's crawl.)"""
+    import interegular.fsm as ifsm
+    original = ifsm.crawl
+
+    def crawl(alphabet, initial, final, follow):
+        states = [initial]
+        index = {}
+        try:
+            index[initial] = 0
+        except TypeError:       # unhashable states: fall back to the library's own crawl
+            return original(alphabet, initial, final, follow)
+        finals, tmap = set(), {}
+        i = 0
+        while i < len(states):
+            state = states[i]
+            if final(state):
+                finals.add(i)
+            tmap[i] = {}
+            for transition in alphabet.by_transition:
+                try:
+                    nxt = follow(state, transition)
+                except ifsm.OblivionError:
+                    continue
+                j = index.get(nxt)
+                if j is None:
+                    j = index[nxt] = len(states)
+                    states.append(nxt)
+                    if len(states) > limit:
+                        raise SizeLimitError(f"regex: the automaton of {pattern!r} has more than {limit} states "
+                                             f"(lrnnkit.automata.builders.MAX_REGEX_STATES)")
+                tmap[i][transition] = j
+            i += 1
+        return ifsm.FSM(alphabet=alphabet, states=range(len(states)), initial=0, finals=finals, map=tmap,
+                        __no_validation__=True)
+
+    ifsm.crawl = crawl
+    try:
+        yield
+    finally:
+        ifsm.crawl = original
+
+
 def from_regex(pattern: str) -> FSA:
     """The minimal complete DFA of a regular expression, through ``interegular`` (a well-kept regex -> FSM library).
 
@@ -205,7 +254,10 @@ def from_regex(pattern: str) -> FSA:
     except ImportError as exc:  # pragma: no cover
         raise InputError(f"regex sources need the interegular package ({exc})")
     try:
-        fsm = interegular.parse_pattern(pattern).to_fsm()
+        with _bounded_crawl(MAX_REGEX_STATES, pattern):
+            fsm = interegular.parse_pattern(pattern).to_fsm()
+    except SizeLimitError:
+        raise
     except Exception as exc:
         raise InputError(f"regex: cannot parse pattern {pattern!r}: {type(exc).__name__}: {exc}") from None
     mapping = fsm.alphabet._symbol_mapping if hasattr(fsm.alphabet, "_symbol_mapping") else dict(fsm.alphabet)

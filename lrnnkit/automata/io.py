@@ -29,7 +29,8 @@ from __future__ import annotations
 import json
 import os
 
-from ..errors import InputError
+from .. import limits
+from ..errors import InputError, SizeLimitError
 from .fsa import FSA
 
 __all__ = ["load_fsa", "save_fsa", "fsa_from_dict", "fsa_from_json", "FORMAT", "VERSION"]
@@ -57,6 +58,8 @@ def fsa_from_json(text: str, where: str = "<string>") -> FSA:
     """Parse FSA JSON text; ``where`` names the input in error messages."""
     try:
         data = json.loads(text, object_pairs_hook=_pairs_hook)
+    except RecursionError:
+        raise InputError(f"{where}: the JSON is nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except _DuplicateKey as exc:
@@ -94,6 +97,14 @@ def fsa_from_dict(data, where: str = "<dict>") -> FSA:
     for s in alphabet:
         if not isinstance(s, str):
             fail(f"alphabet symbols must be strings, got {s!r} ({type(s).__name__})")
+    delta = data["delta"]
+    if isinstance(delta, (list, dict)):   # sizes first, before any per-transition work (lrnnkit.limits)
+        n0, k0 = len(delta), len(alphabet)
+        if k0 > limits.MAX_LETTERS or n0 > limits.MAX_STATES or n0 * k0 > limits.MAX_TRANSITIONS:
+            raise SizeLimitError(f"{where}: {n0} states x {k0} letters = {n0 * k0} transitions; automata have at "
+                                 f"most {limits.MAX_STATES} states, {limits.MAX_LETTERS} letters and "
+                                 f"{limits.MAX_TRANSITIONS} transitions (lrnnkit.limits.MAX_STATES / MAX_LETTERS / "
+                                 f"MAX_TRANSITIONS)")
     name = data.get("name", "")
     if not isinstance(name, str):
         fail(f"name must be a string, got {name!r}")
@@ -216,15 +227,13 @@ def _delta_from_mapping(delta: dict, alphabet: list, names, fail):
 def load_fsa(path) -> FSA:
     """Read an FSA JSON file (module docstring). Every problem is an :class:`InputError` naming ``path``."""
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path!r}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path!r} is a directory, not an FSA JSON file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path!r}: {exc.strerror}") from None
+    if not os.path.exists(path):
+        raise InputError(f"no such file: {path!r}")
+    if os.path.isdir(path):
+        raise InputError(f"{path!r} is a directory, not an FSA JSON file")
+    raw = limits.read_bounded(path, limits.MAX_FILE_BYTES, "FSA file", "MAX_FILE_BYTES")
+    if not raw.strip():
+        raise InputError(f"{path}: the file is empty (expected an FSA JSON object)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -76,6 +76,11 @@ def load_source(source: str) -> FSA:
         from .groups import group_word_problem
         return group_word_problem(arg.strip())
     if head == "regex":
+        from ..limits import MAX_REGEX_CHARS
+        if len(arg) > MAX_REGEX_CHARS:
+            from ..errors import SizeLimitError
+            raise SizeLimitError(f"regex of {len(arg)} characters; at most {MAX_REGEX_CHARS} "
+                                 "(lrnnkit.limits.MAX_REGEX_CHARS)")
         return builders.from_regex(arg)
     if head == "transformations":
         return builders.from_transformations(arg)

@@ -417,6 +417,8 @@ def parse_exact_value(s: str):
     """Parse a value for the exact cast: decimal ("0.1", "1e-3"), "p/q", "inf", "-inf", "nan", "-0" (returned as
     floats), or "cos(2*pi*k/m)" / "sin(2*pi/m)" (exact cyclotomic). Never uses eval."""
     from ..exact import cos2pi, sin2pi
+    from ..limits import check_number_text
+    check_number_text(s, "value")
     t = s.strip().lower().replace(" ", "")
     if t in ("inf", "+inf", "infinity", "+infinity"):
         return np.inf
@@ -430,6 +432,12 @@ def parse_exact_value(s: str):
         mm = int(mt.group(4))
         if mm == 0:
             raise InputError(f"bad value {s!r}: division by zero")
+        from ..limits import MAX_CYCLOTOMIC_ORDER
+        if mm * (4 if mt.group(2) == "sin" else 1) > MAX_CYCLOTOMIC_ORDER:
+            from ..errors import SizeLimitError
+            raise SizeLimitError(f"value {s!r}: the exact value lives in Q(zeta_N) with N = "
+                                 f"{mm * (4 if mt.group(2) == 'sin' else 1)}; at most N = {MAX_CYCLOTOMIC_ORDER} "
+                                 "(lrnnkit.limits.MAX_CYCLOTOMIC_ORDER)")
         v = cos2pi(k, mm) if mt.group(2) == "cos" else sin2pi(k, mm)
         return -v if mt.group(1) else v
     try:

@@ -22,6 +22,11 @@ def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int =
     mode = canonical_rounding(rounding)
     if not values:
         raise InputError("precision cast: give at least one value")
+    from ..limits import MAX_CAST_VALUES
+    if len(values) > MAX_CAST_VALUES:
+        from ..errors import SizeLimitError
+        raise SizeLimitError(f"precision cast: {len(values)} values, at most {MAX_CAST_VALUES} "
+                             "(lrnnkit.limits.MAX_CAST_VALUES)")
     rng = np.random.default_rng(seed)
     outs = []
     for v in values:

@@ -1,0 +1,126 @@
+"""Size limits on every input, in one place (issue 11: "every input bounded").
+
+Each limit is checked *before* the work it protects starts, and a refusal is a
+:class:`~lrnnkit.errors.SizeLimitError` (an InputError: one line, exit status 2 at the command line) whose message
+gives the offending size, the limit and the constant's name, e.g.::
+
+    lrnnkit: error: info: 'counter:100000' has 100000 states x 1 letters = 100000 transitions; info analyses
+    automata of at most 2000 states and 100000 transitions (lrnnkit.limits.INFO_MAX_STATES / INFO_MAX_TRANSITIONS)
+
+The numbers are chosen so that allowed work ends within about a minute on one CPU core (measured on the reference
+machine: ``info`` of ``counter:1000`` 14 s, of ``group:D100`` (200 states x 200 letters) 23 s, ``compile
+group:S6`` 7 s). Caps that live inside an algorithm (the transition monoid, holonomy, Krohn-Rhodes, the certifier's
+``--max-pairs``) are listed in the docs page "Limits and errors" (docs/limits.rst) next to these.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import InputError, SizeLimitError
+
+__all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
+           "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
+           "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
+           "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "check_automaton", "check_int",
+           "check_number_text"]
+
+# ---------------------------------------------------------------- files
+MAX_FILE_BYTES = 64 * 2 ** 20       # an FSA JSON file (64 MiB: ~10^7 transitions written out)
+MAX_MODEL_BYTES = 256 * 2 ** 20     # a model JSON file (large float arrays go to a safetensors file beside it)
+
+# ---------------------------------------------------------------- automata, whatever their source
+MAX_STATES = 100_000                # states of an automaton from a file or a preset
+MAX_LETTERS = 10_000                # letters of its alphabet
+MAX_TRANSITIONS = 2_000_000         # states x letters (group:D500, the largest group preset, has 10^6)
+MAX_REGEX_CHARS = 1_000             # characters of a regex: pattern
+
+# ---------------------------------------------------------------- per verb (checked on the automaton, before the work)
+INFO_MAX_STATES = 2_000             # info: monoid, group structure, holonomy of the automaton
+INFO_MAX_TRANSITIONS = 100_000
+COMPILE_MAX_STATES = 2_000          # compile: constructions + their exact bookkeeping
+COMPILE_MAX_TRANSITIONS = 600_000   # (group:S6, 720 x 720 = 518400, compiles in ~7 s)
+MAX_PAIRS_LIMIT = 50_000_000        # verify --max-pairs: reachable pairs of the exact search (each kept in memory)
+RUN_MAX_LENGTH = 1_000_000          # run: length of --word / --random N
+MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
+COLLAPSE_MAX_STEPS = 10_000_000     # precision collapse --steps
+
+# ---------------------------------------------------------------- numbers written as text (model files, precision cast)
+MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")
+MAX_DECIMAL_EXPONENT = 10_000       # |e| in a decimal "...e<e>": 1e10000 is far past every float format (fp64: 1.8e308)
+MAX_CAST_VALUES = 10_000            # values given to one precision cast
+MAX_CYCLOTOMIC_ORDER = 1_000        # N of Q(zeta_N) for cos(2*pi*k/m) (N = m) and sin (N = 4m) in precision cast
+
+
+def _name(*names: str) -> str:
+    return "lrnnkit.limits." + " / ".join(names)
+
+
+def read_bounded(path: str, limit: int, what: str, const: str) -> bytes:
+    """Read at most ``limit`` bytes of ``path``; SizeLimitError past it (also for endless sources: /dev/zero)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except IsADirectoryError:
+        raise InputError(f"cannot read {what} {path!r}: it is a directory") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise SizeLimitError(f"{what} {path!r} is larger than {limit} bytes ({_name(const)})")
+    return data
+
+
+def check_automaton(fsa: Any, verb: str, source: str = "") -> None:
+    """Refuse an automaton too large for ``verb`` ("info", "compile"; anything else: the general caps)."""
+    n, k = int(fsa.n_states), int(fsa.n_letters)
+    caps = {"info": (INFO_MAX_STATES, INFO_MAX_TRANSITIONS, "INFO_MAX_STATES", "INFO_MAX_TRANSITIONS",
+                     "analyses"),
+            "compile": (COMPILE_MAX_STATES, COMPILE_MAX_TRANSITIONS, "COMPILE_MAX_STATES",
+                        "COMPILE_MAX_TRANSITIONS", "compiles")}
+    ms, mt, cs, ct, does = caps.get(verb, (MAX_STATES, MAX_TRANSITIONS, "MAX_STATES", "MAX_TRANSITIONS", "takes"))
+    if n > ms or n * k > mt or k > MAX_LETTERS:
+        what = repr(source) if source else (repr(fsa.name) if getattr(fsa, "name", "") else "the automaton")
+        raise SizeLimitError(f"{verb}: {what} has {n} states x {k} letters = {n * k} transitions; {verb} {does} "
+                             f"automata of at most {ms} states, {mt} transitions and {MAX_LETTERS} letters "
+                             f"({_name(cs, ct)})")
+
+
+def check_int(flag: str, value: Any, lo: int, hi: int | None = None, const: str = "") -> int:
+    """``value`` must be an int in [lo, hi]; InputError (SizeLimitError above ``hi``) naming the flag otherwise."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InputError(f"{flag} must be an integer, got {value!r}")
+    if value < lo:
+        raise InputError(f"{flag} must be >= {lo}, got {value}")
+    if hi is not None and value > hi:
+        shown = str(value) if len(str(value)) <= 30 else f"a number of {len(str(value))} digits"
+        raise SizeLimitError(f"{flag} must be <= {hi}, got {shown}" + (f" ({_name(const)})" if const else ""))
+    return value
+
+
+def check_number_text(s: str, what: str = "number") -> None:
+    """Bound a number written as text before it is parsed: at most MAX_NUMBER_CHARS characters and a decimal
+    exponent of at most MAX_DECIMAL_EXPONENT ("1e999999999" would make a 10^9-digit integer)."""
+    if len(s) > MAX_NUMBER_CHARS:
+        raise SizeLimitError(f"{what} of {len(s)} characters {s[:20]!r}...: at most {MAX_NUMBER_CHARS} "
+                             f"({_name('MAX_NUMBER_CHARS')})")
+    t = s.strip().lower()
+    if "e" in t and not t.startswith(("inf", "+inf", "-inf", "nan", "+nan", "-nan")):
+        exp = t.rsplit("e", 1)[1]
+        digits = exp.lstrip("+-").lstrip("0")
+        if digits.isdigit() and (len(digits) > 6 or int(digits) > MAX_DECIMAL_EXPONENT):
+            raise SizeLimitError(f"{what} {s if len(s) <= 40 else s[:37] + '...'!r}: decimal exponent beyond "
+                                 f"+-{MAX_DECIMAL_EXPONENT} ({_name('MAX_DECIMAL_EXPONENT')})")
+
+
+def _env_override() -> None:  # pragma: no cover - a documented escape hatch, not used by the tests
+    """``LRNNKIT_LIMIT_<NAME>=<int>`` raises (or lowers) one limit for a session, e.g. on a large machine."""
+    g = globals()
+    for key, val in os.environ.items():
+        if key.startswith("LRNNKIT_LIMIT_") and key[14:] in __all__ and isinstance(g.get(key[14:]), int):
+            try:
+                g[key[14:]] = int(val)
+            except ValueError:
+                pass
+
+
+_env_override()
