@@ -135,7 +135,10 @@ def run_job(job: dict, out: str, threads: int = 2) -> dict:
 
 def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2) -> list:
     t0 = time.time()
-    jobs = sorted(jobs, key=lambda j: -(j["config"].get("max_seconds") or 0))
+    # in the given order (experiments as listed, fla's anchor runs first), longest caps first within each
+    order = {e: i for i, e in enumerate(dict.fromkeys(j["experiment"] for j in jobs))}
+    order["001-fla-anchor"] = -1
+    jobs = sorted(jobs, key=lambda j: (order[j["experiment"]], -(j["config"].get("max_seconds") or 0)))
     done, skipped = [], []
     ctx = mp.get_context("spawn")
     with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
