@@ -220,3 +220,11 @@ def test_parse_spec_rejects_non_json_values():
     import datetime
     with pytest.raises(InputError, match="not a JSON value"):
         parse_spec({"kind": "collapse", "grid": {"source": [datetime.date(2020, 1, 1)]}})
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                                                 "sweeps"))))
+def test_example_specs_are_valid(name):
+    from lrnnkit.sweep.runner import check_spec_file
+    spec = check_spec_file(os.path.join(os.path.dirname(__file__), "..", "examples", "sweeps", name))
+    assert spec.n_points() >= 1
