@@ -47,3 +47,5 @@ from .theorem_4_5 import (S4_IDEMPOTENT, _KR_FSAS, _cascade_runs, cascade_check,
 from .theorem_6 import check_theorem_6  # noqa: F401
 from .equations import check_eq3, check_eq4  # noqa: F401
 from .appendix import check_appendix_a2, check_appendix_d  # noqa: F401
+from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix, counter_parity_failure,  # noqa: F401
+    triangular_product_ok)  # noqa: F401

@@ -1,0 +1,175 @@
+"""Paper 000, Section 4.1 and the remarks around Proposition 1 / Theorem 4: 000:equation-2,
+000:section-4.1-triangular, 000:zero-matrix-factors.
+
+See the package docstring (lrnnkit/theorems/paper_000/__init__.py) for the paper and conventions."""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction as F
+
+import numpy as np
+
+from .._exact import basis_vector, gh, mm, prod, rank
+from ..registry import CheckResult, statement
+from ._common import PAPER
+from .theorem_1_2 import BF16, TOY8, cast_model_states, separates
+
+
+def counter_parity_failure(fmt, mode: str = "nearest-even", limit: int = 1 << 12) -> int | None:
+    """Eq. (2) run in a binary format with the cast of every state (000, App. A.3): h_t = cast(h_{t-1} + 1) on the
+    word 1^t, y_t = h_t mod 2. Returns the first t with y_t != t mod 2 (None if none up to ``limit``)."""
+    h = F(0)
+    for t in range(1, limit + 1):
+        h = fmt.cast(h + 1, mode)
+        if h.denominator != 1 or h.numerator % 2 != t % 2:
+            return t
+    return None
+
+
+@statement(
+    id="000:equation-2", paper=PAPER, kind="claim",
+    statement="(Section 4.1, eq. 2) h_t = h_{t-1} + x_t, h_0 = 0, y_t = h_t mod 2 solves parity (A(x) = 1, B(x) = x, "
+              "dec = mod 2); but in finite precision the state grows without bound: h_t in {0..t} needs "
+              "log2(t + 1) bits, eventually reaching the limit of the precision range.",
+    hypotheses="Exact arithmetic for the first part; a binary floating-point format with the cast of App. A.3 "
+               "(round to nearest even, saturating) for the second.",
+    conclusion="Exactly: y_t = parity of x_1..x_t for every word. In a format with p significand bits: parity "
+               "fails first at t = 2^p + 1 on 1^t (h = 2^p + 1 is not representable and rounds to 2^p).",
+    verdict="holds",
+    evidence="Exact, every binary word of length <= 12 (quick; deep 16): y_t = parity after every step, and "
+             "h_t = #ones <= t needs ceil(log2(t + 1)) bits. Finite precision (exact rounding on Fractions): on "
+             "1^t the first wrong output is at t = 2^p + 1: t = 257 in bf16 (p = 8) and t = 17 in the 8-bit toy "
+             "format (p = 4).",
+    notes="000, Section 4.1. The constant-size alternative is eq. (3) (000:equation-3).")
+def check_equation_2(profile: str = "quick") -> CheckResult:
+    L = 12 if profile == "quick" else 16
+    for n in range(1, L + 1):
+        for w in itertools.product((0, 1), repeat=n):
+            h = 0
+            for t, x in enumerate(w, 1):
+                h = 1 * h + x                       # A(x) = 1, B(x) = x
+                if h % 2 != sum(w[:t]) % 2 or h > t or h.bit_length() > t.bit_length():
+                    return CheckResult("falsified", "eq. (2) gives a wrong parity", counterexample=list(w[:t]))
+    fails = {"bf16": counter_parity_failure(BF16), "toy8": counter_parity_failure(TOY8)}
+    if fails != {"bf16": 2 ** 8 + 1, "toy8": 2 ** 4 + 1}:
+        return CheckResult("falsified", f"finite-precision failure not at 2^p + 1: {fails}", counterexample=fails)
+    return CheckResult("holds", f"exact on all words of length <= {L}; in finite precision the counter first gives "
+                                f"the wrong parity at t = {fails} (2^p + 1)", details=fails)
+
+
+def triangular_product_ok(mats: list) -> bool:
+    """The product of upper-triangular matrices is upper triangular and its diagonal is the product of the
+    diagonals (exact)."""
+    n = len(mats[0])
+    P = mats[0]
+    for M in mats[1:]:
+        P = mm(M, P)
+    diag = [F(1)] * n
+    for M in mats:
+        diag = [d * M[i][i] for i, d in enumerate(diag)]
+    return all(P[i][j] == 0 for i in range(n) for j in range(i)) and [P[i][i] for i in range(n)] == diag
+
+
+def _triangular_lrnns(n_max: int):
+    """Upper-triangular one-layer LRNNs A(1), B, H0 on small grids (diagonal in {-1, -1/2, 0, 1/2, 1})."""
+    diag = [F(-1), F(-1, 2), F(0), F(1, 2), F(1)]
+    off = [F(0), F(1), F(-3, 2)]
+    vec = [F(0), F(1), 1 + F(1, 2 ** 7), F(1, 2 ** 8)]
+    for n in range(1, n_max + 1):
+        for d in itertools.product(diag, repeat=n):
+            for o in itertools.product(off, repeat=n * (n - 1) // 2):
+                it = iter(o)
+                A = tuple(tuple(d[i] if i == j else (next(it) if j > i else F(0)) for j in range(n))
+                          for i in range(n))
+                for H0 in itertools.product(vec, repeat=n):
+                    yield A, (F(0),) * n, H0
+                    yield A, tuple(F(1) if i == 0 else F(0) for i in range(n)), H0
+
+
+@statement(
+    id="000:section-4.1-triangular", paper=PAPER, kind="claim",
+    statement="(Sections 4.1 and 4.3) Repeated products of triangular matrices with eigenvalues in [-1, 1] remain "
+              "triangular, with eigenvalues in the same range; so LRNNs with diagonal or triangular (real) "
+              "state-transition matrices cannot solve counting modulo m (m not a power of two).",
+    hypotheses="Real upper-triangular (or diagonal) transition matrices with diagonal entries in [-1, 1]; the "
+               "finite-precision model of App. A.3 / B (monotone cast), as in Theorem 2.",
+    conclusion="(a) Products stay triangular with diagonal = product of diagonals, in [-1, 1]. (b) Hence every "
+               "product of consecutive transitions has real eigenvalues, the hypothesis of the corrected Theorem 2 "
+               "(000:theorem-2), so such LRNNs cannot recognize (1^m)* for m not a power of two.",
+    verdict="holds",
+    evidence="(a) exact random search (products of 1..4 random rational upper-triangular 3x3 matrices with "
+             "diagonal in [-1, 1]; 200 quick, 2000 deep): always triangular with the product diagonal. (b) the "
+             "consequence rests on 000:theorem-2 (corrected: real spectra of the products), checked there; "
+             "directly, every one-layer upper-triangular LRNN on a grid (n <= 2, diagonal in {-1, -1/2, 0, 1/2, 1}, "
+             "off-diagonal in {0, 1, -3/2}, H0 including the rounding-midpoint offsets of 000:theorem-1's "
+             "counterexample, B in {0, e_1}) run on 1^k in the 8-bit toy format (k <= 240, nearest-even): none "
+             "separates the residues mod 3 on [K/2, K] (deep: all 2440 grid points, K = 240; quick: every 29th, "
+             "K = 120).",
+    notes="000, Sections 4.1 and 4.3. The same grid does contain a parity solver (eigenvalue -1), as Theorem 1 "
+          "allows: the search has power (recorded in the details).")
+def check_triangular(profile: str = "quick") -> CheckResult:
+    # random rational upper-triangular products (a seeded stream: hypothesis' generation of Fraction matrices
+    # costs ~0.1 s per example here, too slow for the quick profile)
+    rng = np.random.default_rng(2)
+    N = 200 if profile == "quick" else 2000
+    n = 3
+    for _ in range(N):
+        mats = [tuple(tuple(F(int(rng.integers(-6, 7)), 6) if i == j else
+                            (F(int(rng.integers(-9, 10)), int(rng.integers(1, 5))) if j > i else F(0))
+                            for j in range(n)) for i in range(n)) for _ in range(int(rng.integers(1, 5)))]
+        if not triangular_product_ok(mats):
+            return CheckResult("falsified", "a product of triangular matrices is not triangular",
+                               counterexample=[[[str(x) for x in r] for r in M] for M in mats])
+    # quick: every 29th grid point on a shorter horizon (the full grid, K = 240, takes minutes: deep)
+    K, stride = (240, 1) if profile == "deep" else (120, 29)
+    count, parity_solver = 0, None
+    for A, B, H0 in itertools.islice(_triangular_lrnns(2), 0, None, stride):
+        states = cast_model_states(A, B, H0, K, TOY8, "nearest-even")
+        count += 1
+        if separates(states, 3, K // 2):
+            return CheckResult("falsified", "a triangular LRNN counts modulo 3 in the toy format",
+                               counterexample={"A": [[str(x) for x in r] for r in A], "B": [str(x) for x in B],
+                                               "H0": [str(x) for x in H0]})
+        if parity_solver is None and separates(states, 2, K // 2) and len(set(states[K // 2:])) == 2:
+            parity_solver = {"A": [[str(x) for x in r] for r in A], "H0": [str(x) for x in H0]}
+    if parity_solver is None:
+        return CheckResult("open", "the grid contains no parity solver: the search would have no power")
+    return CheckResult("holds", f"triangular products stay triangular ({N} exact cases); none of {count} triangular "
+                                "one-layer LRNNs counts modulo 3 in the toy format (a parity solver is among them)",
+                       details={"parity_solver": parity_solver})
+
+
+@statement(
+    id="000:zero-matrix-factors", paper=PAPER, kind="claim",
+    statement="(Section 4.3 and App. C.4) 0 = prod_{i=1}^n (I - e_i e_i^T) in M_n^n({0}); the zero matrix can be "
+              "obtained only inefficiently, as a product of n GH matrices.",
+    hypotheses="GH matrices I - beta v v^T, ||v|| = 1, any real beta.",
+    conclusion="The product of the n factors I - e_i e_i^T is 0, and no product of k < n GH matrices is 0 (rank "
+               ">= n - k).",
+    verdict="holds",
+    evidence="Exact: the product is 0 for n = 1..6; every GH matrix has rank >= n - 1 (it is the identity on v^perp), "
+             "so by Sylvester's inequality a product of k factors has rank >= n - k > 0 for k < n: checked by an "
+             "exact random search (n = 2..4, k = 1..n-1 factors, beta in [-3, 3], rational directions; 150 quick, "
+             "1500 deep) and attained (rank exactly n - k for the factors I - e_i e_i^T).",
+    notes="000, Section 4.3 ('we can obtain the zero matrix only inefficiently as a product of n GH matrices').")
+def check_zero_matrix(profile: str = "quick") -> CheckResult:
+    for n in range(1, 7):
+        Z = prod([gh(1, basis_vector(i, n)) for i in range(n)], n)
+        if any(x != 0 for r in Z for x in r):
+            return CheckResult("falsified", f"prod (I - e_i e_i^T) != 0 for n = {n}", counterexample={"n": n})
+        for k in range(1, n):
+            if rank(prod([gh(1, basis_vector(i, n)) for i in range(k)], n)) != n - k:
+                return CheckResult("falsified", f"rank bound not attained at n = {n}, k = {k}",
+                                   counterexample={"n": n, "k": k})
+    rng = np.random.default_rng(3)            # seeded stream of rational factors (see check_triangular)
+    N = 150 if profile == "quick" else 1500
+    for _ in range(N):
+        n = int(rng.integers(2, 5))
+        fac = [(F(int(rng.integers(-18, 19)), 6), tuple(F(int(rng.integers(-6, 7)), int(rng.integers(1, 4)))
+                                                       for _ in range(n))) for _ in range(int(rng.integers(1, n)))]
+        fac = [(b, v) for b, v in fac if any(v)]
+        if fac and rank(prod([gh(b, v) for b, v in fac], n)) < n - len(fac):
+            return CheckResult("falsified", "a product of k < n GH matrices has rank < n - k",
+                               counterexample={"n": n, "factors": [[str(b), [str(x) for x in v]] for b, v in fac]})
+    return CheckResult("holds", f"prod_i (I - e_i e_i^T) = 0 for n <= 6; products of k < n GH factors keep rank "
+                                f">= n - k ({N} exact cases), attained")
