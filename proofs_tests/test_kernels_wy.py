@@ -89,6 +89,7 @@ def small_key_blocks(monkeypatch):
     """Key blocks of 16 in the dq/dk/dw kernel, so that K = 20 splits into two (the second one masked)."""
     from lrnnkit.kernels.gh import wy
     monkeypatch.setitem(wy.CONFIG, "dqkwg_bk", 16)
+    monkeypatch.setitem(wy.CONFIG_WIDE, "dqkwg_bk", 16)
 
 
 @pytest.mark.parametrize("NH", [1, 2, 3])

@@ -31,7 +31,9 @@ sequential state pass storing per-chunk states, a reverse dS pass, a chunk-paral
 backward kernel -- is the one fla 0.6.0 uses in ``ops/gated_delta_rule`` / ``ops/common/chunk_delta_h.py``, read
 for the layout; the equations and code are ours):
 
-1. :func:`_wy_fwd_kernel` (chunk-parallel): G, A, T (blocked inverse, as :mod:`.chunk`), W, U.
+1. :func:`_wy_fwd_kernel` (chunk-parallel): G, A, T (blocked inverse, as :mod:`.chunk`), W, U; when gradients
+   are needed the forward keeps T (C numbers per position, as fla keeps its A), so the backward recomputes W and U
+   from it without inverting again.
 2. :func:`_state_fwd_kernel` (one program per sequence, head and value block; sequential over the chunks): the
    outputs (forward) or the chunk states S_n and U' (recomputed in the backward; nothing of size T x K x V).
 3. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
@@ -53,9 +55,14 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
-# (value block, warps) per kernel; benchmarks/bench_kernels.py --sweep re-tunes them on the GPU
-CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 4), "dqkwg_bk": 64, "wy_bwd": (64, 4),
+# (value block, warps) per kernel for 2-byte inputs, from the H100 sweep of benchmarks/bench_kernels.py --sweep
+# (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take twice / four times the shared memory,
+# so they use smaller blocks and one pipeline stage (the bf16 settings ran out of shared memory in fp32)
+CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128, "wy_bwd": (32, 4),
           "wy_fwd_warps": 4}
+CONFIG_WIDE = {"state_fwd": (32, 4), "state_bwd": (32, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
+               "wy_fwd_warps": 4}
+_CACHE: dict = {}
 
 
 @triton.jit
@@ -110,10 +117,13 @@ def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr, 
 
 
 @triton.jit
-def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, chunks_ptr,
+def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chunks_ptr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
+                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr, STORE_T: tl.constexpr,
+                   LOAD_T: tl.constexpr):
+    """W, U (and G); STORE_T keeps T (rounded to the storage dtype, exactly as the dots use it) for the backward;
+    LOAD_T (backward) reads it instead of inverting again."""
     i_n = tl.program_id(0)
     i_h = tl.program_id(1)
     start = tl.load(chunks_ptr + 2 * i_n)
@@ -128,14 +138,22 @@ def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, chunks_ptr,
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     kb = kk * bb[:, None]
-    A = tl.dot(_op(kb, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
     low = r[:, None] > r[None, :]
+    toff = row[:, None] * BT + r[None, :]
     if HAS_G:
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC, True)
-        A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
+    if LOAD_T:
+        Tm = _op(tl.load(t_ptr + toff, mask=mp[:, None], other=0.0), DT, ACC, EMU)
+    else:
+        A = tl.dot(_op(kb, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+        if HAS_G:
+            A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
+        A = tl.where(low, A, 0.0)
+        Tm = _op(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU)
+        if STORE_T:
+            tl.store(t_ptr + toff, Tm.to(t_ptr.dtype.element_ty), mask=mp[:, None])
+    if HAS_G:
         kb = kb * tl.exp(G)[:, None]
-    A = tl.where(low, A, 0.0)
-    Tm = _op(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU)
     w = tl.dot(Tm, _op(kb, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
     tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty), mask=mkk)
     for i_v in range(tl.cdiv(V, BV)):
@@ -191,9 +209,10 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr,
                      mask=mp[:, None] & mv[None, :])
         und = _op(un, DT, ACC, EMU)
         if HAS_G:
-            last = tl.minimum(bos + c * BT + BT, eos) - 1
-            GL = tl.load(Gc_ptr + last * H + i_h).to(ACC)
-            G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+            G = tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC)
+            nl = tl.minimum(BT, eos - bos - c * BT) - 1
+            GL = tl.sum(tl.where(r == nl, G, 0.0), 0)
+            G = tl.where(mp, G, GL)   # padding: every exponent stays <= 0
         if OUTPUT:
             isq = mp & ((pos % NH) == (NH - 1))
             trow = (pos // NH) * H + i_h
@@ -266,9 +285,10 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_
         kq = tl.dot(_op(kk, DT, ACC, EMU), tl.trans(_op(qq, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
         dSd = _op(dS, DT, ACC, EMU)
         if HAS_G:
-            last = tl.minimum(bos + c * BT + BT, eos) - 1
-            GL = tl.load(Gc_ptr + last * H + i_h).to(ACC)
-            G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+            G = tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC)
+            nl = tl.minimum(BT, eos - bos - c * BT) - 1
+            GL = tl.sum(tl.where(r == nl, G, 0.0), 0)
+            G = tl.where(mp, G, GL)   # padding: every exponent stays <= 0
             kq = kq * tl.exp(tl.where(upper, G[None, :] - G[:, None], 0.0))
             kd = kk * tl.exp(GL - G)[:, None]
             qq = qq * tl.exp(G)[:, None]
@@ -368,11 +388,11 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
 
 
 @triton.jit
-def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr, dg_ptr,
-                   chunks_ptr, L, NKB: tl.constexpr,
+def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr,
+                   dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
+                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr, LOAD_T: tl.constexpr):
     """Chunk-parallel WY backward (module text): recomputes A and T, adds the WY part of dk, writes dk, dv, dbeta,
     and dg as the reverse in-chunk cumulative sum of dG."""
     i_n = tl.program_id(0)
@@ -401,7 +421,10 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_pt
     else:
         gam = tl.zeros([BT], dtype=ACC) + 1.0
     A = tl.where(low, A, 0.0)
-    Tm = _tinv(A, BT, ACC, PREC, BLOCKED)
+    if LOAD_T:
+        Tm = tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC)
+    else:
+        Tm = _tinv(A, BT, ACC, PREC, BLOCKED)
     Tt = _op(tl.trans(Tm), DT, ACC, EMU)
     bg = bb * gam
     dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
@@ -456,8 +479,15 @@ def _config(dtype):
     return acc, acc, "ieee", acc
 
 
-def _tables(cu: list, nh: int, BT: int, device):
-    """chunks (NT, 2) [start, end) over interleaved positions; seqs (N, 3) (bos, eos, first chunk index)."""
+def _tables(cu: tuple, nh: int, BT: int, device):
+    """chunks (NT, 2) [start, end) over interleaved positions; seqs (N, 3) (bos, eos, first chunk index).
+    Cached per (lengths, n_h, chunk, device): rebuilding and copying them each call costs host time that the GPU
+    would wait for."""
+    key = ("tables", cu, nh, BT, str(device))
+    if key in _CACHE:
+        return _CACHE[key]
+    if len(_CACHE) > 256:
+        _CACHE.clear()
     chunks, seqs = [], []
     for a, b in zip(cu[:-1], cu[1:]):
         a, b = a * nh, b * nh
@@ -465,7 +495,16 @@ def _tables(cu: list, nh: int, BT: int, device):
         chunks.extend((s, min(s + BT, b)) for s in range(a, b, BT))
     ch = torch.tensor(chunks if chunks else [(0, 0)], dtype=torch.int32).to(device)
     sq = torch.tensor(seqs, dtype=torch.int32).to(device)
-    return ch, sq, len(chunks)
+    _CACHE[key] = (ch, sq, len(chunks))
+    return _CACHE[key]
+
+
+def _scale_tensor(scale: float, dtype, device):
+    """The output scale as a one-element tensor (Triton passes Python floats as fp32; float64 needs more)."""
+    key = ("scale", scale, dtype, str(device))
+    if key not in _CACHE:
+        _CACHE[key] = torch.tensor([scale], dtype=dtype, device=device)
+    return _CACHE[key]
 
 
 class _Ctx:
@@ -476,7 +515,8 @@ class _Ctx:
         NH, V = k.shape[2], v.shape[-1]
         self.H, self.K, self.V, self.NH, self.BT = H, K, V, NH, BT
         self.Ltok = B * T
-        cu = [int(x) for x in cu_seqlens.tolist()] if cu_seqlens is not None else [i * T for i in range(B + 1)]
+        cu = tuple(int(x) for x in cu_seqlens.tolist()) if cu_seqlens is not None else \
+            tuple(i * T for i in range(B + 1))
         self.N = len(cu) - 1
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
         self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
@@ -486,6 +526,8 @@ class _Ctx:
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
         self.has_g = g is not None
         self.dev = q.device
+        self.cfg = CONFIG if self.DT != self.ACC else CONFIG_WIDE
+        self.stages = 2 if self.DT != self.ACC else 1
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
@@ -494,7 +536,7 @@ class _Ctx:
         return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU)
 
     def bv(self, which):
-        bv, nw = CONFIG[which]
+        bv, nw = self.cfg[which]
         return min(self.BVF, bv), nw
 
 
@@ -506,38 +548,41 @@ def _flat(q, k, v, beta, g):
             g.contiguous().reshape(-1, H) if g is not None else None)
 
 
-def _wy_fwd(c, kf, vf, bf, gf):
+def _wy_fwd(c, kf, vf, bf, gf, tm=None, store_t=False):
+    """W, U, G; with ``store_t`` also returns T (L, H, BT); with ``tm`` given, reads T instead of inverting."""
     L = kf.shape[0]
     w = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
     u = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev)
-    Gc = torch.zeros(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else w
+    Gc = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else w
+    if store_t:
+        tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
     if c.NT:
-        _wy_fwd_kernel[(c.NT, c.H)](kf, vf, bf, gf if gf is not None else bf, Gc, w, u, c.chunks, *c.consts(), c.BK,
-                                    min(c.BVF, 64), *c.types(), c.has_g, c.BLOCKED,
-                                    num_warps=CONFIG["wy_fwd_warps"])
-    return w, u, Gc
+        _wy_fwd_kernel[(c.NT, c.H)](kf, vf, bf, gf if gf is not None else bf, Gc, w, u, tm if tm is not None else w,
+                                    c.chunks, *c.consts(), c.BK, min(c.BVF, 64), *c.types(), c.has_g, c.BLOCKED,
+                                    store_t, tm is not None and not store_t, num_warps=c.cfg["wy_fwd_warps"])
+    return w, u, Gc, tm
 
 
-def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
-    w, u, Gc = _wy_fwd(c, kf, vf, bf, gf)
-    o = torch.zeros(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)
+def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t, store_t=False):
+    w, u, Gc, tm = _wy_fwd(c, kf, vf, bf, gf, store_t=store_t)
+    o = torch.empty(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)   # every token row is written
     ht = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     BV, nw = c.bv("state_fwd")
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, w, u, Gc, h0 if h0 is not None else ht, o, ht, o, o, scale_t, c.seqs, *c.consts(), c.BK, BV,
-        *c.types(), c.has_g, h0 is not None, True, False, num_warps=nw, num_stages=2 if c.DT != c.ACC else 1)
-    return o, ht
+        *c.types(), c.has_g, h0 is not None, True, False, num_warps=nw, num_stages=c.stages)
+    return o, ht, tm
 
 
-def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht):
-    w, u, Gc = _wy_fwd(c, kf, vf, bf, gf)
+def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm=None):
+    w, u, Gc, tm = _wy_fwd(c, kf, vf, bf, gf, tm=tm, store_t=tm is None)
     L = kf.shape[0]
     h = torch.empty(max(c.NT, 1), c.H, c.K, c.V, dtype=c.ST, device=c.dev)
     vn = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev)
     BV, nw = c.bv("state_fwd")
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, w, u, Gc, h0 if h0 is not None else h, vn, h, h, vn, scale_t, c.seqs, *c.consts(), c.BK, BV,
-        *c.types(), c.has_g, h0 is not None, False, True, num_warps=nw, num_stages=2 if c.DT != c.ACC else 1)
+        *c.types(), c.has_g, h0 is not None, False, True, num_warps=nw, num_stages=c.stages)
     del u
     dh = torch.empty_like(h)
     dvn = torch.empty_like(vn)
@@ -546,29 +591,29 @@ def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht):
     BV, nw = c.bv("state_bwd")
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, w, Gc, dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0, scale_t, c.seqs,
-        *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
-        num_stages=2 if c.DT != c.ACC else 1)
+        *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw, num_stages=c.stages)
     del w
-    dq = torch.zeros(c.Ltok, c.H, c.K, dtype=c.ACC, device=c.dev)
+    dq = torch.empty(c.Ltok, c.H, c.K, dtype=c.ACC, device=c.dev)   # every token row is written
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dw = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     BV, nw = c.bv("dqkwg")
-    BKS = min(c.BK, CONFIG["dqkwg_bk"])
+    BKS = min(c.BK, c.cfg["dqkwg_bk"])
     NKB = triton.cdiv(c.K, BKS)
     dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else dw
     if c.NT:
         _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, Gc, h, dh, vn, dvn, dof, dq, dkp, dw, dGp, scale_t, c.chunks, L,
-                                        *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw)
+                                        *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
+                                        num_stages=c.stages)
     del h, dh, vn
     dk = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dv = torch.empty(L, c.H, c.V, dtype=c.ACC, device=c.dev)
     db = torch.empty(L, c.H, dtype=c.ACC, device=c.dev)
-    dg = torch.zeros(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else db
+    dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else db   # every token's first position
     BV, nw = c.bv("wy_bwd")
     if c.NT:
-        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, Gc, dw, dvn, dkp, dGp, dk, dv, db, dg, c.chunks, L, NKB,
-                                    *c.consts(), c.BK,
-                                    BV, *c.types(), c.has_g, c.BLOCKED, num_warps=nw)
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, Gc, tm, dw, dvn, dkp, dGp, dk, dv, db, dg, c.chunks, L, NKB,
+                                    *c.consts(), c.BK, BV, *c.types(), c.has_g, c.BLOCKED, True, num_warps=nw,
+                                    num_stages=c.stages)
     return dq, dk, dv, db, (dg if c.has_g else None), dh0
 
 
@@ -578,21 +623,22 @@ class ChunkGHFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size):
         c = _Ctx(q, k, v, g, cu_seqlens, chunk_size)
-        scale_t = torch.tensor([scale], dtype=c.ACC, device=q.device)
+        scale_t = _scale_tensor(scale, c.ACC, q.device)
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
-        o, ht = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
-        ctx.save_for_backward(q, k, v, beta, g, h0, scale_t)
+        need = any(ctx.needs_input_grad[:6])
+        o, ht, tm = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t, store_t=need)
+        ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
 
     @staticmethod
     def backward(ctx, do, dht):
-        q, k, v, beta, g, h0, scale_t = ctx.saved_tensors
+        q, k, v, beta, g, h0, scale_t, tm = ctx.saved_tensors
         c = ctx.c
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
-        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, gf, h0c, scale_t, do.to(q.dtype), dht)
+        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, gf, h0c, scale_t, do.to(q.dtype), dht, tm)
         cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731
         return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,
                 cast(dh0, h0), None, None, None)
