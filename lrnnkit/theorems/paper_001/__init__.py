@@ -28,4 +28,6 @@ from ._common import PAPER  # noqa: F401
 from .theorem_1 import (_theta, check_equation_3, check_lemma_1, check_theorem_1, check_two_heads,
     dihedral_lrnn_counterexample, dihedral_mul)  # noqa: F401
 from .deltaproduct import check_figure_4, check_norm, check_rank, check_reset, check_unrolled, deltaproduct_A  # noqa: F401
+from .section_2 import (S3_PERMS, check_beta_geometry, check_d3_s3, check_gradient_step,  # noqa: F401
+    d3_s3_isomorphisms, deltanet_loss, gradient_by_differences)  # noqa: F401
 from .groups import _cube_group, _icosahedral_group, _order, _refl_scaled, check_s4_a5, check_sn, two_reflections  # noqa: F401
