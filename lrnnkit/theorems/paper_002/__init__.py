@@ -27,5 +27,6 @@ from .propositions import (_rand_mat, _rand_vec, check_liquid, check_proposition
 from .section_2 import base4_collapse_length, base4_decode, base4_states, check_claim_section_2, subtraction_value  # noqa: F401
 from .section_3 import (P12_BLOCK, _abs, _normalize_columns_l1, _pnorm_mp, check_eq6_monotonicity,
     check_eq6_normalization, check_eq7, check_fsa_columns, check_small_p, column_pnorm_le1_exact)  # noqa: F401
-from .appendix_a2 import PRINTED_SPT, check_pscan, check_spt, pscan_printed, sequential, spt, spt_rounds  # noqa: F401
+from .appendix_a2 import (PRINTED_SPT, check_cost, check_pscan, check_spt, pscan_matmul_counts, pscan_printed,  # noqa: F401
+    sequential, spt, spt_rounds)  # noqa: F401
 from .section_4 import _mod_arith_value, check_examples  # noqa: F401
