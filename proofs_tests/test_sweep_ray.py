@@ -82,3 +82,31 @@ def test_a_raising_point_on_ray_is_failed_with_its_error(local_ray, tmp_path):
                     str(tmp_path), executor="ray", progress=False, plots=False)
     assert (res["done"], res["failed"]) == (1, 1)
     assert "NOPE" in [r for r in res["records"] if r["status"] == "failed"][0]["error"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_ray_sweep_keeps_what_finished_and_resumes(tmp_path):
+    """SIGINT to `lrnnkit sweep --executor ray` mid-sweep: exit 130, the finished points stay in the store, and the
+    rerun computes exactly the others."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    spec = tmp_path / "s.toml"
+    spec.write_text('kind = "collapse"\n[params]\nsteps = 60\npolicy = "proof"\n[grid]\n'
+                    'source = ["parity", "group:S3", "counter:5", "flipflop", "group:D4", "even-pairs"]\n'
+                    'format = ["bf16", "fp16"]\n')
+    out = tmp_path / "o"
+    recs = out / "records.jsonl"
+    p = subprocess.Popen([sys.executable, "-m", "lrnnkit", "sweep", str(spec), "--executor", "ray", "--num-cpus", "2",
+                          "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while not (recs.exists() and recs.read_text().count("\n") >= 2) and time.time() - t0 < 120 and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    kept = [json.loads(x) for x in recs.read_text().splitlines()]
+    assert p.returncode == 130, err[-2000:]
+    assert "interrupted" in err and 2 <= len(kept) < 12 and all(r["status"] == "ok" for r in kept)
+    res = run_sweep(str(spec), str(out), progress=False, plots=False)
+    assert res["computed"] == 12 - len(kept) and res["done"] == 12

@@ -144,6 +144,13 @@ class RayExecutor:
                     idx = pending.pop(ref)
                     try:
                         out = ray.get(ref)
+                    except ray.exceptions.TaskCancelledError:
+                        raise KeyboardInterrupt from None    # only a stop cancels tasks: no record
+                    except ray.exceptions.RayTaskError as exc:
+                        if isinstance(exc.cause, KeyboardInterrupt):   # Ctrl-C reached the worker first
+                            raise KeyboardInterrupt from None
+                        out = {"result": {}, "status": "failed", "seconds": None, "pid": None,
+                               "error": f"{type(exc.cause or exc).__name__}: {exc.cause or exc}"}
                     except ray.exceptions.RayError as exc:   # the worker died more than max_retries times
                         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                         out = {"result": {}, "status": "failed", "seconds": None, "pid": None,
