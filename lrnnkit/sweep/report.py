@@ -39,20 +39,25 @@ def _cell(r) -> str:
     return str(fw)
 
 
-def collapse_matrix(records, params) -> tuple:
-    """``(row_labels, formats, cells)``: rows = the varying parameters other than ``format``; ``cells[i][j]`` the
-    record of row i and format j (or None)."""
-    var = [p for p in _varying(records, params) if p != "format"]
+def collapse_matrix(records, params, compact: bool = False) -> tuple:
+    """``(row_labels, formats, cells)``: rows = the varying parameters other than ``format`` (``name=value``; only
+    the values with ``compact``); ``cells[i][j]`` the record of row i and format j (or None)."""
+    var = _row_params(records, params)
     formats, rows, cells = [], [], {}
     for r in records:
         f = str(r.get("format"))
         if f not in formats:
             formats.append(f)
-        label = " ".join(f"{p}={r.get(p)}" for p in var) or "all"
+        label = (" / ".join(str(r.get(p)) for p in var) if compact else
+                 " ".join(f"{p}={r.get(p)}" for p in var)) or "all"
         if label not in rows:
             rows.append(label)
         cells[(label, f)] = r
     return rows, formats, [[cells.get((lab, f)) for f in formats] for lab in rows]
+
+
+def _row_params(records, params) -> list:
+    return [p for p in _varying(records, params) if p != "format"]
 
 
 def summary_table(spec, records) -> str:
@@ -108,7 +113,7 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
-    rows, formats, cells = collapse_matrix(records, _params_of(spec))
+    rows, formats, cells = collapse_matrix(records, _params_of(spec), compact=True)
     if not rows or not formats:
         return None
     val = np.full((len(rows), len(formats)), np.nan)
@@ -128,13 +133,14 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
                     color="white" if np.isfinite(val[i, j]) and val[i, j] < 0.6 * vmax else "black")
     ax.set_xticks(range(len(formats)), formats, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    ax.set_ylabel(" / ".join(_row_params(records, _params_of(spec))), fontsize=8)
     ax.set_title(f"first wrong step ({spec.kind} sweep {spec.spec_hash})", fontsize=9)
     fig.colorbar(im, ax=ax, label="log10 first wrong step")
     fig.tight_layout()
     from ..fileio import atomic_write_bytes
     import io
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
     return path
