@@ -25,7 +25,7 @@ __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableM
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
            "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh",
            "export_fla", "extract_automaton", "model_oracle", "SequenceModel", "make_task", "TrainConfig", "train",
-           "run_experiment"]
+           "run_experiment", "run_sweep"]
 
 _LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
 _LAZY_LEARN = {"SequenceModel": ".learn.models", "make_task": ".learn.tasks", "TrainConfig": ".learn.train",
@@ -58,3 +58,10 @@ def describe(fsa: FSA) -> dict:
 
 def load_model(path: str) -> Model:
     return Model.load(path)
+
+
+def run_sweep(spec, out_dir: str, executor: str = "serial", address: str | None = None, **kw) -> dict:
+    """Run a grid of jobs (collapse, certify, theorems, train) from a TOML spec, serially or on Ray, resumable;
+    returns the keys of ``lrnnkit sweep --json`` (:func:`lrnnkit.sweep.run_sweep`, docs/sweeps.rst)."""
+    from .sweep import run_sweep as _rs
+    return _rs(spec, out_dir, executor, address, **kw)
