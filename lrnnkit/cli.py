@@ -468,7 +468,7 @@ def _print_impossibility(res, indent: str = "") -> None:
 
 
 def cmd_demo(a) -> int:
-    from .demo import run_demo
+    from .showcase.demo import run_demo
     summary = run_demo(a.out, progress=True)
     if summary.get("incomplete"):
         print(f"lrnnkit: interrupted; the report in {a.out} is incomplete", file=sys.stderr)
