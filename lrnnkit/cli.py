@@ -160,7 +160,10 @@ def _load_model(path: str):
 def cmd_info(a) -> int:
     from .automata.info import describe
     from .automata.sources import load_source
-    d = describe(load_source(a.source), depth_rule=a.depth_rule)
+    from .limits import check_automaton
+    fsa = load_source(a.source)
+    check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
+    d = describe(fsa, depth_rule=a.depth_rule)
     if a.json:
         _print_json(d)
         return 0
@@ -190,7 +193,9 @@ def cmd_compile(a) -> int:
     from .automata.sources import load_source
     from .certify import resource_profile
     from .constructions import compile as compile_model
+    from .limits import check_automaton
     fsa = load_source(a.source)
+    check_automaton(fsa, "compile", a.source)
     options = {}
     for item in a.option:
         key, sep, raw = item.partition("=")
@@ -271,6 +276,8 @@ def _explain(fsa, a, options) -> int:
 def cmd_verify(a) -> int:
     from .automata.sources import load_source
     from .certify import certify
+    from .limits import MAX_PAIRS_LIMIT, check_int
+    check_int("--max-pairs", a.max_pairs, 1, MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
     model = _load_model(a.model)
     fsa = load_source(a.source) if a.source else None
     cert = certify(model, fsa, max_pairs=a.max_pairs)
@@ -293,12 +300,19 @@ def cmd_verify(a) -> int:
 
 def cmd_run(a) -> int:
     import numpy as np
+    from .limits import MAX_SEED, RUN_MAX_LENGTH, check_int
+    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    if a.random is not None:
+        check_int("--random", a.random, 0, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+    elif len(a.word) > 64 * RUN_MAX_LENGTH or len(a.word.split()) > RUN_MAX_LENGTH:
+        raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = _load_model(a.model)
+    if getattr(model, "inconsistencies", None):
+        print(f"lrnnkit: warning: {a.model}: {model.inconsistencies[0]}; running the rounding of the exact weights "
+              f"(`lrnnkit verify` refuses this file)", file=sys.stderr)
     if a.word is not None:
         word = model.encode(a.word)
     else:
-        if a.random < 0:
-            raise InputError(f"--random must be >= 0, got {a.random}")
         word = _random_word(model, a.random, a.seed, a.uniform)
     backend = a.backend
     if backend == "reference":
@@ -415,15 +429,13 @@ def cmd_precision(a) -> int:
                 print(f"{x} -> {y}")
         return 0
     if a.pcmd == "collapse":
-        if a.steps < 1:
-            raise InputError(f"--steps must be >= 1, got {a.steps}")
+        from .limits import COLLAPSE_MAX_STEPS, check_int
+        check_int("--steps", a.steps, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
         res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding)
         if a.json:
             _print_json(res)
         else:
-            fw = res["first_wrong_step"]
-            print(f"{res['format']} / {res['policy']}: " + (f"first wrong output at step {fw}" if fw is not None
-                  else f"no wrong output within {a.steps} steps"))
+            print(P.collapse_text(res))
         return 0
     res = P.cli_impossibility(a.out)
     if a.json:
@@ -500,7 +512,11 @@ def _sweep_run(a) -> int:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    debug = "--debug" in argv
+    # --debug is global: accepted anywhere before a "--" (after the verb too), removed before parsing
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]
+    if debug:
+        argv = [x for x in argv[:end] if x != "--debug"] + argv[end:]
     try:
         args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)
@@ -517,14 +533,33 @@ def main(argv=None) -> int:
             raise
         print(f"lrnnkit: error: {exc}", file=sys.stderr)
         return 2
-    except (OSError, MemoryError) as exc:
+    except MemoryError:
         if debug:
             raise
-        print(f"lrnnkit: error: {exc}", file=sys.stderr)
+        print("lrnnkit: error: out of memory (see `lrnnkit.limits` / docs \"Limits and errors\" for the size "
+              "limits)", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if debug:
+            raise
+        print(f"lrnnkit: error: {exc.strerror or exc or type(exc).__name__}"
+              + (f": {exc.filename!r}" if getattr(exc, "filename", None) else ""), file=sys.stderr)
+        return 2
+    except RecursionError:
+        if debug:
+            raise
+        print("lrnnkit: error: input nested too deeply", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("lrnnkit: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001  (no traceback without --debug, whatever went wrong)
+        if debug:
+            raise
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        print(f"lrnnkit: internal error: {type(exc).__name__}{': ' + msg if msg else ''} (run with --debug for "
+              "the traceback, and please report it)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

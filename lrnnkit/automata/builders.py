@@ -303,6 +303,11 @@ def from_regex(pattern: str) -> FSA:
         rows.append([sink] * len(columns))
     delta = [[ids[t] for t in row] for row in rows]
     finals = set(fsm.finals)
+    if not finals.intersection(queue):
+        # every reachable state rejects: the constant-0 automaton, which a construction would compile silently
+        # into a one-state model (issue 11 found it named after parity); refuse with the reason instead
+        raise InputError(f"regex: pattern {pattern!r} matches no word at all (empty language); its automaton "
+                         "would output 0 on every input")
     labels = ["1" if (s in finals) else "0" for s in queue] + (["0"] if sink is not None else [])
     fsa = FSA(tuple(symbols), delta, 0, None, tuple(labels), None, f"regex:{pattern}")
     from .minimize import minimize

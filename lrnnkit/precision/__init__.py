@@ -7,7 +7,7 @@ impossibility theorems of paper 000 (Theorems 1-2) and of the collapse of exact 
     collapse(model, "fp8-e4m3", "matvec", 10_000).first_wrong_step
 """
 from .cast import cast, cast_exact, cast_torch, exact_decimal, parse_exact_value, scalar_caster
-from .commands import cli_cast, cli_collapse, cli_impossibility
+from .commands import cli_cast, cli_collapse, cli_impossibility, collapse_text
 from .formats import PRESETS, FloatFormat, format_names, get_format
 from .policy import POLICIES, canonical_policy
 from .rounding import ROUNDINGS, canonical_rounding
@@ -28,4 +28,4 @@ def collapse_table(**kw) -> dict:
 __all__ = ["FloatFormat", "get_format", "format_names", "PRESETS", "ROUNDINGS", "POLICIES", "canonical_rounding",
            "canonical_policy", "cast", "cast_torch", "cast_exact", "scalar_caster", "exact_decimal",
            "parse_exact_value", "Simulator", "EventuallyPeriodic", "CollapseResult", "collapse", "cli_cast",
-           "cli_collapse", "cli_impossibility", "impossibility_demo", "collapse_table"]
+           "cli_collapse", "cli_impossibility", "collapse_text", "impossibility_demo", "collapse_table"]

@@ -11,7 +11,7 @@ from .cast import cast_exact, exact_decimal, parse_exact_value
 from .formats import get_format
 from .rounding import canonical_rounding
 
-__all__ = ["cli_cast", "cli_collapse", "cli_impossibility"]
+__all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text"]
 
 
 def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int = 0) -> dict:
@@ -44,6 +44,19 @@ def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = 100_000,
     the period information of the run."""
     from .simulate import collapse
     return collapse(model, fmt, policy, steps, rounding, **options).to_json()
+
+
+def collapse_text(res: dict) -> str:
+    """One line for ``lrnnkit precision collapse`` without ``--json``, saying the same as the JSON: a verdict for
+    every length when the run was found eventually periodic, else for the steps actually run."""
+    head = f"{res['format']} / {res['policy']} / {res['rounding']}: "
+    fw = res.get("first_wrong_step")
+    if fw is not None:
+        return head + f"first wrong output at step {fw} ({res['input']})"
+    if res.get("exact_for_all_lengths"):
+        per = f"pre-period {res.get('pre_period')}, period {res.get('period')}"
+        return head + f"no wrong output at any input length (the run is eventually periodic: {per}; {res['input']})"
+    return head + f"no wrong output within {res['steps']} steps ({res['input']})"
 
 
 def cli_impossibility(out_dir: str | None = None, formats=None, cap: int = 5_000) -> dict:
