@@ -29,7 +29,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 FLA_LABEL = "fla GatedDeltaProduct n_h={n} [-1,1]"
-ANCHOR_S = 150
+ANCHOR_S = 120
 
 
 # ------------------------------------------------------------------------------------------------ fla model
@@ -160,6 +160,67 @@ def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2) -> l
     for j in skipped:
         print(f"skipped (budget): {j['experiment']} / {j['label']}", flush=True)
     return done, skipped
+
+
+# ------------------------------------------------------------------------------------------------ probe
+GH_VARIANTS = (("chunk", "bfloat16"), ("chunk", "float32"), ("torch", "float32"))
+
+
+def probe(device: str, out: str, steps: int = 8) -> dict:
+    """ms per training step of our one-layer DeltaProduct (S3, n_h = 2, the 001 small settings) for each kernel
+    variant (backend, dtype of q/k/v fed to the kernel); the fastest whose loss is finite is used by the grid."""
+    import torch
+
+    from lrnnkit.learn.experiments import get_experiment
+    from lrnnkit.learn.train import build, lr_at  # noqa: F401
+    from lrnnkit.learn.tasks import IGNORE, batch_rng
+    base = [c for lab, c in get_experiment("001-deltaproduct").runs("small") if lab.startswith("S3") and c.n_h == 2][0]
+    rows = []
+    for be, dt in GH_VARIANTS:
+        cfg = dataclasses.replace(base, device=device, backend=be, kernel_dtype=dt)
+        try:
+            task, model, opt = build(cfg)
+            times = []
+            for s in range(steps + 3):
+                x, y = (torch.as_tensor(a, device=device) for a in task.sample(cfg.batch, cfg.train_len,
+                                                                               batch_rng(0, s)))
+                torch.cuda.synchronize()
+                t = time.perf_counter()
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    logits = model(x)
+                loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, task.n_out), y.reshape(-1),
+                                                         ignore_index=IGNORE)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                torch.cuda.synchronize()
+                if s >= 3:
+                    times.append(time.perf_counter() - t)
+            ok = bool(torch.isfinite(loss))
+            rows.append({"backend": be, "kernel_dtype": dt, "ms_per_step": round(1000 * sorted(times)[len(times) // 2], 2),
+                         "finite": ok, "mem_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2)})
+        except Exception as exc:  # noqa: BLE001 - a variant that fails is reported and skipped
+            rows.append({"backend": be, "kernel_dtype": dt, "error": f"{type(exc).__name__}: {exc}"[:500]})
+        torch.cuda.reset_peak_memory_stats()
+        print("probe", json.dumps(rows[-1]), flush=True)
+    good = [r for r in rows if r.get("finite")]
+    best = min(good, key=lambda r: r["ms_per_step"]) if good else None
+    doc = {"rows": rows, "best": best}
+    with open(os.path.join(out, "probe.json"), "w") as fh:
+        json.dump(doc, fh, indent=1)
+    return doc
+
+
+def apply_probe(jobs, out: str) -> None:
+    path = os.path.join(out, "probe.json")
+    if not os.path.exists(path):
+        return
+    best = json.load(open(path)).get("best")
+    if not best:
+        return
+    for j in jobs:
+        if j["config"]["layer"] in ("deltanet", "deltaproduct") and not j.get("fla"):
+            j["config"]["backend"], j["config"]["kernel_dtype"] = best["backend"], best["kernel_dtype"]
 
 
 # ------------------------------------------------------------------------------------------------ smoke
@@ -316,6 +377,9 @@ def main(argv=None) -> int:
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--record", metavar="DIR", help="record a finished GPU run (RESULTS.md, docs plots, JSON)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads per run")
+    ap.add_argument("--probe", action="store_true", help="time our GH kernel variants first; the grid uses the best")
+    ap.add_argument("--anchor-only", action="store_true", help="only the S3 anchor: fla n_h=1,2 and ours n_h=1,2")
+    ap.add_argument("--skip-anchor", action="store_true", help="leave out our S3 n_h<=2 runs (run by --anchor-only)")
     ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds")
     a = ap.parse_args(argv)
     if a.record:
@@ -327,7 +391,16 @@ def main(argv=None) -> int:
         return 0
     from lrnnkit.learn.experiments import EXPERIMENTS
     names = [n for n in a.only.split(",") if n] or list(EXPERIMENTS)
-    jobs = jobs_for(names, a.scale, a.device, a.fla)
+    if a.probe:
+        probe(a.device, a.out)
+    jobs = jobs_for(names, a.scale, a.device, a.fla or a.anchor_only)
+    anchor = lambda j: j.get("fla") or (j["experiment"] == "001-deltaproduct" and j["label"].startswith("S3 ")  # noqa
+                                        and j["config"]["n_h"] <= 2)
+    if a.anchor_only:
+        jobs = [j for j in jobs if anchor(j)]
+    elif a.skip_anchor:
+        jobs = [j for j in jobs if not anchor(j)]
+    apply_probe(jobs, a.out)
     if a.cap is not None:
         for j in jobs:
             j["config"]["max_seconds"] = a.cap

@@ -85,14 +85,19 @@ def _judge_parity(res: dict) -> dict:
             "paper": {"Mamba [0,1]": 0.000, "Mamba [-1,1]": 1.000, "DeltaNet [0,1]": 0.017, "DeltaNet [-1,1]": 1.000}}
 
 
+MARGIN = 0.05     # a difference of scaled accuracies below this is noise at these sample sizes (512 words)
+
+
 def _judge_extension_helps(paper: dict):
     def judge(res: dict) -> dict:
         meas = {k: round(_scaled_mean(r), 3) for k, r in res.items()}
-        ok = []
-        for model in ("Mamba-like diagonal", "DeltaNet"):
-            ok.append(meas[f"{model} [-1,1]"] >= meas[f"{model} [0,1]"])
+        if max(meas.values()) < 0.1:
+            return {"outcome": "not reproduced (no model learned the task at this scale)",
+                    "measured": {"scaled_accuracy_mean": meas}, "paper": paper}
+        ok = [meas[f"{m} [-1,1]"] - meas[f"{m} [0,1]"] >= MARGIN for m in ("Mamba-like diagonal", "DeltaNet")]
         return {"outcome": _outcome(ok), "measured": {"scaled_accuracy_mean": meas}, "paper": paper,
-                "criterion": "[-1,1] >= [0,1] for both models (the claimed direction)"}
+                "criterion": f"[-1,1] beats [0,1] by >= {MARGIN} scaled accuracy, for both models (the claimed "
+                             "direction)"}
     return judge
 
 
@@ -144,10 +149,13 @@ def _z60_runs(scale: str):
 
 def _judge_z60(res: dict) -> dict:
     meas = {k: round(r["test_accuracy"][str(min(int(x) for x in r["test_accuracy"]))], 3) for k, r in res.items()}
-    ok = [meas["Mamba-like diagonal [-1,1]"] >= meas["Mamba-like diagonal [0,1]"],
-          meas["DeltaNet [-1,1]"] >= meas["DeltaNet [0,1]"]]
+    if max(meas.values()) < 0.1:
+        return {"outcome": "not reproduced (no model learned the task at this scale)",
+                "measured": {"token_accuracy_at_train_length": meas}}
+    ok = [meas["Mamba-like diagonal [-1,1]"] - meas["Mamba-like diagonal [0,1]"] >= MARGIN,
+          meas["DeltaNet [-1,1]"] - meas["DeltaNet [0,1]"] >= MARGIN]
     return {"outcome": _outcome(ok), "measured": {"token_accuracy_at_train_length": meas},
-            "criterion": "[-1,1] >= [0,1] for both (000, Fig. 6: the [0,1] variants performed worse)"}
+            "criterion": f"[-1,1] beats [0,1] by >= {MARGIN} for both (000, Fig. 6: the [0,1] variants did worse)"}
 
 
 # ------------------------------------------------------------------------------------------------ 001 Fig. 3
@@ -158,7 +166,7 @@ def _deltaproduct_runs(groups, n_hs):
                       dict(width=32, heads=2, head_dim=16, steps=120, batch=32, lr=3e-3, train_len=(16, 16),
                            test_len=(16, 32, 64), eval_n=64, mlp=True),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=4000, batch=512, lr=1e-3,
-                           train_len=(128, 128), test_len=(128, 256, 512), eval_n=512, max_seconds=100,
+                           train_len=(128, 128), test_len=(128, 256, 512), eval_n=512, max_seconds=80,
                            auto_steps=True, weight_decay=1e-6),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=200_000, batch=1024, lr=1e-3,
                            train_len=(128, 128), test_len=(128, 256, 512), eval_n=500_000, weight_decay=1e-6))
