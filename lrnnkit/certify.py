@@ -116,7 +116,7 @@ def float_check(model: Model, fsa: FSA, steps: int = 10_000, batch: int = 4, see
 
 
 def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_pairs: int, fc: dict,
-                        base: dict) -> Certificate | None:
+                        base: dict, bar=None) -> Certificate | None:
     """The same breadth-first search, vectorized with numpy, for the most common shape: one layer with integer
     weights (permutations, reflections along e_i - e_j, resets) that reads the input directly, a rational decoder
     and a readout of the layer's output. Frontiers are processed level by level in the same (pair, letter) order
@@ -152,6 +152,8 @@ def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_
     par, par_letter = [-1], [-1]
     start, explored = 0, 0
     while start < len(Q):
+        if bar is not None:
+            bar.update(len(Q) - bar.n)
         F = np.arange(start, len(Q))
         Hf = np.stack(H[start:])
         succ = np.einsum("kij,fj->fki", A, Hf) + Bv[None]          # (f, k, d)
@@ -207,6 +209,13 @@ def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_
                        float_check=fc, **base)
 
 
+def _progress(desc: str):
+    """A progress bar on stderr for long searches: shown only on a terminal and only after 2 s (tqdm ``delay``),
+    removed when done (``leave=False``). Ctrl-C stops the search (KeyboardInterrupt; the CLI exits 130)."""
+    from tqdm import tqdm
+    return tqdm(desc=desc, unit=" pairs", delay=2.0, leave=False, disable=None, mininterval=0.5)
+
+
 def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,
             float_steps: int = 10_000, seed: int = 0, vectorized: bool = True) -> Certificate:
     """Certify ``model`` against ``fsa`` (default: the automaton in the model's provenance) for all input lengths."""
@@ -230,9 +239,24 @@ def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MA
         return Certificate(False, "none", 0, 0, reason="the model has weights without an exact form; "
                            "only the float64 check ran", float_check=fc, **base)
     em = ExactModel(model)
-    fast = _certify_vectorized(model, fsa, amap, em, max_pairs, fc, base) if vectorized else None
-    if fast is not None:
-        return fast
+    if vectorized:
+        bar = _progress("certify (exact search)")
+        try:
+            fast = _certify_vectorized(model, fsa, amap, em, max_pairs, fc, base, bar)
+        finally:
+            bar.close()
+        if fast is not None:
+            return fast
+    bar = _progress("certify (exact search)")
+    try:
+        return _certify_generic(model, fsa, amap, em, max_pairs, fc, base, bar)
+    finally:
+        bar.close()
+
+
+def _certify_generic(model: Model, fsa: FSA, amap: list, em: ExactModel, max_pairs: int, fc: dict,
+                     base: dict, bar) -> Certificate:
+    """The breadth-first search over (automaton state, model state) pairs, one transition at a time."""
     labels = model.output_labels
     outs = fsa.outputs
     delta = fsa.delta
@@ -250,9 +274,13 @@ def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MA
             w.append(a)
         return [fsa.alphabet[a] for a in reversed(w)]
 
+    popped = 0
     while queue:
         pair = queue.popleft()
         q, M = pair
+        popped += 1
+        if popped % 1024 == 0:
+            bar.update(len(parent) - bar.n)
         for a in range(k):
             try:
                 M2, y, _ = em.step(M, amap[a])

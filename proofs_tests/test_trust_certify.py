@@ -186,3 +186,27 @@ def test_cli_verify_text_names_the_reason(tampered_files, capsys):
     out = capsys.readouterr().out
     assert rc == 1
     assert out.startswith("NOT certified (consistency)") and "layer 0 symbol 3 A" in out
+
+
+def test_long_searches_report_progress_and_close_it(s5, monkeypatch):
+    """The exact search feeds a progress bar (tqdm on a terminal, after 2 s) and closes it, on both searches."""
+    import lrnnkit.certify as C
+    seen = []
+
+    class Bar:
+        n = 0
+
+        def update(self, k):
+            self.n += k
+            seen.append(self.n)
+
+        def close(self):
+            seen.append("closed")
+
+    monkeypatch.setattr(C, "_progress", lambda desc: Bar())
+    fsa, model = s5
+    for vec in (True, False):
+        seen.clear()
+        assert C.certify(model, fsa, float_steps=0, vectorized=vec).certified
+        assert seen[-1] == "closed" and (not vec or seen[0] == 1)
+    assert max(x for x in seen if x != "closed") >= 1
