@@ -28,7 +28,7 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 docs: $(STAMP)
-	$(BIN)/python -m lrnnkit.docgen docs/generated
+	$(BIN)/python -m lrnnkit.showcase.docgen docs/generated
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 bench: $(STAMP)

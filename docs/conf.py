@@ -1,6 +1,6 @@
 """Sphinx configuration of the lrnnkit documentation.
 
-Build with ``make docs``: it runs ``python -m lrnnkit.docgen docs/generated`` (the construction pages, the theorem
+Build with ``make docs``: it runs ``python -m lrnnkit.showcase.docgen docs/generated`` (the construction pages, the theorem
 registry, the CLI and API references, generated from the code) and then ``sphinx -W --keep-going``. Only built-in
 extensions are used (autodoc, napoleon, mathjax) and the built-in alabaster theme: no network at build time.
 """
@@ -42,6 +42,6 @@ os.environ.setdefault("TRITON_INTERPRET", "1")   # importing the kernels package
 
 
 def setup(app):
-    from lrnnkit.docgen import ensure_generated, setup_sphinx
+    from lrnnkit.showcase.docgen import ensure_generated, setup_sphinx
     ensure_generated(os.path.join(HERE, "generated"))
     setup_sphinx(app)

@@ -1,4 +1,4 @@
-"""The end-to-end showcase (lrnnkit.demo) and its HTML report (lrnnkit.report).
+"""The end-to-end showcase (lrnnkit.showcase.demo) and its HTML report (lrnnkit.showcase.report).
 
 Quick tests run a subset of the demo (three automata) end to end into a temp dir; the full default demo is in the
 deep profile (``-m slow``). The embedded fallback automata are checked against independent oracles: sympy's
@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lrnnkit import demo as D
+from lrnnkit.showcase import demo as D
+from lrnnkit.showcase.steps import StepTimeout, time_limit
 from lrnnkit.errors import InputError
 
 QUICK_KEYS = ("parity", "flipflop", "reset-kr")
@@ -43,7 +44,7 @@ def quick_run(tmp_path_factory):
     ("group:Z5", 5, [[1, 2, 3, 4, 0]]),
 ])
 def test_embedded_group_word_problem_matches_sympy(spec, order, gens):
-    """delta[g, h] must be the product 'first g, then h' (DESIGN.md); sympy's p*q also applies p first."""
+    """delta[g, h] must be the product 'first g, then h' (docs/conventions.rst); sympy's p*q also applies p first."""
     from sympy.combinatorics import Permutation, PermutationGroup
     fsa = D.embedded_fsa(spec)
     G = PermutationGroup([Permutation(g) for g in gens])
@@ -142,18 +143,18 @@ def test_embedded_unknown_spec_is_input_error():
 
 # --------------------------------------------------------------------------- step machinery
 def test_time_limit_nests():
-    with pytest.raises(D.StepTimeout) as outer:
-        with D._time_limit(0.6):
-            with pytest.raises(D.StepTimeout) as inner:
-                with D._time_limit(0.2):
+    with pytest.raises(StepTimeout) as outer:
+        with time_limit(0.6):
+            with pytest.raises(StepTimeout) as inner:
+                with time_limit(0.2):
                     time.sleep(2)
             assert inner.value.seconds == 0.2
             time.sleep(2)
     assert outer.value.seconds == 0.6
     # an inner limit longer than the outer one cannot extend it
-    with pytest.raises(D.StepTimeout) as exc:
-        with D._time_limit(0.2):
-            with D._time_limit(5):
+    with pytest.raises(StepTimeout) as exc:
+        with time_limit(0.2):
+            with time_limit(5):
                 time.sleep(2)
     assert exc.value.seconds == 0.2
 

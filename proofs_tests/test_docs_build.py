@@ -1,4 +1,4 @@
-"""The documentation generated from the code (lrnnkit.docgen) and the Sphinx build with -W.
+"""The documentation generated from the code (lrnnkit.showcase.docgen) and the Sphinx build with -W.
 
 Quick: the RST helpers never produce markup that docutils warns about (property test), the docstring guard
 recognizes invalid docstrings, and docgen writes one page per construction of the catalogue. Slow (deep profile):
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lrnnkit import docgen
+from lrnnkit.showcase import docgen
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -130,7 +130,7 @@ def test_generated_cli_and_theorem_pages(generated):
     for s in all_statements():
         assert f"lrnnkit theorems --check {s.id}" in th
     api = (out / "api.rst").read_text()
-    for mod in ("lrnnkit.model", "lrnnkit.certify", "lrnnkit.demo", "lrnnkit.docgen"):
+    for mod in ("lrnnkit.model", "lrnnkit.certify", "lrnnkit.showcase.demo", "lrnnkit.showcase.docgen"):
         assert f".. automodule:: {mod}\n" in api
 
 

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 
-from lrnnkit import demo as D
+from lrnnkit.showcase import demo as D
 
 _CASES = [c for c in D.DEFAULT_CASES if c.key in ("parity", "flipflop")]
 
@@ -37,7 +37,7 @@ def test_interrupt_stops_demo_and_marks_report_incomplete(tmp_path, monkeypatch)
 
 def test_cli_demo_interrupt_exits_130(tmp_path):
     code = ("import sys, os, signal\n"
-            "from lrnnkit import demo as D, cli\n"
+            "from lrnnkit import cli\nfrom lrnnkit.showcase import demo as D\n"
             "D.DEFAULT_CASES[:] = [c for c in D.DEFAULT_CASES if c.key == 'parity']\n"
             "def cert(m, f):\n"
             "    os.kill(os.getpid(), signal.SIGINT)\n"

@@ -45,8 +45,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .automata.fsa import FSA
-from .errors import InputError
+from ..automata.fsa import FSA
+from ..errors import InputError
+from ..fileio import atomic_write_text
+from .steps import StepTimeout, one_line, time_limit
 
 __all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
 
@@ -97,7 +99,7 @@ def _closure(gens: list, n: int) -> list:
 
 def _group_fsa(elements: list, names: list, name: str) -> FSA:
     """The word problem of a permutation group: letters = elements, state after g_1..g_t = g_1 g_2 .. g_t (first
-    g_1, DESIGN.md), start = identity, output = the element."""
+    g_1, docs/conventions.rst), start = identity, output = the element."""
     n = len(elements[0])
     index = {g: i for i, g in enumerate(elements)}
     delta = [[index[tuple(h[g[p]] for p in range(n))] for h in elements] for g in elements]
@@ -242,50 +244,6 @@ DEFAULT_CASES = [
 
 
 # =========================================================================== step machinery
-class StepTimeout(Exception):
-    def __init__(self, seconds: float):
-        super().__init__(f"timed out after {seconds:g} s")
-        self.seconds = seconds
-
-
-@contextmanager
-def _time_limit(seconds: float | None):
-    """Raise StepTimeout in the main thread after ``seconds`` (SIGALRM; a no-op elsewhere, e.g. on Windows or in a
-    worker thread). Nests: an inner limit never outlives an enclosing one, and the enclosing timer resumes after."""
-    usable = (seconds and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread())
-    if not usable:
-        yield
-        return
-    outer_left = signal.getitimer(signal.ITIMER_REAL)[0]
-    limit = min(seconds, outer_left) if outer_left > 0 else seconds
-    own = limit == seconds
-
-    def handler(signum, frame):
-        raise StepTimeout(seconds)
-
-    old = signal.signal(signal.SIGALRM, handler if own else _enclosing_handler(signal.getsignal(signal.SIGALRM)))
-    t0 = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        if outer_left > 0:
-            signal.setitimer(signal.ITIMER_REAL, max(outer_left - (time.monotonic() - t0), 1e-3))
-
-
-def _enclosing_handler(h):
-    """The handler to use when the enclosing limit expires first: the enclosing one."""
-    return h if callable(h) else signal.SIG_DFL
-
-
-def _one_line(exc: BaseException) -> str:
-    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    name = type(exc).__name__
-    return f"{name}: {msg}" if msg else name
-
-
 @contextmanager
 def _interrupt_guard(R: "_Runner"):
     """Make Ctrl-C stop the demo even where a library turns the KeyboardInterrupt into another exception (a
@@ -326,7 +284,7 @@ class _Runner:
         rec = {"name": name, "kind": kind, "core": core, "status": "ok", "reason": "", "seconds": 0.0}
         value = None
         try:
-            with _time_limit(budget if budget is not None else STEP_BUDGET.get(kind)):
+            with time_limit(budget if budget is not None else STEP_BUDGET.get(kind)):
                 value = fn()
             if isinstance(value, _Fail):
                 rec["status"], rec["reason"] = "failed", value.reason
@@ -337,7 +295,7 @@ class _Runner:
         except (Exception, StepTimeout) as exc:  # the demo records and carries on
             if self.interrupted:    # an interrupt disguised as another exception: stop the run
                 raise KeyboardInterrupt from exc
-            rec["status"], rec["reason"] = "failed", _one_line(exc)
+            rec["status"], rec["reason"] = "failed", one_line(exc)
             rec["traceback"] = traceback.format_exc(limit=6)
         rec["seconds"] = round(time.perf_counter() - t, 3)
         self.steps.append(rec)
@@ -384,12 +342,12 @@ def _preset_loader():
 
 
 def _compile(fsa: FSA, construction: str | None):
-    from .constructions import compile as c_compile
+    from ..constructions import compile as c_compile
     return c_compile(fsa, construction)
 
 
 def _certify(model, fsa):
-    from .certify import certify
+    from ..certify import certify
     return certify(model, fsa, max_pairs=CERT_MAX_PAIRS, float_steps=CERT_FLOAT_STEPS, seed=0)
 
 
@@ -430,7 +388,7 @@ def _case_word(case: DemoCase, fsa: FSA) -> list:
 
 
 def _worked_trace(model, fsa: FSA, word: list) -> dict:
-    from .executor import run_float
+    from ..executor import run_float
     amap = {s: i for i, s in enumerate(model.alphabet)}
     res = run_float(model, np.array([[amap[fsa.alphabet[a]] for a in word]]), keep_states=True)
     got = [str(x) for x in res.labels()[0]]
@@ -452,8 +410,8 @@ def _kernel_backend() -> tuple:
 
 
 def _run_kernels(model, fsa: FSA, device: str) -> dict:
-    from .executor import run_float
-    from .kernels import run_model
+    from ..executor import run_float
+    from ..kernels import run_model
     B, T = (64, 1024) if device == "gpu" else (2, 24)
     rng = np.random.default_rng(1)
     words = rng.integers(0, len(model.alphabet), size=(B, T))
@@ -497,7 +455,7 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                     fsa, where = load_source(case.source)
                     entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
                     model = _compile(fsa, case.construction)
-                    from .certify import resource_profile
+                    from ..certify import resource_profile
                     prof = resource_profile(model)
                     entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),
                                  statement=model.provenance.get("statement"), layers=prof["layers"], widths=prof["widths"],
@@ -535,7 +493,7 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                     entry["eigenvalues"] = [[float(z.real), float(z.imag)] for z in _letter_eigenvalues(model)]
                 except Exception as exc:  # noqa: BLE001
                     entry["eigenvalues"] = []
-                    entry["eigenvalues_error"] = _one_line(exc)
+                    entry["eigenvalues_error"] = one_line(exc)
 
                 def do_trace(case=case, fsa=fsa, model=model, entry=entry):
                     tr = _worked_trace(model, fsa, _case_word(case, fsa))
@@ -596,8 +554,8 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
         report.write_report(os.path.join(out_dir, "report.html"), summary)
     except Exception as exc:  # noqa: BLE001  (the summary still gets written; the failure is recorded in it)
         summary["steps"].append({"name": "report", "kind": "report", "core": False, "status": "failed",
-                                 "reason": _one_line(exc), "seconds": 0.0})
-    _atomic_write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, indent=1) + "\n")
+                                 "reason": one_line(exc), "seconds": 0.0})
+    atomic_write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, indent=1) + "\n")
     R.say(f"done in {summary['elapsed_s']:.1f} s: {sum(s['status'] == 'ok' for s in R.steps)} ok, "
           f"{sum(s['status'] == 'failed' for s in R.steps)} failed, "
           f"{sum(s['status'] == 'skipped' for s in R.steps)} skipped; report {os.path.join(out_dir, 'report.html')}")
@@ -608,7 +566,7 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
     """The impossibility demo (000, Theorems 1-2; ``lrnnkit precision impossibility``) and the collapse of exact
     constructions in low precision (``lrnnkit precision collapse``)."""
     def do_impossibility():
-        from . import precision as P
+        from .. import precision as P
         fn = getattr(P, "cli_impossibility", None)
         if fn is None:
             return _Skip("lrnnkit.precision has no impossibility demo (cli_impossibility) yet")
@@ -624,16 +582,13 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
     R.run("precision: impossibility (000 Thms 1-2)", "precision", False, do_impossibility)
 
     def do_collapse():
-        from .docgen import _collapse_fn
-        fn = _collapse_fn()
-        if fn is None:
-            return _Skip("lrnnkit.precision has no collapse function yet")
+        from ..precision import collapse as fn
         rows: list = []
         res["collapse"] = rows          # filled as it goes: a step timeout keeps the rows done so far
         for key, (_fsa, model) in models.items():
             for fmt in COLLAPSE_FORMATS:
                 try:
-                    with _time_limit(COLLAPSE_CALL_BUDGET):
+                    with time_limit(COLLAPSE_CALL_BUDGET):
                         r = fn(model, format=fmt, steps=COLLAPSE_STEPS)
                     r = getattr(r, "to_json", lambda: r)()
                     step = r.get("first_wrong_step") if isinstance(r, dict) else r
@@ -641,11 +596,11 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
                 except StepTimeout as exc:
                     if exc.seconds != COLLAPSE_CALL_BUDGET:
                         raise                     # the whole step's budget: stop here
-                    rows.append({"model": key, "format": fmt, "error": _one_line(exc)})
+                    rows.append({"model": key, "format": fmt, "error": one_line(exc)})
                 except Exception as exc:  # noqa: BLE001
                     if R.interrupted:
                         raise KeyboardInterrupt from exc
-                    rows.append({"model": key, "format": fmt, "error": _one_line(exc)})
+                    rows.append({"model": key, "format": fmt, "error": one_line(exc)})
         if rows and all("error" in r for r in rows):
             return _Fail(rows[0]["error"])
         return rows
@@ -654,21 +609,12 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
-        return version("lrnnkit")
-    except Exception:  # noqa: BLE001
-        return "unknown"
-
-
-def _atomic_write_text(path: str, text: str) -> None:
-    # kept as an alias for old imports; the logic lives in lrnnkit.fileio
-    from .fileio import atomic_write_text
-    atomic_write_text(path, text)
+    from .. import __version__
+    return __version__
 
 
 def main(argv: list | None = None) -> int:
-    """``python -m lrnnkit.demo [--out DIR] [--quiet] [--no-kernels] [--no-precision]``; exits with the demo's
+    """``python -m lrnnkit.showcase.demo [--out DIR] [--quiet] [--no-kernels] [--no-precision]``; exits with the demo's
     exit code (1 iff a core step failed)."""
     ap = argparse.ArgumentParser(prog="lrnnkit demo", description="the end-to-end showcase")
     ap.add_argument("--out", default="demo_out", help="output directory (default demo_out)")

@@ -1,6 +1,6 @@
 """Documentation generated from the code: one page per construction, the theorem registry, the CLI and API references.
 
-``python -m lrnnkit.docgen OUT_DIR`` (``make docs`` runs it with ``docs/generated``) writes reStructuredText that the
+``python -m lrnnkit.showcase.docgen OUT_DIR`` (``make docs`` runs it with ``docs/generated``) writes reStructuredText that the
 Sphinx site in ``docs/`` includes:
 
 * ``constructions/index.rst`` and one page per construction of :func:`lrnnkit.constructions.catalogue` (iterated at
@@ -46,6 +46,9 @@ import time
 from typing import Any
 
 import numpy as np
+
+from ..fileio import atomic_write_text
+from .steps import StepTimeout, one_line, time_limit
 
 __all__ = ["generate", "ensure_generated", "setup_sphinx", "main", "CANDIDATE_INSTANCES", "rst_text", "slug"]
 
@@ -150,7 +153,7 @@ class _Latex:
         self.cache: dict = {}
 
     def value(self, x) -> str:
-        from .exact import exact_to_json, to_sympy
+        from ..exact import exact_to_json, to_sympy
         import sympy
         key = json.dumps(exact_to_json(x), sort_keys=True)
         got = self.cache.get(key)
@@ -173,7 +176,7 @@ class _Latex:
 # =========================================================================== construction pages
 def _load(source: str):
     try:
-        from .automata.sources import load_source
+        from ..automata.sources import load_source
     except ImportError:
         load_source = None
     if load_source is not None:
@@ -192,13 +195,13 @@ def _candidates() -> list:
     """(source, fsa or None, load error, names of the applicable constructions best first) per candidate instance,
     computed once per run."""
     if "list" not in _CANDIDATE_CACHE:
-        from .constructions import applicable
+        from ..constructions import applicable
         out = []
         for src in CANDIDATE_INSTANCES:
             try:
                 fsa = _load(src)
             except Exception as exc:  # noqa: BLE001
-                out.append((src, None, f"cannot load: {_one_line(exc)}", []))
+                out.append((src, None, f"cannot load: {one_line(exc)}", []))
                 continue
             try:
                 names = [x.name for x in applicable(fsa)]
@@ -228,7 +231,7 @@ def _pick_instance(c) -> tuple:
                 return own, fsa, tried
             tried.append((own, str(why)))
         except Exception as exc:  # noqa: BLE001
-            tried.append((own, _one_line(exc)))
+            tried.append((own, one_line(exc)))
     ok = []
     for src, fsa, err, names in _candidates():
         if fsa is None:
@@ -237,7 +240,7 @@ def _pick_instance(c) -> tuple:
         try:
             why = c.reason_not_applicable(fsa)
         except Exception as exc:  # noqa: BLE001
-            why = f"applicable() raised {_one_line(exc)}"
+            why = f"applicable() raised {one_line(exc)}"
         if why is not None:
             tried.append((src, str(why)))
             continue
@@ -246,23 +249,17 @@ def _pick_instance(c) -> tuple:
     if not ok:
         return None, None, tried
     if c.variant_of:
-        from .demo import StepTimeout, _time_limit
         for _rank, src, fsa in ok[:6]:
             try:
-                with _time_limit(15):
-                    from .certify import certify
-                    from .constructions import compile as c_compile
+                with time_limit(15):
+                    from ..certify import certify
+                    from ..constructions import compile as c_compile
                     if not certify(c_compile(fsa, c.name), fsa, float_steps=0, max_pairs=50_000).certified:
                         return src, fsa, tried
             except (Exception, StepTimeout):  # noqa: BLE001  (the page itself reports build problems)
                 return src, fsa, tried
     best = min(ok, key=lambda t: t[0])
     return best[1], best[2], tried
-
-
-def _one_line(exc: BaseException) -> str:
-    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
 
 def _layer_matrices_rst(model, L, li: int, lx: _Latex) -> str:
@@ -310,7 +307,7 @@ def _layer_matrices_rst(model, L, li: int, lx: _Latex) -> str:
 
 
 def _trace_rst(model, fsa, word: list) -> str:
-    from .executor import run_exact, run_float
+    from ..executor import run_exact, run_float
     amap = {s: i for i, s in enumerate(model.alphabet)}
     mword = [amap[fsa.alphabet[a]] for a in word]
     want = list(fsa.output_trace(word))
@@ -336,7 +333,6 @@ def _num(v: float) -> str:
 
 def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
     """(rst text, record) for one construction."""
-    from .demo import _time_limit
     rec: dict = {"name": c.name, "paper": c.paper, "statement": c.statement, "status": "ok", "problems": [],
                  "warnings": []}
     head = [f".. _construction-{slug(c.name)}:\n", _title(c.name)]
@@ -372,17 +368,17 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
                 f"({', '.join(_lit(a) for a in fsa.alphabet[:12])}{', ...' if fsa.n_letters > 12 else ''}).\n")
     t0 = time.perf_counter()
     try:
-        with _time_limit(STEP_TIMEOUT):
-            from .constructions import compile as c_compile
+        with time_limit(STEP_TIMEOUT):
+            from ..constructions import compile as c_compile
             model = c_compile(fsa, c.name)
     except Exception as exc:  # noqa: BLE001
         rec["status"] = "build-failed"
-        rec["problems"].append(f"build failed on {src}: {_one_line(exc)}")
-        body.append(f".. error::\n\n   The construction **failed to build** on {_lit(src)}: {rst_text(_one_line(exc))}\n")
+        rec["problems"].append(f"build failed on {src}: {one_line(exc)}")
+        body.append(f".. error::\n\n   The construction **failed to build** on {_lit(src)}: {rst_text(one_line(exc))}\n")
         return "\n".join(head + body), rec
     rec["build_seconds"] = round(time.perf_counter() - t0, 3)
     try:
-        from .certify import resource_profile
+        from ..certify import resource_profile
         prof = resource_profile(model)
         body.append(".. rubric:: Matrices (exact)\n")
         body.append("Every GH factor is written :math:`G(\\beta, u) = I - \\beta\\, u u^\\top / (u^\\top u)`; "
@@ -398,22 +394,22 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
                                   _lit([L.kind for L in model.layers]), str(prof["max_factors_per_token"]),
                                   str(prof["eigenvalues_in_unit_interval"])]]))
     except Exception as exc:  # noqa: BLE001
-        rec["problems"].append(f"rendering the model failed: {_one_line(exc)}")
+        rec["problems"].append(f"rendering the model failed: {one_line(exc)}")
         rec["status"] = "render-failed"
-        body.append(f".. error::\n\n   Rendering the model failed: {rst_text(_one_line(exc))}\n")
+        body.append(f".. error::\n\n   Rendering the model failed: {rst_text(one_line(exc))}\n")
     try:
         rng = np.random.default_rng(3)
         word = [int(x) for x in rng.integers(0, fsa.n_letters, size=6)]
         body.append(".. rubric:: Worked trace\n")
         body.append(_trace_rst(model, fsa, word))
     except Exception as exc:  # noqa: BLE001
-        rec["problems"].append(f"trace failed: {_one_line(exc)}")
+        rec["problems"].append(f"trace failed: {one_line(exc)}")
         rec["status"] = "trace-failed"
-        body.append(f".. error::\n\n   The worked trace failed: {rst_text(_one_line(exc))}\n")
+        body.append(f".. error::\n\n   The worked trace failed: {rst_text(one_line(exc))}\n")
     body.append(".. rubric:: Certificate\n")
     try:
-        from .certify import certify
-        with _time_limit(STEP_TIMEOUT):
+        from ..certify import certify
+        with time_limit(STEP_TIMEOUT):
             cert = certify(model, fsa, float_steps=1000, max_pairs=500_000)
         rec["certified"] = cert.certified
         fc = cert.float_check or {}
@@ -440,8 +436,8 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
                 rec["problems"].append(f"instance {src} not certified: {cert.reason}")
     except Exception as exc:  # noqa: BLE001
         rec["status"] = "certify-failed"
-        rec["problems"].append(f"certification raised: {_one_line(exc)}")
-        body.append(f".. error::\n\n   Certification raised: {rst_text(_one_line(exc))}\n")
+        rec["problems"].append(f"certification raised: {one_line(exc)}")
+        body.append(f".. error::\n\n   Certification raised: {rst_text(one_line(exc))}\n")
     # plots
     try:
         from .report import eigenvalue_figure
@@ -449,7 +445,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         for L in model.layers:
             for t in L.transitions:
                 eig.extend([[float(z.real), float(z.imag)] for z in np.linalg.eigvals(t.A)])
-        fig = eigenvalue_figure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
+        fig = eigenvaluefigure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
                                 None)
         fn = f"{slug(c.name)}-eigenvalues.png"
         fig.savefig(os.path.join(img_dir, fn))
@@ -457,7 +453,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         body.append(f".. image:: {rel_img}/{fn}\n   :alt: eigenvalues of the letter matrices of {c.name}\n"
                     "   :width: 300px\n")
     except Exception as exc:  # noqa: BLE001
-        rec["warnings"].append(f"eigenvalue plot failed: {_one_line(exc)}")
+        rec["warnings"].append(f"eigenvalue plot failed: {one_line(exc)}")
     body.append(".. rubric:: Precision collapse\n")
     body.append(_collapse_section(model, c, img_dir, rel_img, rec))
     return "\n".join(head + body), rec
@@ -466,41 +462,24 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
 COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3")
 
 
-def _collapse_fn():
-    """lrnnkit.precision's ``collapse(model, format=, steps=)`` (``lrnnkit precision collapse``), if it has landed."""
-    for mod in ("lrnnkit.precision", "lrnnkit.precision.simulate"):
-        try:
-            P = importlib.import_module(mod)
-        except Exception:  # noqa: BLE001
-            continue
-        fn = getattr(P, "collapse", None)
-        if callable(fn):
-            return fn
-    return None
-
-
 def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
-    fn = _collapse_fn()
-    if fn is None:
-        return "The finite-precision simulator (:mod:`lrnnkit.precision`) does not provide a collapse function " \
-               "in this build.\n"
-    from .demo import _time_limit
+    from ..precision import collapse as fn
     rows, pts = [], []
     for fmt in COLLAPSE_FORMATS:
         try:
-            with _time_limit(20):
+            with time_limit(20):
                 r = fn(model, format=fmt, steps=2000)
             r = r.to_json() if hasattr(r, "to_json") else r
             step = r.get("first_wrong_step") if isinstance(r, dict) else r
             rows.append([_lit(fmt), "none within 2000 steps" if step is None else str(step)])
             pts.append((fmt, step))
         except Exception as exc:  # noqa: BLE001
-            rows.append([_lit(fmt), rst_text(_one_line(exc))])
+            rows.append([_lit(fmt), rst_text(one_line(exc))])
     out = _list_table(["format", "first wrong step"], rows)
     if pts:
         try:
-            from .report import _figure
-            fig = _figure(4.5, 2.6)
+            from .report import figure
+            fig = figure(4.5, 2.6)
             ax = fig.add_subplot(1, 1, 1)
             xs = [p[0] for p in pts]
             ys = [p[1] if p[1] is not None else 2000 for p in pts]
@@ -516,12 +495,12 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
             fig.savefig(os.path.join(img_dir, name))
             out += f"\n.. image:: {rel_img}/{name}\n   :alt: precision collapse of {c.name}\n   :width: 420px\n"
         except Exception as exc:  # noqa: BLE001
-            rec["warnings"].append(f"collapse plot failed: {_one_line(exc)}")
+            rec["warnings"].append(f"collapse plot failed: {one_line(exc)}")
     return out
 
 
 def _constructions(out: str, lx: _Latex, progress: bool) -> list:
-    from .constructions import catalogue
+    from ..constructions import catalogue
     cdir = os.path.join(out, "constructions")
     img = os.path.join(cdir, "_images")
     os.makedirs(img, exist_ok=True)
@@ -531,7 +510,7 @@ def _constructions(out: str, lx: _Latex, progress: bool) -> list:
         cat = catalogue()
     except Exception as exc:  # noqa: BLE001
         cat = []
-        recs.append({"name": "<catalogue>", "status": "catalogue-failed", "problems": [_one_line(exc)],
+        recs.append({"name": "<catalogue>", "status": "catalogue-failed", "problems": [one_line(exc)],
                      "warnings": []})
     for c in cat:
         t = time.perf_counter()
@@ -541,8 +520,8 @@ def _constructions(out: str, lx: _Latex, progress: bool) -> list:
             text, rec = _construction_page(c, img, "_images", lx)
         except Exception as exc:  # noqa: BLE001
             rec = {"name": c.name, "paper": c.paper, "statement": c.statement, "status": "page-failed",
-                   "problems": [f"page generation raised {_one_line(exc)}"], "warnings": []}
-            text = _title(c.name) + f"\n.. error::\n\n   Generating this page failed: {rst_text(_one_line(exc))}\n"
+                   "problems": [f"page generation raised {one_line(exc)}"], "warnings": []}
+            text = _title(c.name) + f"\n.. error::\n\n   Generating this page failed: {rst_text(one_line(exc))}\n"
         rec["seconds"] = round(time.perf_counter() - t, 2)
         recs.append(rec)
         page = slug(c.name)
@@ -550,7 +529,7 @@ def _constructions(out: str, lx: _Latex, progress: bool) -> list:
         _write(os.path.join(cdir, page + ".rst"), text)
     idx = [_title("Constructions"),
            "Every construction in :func:`lrnnkit.constructions.catalogue`, each page generated from the code that "
-           "builds it (``python -m lrnnkit.docgen``): its statement and paper reference, a small instance with "
+           "builds it (``python -m lrnnkit.showcase.docgen``): its statement and paper reference, a small instance with "
            "its matrices in exact form, a worked trace, its resources, its certificate and its precision "
            "behaviour. :func:`lrnnkit.compile` picks the applicable construction of highest priority.\n"]
     if pages:
@@ -580,12 +559,12 @@ def _theorems(out: str) -> dict:
              "re-derives every verdict; ``lrnnkit theorems --check ID`` re-runs one. The verdicts below are the "
              "recorded ones.\n"]
     try:
-        from .theorems import all_statements
+        from ..theorems import all_statements
         sts = all_statements()
     except Exception as exc:  # noqa: BLE001
         rec["status"] = "failed"
-        rec["problems"].append(f"all_statements() raised {_one_line(exc)}")
-        lines.append(f".. error::\n\n   Loading the registry failed: {rst_text(_one_line(exc))}\n")
+        rec["problems"].append(f"all_statements() raised {one_line(exc)}")
+        lines.append(f".. error::\n\n   Loading the registry failed: {rst_text(one_line(exc))}\n")
         _write(os.path.join(out, "theorems.rst"), "\n".join(lines))
         return rec
     rec["count"] = len(sts)
@@ -645,12 +624,12 @@ def _cli(out: str) -> dict:
              "Generated from the argparse parser of :mod:`lrnnkit.cli` (``build_parser()``). Errors print one line "
              "on stderr and exit with status 2 (``--debug`` shows the traceback); files are written atomically.\n"]
     try:
-        from .cli import build_parser
+        from ..cli import build_parser
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
         rec["status"] = "failed"
-        rec["problems"].append(f"build_parser() failed: {_one_line(exc)}")
-        lines.append(f".. error::\n\n   The parser could not be built: {rst_text(_one_line(exc))}\n")
+        rec["problems"].append(f"build_parser() failed: {one_line(exc)}")
+        lines.append(f".. error::\n\n   The parser could not be built: {rst_text(one_line(exc))}\n")
         _write(os.path.join(out, "cli.rst"), "\n".join(lines))
         return rec
     lines.append(_literal_block(_help(p)))
@@ -706,7 +685,7 @@ def _api(out: str) -> dict:
             ok.append(name)
         except Exception as exc:  # noqa: BLE001
             rec["status"] = "failed"
-            rec["problems"].append(f"module {name} failed to import: {_one_line(exc)}")
+            rec["problems"].append(f"module {name} failed to import: {one_line(exc)}")
     if rec["problems"]:
         lines.append(".. error::\n\n   Modules that failed to import (not documented):\n\n"
                      + "\n".join(f"   * {rst_text(p)}" for p in rec["problems"]) + "\n")
@@ -746,7 +725,7 @@ def _rst_problems(text: str, env) -> list:
     try:
         Parser().parse(body, doc)
     except Exception as exc:  # noqa: BLE001  (a role that needs more context than we give it: treat as a problem)
-        return [_one_line(exc)]
+        return [one_line(exc)]
     probs = [n.astext()[:200] for n in doc.findall(nodes.system_message) if n["level"] >= 2]
     # references are resolved by later transforms: in a docstring a substitution (``|Q|``), a named hyperlink
     # (``a_``), a footnote (``[1]_``) or a citation (``[CIT]_``) reference has no target
@@ -787,7 +766,7 @@ def _process_docstring(app, what, name, obj, options, lines):
     probs = _rst_problems(checked, app.env)
     if probs:
         from sphinx.util import logging as slog
-        slog.getLogger("lrnnkit.docgen").info(f"[docgen] docstring of {name} is not valid RST ({probs[0]}); "
+        slog.getLogger("lrnnkit.showcase.docgen").info(f"[docgen] docstring of {name} is not valid RST ({probs[0]}); "
                                                "shown verbatim")
         _REWRITTEN.append((name, probs[0]))
         lines[:] = ["::", ""] + ["    " + ln for ln in text.splitlines()] + [""]
@@ -803,19 +782,18 @@ def setup_sphinx(app) -> None:
 # =========================================================================== driver
 def _write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text if text.endswith("\n") else text + "\n")
+    atomic_write_text(path, text if text.endswith("\n") else text + "\n")
 
 
 def _prepare(out: str) -> None:
     """Empty ``out`` when it is ours (marker file present) or does not exist; refuse a foreign non-empty folder."""
     if os.path.isdir(out) and os.listdir(out):
         if not os.path.exists(os.path.join(out, MARKER)):
-            from .errors import InputError
-            raise InputError(f"refusing to overwrite {out!r}: not empty and not made by lrnnkit.docgen")
+            from ..errors import InputError
+            raise InputError(f"refusing to overwrite {out!r}: not empty and not made by lrnnkit.showcase.docgen")
         shutil.rmtree(out)
     os.makedirs(out, exist_ok=True)
-    _write(os.path.join(out, MARKER), "generated by python -m lrnnkit.docgen; safe to delete\n")
+    _write(os.path.join(out, MARKER), "generated by python -m lrnnkit.showcase.docgen; safe to delete\n")
 
 
 def generate(out_dir, progress: bool = False) -> dict:
@@ -850,7 +828,7 @@ def ensure_generated(out_dir) -> None:
 
 
 def main(argv: list | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lrnnkit.docgen",
+    ap = argparse.ArgumentParser(prog="python -m lrnnkit.showcase.docgen",
                                  description="generate the construction, theorem, CLI and API pages")
     ap.add_argument("out_dir", nargs="?", default=os.path.join("docs", "generated"))
     ap.add_argument("--quiet", action="store_true")
@@ -858,7 +836,7 @@ def main(argv: list | None = None) -> int:
     try:
         res = generate(a.out_dir, progress=not a.quiet)
     except Exception as exc:  # noqa: BLE001
-        print(f"docgen: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"docgen: error: {one_line(exc)}", file=sys.stderr)
         return 2
     n = len(res["constructions"])
     print(f"docgen: {n} construction page(s), {res['theorems'].get('count', 0)} statement(s), "

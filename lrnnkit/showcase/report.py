@@ -1,6 +1,6 @@
 """The demo's HTML report and its plots.
 
-``write_report(path, summary)`` renders the summary that :func:`lrnnkit.demo.run_demo` writes to ``summary.json``
+``write_report(path, summary)`` renders the summary that :func:`lrnnkit.showcase.demo.run_demo` writes to ``summary.json``
 as one self-contained HTML page (inline CSS, no scripts, no network; images are PNG files beside it, referenced by
 relative path). ``make_plots(out_dir, automata, precision)`` draws those PNGs with matplotlib's object API (a
 :class:`matplotlib.figure.Figure` on an Agg canvas, so no global pyplot state and no display are needed).
@@ -28,7 +28,7 @@ _OK = "#2e7d32"
 _BAD = "#c62828"
 
 
-def _figure(w: float, h: float):
+def figure(w: float, h: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     fig = Figure(figsize=(w, h), dpi=110)
@@ -41,7 +41,7 @@ def eigenvalue_figure(panels: list, suptitle: str | None = "Eigenvalues of the l
     n = max(1, len(panels))
     cols = min(5, n)
     rows = math.ceil(n / cols)
-    fig = _figure(2.3 * cols, 2.5 * rows)
+    fig = figure(2.3 * cols, 2.5 * rows)
     t = np.linspace(0, 2 * np.pi, 400)
     for i, (title, eig, ok) in enumerate(panels):
         ax = fig.add_subplot(rows, cols, i + 1)
@@ -79,7 +79,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
 
     rows = [(k, e) for k, e in automata.items() if e.get("reachable_states")]
     if rows:
-        fig = _figure(7, 0.45 * len(rows) + 1.2)
+        fig = figure(7, 0.45 * len(rows) + 1.2)
         ax = fig.add_subplot(1, 1, 1)
         names = [k for k, _ in rows]
         vals = [e["reachable_states"] for _, e in rows]
@@ -105,7 +105,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
         horizon = max([r.get("steps") or 0 for r in coll]
                       + [r["first_wrong_step"] for r in coll if isinstance(r["first_wrong_step"], (int, float))]
                       + [1])
-        fig = _figure(max(7.0, 0.75 * len(models) + 1.5), 3.6)
+        fig = figure(max(7.0, 0.75 * len(models) + 1.5), 3.6)
         ax = fig.add_subplot(1, 1, 1)
         w = 0.8 / max(1, len(fmts))
         for j, f in enumerate(fmts):
@@ -252,8 +252,8 @@ def write_report(path: str, summary: dict) -> None:
     parts.append(_table(["step", "", "status", "seconds", "reason"], rows))
     parts.append("<p class=\"small\">Machine-readable: <a href=\"summary.json\">summary.json</a>.</p>")
     parts.append("</body></html>\n")
-    from .demo import _atomic_write_text
-    _atomic_write_text(path, "".join(parts))
+    from ..fileio import atomic_write_text
+    atomic_write_text(path, "".join(parts))
 
 
 _MAX_ROWS = 24
