@@ -36,5 +36,6 @@ from .section_2_3 import (ABELIAN_CASES, _eig_multiplicity, _rot_scale, abelian_
     check_commutation, check_orthogonal_rotation_form, check_proposition_2_3, rotation_model)  # noqa: F401
 from .proposition_2_4 import (PARITY_CX, check_proposition_2_4, check_real_diagonal, check_remark_A3, clopper_pearson,
     parity_learnable, parity_states)  # noqa: F401
+from .parameter_counts import check_parameter_counts, cp_effective_dims, cp_tensor, cp_transition  # noqa: F401
 from .hierarchy import (check_block_vs_full, check_inclusions, check_positive_diagonal, check_strict_levels,
     free_block_injective, transition_group_is_perfect)  # noqa: F401
