@@ -375,6 +375,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fla", action="store_true", help="add fla's GatedDeltaProduct on S3 (n_h = 1, 2)")
     ap.add_argument("--out", default="bench_learning_out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--summarise", metavar="DIR", help="judge, plot and tabulate the runs already under DIR")
+    ap.add_argument("--header", default="", help="text above the tables (with --summarise)")
+    ap.add_argument("--notes", default="", help="text below the tables (with --summarise)")
     ap.add_argument("--record", metavar="DIR", help="record a finished GPU run (RESULTS.md, docs plots, JSON)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads per run")
     ap.add_argument("--probe", action="store_true", help="time our GH kernel variants first; the grid uses the best")
@@ -384,6 +387,12 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.record:
         record_from(a.record)
+        return 0
+    if a.summarise:   # re-judge and re-tabulate the run files under DIR (e.g. runs merged from several GPU calls)
+        summarise(a.summarise, a.scale)
+        from benchmarks._record import record
+        record("learning", a.header + "\n\n" + results_markdown(a.summarise), a.notes,
+               path=os.path.join(a.summarise, "RESULTS_learning.md"))
         return 0
     os.makedirs(a.out, exist_ok=True)
     if a.smoke:
