@@ -205,6 +205,8 @@ def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_
                 par.append(start + j // k)
                 par_letter.append(j % k)
         start = stop
+    if bar is not None:
+        bar.update(len(Q) - bar.n)
     return Certificate(True, "exact-bfs", len(Q), explored, reason="search closed; every output matched",
                        float_check=fc, **base)
 
@@ -303,5 +305,6 @@ def _certify_generic(model: Model, fsa: FSA, amap: list, em: ExactModel, max_pai
                                        float_check=fc, **base)
                 parent[nxt] = (pair, a)
                 queue.append(nxt)
+    bar.update(len(parent) - bar.n)
     return Certificate(True, "exact-bfs", len(parent), explored, reason="search closed; every output matched",
                        float_check=fc, **base)

@@ -190,7 +190,7 @@ def test_cli_verify_text_names_the_reason(tampered_files, capsys):
 
 def test_long_searches_report_progress_and_close_it(s5, monkeypatch):
     """The exact search feeds a progress bar (tqdm on a terminal, after 2 s) and closes it, on both searches."""
-    import lrnnkit.certify as C
+    C = sys.modules["lrnnkit.certify"]     # (lrnnkit.certify the attribute is the function)
     seen = []
 
     class Bar:
@@ -208,5 +208,4 @@ def test_long_searches_report_progress_and_close_it(s5, monkeypatch):
     for vec in (True, False):
         seen.clear()
         assert C.certify(model, fsa, float_steps=0, vectorized=vec).certified
-        assert seen[-1] == "closed" and (not vec or seen[0] == 1)
-    assert max(x for x in seen if x != "closed") >= 1
+        assert seen[-1] == "closed" and seen[-2] == 120    # all 120 reachable pairs counted
