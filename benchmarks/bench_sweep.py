@@ -61,6 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--train-runs", type=int, default=4)
     ap.add_argument("--train-steps", type=int, default=20)
     ap.add_argument("--gpu-fraction", type=float, default=0.25)
+    ap.add_argument("--train-layer", default="deltanet")
     ap.add_argument("--section", default="sweep")
     ap.add_argument("--results", default=RESULTS)
     ap.add_argument("--out", default=None, help="keep the sweep outputs (records, heat map) here")
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
 
     # training grid: runs packed with fractional resources vs one after the other
     cuda = torch.cuda.is_available()
-    tr = {"kind": "train", "params": {"layer": "deltanet", "width": 32, "heads": 2, "steps": a.train_steps,
+    tr = {"kind": "train", "params": {"layer": a.train_layer, "width": 32, "heads": 2, "steps": a.train_steps,
                                       "batch": 16, "train_len": [2, 16], "test_len": [16], "eval_n": 32,
                                       "log_every": 10, "device": "cuda" if cuda else "cpu"},
           "grid": {"task": ["parity"], "replicate": list(range(a.train_runs))}}
@@ -128,7 +129,8 @@ def main(argv=None) -> int:
              f"Serial and Ray records identical (timing excluded): {'yes' if same else 'NO'}; "
              f"{ser['done']} ok, {ser['failed']} failed per run. Ray overhead per task = (wall x CPUs - sum of task "
              f"times) / tasks, i.e. worker time lost to scheduling, transfers and the driver's store writes "
-             f"(fsync per record). Training: {a.train_runs} tiny lrnnkit.learn runs (deltanet, width 32), "
+             f"(fsync per record). Training: {a.train_runs} tiny lrnnkit.learn runs ({a.train_layer}, width 32, "
+             f"{a.train_steps} steps), "
              f"{'on ' + torch.cuda.get_device_name(0) if cuda else 'on CPU'}. Reproduce: "
              f"`.venv/bin/python benchmarks/bench_sweep.py --steps {a.steps} --proof-steps {a.proof_steps} "
              f"--cpus {a.cpus}`.")
