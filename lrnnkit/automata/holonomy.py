@@ -356,7 +356,7 @@ class Holonomy:
         member = (np.array([[m >> x & 1 for m in self.sets] for x in range(self.n)], dtype=np.uint64)
                   if masks is not None else None)
         nsets = len(self.sets)
-        dense = np.full((nsets, nsets), -2, dtype=np.int32) if nsets <= 4096 else None
+        dense = np.full((nsets, nsets), -2, dtype=np.int32) if nsets <= 2048 else None   # <= 16 MiB
         v = self._cache["vec"] = {"node_set": ns, "node_level": set_level[ns], "set_level": set_level,
                                   "children": children, "leaf": leaf, "leaf_code": leaf_code, "parent": par,
                                   "edges": edges, "masks_sorted": masks[msort] if masks is not None else None,
@@ -388,7 +388,7 @@ class Holonomy:
         return -1
 
     def _first_tiles(self, Q: np.ndarray, A: np.ndarray) -> np.ndarray:
-        """:meth:`_first_tile` for arrays of set indices (a dense table filled on demand while |I| <= 4096)."""
+        """:meth:`_first_tile` for arrays of set indices (a dense table filled on demand while |I| <= 2048)."""
         v = self._vec()
         nsets = len(self.sets)
         dense = v["dense"]
@@ -403,7 +403,7 @@ class Holonomy:
                 k = flat[key]
             return k
         ft = v["first_tile"]
-        uk, inv = np.unique(Q * nsets + A, return_inverse=True)
+        uk, inv = np.unique(Q.astype(np.int64) * nsets + A, return_inverse=True)
         vals = np.empty(len(uk), dtype=np.int64)
         for t, kk in enumerate(uk.tolist()):
             r = ft.get(kk)
@@ -440,7 +440,7 @@ class Holonomy:
         children = v["children"].astype(np.int32).ravel()
         nnodes = len(ns)
         out = np.empty((len(S), nc), dtype=dt)
-        step = max(1, chunk // max(nnodes, 1))
+        step = max(1, chunk // max(nnodes, len(self.sets)))   # H and img hold <= chunk entries
 
         def advance(nq, pa, nxt, e, img):
             """One step of the walk at level e (scalar, or one per row) for the new nodes nq (rows: tree edges,
@@ -464,7 +464,7 @@ class Holonomy:
             k = self._first_tiles(Qa, Aa)
             if (k < 0).any():   # impossible by the theory (item 8): A is a proper subset of Q, or P_a.s = Q
                 raise AssertionError("holonomy lift: no tile of the new set contains the image of the old set")
-            new = children[nqa * K + k]
+            new = children[nqa.astype(np.int64) * K + k]
             if nxt is not None:
                 pm = isperm.ravel() if every else isperm[act]
                 if not (ns[new[pm]] == Aa[pm]).all():
