@@ -267,3 +267,18 @@ SLOW_CASES = [
 def test_subprocess_every_case(parity_model, argv, rc, needle):
     r = _sub(*[str(parity_model) if x == "MODEL" else x for x in argv], timeout=300)
     assert r.returncode == rc and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_docs_limits_page_states_the_true_numbers():
+    """docs/limits.rst lists every limit with its number: each ``module.NAME`` row must hold the constant's value,
+    and every public limit of lrnnkit.limits must be listed."""
+    import importlib
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "limits.rst").read_text()
+    rows = re.findall(r"\* - ``(lrnnkit\.[\w.]+)\.([A-Z_]+)``\n\s+- (\d+)", text)
+    assert len(rows) >= 20
+    for mod, name, value in rows:
+        assert getattr(importlib.import_module(mod), name) == int(value), (mod, name)
+    listed = {name for mod, name, _ in rows if mod == "lrnnkit.limits"}
+    assert {n for n in limits.__all__ if n.isupper()} <= listed
