@@ -291,7 +291,9 @@ def cmd_verify(a) -> int:
         print(f"  layers {cert.layers}, widths {cert.widths}, max factors per token {cert.max_factors_per_token}, "
               f"GH factors with beta in [0,2]: {cert.eigenvalues_in_unit_interval}")
         if cert.counterexample is not None:
-            print(f"  shortest counterexample: {' '.join(cert.counterexample)} (expected {cert.expected}, got {cert.got})")
+            from .cli_format import shown
+            print(f"  shortest counterexample: {' '.join(shown(x) for x in cert.counterexample)} "
+                  f"(expected {shown(cert.expected)}, got {shown(cert.got)})")
         if cert.float_check:
             fc = cert.float_check
             print(f"  float64 cross-check: {fc['words']} random words x {fc['steps']} steps, {fc['mismatches']} mismatches")
