@@ -564,6 +564,8 @@ class Model:
             raise InputError(f"model {path!r} is not valid JSON: {exc}") from None
         except RecursionError:
             raise InputError(f"model {path!r}: the JSON is nested too deeply") from None
+        except ValueError as exc:   # e.g. an integer literal past Python's 4300-digit conversion limit
+            raise InputError(f"model {path!r}: {exc}") from None
         arrays = None
         if isinstance(doc, dict) and doc.get("arrays"):
             st = doc["arrays"]

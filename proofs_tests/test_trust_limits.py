@@ -282,3 +282,15 @@ def test_docs_limits_page_states_the_true_numbers():
         assert getattr(importlib.import_module(mod), name) == int(value), (mod, name)
     listed = {name for mod, name, _ in rows if mod == "lrnnkit.limits"}
     assert {n for n in limits.__all__ if n.isupper()} <= listed
+
+
+def test_huge_integer_literals(capsys, tmp_path):
+    """JSON integers past Python's 4300-digit conversion limit: a one-line error, not an internal error."""
+    big = "9" * 5000
+    m = tmp_path / "m.json"
+    m.write_text('{"format": "lrnnkit.model", "version": 1, "width": ' + big + "}")
+    f = tmp_path / "f.json"
+    f.write_text('{"alphabet": ["a"], "delta": [[0]], "start": ' + big + "}")
+    for verb, p in (("verify", m), ("info", f)):
+        rc, _, err = cli(capsys, verb, str(p))
+        assert rc == 2 and str(p) in err and "internal error" not in err, err

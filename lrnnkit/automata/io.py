@@ -62,6 +62,8 @@ def fsa_from_json(text: str, where: str = "<string>") -> FSA:
         raise InputError(f"{where}: the JSON is nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except ValueError as exc:   # e.g. an integer literal past Python's 4300-digit conversion limit
+        raise InputError(f"{where}: {exc}") from None
     except _DuplicateKey as exc:
         raise InputError(f"{where}: key {exc.key!r} appears twice in one JSON object "
                          f"(two transitions for one state and symbol make the automaton nondeterministic)") from None
