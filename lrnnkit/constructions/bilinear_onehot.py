@@ -52,4 +52,5 @@ def build(fsa, **options) -> Model:
 register(Construction(
     name=NAME, paper="004", statement="Appendix (simulating any FSM)", applies_to="any automaton",
     build=build, applicable=None, layers="1", width="|Q|", factors_per_token="n/a (bilinear 0/1 matrix)",
-    priority=-20, cost=lambda fsa: Cost((fsa.n_states,), None, gh=False), notes="W(a) = transition matrix M(a) (0/1), h0 = e_{q0}, decoder = argmax (one-hot)"))
+    priority=-20, cost=lambda fsa: Cost((fsa.n_states,), None, gh=False),
+    notes="W(a) = transition matrix M(a) (0/1), h0 = e_{q0}, decoder = argmax (one-hot)"))

@@ -97,5 +97,6 @@ register(Construction(
     name=NAME, paper="002", statement="Section 3.3, eqs. (5)-(6)",
     applies_to="any automaton (Sum, EvenPair, ModArith in particular)", build=build, applicable=None,
     layers="1", width="|Q| (one block, b = |Q|, h = 1)", factors_per_token="n/a (block-diagonal 0/1)",
-    priority=-30, cost=lambda fsa: Cost((fsa.n_states,), None, gh=False), notes="one-hot transition blocks survive the column p-norm normalization for every p >= 1",
+    priority=-30, cost=lambda fsa: Cost((fsa.n_states,), None, gh=False),
+    notes="one-hot transition blocks survive the column p-norm normalization for every p >= 1",
     options={"p": "the column norm of eq. (6) (default 1.2)"}))

@@ -6,8 +6,10 @@
    and **certify** it for inputs of every length (lrnnkit.certify: exact breadth-first search over the reachable
    pairs of automaton state and model state). These are the *core* steps: parity, Z_5, D_4, S_5, A_5, the flip-flop,
    even pairs, arithmetic mod 5 and an automaton with resets compiled through Krohn-Rhodes (paper 000, Theorem 4).
-   Showcase extras (not core) compile the same automata through other constructions: D_4 in two DeltaNet layers
-   (001, Theorem 1), A_5 by 3-D rotations (001, Section 5.1), addition mod 5 with reflections (000, Theorem 6),
+   The core groups get the default (cheapest) construction: D_4 in two DeltaNet layers (001, Theorem 1), A_5 by
+   3-D rotations (001, Section 5.1). Showcase extras (not core) compile the same automata through other
+   constructions: D_4 and A_5 as permutation matrices (000, Theorem 3), addition mod 5 with reflections
+   (000, Theorem 6),
    arithmetic mod 5 in a block-diagonal layer (002, Section 3.3), Z_5 by rotation blocks (004).
 2. a **worked trace** of every certified model on a short word (float64 executor, lrnnkit.executor) beside the
    automaton's own outputs;
@@ -217,9 +219,9 @@ class DemoCase:
 DEFAULT_CASES = [
     DemoCase("parity", "parity", "Parity", words=("1 0 1 1 0 1",)),
     DemoCase("Z5", "group:Z5", "Cyclic group Z_5", words=("1 2 4 3 0 2",)),
-    DemoCase("D4", "group:D4", "Dihedral group D_4 (order 8)"),
+    DemoCase("D4", "group:D4", "Dihedral group D_4 (order 8), two DeltaNet layers (the cheapest construction)"),
     DemoCase("S5", "group:S5", "Symmetric group S_5 (order 120)"),
-    DemoCase("A5", "group:A5", "Alternating group A_5 (order 60, simple)"),
+    DemoCase("A5", "group:A5", "Alternating group A_5 (order 60, simple), 3-D rotations (the cheapest construction)"),
     DemoCase("flipflop", "flipflop", "Flip-flop (set / reset / read), through Krohn-Rhodes",
              construction="krohn-rhodes", words=("set1 read read set0 read set1 read",)),
     DemoCase("even-pairs", "even-pairs", "Even pairs (first letter = last letter), through Krohn-Rhodes",
@@ -229,10 +231,10 @@ DEFAULT_CASES = [
     DemoCase("reset-kr", RESET_SPEC, "An automaton with resets, through Krohn-Rhodes (000, Theorem 4)",
              construction="krohn-rhodes", words=("t0 t0 t2 t0 t1 t0 t2",)),
     # showcase extras: the same groups through other constructions of the papers (not core steps)
-    DemoCase("D4-deltanet", "group:D4", "D_4 in two DeltaNet layers (001, Theorem 1)",
-             construction="dihedral-deltanet", core=False),
-    DemoCase("A5-rotations", "group:A5", "A_5 by 3-D rotations, two reflections per token (001, Section 5.1)",
-             construction="rotation-3d", core=False),
+    DemoCase("D4-permutations", "group:D4", "D_4 as 4x4 permutation matrices, <= 3 reflections per token "
+             "(000, Theorem 3)", construction="householder-permutation", core=False),
+    DemoCase("A5-permutations", "group:A5", "A_5 as 5x5 permutation matrices, <= 4 reflections per token "
+             "(000, Theorem 3)", construction="householder-permutation", core=False),
     DemoCase("Z5-reflections", "group:Z5", "Addition mod 5 with reflections, two layers (000, Theorem 6)",
              construction="modadd-reflections", words=("1 2 4 3 0 2",), core=False),
     DemoCase("mod-arith5-blockdiag", "mod-arith:5", "Arithmetic mod 5, block-diagonal with column-normalized "

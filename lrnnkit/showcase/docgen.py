@@ -1,7 +1,7 @@
 """Documentation generated from the code: one page per construction, the theorem registry, the CLI and API references.
 
-``python -m lrnnkit.showcase.docgen OUT_DIR`` (``make docs`` runs it with ``docs/generated``) writes reStructuredText that the
-Sphinx site in ``docs/`` includes:
+``python -m lrnnkit.showcase.docgen OUT_DIR`` (``make docs`` runs it with ``docs/generated``) writes
+reStructuredText that the Sphinx site in ``docs/`` includes:
 
 * ``constructions/index.rst`` and one page per construction of :func:`lrnnkit.constructions.catalogue` (iterated at
   run time, so constructions registered by any module appear without touching the docs). A page holds the

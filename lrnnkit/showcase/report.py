@@ -1,8 +1,8 @@
 """The demo's HTML report and its plots.
 
-``write_report(path, summary)`` renders the summary that :func:`lrnnkit.showcase.demo.run_demo` writes to ``summary.json``
-as one self-contained HTML page (inline CSS, no scripts, no network; images are PNG files beside it, referenced by
-relative path). ``make_plots(out_dir, automata, precision)`` draws those PNGs with matplotlib's object API (a
+``write_report(path, summary)`` renders the summary that :func:`lrnnkit.showcase.demo.run_demo` writes to
+``summary.json`` as one self-contained HTML page (inline CSS, no scripts, no network; images are PNG files
+beside it, referenced by relative path). ``make_plots(out_dir, automata, precision)`` draws those PNGs with matplotlib's object API (a
 :class:`matplotlib.figure.Figure` on an Agg canvas, so no global pyplot state and no display are needed).
 
 Plots:
