@@ -52,7 +52,8 @@ all sub-layers (lag 0; after a refined first level a chain-state layer is added 
 Theorem 4's bounds are compared in :func:`compile_report`: the number of holonomy levels is at most the number of
 classes of images (< 2^|Q|); a level's width (tiles of its representatives) can exceed |Q| when several
 representatives share a depth (``split="depth"``, SgpDec's levels) or when a set has more than |Q| tiles;
-``split="class"`` gives each class its own level.
+``split="class"`` gives each class its own level. ``depth_rule`` picks the level of each class: "sgpdec" (default,
+SgpDec >= 0.9.8's direct depth, as SgpDec 1.2.0 prints) or "sgpdec-0.9.7" (heights); both certify.
 """
 from __future__ import annotations
 
