@@ -37,8 +37,18 @@ def _package(mod: str, path: str) -> str:
     return mod if path.endswith("__init__.py") else mod.rsplit(".", 1)[0]
 
 
-def _imports(mods: dict):
-    """Yield (importer, target module, imported name or None, line)."""
+_IMPORTS_CACHE: dict = {}
+
+
+def _imports(mods: dict) -> list:
+    """(importer, target module, imported name or None, line) for every import of an lrnnkit module."""
+    key = tuple(sorted(mods.items()))
+    if key not in _IMPORTS_CACHE:
+        _IMPORTS_CACHE[key] = list(_scan(mods))
+    return _IMPORTS_CACHE[key]
+
+
+def _scan(mods: dict):
     for mod, path in mods.items():
         with open(path, encoding="utf-8") as fh:
             tree = ast.parse(fh.read(), path)
