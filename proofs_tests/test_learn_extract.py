@@ -107,3 +107,21 @@ def test_bad_inputs():
     z3, _ = _compiled("group:Z3")
     with pytest.raises(InputError, match="alphabet"):
         extract_automaton(model_oracle(model), target=z3)
+
+
+def test_extract_from_trained_model_interface():
+    """A (here untrained) SequenceModel through the torch oracle: bounded L*, and a distinguishing word that the
+    network really answers differently from parity."""
+    torch = pytest.importorskip("torch")
+    from lrnnkit.learn.extract import extract_from_trained, torch_oracle
+    from lrnnkit.learn.models import SequenceModel
+    from lrnnkit.learn.tasks import make_task
+    task = make_task("parity")
+    torch.manual_seed(0)
+    net = SequenceModel(task.n_in, task.n_out, layer="diagonal", width=8, eig_range="0,1", short_conv=False)
+    r = extract_from_trained(net, task, random_steps=200, max_rounds=3)
+    assert r.stats["rounds"] <= 3 and r.target == minimize(task.fsa)
+    oracle = torch_oracle(net.eval(), task.labels, alphabet=task.fsa.alphabet)
+    assert r.isomorphic is False          # an untrained [0,1] diagonal network does not compute parity
+    w = r.distinguishing_word
+    assert oracle(w) == r.model_output != r.target_output == task.fsa.outputs[task.fsa.run(w)]

@@ -17,7 +17,8 @@ Equivalence queries (the teacher) are answered by one of:
   implements the target, this teacher is exact and L* returns the target after at most ``n`` rounds.
 * ``"random-walk"``: AALpy's random walk oracle (``random_steps`` letters, reset probability 0.09): no target needed.
 * ``"w-method"``: AALpy's W-method oracle for at most ``max_states`` states (complete for SULs with at most that
-  many states, exponential in ``max_states - |hypothesis|``).
+  many states, exponential in ``max_states - |hypothesis|``). With the ``"target"`` teacher, ``max_states`` (if
+  given) stops learning once a hypothesis has more states (a trained network need not be finite-state).
 
 After learning, the extracted automaton (minimized, canonical breadth-first numbering) is compared with the minimal
 target: ``isomorphic`` (canonical forms equal) or the shortest distinguishing word, together with the model's and
@@ -39,7 +40,8 @@ from ..automata.fsa import FSA
 from ..automata.minimize import distinguishing_word, minimize
 from ..errors import InputError
 
-__all__ = ["Extraction", "extract_automaton", "model_oracle", "torch_oracle", "ModelOracle", "EQ_ORACLES"]
+__all__ = ["Extraction", "extract_automaton", "extract_from_trained", "model_oracle", "torch_oracle", "ModelOracle",
+           "EQ_ORACLES"]
 
 EQ_ORACLES = ("target", "random-walk", "w-method")
 
@@ -92,8 +94,10 @@ def model_oracle(model) -> ModelOracle:
 
 
 class _TorchOracle:
-    def __init__(self, module, labels, device):
+    def __init__(self, module, labels, device, alphabet=None):
         self.module, self.labels, self.device = module, list(labels), device
+        if alphabet is not None:
+            self.alphabet = list(alphabet)
 
     def trace(self, word: Sequence[int]) -> list:
         import torch
@@ -113,10 +117,35 @@ class _TorchOracle:
         return self.trace(word)[-1]
 
 
-def torch_oracle(module, labels: Sequence[str], device="cpu"):
+def torch_oracle(module, labels: Sequence[str], device="cpu", alphabet: Sequence[str] | None = None):
     """A trained torch sequence model as a membership oracle: ``module(tokens (1, T) long) -> logits (1, T, n_out)``
-    (or a tuple whose first item is the logits); the label is ``labels[argmax]`` at the last position."""
-    return _TorchOracle(module, labels, device)
+    (or a tuple whose first item is the logits); the label is ``labels[argmax]`` at the last position. Token ids
+    are the letter indices (``alphabet``, e.g. an :class:`~lrnnkit.learn.tasks.AutomatonTask`'s automaton
+    alphabet, whose ids come first in the task's vocabulary)."""
+    return _TorchOracle(module, labels, device, alphabet)
+
+
+def extract_from_trained(model, task, *, eq_oracle: str = "target", random_steps: int = 500,
+                         max_rounds: int | None = 4, max_states: int | None = None, seed: int = 0,
+                         device="cpu") -> Extraction:
+    """Extract the automaton a trained :class:`~lrnnkit.learn.models.SequenceModel` computes on an
+    :class:`~lrnnkit.learn.tasks.AutomatonTask` (one token per letter), with the task's automaton as the target.
+    ``max_rounds`` and ``max_states`` (default 4 x the target's minimal states) bound L* (a trained network need
+    not be finite-state: each counterexample may add states)."""
+    fsa = getattr(task, "fsa", None)
+    if fsa is None or getattr(task, "k", 1) != 1:
+        raise InputError("extract_from_trained needs an automaton task with one token per letter")
+    was = model.training
+    model.eval()
+    try:
+        oracle = torch_oracle(model, task.labels, device, alphabet=fsa.alphabet)
+        if max_states is None:
+            max_states = 4 * minimize(fsa).n_states
+        return extract_automaton(oracle, list(fsa.alphabet), target=fsa, eq_oracle=eq_oracle,
+                                 random_steps=random_steps, max_rounds=max_rounds, max_states=max_states,
+                                 seed=seed)
+    finally:
+        model.train(was)
 
 
 # --------------------------------------------------------------------------- the result
@@ -266,6 +295,9 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
             class _TargetOracle(Oracle):
                 def find_cex(self, hypothesis):
                     walk.sul = self.sul  # run_Lstar replaces eq.sul by its caching wrapper: share it
+                    if max_states is not None and len(hypothesis.states) > max_states:
+                        stats["stopped_at_state_bound"] = int(max_states)
+                        return None
                     h = _moore_to_fsa(hypothesis, alphabet, "hypothesis")
                     w = distinguishing_word(h, tmin)
                     if w is not None and w:
