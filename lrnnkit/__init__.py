@@ -4,11 +4,13 @@ The small public API::
 
     from lrnnkit import load_source, compile, certify, run_float
     fsa = load_source("group:S5")          # an automaton (FSA) from a preset or a JSON file
-    model = compile(fsa)                   # a certified construction (000, Theorem 3 here), a Model
+    model = compile(fsa)                   # the cheapest applicable construction (000, Theorem 3 here), a Model
     cert = certify(model)                  # exact, for inputs of every length
     run_float(model, [[0, 1, 2]]).labels() # run it
 
-Subpackages: ``automata``, ``constructions``, ``precision``, ``kernels``, ``theorems``.
+Subpackages: ``automata``, ``constructions``, ``precision``, ``kernels``, ``theorems``, ``learn``, ``sweep``, and
+``showcase`` (the demo, its report, the generated docs). Formats and conventions: ``docs/`` (conventions,
+fsa_format, model_format, cli, algorithms).
 """
 from .automata.fsa import FSA
 from .certify import Certificate, certify
