@@ -22,8 +22,8 @@ from .errors import InputError, SizeLimitError
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
            "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
-           "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "check_automaton", "check_int",
-           "check_number_text"]
+           "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "shorten",
+           "check_automaton", "check_int", "check_number_text"]
 
 # ---------------------------------------------------------------- files
 MAX_FILE_BYTES = 64 * 2 ** 20       # an FSA JSON file (64 MiB: ~10^7 transitions written out)
@@ -56,6 +56,12 @@ def _name(*names: str) -> str:
     return "lrnnkit.limits." + " / ".join(names)
 
 
+def shorten(text: Any, width: int = 60) -> str:
+    """``repr`` of an input for a message, cut to ``width`` characters (a 100 kB source is not echoed whole)."""
+    r = repr(text)
+    return r if len(r) <= width else r[:width - 12] + f"... ({len(str(text))} characters)"
+
+
 def read_bounded(path: str, limit: int, what: str, const: str) -> bytes:
     """Read at most ``limit`` bytes of ``path``; SizeLimitError past it (also for endless sources: /dev/zero)."""
     try:
@@ -79,7 +85,7 @@ def check_automaton(fsa: Any, verb: str, source: str = "") -> None:
                         "COMPILE_MAX_TRANSITIONS", "compiles")}
     ms, mt, cs, ct, does = caps.get(verb, (MAX_STATES, MAX_TRANSITIONS, "MAX_STATES", "MAX_TRANSITIONS", "takes"))
     if n > ms or n * k > mt or k > MAX_LETTERS:
-        what = repr(source) if source else (repr(fsa.name) if getattr(fsa, "name", "") else "the automaton")
+        what = shorten(source) if source else (shorten(fsa.name) if getattr(fsa, "name", "") else "the automaton")
         raise SizeLimitError(f"{verb}: {what} has {n} states x {k} letters = {n * k} transitions; {verb} {does} "
                              f"automata of at most {ms} states, {mt} transitions and {MAX_LETTERS} letters "
                              f"({_name(cs, ct)})")

@@ -37,6 +37,7 @@ import unicodedata
 import numpy as np
 
 from ..errors import InputError, SizeLimitError
+from ..limits import shorten
 from .fsa import FSA
 
 __all__ = ["parity", "counter", "flipflop", "even_pairs", "cycle_nav", "mod_arith", "from_regex",
@@ -326,25 +327,27 @@ def from_transformations(spec) -> FSA:
     if isinstance(spec, str):
         try:
             spec = json.loads(spec)
+        except RecursionError:
+            raise InputError(f"transformations: {shorten(text)} is nested too deeply") from None
         except json.JSONDecodeError as exc:
-            raise InputError(f"transformations: {text!r} is not valid JSON ({exc.msg} at column {exc.colno}); "
+            raise InputError(f"transformations: {shorten(text)} is not valid JSON ({exc.msg} at column {exc.colno}); "
                              f"expected a list of image lists like [[1,0,2],[0,0,2]]") from None
     if not isinstance(spec, list) or not spec:
-        raise InputError(f"transformations: expected a non-empty list of image lists, got {text!r}")
+        raise InputError(f"transformations: expected a non-empty list of image lists, got {shorten(text)}")
     n = None
     for i, g in enumerate(spec):
         if not isinstance(g, list) or not g:
-            raise InputError(f"transformations: generator {i} is {g!r}, not a non-empty list of state indices")
+            raise InputError(f"transformations: generator {i} is {shorten(g)}, not a non-empty list of state indices")
         if n is None:
             n = len(g)
         elif len(g) != n:
             raise InputError(f"transformations: image lists have unequal lengths ({n} and {len(g)}, "
-                             f"generator {i} = {g!r})")
+                             f"generator {i} = {shorten(g)})")
         for v in g:
             if isinstance(v, bool) or not isinstance(v, int):
-                raise InputError(f"transformations: generator {i} = {g!r} has a non-integer image {v!r}")
+                raise InputError(f"transformations: generator {i} = {shorten(g)} has a non-integer image {v!r}")
             if not 0 <= v < n:
-                raise InputError(f"transformations: generator {i} = {g!r} maps to {v}, out of range 0..{n - 1}")
+                raise InputError(f"transformations: generator {i} = {shorten(g)} maps to {v}, out of range 0..{n - 1}")
     delta = np.array(spec, dtype=np.int64).T
     return FSA(tuple(f"t{i}" for i in range(len(spec))), delta, 0, None, None, None,
                "transformations:" + json.dumps(spec, separators=(",", ":")))
