@@ -319,6 +319,22 @@ def test_checks_detect_a_broken_lift():
     assert not check_emulation(hd, S).ok
 
 
+@given(semigroups(max_n=4), st.integers(0, 2 ** 32 - 1))
+def test_relational_morphism_reduction_equals_all_pairs(gens, seed):
+    """check_relational_morphism decides all |S|^2 pairs through the distinct (lift(x)(c), c.x) pairs: its verdict
+    equals the literal double loop over (x, y), on correct lifts and on lifts with random corrupted entries."""
+    hd = holonomy_decomposition(gens)
+    S = semigroup_closure(gens)[:40]
+    dec = hd.decoded()
+    L = hd.lift_matrix(S).copy()
+    rng = np.random.default_rng(seed)
+    for _ in range(int(rng.integers(0, 3))):
+        L[rng.integers(len(S)), rng.integers(L.shape[1])] = rng.integers(L.shape[1])
+    hd.lift_matrix = lambda T, **kw: L
+    brute = all(np.array_equal(dec[L[y][L[x]]], S[y][S[x][dec]]) for x in range(len(S)) for y in range(len(S)))
+    assert check_relational_morphism(hd, S).ok == brute
+
+
 def test_checks_detect_wrong_semigroup():
     hd = holonomy_decomposition(full_transformation_gens(3))
     S = semigroup_closure([[1, 2, 0]])       # Z_3 inside T_3: the lifts are right, the claimed S is not
