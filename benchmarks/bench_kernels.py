@@ -47,6 +47,8 @@ def main():
                     help="comma list of sections to run: train, gate, varlen (chunk_gh fwd and fwd+bwd vs fla, bf16 "
                          "and fp32, errors vs float64: plain / gated / packed), bf16 and fp32 (the issue-6 tables "
                          "of the older forward-only kernels), short, s5")
+    ap.add_argument("--lean", action="store_true", help="train tables: bf16 timings only (fp32 at n_h = 1), no errors")
+    ap.add_argument("--fp32-precision", choices=["tf32x3", "tf32", "ieee"], help="dot precision of the fp32 path")
     ap.add_argument("--probe", action="store_true", help="check the chunk kernels on small shapes, one process each")
     ap.add_argument("--probe-one", nargs=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -213,9 +215,41 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         torch.cuda.empty_cache()
         out("Tuning sweep of the trainable kernels (bf16 fwd+bwd ms, n_h = 1, one setting at a time): "
             + "; ".join(notes) + ".")
-    out(f"Kernel settings used: {wy.CONFIG}, fp32 dot precision {wy.FP32_PRECISION!r}.")
+    if getattr(a, "fp32_precision", None):
+        wy.FP32_PRECISION = a.fp32_precision
+    lean = getattr(a, "lean", False)
+    out(f"Kernel settings used: {wy.CONFIG} (bf16), {wy.CONFIG_WIDE} (fp32), fp32 dot precision "
+        f"{wy.FP32_PRECISION!r}" + ("; lean run: bf16 timings, fp32 at n_h = 1 only, no error table" if lean else "")
+        + ".")
     out()
 
+    if lean and "gate" in sections:
+        # the gated backward at full key width against an independent reference: the chunk equations in torch
+        # (cuBLAS float64, autograd), B=1 T=2048 H=4 (fla refuses its gated backward on Hopper with triton < 3.7.1,
+        # fla issue #640, so this checks that ours is not hit by a similar miscompile)
+        out("Gated backward vs the torch chunk equations in float64 (B=1, T=2048, H=4, K=V=128): rel. L2 error")
+        out()
+        out("| n_h | who | o | dq | dk | dv | dbeta | dg |")
+        out("|---|---|---|---|---|---|---|---|")
+        TG = 2048 if dev != "cpu" else 40
+        for nh in (1, 2):
+            try:
+                g0 = torch.Generator(device=dev).manual_seed(7)
+                xs = [torch.randn(1, TG, 4, K, device=dev, generator=g0, dtype=torch.float64),
+                      F.normalize(torch.randn(1, TG, nh, 4, K, device=dev, generator=g0, dtype=torch.float64), dim=-1),
+                      torch.randn(1, TG, nh, 4, V, device=dev, generator=g0, dtype=torch.float64),
+                      2 * torch.rand(1, TG, nh, 4, device=dev, generator=g0, dtype=torch.float64),
+                      F.logsigmoid(torch.randn(1, TG, 4, device=dev, generator=g0, dtype=torch.float64) + 3)]
+                do_ = torch.randn(1, TG, 4, V, device=dev, generator=g0, dtype=torch.float64)
+                ref = grads(lambda x_, n_, c_: chunk_gh(*x_, n_, c_, scale=1.0, backend="torch")[0],
+                            cast(xs, torch.float64, True), do_, nh, None)
+                for who, dt_ in (("ours bf16", torch.bfloat16), (f"ours fp32 ({wy.FP32_PRECISION})", torch.float32)):
+                    got = grads(ours, cast(xs, dt_, True), do_, nh, None)
+                    out(f"| {nh} | {who} | " + " | ".join(f"{rel(a_, r_):.2e}" for a_, r_ in zip(got, ref)) + " |")
+            except Exception as exc:
+                traceback.print_exc()
+                out(f"| {nh} | error: {repr(exc)[:150]} | | | | | | |")
+        out()
     for variant in ("train", "varlen", "gate"):
         if variant not in sections:
             continue
@@ -252,9 +286,12 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                     attempt("fla_fb", lambda: bench(lambda: fla(xb, nh, cu).backward(dob)))
                 xf = cast(xs64, torch.float32, True)
                 dof = do64.float()
-                attempt("fb32", lambda: bench(lambda: ours(xf, nh, cu).backward(dof)))
+                if not lean or nh == 1:
+                    attempt("fb32", lambda: bench(lambda: ours(xf, nh, cu).backward(dof)))
                 del xb, xf
                 torch.cuda.empty_cache()
+                if lean:
+                    raise StopIteration
                 # errors against float64, on 2 batch rows (or the whole packed batch)
                 sub = (lambda x: x) if varlen else (lambda x: None if x is None else x[:2])
                 xs_e, do_e = [sub(x) for x in xs64], sub(do64)
@@ -272,6 +309,8 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                 if "fla bf16" in e and "ours bf16" in e:
                     errs[nh]["ours bf16 vs fla bf16"] = [rel(a_, r_) for a_, r_ in zip(e["ours bf16"], e["fla bf16"])]
                 del xs_e, ref, e
+            except StopIteration:
+                pass
             except Exception as exc:
                 traceback.print_exc()
                 notes.append(repr(exc)[:160])
@@ -285,6 +324,8 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                 f"{fmt(row.get('fla_fb'))} | {fmt(r2, 2)} | {fmt(row.get('fb32'))} | {fmt(r3, 2)} |"
                 + (f" error: {row['err']}" if "err" in row else ""))
         out()
+        if lean:
+            continue
         names = ["o", "dq", "dk", "dv", "dbeta"] + (["dg"] if gate else [])
         out(f"Relative L2 error vs float64 ({'all packed sequences' if varlen else 'batch rows 0-1'}); last rows: "
             "ours bf16 vs fla bf16 (rel. to fla)")
