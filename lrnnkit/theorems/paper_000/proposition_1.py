@@ -384,8 +384,14 @@ def check_prop_1_3b(profile: str = "quick") -> CheckResult:
     counterexample={"A(1)": "R(2 pi/3) = (I - 2 v v^T)(I - 2 e_2 e_2^T), v = (-sin(pi/3), cos(pi/3))",
                     "H0": [1, 0], "states": "e_1, R e_1, R^2 e_1 (period 3)"},
     corrected="With [0, 1] and at most two GH factors per product of 2^{i-1} consecutive transitions of layer i "
-              "(k 2^{i-1} <= 2), and a monotone cast: no counting modulo m (m not a power of two). For k >= 3 the "
-              "question is open (such products can have non-real eigenvalues).",
+              "(k 2^{i-1} <= 2), and a monotone cast: no counting modulo m (m not a power of two). For k >= 3: with "
+              "a cast continuous at the limit points (000:theorem-2.generic-cast) no counting modulo m for ANY k, "
+              "since every eigenvalue of a product of [0, 1]-GH factors is 1 or of modulus < 1 (000:proposition-"
+              "1.3a); with a monotone cast whose limit sits on a rounding boundary, products of 3 such factors in "
+              "R^2 already have non-real eigenvalues of argument beyond 2 pi/3 (float search), so the midpoint "
+              "construction of 000:theorem-2 is not excluded by the spectrum; an exact product with argument exactly "
+              "2 pi/3 was not found (rational search: 200k four-factor products in R^2 with beta in {1/4, .., 1} and "
+              "Pythagorean directions): that case remains open.",
     notes="Depends on 000:theorem-2 (corrected) and 000:proposition-1.3b.")
 def check_prop1_consequence(profile: str = "quick") -> CheckResult:
     v1 = (-sin2pi(1, 6), cos2pi(1, 6))
@@ -401,6 +407,21 @@ def check_prop1_consequence(profile: str = "quick") -> CheckResult:
         return CheckResult("falsified", "two [0,1] factors with a non-real eigenvalue", counterexample=_fac_json(found))
     if not counts:
         return CheckResult("holds", "the rotation counterexample does not count modulo 3")
+    # k >= 3: non-real eigenvalues of argument > 2 pi / 3 occur for products of three [0, 1]-GH factors in R^2
+    # (float64 sampling; the widest argument found is well beyond the threshold, so rounding cannot decide it)
+    import numpy as np
+    rng = np.random.default_rng(4)
+    S = 100000
+    bs, ts = rng.uniform(0, 1, (S, 3)), rng.uniform(0, np.pi, (S, 3))
+    M = np.broadcast_to(np.eye(2), (S, 2, 2)).copy()
+    for j in range(3):
+        v = np.stack([np.cos(ts[:, j]), np.sin(ts[:, j])], 1)
+        M = (np.eye(2) - bs[:, j, None, None] * v[:, :, None] * v[:, None, :]) @ M
+    ev = np.linalg.eigvals(M)
+    wide = float(np.where(np.abs(ev.imag) > 1e-9, np.abs(np.angle(ev)), 0).max())
+    if wide <= 2 * np.pi / 3 + 0.05:     # margin 0.05 rad (3 degrees), far above float64 eigenvalue error
+        return CheckResult("open", f"no three-factor product with a non-real eigenvalue beyond 2 pi/3 ({wide:.3f})")
     return CheckResult("holds-as-corrected", "R(2 pi/3) in M_2^2({-1}) counts modulo 3 exactly; products of <= 2 GH "
-                       f"factors with eigenvalues in [0, 1] have real spectra ({N} exact cases, n = 3)",
+                       f"factors with eigenvalues in [0, 1] have real spectra ({N} exact cases, n = 3); three "
+                       f"factors reach non-real eigenvalues of argument {np.degrees(wide):.0f} degrees",
                        counterexample={"A(1)": _mat_json(R)}, corrected="[0, 1], k 2^{i-1} <= 2")
