@@ -30,55 +30,63 @@ CASES = [("parity", None), ("group:Z3", None), ("counter:5", None), ("group:S3",
 
 
 def check(tokens: int, batch: int, seed: int = 0, dev: str = "cuda"):
+    rows = []
+    for src, cons in CASES:
+        try:
+            rows.append(_case(src, cons, tokens, batch, seed, dev))
+        except Exception as exc:  # record and go on: one failing case must not cost the others' device time
+            rows.append([src + (f" ({cons})" if cons else ""), "error", type(exc).__name__, str(exc)[:120]]
+                        + [""] * (len(HEADERS) - 4))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def _case(src, cons, tokens, batch, seed, dev):
     import numpy as np
     import torch
     from fla.ops.delta_rule import fused_recurrent_delta_rule
 
     import lrnnkit as L
     from lrnnkit.export import decode_fla_outputs, export_fla, fla_inputs
-    rows = []
-    for src, cons in CASES:
-        fsa = L.load_source(src)
-        model = L.compile(fsa, cons)
-        cert = L.certify(model, fsa)
-        exp = export_fla(model)
-        rng = np.random.default_rng(seed)
-        w = rng.integers(0, len(model.alphabet), size=(batch, tokens))
-        truth_states = fsa.trace_batch(w)
-        lab_index = {lab: i for i, lab in enumerate(model.output_labels)}
-        truth = np.vectorize(lambda q: lab_index[fsa.outputs[q]])(truth_states)
-        res = {}
-        for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
-            x = fla_inputs(exp, w, dtype=dt, device=dev)
-            sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+    fsa = L.load_source(src)
+    model = L.compile(fsa, cons)
+    cert = L.certify(model, fsa)
+    exp = export_fla(model)
+    rng = np.random.default_rng(seed)
+    w = rng.integers(0, len(model.alphabet), size=(batch, tokens))
+    truth_states = fsa.trace_batch(w)
+    lab_index = {lab: i for i, lab in enumerate(model.output_labels)}
+    truth = np.vectorize(lambda q: lab_index[fsa.outputs[q]])(truth_states)
+    res = {}
+    for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        x = fla_inputs(exp, w, dtype=dt, device=dev)
+        sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+        sync()
+        t0 = time.perf_counter()
+        o, _ = fused_recurrent_delta_rule(x["q"], x["k"], x["v"], x["beta"], scale=1.0,
+                                          initial_state=x["initial_state"].float())
+        sync()
+        ms = (time.perf_counter() - t0) * 1e3
+        if name == "fp32":  # a second, warm call (the first one includes Triton's compilation)
             sync()
             t0 = time.perf_counter()
-            o, _ = fused_recurrent_delta_rule(x["q"], x["k"], x["v"], x["beta"], scale=1.0,
-                                              initial_state=x["initial_state"].float())
+            fused_recurrent_delta_rule(x["q"], x["k"], x["v"], x["beta"], scale=1.0,
+                                       initial_state=x["initial_state"].float())
             sync()
             ms = (time.perf_counter() - t0) * 1e3
-            if name == "fp32":  # a second, warm call (the first one includes Triton's compilation)
-                sync()
-                t0 = time.perf_counter()
-                fused_recurrent_delta_rule(x["q"], x["k"], x["v"], x["beta"], scale=1.0,
-                                           initial_state=x["initial_state"].float())
-                sync()
-                ms = (time.perf_counter() - t0) * 1e3
-            got = decode_fla_outputs(exp, o.float(), w)
-            bad = got != truth
-            first = None
-            if bad.any():
-                first = int(np.min(np.argmax(bad, axis=1)[bad.any(axis=1)])) + 1
-            res[name] = (int(bad.sum()), first, ms)
-            del x, o
-            if dev == "cuda":
-                torch.cuda.empty_cache()
-        rows.append([src + (f" ({cons})" if cons else ""), model.provenance.get("construction"),
-                     "yes" if cert.certified else "NO", exp.K, exp.heads, exp.n_h, f"{batch} x {tokens}",
-                     res["fp32"][0], "yes" if res["fp32"][0] == 0 else "NO", f"{res['fp32'][2]:.1f}",
-                     res["bf16"][0], res["bf16"][1] if res["bf16"][1] is not None else "none"])
-        print(rows[-1], flush=True)
-    return rows
+        got = decode_fla_outputs(exp, o.float(), w)
+        bad = got != truth
+        first = None
+        if bad.any():
+            first = int(np.min(np.argmax(bad, axis=1)[bad.any(axis=1)])) + 1
+        res[name] = (int(bad.sum()), first, ms)
+        del x, o
+        if dev == "cuda":
+            torch.cuda.empty_cache()
+    return [src + (f" ({cons})" if cons else ""), model.provenance.get("construction"),
+            "yes" if cert.certified else "NO", exp.K, exp.heads, exp.n_h, f"{batch} x {tokens}",
+            res["fp32"][0], "yes" if res["fp32"][0] == 0 else "NO", f"{res['fp32'][2]:.1f}",
+            res["bf16"][0], res["bf16"][1] if res["bf16"][1] is not None else "none"]
 
 
 HEADERS = ["automaton", "construction", "certified", "K", "heads", "n_h", "words x tokens", "fp32 mismatches",
