@@ -77,7 +77,7 @@ def main(argv=None) -> int:
 
     ser, t_ser = timed(lambda: run_sweep(spec, os.path.join(work, "serial"), "serial", progress=False))
     print(f"serial: {t_ser:.1f} s", flush=True)
-    _, t_init = timed(lambda: ray.init(num_cpus=a.cpus, include_dashboard=False, log_to_driver=False,
+    _, t_init = timed(lambda: ray.init(address="local", num_cpus=a.cpus, include_dashboard=False, log_to_driver=False,
                                        configure_logging=False))
     rr, t_ray = timed(lambda: run_sweep(spec, os.path.join(work, "ray"), "ray", progress=False))
     print(f"ray: {t_ray:.1f} s (+ {t_init:.1f} s to start Ray)", flush=True)

@@ -66,7 +66,8 @@ def test_point_keys_and_seeds_depend_on_spec_and_point_only(a, b, extra, seed):
     ('kind = "collapse"\nbogus = 1\n[grid]\nsource = ["parity"]\n', "unknown key(s) bogus"),
     ('kind = "collapse"\n[params]\nsource = "parity"\n[grid]\nsource = ["parity"]\n', "set twice"),
     ('kind = "collapse"\n[grid]\nsource = ["parity"]\n', "needs parameter(s) format"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nfromat = [1]\n', "unknown parameter(s) fromat"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nfromat = [1]\n',
+     "unknown parameter(s) fromat"),
     ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf17"]\n', "bf17"),
     ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nsteps = [0]\n', "'steps' must be an integer"),
     ('kind = "collapse"\nseed = -1\n[grid]\nsource = ["parity"]\n', "'seed' must be a non-negative integer"),
@@ -228,3 +229,15 @@ def test_example_specs_are_valid(name):
     from lrnnkit.sweep.runner import check_spec_file
     spec = check_spec_file(os.path.join(os.path.dirname(__file__), "..", "examples", "sweeps", name))
     assert spec.n_points() >= 1
+
+
+@pytest.mark.parametrize("address, needle", [("127.0.0.1:1", "cannot reach the Ray cluster at '127.0.0.1:1'"),
+                                             ("nonsense", "bad Ray address 'nonsense'")])
+def test_an_unreachable_cluster_is_one_line_exit_2(tmp_path, capsys, address, needle):
+    """(Ray installed; not initialised in this process, else the running Ray is used as is.)"""
+    pytest.importorskip("ray")
+    spec = tmp_path / "s.toml"
+    spec.write_text('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\n')
+    assert main(["sweep", str(spec), "--executor", "ray", "--address", address, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err

@@ -21,7 +21,7 @@ GRID = {"kind": "collapse", "params": {"steps": 400},
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     ray.shutdown()
 
@@ -110,3 +110,4 @@ def test_ctrl_c_on_a_ray_sweep_keeps_what_finished_and_resumes(tmp_path):
     assert "interrupted" in err and 2 <= len(kept) < 12 and all(r["status"] == "ok" for r in kept)
     res = run_sweep(str(spec), str(out), progress=False, plots=False)
     assert res["computed"] == 12 - len(kept) and res["done"] == 12
+

@@ -71,6 +71,21 @@ def _ray_execute(kind, point, seed, job_fn):   # the Ray task body (module level
     return execute_point(kind, point, seed, job_fn)
 
 
+def _probe(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on an unreachable ``host:port`` / ``ray://host:port`` (``ray.init`` retries for minutes)."""
+    import socket
+    if address == "auto" or address.startswith("local"):
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise InputError(f"bad Ray address {address!r}: use auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise InputError(f"cannot reach the Ray cluster at {address!r}: {exc.strerror or exc}") from None
+
+
 class RayExecutor:
     """Ray core tasks: one per point, at most ``window`` in flight (a bounded queue keeps Ctrl-C and memory cheap).
 
@@ -100,11 +115,13 @@ class RayExecutor:
         if not ray.is_initialized():
             kw = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
             kw.update(self.init_kwargs)
+            if self.address:
+                _probe(self.address)
             try:
                 if self.address:
                     ray.init(address=self.address, **kw)
                 else:
-                    ray.init(num_cpus=self.num_cpus, num_gpus=self.num_gpus, **kw)
+                    ray.init(address="local", num_cpus=self.num_cpus, num_gpus=self.num_gpus, **kw)  # a new one
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 where = self.address or "a local Ray"
                 raise InputError(f"cannot start or join Ray at {where!r}: {str(exc).splitlines()[0]}") from None

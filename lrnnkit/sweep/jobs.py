@@ -11,9 +11,9 @@ Every kind also accepts ``replicate`` (an integer that only changes the point's 
   step at which it goes wrong in ``format`` under cast ``policy`` on a seeded random word of ``steps`` symbols
   (one-letter alphabets: the periodic word, exact for all lengths) -- :func:`lrnnkit.precision.collapse`
   (paper 000, Theorems 1-2 are what makes such steps exist for non-trivial constructions).
-* ``certify``: compile and certify for all input lengths (exact BFS, docs/algorithms.rst "Certification"). ``source`` may
-  also be ``random:N:K``: a uniformly random complete automaton with N states and K letters drawn from the
-  point's seed (accepting set uniform too), for "certify every random automaton" grids.
+* ``certify``: compile and certify for all input lengths (exact BFS, docs/algorithms.rst "Certification").
+  ``source`` may also be ``random:N:K``: a uniformly random complete automaton with N states and K letters drawn
+  from the point's seed (accepting set uniform too), for "certify every random automaton" grids.
 * ``theorems``: re-run one statement's check (``id``; ``"all"`` in the grid expands to every registered id) with
   ``profile`` quick or deep and compare its derived verdict with the recorded one.
 * ``train``: a training run of :mod:`lrnnkit.learn`, looked up at run time (``lrnnkit.learn.train_from_params``
