@@ -43,7 +43,7 @@ COMPILE_MAX_TRANSITIONS = 600_000   # (group:S6, 720 x 720 = 518400, compiles in
 MAX_PAIRS_LIMIT = 50_000_000        # verify --max-pairs: reachable pairs of the exact search (each kept in memory)
 RUN_MAX_LENGTH = 1_000_000          # run: length of --word / --random N
 MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
-COLLAPSE_MAX_STEPS = 10_000_000     # precision collapse --steps
+COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10^5 steps take ~30 s, states rarely repeat)
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")

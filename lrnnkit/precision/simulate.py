@@ -297,12 +297,19 @@ class Simulator:
             T = len(s.values)
             ys = np.empty(T, dtype=np.int64)
             sv = s.values.tolist()
-            for t in range(T):
-                st = sv[t]
-                r = trans.get((cur, st))
-                if r is None:
-                    r = M.compute(cur, st)
-                cur, ys[t] = r
+            bar = _progress(T, "simulate")      # long runs: a bar on a terminal after 2 s; Ctrl-C stops them
+            try:
+                for t in range(T):
+                    if not t & 8191 and bar is not None:
+                        bar.update(t - bar.n)
+                    st = sv[t]
+                    r = trans.get((cur, st))
+                    if r is None:
+                        r = M.compute(cur, st)
+                    cur, ys[t] = r
+            finally:
+                if bar is not None:
+                    bar.close()
             return EventuallyPeriodic(ys, T, 0), (None, None)
         seen: dict = {}
         ys: list = []
@@ -325,6 +332,14 @@ class Simulator:
             cur, y = r
             ys.append(y)
             t += 1
+
+
+def _progress(total: int, desc: str):
+    """tqdm bar for runs of at least 50,000 steps (None below): terminals only, after 2 s, removed when done."""
+    if total < 50_000:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit=" steps", delay=2.0, leave=False, disable=None, mininterval=0.5)
 
 
 # --------------------------------------------------------------------------- automata and the collapse test
