@@ -23,7 +23,9 @@ kept):
   output is ``argmax_i (o_t[i] + c_i(s_t))``, mapped through the readout table to the model's output labels.
 
 The export holds the per-symbol tables (small; the per-token tensors of a word are gathered from them by
-:func:`fla_inputs`), saved as ``fla_export.safetensors`` + ``fla_export.json``. The GPU check
+:func:`fla_inputs`), saved as ``fla_export.safetensors`` + ``fla_export.json``; with ``--word`` / ``--random N`` the
+command also writes one word's per-token tensors, ready for the kernel, to ``tokens.safetensors``
+(:func:`write_tokens`). The GPU check
 ``benchmarks/check_fla_export.py`` runs fla's kernel on 10^5-token words and compares with the certified outputs.
 """
 from __future__ import annotations
@@ -36,8 +38,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["FlaExport", "export_fla", "fla_inputs", "decode_fla_outputs", "delta_rule_reference", "add_parser",
-           "run"]
+__all__ = ["FlaExport", "export_fla", "fla_inputs", "decode_fla_outputs", "delta_rule_reference", "write_tokens",
+           "add_parser", "run"]
 
 FORMAT = "lrnnkit.fla-export"
 VERSION = 1
@@ -256,6 +258,28 @@ def delta_rule_reference(q, k, v, beta, initial_state, scale: float = 1.0):
     return o, S
 
 
+def write_tokens(exp: FlaExport, model, word, out_dir: str) -> str:
+    """``tokens.safetensors``: the per-token fla tensors of one word (float32, fla's layout with B = 1: ``q``, ``k``
+    [1, T n_h, H, K], ``v`` [1, T n_h, H, 1], ``beta`` [1, T n_h, H], ``initial_state`` [1, H, K, 1]), the word
+    (int64 letter indices), ``bias`` [T, H] and ``expected`` (int64, the float64 reference executor's output index
+    after every letter, which the certified model guarantees)."""
+    import torch
+    from safetensors.torch import save as st_save
+
+    from .executor import run_float
+    from .fileio import atomic_write_bytes
+    w = np.asarray([word], dtype=np.int64)
+    x = fla_inputs(exp, w, dtype=torch.float32)
+    tensors = {k: x[k].contiguous() for k in ("q", "k", "v", "beta", "initial_state")}
+    tensors["word"] = torch.as_tensor(w[0])
+    tensors["bias"] = torch.as_tensor(exp.bias[w[0]], dtype=torch.float32).contiguous()
+    tensors["head_labels"] = torch.as_tensor(exp.head_labels)
+    tensors["expected"] = torch.as_tensor(run_float(model, w).outputs[0].astype(np.int64))
+    path = os.path.join(out_dir, "tokens.safetensors")
+    atomic_write_bytes(path, st_save(tensors))
+    return path
+
+
 # --------------------------------------------------------------------------- CLI
 def add_parser(sub) -> None:
     s = sub.add_parser("export", help="export a compiled model for another library (fla: per-token delta-rule "
@@ -263,6 +287,11 @@ def add_parser(sub) -> None:
     s.add_argument("model", help="a model JSON written by `lrnnkit compile`")
     s.add_argument("--to", required=True, choices=["fla"], help="target library (fla = flash-linear-attention)")
     s.add_argument("-o", "--output", help="output directory (default: MODEL stem + '_fla')")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--word", help='also write the per-token fla tensors of this word ("a b c") to tokens.safetensors')
+    g.add_argument("--random", type=int, metavar="N", help="also write the per-token tensors of a random word of N "
+                   "letters")
+    s.add_argument("--seed", type=int, default=0, help="seed of --random")
     s.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
@@ -272,6 +301,17 @@ def run(a) -> int:
     exp = export_fla(model, os.path.basename(a.model))
     out = a.output or (os.path.splitext(a.model)[0] + "_fla")
     files = exp.save(out)
+    word = None
+    if a.word is not None:
+        word = model.encode(a.word)
+    elif a.random is not None:
+        if a.random < 1:
+            raise InputError(f"--random must be >= 1, got {a.random}")
+        word = np.random.default_rng(a.seed).integers(0, len(model.alphabet), size=a.random).tolist()
+    if word is not None:
+        if not word:
+            raise InputError("--word: the word is empty")
+        files.append(write_tokens(exp, model, word, out))
     summary = {"output": out, "files": files, "n_h": exp.n_h, "heads": exp.heads, "K": exp.K, "V": 1,
                "symbols": len(exp.alphabet), "construction": exp.meta.get("construction")}
     if a.json:

@@ -105,3 +105,22 @@ def test_cli_refuses_multilayer_and_bad_input(tmp_path, capsys):
     assert main(["export", str(mp), "--to", "onnx"]) == 2
     with pytest.raises(InputError):
         FlaExport.load(str(tmp_path))
+
+
+def test_cli_writes_per_token_tensors_that_reproduce_expected(tmp_path):
+    """`export --random N`: tokens.safetensors (fla layout, float32) run through the naive loop give back the
+    certified outputs stored beside them."""
+    from safetensors.torch import load_file
+    _, model = _model("group:S3", "deltaproduct-symmetric")
+    mp = tmp_path / "m.json"
+    model.save(mp)
+    out = tmp_path / "o"
+    assert main(["export", str(mp), "--to", "fla", "-o", str(out), "--random", "80", "--seed", "3"]) == 0
+    t = load_file(str(out / "tokens.safetensors"))
+    assert t["q"].dtype == torch.float32 and t["k"].shape == (1, 160, 6, 3)
+    o = naive_delta_rule(t["q"], t["k"], t["v"], t["beta"], t["initial_state"], 1.0)
+    scores = o[0, 1::2, :, 0] + t["bias"].double().numpy()
+    got = t["head_labels"].numpy()[np.argmax(scores, axis=-1)]
+    assert np.array_equal(got, t["expected"].numpy())
+    assert np.array_equal(t["expected"].numpy(), L.run_float(model, t["word"].numpy()[None]).outputs[0])
+    assert main(["export", str(mp), "--to", "fla", "-o", str(out), "--random", "0"]) == 2
