@@ -6,7 +6,7 @@ several runs at once as separate processes on one GPU, and records what finished
     python benchmarks/bench_learning.py --smoke --device cuda --out OUT      # every layer kind: ms/step, a few steps
     python benchmarks/bench_learning.py --record OUT                          # RESULTS.md "learning" + docs plots
 
-Each run is capped by its ``max_seconds`` (wall clock: concurrent runs share the GPU, so a run's steps depend on
+Each run is its own process (a crash fails that run only) and is capped by its ``max_seconds`` (wall clock: concurrent runs share the GPU, so a run's steps depend on
 what runs beside it; the step count actually used is recorded, and rerunning one configuration with that step
 count reproduces it). Runs that cannot start before ``--budget`` seconds minus their cap are skipped and listed.
 Outputs under OUT: ``runs/<experiment>/<run>.json`` (one per finished run), ``<experiment>.json`` (claim, runs,
@@ -15,10 +15,8 @@ judgement), ``<experiment>.png`` (accuracy vs length), ``summary.json``, ``RESUL
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as cf
 import dataclasses
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -122,10 +120,9 @@ def run_job(job: dict, out: str, threads: int = 2) -> dict:
         res = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
         status = "failed"
     rec = {**job, "status": status, "wall": round(time.time() - t, 1), "result": res}
-    d = os.path.join(out, "runs", job["experiment"])
-    os.makedirs(d, exist_ok=True)
-    from lrnnkit.learn.experiments import _slug
-    with open(os.path.join(d, _slug(job["label"]) + ".json"), "w") as fh:
+    rp = _record_path(out, job)
+    os.makedirs(os.path.dirname(rp), exist_ok=True)
+    with open(rp, "w") as fh:
         json.dump(rec, fh, indent=1)
     print(f"[{time.strftime('%H:%M:%S')}] {status:6} {job['experiment']:22} {job['label']:48} "
           f"{res.get('steps', '-')} steps {res.get('seconds', '-')} s  acc {res.get('test_accuracy', res.get('error'))}",
@@ -133,30 +130,51 @@ def run_job(job: dict, out: str, threads: int = 2) -> dict:
     return rec
 
 
+def _record_path(out: str, job: dict) -> str:
+    from lrnnkit.learn.experiments import _slug
+    return os.path.join(out, "runs", job["experiment"], _slug(job["label"]) + ".json")
+
+
 def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2) -> list:
+    """Each run in its own process (``--job``), ``workers`` at a time: a run that crashes (a CUDA error, a library
+    that aborts) is recorded as failed and takes no other run with it."""
+    import subprocess
     t0 = time.time()
     # in the given order (experiments as listed, fla's anchor runs first), longest caps first within each
     order = {e: i for i, e in enumerate(dict.fromkeys(j["experiment"] for j in jobs))}
     order["001-fla-anchor"] = -1
-    jobs = sorted(jobs, key=lambda j: (order[j["experiment"]], -(j["config"].get("max_seconds") or 0)))
-    done, skipped = [], []
-    ctx = mp.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
-        pending = set()
-        queue = list(jobs)
-        while queue or pending:
-            while queue and len(pending) < workers:
-                j = queue.pop(0)
-                cap = (j["config"].get("max_seconds") or 60) + 30
-                if time.time() - t0 + cap > budget:
-                    skipped.append(j)
-                    continue
-                pending.add(ex.submit(run_job, j, out, threads))
-            if not pending:
-                break
-            fin, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-            for f in fin:
-                done.append(f.result())
+    queue = sorted(jobs, key=lambda j: (order[j["experiment"]], -(j["config"].get("max_seconds") or 0)))
+    jd = os.path.join(out, "jobs")
+    os.makedirs(jd, exist_ok=True)
+    done, skipped, running = [], [], []
+    n = 0
+    while queue or running:
+        while queue and len(running) < workers:
+            j = queue.pop(0)
+            cap = (j["config"].get("max_seconds") or 60) + 30
+            if time.time() - t0 + cap > budget:
+                skipped.append(j)
+                continue
+            path = os.path.join(jd, f"{n}.json")
+            n += 1
+            with open(path, "w") as fh:
+                json.dump(j, fh)
+            proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--job", path, "--out", out,
+                                     "--threads", str(threads)])
+            running.append((proc, j))
+        time.sleep(0.5)
+        for proc, j in list(running):
+            if proc.poll() is None:
+                continue
+            running.remove((proc, j))
+            rp = _record_path(out, j)
+            if proc.returncode != 0 and not os.path.exists(rp):
+                os.makedirs(os.path.dirname(rp), exist_ok=True)
+                with open(rp, "w") as fh:
+                    json.dump({**j, "status": "failed", "result": {"error": f"process exited with status "
+                                                                             f"{proc.returncode}"}}, fh, indent=1)
+                print(f"failed (exit {proc.returncode}) {j['experiment']} / {j['label']}", flush=True)
+            done.append(j)
     for j in skipped:
         print(f"skipped (budget): {j['experiment']} / {j['label']}", flush=True)
     return done, skipped
@@ -331,7 +349,7 @@ def results_markdown(out: str) -> str:
             smean = sum(sc.values()) / len(sc) if sc else float("nan")
             ev = r.get("eigenvalues") or {}
             rows.append([label, r["steps"], f"{r['seconds']:.0f}", r.get("ms_per_step", "-"), acc, f"{smean:.3f}",
-                         f"{ev['min_real']:.2f}" if ev else "-"])
+                         f"{ev['min_real']:.2f}" if ev and ev.get("min_real") is not None else "-"])
         lines.append(table(["run", "steps", "s", "ms/step", "token accuracy by length", "scaled (mean)",
                             "min Re(eig)"], rows))
         if doc.get("failed"):
@@ -375,6 +393,7 @@ def main(argv=None) -> int:
     ap.add_argument("--fla", action="store_true", help="add fla's GatedDeltaProduct on S3 (n_h = 1, 2)")
     ap.add_argument("--out", default="bench_learning_out")
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--job", metavar="FILE", help=argparse.SUPPRESS)   # one run, in its own process (run_grid)
     ap.add_argument("--summarise", metavar="DIR", help="judge, plot and tabulate the runs already under DIR")
     ap.add_argument("--header", default="", help="text above the tables (with --summarise)")
     ap.add_argument("--notes", default="", help="text below the tables (with --summarise)")
@@ -385,6 +404,10 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-anchor", action="store_true", help="leave out our S3 n_h<=2 runs (run by --anchor-only)")
     ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds")
     a = ap.parse_args(argv)
+    if a.job:
+        with open(a.job) as fh:
+            run_job(json.load(fh), a.out, a.threads)
+        return 0
     if a.record:
         record_from(a.record)
         return 0

@@ -110,3 +110,20 @@ def test_experiment_list(capsys):
     for e in EXPERIMENTS.values():       # every experiment defines runs at every scale
         for scale in ("tiny", "small", "paper"):
             assert e.runs(scale)
+
+
+def test_nonfinite_gradients_skip_the_update_and_are_reported():
+    """A diverged model (NaN in the embedding) never updates its parameters (the step is skipped and counted),
+    and its eigenvalue summary says "not finite" instead of handing NaN to LAPACK (MKL aborts on it)."""
+    from lrnnkit.learn.models import SequenceModel
+
+    def nan_model(task):
+        m = SequenceModel(task.n_in, task.n_out, layer="diagonal", width=8, heads=1)
+        with torch.no_grad():
+            m.embed.weight[0] = float("nan")
+        return m
+    cfg = TrainConfig(task="parity", layer="diagonal", steps=4, batch=4, width=8, heads=1, train_len=(4, 6),
+                      test_len=(6,), eval_n=4)
+    res = train(cfg, model_fn=nan_model)
+    assert res["skipped_nonfinite_steps"] == 4
+    assert res["eigenvalues"]["nonfinite"] is True and res["eigenvalues"]["min_real"] is None

@@ -96,7 +96,11 @@ def run_train(a) -> int:
             print(f"  length {L:>6}: accuracy {acc:.4f}  final {res['final_accuracy'][L]:.4f}  "
                   f"scaled {res['scaled_accuracy'][L]:.3f}")
         ev = res["eigenvalues"]
-        print(f"  eigenvalues: min real part {ev['min_real']:.3f}, fraction negative {ev['fraction_negative']:.3f}")
+        if ev and ev.get("min_real") is not None:
+            print(f"  eigenvalues: min real part {ev['min_real']:.3f}, fraction negative "
+                  f"{ev['fraction_negative']:.3f}")
+        else:
+            print("  eigenvalues: not finite (the model diverged)")
         if res["checkpoint"]:
             print(f"  checkpoint: {res['checkpoint']}")
     return 0

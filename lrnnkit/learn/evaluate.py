@@ -11,7 +11,8 @@ For a test length L, ``n`` words of exactly L tokens are drawn from the task's t
 
 :func:`eigenvalue_summary` summarises the spectra of the learned transition matrices on test words:
 ``min_real`` (the smallest real part of any eigenvalue) and ``fraction_negative`` (the fraction of eigenvalues with
-real part below ``-1e-3``, the tolerance so that fp32 round-off of an eigenvalue 0 is not counted).
+real part below ``-1e-3``, the tolerance so that fp32 round-off of an eigenvalue 0 is not counted); ``None`` with
+``nonfinite: True`` when a transition matrix is not finite (a diverged model).
 """
 from __future__ import annotations
 
@@ -66,6 +67,9 @@ def eigenvalue_summary(model, task, *, length: int = 64, n: int = 8, seed: int =
     test words of ``length`` tokens (module docstring)."""
     x, _ = task.sample(n, length, batch_rng(seed, 10**6 + length, stream=1))
     mats = model.transition_matrices(torch.as_tensor(x, device=device))
+    if not all(bool(torch.isfinite(A).all()) for A in mats):
+        # LAPACK refuses non-finite matrices (MKL's dgebal aborts the process); a diverged model is reported
+        return {"min_real": None, "fraction_negative": None, "max_abs": None, "nonfinite": True}
     ev = torch.cat([torch.linalg.eigvals(A.double().cpu().reshape(-1, A.shape[-2], A.shape[-1])).reshape(-1)
                     for A in mats])
     re = ev.real

@@ -268,6 +268,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
     stopped_early = False
     t5 = None
+    nonfinite = 0
     model.train()
     try:
         while step < end:
@@ -286,9 +287,12 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
                                    ignore_index=IGNORE)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            if cfg.clip and cfg.clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            opt.step()
+            gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip if cfg.clip and cfg.clip > 0
+                                                   else float("inf"))
+            if bool(torch.isfinite(gnorm)):
+                opt.step()
+            else:   # a non-finite gradient would poison every parameter: skip the update, count it
+                nonfinite += 1
             step += 1
             if cfg.auto_steps and cfg.max_seconds is not None:
                 if step == 5:
@@ -329,7 +333,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     if out:
         save_checkpoint(out, cfg, model, opt, step, seconds, {})
     res = {"task": cfg.task, "config": cfg.to_json(), "steps": step, "seconds": round(seconds, 3),
-           "stopped_early": stopped_early, "checkpoint": ckpt_path,
+           "stopped_early": stopped_early, "checkpoint": ckpt_path, "skipped_nonfinite_steps": nonfinite,
            "train_accuracy": float(np.mean(window[-3:])) if window else None,
            "chance": task.chance, "n_out": task.n_out,
            "parameters": sum(p.numel() for p in model.parameters())}
