@@ -46,3 +46,19 @@ def test_recorded_verdict_is_reproduced_deep(sid):
         pytest.skip("no executable check (verdict open)")
     r = run_check(sid, "deep")
     assert r.verdict == s.verdict, f"{sid}: derived {r.verdict}, recorded {s.verdict}: {r.evidence}"
+
+
+def test_every_entry_has_its_reproduce_command():
+    for s in STATEMENTS:
+        assert s.reproduce == f"lrnnkit theorems --check {s.id}"
+        assert s.to_json()["reproduce"] == s.reproduce
+
+
+def test_open_entries_say_what_remains_and_run_a_decision_procedure():
+    """Issue 15, item 1: an `open` verdict is only recorded with a decision procedure tried (an executable check)
+    and an evidence text that states what remains unknown. Empirical entries (kind `empirical`, a training run not
+    reproduced at some scale) are a different kind of open and are excluded."""
+    for s in STATEMENTS:
+        if s.verdict == "open" and s.kind != "empirical":
+            assert s.check is not None, s.id
+            assert any(w in s.evidence.lower() for w in ("remains", "unknown", "open for")), s.id
