@@ -24,7 +24,7 @@ def add_parser(subparsers) -> None:
     s.add_argument("--out", default=None, help="output directory (default: sweep_out/<spec hash>)")
     s.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is no terminal")
     s.add_argument("--no-plots", action="store_true", help="skip the heat map")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 
 def run(args) -> int:
