@@ -36,4 +36,4 @@ from .theorem_d import (cayley_orthogonal, check_appendix_D2_eq9, check_theorem_
 from .mixer import (_mixer_contractive, _mixer_json, _mixer_strategy, _sym_from, check_claim_contractive,
     check_claim_full_rank, check_claim_mixer_contractive, check_claim_negative_eigenvalues, check_claim_rank_r, mixer)  # noqa: F401
 from .circulant import check_circulant, circulant  # noqa: F401
-from .appendix_g import G_WORDS, check_proposition_G_2, check_remark_G_3, check_remark_G_4, gram_deviation  # noqa: F401
+from .appendix_g import G_WORDS, check_g2_pairings, count_pairings, double_factorial, check_proposition_G_2, check_remark_G_3, check_remark_G_4, gram_deviation  # noqa: F401
