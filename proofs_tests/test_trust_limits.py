@@ -239,6 +239,7 @@ def _sub(*argv, timeout=180):
     return subprocess.run(CLI + list(argv), capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_subprocess_dev_zero():
     r = _sub("info", "/dev/zero")
     assert r.returncode == 2 and "MAX_FILE_BYTES" in r.stderr and "Traceback" not in r.stderr
