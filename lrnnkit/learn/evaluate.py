@@ -98,7 +98,7 @@ def plot_accuracy(curves: dict, path: str, *, train_len: int | None = None, titl
     ax.set_ylabel(ylabel)
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, loc="lower left")
+    ax.legend(fontsize=6, loc="best", framealpha=0.7)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     buf = io.BytesIO()
