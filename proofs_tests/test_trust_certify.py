@@ -209,3 +209,19 @@ def test_long_searches_report_progress_and_close_it(s5, monkeypatch):
         seen.clear()
         assert C.certify(model, fsa, float_steps=0, vectorized=vec).certified
         assert seen[-1] == "closed" and seen[-2] == 120    # all 120 reachable pairs counted
+
+
+def test_reference_and_torch_backends_agree_on_a_tampered_file(s5_doc):
+    """Same weights in every backend: on a file whose float A was tampered with, the float64 reference executor and
+    the torch backend (which rounds the exact weights) give the same outputs, equal to the exact executor's."""
+    from lrnnkit.executor import run_exact
+    from lrnnkit.kernels import run_model
+    doc = copy.deepcopy(s5_doc)
+    _swap_rows(doc)
+    _decoder_W(doc)
+    m = Model.from_json(doc)
+    words = np.random.default_rng(1).integers(0, 120, size=(1, 200))
+    ref = run_float(m, words).outputs
+    tor = np.asarray(run_model(m, words, backend="torch", dtype="float64"))
+    assert np.array_equal(ref, tor)
+    assert ref[0].tolist() == run_exact(m, words[0].tolist())
