@@ -55,6 +55,11 @@ def test_every_flag_of_the_core_verbs_has_help():
     assert _missing_help(CORE_VERBS) == []
 
 
+def test_every_flag_of_every_verb_has_help():
+    """The same over the verbs other modules hook in (train, experiment, sweep, export, ...)."""
+    assert _missing_help({name.split()[0] for name, _ in _subparsers(build_parser())}) == []
+
+
 def test_policy_help_lists_its_choices(capsys):
     with pytest.raises(SystemExit):
         main(["precision", "collapse", "--help"])
