@@ -225,3 +225,19 @@ def test_reference_and_torch_backends_agree_on_a_tampered_file(s5_doc):
     tor = np.asarray(run_model(m, words, backend="torch", dtype="float64"))
     assert np.array_equal(ref, tor)
     assert ref[0].tolist() == run_exact(m, words[0].tolist())
+
+
+def test_kind_changed_in_memory_is_refused(s5):
+    fsa, model = s5
+    m = Model.from_json(model.to_json())
+    m.layers[0].kind = "weird"
+    cert = certify(m, fsa, float_steps=0)
+    assert not cert.certified and "kind 'weird'" in cert.reason
+
+
+def test_run_warns_on_a_tampered_file(tampered_files, capsys):
+    from lrnnkit.cli import main
+    rc = main(["run", str(tampered_files["swap rows of a float A"]), "--word", "(3,4) (3,4)"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and out.split() == ["(3,4)", "()"]
+    assert "warning" in err and "layer 0 symbol 3 A" in err and "verify" in err
