@@ -277,3 +277,12 @@ def test_store_keeps_the_last_complete_record_of_each_key(tmp_path_factory, ops)
                 fh.write(b'{"point_key": "' + k.encode() + b'", "sta')
     assert store.load() == want
     assert store.done_keys() == {k for k, r in want.items() if r["status"] == "ok"}
+
+
+def test_ray_executor_without_ray_installed_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "ray", None)           # `import ray` fails, as without the extra
+    path = _write(tmp_path, 'kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\n')
+    assert main(["sweep", path, "--executor", "ray", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "pip install 'lrnnkit[ray]'" in err and "\n" not in err
