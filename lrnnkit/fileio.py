@@ -28,7 +28,15 @@ __all__ = ["atomic_write_bytes", "atomic_write_text"]
 
 
 def _umask() -> int:
-    # os.umask can only be read by setting it; set it back at once (there is no race-free reader in the stdlib)
+    """The process umask. Linux shows it in /proc/self/status (a race-free read); elsewhere os.umask can only be
+    read by setting it, so it is set back at once (a thread creating a file in between would see 0o022)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     old = os.umask(0o022)
     os.umask(old)
     return old

@@ -77,3 +77,12 @@ def test_fifo_written_through(tmp_path):
     out, _ = reader.communicate(timeout=30)
     assert out.strip() == "through"
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_umask_read_matches_os_umask():
+    from lrnnkit.fileio import _umask
+    old = os.umask(0o027)
+    try:
+        assert _umask() == 0o027
+    finally:
+        os.umask(old)
