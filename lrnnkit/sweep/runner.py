@@ -46,13 +46,7 @@ def _resolve_spec(spec, job_fn) -> SweepSpec:
         return spec
     if isinstance(spec, dict):
         return parse_spec(spec, kinds=() if job_fn is not None else None)
-    return load_spec(os.fspath(spec)) if job_fn is None else parse_spec(_read_toml(spec), str(spec), kinds=())
-
-
-def _read_toml(path):
-    from .spec import tomllib
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    return load_spec(os.fspath(spec), kinds=() if job_fn is not None else None)
 
 
 def run_sweep(spec, out_dir: str, executor: str = "serial", address: str | None = None, *,

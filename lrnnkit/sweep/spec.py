@@ -113,8 +113,9 @@ class SweepSpec:
                 "name": self.name, "spec_hash": self.spec_hash, "points": self.n_points()}
 
 
-def load_spec(path: str) -> SweepSpec:
-    """Read and validate a TOML spec file; every problem is one :class:`InputError` naming the file."""
+def load_spec(path: str, kinds=None) -> SweepSpec:
+    """Read and validate a TOML spec file; every problem is one :class:`InputError` naming the file. ``kinds``: as
+    in :func:`parse_spec`."""
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -126,7 +127,7 @@ def load_spec(path: str) -> SweepSpec:
         raise InputError(f"sweep spec {path!r} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise InputError(f"cannot read sweep spec {path!r}: {exc.strerror or exc}") from None
-    return parse_spec(data, source=path)
+    return parse_spec(data, source=path, kinds=kinds)
 
 
 def _scalar_ok(v) -> bool:
