@@ -60,7 +60,8 @@ def test_layer_eig_range_and_gate():
     x = torch.randn(2, 6, 8)
     for rng, lo, hi in (((-1, 1), 0.0, 2.0), ((0, 1), 0.0, 1.0)):
         layer = DeltaProductLayer(8, 1, 4, eig_range=rng, use_gate=True)
-        q, k, v, b, g = layer.gh_inputs(x)
+        with torch.no_grad():
+            q, k, v, b, g = layer.gh_inputs(x)
         assert float(b.min()) >= lo and float(b.max()) <= hi
         assert torch.allclose(k.norm(dim=-1), torch.ones(()), atol=1e-6)
         assert float(g.max()) <= 0.0

@@ -8,7 +8,8 @@ exactly what its ``naive`` reference defines; ``mode`` picks the kernel:
 * :class:`DiagonalLayer`: ``"chunk"`` (associative scan), ``"fused_recurrent"``, ``"naive"``.
 * :class:`BlockDiagonalLayer`, :class:`BilinearLayer`: ``"fused_recurrent"``, ``"naive"``.
 
-Triton modes need CUDA tensors, or CPU tensors with TRITON_INTERPRET=1.
+Triton modes need CUDA tensors, or CPU tensors with TRITON_INTERPRET=1. For training a DeltaNet / DeltaProduct
+token mixer (projections, short convolution, gate, Triton backward) use :class:`lrnnkit.kernels.DeltaProductLayer`.
 """
 from __future__ import annotations
 

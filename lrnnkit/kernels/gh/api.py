@@ -78,8 +78,9 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     ``o`` (B, T, H, V) in q's dtype; ``final_state`` (N, H, K, V) in float32 (float64 for float64 inputs), N = B or
     the number of packed sequences. ``scale`` defaults to ``K ** -0.5`` as in fla. ``normalize_qk`` L2-normalizes
     q and k inside (fla's ``use_qk_l2norm_in_kernel``). ``validate`` checks unit keys, ``beta in [0, 2]``, ``g <= 0``.
-    ``backend``: "chunk" (Triton WY kernels with a Triton backward; CUDA, or CPU under the Triton interpreter),
-    "torch" (the same chunk equations in torch, autograd), "naive" (the sequential loop, autograd).
+    ``backend``: "chunk" (:mod:`.wy`: Triton WY kernels with a Triton backward; CUDA tensors, or CPU tensors
+    under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
+    chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
     """
     if backend not in BACKENDS:
         raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")

@@ -23,7 +23,9 @@ Backward, two implementations (``chunk_delta_product(..., backward=...)``):
   the chunk states S_n and U'_n; a reverse pass for dU' and dS), the rest is batched over all chunks in torch.
   Checked against autograd of the naive loop in the CPU interpreter; not yet run on a GPU.
 
-The gate ``g`` is not supported here (use the fused recurrent kernel or the naive reference).
+The gate ``g`` is not supported here (use the fused recurrent kernel or the naive reference). For training use
+:func:`lrnnkit.kernels.gh.chunk_gh` (:mod:`.wy`): the same WY forward with a backward written as Triton kernels
+end to end, gates and packed variable lengths (benchmarks/RESULTS.md "kernels", issue 12).
 """
 from __future__ import annotations
 
