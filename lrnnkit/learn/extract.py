@@ -154,8 +154,8 @@ class Extraction:
     """What L* found. ``automaton``: the extracted automaton, minimized (canonical BFS numbering), over the
     alphabet given to :func:`extract_automaton`. ``target``: the minimal target or None. ``isomorphic``: equal
     canonical forms (None without target). ``distinguishing_word``: a shortest word (letter indices) on which
-    they differ, with ``model_output`` (the oracle's answer, which the extracted automaton reproduces) and
-    ``target_output`` on it."""
+    they differ, with ``model_output`` (the oracle's own answer on it, queried again) and ``target_output`` on
+    it. ``stats``: rounds, membership queries, oracle calls, seconds, and where learning stopped early."""
     automaton: FSA
     target: FSA | None
     isomorphic: bool | None
