@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -111,3 +112,17 @@ def test_cli_explain_subprocess_exit_status():
     r = subprocess.run([sys.executable, "-m", "lrnnkit", "compile", "parity", "--explain", "--json"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and json.loads(r.stdout)["chosen"] == "parity-sign"
+
+
+def test_a_construction_past_a_size_limit_is_skipped_and_the_limit_reported_when_none_is_left(monkeypatch):
+    from lrnnkit.errors import SizeLimitError
+
+    def too_large(*a, **k):
+        raise SizeLimitError("too large (limit 1)")
+    monkeypatch.setattr(get("dihedral-deltanet"), "cost", too_large)
+    assert choose(load_source("group:D4")).name == "householder-permutation"
+    for name in ("bilinear-onehot", "block-diagonal-normalized"):
+        monkeypatch.setattr(get(name), "cost", too_large)
+    monkeypatch.setattr(get("krohn-rhodes"), "build", too_large)
+    with pytest.raises(SizeLimitError, match="limit 1"):
+        choose(load_source("flipflop"))

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import InputError
+from ..errors import InputError, SizeLimitError
 
 __all__ = ["Construction", "Cost", "register", "get", "catalogue", "compile", "applicable", "candidates",
            "choose", "model_cost"]
@@ -153,13 +153,29 @@ def candidates(fsa, build_all: bool = False) -> list:
     """The applicable constructions with their costs, cheapest first: a list of ``(construction, cost)``.
 
     Variants as printed are left out. ``cost`` is None for a construction without a cost formula that was not
-    built, because a GH construction with a formula already applies (``build_all=True`` builds those too)."""
+    built, because a GH construction with a formula already applies (``build_all=True`` builds those too). A
+    construction whose cost formula (or build) hits a size limit (:class:`~lrnnkit.errors.SizeLimitError`) is
+    left out too: it could not be built either, and another one may still apply."""
     cands = [c for c in applicable(fsa) if c.variant_of is None]
-    costed = [(c, c.cost(fsa)) for c in cands if c.cost is not None]
+    costed, too_large = [], []
+    for c in cands:
+        if c.cost is not None:
+            try:
+                costed.append((c, c.cost(fsa)))
+            except SizeLimitError as exc:
+                too_large.append(exc)
     cheap_gh = any(k.gh for _, k in costed)
     for c in cands:
         if c.cost is None:
-            costed.append((c, model_cost(c.build(fsa)) if build_all or not cheap_gh else None))
+            if build_all or not cheap_gh:
+                try:
+                    costed.append((c, model_cost(c.build(fsa))))
+                except SizeLimitError as exc:
+                    too_large.append(exc)
+            else:
+                costed.append((c, None))
+    if not costed and too_large:
+        raise too_large[0]
     return sorted(costed, key=lambda ck: (ck[1] is None, ck[1].key() if ck[1] is not None else (),
                                           -ck[0].priority, ck[0].name))
 
