@@ -87,6 +87,13 @@ def test_cli_train_json(tmp_path, capsys):
     assert os.path.exists(res["checkpoint"]) and os.path.exists(os.path.join(out, "result.json"))
 
 
+def test_cli_reads_a_negative_eigenvalue_range():
+    from lrnnkit.cli import build_parser
+    for form in (["--eig-range", "-1,1"], ["--eig-range=-1,1"]):
+        a = build_parser().parse_args(["train", "parity", "--layer", "diagonal", *form])
+        assert a.eig_range == "-1,1"
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["train", "parity", "--layer", "diagonal", "--train-len", "9:3"], "--train-len"),
     (["train", "parity", "--layer", "diagonal", "--test-len", "a,b"], "--test-len"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 from ..errors import InputError
@@ -40,6 +41,9 @@ def add_parser(sub) -> None:
     s.add_argument("--layer", required=True, choices=LAYER_KINDS, help="the LRNN layer to train")
     s.add_argument("--n-h", type=int, default=1, help="Householder factors per token (deltaproduct)")
     s.add_argument("--eig-range", default="-1,1", help="eigenvalue range of the transitions: 0,1 or -1,1")
+    # argparse reads a value starting with '-' as an option unless it looks like a negative number; let "-1,1"
+    # count as one (argparse's own matcher, widened to comma-separated numbers)
+    s._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d*\.?\d+(,-?\d*\.?\d+)+$")
     s.add_argument("--layers", type=int, default=1, help="number of LRNN layers (default 1)")
     s.add_argument("--width", type=int, default=64, help="model width (default 64)")
     s.add_argument("--heads", type=int, default=4, help="heads per layer (default 4)")
