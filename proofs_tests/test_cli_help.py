@@ -10,6 +10,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lrnnkit
 from lrnnkit.cli import build_parser, main
@@ -197,3 +199,39 @@ def test_impossibility_prints_text_unless_json(monkeypatch, capsys, tmp_path):
     assert "theorem1:" in out and "52+1" in out and "verdict: holds" in out
     code, out, _ = _run(capsys, "precision", "impossibility", "--out", str(tmp_path), "--json")
     assert json.loads(out)["theorem1"]["verdict"] == "holds"
+
+
+def _traps_by_search(fsa):
+    """Oracle: a state is a trap iff every state it reaches (depth-first search) has its label."""
+    out = []
+    for q in range(fsa.n_states):
+        seen, stack = {q}, [q]
+        while stack:
+            x = stack.pop()
+            for a in range(fsa.n_letters):
+                y = int(fsa.delta[x, a])
+                if y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+        out.append(len({fsa.outputs[r] for r in seen}) == 1)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 3), st.data())
+def test_trap_states_match_a_search_from_every_state(n, k, data):
+    import numpy as np
+    from lrnnkit.automata.fsa import FSA
+    from lrnnkit.automata.sampling import random_word, trap_states
+    delta = np.array(data.draw(st.lists(st.lists(st.integers(0, n - 1), min_size=k, max_size=k), min_size=n,
+                                        max_size=n)))
+    labels = tuple(str(x) for x in data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    fsa = FSA(tuple(f"a{i}" for i in range(k)), delta, 0, None, labels, None, "random")
+    assert trap_states(fsa).tolist() == _traps_by_search(fsa)
+    trap = trap_states(fsa)
+    q = fsa.start
+    for a in random_word(fsa, 30, seed=1):      # a trap is entered only when every letter leads into one
+        nxt = int(fsa.delta[q, a])
+        if trap[nxt] and not trap[q]:
+            assert all(trap[int(fsa.delta[q, b])] for b in range(k))
+        q = nxt

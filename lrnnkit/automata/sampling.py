@@ -23,19 +23,29 @@ __all__ = ["trap_states", "random_word"]
 def trap_states(fsa: FSA) -> np.ndarray:
     """Boolean mask of the states whose reachable states all share one output label (module docstring).
 
-    Computed as a greatest fixed point: start from "every state is a trap of its own label" and remove a state
-    while some letter leads to a state that is not a trap or whose label differs."""
-    out = np.asarray([fsa.outputs[q] for q in range(fsa.n_states)], dtype=object)
-    labels = {lab: i for i, lab in enumerate(dict.fromkeys(out.tolist()))}
-    code = np.array([labels[x] for x in out.tolist()], dtype=np.int64)
-    trap = np.ones(fsa.n_states, dtype=bool)
+    A state is *not* a trap iff it reaches a state of another label. A state with a letter into a state of another
+    label is not a trap, and neither is any state with a letter into a non-trap state (it reaches what that one
+    reaches, or differs from it already): the non-traps are the backward closure of the first kind, one
+    breadth-first search over the reversed transitions, O(states x letters)."""
+    out = [fsa.outputs[q] for q in range(fsa.n_states)]
+    code = np.unique(np.asarray(out, dtype=object).astype(str), return_inverse=True)[1].reshape(-1)
     delta = np.asarray(fsa.delta, dtype=np.int64)
-    while True:
-        ok = trap[delta].all(axis=1) & (code[delta] == code[:, None]).all(axis=1)
-        new = trap & ok
-        if np.array_equal(new, trap):
-            return trap
-        trap = new
+    n, k = delta.shape
+    nontrap = (code[delta] != code[:, None]).any(axis=1)
+    # reversed edges: for each target r, the sources q with delta[q, a] = r
+    src = np.repeat(np.arange(n), k)
+    dst = delta.reshape(-1)
+    order = np.argsort(dst, kind="stable")
+    src, dst = src[order], dst[order]
+    starts = np.searchsorted(dst, np.arange(n + 1))
+    stack = np.flatnonzero(nontrap).tolist()
+    while stack:
+        r = stack.pop()
+        for q in src[starts[r]:starts[r + 1]].tolist():
+            if not nontrap[q]:
+                nontrap[q] = True
+                stack.append(q)
+    return ~nontrap
 
 
 def random_word(fsa: FSA, length: int, seed: int = 0, *, avoid_traps: bool = True) -> list[int]:
