@@ -163,7 +163,9 @@ def cmd_info(a) -> int:
     from .limits import check_automaton
     fsa = load_source(a.source)
     check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
-    d = describe(fsa, depth_rule=a.depth_rule)
+    from .limits import busy
+    with busy("info: monoid, group, holonomy"):
+        d = describe(fsa, depth_rule=a.depth_rule)
     if a.json:
         _print_json(d)
         return 0
@@ -207,8 +209,10 @@ def cmd_compile(a) -> int:
             options[key] = raw
     if a.explain:
         return _explain(fsa, a, options)
+    from .limits import busy
     try:
-        model = compile_model(fsa, a.construction, **options)
+        with busy("compile"):
+            model = compile_model(fsa, a.construction, **options)
     except TypeError as exc:
         if options:
             raise InputError(f"bad construction option(s) {sorted(options)}: {exc}") from None
