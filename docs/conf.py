@@ -31,6 +31,9 @@ autodoc_member_order = "bysource"
 # ignore-module-all: a package's __all__ re-exports would document an object twice (once per module)
 autodoc_default_options = {"members": True, "show-inheritance": False, "ignore-module-all": True}
 autodoc_typehints = "none"   # signatures stay readable; the docstrings state the types that matter
+# a method without its own docstring shows none, not its base class's: torch.autograd.Function.forward's docstring
+# refers to labels of the torch docs (undefined here, so -W failed on the kernels' Function subclasses)
+autodoc_inherit_docstrings = False
 napoleon_numpy_docstring = True
 napoleon_google_docstring = True
 napoleon_use_ivar = True     # "Attributes" sections as :ivar: fields (no attribute directives: no duplicate objects)
