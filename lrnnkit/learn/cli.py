@@ -34,7 +34,7 @@ def _lengths(s: str) -> tuple:
 
 
 def add_parser(sub) -> None:
-    from .models import LAYER_KINDS
+    from .kinds import LAYER_KINDS
     s = sub.add_parser("train", help="train an LRNN on an automaton's words and evaluate it past the training length")
     s.add_argument("source", help="task: any SOURCE (parity, group:S5, mod-arith:5, a JSON file, ...) or a paper "
                    "variant (S5-swaps, S5-4tok, sum:5, even-pair:5, mod-arith-nb:5, mod-arith-br:5)")

@@ -36,7 +36,7 @@ from ..errors import InputError
 
 __all__ = ["SequenceModel", "LAYER_KINDS", "affine_scan", "parse_eig_range"]
 
-LAYER_KINDS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "bilinear")
+from .kinds import LAYER_KINDS  # noqa: E402  (torch-free, for the CLI)
 
 
 def parse_eig_range(r) -> tuple:
