@@ -182,3 +182,14 @@ def test_the_repository_stands_on_its_own():
     assert not hits, "references to a document outside the repository:\n" + "\n".join(hits)
     for page in ("conventions", "fsa_format", "model_format", "cli", "algorithms"):
         assert os.path.exists(os.path.join(repo, "docs", f"{page}.rst")), page
+
+
+def test_building_the_cli_parser_imports_no_torch():
+    """Every command builds the whole parser first; importing torch there cost ~2 s per call (issue 11)."""
+    import subprocess
+    import sys
+    code = ("import sys, lrnnkit.cli as c; c.build_parser(); "
+            "heavy = [m for m in ('torch', 'triton', 'ray', 'aalpy') if m in sys.modules]; "
+            "print(','.join(heavy)); sys.exit(1 if heavy else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, f"building the parser imported {r.stdout.strip()} {r.stderr[-500:]}"
