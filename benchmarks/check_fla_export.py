@@ -29,11 +29,11 @@ CASES = [("parity", None), ("group:Z3", None), ("counter:5", None), ("group:S3",
          ("group:S3", "deltaproduct-symmetric"), ("group:A5", None), ("group:S5", None)]
 
 
-def check(tokens: int, batch: int, seed: int = 0, dev: str = "cuda"):
+def check(tokens: int, batch: int, seed: int = 0, dev: str = "cuda", dtypes=("fp32", "bf16")):
     rows = []
     for src, cons in CASES:
         try:
-            rows.append(_case(src, cons, tokens, batch, seed, dev))
+            rows.append(_case(src, cons, tokens, batch, seed, dev, dtypes))
         except Exception as exc:  # record and go on: one failing case must not cost the others' device time
             rows.append([src + (f" ({cons})" if cons else ""), "error", type(exc).__name__, str(exc)[:120]]
                         + [""] * (len(HEADERS) - 4))
@@ -41,7 +41,7 @@ def check(tokens: int, batch: int, seed: int = 0, dev: str = "cuda"):
     return rows
 
 
-def _case(src, cons, tokens, batch, seed, dev):
+def _case(src, cons, tokens, batch, seed, dev, dtypes):
     import numpy as np
     import torch
     from fla.ops.delta_rule import fused_recurrent_delta_rule
@@ -59,6 +59,9 @@ def _case(src, cons, tokens, batch, seed, dev):
     truth = np.vectorize(lambda q: lab_index[fsa.outputs[q]])(truth_states)
     res = {}
     for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        if name not in dtypes:
+            res[name] = ("not run", None, 0.0)
+            continue
         x = fla_inputs(exp, w, dtype=dt, device=dev)
         sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
         sync()
@@ -101,6 +104,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--device", default="cuda", help="cpu only for a dry run with a stand-in fla")
+    ap.add_argument("--dtypes", default="fp32,bf16")
     a = ap.parse_args()
     from _record import record, table
     if a.record:
@@ -115,7 +119,7 @@ def main():
         return
     import torch
     import fla
-    rows = check(a.tokens, a.batch, dev=a.device)
+    rows = check(a.tokens, a.batch, dev=a.device, dtypes=tuple(a.dtypes.split(",")))
     dev = torch.cuda.get_device_name(0) if a.device == "cuda" else a.device
     body = (f"Device: {dev}; torch {torch.__version__}; fla {getattr(fla, '__version__', '?')}.\n\n"
             + table(HEADERS, rows))
