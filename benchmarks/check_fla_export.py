@@ -110,11 +110,14 @@ def main():
     if a.record:
         with open(a.record) as fh:
             body = fh.read()
-        notes = ("Command: on the GPU machine `python3 benchmarks/check_fla_export.py --out $OUT` (fla 0.6.0 as wheels, "
+        notes = ("Command: on the GPU machine `python3 benchmarks/check_fla_export.py --out $OUT --dtypes fp32` (fla 0.6.0 as wheels, "
                  "see the script's docstring); here `python benchmarks/check_fla_export.py --record fla_export.md`. "
                  "Export: `lrnnkit export MODEL --to fla` (one head per decoder row, V = 1, n_h interleaved "
                  "delta-rule steps per token, scale 1). Truth: the automaton's outputs (the models are certified for "
-                 "every length). bf16 rows are information only (inputs rounded to bf16, fla accumulates in fp32).")
+                 "every length). One run, fp32 only (`--dtypes fp32`: the team's device time was nearly spent; the "
+                 "bf16 columns of `--dtypes fp32,bf16` are information only). Timings: one warm call each, wall "
+                 "clock after synchronize; fla's kernel is sequential over the T x n_h interleaved steps, one "
+                 "program per (sequence, head).")
         record("fla export", body, notes)
         return
     import torch
