@@ -110,7 +110,8 @@ def main():
     if a.record:
         with open(a.record) as fh:
             body = fh.read()
-        notes = ("Command: on the GPU machine `python3 benchmarks/check_fla_export.py --out $OUT --dtypes fp32` (fla 0.6.0 as wheels, "
+        notes = ("Command: on the GPU machine `python3 benchmarks/check_fla_export.py --out $OUT --dtypes fp32` "
+                 "(fla 0.6.0 as wheels, "
                  "see the script's docstring); here `python benchmarks/check_fla_export.py --record fla_export.md`. "
                  "Export: `lrnnkit export MODEL --to fla` (one head per decoder row, V = 1, n_h interleaved "
                  "delta-rule steps per token, scale 1). Truth: the automaton's outputs (the models are certified for "

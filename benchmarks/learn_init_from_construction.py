@@ -66,7 +66,8 @@ def _record_section(results):
                              f"{run['max_beta_change']:.2e}", f"{run['max_key_change']:.2e}",
                              f"{run['min_abs_eigenvalue_after']:.6f}"])
         body = table(["automaton", "construction", "init", "lr", "steps", f"acc before (40 / {long_len})",
-                      f"acc after (40 / {long_len})", "max abs beta change", "max key change (L2)", "min abs eigenvalue after"], rows)
+                      f"acc after (40 / {long_len})", "max abs beta change", "max key change (L2)",
+                      "min abs eigenvalue after"], rows)
         record("learning: construction as init", body,
                "Command: `python benchmarks/learn_init_from_construction.py --record` (CPU, one thread; batch 16, "
                "words of 3-40 letters, AdamW without weight decay, clip 1.0; accuracy = token accuracy on 4 test "

@@ -6,8 +6,8 @@ step t, on a state ``S`` of shape (K, V)::
     S <- S + beta_t k_t (v_t - S^T k_t)^T  =  (I - beta_t k_t k_t^T) S + beta_t k_t v_t^T,     o_t = scale S^T q_t
 
 with tensors in the layout ``q, k: [B, T, H, K]``, ``v: [B, T, H, V]``, ``beta: [B, T, H]``,
-``initial_state: [B, H, K, V]``. A one-layer ``gh`` model (docs/conventions.rst; 000 eq. 1 with ``A(x) = G_{n_h} .. G_1``,
-``G_j = I - beta_j v_j v_j^T``) maps onto it as DeltaProduct does (001, Section 3: a token's ``n_h`` Householder
+``initial_state: [B, H, K, V]``. A one-layer ``gh`` model (docs/conventions.rst; 000 eq. 1 with
+``A(x) = G_{n_h} .. G_1``, ``G_j = I - beta_j v_j v_j^T``) maps onto it as DeltaProduct does (001, Section 3: a token's ``n_h`` Householder
 steps become ``n_h`` consecutive delta-rule steps of a sequence ``n_h`` times longer, and every ``n_h``-th output is
 kept):
 
@@ -80,7 +80,8 @@ class FlaExport:
                 "K": self.K, "V": 1, "scale": 1.0,
                 "layout": {"keys": "[S, n_h, K]", "betas": "[S, n_h]", "values": "[S, n_h]", "queries": "[S, H, K]",
                            "bias": "[S, H]", "initial_state": "[K]"},
-                "recipe": ("for a word x_1..x_T: sub-step (t, j), j = 1..n_h, is fla step t*n_h + j with k = keys[x_t, j] "
+                "recipe": ("for a word x_1..x_T: sub-step (t, j), j = 1..n_h, is fla step t*n_h + j with "
+                           "k = keys[x_t, j] "
                            "and beta = betas[x_t, j] and v = values[x_t, j] in every head, q = queries[x_t] at j = n_h "
                            "(zeros before); initial_state[h] = initial_state for every head h (V = 1); call "
                            "fused_recurrent_delta_rule(q, k, v, beta, scale=1.0, initial_state=...); output at token t "
@@ -158,7 +159,8 @@ def export_fla(model, source_name: str = "") -> FlaExport:
         raise InputError(f"export_fla expects an lrnnkit Model, got {type(model).__name__}")
     if len(model.layers) != 1:
         raise InputError(f"export --to fla handles one-layer models; {source_name or 'the model'} has "
-                         f"{len(model.layers)} layers (multi-layer cascades read decoded outputs between layers, which fla's kernel cannot)")
+                         f"{len(model.layers)} layers (multi-layer cascades read decoded outputs between layers, "
+                         "which fla's kernel cannot)")
     L = model.layers[0]
     if L.kind != "gh":
         raise InputError(f"export --to fla needs a 'gh' layer (products of Householder factors), got {L.kind!r}")

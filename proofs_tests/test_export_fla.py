@@ -53,7 +53,8 @@ def test_naive_loop_over_export_reproduces_model(case, seed, T):
     w = np.random.default_rng(seed).integers(0, len(model.alphabet), size=(2, T))
     x = fla_inputs(exp, w, dtype=torch.float64)
     assert x["k"].shape == (2, T * exp.n_h, exp.heads, exp.K) and x["v"].shape[-1] == 1
-    assert torch.allclose(x["k"].norm(dim=-1), torch.ones((), dtype=torch.float64), atol=1e-12)      # unit keys, as fla expects
+    # unit keys, as fla expects
+    assert torch.allclose(x["k"].norm(dim=-1), torch.ones((), dtype=torch.float64), atol=1e-12)
     assert float(x["beta"].min()) >= 0 and float(x["beta"].max()) <= 2
     o = naive_delta_rule(x["q"], x["k"], x["v"], x["beta"], x["initial_state"], x["scale"])
     got = decode_fla_outputs(exp, o, w)
