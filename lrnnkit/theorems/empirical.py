@@ -68,9 +68,12 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     sid = f"{paper}:empirical-{short}-{scale}"
     judged = rec.get("judgement") or {}
     outcome = judged.get("outcome", "not judged")
+    if rec.get("failed"):
+        outcome = f"incomplete ({len(rec['runs'])} runs finished, {len(rec['failed'])} failed)"
     verdict = OUTCOME_VERDICT.get(outcome, "open")
-    cmd = (f"lrnnkit experiment {name} --scale {scale} --device {rec.get('device', 'cpu')} --out DIR")
-    evidence = (f"{outcome} at scale {scale} ({rec.get('device', '?')}): measured "
+    device = rec.get("device") or ("cpu" if scale == "tiny" else "cuda")
+    cmd = f"lrnnkit experiment {name} --scale {scale} --device {device} --out DIR"
+    evidence = (f"{outcome} at scale {scale} ({device}): measured "
                 f"{_summary(judged.get('measured', {}))}; paper: {_summary(judged.get('paper', ''))}; "
                 f"criterion: {judged.get('criterion', 'see lrnnkit.learn.experiments')}. Results: {_rel(path)}; "
                 f"command: {cmd}." + ("" if verdict == "holds" else
@@ -82,6 +85,9 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
         runs = d["runs"]
+        if d.get("failed"):   # some configurations did not finish: a partial grid is not judged
+            return CheckResult("open", f"{_rel(path)}: incomplete, {len(runs)} runs finished, "
+                                       f"{len(d['failed'])} failed ({', '.join(sorted(d['failed']))[:200]})")
         try:
             j = get_experiment(name).judge(runs)
         except (KeyError, TypeError, ValueError) as exc:
