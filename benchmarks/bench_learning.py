@@ -281,7 +281,7 @@ def smoke(device: str, out: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ summarise
-def summarise(out: str, scale: str, skipped=()) -> dict:
+def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
     from lrnnkit.learn.evaluate import plot_accuracy
     from lrnnkit.learn.experiments import EXPERIMENTS
@@ -292,9 +292,11 @@ def summarise(out: str, scale: str, skipped=()) -> dict:
             with open(os.path.join(rd, exp, f)) as fh:
                 rec = json.load(fh)
             runs.setdefault(exp, {})[rec["label"]] = rec
-    if "001-fla-anchor" in runs:    # ours beside fla's, same settings (jobs_for)
+    if "001-fla-anchor" in runs:    # ours beside fla, same settings (jobs_for), from the same GPU call
+        calls = {(r.get("provenance") or {}).get("call") for r in runs["001-fla-anchor"].values()}
         for k, r in runs.get("001-deltaproduct", {}).items():
-            if k.startswith("S3 ") and r["config"]["n_h"] <= 2:
+            if k.startswith("S3 ") and (r.get("config") or {}).get("n_h", 9) <= 2 and \
+                    (r.get("provenance") or {}).get("call") in calls:
                 runs["001-fla-anchor"]["lrnnkit " + k] = r
     summary = {"scale": scale, "experiments": {}, "skipped": [f"{j['experiment']} / {j['label']}" for j in skipped]}
     for exp, recs in runs.items():
@@ -302,29 +304,118 @@ def summarise(out: str, scale: str, skipped=()) -> dict:
         e = EXPERIMENTS.get(exp)
         doc = {"name": exp, "scale": scale, "runs": ok,
                "failed": {k: r["result"].get("error") for k, r in recs.items() if r["status"] != "ok"}}
+        calls = {}
+        for r in recs.values():
+            pv = r.get("provenance")
+            if pv:
+                calls[pv["call"]] = pv
+        if calls:
+            doc["calls"] = calls
         if e is not None:
             doc.update(e.to_json())
-            n_all = len(e.runs(scale))
-            if len(ok) == n_all:
+            from lrnnkit.learn.experiments import best_per_config
+            labels = [lab for lab, _ in e.runs(scale)]
+            have = best_per_config(ok)
+            n_have = sum(lab in have for lab in labels)
+            if n_have == len(labels):
                 try:
-                    doc["judgement"] = e.judge(ok)
+                    doc["judgement"] = e.judge_runs(ok)
                 except Exception as exc:   # noqa: BLE001 - a judge that cannot read the numbers is reported
                     doc["judgement"] = {"outcome": f"not judged ({type(exc).__name__}: {exc})"}
             else:
-                doc["judgement"] = {"outcome": f"incomplete ({len(ok)} of {n_all} runs finished)"}
+                doc["judgement"] = {"outcome": f"incomplete ({n_have} of {len(labels)} configurations finished)"}
+            parts = {}
+            for part, (claim, plabels, _) in e.parts.items():
+                pj = {"claim": claim, "configurations": plabels}
+                if all(lab in have for lab in plabels):
+                    pj["judgement"] = e.judge_part(part, ok)
+                else:
+                    pj["judgement"] = {"outcome": "incomplete"}
+                parts[part] = pj
+            if parts:
+                doc["parts"] = parts
         else:
             doc.update({"paper": "001", "figure_or_table": "Fig. 3 / issue 13 anchor (fla 0.6.0 beside lrnnkit)",
+                        "kind": "comparison",   # not a registry entry (lrnnkit.theorems.empirical skips it)
                         "claim": "S3, one layer d=384, 12 heads of 32, MLP, batch 512, length 128: DeltaProduct "
                                  "n_h=2 reaches 1.0/1.0/0.9998 at 128/256/512 in 150 s (fla), n_h=1 stays 0.38"})
+        if note_for and exp in note_for:
+            doc["note"] = note_for[exp]
         with open(os.path.join(out, f"{exp}.json"), "w") as fh:
             json.dump(doc, fh, indent=1)
         if ok:
             plot_accuracy({k: v["test_accuracy"] for k, v in ok.items()}, os.path.join(out, f"{exp}.png"),
                           train_len=e.plot_len if e else 128, title=f"{exp} ({scale})")
-        summary["experiments"][exp] = {"judgement": doc.get("judgement"), "failed": doc["failed"]}
+        summary["experiments"][exp] = {"judgement": doc.get("judgement"), "failed": doc["failed"],
+                                       **({"parts": {k: v["judgement"] for k, v in doc["parts"].items()}}
+                                          if doc.get("parts") else {})}
     with open(os.path.join(out, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=1)
     return summary
+
+
+# ------------------------------------------------------------------------------------------------ merging calls
+def _write_run(into: str, rec: dict) -> None:
+    rp = _record_path(into, rec)
+    os.makedirs(os.path.dirname(rp), exist_ok=True)
+    with open(rp, "w") as fh:
+        json.dump(rec, fh, indent=1)
+
+
+def _with_provenance(into: str, rec: dict, pv: dict) -> dict:
+    """``rec`` with the GPU call that made it (``pv``: call, when, commit, command, concurrency, cap) recorded in the
+    run and in its result; a label already taken under ``into`` by another call gets ``(call NAME)`` appended (and
+    ``config_label`` names the configuration, so the judges see several runs of one configuration)."""
+    rec = {**rec, "provenance": pv, "result": {**rec["result"], "provenance": pv}}
+    if os.path.exists(_record_path(into, rec)):
+        with open(_record_path(into, rec)) as fh:
+            other = json.load(fh)
+        if (other.get("provenance") or {}).get("call") != pv["call"]:
+            rec["result"]["config_label"] = rec["label"]
+            rec["label"] = f"{rec['label']} (call {pv['call']})"
+            pv.setdefault("tag", f"call {pv['call']}")
+    return rec
+
+
+def unpack_results(res_dir: str, into: str, pv: dict, scale: str = "small") -> int:
+    """Run files (``runs/<experiment>/<run>.json``) from the committed experiment files of one scale, so that a
+    later GPU call's runs can be merged beside them and everything re-summarised (``--summarise``)."""
+    n = 0
+    for f in sorted(os.listdir(res_dir)):
+        if not f.endswith(".json"):
+            continue
+        with open(os.path.join(res_dir, f)) as fh:
+            doc = json.load(fh)
+        if not isinstance(doc, dict) or doc.get("scale") != scale or not isinstance(doc.get("runs"), dict):
+            continue
+        if doc.get("kind") == "comparison":
+            continue   # assembled from the experiments' runs by summarise()
+        for label, res in doc["runs"].items():
+            rec = {"experiment": doc["name"], "label": label, "config": res.get("config"), "status": "ok",
+                   "result": res}
+            if res.get("provenance"):   # already merged once: keep each run's own call
+                _write_run(into, rec)
+            else:
+                _write_run(into, _with_provenance(into, rec, dict(pv)))
+            n += 1
+        for label, err in (doc.get("failed") or {}).items():
+            _write_run(into, {"experiment": doc["name"], "label": label, "status": "failed", "provenance": pv,
+                              "result": {"error": err, "provenance": pv}})
+            n += 1
+    return n
+
+
+def import_runs(src: str, into: str, pv: dict) -> int:
+    """Copy a GPU call's run files (``SRC/runs/...``) under ``into``, each with the call's provenance."""
+    n = 0
+    rd = os.path.join(src, "runs")
+    for exp in sorted(os.listdir(rd)):
+        for f in sorted(os.listdir(os.path.join(rd, exp))):
+            with open(os.path.join(rd, exp, f)) as fh:
+                rec = json.load(fh)
+            _write_run(into, _with_provenance(into, rec, dict(pv)))
+            n += 1
+    return n
 
 
 def results_markdown(out: str) -> str:
@@ -342,15 +433,29 @@ def results_markdown(out: str) -> str:
         lines.append(f"Claim: {doc.get('claim')}\n")
         lines.append(f"Outcome at scale `{doc.get('scale')}`: **{j.get('outcome', 'n/a')}**"
                      + (f" ({j['criterion']})" if j.get("criterion") else "") + "\n")
+        for part, pj in (doc.get("parts") or {}).items():
+            pjj = pj["judgement"]
+            lines.append(f"Part {part} ({pj['claim']}): **{pjj.get('outcome')}**"
+                         + (f" ({pjj['criterion']})" if pjj.get("criterion") else "") + "\n")
+        if doc.get("note"):
+            lines.append(doc["note"] + "\n")
+        calls = doc.get("calls") or {}
+        for c, pv in (calls.items() if len(calls) > 1 or doc.get("kind") == "comparison" else ()):
+            lines.append(f"Call `{c}`: {pv.get('when', '')}, commit {pv.get('commit', '?')}, "
+                         f"{pv.get('concurrency', '?')} runs at a time, cap {pv.get('cap', '?')} s: "
+                         f"`{pv.get('command', '')}`"
+                         + (f" (runs labelled `({pv['tag']})` where a configuration ran more than once)"
+                            if pv.get("tag") else "") + "\n")
         rows = []
         for label, r in doc["runs"].items():
             acc = " / ".join(f"{L}: {a:.3f}" for L, a in r["test_accuracy"].items())
             sc = r.get("scaled_accuracy") or {}
             smean = sum(sc.values()) / len(sc) if sc else float("nan")
             ev = r.get("eigenvalues") or {}
-            rows.append([label, r["steps"], f"{r['seconds']:.0f}", r.get("ms_per_step", "-"), acc, f"{smean:.3f}",
+            call = (r.get("provenance") or {}).get("call", "-")
+            rows.append([label, call, r["steps"], f"{r['seconds']:.0f}", r.get("ms_per_step", "-"), acc, f"{smean:.3f}",
                          f"{ev['min_real']:.2f}" if ev and ev.get("min_real") is not None else "-"])
-        lines.append(table(["run", "steps", "s", "ms/step", "token accuracy by length", "scaled (mean)",
+        lines.append(table(["run", "call", "steps", "s", "ms/step", "token accuracy by length", "scaled (mean)",
                             "min Re(eig)"], rows))
         if doc.get("failed"):
             lines.append("\nFailed: " + "; ".join(f"{k}: {v}" for k, v in doc["failed"].items()))
@@ -397,6 +502,12 @@ def main(argv=None) -> int:
     ap.add_argument("--summarise", metavar="DIR", help="judge, plot and tabulate the runs already under DIR")
     ap.add_argument("--header", default="", help="text above the tables (with --summarise)")
     ap.add_argument("--notes", default="", help="text below the tables (with --summarise)")
+    ap.add_argument("--unpack", metavar="RESULTS_DIR", help="write run files under --into from committed results")
+    ap.add_argument("--import-runs", metavar="SRC", help="copy a GPU call's run files under --into")
+    ap.add_argument("--into", metavar="DIR", help="merge directory (with --unpack / --import-runs)")
+    ap.add_argument("--provenance", default="{}", help="JSON: call, when, commit, command, concurrency, cap")
+    ap.add_argument("--note", action="append", default=[], metavar="EXPERIMENT=TEXT",
+                    help="a note recorded with an experiment (with --summarise)")
     ap.add_argument("--record", metavar="DIR", help="record a finished GPU run (RESULTS.md, docs plots, JSON)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads per run")
     ap.add_argument("--probe", action="store_true", help="time our GH kernel variants first; the grid uses the best")
@@ -411,8 +522,15 @@ def main(argv=None) -> int:
     if a.record:
         record_from(a.record)
         return 0
+    if a.unpack or a.import_runs:
+        pv = json.loads(a.provenance)
+        if not a.into or "call" not in pv:
+            ap.error("--unpack / --import-runs need --into DIR and --provenance with a 'call' name")
+        n = unpack_results(a.unpack, a.into, pv, a.scale) if a.unpack else import_runs(a.import_runs, a.into, pv)
+        print(f"{n} run files under {a.into}")
+        return 0
     if a.summarise:   # re-judge and re-tabulate the run files under DIR (e.g. runs merged from several GPU calls)
-        summarise(a.summarise, a.scale)
+        summarise(a.summarise, a.scale, note_for=dict(x.split("=", 1) for x in a.note))
         from benchmarks._record import record
         record("learning", a.header + "\n\n" + results_markdown(a.summarise), a.notes,
                path=os.path.join(a.summarise, "RESULTS_learning.md"))

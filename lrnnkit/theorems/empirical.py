@@ -7,6 +7,11 @@ the experiment's judgement; :mod:`lrnnkit.learn.experiments`) and by ``benchmark
 One entry per (experiment, scale) found; none when the files are absent (an installed package without the
 benchmarks folder).
 
+An experiment may name sub-claims judged on their own (``parts`` in the results file, e.g. 001 Fig. 3's S3 panel:
+a GPU slot ran S3 long enough while the whole grid did not fit); each becomes an entry
+``PAPER:empirical-SHORT-PART-SCALE`` re-judged by the part's judge. Where one configuration ran in several GPU
+calls, the run with the most training steps speaks for it (:func:`lrnnkit.learn.experiments.best_per_config`).
+
 Verdicts (the registry's four; an empirical claim is never ``falsified`` by a small-scale run that misses it):
 
 * ``holds``: the experiment's judge says "reproduced" at this scale;
@@ -48,7 +53,7 @@ def _experiment_files() -> list:
     for p in sorted(glob.glob(os.path.join(RESULTS_DIR, "**", "*.json"), recursive=True)):
         d = _load(p)
         if isinstance(d, dict) and {"name", "paper", "claim", "scale", "runs"} <= set(d) and \
-                isinstance(d["runs"], dict):
+                isinstance(d["runs"], dict) and d.get("kind") != "comparison":
             out.append((p, d))
     return out
 
@@ -69,7 +74,8 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     judged = rec.get("judgement") or {}
     outcome = judged.get("outcome", "not judged")
     if rec.get("failed"):
-        outcome = f"incomplete ({len(rec['runs'])} runs finished, {len(rec['failed'])} failed)"
+        n_cfg = len({r.get("config_label", k) for k, r in rec["runs"].items()})   # several calls: one config
+        outcome = f"incomplete ({n_cfg} configurations finished, {len(rec['failed'])} failed)"
     verdict = OUTCOME_VERDICT.get(outcome, "open")
     device = rec.get("device") or ("cpu" if scale == "tiny" else "cuda")
     cmd = f"lrnnkit experiment {name} --scale {scale} --device {device} --out DIR"
@@ -77,7 +83,9 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                 f"{_summary(judged.get('measured', {}))}; paper: {_summary(judged.get('paper', ''))}; "
                 f"criterion: {judged.get('criterion', 'see lrnnkit.learn.experiments')}. Results: {_rel(path)}; "
                 f"command: {cmd}." + ("" if verdict == "holds" else
-                                      " Not reproduced at this scale is not evidence against the paper."))
+                                      " Not reproduced at this scale is not evidence against the paper.")
+                + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
+                          f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
 
     def check(profile: str, path=path, name=name, outcome=outcome) -> CheckResult:
         from ..learn.experiments import get_experiment
@@ -89,7 +97,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
             return CheckResult("open", f"{_rel(path)}: incomplete, {len(runs)} runs finished, "
                                        f"{len(d['failed'])} failed ({', '.join(sorted(d['failed']))[:200]})")
         try:
-            j = get_experiment(name).judge(runs)
+            j = get_experiment(name).judge_runs(runs)
         except (KeyError, TypeError, ValueError) as exc:
             return CheckResult("open", f"the judge of {name} cannot read {_rel(path)}: {exc!r}")
         v = OUTCOME_VERDICT.get(j.get("outcome"), "open")
@@ -177,12 +185,67 @@ def _init_entry() -> Statement | None:
                            "reflections (betas away from 2, keys rotated), so the state drifts over 10^4 steps")
 
 
+def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
+    """A sub-claim of an experiment judged on its own (``parts`` in the results file, e.g. 001 Fig. 3's S3 panel):
+    its configurations' runs (per configuration the one with the most steps) and the part's judge."""
+    name, scale, paper = rec["name"], rec["scale"], str(rec["paper"])
+    short = name[len(paper) + 1:] if name.startswith(paper + "-") else name
+    sid = f"{paper}:empirical-{short}-{part}-{scale}"
+    labels = pj.get("configurations", [])
+    judged = pj.get("judgement") or {}
+    failed = sorted(k for k in (rec.get("failed") or {}) if k in labels)
+    outcome = judged.get("outcome", "not judged") if not failed else f"incomplete ({', '.join(failed)} failed)"
+    verdict = OUTCOME_VERDICT.get(outcome, "open")
+    best: dict = {}   # per configuration the run with the most steps (experiments.best_per_config, torch-free)
+    for k, r in rec["runs"].items():
+        c = r.get("config_label", k)
+        if c in labels and (c not in best or r.get("steps", 0) > best[c].get("steps", 0)):
+            best[c] = r
+    deciding = sorted({(r.get("provenance") or {}).get("command", "") for r in best.values()} - {""})
+    calls = "; ".join(f"{c}: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {pv.get('concurrency', '?')} "
+                      f"runs at a time, cap {pv.get('cap', '?')} s" for c, pv in (rec.get("calls") or {}).items())
+    evidence = (f"{outcome} at scale {scale}: measured {_summary(judged.get('measured', {}))}; paper: "
+                f"{_summary(judged.get('paper', ''))}; criterion: {judged.get('criterion', '')}. GPU calls: {calls}. "
+                f"Results: {_rel(path)} (configurations {', '.join(labels)}); the deciding runs' command: "
+                f"{' and '.join(deciding) or 'python benchmarks/bench_learning.py --only ' + name + ' --device cuda'} "
+                f"(benchmarks/RESULTS.md, section learning)."
+                + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
+
+    def check(profile: str, path=path, name=name, part=part, labels=tuple(labels)) -> CheckResult:
+        from ..learn.experiments import get_experiment
+        d = _load(path)
+        if d is None:
+            return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
+        bad = sorted(k for k in (d.get("failed") or {}) if k in labels)
+        if bad:
+            return CheckResult("open", f"{_rel(path)}: {', '.join(bad)} failed")
+        try:
+            j = get_experiment(name).judge_part(part, d["runs"])
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            return CheckResult("open", f"the judge of {name} / {part} cannot read {_rel(path)}: {exc!r}")
+        v = OUTCOME_VERDICT.get(j.get("outcome"), "open")
+        return CheckResult(v, f"re-judged {_rel(path)} ({part}): {j.get('outcome')}; "
+                              f"{_summary(j.get('measured', {}))}", details={"judgement": j})
+
+    return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
+                     hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "
+                                f"layers and training loop; see lrnnkit.learn.experiments for the settings)",
+                     conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
+                     check=check if judged else None, notes=f"results: {_rel(path)}; whole experiment: "
+                                                            f"{paper}:empirical-{short}-{scale}")
+
+
 def _register_all() -> None:
     for path, rec in _experiment_files():
         try:
             register(_experiment_entry(path, rec))
         except ValueError:
             continue   # the same (experiment, scale) twice: the first file (sorted paths) wins
+        for part, pj in (rec.get("parts") or {}).items():
+            try:
+                register(_part_entry(path, rec, part, pj))
+            except (ValueError, KeyError, TypeError):
+                continue   # a malformed part in a hand-edited file: no entry
     e = _init_entry()
     if e is not None:
         register(e)
