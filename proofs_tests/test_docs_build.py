@@ -155,3 +155,16 @@ def test_sphinx_builds_with_warnings_as_errors(tmp_path):
         assert c.name in page.read_text()
     for p in ("index", "getting_started", "concepts", "generated/theorems", "generated/cli", "generated/api"):
         assert (html / f"{p}.html").is_file(), p
+
+
+def test_every_construction_page_has_its_plots(generated):
+    """A failing plot is only a docgen warning, so a broken plot helper would pass unnoticed (it once did: a
+    renamed function left every eigenvalue plot out); every page with an instance must show both plots."""
+    out, res = generated
+    plot_failures = [w for r in res["constructions"] for w in r.get("warnings", []) if "plot failed" in w]
+    assert not plot_failures, plot_failures
+    for r in res["constructions"]:
+        if r["status"] == "no-instance":
+            continue
+        text = (out / "constructions" / f"{docgen.slug(r['name'])}.rst").read_text()
+        assert "-eigenvalues.png" in text, r["name"]

@@ -445,7 +445,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         for L in model.layers:
             for t in L.transitions:
                 eig.extend([[float(z.real), float(z.imag)] for z in np.linalg.eigvals(t.A)])
-        fig = eigenvaluefigure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
+        fig = eigenvalue_figure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
                                 None)
         fn = f"{slug(c.name)}-eigenvalues.png"
         fig.savefig(os.path.join(img_dir, fn))
