@@ -780,21 +780,22 @@ def _float_problems(model: "Model", fix: bool) -> list:
                          f"entr{'y' if bad.sum() == 1 else 'ies'}; at {list(idx)}: {float(given[idx])!r}, exact "
                          f"{float(canon[idx])!r})")
 
+    def sync(obj, attr: str, exact, label: str) -> None:
+        """Compare ``obj.attr`` with the float64 rounding of ``exact`` (when given); with ``fix``, replace it."""
+        if exact is None:
+            return
+        canon = R.array(exact, f"{label}_exact")
+        cmp(label, getattr(obj, attr), canon)
+        if fix:
+            setattr(obj, attr, canon)
+
     for i, L in enumerate(model.layers):
         w = f"layer {i}"
         d = L.width
         for j, t in enumerate(L.transitions):
             tw = f"{w} symbol {j}"
-            if t.A_exact is not None:
-                canon = R.array(t.A_exact, f"{tw} A_exact")
-                cmp(f"{tw} A", t.A, canon)
-                if fix:
-                    t.A = canon
-            if t.B_exact is not None:
-                canon = R.array(t.B_exact, f"{tw} B_exact")
-                cmp(f"{tw} B", t.B, canon)
-                if fix:
-                    t.B = canon
+            sync(t, "A", t.A_exact, f"{tw} A")
+            sync(t, "B", t.B_exact, f"{tw} B")
             for k, f in enumerate(t.factors or []):
                 fw = f"{tw} GH factor {k}"
                 if f.beta_exact is not None:
@@ -851,22 +852,9 @@ def _float_problems(model: "Model", fix: bool) -> list:
                         M[o:o + n, o:o + n] = b
                         o += n
                     cmp(f"{tw} blocks", M, t.A)
-        if L.H0_exact is not None:
-            canon = R.array(L.H0_exact, f"{w} H0_exact")
-            cmp(f"{w} H0", L.H0, canon)
-            if fix:
-                L.H0 = canon
-        D = L.decoder
-        if D.W_exact is not None:
-            canon = R.array(D.W_exact, f"{w} decoder W_exact")
-            cmp(f"{w} decoder W", D.W, canon)
-            if fix:
-                D.W = canon
-        if D.c_exact is not None:
-            canon = R.array(D.c_exact, f"{w} decoder c_exact")
-            cmp(f"{w} decoder c", D.c, canon)
-            if fix:
-                D.c = canon
+        sync(L, "H0", L.H0_exact, f"{w} H0")
+        sync(L.decoder, "W", L.decoder.W_exact, f"{w} decoder W")
+        sync(L.decoder, "c", L.decoder.c_exact, f"{w} decoder c")
     return probs
 
 
