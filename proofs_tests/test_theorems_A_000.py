@@ -16,7 +16,11 @@ EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b
             "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
-            "000:proposition-1-consequence", "000:equation-5-inclusion", "000:appendix-D-identities"}
+            "000:proposition-1-consequence", "000:equation-5-inclusion", "000:appendix-D-identities",
+            # proof errata (issue 15, item 5): wrong proof steps of statements that hold
+            "000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
+            "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
+            "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction"}
 
 
 def test_all_statements_registered():
@@ -244,3 +248,26 @@ def test_theorem_4_brute_force_detects_the_printed_wiring():
     assert bad is not None and len(bad["word"]) <= 4
     n, bad = P.brute_force_agrees(R.compile(fsa, "krohn-rhodes"), fsa, 4)
     assert bad is None and n == sum(len(fsa.alphabet) ** k for k in range(5))
+
+
+def test_proof_errata_cast_terms_match_the_theorem_1_model():
+    """The proof-erratum checks (000, App. B.1 / B.2) evaluate the paper's finite-precision model through their own
+    helper; it must give the same states as the model used by 000:theorem-1 (``cast_model_states``)."""
+    from lrnnkit.theorems.paper_000 import proof_errata as E
+    for A, B, H0 in [(((F(-1),),), (F(1),), (F(1),)),
+                     (((F(3, 2), F(0)), (F(1), F(1, 4))), (F(1), F(-1)), (F(0), F(2)))]:
+        _, _, H = E._cast_terms(A, B, H0, 60)
+        assert H == P.cast_model_states(A, B, H0, 60, P.TOY8, "nearest-even")
+
+
+def test_proof_errata_printed_steps_are_false_by_hand():
+    """Hand-computed values of the printed steps (000, App. B.1 unrolling; App. B.2 Jordan signs and tails)."""
+    from lrnnkit.theorems.paper_000 import proof_errata as E
+    half = ((F(1, 2),),)
+    assert E._unrolled_printed([half], [(F(1),)], (F(0),)) == (F(0),)          # printed H_1 = 0, true 1
+    assert E._unrolled_true([half], [(F(1),)], (F(0),)) == (F(1),)
+    assert E._jordan_power(F(-1), 2, 4)[0][1] == -4                           # z_{2k} = -2k, printed +infinity
+    C, D, _ = E._cast_terms(((F(-1),),), (F(1),), (F(1),), 20)
+    for k in range(1, 8):
+        assert E._thm2_printed(C, D, 0, k) == ((F(k + 1),), (F(-k),))          # model: (1,), (0,)
+        assert E._thm2_corrected(C, D, 0, k) == ((F(1),), (F(0),))

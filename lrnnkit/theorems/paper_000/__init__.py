@@ -51,3 +51,5 @@ from .equations import check_eq3, check_eq4  # noqa: F401
 from .appendix import check_appendix_a2, check_appendix_d  # noqa: F401
 from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix, counter_parity_failure,  # noqa: F401
     triangular_product_ok)  # noqa: F401
+from .proof_errata import (check_prop_1_3a_real_vectors, check_theorem_1_tail, check_theorem_1_unrolling,  # noqa: F401
+    check_theorem_2_jordan_signs, check_theorem_2_tail, check_theorem_3_displaced, check_theorem_6_induction)

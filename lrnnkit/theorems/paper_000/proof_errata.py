@@ -1,0 +1,412 @@
+"""Paper 000: proof steps that are wrong while the statement they serve holds (issue 15, item 5).
+
+000:theorem-1-proof-unrolling, 000:theorem-1-proof-tail-count, 000:theorem-2-proof-jordan-signs,
+000:theorem-2-proof-tail-count, 000:proposition-1.3a-proof-real-vectors, 000:theorem-3-proof-displaced-count.
+
+Each check evaluates the printed step on a concrete instance where it is false (exact rationals, the paper's own
+finite-precision model of App. B.1 with the saturating toy format ``TOY8`` of ``theorem_1_2``), evaluates the
+corrected step on the same and on further instances, and confirms that the statement (or the conclusion the proof
+draws) still holds on the instance. See the package docstring for the paper's conventions."""
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+from .._exact import _mat_json, eye, gh, madd, mm, mv, prod
+from ..registry import CheckResult, statement
+from ._common import PAPER, swap_vector, transpositions
+from .theorem_1_2 import TOY8
+from .theorem_3 import THM3_REGULAR, embeddings, implements, regular_automaton
+
+_MODE = "nearest-even"
+
+
+def _cast_terms(A, B, H0, K: int, fmt=TOY8) -> tuple:
+    """``C_k = cast(A^k B)``, ``D_k = cast(A^k H0)`` and ``Hhat_k = cast(sum_{i<k} C_i + D_k)`` for k = 0..K (the
+    finite-precision model of 000, App. B.1; every power exact)."""
+    C, D, H = [], [], []
+    PB, PH = list(B), list(H0)
+    for _ in range(K + 1):
+        C.append(tuple(fmt.cast(x, _MODE) for x in PB))
+        D.append(tuple(fmt.cast(x, _MODE) for x in PH))
+        PB, PH = list(mv(A, PB)), list(mv(A, PH))
+    acc = [F(0)] * len(B)
+    for k in range(K + 1):
+        H.append(tuple(fmt.cast(a + d, _MODE) for a, d in zip(acc, D[k])))
+        acc = [a + c for a, c in zip(acc, C[k])]
+    return C, D, H
+
+
+def _vsum(*terms) -> tuple:
+    """Sum of (coefficient, vector) pairs."""
+    n = len(terms[0][1])
+    return tuple(sum((c * v[i] for c, v in terms), F(0)) for i in range(n))
+
+
+def _unrolled_true(As: list, Bs: list, H0) -> tuple:
+    H = H0
+    for A, B in zip(As, Bs):
+        H = tuple(a + b for a, b in zip(mv(A, H), B))
+    return H
+
+
+def _unrolled_printed(As: list, Bs: list, H0) -> tuple:
+    """000, App. B.1: H_k = sum_{i=1}^{k-1} (prod_{j=i+1}^{k-1} A(x_j)) B(x_i) + (prod_{i=1}^k A(x_i)) H0 (the
+    products in the order that makes them the recursion's, later factors on the left)."""
+    k, n = len(As), len(H0)
+    out = mv(prod(As[::-1], n), H0)
+    for i in range(1, k):                               # 1-based i = 1..k-1
+        P = prod(As[i:k - 1][::-1], n)                  # A(x_{k-1}) ... A(x_{i+1})
+        out = tuple(a + b for a, b in zip(out, mv(P, Bs[i - 1])))
+    return out
+
+
+def _unrolled_corrected(As: list, Bs: list, H0) -> tuple:
+    """H_k = sum_{i=1}^{k} (prod_{j=i+1}^{k} A(x_j)) B(x_i) + (prod_{i=1}^k A(x_i)) H0."""
+    k, n = len(As), len(H0)
+    out = mv(prod(As[::-1], n), H0)
+    for i in range(1, k + 1):
+        P = prod(As[i:k][::-1], n)
+        out = tuple(a + b for a, b in zip(out, mv(P, Bs[i - 1])))
+    return out
+
+
+@statement(
+    id="000:theorem-1-proof-unrolling", paper=PAPER, kind="construction",
+    statement="(Proof of Theorem 1, App. B.1) 'By unrolling the recursion in 1 we obtain H_k = sum_{i=1}^{k-1} "
+              "(prod_{j=i+1}^{k-1} A(x_j)) B(x_i) + (prod_{i=1}^k A(x_i)) H_0' (with prod_{j=k}^{k-1} = I).",
+    hypotheses="H_i = A(x_i) H_{i-1} + B(x_i) (eq. 1).",
+    conclusion="The closed form of H_k.",
+    verdict="holds",
+    evidence="Proof erratum, theorem unaffected: the printed sum stops at i = k - 1 and its products at j = k - 1, so "
+             "it drops B(x_k) and the last factor A(x_k) of every B term. Exact instance: scalar, k = 1, A = 1/2, "
+             "B = 1, H_0 = 0: H_1 = 1 but the printed form gives 0 (empty sum); k = 2, A = (1/2, 1/3), B = (1, 1): "
+             "H_2 = 4/3, printed 1. Corrected: H_k = sum_{i=1}^{k} (prod_{j=i+1}^{k} A(x_j)) B(x_i) + "
+             "(prod_{i=1}^k A(x_i)) H_0, equal to the recursion exactly on every word of length <= 4 over two "
+             "2 x 2 rational letters. The proof then uses the input 1^k form H_k = sum_{i=0}^{k-1} A(1)^i B(1) + "
+             "A(1)^k H_0, which is right (it is the corrected form), so Theorem 1's argument is unaffected.",
+    notes="000, App. B.1, first display.")
+def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
+    import itertools
+    one = ((F(1, 2),),)
+    printed1 = _unrolled_printed([one], [(F(1),)], (F(0),))
+    true1 = _unrolled_true([one], [(F(1),)], (F(0),))
+    As2 = [one, ((F(1, 3),),)]
+    printed2 = _unrolled_printed(As2, [(F(1),), (F(1),)], (F(0),))
+    true2 = _unrolled_true(As2, [(F(1),), (F(1),)], (F(0),))
+    if printed1 == true1 or printed2 == true2 or true2 != (F(4, 3),):
+        return CheckResult("falsified", "the printed closed form agrees with the recursion on the recorded instance",
+                           counterexample={"printed": [str(x) for x in printed2], "true": [str(x) for x in true2]})
+    letters = {0: (((F(1, 2), F(-1)), (F(2), F(1, 3))), (F(1), F(-2))),
+               1: (((F(-1), F(0)), (F(3, 4), F(2))), (F(0), F(5, 7)))}
+    H0 = (F(1), F(-1, 2))
+    count = 0
+    for k in range(1, 5 if profile == "quick" else 7):
+        for w in itertools.product((0, 1), repeat=k):
+            As, Bs = [letters[c][0] for c in w], [letters[c][1] for c in w]
+            if _unrolled_corrected(As, Bs, H0) != _unrolled_true(As, Bs, H0):
+                return CheckResult("falsified", f"the corrected closed form fails on {w}", counterexample=list(w))
+            count += 1
+    return CheckResult("holds", f"printed closed form: H_1 = {printed1[0]} (true {true1[0]}), H_2 = {printed2[0]} "
+                                f"(true {true2[0]}); corrected form exact on {count} words")
+
+
+@statement(
+    id="000:theorem-1-proof-tail-count", paper=PAPER, kind="construction",
+    statement="(Proof of Theorem 1, App. B.1) With C_k = cast(A(1)^k B(1)) = C and D_k = cast(A(1)^k H_0) = D for "
+              "k >= tau: 'Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (1 - tau) C + k C)'.",
+    hypotheses="k >= tau; Hhat_k = cast(sum_{i=0}^{k-1} C_i + D_k) (the paper's finite-precision model).",
+    conclusion="The tail of the sum counts k - tau + 1 copies of C.",
+    verdict="holds",
+    evidence="Proof erratum, theorem unaffected: sum_{i=0}^{k-1} C_i = sum_{i=0}^{tau-1} C_i + (k - tau) C, so the "
+             "coefficient is -tau, not 1 - tau (one C too many). Exact instance in the paper's cast model (toy "
+             "8-bit format, p = 4, saturating at 240): A(1) = 1, B(1) = 1, H_0 = 0, tau = 0: Hhat_0 = 0 and "
+             "Hhat_1 = 1, but the printed expression gives 1 and cast(2) = 2. The corrected expression equals "
+             "the model's state at every k in tau..300 on this and on further one-state and two-state "
+             "instances with eventually constant C_k, D_k; the proof's conclusion (Hhat_k constant for large "
+             "k) holds on the instance (saturation).",
+    notes="000, App. B.1, the display after 'Now let C_k = cast(...)'. The only k-dependent term is still k C, so "
+          "the argument goes through with the corrected constant.")
+def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
+    K = 300
+    instances = [(((F(1),),), (F(1),), (F(0),)),
+                 (((F(1, 2),),), (F(3),), (F(5),)),
+                 (((F(1), F(1)), (F(0), F(1))), (F(0), F(1)), (F(1), F(0))),
+                 (((F(3, 2), F(0)), (F(1), F(1, 4))), (F(1), F(-1)), (F(0), F(2)))]
+    printed_fail = None
+    for idx, (A, B, H0) in enumerate(instances):
+        C, D, H = _cast_terms(A, B, H0, K)
+        tau = next(t for t in range(K + 1) if all(C[j] == C[K] and D[j] == D[K] for j in range(t, K + 1)))
+        if tau > K - 20:
+            return CheckResult("open", f"instance {idx}: the cast terms are not constant on a tail up to {K}")
+        Cb, Db = C[K], D[K]
+        head = [(F(1), C[i]) for i in range(tau)]
+        run = _vsum((F(0), Cb))
+        for k in range(K + 1):
+            exact = _vsum((F(1), run), (F(1), D[k]))          # sum_{i<k} C_i + D_k
+            run = _vsum((F(1), run), (F(1), C[k]))
+            if k < tau:
+                continue
+            corrected = _vsum(*head, (F(1), Db), (F(k - tau), Cb))
+            if corrected != exact:
+                return CheckResult("falsified", f"instance {idx}: corrected tail sum fails at k = {k}",
+                                   counterexample={"instance": idx, "k": k})
+            printed = _vsum(*head, (F(1), Db), (F(1 - tau), Cb), (F(k), Cb))
+            pH = tuple(TOY8.cast(x, _MODE) for x in printed)
+            if printed_fail is None and pH != H[k]:
+                printed_fail = {"instance": idx, "tau": tau, "k": k, "model_state": [str(x) for x in H[k]],
+                                "printed_state": [str(x) for x in pH]}
+        if len(set(H[K - 20:])) != 1:
+            return CheckResult("falsified", f"instance {idx}: the cast state is not eventually constant",
+                               counterexample={"instance": idx})
+    if printed_fail is None:
+        return CheckResult("falsified", "the printed expression matched the model everywhere (no erratum)",
+                           counterexample={"instances": len(instances)})
+    return CheckResult("holds", f"printed (1 - tau) C gives a wrong state ({printed_fail}); corrected (k - tau) C "
+                                f"exact on {len(instances)} instances, k <= {K}; states eventually constant",
+                       details=printed_fail)
+
+
+def _jordan_power(lam, size: int, k: int) -> tuple:
+    J = tuple(tuple(lam if i == j else F(1) if j == i + 1 else F(0) for j in range(size)) for i in range(size))
+    P = eye(size)
+    for _ in range(k):
+        P = mm(P, J)
+    return P
+
+
+@statement(
+    id="000:theorem-2-proof-jordan-signs", paper=PAPER, kind="construction",
+    statement="(Proof of Theorem 2, App. B.2) For a Jordan block with real eigenvalue lambda <= -1 the entries above "
+              "the diagonal are z_k = binom(k, j) (-1)^{k-t} |lambda|^{k-t}, and 'lim z_{2k} = infinity, "
+              "lim z_{2k+1} = -infinity'.",
+    hypotheses="lambda real, lambda <= -1, Jordan block of size >= 2; t = j the offset above the diagonal.",
+    conclusion="Even powers' superdiagonal entries tend to +infinity, odd ones to -infinity.",
+    verdict="holds",
+    evidence="Proof erratum, theorem unaffected: the sign of z_{2k} is (-1)^t, so for odd offsets t the limits are "
+             "swapped: lambda = -1, 2 x 2 block, J^{2k} has entry (1, 2) equal to -2k -> -infinity and J^{2k+1} "
+             "has 2k + 1 -> +infinity (exact, k <= 8). Corrected: lim z_{2k} = (-1)^t infinity, lim z_{2k+1} = "
+             "-(-1)^t infinity; checked exactly on blocks of size 3 with lambda in {-1, -3/2, -2} (entries of "
+             "offset 1 and 2, k <= 16: constant sign per parity, |z| strictly increasing). What the proof needs "
+             "(each parity subsequence of every entry tends to one point of the extended line) still holds.",
+    notes="000, App. B.2, the limits display of the one-layer case.")
+def check_theorem_2_jordan_signs(profile: str = "quick") -> CheckResult:
+    for k in range(1, 9):
+        if _jordan_power(F(-1), 2, 2 * k)[0][1] != -2 * k or _jordan_power(F(-1), 2, 2 * k + 1)[0][1] != 2 * k + 1:
+            return CheckResult("falsified", "J^k entry differs from k (-1)^(k-1)", counterexample={"k": k})
+    bad = {"lambda": -1, "size": 2, "J^2[0][1]": str(_jordan_power(F(-1), 2, 2)[0][1]),
+           "J^16[0][1]": str(_jordan_power(F(-1), 2, 16)[0][1])}
+    Kmax = 16 if profile == "quick" else 30
+    for lam in (F(-1), F(-3, 2), F(-2)):
+        pw = [_jordan_power(lam, 3, k) for k in range(Kmax + 1)]
+        for t in (1, 2):
+            for par in (0, 1):
+                seq = [pw[k][0][t] for k in range(4, Kmax + 1) if k % 2 == par]
+                want = (-1) ** t * (1 if par == 0 else -1)       # corrected sign of z_{2k} / z_{2k+1}
+                if any(x * want <= 0 for x in seq) or any(abs(a) >= abs(b) for a, b in zip(seq, seq[1:])):
+                    return CheckResult("falsified", "corrected sign / divergence fails",
+                                       counterexample={"lambda": str(lam), "t": t, "parity": par})
+    return CheckResult("holds", f"printed limit sign wrong for odd offsets ({bad}); corrected sign (-1)^t with "
+                                f"monotone divergence on size-3 blocks, lambda in -1, -3/2, -2", details=bad)
+
+
+def _thm2_printed(C, D, tau: int, k: int) -> tuple:
+    """000, App. B.2: the printed Hhat_{2k} and Hhat_{2k+1} (inside the cast); C1 / D1 the odd, C2 / D2 the even
+    tail values."""
+    C1, C2, D1, D2 = C[tau + 1], C[tau], D[tau + 1], D[tau]
+    head = [(F(1), C[i]) for i in range(1, tau)]
+    even = _vsum(*head, (F(k - tau // 2 + 1), C2), (F(k - tau // 2), C1), (F(k), D2))
+    odd = _vsum(*head, (F(k - tau // 2 + 1), C2), (F(k - tau // 2 + 1), C1), (F(k), D1))
+    return even, odd
+
+
+def _thm2_corrected(C, D, tau: int, k: int) -> tuple:
+    C1, C2, D1, D2 = C[tau + 1], C[tau], D[tau + 1], D[tau]
+    head = [(F(1), C[i]) for i in range(0, tau)]
+    even = _vsum(*head, (F(k - tau // 2), C2), (F(k - tau // 2), C1), (F(1), D2))
+    odd = _vsum(*head, (F(k - tau // 2 + 1), C2), (F(k - tau // 2), C1), (F(1), D1))
+    return even, odd
+
+
+@statement(
+    id="000:theorem-2-proof-tail-count", paper=PAPER, kind="construction",
+    statement="(Proof of Theorem 2, App. B.2) With cast(A(1)^k B) = C1 / C2 and cast(A(1)^k H_0) = D1 / D2 for odd / "
+              "even k >= tau, tau even: 'Hhat_{2k} = cast(sum_{i=1}^{tau-1} C_i + (k - tau/2 + 1) C2 + (k - tau/2) C1 "
+              "+ k D2), Hhat_{2k+1} = cast(sum_{i=1}^{tau-1} C_i + (k - tau/2 + 1)(C2 + C1) + k D1)'.",
+    hypotheses="2k >= tau; Hhat_k = cast(sum_{i=0}^{k-1} C_i + D_k) (the paper's finite-precision model).",
+    conclusion="The even and odd tails of the state.",
+    verdict="holds",
+    evidence="Proof erratum, theorem unaffected: the head sum must start at i = 0 (C_0 = cast(B) is dropped), the "
+             "H_0 term appears once (D2, D1), not k times, and the counts are k - tau/2 copies of C2 and of C1 for "
+             "Hhat_{2k}, k - tau/2 + 1 of C2 and k - tau/2 of C1 for Hhat_{2k+1}. Exact instance in the paper's "
+             "cast model (toy 8-bit format): A(1) = -1, B = 1, H_0 = 1, tau = 0: the model gives Hhat_{2k} = 1, "
+             "Hhat_{2k+1} = 0, the printed expressions give k + 1 and -k. The corrected expressions equal the model "
+             "at every 2k >= tau up to 200 on this and further one- and two-state instances with eventually "
+             "2-periodic cast terms; the proof's conclusion (Hhat_k eventually 2-periodic) holds on them. The limit "
+             "argument survives the correction (k D is replaced by a constant).",
+    notes="000, App. B.2, the display 'Finally if for simplicity we consider tau mod 2 = 0'.")
+def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
+    K = 200
+    instances = [(((F(-1),),), (F(1),), (F(1),)),
+                 (((F(-2),),), (F(1),), (F(0),)),
+                 (((F(-1), F(0)), (F(0), F(1, 2))), (F(3),  F(1)), (F(1, 3), F(7))),
+                 (((F(-2), F(1)), (F(0), F(-2))), (F(0), F(1)), (F(1), F(0)))]
+    printed_fail = None
+    for idx, (A, B, H0) in enumerate(instances):
+        C, D, H = _cast_terms(A, B, H0, K)
+        tau = next(t for t in range(0, K + 1, 2)
+                   if all(C[j] == C[j + 2] and D[j] == D[j + 2] for j in range(t, K - 1)))
+        if tau > K - 40:
+            return CheckResult("open", f"instance {idx}: the cast terms are not 2-periodic on a tail up to {K}")
+        pre = [_vsum((F(0), C[0]))]                              # pre[j] = sum_{i<j} C_i
+        for c in C:
+            pre.append(_vsum((F(1), pre[-1]), (F(1), c)))
+        for k in range(tau // 2, K // 2):
+            ev, od = _thm2_corrected(C, D, tau, k)
+            tev = _vsum((F(1), pre[2 * k]), (F(1), D[2 * k]))
+            tod = _vsum((F(1), pre[2 * k + 1]), (F(1), D[2 * k + 1]))
+            if ev != tev or od != tod:
+                return CheckResult("falsified", f"instance {idx}: corrected expression fails at k = {k}",
+                                   counterexample={"instance": idx, "k": k})
+            pev, pod = _thm2_printed(C, D, tau, k)
+            pe = tuple(TOY8.cast(x, _MODE) for x in pev)
+            if printed_fail is None and idx == 0 and pe != H[2 * k]:
+                printed_fail = {"instance": idx, "tau": tau, "k": k, "model_H_2k": [str(x) for x in H[2 * k]],
+                                "printed_H_2k": [str(x) for x in pe]}
+        tail = H[K - 40:]
+        if any(tail[i] != tail[i + 2] for i in range(len(tail) - 2)):
+            return CheckResult("falsified", f"instance {idx}: cast state not eventually 2-periodic",
+                               counterexample={"instance": idx})
+    if printed_fail is None:
+        return CheckResult("falsified", "the printed expressions matched the model (no erratum)",
+                           counterexample={"instances": len(instances)})
+    return CheckResult("holds", f"printed expressions give a wrong state ({printed_fail}); corrected ones exact on "
+                                f"{len(instances)} instances; states eventually 2-periodic", details=printed_fail)
+
+
+@statement(
+    id="000:proposition-1.3a-proof-real-vectors", paper=PAPER, kind="construction",
+    statement="(Proof of Prop. 1, App. C.1, third item) 'Any unit vector v in R^n can then be written as v = v_1 + v_2 "
+              "... Therefore, if v is also an eigenvector with eigenvalue lambda in C, then ||N v|| = |lambda| < 1. "
+              "Hence, we proved that for every eigenvector with eigenvalue lambda either lambda = 1 or |lambda| < 1.'",
+    hypotheses="N in M_k^n((-1, 1]).",
+    conclusion="The norm argument over real unit vectors covers every eigenvalue.",
+    verdict="holds",
+    evidence="Proof erratum, statement unaffected: the argument runs over real unit vectors, but a non-real "
+             "eigenvalue has no real eigenvector, and M_2^2((-1, 1]) has non-real eigenvalues: C_1 = I - (3/2) e_1 "
+             "e_1^T, C_2 = I - (3/2) v v^T with v = (3/5, 4/5) give N = C_1 C_2 with tr(N)^2 - 4 det N < 0 (exact), "
+             "|lambda|^2 = det N = 1/4 < 1, so the statement holds there. Repair: the same computation works over "
+             "C^n, since C^2 = I - beta(2 - beta) k k^T (exact matrix identity, checked on these factors) gives "
+             "||C v||^2 = ||v||^2 - beta(2 - beta)|k^T v|^2 for complex v.",
+    notes="000, App. C.1, third item (first part). Independent of the recorded slips of the same item "
+          "(000:proposition-1.3a notes: 'min x(2 - x) = 1'; 000:proposition-1.3b: the division by v^T C_k v).")
+def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
+    b = F(3, 2)
+    C1, C2 = gh(b, (F(1), F(0))), gh(b, (F(3, 5), F(4, 5)))
+    N = mm(C1, C2)
+    tr_, det_ = N[0][0] + N[1][1], N[0][0] * N[1][1] - N[0][1] * N[1][0]
+    disc = tr_ ** 2 - 4 * det_
+    if not disc < 0:
+        return CheckResult("falsified", "the instance has real eigenvalues (the real-vector argument covers it)",
+                           counterexample=_mat_json(N))
+    if not det_ < 1:
+        return CheckResult("falsified", "non-real eigenvalues of modulus >= 1", counterexample=_mat_json(N))
+    for k in ((F(1), F(0)), (F(3, 5), F(4, 5))):
+        C = gh(b, k)
+        kk = tuple(tuple(x * y for y in k) for x in k)
+        if mm(C, C) != madd(eye(2), kk, -b * (2 - b)):
+            return CheckResult("falsified", "C^2 != I - beta(2 - beta) k k^T", counterexample=_mat_json(C))
+    return CheckResult("holds", f"N = {_mat_json(N)}: discriminant {disc} < 0 (no real eigenvector), |lambda|^2 = "
+                                f"det N = {det_} < 1; C^2 = I - beta(2 - beta) k k^T exact")
+
+
+@statement(
+    id="000:theorem-3-proof-displaced-count", paper=PAPER, kind="construction",
+    statement="(Proof of Theorem 3, App. C.2) 'Let k = max_w sum_{q in Q} 1{delta(q, w) != q} = max_w sum_{i=1}^n "
+              "1{(A(w) H_0)_i != H_{0,i}} be the maximum number of displaced elements of the permutation associated "
+              "with the alphabet'; 'from Cayley's theorem ... isomorphic to a subgroup of S_n'.",
+    hypotheses="T(A) a group; A(w) the n x n permutation matrices of a faithful action on n points, H_0 = (1..n).",
+    conclusion="The number of states a letter moves equals the number of coordinates A(w) moves.",
+    verdict="holds",
+    evidence="Proof erratum, theorem unaffected on every case checked: the equality holds only when the action on n "
+             "points is the automaton's own (n = |Q|); Theorem 3's n is the minimal faithful degree (and Cayley's "
+             "theorem gives n = |T(A)|, a third number). Exact instance: the regular automaton of S_3 (6 states, "
+             "letters a transposition and a 3-cycle, each moving all 6 states: k = 6), minimal degree n = 3, where "
+             "the letters move 2 and 3 of the 3 coordinates (max 3 != 6); the regular automaton of Z_6 (k = 6, "
+             "n = 5, the generator moves 5). The construction on the minimal-degree action still implements the "
+             "automaton with <= k - 1 swap reflections per letter (exact BFS), as the statement says; the entry "
+             "000:theorem-3 checks that bound over all its cases (the proof does not show it in general).",
+    notes="000, App. C.2, last paragraph of the permutation case.")
+def check_theorem_3_displaced(profile: str = "quick") -> CheckResult:
+    rows = {}
+    for name in ("S3", "Z6"):
+        letters = regular_automaton(THM3_REGULAR[name])
+        N = len(letters[0])
+        kQ = max(sum(1 for q in range(N) if p[q] != q) for p in letters)
+        n, emb = next((m, e) for m in range(1, N + 1) for e in [embeddings(letters, m)] if e)
+        best = min(emb, key=lambda imgs: max(sum(1 for i in range(n) if im[i] != i) for im in imgs))
+        kn = max(sum(1 for i in range(n) if im[i] != i) for im in best)
+        rows[name] = {"states": N, "k_Q": kQ, "n": n, "k_n": kn}
+        mats = []
+        for im in best:
+            sw = transpositions(im)
+            if len(sw) > kQ - 1:
+                return CheckResult("falsified", f"{name}: a letter needs more than k - 1 swaps",
+                                   counterexample=rows[name])
+            mats.append(prod([gh(2, swap_vector(i, j, n)) for i, j in sw], n) if sw else eye(n))
+        if not implements(mats, tuple(F(i + 1) for i in range(n)), letters):
+            return CheckResult("falsified", f"{name}: the minimal-degree construction does not implement",
+                               counterexample=rows[name])
+    if all(r["k_Q"] == r["k_n"] for r in rows.values()):
+        return CheckResult("falsified", "the two counts agree on every instance (no erratum)", counterexample=rows)
+    return CheckResult("holds", f"k over Q differs from the count over the n coordinates: {rows}; the construction "
+                                f"implements with <= k_Q - 1 swaps", details=rows)
+
+
+@statement(
+    id="000:theorem-6-proof-induction", paper=PAPER, kind="construction",
+    statement="(Proof of Theorem 6, App. D, induction step) 'h_{i+1} = H(theta(x_{i+1}, 1)) h_i = H(theta(x_{i+1}, 1)) "
+              "c_{y_i} = c_{x_{i+1} + y_i mod m} = c_{y_{i+1}} if i mod 2 = 1, and H(theta(x_{i+1}, 0)) d_{y_i} = "
+              "d_{y_{i+1}} if i mod 2 = 0'.",
+    hypotheses="The construction of Theorem 6 (d_0 = (1, 0), c_0 = H(pi/m) d_0, d_i = R(2 i pi/m) d_0, c_i = "
+               "R(-2 i pi/m) c_0, theta(i, 1) = (1 - 2i) pi/m, theta(i, 0) = (2i + 1) pi/m).",
+    conclusion="The induction step of (9).",
+    verdict="holds",
+    evidence="Proof erratum, theorem unaffected: the two cases of the step are swapped. When i is odd, step i + 1 is "
+             "even, so the layer-1 parity is 0 and the matrix is H(theta(x_{i+1}, 0)), which maps c_{y_i} to "
+             "d_{y_{i+1}} by (8); the printed H(theta(j, 1)) c_i is d_{i - j}, never a c-vector (exact cyclotomic, "
+             "every m = 1..6 (deep 1..16) and i, j: H(theta(j, 1)) c_i = d_{i-j mod m} and the c's and d's are "
+             "disjoint). For i even the matrix is H(theta(x_{i+1}, 1)), mapping d_{y_i} to c_{y_{i+1}} by (7). "
+             "Corrected step: h_{i+1} = H(theta(x_{i+1}, 0)) c_{y_i} = d_{y_{i+1}} (i odd), "
+             "H(theta(x_{i+1}, 1)) d_{y_i} = c_{y_{i+1}} (i even), which is (9) (c for odd t, d for even t); "
+             "identities (7), (8) themselves are right (checked on the same grid). The statement holds "
+             "(000:theorem-6, exact reachable-state search).",
+    notes="000, App. D, the display after 'then, using again (7) and (8), we obtain'.")
+def check_theorem_6_induction(profile: str = "quick") -> CheckResult:
+    from ._common import refl, rot
+    first = None
+    for m in range(1, 7 if profile == "quick" else 17):
+        N2 = 2 * m
+        d = [mv(rot(2 * i, N2), (F(1), F(0))) for i in range(m)]
+        c0 = mv(refl(1, N2), d[0])
+        c = [mv(rot(-2 * i, N2), c0) for i in range(m)]
+        if set(c) & set(d):
+            return CheckResult("falsified", "c- and d-vectors overlap", counterexample={"m": m})
+        th1 = {j: (1 - 2 * j) % N2 for j in range(m)}
+        th0 = {j: (2 * j + 1) % N2 for j in range(m)}
+        for i in range(m):
+            for j in range(m):
+                if mv(refl(th1[j], N2), d[i]) != c[(i + j) % m] or mv(refl(th0[j], N2), c[i]) != d[(i + j) % m]:
+                    return CheckResult("falsified", "identity (7) or (8) fails",
+                                       counterexample={"m": m, "i": i, "j": j})
+                printed = mv(refl(th1[j], N2), c[i])
+                if printed != d[(i - j) % m]:
+                    return CheckResult("falsified", "H(theta(j, 1)) c_i is not d_{i-j}",
+                                       counterexample={"m": m, "i": i, "j": j})
+                if printed == c[(i + j) % m]:
+                    return CheckResult("falsified", "the printed step holds here (no erratum)",
+                                       counterexample={"m": m, "i": i, "j": j})
+                if first is None:
+                    first = {"m": m, "i": i, "j": j, "H(theta(j,1)) c_i": [str(x) for x in printed],
+                             "printed c_{i+j}": [str(x) for x in c[(i + j) % m]]}
+    return CheckResult("holds", f"printed step false for every m, i, j (first {first}); (7), (8) exact; "
+                                f"H(theta(j, 1)) c_i = d_(i-j)", details=first)
