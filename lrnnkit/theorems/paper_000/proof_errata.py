@@ -125,7 +125,12 @@ def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
              "instances with eventually constant C_k, D_k; the proof's conclusion (Hhat_k constant for large "
              "k) holds on the instance (saturation).",
     notes="000, App. B.1, the display after 'Now let C_k = cast(...)'. The only k-dependent term is still k C, so "
-          "the argument goes through with the corrected constant.")
+          "the argument goes through with the corrected constant. A justification gap of the paragraph before, not "
+          "checked here: 'a linear combination of sequences with well-defined limits (0, 1 or +infinity) ... either "
+          "converges ... or diverges to a specific point in the complex infinity' does not follow as stated "
+          "(infinity - infinity: k + (k mod 2) and k both tend to +infinity, their difference alternates 0, 1); it "
+          "holds for the Jordan terms binom(k, j) lambda^(k - j), lambda >= 1 real, because distinct (lambda, j) "
+          "have distinct growth orders, so a non-zero combination is dominated by one term.")
 def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
     K = 300
     instances = [(((F(1),),), (F(1),), (F(0),)),
@@ -298,7 +303,9 @@ def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
              "C^n, since C^2 = I - beta(2 - beta) k k^T (exact matrix identity, checked on these factors) gives "
              "||C v||^2 = ||v||^2 - beta(2 - beta)|k^T v|^2 for complex v.",
     notes="000, App. C.1, third item (first part). Independent of the recorded slips of the same item "
-          "(000:proposition-1.3a notes: 'min x(2 - x) = 1'; 000:proposition-1.3b: the division by v^T C_k v).")
+          "(000:proposition-1.3a notes: 'min x(2 - x) = 1'; 000:proposition-1.3b: the division by v^T C_k v). "
+          "A sign slip of the same paragraph: 'v^T k_{i'} = v_1^T k_{i'} in (0, 1]' should read |v^T k_{i'}| in "
+          "(0, 1] (v = -k_{i'} gives -1); only (v^T k_{i'})^2 > 0 is used.")
 def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
     b = F(3, 2)
     C1, C2 = gh(b, (F(1), F(0))), gh(b, (F(3, 5), F(4, 5)))
@@ -335,7 +342,9 @@ def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
              "n = 5, the generator moves 5). The construction on the minimal-degree action still implements the "
              "automaton with <= k - 1 swap reflections per letter (exact BFS), as the statement says; the entry "
              "000:theorem-3 checks that bound over all its cases (the proof does not show it in general).",
-    notes="000, App. C.2, last paragraph of the permutation case.")
+    notes="000, App. C.2, last paragraph of the permutation case. A second slip of the same proof, not checked "
+          "separately: in the parity case the printed 'g(1) = 1 while g(0) = -1' inverts g; with H_0 = -1 for q_0 = 0 "
+          "it should read g(-1) = 0, g(1) = 1 (g maps the states {-1, 1} to Q = {0, 1}).")
 def check_theorem_3_displaced(profile: str = "quick") -> CheckResult:
     rows = {}
     for name in ("S3", "Z6"):
