@@ -150,3 +150,17 @@ def test_gram_normalization_statistical():
         v = W @ (M.T @ y) / math.sqrt(N * r)
         vals.append(v @ v / N)
     assert abs(np.mean(vals) - 1) < 0.1
+
+
+def test_theorem_2_2_proof_erratum_instance_numpy():
+    """003:theorem-2.2-proof-eigenvalues, independent float check (numpy eigenvalues; tolerance 1e-12 is far below
+    the imaginary parts +-1/4 and the margins checked): ||J|| < 1, I - J has non-real eigenvalues, and the
+    symmetric part of (I - J)^{-1} J J^T is PSD for T = 1..3."""
+    for T in (1, 2, 3):
+        J = np.array([[float(x) for x in r] for r in p3.lipschitz_operator(p3.T22_LAMS, p3.T22_P, T)])
+        n = len(J)
+        assert np.linalg.norm(J, 2) < 1
+        ev = np.linalg.eigvals(np.eye(n) - J)
+        assert np.all(np.abs(ev.imag) > 0.2)                   # 1 +- i/4 (block triangular: the same for all T)
+        S = np.linalg.solve(np.eye(n) - J, J @ J.T)
+        assert np.linalg.eigvalsh((S + S.T) / 2).min() > -1e-12
