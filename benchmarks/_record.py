@@ -10,9 +10,12 @@ import datetime
 import os
 import platform
 import re
-import tempfile
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if os.path.dirname(HERE) not in sys.path:      # the scripts run from anywhere, lrnnkit installed or not
+    sys.path.insert(0, os.path.dirname(HERE))
+from lrnnkit.fileio import atomic_write_text  # noqa: E402
 RESULTS = os.path.join(HERE, "RESULTS.md")
 
 
@@ -44,8 +47,5 @@ def record(section: str, body: str, notes: str = "", path: str = RESULTS) -> Non
     text = open(path).read() if os.path.exists(path) else "# Benchmark results\n\nWritten by the scripts in benchmarks/ (each replaces its own section).\n"
     pat = re.compile(rf"<!-- BEGIN {re.escape(section)} -->.*?<!-- END {re.escape(section)} -->", re.S)
     text = pat.sub(lambda m: block, text) if pat.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    fd, tmp = tempfile.mkstemp(dir=HERE, prefix=".tmp-")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    atomic_write_text(path, text)     # lrnnkit's one atomic writer (keeps the file's mode; mkstemp gave 0600)
     print(body)

@@ -286,3 +286,14 @@ def test_ray_executor_without_ray_installed_is_one_line_exit_2(tmp_path, capsys,
     assert main(["sweep", path, "--executor", "ray", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
     assert "pip install 'lrnnkit[ray]'" in err and "\n" not in err
+
+
+def test_one_letter_collapse_is_bounded_by_steps():
+    """A one-letter automaton: the period search is bounded by ``steps`` inside lrnnkit.precision.collapse, so a
+    run with no period within ``steps`` checks exactly ``steps`` outputs (no verdict for all lengths), and one
+    whose period shows gets a verdict for every length."""
+    from lrnnkit.sweep.jobs import run_collapse
+    r = run_collapse({"source": "counter:7", "format": "fp32", "steps": 50}, 0)
+    assert r["steps_run"] == 50 and r["exact_for_all_lengths"] is False and r["period"] is None
+    r = run_collapse({"source": "counter:3", "format": "fp8-e4m3", "steps": 50}, 0)
+    assert r["exact_for_all_lengths"] is True and r["period"] == 3 and r["first_wrong_step"] is None

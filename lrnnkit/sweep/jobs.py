@@ -155,21 +155,14 @@ def _check_collapse(point, where):
 def run_collapse(point: dict, seed: int) -> dict:
     """First wrong step of the compiled model in a float format (:func:`lrnnkit.precision.collapse`). One-letter
     alphabets: the periodic word, exact for all lengths when the run's period shows within ``period_cap`` (default
-    ``steps``) steps, else the word of ``steps`` letters."""
-    from ..errors import SizeLimitError
+    ``steps``; :func:`~lrnnkit.precision.collapse` itself bounds the search by ``steps`` and otherwise checks the
+    word of ``steps`` letters)."""
     from ..precision import collapse
     model = _model_for(point, seed)
     steps = point.get("steps", 10_000)
-    kw = {k: point[k] for k in ("gh", "renorm", "decoder_fp64") if k in point}
-    args = (model, point["format"], point.get("policy", "matvec"), steps, point.get("rounding", "nearest-even"))
-    try:
-        # one-letter alphabets: the periodic word, with the period search capped at `steps` (default) so that a
-        # point costs O(steps) whatever the format; a verdict found within the cap holds for every length
-        c = collapse(*args, seed=seed, period_cap=point.get("period_cap") or steps, **kw)
-    except SizeLimitError:
-        if len(model.alphabet) != 1:
-            raise
-        c = collapse(*args, seed=seed, word=[model.alphabet[0]] * steps, **kw)   # no period within the cap
+    kw = {k: point[k] for k in ("gh", "renorm", "decoder_fp64", "period_cap") if point.get(k) is not None}
+    c = collapse(model, point["format"], point.get("policy", "matvec"), steps, point.get("rounding", "nearest-even"),
+                 seed=seed, **kw)
     return {"first_wrong_step": c.first_wrong_step, "exact_for_all_lengths": c.exact_for_all_lengths,
             "model_construction": model.provenance.get("construction"), "format_label": c.format,
             "steps_run": c.steps, "input": c.input, "pre_period": c.pre_period, "period": c.period}
