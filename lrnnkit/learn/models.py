@@ -202,21 +202,11 @@ class GHMixer(nn.Module):
 
 
 def gh_apply(q, k, v, beta, g, backend: str):
-    """``o`` (B, T, H, K) of the GH-product recurrence on lrnnkit's kernels; ``backend`` "naive" | "chunk" |
-    "torch". Uses :func:`lrnnkit.kernels.gh.api.chunk_gh` when present (gates, Triton backward), else the committed
-    :func:`~lrnnkit.kernels.gh.naive.delta_product_naive` / :func:`~lrnnkit.kernels.gh.chunk.chunk_delta_product`."""
-    try:
-        from ..kernels.gh.api import chunk_gh
-    except ImportError:
-        chunk_gh = None
-    if chunk_gh is not None:
-        o, _ = chunk_gh(q, k, v, beta, g, n_h=k.shape[2], scale=1.0, backend=backend)
-        return o
-    if backend == "chunk" and g is None:
-        from ..kernels.gh.chunk import chunk_delta_product
-        return chunk_delta_product(q, k, v, beta, None, validate=False)[0]
-    from ..kernels.gh.naive import delta_product_naive
-    return delta_product_naive(q, k, v, beta, g, validate=False)[0]
+    """``o`` (B, T, H, K) of the GH-product recurrence on lrnnkit's kernels
+    (:func:`lrnnkit.kernels.gh.api.chunk_gh`: gates, Triton backward); ``backend`` "naive" | "chunk" | "torch"."""
+    from ..kernels.gh.api import chunk_gh
+    o, _ = chunk_gh(q, k, v, beta, g, n_h=k.shape[2], scale=1.0, backend=backend)
+    return o
 
 
 def _pnorm_columns(A: torch.Tensor, p: float) -> torch.Tensor:
