@@ -183,22 +183,13 @@ def test_certify_and_theorems_jobs(tmp_path):
     assert th["done"] == 2 and all(r["agrees"] for r in th["records"])
 
 
-def test_train_job_reports_a_missing_learn_api(tmp_path, monkeypatch):
-    import sys
-    import lrnnkit.sweep.jobs as J
-    monkeypatch.setattr(J, "_TRAIN_LOOKUP", ("lrnnkit.no_such_module:train_from_params",))
-    monkeypatch.setitem(sys.modules, "lrnnkit.learn.train", None)      # import fails
-    with pytest.raises(InputError, match="the train job needs lrnnkit.learn"):
-        run_sweep({"kind": "train", "grid": {"task": ["parity"]}}, str(tmp_path), progress=False)
-
-
 TINY_TRAIN = {"kind": "train", "params": {"layer": "deltanet", "width": 8, "heads": 1, "steps": 4, "batch": 4,
                                           "train_len": [2, 6], "test_len": [6], "eval_n": 8, "log_every": 2},
               "grid": {"task": ["parity"], "eig_range": ["-1,1"]}}
 
 
 def test_train_job_at_tiny_scale(tmp_path):
-    """The train kind runs lrnnkit.learn's training (train(TrainConfig) when no train_from_params is offered);
+    """The train kind runs lrnnkit.learn's training (train(TrainConfig));
     the seed is the point's derived seed; a parameter TrainConfig does not know is a spec error."""
     res = run_sweep(dict(TINY_TRAIN), str(tmp_path), progress=False, plots=False)
     (r,) = res["records"]

@@ -16,8 +16,7 @@ Every kind also accepts ``replicate`` (an integer that only changes the point's 
   from the point's seed (accepting set uniform too), for "certify every random automaton" grids.
 * ``theorems``: re-run one statement's check (``id``; ``"all"`` in the grid expands to every registered id) with
   ``profile`` quick or deep and compare its derived verdict with the recorded one.
-* ``train``: a training run of :mod:`lrnnkit.learn`, looked up at run time (``lrnnkit.learn.train_from_params``
-  or ``lrnnkit.learn.train.train_from_params``, ``(**params) -> dict``, else ``train(TrainConfig(**params))``, on
+* ``train``: a training run of :mod:`lrnnkit.learn` (``train(TrainConfig(**params))``, imported on first use, on
   the GPU when the task has one); the point's parameters are passed
   through, with ``seed`` = the point's ``seed`` parameter when the grid gives one, else the derived seed.
 """
@@ -25,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -226,30 +224,10 @@ def _expand_theorem_ids(grid: dict) -> dict:
 
 
 # --------------------------------------------------------------------------- train
-_TRAIN_LOOKUP = ("lrnnkit.learn:train_from_params", "lrnnkit.learn.train:train_from_params")
-
-
 def train_function() -> Callable:
-    """The training entry point of :mod:`lrnnkit.learn`, found at run time (the sweep does not import it eagerly):
-    ``train_from_params(**params) -> dict`` when the package offers one, else a wrapper of its public
-    ``train(TrainConfig(**params))``."""
-    errors = []
-    for target in _TRAIN_LOOKUP:
-        mod, _, fn = target.partition(":")
-        try:
-            f = getattr(importlib.import_module(mod), fn, None)
-        except ImportError as exc:
-            errors.append(f"{mod}: {exc}")
-            continue
-        if callable(f):
-            return f
-        errors.append(f"{mod} has no {fn}")
-    try:
-        from ..learn.train import TrainConfig, train
-    except ImportError as exc:
-        errors.append(f"lrnnkit.learn.train: {exc}")
-        raise InputError("the train job needs lrnnkit.learn (train_from_params(**params) -> dict or "
-                         "train(TrainConfig)), not found (" + "; ".join(errors) + ")") from None
+    """The train job's entry point: :func:`lrnnkit.learn.train.train` on ``TrainConfig(**params)`` (imported on
+    first use: the sweep does not load torch for the other job kinds)."""
+    from ..learn.train import TrainConfig, train
 
     def train_from_config(**params) -> dict:
         if "device" not in params:   # a GPU when this task was given one (Ray sets CUDA_VISIBLE_DEVICES)
@@ -261,16 +239,11 @@ def train_function() -> Callable:
 
 
 def _check_train(point, where):
-    try:
-        f = train_function()
-    except InputError as exc:
-        raise InputError(f"{where}: {exc}") from None
-    fields = getattr(f, "config_fields", None)
-    if fields is not None:
-        bad = sorted(set(point) - set(fields) - {"replicate"})
-        if bad:
-            raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the train job (TrainConfig "
-                             f"fields: {', '.join(fields)})")
+    fields = train_function().config_fields
+    bad = sorted(set(point) - set(fields) - {"replicate"})
+    if bad:
+        raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the train job (TrainConfig "
+                         f"fields: {', '.join(fields)})")
 
 
 def run_train(point: dict, seed: int) -> dict:
@@ -279,8 +252,6 @@ def run_train(point: dict, seed: int) -> dict:
     params = {k: v for k, v in point.items() if k != "replicate"}
     params.setdefault("seed", seed)
     res = train_function()(**params)
-    if not isinstance(res, dict):
-        raise TypeError(f"train_from_params returned {type(res).__name__}, expected a dict")
     return {k: v for k, v in res.items() if not k.startswith("_") and k != "checkpoint"}
 
 
