@@ -55,6 +55,7 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
+FUSED = True   # the state pass forms U' from T, v, b (module text); False: the W/U kernel writes W and U first
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweep of benchmarks/bench_kernels.py --sweep
 # (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take twice / four times the shared memory,
 # so they use smaller blocks and one pipeline stage (the bf16 settings ran out of shared memory in fp32)
@@ -121,9 +122,9 @@ def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chun
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                    EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr, STORE_T: tl.constexpr,
-                   LOAD_T: tl.constexpr):
-    """W, U (and G); STORE_T keeps T (rounded to the storage dtype, exactly as the dots use it) for the backward;
-    LOAD_T (backward) reads it instead of inverting again."""
+                   LOAD_T: tl.constexpr, WU: tl.constexpr):
+    """G and T; WU also W and U. STORE_T keeps T (rounded to the storage dtype, exactly as the dots use it);
+    LOAD_T reads it instead of inverting again."""
     i_n = tl.program_id(0)
     i_h = tl.program_id(1)
     start = tl.load(chunks_ptr + 2 * i_n)
@@ -152,25 +153,29 @@ def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chun
         Tm = _op(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU)
         if STORE_T:
             tl.store(t_ptr + toff, Tm.to(t_ptr.dtype.element_ty), mask=mp[:, None])
-    if HAS_G:
-        kb = kb * tl.exp(G)[:, None]
-    w = tl.dot(Tm, _op(kb, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
-    tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty), mask=mkk)
-    for i_v in range(tl.cdiv(V, BV)):
-        cv = i_v * BV + rv
-        mvv = mp[:, None] & (cv[None, :] < V)
-        vv = tl.load(v_ptr + row[:, None] * V + cv[None, :], mask=mvv, other=0.0).to(ACC)
-        u = tl.dot(Tm, _op(vv * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
-        tl.store(u_ptr + row[:, None] * V + cv[None, :], u.to(u_ptr.dtype.element_ty), mask=mvv)
+    if WU:
+        if HAS_G:
+            kb = kb * tl.exp(G)[:, None]
+        w = tl.dot(Tm, _op(kb, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty), mask=mkk)
+        for i_v in range(tl.cdiv(V, BV)):
+            cv = i_v * BV + rv
+            mvv = mp[:, None] & (cv[None, :] < V)
+            vv = tl.load(v_ptr + row[:, None] * V + cv[None, :], mask=mvv, other=0.0).to(ACC)
+            u = tl.dot(Tm, _op(vv * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+            tl.store(u_ptr + row[:, None] * V + cv[None, :], u.to(u_ptr.dtype.element_ty), mask=mvv)
 
 
 @triton.jit
-def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr, scale_ptr, seqs_ptr,
+def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr,
+                      scale_ptr, seqs_ptr,
                       H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                       EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_H0: tl.constexpr, OUTPUT: tl.constexpr,
-                      STORE: tl.constexpr):
-    """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'."""
+                      STORE: tl.constexpr, FUSED: tl.constexpr):
+    """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'.
+    FUSED reads T, v and b instead of W and U: U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)), so W and U
+    never go through memory (the cancellation V - gamma K S_0 happens in the accumulator, before any rounding)."""
     i_v = tl.program_id(0)
     i_sh = tl.program_id(1)
     i_s = i_sh // H
@@ -197,22 +202,31 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr,
         row = pos * H + i_h
         mkk = mp[:, None] & mk[None, :]
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-        ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
-        uu = tl.load(u_ptr + row[:, None] * V + rv[None, :], mask=mp[:, None] & mv[None, :], other=0.0).to(ACC)
-        if STORE:
-            tl.store(h_ptr + (((coff + c) * H + i_h) * K + rk[:, None]) * V + rv[None, :],
-                     S.to(h_ptr.dtype.element_ty), mask=mkv)
-        Sd = _op(S, DT, ACC, EMU)
-        un = uu - tl.dot(ww, Sd, input_precision=PREC, out_dtype=ACC)
-        if STORE:
-            tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty),
-                     mask=mp[:, None] & mv[None, :])
-        und = _op(un, DT, ACC, EMU)
         if HAS_G:
             G = tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC)
             nl = tl.minimum(BT, eos - bos - c * BT) - 1
             GL = tl.sum(tl.where(r == nl, G, 0.0), 0)
             G = tl.where(mp, G, GL)   # padding: every exponent stays <= 0
+        if STORE:
+            tl.store(h_ptr + (((coff + c) * H + i_h) * K + rk[:, None]) * V + rv[None, :],
+                     S.to(h_ptr.dtype.element_ty), mask=mkv)
+        Sd = _op(S, DT, ACC, EMU)
+        mpv = mp[:, None] & mv[None, :]
+        if FUSED:
+            tt = _op(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU)
+            vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+            bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+            ks = tl.dot(_op(kk, DT, ACC, EMU), Sd, input_precision=PREC, out_dtype=ACC)
+            if HAS_G:
+                ks = ks * tl.exp(G)[:, None]
+            un = tl.dot(tt, _op((vv - ks) * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        else:
+            ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
+            uu = tl.load(u_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+            un = uu - tl.dot(ww, Sd, input_precision=PREC, out_dtype=ACC)
+        if STORE:
+            tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty), mask=mpv)
+        und = _op(un, DT, ACC, EMU)
         if OUTPUT:
             isq = mp & ((pos % NH) == (NH - 1))
             trow = (pos // NH) * H + i_h
@@ -240,12 +254,14 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr,
 
 
 @triton.jit
-def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr, scale_ptr, seqs_ptr,
+def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr,
+                      scale_ptr, seqs_ptr,
                       H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
+                      EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr, FUSED: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
-    dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU'."""
+    dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU'. FUSED forms
+    W^T dU' = K^T diag(b gamma) (T^T dU') from T instead of reading W."""
     i_v = tl.program_id(0)
     i_sh = tl.program_id(1)
     i_s = i_sh // H
@@ -275,7 +291,6 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_
         row = pos * H + i_h
         mkk = mp[:, None] & mk[None, :]
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-        ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
         isq = mp & ((pos % NH) == (NH - 1))
         trow = (pos // NH) * H + i_h
         qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
@@ -299,8 +314,19 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_
             + tl.dot(_op(kd, DT, ACC, EMU), dSd, input_precision=PREC, out_dtype=ACC)
         tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
-        upd = tl.dot(tl.trans(_op(qq, DT, ACC, EMU)), do, input_precision=PREC, out_dtype=ACC) \
-            - tl.dot(tl.trans(ww), _op(dun, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        dund = _op(dun, DT, ACC, EMU)
+        if FUSED:
+            tt = _op(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU)
+            bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+            if HAS_G:
+                bb = bb * tl.exp(G)
+            y = tl.dot(tl.trans(tt), dund, input_precision=PREC, out_dtype=ACC)
+            wdu = tl.dot(tl.trans(_op(kk * bb[:, None], DT, ACC, EMU)), _op(y, DT, ACC, EMU), input_precision=PREC,
+                         out_dtype=ACC)
+        else:
+            ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
+            wdu = tl.dot(tl.trans(ww), dund, input_precision=PREC, out_dtype=ACC)
+        upd = tl.dot(tl.trans(_op(qq, DT, ACC, EMU)), do, input_precision=PREC, out_dtype=ACC) - wdu
         if HAS_G:
             dS = dS * tl.exp(GL) + upd
         else:
@@ -475,7 +501,9 @@ def _config(dtype):
     if dtype in (torch.float16, torch.bfloat16):
         return dtype, acc, "tf32", dtype
     if dtype == torch.float32:
-        return acc, acc, FP32_PRECISION, acc
+        # the interpreter knows only tf32 / tf32x3 / ieee (and computes in float32 whatever it is told)
+        prec = FP32_PRECISION if not INTERPRET or FP32_PRECISION in ("tf32", "tf32x3", "ieee") else "ieee"
+        return acc, acc, prec, acc
     return acc, acc, "ieee", acc
 
 
@@ -528,6 +556,7 @@ class _Ctx:
         self.dev = q.device
         self.cfg = CONFIG if self.DT != self.ACC else CONFIG_WIDE
         self.stages = 2 if self.DT != self.ACC else 1
+        self.fused = FUSED
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
@@ -548,77 +577,104 @@ def _flat(q, k, v, beta, g):
             g.contiguous().reshape(-1, H) if g is not None else None)
 
 
-def _wy_fwd(c, kf, vf, bf, gf, tm=None, store_t=False):
-    """W, U, G; with ``store_t`` also returns T (L, H, BT); with ``tm`` given, reads T instead of inverting."""
+def _wy_fwd(c, kf, vf, bf, gf, tm=None, store_t=False, wu=True):
+    """G, and T (L, H, BT) when ``store_t``; with ``tm`` given, reads T instead of inverting; ``wu``: also W, U
+    (the unfused path; the fused one never forms them)."""
     L = kf.shape[0]
-    w = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
-    u = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev)
-    Gc = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else w
+    w = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev) if wu else None
+    u = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev) if wu else None
+    Gc = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if store_t:
         tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
     if c.NT:
-        _wy_fwd_kernel[(c.NT, c.H)](kf, vf, bf, gf if gf is not None else bf, Gc, w, u, tm if tm is not None else w,
-                                    c.chunks, *c.consts(), c.BK, min(c.BVF, 64), *c.types(), c.has_g, c.BLOCKED,
-                                    store_t, tm is not None and not store_t, num_warps=c.cfg["wy_fwd_warps"])
+        any_ = bf
+        _wy_fwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(gf, any_), _or(Gc, any_), _or(w, any_), _or(u, any_),
+                                    _or(tm, any_), c.chunks, *c.consts(), c.BK, min(c.BVF, 64), *c.types(), c.has_g,
+                                    c.BLOCKED, store_t, tm is not None and not store_t, wu,
+                                    num_warps=c.cfg["wy_fwd_warps"])
     return w, u, Gc, tm
 
 
-def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t, store_t=False):
-    w, u, Gc, tm = _wy_fwd(c, kf, vf, bf, gf, store_t=store_t)
-    o = torch.empty(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)   # every token row is written
-    ht = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
+def _or(x, other):
+    """A pointer argument for an unused (None) tensor: any tensor does, the kernel never touches it."""
+    return other if x is None else x
+
+
+def _state_pass(c, qf, kf, vf, bf, w, u, tm, Gc, h0, scale_t, output, store):
+    """Launch the sequential state pass: ``output`` -> (o, final state); ``store`` -> (S_n per chunk, U')."""
+    o = ht = h = vn = None
+    if output:
+        o = torch.empty(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)   # every token row is written
+        ht = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
+    if store:
+        h = torch.empty(max(c.NT, 1), c.H, c.K, c.V, dtype=c.ST, device=c.dev)
+        vn = torch.empty(kf.shape[0], c.H, c.V, dtype=c.ST, device=c.dev)
     BV, nw = c.bv("state_fwd")
+    x = kf
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, w, u, Gc, h0 if h0 is not None else ht, o, ht, o, o, scale_t, c.seqs, *c.consts(), c.BK, BV,
-        *c.types(), c.has_g, h0 is not None, True, False, num_warps=nw, num_stages=c.stages)
-    return o, ht, tm
+        qf, kf, _or(w, x), _or(u, x), vf, bf, _or(tm, x), _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x),
+        _or(vn, x), scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output, store,
+        c.fused, num_warps=nw, num_stages=c.stages)
+    return o, ht, h, vn
 
 
-def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm=None):
-    w, u, Gc, tm = _wy_fwd(c, kf, vf, bf, gf, tm=tm, store_t=tm is None)
+def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t, keep=False):
+    """Forward; ``keep`` (gradients needed) also returns T and G for the backward."""
+    w, u, Gc, tm = _wy_fwd(c, kf, vf, bf, gf, store_t=keep or c.fused, wu=not c.fused)
+    o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, w, u, tm, Gc, h0, scale_t, True, False)
+    return o, ht, tm, Gc
+
+
+def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
+    """Gradients (dq, dk, dv, dbeta, dg, dh0); the chunk states and U' are recomputed (from T and G kept by the
+    forward); dq, dk, dv, dbeta are written in ``out_dtypes`` directly (no float32 copies to cast afterwards)."""
+    w = None
+    if c.fused:
+        _, _, h, vn = _state_pass(c, qf, kf, vf, bf, None, None, tm, Gc, h0, scale_t, False, True)
+    else:
+        w, u, Gc, _ = _wy_fwd(c, kf, vf, bf, gf, tm=tm)
+        _, _, h, vn = _state_pass(c, qf, kf, vf, bf, w, u, None, Gc, h0, scale_t, False, True)
+        del u
     L = kf.shape[0]
-    h = torch.empty(max(c.NT, 1), c.H, c.K, c.V, dtype=c.ST, device=c.dev)
-    vn = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev)
-    BV, nw = c.bv("state_fwd")
-    _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, w, u, Gc, h0 if h0 is not None else h, vn, h, h, vn, scale_t, c.seqs, *c.consts(), c.BK, BV,
-        *c.types(), c.has_g, h0 is not None, False, True, num_warps=nw, num_stages=c.stages)
-    del u
     dh = torch.empty_like(h)
     dvn = torch.empty_like(vn)
     dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     dof = do.contiguous().reshape(-1, c.H, c.V)
     BV, nw = c.bv("state_bwd")
+    x = kf
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, w, Gc, dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0, scale_t, c.seqs,
-        *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw, num_stages=c.stages)
+        qf, kf, _or(w, x), bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
+        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, c.fused, num_warps=nw,
+        num_stages=c.stages)
     del w
-    dq = torch.empty(c.Ltok, c.H, c.K, dtype=c.ACC, device=c.dev)   # every token row is written
+    tq, tk, tv, tb = out_dtypes
+    dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
-    dw = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
+    dw = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)       # rounded to ST by its only use anyway
     BV, nw = c.bv("dqkwg")
     BKS = min(c.BK, c.cfg["dqkwg_bk"])
     NKB = triton.cdiv(c.K, BKS)
-    dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else dw
+    dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if c.NT:
-        _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, Gc, h, dh, vn, dvn, dof, dq, dkp, dw, dGp, scale_t, c.chunks, L,
-                                        *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
+        _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
+                                        c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
                                         num_stages=c.stages)
     del h, dh, vn
-    dk = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
-    dv = torch.empty(L, c.H, c.V, dtype=c.ACC, device=c.dev)
-    db = torch.empty(L, c.H, dtype=c.ACC, device=c.dev)
-    dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else db   # every token's first position
+    dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
+    dv = torch.empty(L, c.H, c.V, dtype=tv, device=c.dev)
+    db = torch.empty(L, c.H, dtype=tb, device=c.dev)
+    dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
     BV, nw = c.bv("wy_bwd")
     if c.NT:
-        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, Gc, tm, dw, dvn, dkp, dGp, dk, dv, db, dg, c.chunks, L, NKB,
-                                    *c.consts(), c.BK, BV, *c.types(), c.has_g, c.BLOCKED, True, num_warps=nw,
-                                    num_stages=c.stages)
-    return dq, dk, dv, db, (dg if c.has_g else None), dh0
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
+                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g, c.BLOCKED, True,
+                                    num_warps=nw, num_stages=c.stages)
+    return dq, dk, dv, db, dg, dh0
 
 
 class ChunkGHFunction(torch.autograd.Function):
-    """Forward: :func:`_fwd`; backward: :func:`_bwd` (recomputes W, U and the chunk states)."""
+    """Forward: :func:`_fwd` (keeps T and G when gradients are needed); backward: :func:`_bwd` (recomputes the
+    chunk states and U')."""
 
     @staticmethod
     def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size):
@@ -627,19 +683,20 @@ class ChunkGHFunction(torch.autograd.Function):
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
         need = any(ctx.needs_input_grad[:6])
-        o, ht, tm = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t, store_t=need)
-        ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm)
+        o, ht, tm, Gc = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t, keep=need)
+        ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
 
     @staticmethod
     def backward(ctx, do, dht):
-        q, k, v, beta, g, h0, scale_t, tm = ctx.saved_tensors
+        q, k, v, beta, g, h0, scale_t, tm, Gc = ctx.saved_tensors
         c = ctx.c
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
-        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, gf, h0c, scale_t, do.to(q.dtype), dht, tm)
-        cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731
+        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, gf, h0c, scale_t, do.to(q.dtype), dht, tm, Gc,
+                                       (q.dtype, k.dtype, v.dtype, beta.dtype))
+        cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731  (a no-op but dg, dh0)
         return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,
                 cast(dh0, h0), None, None, None)
 
