@@ -61,7 +61,7 @@ FUSED = True   # the state pass forms U' from T, v, b (module text); False: the 
 # so they use smaller blocks and one pipeline stage (the bf16 settings ran out of shared memory in fp32)
 CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128, "wy_bwd": (32, 4),
           "wy_fwd_warps": 4}
-CONFIG_WIDE = {"state_fwd": (32, 4), "state_bwd": (32, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
+CONFIG_WIDE = {"state_fwd": (32, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
                "wy_fwd_warps": 4}
 _CACHE: dict = {}
 
