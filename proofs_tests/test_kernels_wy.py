@@ -107,7 +107,8 @@ def test_every_gradient_low_precision(dtype):
 
 
 @pytest.mark.parametrize("K,V,dtype", [(128, 128, torch.bfloat16), (128, 32, torch.bfloat16),
-                                       (32, 32, torch.bfloat16), (128, 128, torch.float32)])
+                                       (32, 32, torch.bfloat16), (32, 128, torch.bfloat16), (64, 32, torch.bfloat16),
+                                       (16, 16, torch.bfloat16), (128, 128, torch.float32), (32, 32, torch.float32)])
 def test_every_gradient_wide_heads(K, V, dtype):
     # the tile shapes of real models (value blocks of 32 / 64, full 128-wide key tiles): compiled on a GPU, a
     # miscompiled tile shape shows here and not in the narrow cases above (triton 3.6 on an H100 computed wrong

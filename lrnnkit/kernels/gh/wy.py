@@ -55,6 +55,7 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
+AVOID_32 = True   # see _tile
 FUSED = True   # the state pass forms U' from T, v, b (module text); False: the W/U kernel writes W and U first
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweep of benchmarks/bench_kernels.py --sweep
 # (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take twice / four times the shared memory,
@@ -549,8 +550,8 @@ class _Ctx:
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
         self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
         self.EMU = INTERPRET and self.DT != self.ACC
-        self.BK = max(16, triton.next_power_of_2(K))
-        self.BVF = max(16, triton.next_power_of_2(V))
+        self.BK = _tile(K, self.DT, self.PREC)
+        self.BVF = _tile(V, self.DT, self.PREC)
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
         self.has_g = g is not None
         self.dev = q.device
@@ -567,6 +568,15 @@ class _Ctx:
     def bv(self, which):
         bv, nw = self.cfg[which]
         return min(self.BVF, bv), nw
+
+
+def _tile(n, DT, PREC):
+    """Tile width for a head dimension n: the next power of two, at least 16; with AVOID_32, 64 instead of 32 for
+    2-byte tensor-core operands (bf16/fp16, or float32 split into bf16 by bf16x3/bf16x6): compiled by triton 3.6
+    on an H100, K = 32 or V = 32 in bf16 gave wrong dk/dv/dbeta (proofs_tests/test_kernels_wy.py wide heads)."""
+    t = max(16, triton.next_power_of_2(n))
+    two_byte = DT in (torch.float16, torch.bfloat16) or PREC in ("bf16x3", "bf16x6")
+    return 64 if (AVOID_32 and t == 32 and two_byte and not INTERPRET) else t
 
 
 def _flat(q, k, v, beta, g):

@@ -1,0 +1,20 @@
+"""Run pytest with module knobs of lrnnkit.kernels.gh.wy set (GPU debugging): _knobs.py KEY=VALUE ... -- pytest args"""
+import sys
+
+import pytest
+
+from lrnnkit.kernels.gh import wy
+
+i = sys.argv.index("--")
+for kv in sys.argv[1:i]:
+    k, v = kv.split("=")
+    if k == "STAGES":
+        orig = wy._Ctx.__init__
+
+        def init(self, *a, _o=orig, _v=int(v), **kw):
+            _o(self, *a, **kw)
+            self.stages = _v
+        wy._Ctx.__init__ = init
+    else:
+        setattr(wy, k, {"True": True, "False": False}.get(v, v))
+sys.exit(pytest.main(sys.argv[i + 1:]))
