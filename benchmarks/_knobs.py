@@ -1,9 +1,11 @@
 """Run pytest with module knobs of lrnnkit.kernels.gh.wy set (GPU debugging): _knobs.py KEY=VALUE ... -- pytest args"""
+import os
 import sys
 
-import pytest
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import pytest  # noqa: E402
 
-from lrnnkit.kernels.gh import wy
+from lrnnkit.kernels.gh import wy  # noqa: E402
 
 i = sys.argv.index("--")
 for kv in sys.argv[1:i]:

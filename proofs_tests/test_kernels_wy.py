@@ -116,6 +116,14 @@ def test_every_gradient_wide_heads(K, V, dtype):
     _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=K, V=V, seed=K + V)
 
 
+def test_every_gradient_padded_heads(monkeypatch):
+    # the zero padding of head widths that the compiled kernels avoid (wy._padded, 17..32 -> 64 in bf16 on a GPU)
+    # is exercised here on any device: K = 8 -> 16, V = 5 -> 12
+    from lrnnkit.kernels.gh import wy
+    monkeypatch.setattr(wy, "_padded", lambda n, dtype: {8: 16, 5: 12}.get(n, n))
+    _check(13, 2, True, [0, 6, 13], F64, BT=16, K=8, V=5, seed=21)
+
+
 # every (value block, warps) option of every kernel, compiled on the GPU only (the interpreter has no tile
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
 SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_bwd", "dqkwg", "wy_bwd")

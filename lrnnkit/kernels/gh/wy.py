@@ -55,16 +55,27 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
-AVOID_32 = True   # see _tile
 FUSED = True   # the state pass forms U' from T, v, b (module text); False: the W/U kernel writes W and U first
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweep of benchmarks/bench_kernels.py --sweep
 # (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take twice / four times the shared memory,
 # so they use smaller blocks and one pipeline stage (the bf16 settings ran out of shared memory in fp32)
 CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128, "wy_bwd": (32, 4),
           "wy_fwd_warps": 4}
-CONFIG_WIDE = {"state_fwd": (32, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
+CONFIG_WIDE = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
                "wy_fwd_warps": 4}
 _CACHE: dict = {}
+
+
+@triton.jit
+def _o(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr):
+    """A dot operand: :func:`lrnnkit.kernels.gh.chunk._op`; RND (float32 with one-pass tf32 dots) rounds it to
+    tf32 to nearest first (``cvt.rna.tf32.f32``): the tensor cores otherwise drop the low 13 bits, a truncation
+    whose one-sided error adds up along K-long sums and the chunk recurrence."""
+    if RND:
+        return tl.inline_asm_elementwise("cvt.rna.tf32.f32 $0, $1;", "=r,r", [x.to(tl.float32)], dtype=tl.float32,
+                                         is_pure=True, pack=1)
+    else:
+        return _op(x, DT, ACC, EMU)
 
 
 @triton.jit
@@ -122,7 +133,8 @@ def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr, 
 def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chunks_ptr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr, STORE_T: tl.constexpr,
+                   EMU: tl.constexpr, RND: tl.constexpr,
+                   HAS_G: tl.constexpr, BLOCKED: tl.constexpr, STORE_T: tl.constexpr,
                    LOAD_T: tl.constexpr, WU: tl.constexpr):
     """G and T; WU also W and U. STORE_T keeps T (rounded to the storage dtype, exactly as the dots use it);
     LOAD_T reads it instead of inverting again."""
@@ -145,25 +157,25 @@ def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chun
     if HAS_G:
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC, True)
     if LOAD_T:
-        Tm = _op(tl.load(t_ptr + toff, mask=mp[:, None], other=0.0), DT, ACC, EMU)
+        Tm = _o(tl.load(t_ptr + toff, mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
     else:
-        A = tl.dot(_op(kb, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+        A = tl.dot(_o(kb, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
         if HAS_G:
             A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
         A = tl.where(low, A, 0.0)
-        Tm = _op(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU)
+        Tm = _o(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU, RND)
         if STORE_T:
             tl.store(t_ptr + toff, Tm.to(t_ptr.dtype.element_ty), mask=mp[:, None])
     if WU:
         if HAS_G:
             kb = kb * tl.exp(G)[:, None]
-        w = tl.dot(Tm, _op(kb, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        w = tl.dot(Tm, _o(kb, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
         tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty), mask=mkk)
         for i_v in range(tl.cdiv(V, BV)):
             cv = i_v * BV + rv
             mvv = mp[:, None] & (cv[None, :] < V)
             vv = tl.load(v_ptr + row[:, None] * V + cv[None, :], mask=mvv, other=0.0).to(ACC)
-            u = tl.dot(Tm, _op(vv * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+            u = tl.dot(Tm, _o(vv * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
             tl.store(u_ptr + row[:, None] * V + cv[None, :], u.to(u_ptr.dtype.element_ty), mask=mvv)
 
 
@@ -172,7 +184,8 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h
                       scale_ptr, seqs_ptr,
                       H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_H0: tl.constexpr, OUTPUT: tl.constexpr,
+                      EMU: tl.constexpr, RND: tl.constexpr,
+                      HAS_G: tl.constexpr, HAS_H0: tl.constexpr, OUTPUT: tl.constexpr,
                       STORE: tl.constexpr, FUSED: tl.constexpr):
     """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'.
     FUSED reads T, v and b instead of W and U: U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)), so W and U
@@ -211,44 +224,45 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h
         if STORE:
             tl.store(h_ptr + (((coff + c) * H + i_h) * K + rk[:, None]) * V + rv[None, :],
                      S.to(h_ptr.dtype.element_ty), mask=mkv)
-        Sd = _op(S, DT, ACC, EMU)
+        Sd = _o(S, DT, ACC, EMU, RND)
         mpv = mp[:, None] & mv[None, :]
         if FUSED:
-            tt = _op(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU)
+            tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
             vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
             bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-            ks = tl.dot(_op(kk, DT, ACC, EMU), Sd, input_precision=PREC, out_dtype=ACC)
+            ks = tl.dot(_o(kk, DT, ACC, EMU, RND), Sd, input_precision=PREC, out_dtype=ACC)
             if HAS_G:
                 ks = ks * tl.exp(G)[:, None]
-            un = tl.dot(tt, _op((vv - ks) * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+            un = tl.dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
         else:
-            ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
+            ww = _o(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
             uu = tl.load(u_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
             un = uu - tl.dot(ww, Sd, input_precision=PREC, out_dtype=ACC)
         if STORE:
             tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty), mask=mpv)
-        und = _op(un, DT, ACC, EMU)
+        und = _o(un, DT, ACC, EMU, RND)
         if OUTPUT:
             isq = mp & ((pos % NH) == (NH - 1))
             trow = (pos // NH) * H + i_h
             qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
             qq = qq.to(ACC) * scale
-            qk = tl.dot(_op(qq, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+            qk = tl.dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
+                        out_dtype=ACC)
             if HAS_G:
                 qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
                 qs = qq * tl.exp(G)[:, None]
             else:
                 qs = qq
             qk = tl.where(causal, qk, 0.0)
-            o = tl.dot(_op(qs, DT, ACC, EMU), Sd, input_precision=PREC, out_dtype=ACC) \
-                + tl.dot(_op(qk, DT, ACC, EMU), und, input_precision=PREC, out_dtype=ACC)
+            o = tl.dot(_o(qs, DT, ACC, EMU, RND), Sd, input_precision=PREC, out_dtype=ACC) \
+                + tl.dot(_o(qk, DT, ACC, EMU, RND), und, input_precision=PREC, out_dtype=ACC)
             tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty),
                      mask=isq[:, None] & mv[None, :])
         if HAS_G:
             kd = kk * tl.exp(GL - G)[:, None]
-            S = S * tl.exp(GL) + tl.dot(tl.trans(_op(kd, DT, ACC, EMU)), und, input_precision=PREC, out_dtype=ACC)
+            S = S * tl.exp(GL) + tl.dot(tl.trans(_o(kd, DT, ACC, EMU, RND)), und, input_precision=PREC, out_dtype=ACC)
         else:
-            S = S + tl.dot(tl.trans(_op(kk, DT, ACC, EMU)), und, input_precision=PREC, out_dtype=ACC)
+            S = S + tl.dot(tl.trans(_o(kk, DT, ACC, EMU, RND)), und, input_precision=PREC, out_dtype=ACC)
     if OUTPUT:
         tl.store(ht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], S.to(ht_ptr.dtype.element_ty),
                  mask=mkv)
@@ -259,7 +273,8 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr
                       scale_ptr, seqs_ptr,
                       H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      EMU: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr, FUSED: tl.constexpr):
+                      EMU: tl.constexpr, RND: tl.constexpr,
+                      HAS_G: tl.constexpr, HAS_DHT: tl.constexpr, FUSED: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
     dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU'. FUSED forms
     W^T dU' = K^T diag(b gamma) (T^T dU') from T instead of reading W."""
@@ -296,10 +311,10 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr
         trow = (pos // NH) * H + i_h
         qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
         qq = qq.to(ACC) * scale
-        do = _op(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
-                 DT, ACC, EMU)
-        kq = tl.dot(_op(kk, DT, ACC, EMU), tl.trans(_op(qq, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
-        dSd = _op(dS, DT, ACC, EMU)
+        do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                 DT, ACC, EMU, RND)
+        kq = tl.dot(_o(kk, DT, ACC, EMU, RND), tl.trans(_o(qq, DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
+        dSd = _o(dS, DT, ACC, EMU, RND)
         if HAS_G:
             G = tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC)
             nl = tl.minimum(BT, eos - bos - c * BT) - 1
@@ -311,23 +326,24 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr
         else:
             kd = kk
         kq = tl.where(upper, kq, 0.0)
-        dun = tl.dot(_op(kq, DT, ACC, EMU), do, input_precision=PREC, out_dtype=ACC) \
-            + tl.dot(_op(kd, DT, ACC, EMU), dSd, input_precision=PREC, out_dtype=ACC)
+        dun = tl.dot(_o(kq, DT, ACC, EMU, RND), do, input_precision=PREC, out_dtype=ACC) \
+            + tl.dot(_o(kd, DT, ACC, EMU, RND), dSd, input_precision=PREC, out_dtype=ACC)
         tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
-        dund = _op(dun, DT, ACC, EMU)
+        dund = _o(dun, DT, ACC, EMU, RND)
         if FUSED:
-            tt = _op(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU)
+            tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
             bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
             if HAS_G:
                 bb = bb * tl.exp(G)
             y = tl.dot(tl.trans(tt), dund, input_precision=PREC, out_dtype=ACC)
-            wdu = tl.dot(tl.trans(_op(kk * bb[:, None], DT, ACC, EMU)), _op(y, DT, ACC, EMU), input_precision=PREC,
+            wdu = tl.dot(tl.trans(_o(kk * bb[:, None], DT, ACC, EMU, RND)), _o(y, DT, ACC, EMU, RND),
+                         input_precision=PREC,
                          out_dtype=ACC)
         else:
-            ww = _op(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU)
+            ww = _o(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
             wdu = tl.dot(tl.trans(ww), dund, input_precision=PREC, out_dtype=ACC)
-        upd = tl.dot(tl.trans(_op(qq, DT, ACC, EMU)), do, input_precision=PREC, out_dtype=ACC) - wdu
+        upd = tl.dot(tl.trans(_o(qq, DT, ACC, EMU, RND)), do, input_precision=PREC, out_dtype=ACC) - wdu
         if HAS_G:
             dS = dS * tl.exp(GL) + upd
         else:
@@ -341,7 +357,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                   scale_ptr, chunks_ptr, L,
                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                  EMU: tl.constexpr, HAS_G: tl.constexpr):
+                  EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
     """Chunk-parallel (program axis 2: a block of BK key columns): dQ = diag(gamma) dO S_0^T + D K,
     dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T, and this key block's share of the part of dG that
     needs the chunk states (dG is linear in the key-column sums, so the blocks' shares add; stored per block)."""
@@ -375,12 +391,12 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         S = tl.load(h_ptr + hoff, mask=mkv, other=0.0)
         dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
         mpv = mp[:, None] & mv[None, :]
-        un = _op(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU)
-        dun = _op(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU)
-        do = _op(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
-                 DT, ACC, EMU)
-        Sd = _op(S, DT, ACC, EMU)
-        dSd = _op(dS, DT, ACC, EMU)
+        un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        dun = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                 DT, ACC, EMU, RND)
+        Sd = _o(S, DT, ACC, EMU, RND)
+        dSd = _o(dS, DT, ACC, EMU, RND)
         dq += tl.dot(do, tl.trans(Sd), input_precision=PREC, out_dtype=ACC)
         Dm += tl.dot(do, tl.trans(un), input_precision=PREC, out_dtype=ACC)
         dk += tl.dot(un, tl.trans(dSd), input_precision=PREC, out_dtype=ACC)
@@ -398,16 +414,16 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         dk = dk * tl.exp(GL - G)[:, None]
         Fj = tl.sum(dk * kk, 1)
         Dm = tl.where(causal, Dm, 0.0)
-        E = Dm * tl.dot(_op(qq, DT, ACC, EMU), tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC,
+        E = Dm * tl.dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
                         out_dtype=ACC)
         dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
         dG += tl.where(r == nlast, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
         tl.store(dG_ptr + i_k * L * H + row, dG, mask=mp)
     else:
         Dm = tl.where(causal, Dm, 0.0)
-    Dd = _op(Dm, DT, ACC, EMU)
-    dq += tl.dot(Dd, _op(kk, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
-    dk += tl.dot(tl.trans(Dd), _op(qq, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+    Dd = _o(Dm, DT, ACC, EMU, RND)
+    dq += tl.dot(Dd, _o(kk, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
+    dk += tl.dot(tl.trans(Dd), _o(qq, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
     tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
              mask=isq[:, None] & mk[None, :])
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
@@ -419,7 +435,8 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
                    dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr, LOAD_T: tl.constexpr):
+                   EMU: tl.constexpr, RND: tl.constexpr,
+                   HAS_G: tl.constexpr, BLOCKED: tl.constexpr, LOAD_T: tl.constexpr):
     """Chunk-parallel WY backward (module text): recomputes A and T, adds the WY part of dk, writes dk, dv, dbeta,
     and dg as the reverse in-chunk cumulative sum of dG."""
     i_n = tl.program_id(0)
@@ -435,7 +452,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     mkk = mp[:, None] & mk[None, :]
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-    kd = _op(kk, DT, ACC, EMU)
+    kd = _o(kk, DT, ACC, EMU, RND)
     KK = tl.dot(kd, tl.trans(kd), input_precision=PREC, out_dtype=ACC)
     A = KK * bb[:, None]
     low = r[:, None] > r[None, :]
@@ -452,34 +469,34 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         Tm = tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC)
     else:
         Tm = _tinv(A, BT, ACC, PREC, BLOCKED)
-    Tt = _op(tl.trans(Tm), DT, ACC, EMU)
+    Tt = _o(tl.trans(Tm), DT, ACC, EMU, RND)
     bg = bb * gam
     dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-    dWd = _op(dW, DT, ACC, EMU)
+    dWd = _o(dW, DT, ACC, EMU, RND)
     dX = tl.dot(Tt, dWd, input_precision=PREC, out_dtype=ACC)
-    dT = tl.dot(dWd, tl.trans(_op(kk * bg[:, None], DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+    dT = tl.dot(dWd, tl.trans(_o(kk * bg[:, None], DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
     dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
     kdx = tl.sum(dX * kk, 1)
     db = kdx * gam
     for i_v in range(tl.cdiv(V, BV)):
         rv = i_v * BV + tl.arange(0, BV)
         mpv = mp[:, None] & (rv[None, :] < V)
-        du = _op(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU)
+        du = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         dY = tl.dot(Tt, du, input_precision=PREC, out_dtype=ACC)
-        dT += tl.dot(du, tl.trans(_op(vv * bb[:, None], DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
+        dT += tl.dot(du, tl.trans(_o(vv * bb[:, None], DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
         tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
         db += tl.sum(dY * vv, 1)
-    dA = tl.dot(_op(tl.dot(Tt, _op(dT, DT, ACC, EMU), input_precision=PREC, out_dtype=ACC), DT, ACC, EMU), Tt,
+    dA = tl.dot(_o(tl.dot(Tt, _o(dT, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC), DT, ACC, EMU, RND), Tt,
                 input_precision=PREC, out_dtype=ACC)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
         P = dA * Gam
     else:
         P = dA
-    Pd = _op(P, DT, ACC, EMU)
+    Pd = _o(P, DT, ACC, EMU, RND)
     dk += tl.dot(Pd, kd, input_precision=PREC, out_dtype=ACC) * bb[:, None] \
-        + tl.dot(tl.trans(Pd), _op(kk * bb[:, None], DT, ACC, EMU), input_precision=PREC, out_dtype=ACC)
+        + tl.dot(tl.trans(Pd), _o(kk * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
     db += tl.sum(P * KK, 1)
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
     tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
@@ -550,8 +567,9 @@ class _Ctx:
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
         self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
         self.EMU = INTERPRET and self.DT != self.ACC
-        self.BK = _tile(K, self.DT, self.PREC)
-        self.BVF = _tile(V, self.DT, self.PREC)
+        self.RND = self.PREC == "tf32" and self.ACC == torch.float32 and not INTERPRET
+        self.BK = max(16, triton.next_power_of_2(K))
+        self.BVF = max(16, triton.next_power_of_2(V))
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
         self.has_g = g is not None
         self.dev = q.device
@@ -563,20 +581,12 @@ class _Ctx:
         return (self.H, self.K, self.V, self.NH, self.BT)
 
     def types(self):
-        return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU)
+        return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU, self.RND)
 
     def bv(self, which):
         bv, nw = self.cfg[which]
         return min(self.BVF, bv), nw
 
-
-def _tile(n, DT, PREC):
-    """Tile width for a head dimension n: the next power of two, at least 16; with AVOID_32, 64 instead of 32 for
-    2-byte tensor-core operands (bf16/fp16, or float32 split into bf16 by bf16x3/bf16x6): compiled by triton 3.6
-    on an H100, K = 32 or V = 32 in bf16 gave wrong dk/dv/dbeta (proofs_tests/test_kernels_wy.py wide heads)."""
-    t = max(16, triton.next_power_of_2(n))
-    two_byte = DT in (torch.float16, torch.bfloat16) or PREC in ("bf16x3", "bf16x6")
-    return 64 if (AVOID_32 and t == 32 and two_byte and not INTERPRET) else t
 
 
 def _flat(q, k, v, beta, g):
@@ -717,4 +727,24 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size):
     if chunk_size not in (16, 32, 64):
         from ...errors import InputError
         raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
-    return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size)
+    K, V = q.shape[-1], v.shape[-1]
+    pk, pv = _padded(K, q.dtype), _padded(V, q.dtype)
+    if (pk, pv) == (K, V):
+        return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size)
+    # zero columns: keys stay unit vectors, the padded state rows / columns stay zero and get no gradient back
+    pad = torch.nn.functional.pad
+    o, ht = ChunkGHFunction.apply(pad(q, (0, pk - K)), pad(k, (0, pk - K)), pad(v, (0, pv - V)), beta, g,
+                                  None if h0 is None else pad(h0, (0, pv - V, 0, pk - K)), float(scale), cu_seqlens,
+                                  chunk_size)
+    return o[..., :V], ht[..., :K, :V]
+
+
+def _padded(n: int, dtype) -> int:
+    """Head width the compiled kernels run at: widths 17..32 of 2-byte inputs are zero-padded to 64. Compiled by
+    triton 3.6 on an H100, K = 32 gave a wrong dk and V = 32 a wrong dv / dbeta (bf16; 16, 64 and 128 were right;
+    ``test_every_gradient_wide_heads`` in proofs_tests/test_kernels_wy.py, run compiled, shows it); the cause is in
+    the compiler's handling of those tiles, not in the equations (the interpreter and float32 are right at 32)."""
+    if INTERPRET or dtype not in (torch.float16, torch.bfloat16) or not 16 < n <= 32:
+        return n
+    return 64
+
