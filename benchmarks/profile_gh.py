@@ -170,6 +170,17 @@ def main():
             print(f"n_h={nh} {a.dtype} rel err vs float64 o/dq/dk/dv/dbeta{'/dg' if a.gate else ''}: "
                   + " ".join(f"{float((g_.double() - r_).norm() / r_.norm()):.2e}" for g_, r_ in zip(got, ref)),
                   flush=True)
+            if chunk_delta_rule is not None:
+                xs, do = make(nh, torch.bfloat16, True, rows=1)
+                try:
+                    o = fla(xs, nh)
+                    o.backward(do)
+                    got = [o.detach()] + [x.grad for x in xs if x is not None]
+                    print(f"n_h={nh} fla bf16 rel err vs float64: "
+                          + " ".join(f"{float((g_.double() - r_).norm() / r_.norm()):.2e}"
+                                     for g_, r_ in zip(got, ref)), flush=True)
+                except Exception as exc:
+                    print(f"n_h={nh} fla bf16 errors: n/a ({repr(exc)[:80]})", flush=True)
 
 
 if __name__ == "__main__":

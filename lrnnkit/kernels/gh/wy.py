@@ -567,7 +567,7 @@ class _Ctx:
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
         self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
         self.EMU = INTERPRET and self.DT != self.ACC
-        self.RND = self.PREC == "tf32" and self.ACC == torch.float32 and not INTERPRET
+        self.RND = self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET   # one-pass tf32 of fp32
         self.BK = max(16, triton.next_power_of_2(K))
         self.BVF = max(16, triton.next_power_of_2(V))
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
