@@ -48,7 +48,7 @@ def main():
                          "and fp32, errors vs float64: plain / gated / packed), bf16 and fp32 (the issue-6 tables "
                          "of the older forward-only kernels), short, s5")
     ap.add_argument("--lean", action="store_true", help="train tables: bf16 timings only (fp32 at n_h = 1), no errors")
-    ap.add_argument("--fp32-precision", choices=["tf32x3", "bf16x3", "bf16x6", "tf32", "ieee"], help="dot precision of the fp32 path")
+    ap.add_argument("--fp32-precision", choices=["tf32x3", "tf32", "ieee"], help="dot precision of the fp32 path")
     ap.add_argument("--probe", action="store_true", help="check the chunk kernels on small shapes, one process each")
     ap.add_argument("--probe-one", nargs=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -196,7 +196,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         options = {"state_fwd": [(32, 4), (64, 4), (128, 4), (64, 8), (128, 8)],
                    "state_bwd": [(32, 4), (64, 4), (32, 8), (64, 8)],
                    "dqkwg": [(64, 4), (32, 4), (64, 8), (128, 8)], "dqkwg_bk": [64, 32, 128],
-                   "wy_bwd": [(64, 4), (32, 4), (64, 8), (128, 8)], "wy_fwd_warps": [4, 8]}
+                   "wy_bwd": [(64, 4), (32, 4), (64, 8), (128, 8)], "t_warps": [4, 8]}
         for key, opts in options.items():
             best = None
             for opt in opts:

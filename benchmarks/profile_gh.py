@@ -1,9 +1,9 @@
 """Per-kernel profile of the trainable GH kernels (:mod:`lrnnkit.kernels.gh.wy`) on the GPU, for tuning.
 
-    python3 benchmarks/profile_gh.py [--dtype bfloat16|float32] [--prec bf16x3] [--nh 1,2,3] [--variants fused]
+    python3 benchmarks/profile_gh.py [--dtype bfloat16|float32] [--prec bf16x3] [--nh 1,2,3] [--gate] [--varlen]
                                      [--sweep "state_bwd=64:4,128:4;dqkwg_bk=64,128"] [--errors] [--no-fla]
 
-Prints, per variant and n_h: forward (no grad) and forward+backward medians (triton.testing.do_bench, ms), fla's
+Prints, per n_h: forward (no grad) and forward+backward medians (triton.testing.do_bench, ms), fla's
 bf16 beside them when fla is importable, the device time of every kernel of one fwd+bwd (torch.profiler), and with
 ``--errors`` the relative L2 error of o and every gradient against float64 (batch row 0). ``--sweep`` times
 settings of the kernel table for the run's dtype (``wy.CONFIG`` for bf16, ``wy.CONFIG_WIDE`` for fp32) one at a
@@ -23,7 +23,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nh", default="1,2,3")
-    ap.add_argument("--variants", default="fused")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     ap.add_argument("--prec", default=None, help="fp32 dot precision (wy.FP32_PRECISION)")
     ap.add_argument("--B", type=int, default=8)
@@ -141,14 +140,12 @@ def main():
             except Exception as exc:   # fla refuses its gated backward on Hopper with triton < 3.7.1 (fla #640)
                 print(f"n_h={nh} fla fwd+bwd refused: {repr(exc)[:160]}", flush=True)
             del xb, dob
-        for var in a.variants.split(","):
-            wy.FUSED = var == "fused"
+        for var in ("ours",):
             with torch.no_grad():
                 line[f"{var} fwd"] = bench(lambda: ours(xs, nh))
             line[f"{var} fb"] = bench(lambda: ours(xs, nh).backward(do))
             if not a.no_profile and dev == "cuda":
                 print(f"n_h={nh} {var} fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
-        wy.FUSED = True
         txt = "  ".join(f"{k_} {v_:.3f}" for k_, v_ in line.items())
         if "fla-bf16 fwd" in line:
             txt += "  | / fla-bf16: " + "  ".join(f"{k_} {line[k_] / line['fla-bf16 ' + k_.split()[1]]:.3f}"

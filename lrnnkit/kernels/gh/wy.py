@@ -26,14 +26,15 @@ by induction gives (I + A) U' = diag(b) V - diag(b gamma) K S_0.) Backward, deri
           dA * A, b_i gamma_i k_i . dX_i, -F_i with F_j = exp(G_C - G_j) k_j^T dS u'_j, and at the chunk's last
           position gamma_C <dS, S_0> + sum_j F_j;   dg = reverse in-chunk cumulative sum of dG.
 
-Kernels (all Triton; one launch each, none loops over chunks in Python; the kernel structure -- a W/U kernel, a
-sequential state pass storing per-chunk states, a reverse dS pass, a chunk-parallel dq/dk/dw kernel and a WY
-backward kernel -- is the one fla 0.6.0 uses in ``ops/gated_delta_rule`` / ``ops/common/chunk_delta_h.py``, read
-for the layout; the equations and code are ours):
+Kernels (all Triton; one launch each, none loops over chunks in Python). fla 0.6.0 (``ops/gated_delta_rule``,
+``ops/common/chunk_delta_h.py``) was read for the layout -- per-chunk states from a sequential pass, a reverse dS
+pass, a chunk-parallel dq/dk/dw kernel and a WY backward kernel; the equations and code are ours, and unlike fla
+W and U are never formed in memory: the state passes rebuild U' and W^T dU' from T::
 
-1. :func:`_wy_fwd_kernel` (chunk-parallel): G, A, T (blocked inverse, as :mod:`.chunk`), W, U; when gradients
-   are needed the forward keeps T (C numbers per position, as fla keeps its A), so the backward recomputes W and U
-   from it without inverting again.
+    U' = U - W S_0 = T diag(b) (V - diag(gamma) K S_0),        W^T dU' = K^T diag(b gamma) (T^T dU')
+
+1. :func:`_t_kernel` (chunk-parallel): G, A and T (blocked inverse, as :mod:`.chunk`), T stored (C numbers per
+   position, as fla keeps its A) for the state passes and the backward.
 2. :func:`_state_fwd_kernel` (one program per sequence, head and value block; sequential over the chunks): the
    outputs (forward) or the chunk states S_n and U' (recomputed in the backward; nothing of size T x K x V).
 3. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
@@ -41,9 +42,13 @@ for the layout; the equations and code are ours):
 5. :func:`_wy_bwd_kernel` (chunk-parallel): the WY backward, dk, dv, dbeta, dg.
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
-(as fla); intermediates W, U, S_n, U', dS_n, dU' are stored in the input dtype (as fla). float32 inputs use tf32
-tensor-core dots with the 3xTF32 split (``FP32_PRECISION = "tf32x3"``: each operand a = a_hi + a_lo in tf32,
-three products; about fp32 accuracy) and float32 intermediates; float64 uses IEEE float64 dots (for checking).
+(as fla); the stored intermediates T, S_n, U', dS_n, dU', dW are in the input dtype (as fla), the gradients are
+written in the inputs' dtypes directly. float32 inputs use float32 intermediates and, by default, tf32 tensor-core
+dots with the 3xTF32 split (``FP32_PRECISION = "tf32x3"``: each operand a = a_hi + a_lo in tf32, three products;
+about fp32 accuracy); ``"tf32"`` is one pass on operands rounded to tf32 to nearest (errors ~1e-3 against
+~6e-3 for bf16). float64 uses IEEE float64 dots (for checking). Triton 3.6 also offers bf16x3 / bf16x6 splits:
+compiled on an H100 they gave wrong dk/dv/dbeta here, so they are not offered. Head widths 17..32 in 2-byte dtypes
+run zero-padded to 64 (:func:`_padded`: a miscompile at width 32).
 Variable lengths (``cu_seqlens``): chunks never straddle a sequence; without it the B rows are B sequences.
 """
 from __future__ import annotations
@@ -55,14 +60,13 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
-FUSED = True   # the state pass forms U' from T, v, b (module text); False: the W/U kernel writes W and U first
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweep of benchmarks/bench_kernels.py --sweep
 # (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take twice / four times the shared memory,
 # so they use smaller blocks and one pipeline stage (the bf16 settings ran out of shared memory in fp32)
 CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128, "wy_bwd": (32, 4),
-          "wy_fwd_warps": 4}
+          "t_warps": 4}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
-               "wy_fwd_warps": 4}
+               "t_warps": 4}
 _CACHE: dict = {}
 
 
@@ -130,14 +134,11 @@ def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr, 
 
 
 @triton.jit
-def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chunks_ptr,
-                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
-                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, RND: tl.constexpr,
-                   HAS_G: tl.constexpr, BLOCKED: tl.constexpr, STORE_T: tl.constexpr,
-                   LOAD_T: tl.constexpr, WU: tl.constexpr):
-    """G and T; WU also W and U. STORE_T keeps T (rounded to the storage dtype, exactly as the dots use it);
-    LOAD_T reads it instead of inverting again."""
+def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K: tl.constexpr, NH,
+              BT: tl.constexpr, BK: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+              EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
+    """Chunk-parallel: G (stored when gated) and T = (I + A)^{-1}, stored rounded to the storage dtype exactly as
+    the dots use it (C numbers per position, as fla keeps its A)."""
     i_n = tl.program_id(0)
     i_h = tl.program_id(1)
     start = tl.load(chunks_ptr + 2 * i_n)
@@ -146,50 +147,30 @@ def _wy_fwd_kernel(k_ptr, v_ptr, b_ptr, g_ptr, Gc_ptr, w_ptr, u_ptr, t_ptr, chun
     pos = start + r
     mp = pos < end
     rk = tl.arange(0, BK)
-    rv = tl.arange(0, BV)
     row = pos * H + i_h
     mkk = mp[:, None] & (rk[None, :] < K)
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-    kb = kk * bb[:, None]
     low = r[:, None] > r[None, :]
-    toff = row[:, None] * BT + r[None, :]
+    A = tl.dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
+               out_dtype=ACC)
     if HAS_G:
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC, True)
-    if LOAD_T:
-        Tm = _o(tl.load(t_ptr + toff, mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
-    else:
-        A = tl.dot(_o(kb, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
-        if HAS_G:
-            A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
-        A = tl.where(low, A, 0.0)
-        Tm = _o(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU, RND)
-        if STORE_T:
-            tl.store(t_ptr + toff, Tm.to(t_ptr.dtype.element_ty), mask=mp[:, None])
-    if WU:
-        if HAS_G:
-            kb = kb * tl.exp(G)[:, None]
-        w = tl.dot(Tm, _o(kb, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
-        tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty), mask=mkk)
-        for i_v in range(tl.cdiv(V, BV)):
-            cv = i_v * BV + rv
-            mvv = mp[:, None] & (cv[None, :] < V)
-            vv = tl.load(v_ptr + row[:, None] * V + cv[None, :], mask=mvv, other=0.0).to(ACC)
-            u = tl.dot(Tm, _o(vv * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
-            tl.store(u_ptr + row[:, None] * V + cv[None, :], u.to(u_ptr.dtype.element_ty), mask=mvv)
+        A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
+    A = tl.where(low, A, 0.0)
+    Tm = _o(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU, RND)
+    tl.store(t_ptr + row[:, None] * BT + r[None, :], Tm.to(t_ptr.dtype.element_ty), mask=mp[:, None])
 
 
 @triton.jit
-def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr,
-                      scale_ptr, seqs_ptr,
-                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
+def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr, scale_ptr,
+                      seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      EMU: tl.constexpr, RND: tl.constexpr,
-                      HAS_G: tl.constexpr, HAS_H0: tl.constexpr, OUTPUT: tl.constexpr,
-                      STORE: tl.constexpr, FUSED: tl.constexpr):
+                      EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_H0: tl.constexpr,
+                      OUTPUT: tl.constexpr, STORE: tl.constexpr):
     """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'.
-    FUSED reads T, v and b instead of W and U: U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)), so W and U
-    never go through memory (the cancellation V - gamma K S_0 happens in the accumulator, before any rounding)."""
+    U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)) from T, v and b: W and U never go through memory (the
+    cancellation V - gamma K S_0 happens in the accumulator, before any rounding)."""
     i_v = tl.program_id(0)
     i_sh = tl.program_id(1)
     i_s = i_sh // H
@@ -226,18 +207,13 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h
                      S.to(h_ptr.dtype.element_ty), mask=mkv)
         Sd = _o(S, DT, ACC, EMU, RND)
         mpv = mp[:, None] & mv[None, :]
-        if FUSED:
-            tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
-            vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-            bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-            ks = tl.dot(_o(kk, DT, ACC, EMU, RND), Sd, input_precision=PREC, out_dtype=ACC)
-            if HAS_G:
-                ks = ks * tl.exp(G)[:, None]
-            un = tl.dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
-        else:
-            ww = _o(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
-            uu = tl.load(u_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-            un = uu - tl.dot(ww, Sd, input_precision=PREC, out_dtype=ACC)
+        tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
+        vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+        bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+        ks = tl.dot(_o(kk, DT, ACC, EMU, RND), Sd, input_precision=PREC, out_dtype=ACC)
+        if HAS_G:
+            ks = ks * tl.exp(G)[:, None]
+        un = tl.dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
         if STORE:
             tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty), mask=mpv)
         und = _o(un, DT, ACC, EMU, RND)
@@ -269,15 +245,13 @@ def _state_fwd_kernel(q_ptr, k_ptr, w_ptr, u_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h
 
 
 @triton.jit
-def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr,
-                      scale_ptr, seqs_ptr,
-                      H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
+def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr, scale_ptr,
+                      seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      EMU: tl.constexpr, RND: tl.constexpr,
-                      HAS_G: tl.constexpr, HAS_DHT: tl.constexpr, FUSED: tl.constexpr):
+                      EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
-    dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU'. FUSED forms
-    W^T dU' = K^T diag(b gamma) (T^T dU') from T instead of reading W."""
+    dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
+    W^T dU' = K^T diag(b gamma) (T^T dU') formed from T (W is never stored)."""
     i_v = tl.program_id(0)
     i_sh = tl.program_id(1)
     i_s = i_sh // H
@@ -331,18 +305,13 @@ def _state_bwd_kernel(q_ptr, k_ptr, w_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr
         tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
         dund = _o(dun, DT, ACC, EMU, RND)
-        if FUSED:
-            tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
-            bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-            if HAS_G:
-                bb = bb * tl.exp(G)
-            y = tl.dot(tl.trans(tt), dund, input_precision=PREC, out_dtype=ACC)
-            wdu = tl.dot(tl.trans(_o(kk * bb[:, None], DT, ACC, EMU, RND)), _o(y, DT, ACC, EMU, RND),
-                         input_precision=PREC,
-                         out_dtype=ACC)
-        else:
-            ww = _o(tl.load(w_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
-            wdu = tl.dot(tl.trans(ww), dund, input_precision=PREC, out_dtype=ACC)
+        tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
+        bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+        if HAS_G:
+            bb = bb * tl.exp(G)
+        y = tl.dot(tl.trans(tt), dund, input_precision=PREC, out_dtype=ACC)
+        wdu = tl.dot(tl.trans(_o(kk * bb[:, None], DT, ACC, EMU, RND)), _o(y, DT, ACC, EMU, RND),
+                     input_precision=PREC, out_dtype=ACC)
         upd = tl.dot(tl.trans(_o(qq, DT, ACC, EMU, RND)), do, input_precision=PREC, out_dtype=ACC) - wdu
         if HAS_G:
             dS = dS * tl.exp(GL) + upd
@@ -435,10 +404,9 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
                    dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, RND: tl.constexpr,
-                   HAS_G: tl.constexpr, BLOCKED: tl.constexpr, LOAD_T: tl.constexpr):
-    """Chunk-parallel WY backward (module text): recomputes A and T, adds the WY part of dk, writes dk, dv, dbeta,
-    and dg as the reverse in-chunk cumulative sum of dG."""
+                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
+    """Chunk-parallel WY backward (module text): reads T (kept by the forward), adds the WY part of dk, writes dk,
+    dv, dbeta, and dg as the reverse in-chunk cumulative sum of dG."""
     i_n = tl.program_id(0)
     i_h = tl.program_id(1)
     start = tl.load(chunks_ptr + 2 * i_n)
@@ -454,21 +422,15 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     kd = _o(kk, DT, ACC, EMU, RND)
     KK = tl.dot(kd, tl.trans(kd), input_precision=PREC, out_dtype=ACC)
-    A = KK * bb[:, None]
     low = r[:, None] > r[None, :]
     if HAS_G:
         GL = tl.load(Gc_ptr + (end - 1) * H + i_h).to(ACC)
         G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
         gam = tl.exp(G)
         Gam = tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
-        A = A * Gam
     else:
         gam = tl.zeros([BT], dtype=ACC) + 1.0
-    A = tl.where(low, A, 0.0)
-    if LOAD_T:
-        Tm = tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC)
-    else:
-        Tm = _tinv(A, BT, ACC, PREC, BLOCKED)
+    Tm = tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC)
     Tt = _o(tl.trans(Tm), DT, ACC, EMU, RND)
     bg = bb * gam
     dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
@@ -519,9 +481,9 @@ def _config(dtype):
     if dtype in (torch.float16, torch.bfloat16):
         return dtype, acc, "tf32", dtype
     if dtype == torch.float32:
-        # the interpreter knows only tf32 / tf32x3 / ieee (and computes in float32 whatever it is told)
-        prec = FP32_PRECISION if not INTERPRET or FP32_PRECISION in ("tf32", "tf32x3", "ieee") else "ieee"
-        return acc, acc, prec, acc
+        if FP32_PRECISION not in ("tf32x3", "tf32", "ieee"):
+            raise ValueError(f"FP32_PRECISION must be tf32x3, tf32 or ieee, got {FP32_PRECISION!r}")
+        return acc, acc, FP32_PRECISION, acc
     return acc, acc, "ieee", acc
 
 
@@ -575,7 +537,6 @@ class _Ctx:
         self.dev = q.device
         self.cfg = CONFIG if self.DT != self.ACC else CONFIG_WIDE
         self.stages = 2 if self.DT != self.ACC else 1
-        self.fused = FUSED
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
@@ -597,22 +558,15 @@ def _flat(q, k, v, beta, g):
             g.contiguous().reshape(-1, H) if g is not None else None)
 
 
-def _wy_fwd(c, kf, vf, bf, gf, tm=None, store_t=False, wu=True):
-    """G, and T (L, H, BT) when ``store_t``; with ``tm`` given, reads T instead of inverting; ``wu``: also W, U
-    (the unfused path; the fused one never forms them)."""
+def _t_pass(c, kf, bf, gf):
+    """G (gated) and T (L, H, BT), one chunk-parallel launch."""
     L = kf.shape[0]
-    w = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev) if wu else None
-    u = torch.empty(L, c.H, c.V, dtype=c.ST, device=c.dev) if wu else None
     Gc = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
-    if store_t:
-        tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
+    tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
     if c.NT:
-        any_ = bf
-        _wy_fwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(gf, any_), _or(Gc, any_), _or(w, any_), _or(u, any_),
-                                    _or(tm, any_), c.chunks, *c.consts(), c.BK, min(c.BVF, 64), *c.types(), c.has_g,
-                                    c.BLOCKED, store_t, tm is not None and not store_t, wu,
-                                    num_warps=c.cfg["wy_fwd_warps"])
-    return w, u, Gc, tm
+        _t_kernel[(c.NT, c.H)](kf, bf, _or(gf, bf), _or(Gc, bf), tm, c.chunks, c.H, c.K, c.NH, c.BT, c.BK, *c.types(),
+                               c.has_g, c.BLOCKED, num_warps=c.cfg["t_warps"])
+    return Gc, tm
 
 
 def _or(x, other):
@@ -620,7 +574,7 @@ def _or(x, other):
     return other if x is None else x
 
 
-def _state_pass(c, qf, kf, vf, bf, w, u, tm, Gc, h0, scale_t, output, store):
+def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store):
     """Launch the sequential state pass: ``output`` -> (o, final state); ``store`` -> (S_n per chunk, U')."""
     o = ht = h = vn = None
     if output:
@@ -632,29 +586,23 @@ def _state_pass(c, qf, kf, vf, bf, w, u, tm, Gc, h0, scale_t, output, store):
     BV, nw = c.bv("state_fwd")
     x = kf
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, _or(w, x), _or(u, x), vf, bf, _or(tm, x), _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x),
-        _or(vn, x), scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output, store,
-        c.fused, num_warps=nw, num_stages=c.stages)
+        qf, kf, vf, bf, tm, _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x), _or(vn, x), scale_t, c.seqs,
+        *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output, store, num_warps=nw,
+        num_stages=c.stages)
     return o, ht, h, vn
 
 
-def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t, keep=False):
-    """Forward; ``keep`` (gradients needed) also returns T and G for the backward."""
-    w, u, Gc, tm = _wy_fwd(c, kf, vf, bf, gf, store_t=keep or c.fused, wu=not c.fused)
-    o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, w, u, tm, Gc, h0, scale_t, True, False)
+def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
+    """Forward: (o, final state, T, G); T and G are what the backward keeps."""
+    Gc, tm = _t_pass(c, kf, bf, gf)
+    o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, True, False)
     return o, ht, tm, Gc
 
 
 def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     """Gradients (dq, dk, dv, dbeta, dg, dh0); the chunk states and U' are recomputed (from T and G kept by the
     forward); dq, dk, dv, dbeta are written in ``out_dtypes`` directly (no float32 copies to cast afterwards)."""
-    w = None
-    if c.fused:
-        _, _, h, vn = _state_pass(c, qf, kf, vf, bf, None, None, tm, Gc, h0, scale_t, False, True)
-    else:
-        w, u, Gc, _ = _wy_fwd(c, kf, vf, bf, gf, tm=tm)
-        _, _, h, vn = _state_pass(c, qf, kf, vf, bf, w, u, None, Gc, h0, scale_t, False, True)
-        del u
+    _, _, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True)
     L = kf.shape[0]
     dh = torch.empty_like(h)
     dvn = torch.empty_like(vn)
@@ -663,10 +611,9 @@ def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     BV, nw = c.bv("state_bwd")
     x = kf
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, _or(w, x), bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
-        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, c.fused, num_warps=nw,
+        qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
+        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
         num_stages=c.stages)
-    del w
     tq, tk, tv, tb = out_dtypes
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
@@ -687,7 +634,7 @@ def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     BV, nw = c.bv("wy_bwd")
     if c.NT:
         _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
-                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g, c.BLOCKED, True,
+                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g,
                                     num_warps=nw, num_stages=c.stages)
     return dq, dk, dv, db, dg, dh0
 
@@ -702,9 +649,9 @@ class ChunkGHFunction(torch.autograd.Function):
         scale_t = _scale_tensor(scale, c.ACC, q.device)
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
-        need = any(ctx.needs_input_grad[:6])
-        o, ht, tm, Gc = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t, keep=need)
-        ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc)
+        o, ht, tm, Gc = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
+        if any(ctx.needs_input_grad[:6]):
+            ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
 
