@@ -1,4 +1,9 @@
-"""Run pytest with module knobs of lrnnkit.kernels.gh.wy set (GPU debugging): _knobs.py KEY=VALUE ... -- pytest args"""
+"""Run pytest with module knobs of lrnnkit.kernels.gh.wy set (GPU debugging): _knobs.py KEY=VALUE ... -- pytest args.
+
+KEY: a module attribute (FP32_PRECISION=tf32), STAGES=n (pipeline stages of every kernel), NOPAD=1 (no zero padding
+of 32-wide heads). Example:
+    TRITON_INTERPRET=0 python3 benchmarks/_knobs.py NOPAD=1 -- -q -k wide proofs_tests/test_kernels_wy.py
+"""
 import os
 import sys
 
@@ -10,7 +15,9 @@ from lrnnkit.kernels.gh import wy  # noqa: E402
 i = sys.argv.index("--")
 for kv in sys.argv[1:i]:
     k, v = kv.split("=")
-    if k == "STAGES":
+    if k == "NOPAD":   # no zero padding of 32-wide heads (wy._padded): shows the width-32 miscompile
+        wy._padded = lambda n, dtype: n
+    elif k == "STAGES":
         orig = wy._Ctx.__init__
 
         def init(self, *a, _o=orig, _v=int(v), **kw):
