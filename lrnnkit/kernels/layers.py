@@ -3,8 +3,9 @@
 Each module is stateless (no learned weights: projections belong to the model that uses the layer) and computes
 exactly what its ``naive`` reference defines; ``mode`` picks the kernel:
 
-* :class:`GHLayer` (DeltaNet n_h = 1 / DeltaProduct n_h > 1, paper 001): ``"chunk"`` (Triton WY/UT chunked
-  forward, differentiable; default), ``"fused_recurrent"`` (Triton, inference, supports the gate), ``"naive"``.
+* :class:`GHLayer` (DeltaNet n_h = 1 / DeltaProduct n_h > 1, paper 001): ``"chunk"`` (the trainable Triton
+  kernels of :mod:`lrnnkit.kernels.gh.wy`: chunked forward and backward, gate supported; default),
+  ``"fused_recurrent"`` (Triton, inference, supports the gate), ``"naive"``.
 * :class:`DiagonalLayer`: ``"chunk"`` (associative scan), ``"fused_recurrent"``, ``"naive"``.
 * :class:`BlockDiagonalLayer`, :class:`BilinearLayer`: ``"fused_recurrent"``, ``"naive"``.
 
@@ -30,16 +31,26 @@ class GHLayer(torch.nn.Module):
 
     def __init__(self, mode: str = "chunk", scale: float = 1.0, normalize: bool = False, validate: bool = True):
         super().__init__()
-        from .gh.chunk import chunk_delta_product
         from .gh.fused_recurrent import fused_recurrent_delta_product
         from .gh.naive import delta_product_naive
-        self.fn = _pick(mode, {"chunk": chunk_delta_product, "fused_recurrent": fused_recurrent_delta_product,
+        self.fn = _pick(mode, {"chunk": _gh_chunk, "fused_recurrent": fused_recurrent_delta_product,
                                "naive": delta_product_naive}, "GHLayer")
         self.mode, self.scale, self.normalize, self.validate = mode, scale, normalize, validate
 
     def forward(self, q, k, v, beta, g=None, initial_state=None, output_final_state: bool = False):
         return self.fn(q, k, v, beta, g, scale=self.scale, initial_state=initial_state,
                        output_final_state=output_final_state, normalize=self.normalize, validate=self.validate)
+
+
+def _gh_chunk(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None, output_final_state: bool = False,
+              normalize: bool = False, validate: bool = True):
+    """GHLayer's "chunk" mode: :func:`lrnnkit.kernels.gh.wy.chunk_gh_triton` (forward and backward in Triton) on
+    the inputs as :func:`lrnnkit.kernels.gh.inputs.prepare` validates them; o in q's dtype."""
+    from .gh.inputs import prepare
+    from .gh.wy import chunk_gh_triton
+    x = prepare(q, k, v, beta, g, initial_state, normalize=normalize, validate=validate)
+    o, ht = chunk_gh_triton(x.q, x.k, x.v, x.beta, x.g, scale, x.h0, None, 64)
+    return o.to(x.q.dtype), (ht if output_final_state else None)
 
 
 class DiagonalLayer(torch.nn.Module):
