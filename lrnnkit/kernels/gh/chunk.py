@@ -487,9 +487,10 @@ def chunk_delta_product(q, k, v, beta, g=None, *, scale: float = 1.0, initial_st
                         output_final_state: bool = False, normalize: bool = False, validate: bool = True,
                         chunk_size: int = 64, backward: str = "torch"):
     """Chunked GH-product layer (same contract as :func:`lrnnkit.kernels.gh.naive.delta_product_naive`),
-    differentiable. ``g`` (gate) is not supported by the chunked kernels. ``backward``: "torch" (autograd of the
-    recomputed chunk equations; the default, checked on the GPU) or "triton" (Triton state passes + batched torch;
-    checked in the interpreter, not yet on a GPU)."""
+    differentiable. ``g`` (gate) is not supported by these forward kernels (issue 6). ``backward``: "torch"
+    (autograd of the recomputed chunk equations; checked on the GPU) or "triton" (Triton state passes + batched
+    torch). Both are slow: to train, use :func:`lrnnkit.kernels.gh.api.chunk_gh` (or ``GHLayer("chunk")``), whose
+    forward and backward are Triton kernels (:mod:`lrnnkit.kernels.gh.wy`)."""
     if backward not in ("torch", "triton"):
         raise InputError(f"backward must be 'torch' or 'triton', got {backward!r}")
     if g is not None:

@@ -62,7 +62,7 @@ def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float = 1.0, 
     computed by the fused recurrent Triton kernel. Not differentiable (raises if an input requires grad)."""
     x = prepare(q, k, v, beta, g, initial_state, normalize=normalize, validate=validate)
     if any(t is not None and t.requires_grad for t in (x.q, x.k, x.v, x.beta, x.g, x.h0)) and torch.is_grad_enabled():
-        raise InputError("fused_recurrent_delta_product has no backward; use chunk_delta_product for training")
+        raise InputError("fused_recurrent_delta_product has no backward; train with chunk_gh or GHLayer('chunk')")
     check_device(x.q, x.k, x.v, x.beta, x.g, x.h0)
     B, T, H, K, V = x.dims
     acc = acc_dtype(q.dtype)
