@@ -60,9 +60,11 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .chunk import _op
 
 FP32_PRECISION = "tf32x3"
-# (value block, warps) per kernel for 2-byte inputs, from the H100 sweep of benchmarks/bench_kernels.py --sweep
-# (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take twice / four times the shared memory,
-# so they use smaller blocks and one pipeline stage (the bf16 settings ran out of shared memory in fp32)
+# (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep
+# and benchmarks/profile_gh.py --sweep (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take
+# twice / four times the shared memory, so they run one pipeline stage and, except the state pass ((64, 4) was
+# 8% faster than (32, 4) in fp32), smaller blocks. Every setting listed in proofs_tests/test_kernels_wy.py
+# (test_every_kernel_setting_compiled) gave right gradients compiled on an H100, or did not fit and says so.
 CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128, "wy_bwd": (32, 4),
           "t_warps": 4}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
