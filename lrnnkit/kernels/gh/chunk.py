@@ -35,18 +35,9 @@ from ...errors import InputError
 from .._checks import acc_dtype
 from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .inputs import prepare
+from .tiles import _op, _tinv
 
 CHUNK_SIZES = (16, 32, 64)
-
-
-@triton.jit
-def _op(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr):
-    """A dot operand rounded to DT. Under the interpreter (EMU) bf16/fp16 dots are wrong in triton 3.6 (numpy has
-    no bfloat16), so the rounded operand is widened back to ACC: same rounding of the operands, float32 product."""
-    if EMU:
-        return x.to(DT).to(ACC)
-    else:
-        return x.to(DT)
 
 
 @triton.jit
@@ -60,9 +51,7 @@ def _wy_kernel(k_ptr, v_ptr, b_ptr, w_ptr, u_ptr, L, H: tl.constexpr, K: tl.cons
     once (15 steps on an (NB, 16, 16) tile); then I + A = (I + A_d)(I + N) with N = D A_o strictly block-lower, so
     N^NB = 0 and, for NB <= 4, T = (I + N)^{-1} D = (I - N)(I + N^2) D: four BT x BT products on the tensor
     cores instead of BT sequential row updates. With SPLIT, program axis 2 picks W (0) or U (1): T is formed
-    twice but fewer tiles are live at once."""
-    BC: tl.constexpr = 16
-    NB: tl.constexpr = BT // BC
+    twice but fewer tiles are live at once. The inverse is :func:`lrnnkit.kernels.gh.tiles._tinv`."""
     i_c = tl.program_id(0)
     i_bh = tl.program_id(1)
     i_b = i_bh // H
@@ -78,27 +67,7 @@ def _wy_kernel(k_ptr, v_ptr, b_ptr, w_ptr, u_ptr, L, H: tl.constexpr, K: tl.cons
     kb = _op(kk.to(ACC) * bb[:, None], DT, ACC, EMU)
     A = tl.dot(kb, tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
     A = tl.where(r[:, None] > r[None, :], A, 0.0)
-    # diagonal blocks as an (NB, BC, BC) tile
-    nb = tl.arange(0, NB)
-    ii = tl.arange(0, BC)
-    A4 = tl.reshape(A, [NB, BC, NB, BC])
-    same = nb[:, None, None, None] == nb[None, None, :, None]
-    Ad = tl.sum(tl.where(same, A4, 0.0), 2)
-    i3 = ii[None, :, None]
-    j3 = ii[None, None, :]
-    Td = tl.where(i3 == j3, 1.0, 0.0) + tl.zeros([NB, BC, BC], dtype=ACC)
-    for i in range(1, BC):
-        a_i = tl.sum(tl.where(i3 == i, Ad, 0.0), 1)            # row i of every diagonal block: (NB, BC)
-        upd = tl.sum(a_i[:, :, None] * Td, 1)                  # sum_j A[i, j] T[j, :]
-        Td = tl.where(i3 == i, Td - upd[:, None, :], Td)
-    D = tl.reshape(tl.where(same, Td[:, :, None, :], 0.0), [BT, BT])
-    if NB > 1:
-        Ao = tl.where((r[:, None] // BC) > (r[None, :] // BC), A, 0.0)
-        N = tl.dot(D, Ao, input_precision=TPREC, out_dtype=ACC)
-        M = D + tl.dot(tl.dot(N, N, input_precision=TPREC, out_dtype=ACC), D, input_precision=TPREC, out_dtype=ACC)
-        Tm = M - tl.dot(N, M, input_precision=TPREC, out_dtype=ACC)
-    else:
-        Tm = D
+    Tm = _tinv(A, BT, ACC, TPREC, True)
     Tq = _op(Tm, DT, ACC, EMU)
     which = tl.program_id(2) if SPLIT else 0
     if (not SPLIT) or which == 0:
@@ -134,11 +103,7 @@ def _wy_subst_kernel(k_ptr, v_ptr, b_ptr, w_ptr, u_ptr, L, H: tl.constexpr, K: t
     kb = _op(kk.to(ACC) * bb[:, None], DT, ACC, EMU)
     A = tl.dot(kb, tl.trans(_op(kk, DT, ACC, EMU)), input_precision=PREC, out_dtype=ACC)
     A = tl.where(r[:, None] > r[None, :], A, 0.0)
-    Tm = tl.where(r[:, None] == r[None, :], 1.0, 0.0).to(ACC)
-    for i in range(1, BT):
-        a_i = tl.sum(tl.where(r[:, None] == i, A, 0.0), 0)
-        upd = tl.sum(a_i[:, None] * Tm, 0)
-        Tm = tl.where(r[:, None] == i, Tm - upd[None, :], Tm)
+    Tm = _tinv(A, BT, ACC, TPREC, False)
     Tq = _op(Tm, DT, ACC, EMU)
     w = tl.dot(Tq, kb, input_precision=PREC, out_dtype=ACC)
     tl.store(w_ptr + row[:, None] * K + rk[None, :], w.to(w_ptr.dtype.element_ty),

@@ -57,7 +57,7 @@ import torch
 
 from .._checks import acc_dtype
 from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
-from .chunk import _op
+from .tiles import _op, _tinv
 
 FP32_PRECISION = "tf32x3"
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep
@@ -136,6 +136,24 @@ def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr, 
 
 
 @triton.jit
+def _seq_program(seqs_ptr, H: tl.constexpr):
+    """A state-pass program (grid axis 1 = sequence x head): (sequence, head, its first and end positions, the
+    index of its first chunk)."""
+    i_sh = tl.program_id(1)
+    i_s = i_sh // H
+    return (i_s, i_sh % H, tl.load(seqs_ptr + 3 * i_s), tl.load(seqs_ptr + 3 * i_s + 1),
+            tl.load(seqs_ptr + 3 * i_s + 2))
+
+
+@triton.jit
+def _chunk_gates(Gc_ptr, row, mp, last, i_h, H: tl.constexpr, ACC: tl.constexpr):
+    """(G, G_C): the in-chunk cumulative log-gate at the chunk's rows and at its last position ``last``. Padding
+    rows get G_C, so every exponent exp(G_C - G_j) and exp(G_i - G_j) (i >= j) stays <= 0."""
+    GL = tl.load(Gc_ptr + last * H + i_h).to(ACC)
+    return tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL), GL
+
+
+@triton.jit
 def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K: tl.constexpr, NH,
               BT: tl.constexpr, BK: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
               EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
@@ -174,12 +192,7 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
     U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)) from T, v and b: W and U never go through memory (the
     cancellation V - gamma K S_0 happens in the accumulator, before any rounding)."""
     i_v = tl.program_id(0)
-    i_sh = tl.program_id(1)
-    i_s = i_sh // H
-    i_h = i_sh % H
-    bos = tl.load(seqs_ptr + 3 * i_s)
-    eos = tl.load(seqs_ptr + 3 * i_s + 1)
-    coff = tl.load(seqs_ptr + 3 * i_s + 2)
+    i_s, i_h, bos, eos, coff = _seq_program(seqs_ptr, H)
     r = tl.arange(0, BT)
     rk = tl.arange(0, BK)
     rv = i_v * BV + tl.arange(0, BV)
@@ -200,10 +213,7 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
         mkk = mp[:, None] & mk[None, :]
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
         if HAS_G:
-            G = tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC)
-            nl = tl.minimum(BT, eos - bos - c * BT) - 1
-            GL = tl.sum(tl.where(r == nl, G, 0.0), 0)
-            G = tl.where(mp, G, GL)   # padding: every exponent stays <= 0
+            G, GL = _chunk_gates(Gc_ptr, row, mp, tl.minimum(bos + c * BT + BT, eos) - 1, i_h, H, ACC)
         if STORE:
             tl.store(h_ptr + (((coff + c) * H + i_h) * K + rk[:, None]) * V + rv[None, :],
                      S.to(h_ptr.dtype.element_ty), mask=mkv)
@@ -255,12 +265,7 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
     dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
     W^T dU' = K^T diag(b gamma) (T^T dU') formed from T (W is never stored)."""
     i_v = tl.program_id(0)
-    i_sh = tl.program_id(1)
-    i_s = i_sh // H
-    i_h = i_sh % H
-    bos = tl.load(seqs_ptr + 3 * i_s)
-    eos = tl.load(seqs_ptr + 3 * i_s + 1)
-    coff = tl.load(seqs_ptr + 3 * i_s + 2)
+    i_s, i_h, bos, eos, coff = _seq_program(seqs_ptr, H)
     r = tl.arange(0, BT)
     rk = tl.arange(0, BK)
     rv = i_v * BV + tl.arange(0, BV)
@@ -292,10 +297,7 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         kq = tl.dot(_o(kk, DT, ACC, EMU, RND), tl.trans(_o(qq, DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
         dSd = _o(dS, DT, ACC, EMU, RND)
         if HAS_G:
-            G = tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC)
-            nl = tl.minimum(BT, eos - bos - c * BT) - 1
-            GL = tl.sum(tl.where(r == nl, G, 0.0), 0)
-            G = tl.where(mp, G, GL)   # padding: every exponent stays <= 0
+            G, GL = _chunk_gates(Gc_ptr, row, mp, tl.minimum(bos + c * BT + BT, eos) - 1, i_h, H, ACC)
             kq = kq * tl.exp(tl.where(upper, G[None, :] - G[:, None], 0.0))
             kd = kk * tl.exp(GL - G)[:, None]
             qq = qq * tl.exp(G)[:, None]
@@ -377,8 +379,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
     causal = r[:, None] >= r[None, :]
     if HAS_G:
         nlast = end - start - 1
-        GL = tl.load(Gc_ptr + (start + nlast) * H + i_h).to(ACC)
-        G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+        G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
         dq = dq * tl.exp(G)[:, None]
         dG = tl.sum(dq * qq, 1)
         Dm = Dm * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
@@ -426,8 +427,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     KK = tl.dot(kd, tl.trans(kd), input_precision=PREC, out_dtype=ACC)
     low = r[:, None] > r[None, :]
     if HAS_G:
-        GL = tl.load(Gc_ptr + (end - 1) * H + i_h).to(ACC)
-        G = tl.where(mp, tl.load(Gc_ptr + row, mask=mp, other=0.0).to(ACC), GL)   # padding: exponents <= 0
+        G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
         gam = tl.exp(G)
         Gam = tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
     else:
@@ -601,7 +601,7 @@ def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
     return o, ht, tm, Gc
 
 
-def _bwd(c, qf, kf, vf, bf, gf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
+def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     """Gradients (dq, dk, dv, dbeta, dg, dh0); the chunk states and U' are recomputed (from T and G kept by the
     forward); dq, dk, dv, dbeta are written in ``out_dtypes`` directly (no float32 copies to cast afterwards)."""
     _, _, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True)
@@ -661,9 +661,9 @@ class ChunkGHFunction(torch.autograd.Function):
     def backward(ctx, do, dht):
         q, k, v, beta, g, h0, scale_t, tm, Gc = ctx.saved_tensors
         c = ctx.c
-        qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
+        qf, kf, vf, bf, _ = _flat(q, k, v, beta, None)
         h0c = h0.contiguous() if h0 is not None else None
-        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, gf, h0c, scale_t, do.to(q.dtype), dht, tm, Gc,
+        dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, h0c, scale_t, do.to(q.dtype), dht, tm, Gc,
                                        (q.dtype, k.dtype, v.dtype, beta.dtype))
         cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731  (a no-op but dg, dh0)
         return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,

@@ -1,0 +1,55 @@
+"""Triton tile helpers shared by the GH-product kernels (:mod:`.chunk`, :mod:`.wy`): dot operands in the
+kernel's operand dtype, and the inverse of a unit lower-triangular chunk matrix."""
+from __future__ import annotations
+
+from .._triton import tl, triton
+
+
+@triton.jit
+def _op(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr):
+    """A dot operand rounded to DT. Under the interpreter (EMU) bf16/fp16 dots are wrong in triton 3.6 (numpy has
+    no bfloat16), so the rounded operand is widened back to ACC: same rounding of the operands, float32 product."""
+    if EMU:
+        return x.to(DT).to(ACC)
+    else:
+        return x.to(DT)
+
+
+@triton.jit
+def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: tl.constexpr):
+    """T = (I + A)^{-1} for a strictly lower BT x BT tile A. BLOCKED: forward substitution inside the 16 x 16
+    diagonal blocks (all at once), then (I + A) = (I + A_d)(I + N), N = D A_o nilpotent (N^4 = 0 for BT <= 64):
+    T = (I - N)(I + N^2) D: four BT x BT tensor-core products instead of BT sequential row updates. Else
+    row-by-row substitution (float64: the blocked variant miscompiled there, see chunk.py)."""
+    r = tl.arange(0, BT)
+    if BLOCKED:
+        BC: tl.constexpr = 16
+        NB: tl.constexpr = BT // BC
+        nb = tl.arange(0, NB)
+        ii = tl.arange(0, BC)
+        A4 = tl.reshape(A, [NB, BC, NB, BC])
+        same = nb[:, None, None, None] == nb[None, None, :, None]
+        Ad = tl.sum(tl.where(same, A4, 0.0), 2)
+        i3 = ii[None, :, None]
+        j3 = ii[None, None, :]
+        Td = tl.where(i3 == j3, 1.0, 0.0) + tl.zeros([NB, BC, BC], dtype=ACC)
+        for i in range(1, BC):
+            a_i = tl.sum(tl.where(i3 == i, Ad, 0.0), 1)
+            upd = tl.sum(a_i[:, :, None] * Td, 1)
+            Td = tl.where(i3 == i, Td - upd[:, None, :], Td)
+        D = tl.reshape(tl.where(same, Td[:, :, None, :], 0.0), [BT, BT])
+        if NB > 1:
+            Ao = tl.where((r[:, None] // BC) > (r[None, :] // BC), A, 0.0)
+            N = tl.dot(D, Ao, input_precision=TPREC, out_dtype=ACC)
+            M = D + tl.dot(tl.dot(N, N, input_precision=TPREC, out_dtype=ACC), D, input_precision=TPREC,
+                           out_dtype=ACC)
+            Tm = M - tl.dot(N, M, input_precision=TPREC, out_dtype=ACC)
+        else:
+            Tm = D
+    else:
+        Tm = tl.where(r[:, None] == r[None, :], 1.0, 0.0).to(ACC)
+        for i in range(1, BT):
+            a_i = tl.sum(tl.where(r[:, None] == i, A, 0.0), 0)
+            upd = tl.sum(a_i[:, None] * Tm, 0)
+            Tm = tl.where(r[:, None] == i, Tm - upd[None, :], Tm)
+    return Tm
