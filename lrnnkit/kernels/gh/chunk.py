@@ -35,6 +35,7 @@ from ...errors import InputError
 from .._checks import acc_dtype
 from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .inputs import prepare
+from .reference import chunk_gh_torch
 from .tiles import _op, _tinv
 
 CHUNK_SIZES = (16, 32, 64)
@@ -370,45 +371,10 @@ def chunk_bwd_triton(q, k, v, beta, h0, do, dht, scale, chunk_size=64):
 
 
 def chunk_delta_product_torch(q, k, v, beta, scale=1.0, h0=None, chunk_size=64):
-    """The chunk equations in plain torch (differentiable; used by the backward pass and as a second reference).
-    Canonical shapes as :func:`chunk_fwd_triton`; computes in the accumulation dtype. Returns ``(o, final_state)``."""
-    B, T, H, K = q.shape
-    NH, V = k.shape[2], v.shape[-1]
-    dt = acc_dtype(q.dtype)
-    L = T * NH
-    C = chunk_size
-    N = -(-L // C)
-    pad = N * C - L
-    kf = k.to(dt).reshape(B, L, H, K)
-    vf = v.to(dt).reshape(B, L, H, V)
-    bf = beta.to(dt).reshape(B, L, H)
-    qi = torch.zeros(B, T, NH, H, K, dtype=dt, device=q.device)
-    qi[:, :, NH - 1] = q.to(dt)
-    qi = qi.reshape(B, L, H, K)
-    if pad:  # zero keys and betas: identity factors that write nothing
-        kf = torch.nn.functional.pad(kf, (0, 0, 0, 0, 0, pad))
-        vf = torch.nn.functional.pad(vf, (0, 0, 0, 0, 0, pad))
-        bf = torch.nn.functional.pad(bf, (0, 0, 0, pad))
-        qi = torch.nn.functional.pad(qi, (0, 0, 0, 0, 0, pad))
-    kc = kf.reshape(B, N, C, H, K).permute(0, 3, 1, 2, 4)       # (B,H,N,C,K)
-    vc = vf.reshape(B, N, C, H, V).permute(0, 3, 1, 2, 4)
-    bc = bf.reshape(B, N, C, H).permute(0, 3, 1, 2)[..., None]  # (B,H,N,C,1)
-    qc = qi.reshape(B, N, C, H, K).permute(0, 3, 1, 2, 4)
-    eye = torch.eye(C, dtype=dt, device=q.device)
-    A = torch.tril((bc * kc) @ kc.transpose(-1, -2), -1)
-    W = torch.linalg.solve_triangular(eye + A, bc * kc, upper=False, unitriangular=True)
-    U = torch.linalg.solve_triangular(eye + A, bc * vc, upper=False, unitriangular=True)
-    S = h0.to(dt) if h0 is not None else torch.zeros(B, H, K, V, dtype=dt, device=q.device)
-    causal = torch.tril(torch.ones(C, C, dtype=torch.bool, device=q.device))
-    outs = []
-    for n in range(N):
-        Kn, Qn = kc[:, :, n], qc[:, :, n]
-        Un = U[:, :, n] - W[:, :, n] @ S
-        outs.append(Qn @ S + (Qn @ Kn.transpose(-1, -2)).masked_fill(~causal, 0) @ Un)
-        S = S + Kn.transpose(-1, -2) @ Un
-    O = torch.stack(outs, 2).reshape(B, H, N * C, V)[:, :, :L].permute(0, 2, 1, 3)   # (B, L, H, V)
-    O = O.reshape(B, T, NH, H, V)[:, :, NH - 1] * scale
-    return O, S
+    """The chunk equations in plain torch (differentiable; used by the backward pass and as a second reference):
+    :func:`lrnnkit.kernels.gh.reference.chunk_gh_torch` without a gate. Canonical shapes as
+    :func:`chunk_fwd_triton`; computes in the accumulation dtype. Returns ``(o, final_state)``."""
+    return chunk_gh_torch(q, k, v, beta, None, scale=scale, initial_state=h0, chunk_size=chunk_size)
 
 
 class ChunkDeltaProductFunction(torch.autograd.Function):
