@@ -85,9 +85,8 @@ def exact_matvec(A: list, x: Sequence) -> list:
     return out
 
 
-def gh_matrix_exact(beta, u: Sequence) -> list:
-    """``I - beta u u^T / (u^T u)`` exactly (u need not be a unit vector)."""
-    d = len(u)
+def _gh_scale(beta, u: Sequence):
+    """``beta / (u^T u)`` exactly: the coefficient of ``u u^T`` in a GH factor (u need not be a unit vector)."""
     nrm = Fraction(0)
     for x in u:
         nrm = nrm + x * x
@@ -95,7 +94,13 @@ def gh_matrix_exact(beta, u: Sequence) -> list:
         raise InputError("GH factor direction with an irrational squared norm: give u with a rational u^T u")
     if nrm == 0:
         raise InputError("GH factor with a zero direction vector")
-    s = beta * Fraction(1) / nrm
+    return beta * Fraction(1) / nrm
+
+
+def gh_matrix_exact(beta, u: Sequence) -> list:
+    """``I - beta u u^T / (u^T u)`` exactly (u need not be a unit vector)."""
+    d = len(u)
+    s = _gh_scale(beta, u)
     return [[Fraction(int(i == j)) - s * u[i] * u[j] for j in range(d)] for i in range(d)]
 
 
@@ -907,14 +912,7 @@ def _exact_factor_product(factors, d: int) -> list:
     M = exact_identity(d)
     for f in factors:
         u = list(f.u_exact)
-        nrm = Fraction(0)
-        for x in u:
-            nrm = nrm + x * x
-        if isinstance(nrm, Cyc):
-            raise InputError("GH factor key with an irrational squared norm")
-        if nrm == 0:
-            raise InputError("GH factor with a zero key")
-        s = f.beta_exact * Fraction(1) / nrm
+        s = _gh_scale(f.beta_exact, u)
         wrow = []
         for col in range(d):
             acc = Fraction(0)
