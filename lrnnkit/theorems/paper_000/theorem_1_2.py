@@ -158,6 +158,20 @@ def _corrected_search(eigs, period: int, profile: str, m: int):
     return search(strat, bad, N), K, N
 
 
+def _corrected_verdict(found, printed_false: bool, control: bool, message: str, **evidence) -> CheckResult:
+    """The verdict of Theorems 1 and 2: the printed statement falls to a verified bf16 counterexample
+    (``printed_false``), the corrected statement holds if the search over small LRNNs finds no counterexample
+    (``found`` is None) and the search itself detects the known one (``control``). A counterexample that does not
+    verify leaves the printed statement undecided ("open"), not proved."""
+    if found is not None:
+        return CheckResult("falsified", "the corrected statement fails too", counterexample=repr(found))
+    if not printed_false:
+        return CheckResult("open", "the recorded counterexample does not verify")
+    if not control:
+        return CheckResult("open", "the corrected-statement search cannot detect the known counterexample")
+    return CheckResult("holds-as-corrected", message, **evidence)
+
+
 @statement(
     id="000:theorem-1", paper=PAPER, kind="theorem",
     statement="Theorem 1 (Parity). A finite precision LRNN with finitely many layers as in (1) can solve parity for "
@@ -207,16 +221,12 @@ def check_theorem_1(profile: str = "quick") -> CheckResult:
     found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "3/4", "1", "5/4", "2")], 1, profile, 2)
     ctrl = cast_model_states(T1_A1, (F(0), F(0)), T1_H0, 4 * K2, BF16, "nearest-even")
     control = not tail_monotone(ctrl, 1, 2 * K2) and separates(ctrl, 2, 2 * K2)
-    if found is not None:
-        return CheckResult("falsified", "the corrected statement fails too", counterexample=repr(found))
-    if not printed_false:
-        return CheckResult("holds", "the recorded counterexample does not verify")
-    if not control:
-        return CheckResult("open", "the corrected-statement search cannot detect the known counterexample")
-    return CheckResult("holds-as-corrected", f"bf16 counterexample verified exactly for c = 0..{K} (and all c by the "
-                       f"bound); corrected statement: {N} one-layer LRNNs with non-negative spectra, {K2} steps "
-                       "(candidates re-run 4x longer): none recognizes (11)*", counterexample={"A(1)": _mat_json(T1_A1),
-                       "H0": [str(x) for x in T1_H0]}, corrected="eigenvalue not in [0, inf), monotone cast")
+    return _corrected_verdict(
+        found, printed_false, control,
+        f"bf16 counterexample verified exactly for c = 0..{K} (and all c by the bound); corrected statement: {N} "
+        f"one-layer LRNNs with non-negative spectra, {K2} steps (candidates re-run 4x longer): none recognizes (11)*",
+        counterexample={"A(1)": _mat_json(T1_A1), "H0": [str(x) for x in T1_H0]},
+        corrected="eigenvalue not in [0, inf), monotone cast")
 
 
 @statement(
@@ -264,13 +274,8 @@ def check_theorem_2(profile: str = "quick") -> CheckResult:
                                      profile, 3)
     ctrl = cast_model_states(T2_A1, (F(0),) * 3, T2_H0, 4 * K2, BF16, "nearest-even")
     control = not tail_monotone(ctrl, 2, 2 * K2) and separates(ctrl, 3, 2 * K2)
-    if found is not None:
-        return CheckResult("falsified", "the corrected statement fails too", counterexample=repr(found))
-    if not printed_false:
-        return CheckResult("holds", "the recorded counterexample does not verify")
-    if not control:
-        return CheckResult("open", "the corrected-statement search cannot detect the known counterexample")
-    return CheckResult("holds-as-corrected", f"bf16 counterexample verified exactly for k = 0..{K}; corrected "
-                       f"statement: {N} one-layer LRNNs with real spectra, {K2} steps "
-                       "(candidates re-run 4x longer): none recognizes (111)*", counterexample={"A(1)": _mat_json(T2_A1)},
-                       corrected="non-real eigenvalue (any modulus), monotone cast")
+    return _corrected_verdict(
+        found, printed_false, control,
+        f"bf16 counterexample verified exactly for k = 0..{K}; corrected statement: {N} one-layer LRNNs with real "
+        f"spectra, {K2} steps (candidates re-run 4x longer): none recognizes (111)*",
+        counterexample={"A(1)": _mat_json(T2_A1)}, corrected="non-real eigenvalue (any modulus), monotone cast")
