@@ -31,6 +31,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from _peers import fla_gh  # noqa: E402
 
 
 def fmt(x, nd=3):
@@ -131,12 +133,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
 
     from lrnnkit.kernels.gh import wy
     from lrnnkit.kernels.gh.api import chunk_gh
-    try:
-        from fla.ops.delta_rule import chunk_delta_rule
-        from fla.ops.gated_delta_product import chunk_gated_delta_product
-        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
-    except Exception:   # the tables say n/a
-        chunk_delta_rule = chunk_gated_delta_product = chunk_gated_delta_rule = None
+    peer = fla_gh()
 
     def make(nh, gate, varlen, Bx, seed=0):
         g = torch.Generator(device=dev).manual_seed(seed)
@@ -166,14 +163,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         return chunk_gh(*xs, nh, cu, scale=1.0)[0]
 
     def fla(xs, nh, cu):
-        q, k, v, b, g = xs
-        cul = None if cu is None else cu.long()
-        if g is None and nh == 1:
-            return chunk_delta_rule(q, k[:, :, 0], v[:, :, 0], b[:, :, 0], scale=1.0, cu_seqlens=cul)[0]
-        if g is not None and nh == 1:
-            return chunk_gated_delta_rule(q, k[:, :, 0], v[:, :, 0], g, b[:, :, 0], scale=1.0, cu_seqlens=cul)[0]
-        return chunk_gated_delta_product(q, k.flatten(1, 2), v.flatten(1, 2), g, b.flatten(1, 2), nh, scale=1.0,
-                                         cu_seqlens=cul)[0]
+        return peer(*xs, nh, cu)
 
     def grads(fn, xs, do, nh, cu):
         o = fn(xs, nh, cu)
@@ -277,12 +267,12 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                 xb = cast(xs64, torch.bfloat16, False)
                 with torch.no_grad():
                     attempt("fwd", lambda: bench(lambda: ours(xb, nh, cu)))
-                    if chunk_delta_rule is not None:
+                    if peer is not None:
                         attempt("fla_fwd", lambda: bench(lambda: fla(xb, nh, cu)))
                 xb = cast(xs64, torch.bfloat16, True)
                 dob = do64.to(torch.bfloat16)
                 attempt("fb", lambda: bench(lambda: ours(xb, nh, cu).backward(dob)))
-                if chunk_delta_rule is not None:
+                if peer is not None:
                     attempt("fla_fb", lambda: bench(lambda: fla(xb, nh, cu).backward(dob)))
                 xf = cast(xs64, torch.float32, True)
                 dof = do64.float()
@@ -300,7 +290,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                 e = {}
                 attempt("e_b", lambda: grads(ours, cast(xs_e, torch.bfloat16, True), do_e, nh, cu))
                 attempt("e_f", lambda: grads(ours, cast(xs_e, torch.float32, True), do_e, nh, cu))
-                if chunk_delta_rule is not None:
+                if peer is not None:
                     attempt("e_fla", lambda: grads(fla, cast(xs_e, torch.bfloat16, True), do_e, nh, cu))
                 for who, key in (("ours bf16", "e_b"), ("fla bf16", "e_fla"), ("ours fp32", "e_f")):
                     if key in row:
@@ -359,11 +349,10 @@ def run(a):
     try:
         import fla
         fla_ver = getattr(fla, "__version__", "?")
-        from fla.ops.delta_rule import chunk_delta_rule, fused_recurrent_delta_rule
-        from fla.ops.gated_delta_product import chunk_gated_delta_product
+        from fla.ops.delta_rule import fused_recurrent_delta_rule
     except Exception as exc:  # fla travels as a wheel; the table says when it is missing
         fla_ver = f"missing ({exc})"
-        chunk_delta_rule = fused_recurrent_delta_rule = chunk_gated_delta_product = None
+        fused_recurrent_delta_rule = None
 
     def bench(fn):
         return do_bench(fn, warmup=25, rep=100, return_mode="median")
@@ -397,11 +386,10 @@ def run(a):
             xs = [t.requires_grad_(True) for t in xs]
         return xs
 
+    peer = fla_gh()
+
     def fla_fwd(q, k, v, beta, nh):
-        if nh == 1:
-            return chunk_delta_rule(q, k[:, :, 0], v[:, :, 0], beta[:, :, 0], scale=1.0)[0]
-        return chunk_gated_delta_product(q, k.flatten(1, 2), v.flatten(1, 2), None, beta.flatten(1, 2), nh,
-                                         scale=1.0)[0]
+        return peer(q, k, v, beta, None, nh)
 
     def io_bytes(nh, esize, bwd=False):
         fwd = (B * T * H * K + B * T * nh * H * (K + V + 1) + B * T * H * V) * esize
@@ -482,7 +470,7 @@ def run(a):
             o_ours = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
             # breakdown: wy kernel alone (= one full run minus a state pass is not separable; time a W/U pass)
             row["split"] = ck.time_split(q, k, v, beta, bench, 64, **ck.WY_CONFIG)
-            if chunk_delta_rule is not None:
+            if peer is not None:
                 row["fla"] = bench(lambda: fla_fwd(q, k, v, beta, nh))
                 o_fla = fla_fwd(q, k, v, beta, nh)
                 row["diff"] = float((o_ours.float() - o_fla.float()).norm() / o_fla.float().norm())
@@ -503,7 +491,7 @@ def run(a):
                     t.grad = None
                 ours_fb_t()
                 dk_ours = kg.grad.float().clone()
-                if chunk_delta_rule is not None:
+                if peer is not None:
                     for t in (qg, kg, vg, bg):
                         t.grad = None
                     fla_fwd(qg, kg, vg, bg, nh).backward(do)
@@ -511,7 +499,7 @@ def run(a):
             except Exception as exc:
                 traceback.print_exc()
                 row["err_t"] = repr(exc)[:120]
-            if chunk_delta_rule is not None:
+            if peer is not None:
                 def fla_fb():
                     fla_fwd(qg, kg, vg, bg, nh).backward(do)
                 row["fla_fb"] = bench(fla_fb)

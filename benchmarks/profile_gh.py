@@ -18,6 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def main():
@@ -40,28 +41,19 @@ def main():
 
     from lrnnkit.kernels.gh import wy
     from lrnnkit.kernels.gh.api import chunk_gh
-    chunk_delta_rule = None
-    if not a.no_fla:
-        try:
-            from fla.ops.delta_rule import chunk_delta_rule
-            from fla.ops.gated_delta_product import chunk_gated_delta_product
-        except Exception:
-            pass
+    from _peers import fla_gh
+    peer = None if a.no_fla else fla_gh()
     if a.prec:
         wy.FP32_PRECISION = a.prec
     dev = "cuda" if torch.cuda.is_available() else "cpu"   # cpu: a smoke test under TRITON_INTERPRET=1
     dtype = getattr(torch, a.dtype)
     table = wy.CONFIG_WIDE if dtype == torch.float32 else wy.CONFIG
     B, T, H, K, V = a.B, a.T, 16, 128, 128
-    VARLEN = (1000, 7200, 2100, 6100, 3000, 5168, 4100, 4100)
+    from bench_kernels import VARLEN_LENGTHS as VARLEN
     cu = None
     if a.varlen:
         B, T = 1, sum(VARLEN)
         cu = torch.tensor((0,) + VARLEN, device=dev).cumsum(0)
-    try:
-        from fla.ops.gated_delta_rule import chunk_gated_delta_rule
-    except Exception:
-        chunk_gated_delta_rule = None
     print(f"# {torch.cuda.get_device_name() if dev == 'cuda' else 'cpu'}  B={B} T={T} H={H} K=V={K} {a.dtype}"
           + (" gated" if a.gate else "") + (f" packed {VARLEN}" if a.varlen else "")
           + (f" fp32 dots {wy.FP32_PRECISION}" if dtype == torch.float32 else ""), flush=True)
@@ -84,14 +76,7 @@ def main():
         return chunk_gh(xs[0], xs[1], xs[2], xs[3], xs[4], nh, cu, scale=1.0)[0]
 
     def fla(xs, nh):
-        q, k, v, b, g = xs
-        cl = None if cu is None else cu.long()
-        if nh == 1 and g is None:
-            return chunk_delta_rule(q, k[:, :, 0], v[:, :, 0], b[:, :, 0], scale=1.0, cu_seqlens=cl)[0]
-        if nh == 1:
-            return chunk_gated_delta_rule(q, k[:, :, 0], v[:, :, 0], g, b[:, :, 0], scale=1.0, cu_seqlens=cl)[0]
-        return chunk_gated_delta_product(q, k.flatten(1, 2), v.flatten(1, 2), g, b.flatten(1, 2), nh,
-                                         scale=1.0, cu_seqlens=cl)[0]
+        return peer(*xs, nh, cu)
 
     def bench(fn):
         if dev == "cpu":
@@ -131,7 +116,7 @@ def main():
     for nh in [int(x) for x in a.nh.split(",") if x]:
         xs, do = make(nh, dtype, True)
         line = {}
-        if chunk_delta_rule is not None:
+        if peer is not None:
             xb, dob = make(nh, torch.bfloat16, True)
             with torch.no_grad():
                 line["fla-bf16 fwd"] = bench(lambda: fla(xb, nh))
@@ -140,12 +125,11 @@ def main():
             except Exception as exc:   # fla refuses its gated backward on Hopper with triton < 3.7.1 (fla #640)
                 print(f"n_h={nh} fla fwd+bwd refused: {repr(exc)[:160]}", flush=True)
             del xb, dob
-        for var in ("ours",):
-            with torch.no_grad():
-                line[f"{var} fwd"] = bench(lambda: ours(xs, nh))
-            line[f"{var} fb"] = bench(lambda: ours(xs, nh).backward(do))
-            if not a.no_profile and dev == "cuda":
-                print(f"n_h={nh} {var} fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
+        with torch.no_grad():
+            line["ours fwd"] = bench(lambda: ours(xs, nh))
+        line["ours fb"] = bench(lambda: ours(xs, nh).backward(do))
+        if not a.no_profile and dev == "cuda":
+            print(f"n_h={nh} ours fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
         txt = "  ".join(f"{k_} {v_:.3f}" for k_, v_ in line.items())
         if "fla-bf16 fwd" in line:
             txt += "  | / fla-bf16: " + "  ".join(f"{k_} {line[k_] / line['fla-bf16 ' + k_.split()[1]]:.3f}"
@@ -167,7 +151,7 @@ def main():
             print(f"n_h={nh} {a.dtype} rel err vs float64 o/dq/dk/dv/dbeta{'/dg' if a.gate else ''}: "
                   + " ".join(f"{float((g_.double() - r_).norm() / r_.norm()):.2e}" for g_, r_ in zip(got, ref)),
                   flush=True)
-            if chunk_delta_rule is not None:
+            if peer is not None:
                 xs, do = make(nh, torch.bfloat16, True, rows=1)
                 try:
                     o = fla(xs, nh)
