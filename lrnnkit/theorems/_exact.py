@@ -107,6 +107,19 @@ def gh_product(factors, n: int) -> tuple:
 # list matrices of Fractions (002, 003, 004); exact_identity / exact_matmul come from lrnnkit.model
 
 
+def block_diag(blocks: list) -> list:
+    """The block-diagonal matrix of square blocks (list of lists; entries as given, zeros Fraction(0))."""
+    n = sum(len(b) for b in blocks)
+    M = [[F(0)] * n for _ in range(n)]
+    o = 0
+    for b in blocks:
+        for i, r in enumerate(b):
+            for j, v in enumerate(r):
+                M[o + i][o + j] = v
+        o += len(b)
+    return M
+
+
 def transpose(A: list) -> list:
     return [list(r) for r in zip(*A)] if A else []
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction as F
 
-from .._exact import _mat_json, mm, mv, solve
+from .._exact import _mat_json, block_diag, mm, mv, solve
 from ..registry import CheckResult, statement
 from ._common import PAPER
 from .theorem_1_2 import BF16, MODES, T1_A1, T1_H0, T2_A1, T2_H0, TOY8, cast_model_states, separates, tail_monotone
@@ -25,18 +25,6 @@ def cast_continuous_at(fmt, mode: str, x: F) -> bool:
     """The cast is constant on a neighbourhood of x (x is not a rounding boundary of the mode)."""
     c = fmt.cast(x, mode)
     return fmt.cast(x - _EPS, mode) == c == fmt.cast(x + _EPS, mode)
-
-
-def _blockdiag(blocks: list) -> tuple:
-    n = sum(len(b) for b in blocks)
-    M = [[F(0)] * n for _ in range(n)]
-    o = 0
-    for b in blocks:
-        for i, r in enumerate(b):
-            for j, v in enumerate(r):
-                M[o + i][o + j] = F(v)
-        o += len(b)
-    return tuple(tuple(r) for r in M)
 
 
 def generic_lrnn(rng: random.Random, units: list, n: int):
@@ -64,7 +52,7 @@ def generic_lrnn(rng: random.Random, units: list, n: int):
             a, b = rng.choice(_COMPLEX)
             blocks.append([[F(0), -b], [F(1), -a]])
             size += 2
-    J = _blockdiag(blocks)
+    J = tuple(tuple(F(v) for v in r) for r in block_diag(blocks))
     for _ in range(50):
         P = tuple(tuple(F(rng.randrange(-2, 3)) for _ in range(n)) for _ in range(n))
         Pinv = solve([list(r) for r in P], [[F(int(i == j)) for j in range(n)] for i in range(n)])

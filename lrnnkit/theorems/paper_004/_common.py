@@ -7,7 +7,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-
+from .._exact import block_diag as _blockdiag  # noqa: F401  (re-exported to the paper's modules)
 
 PAPER = "004"
 
@@ -15,18 +15,6 @@ PAPER = "004"
 def w_of_input(T: list, x: list) -> list:
     """W(x)_{ij} = sum_k T_{ijk} x_k (eq. 3)."""
     return [[sum((T[i][j][k] * x[k] for k in range(len(x))), 0) for j in range(len(T[0]))] for i in range(len(T))]
-
-
-def _blockdiag(blocks: list) -> list:
-    d = sum(len(B) for B in blocks)
-    M = [[F(0)] * d for _ in range(d)]
-    o = 0
-    for B in blocks:
-        for i in range(len(B)):
-            for j in range(len(B)):
-                M[o + i][o + j] = B[i][j]
-        o += len(B)
-    return M
 
 
 # =========================================================================== abelian only
