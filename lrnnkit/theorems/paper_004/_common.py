@@ -3,7 +3,6 @@
 See the package docstring (lrnnkit/theorems/paper_004/__init__.py) for the paper and conventions."""
 from __future__ import annotations
 
-from fractions import Fraction as F
 
 import numpy as np
 
