@@ -3,7 +3,6 @@
 See the package docstring (lrnnkit/theorems/paper_004/__init__.py) for the paper and conventions."""
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._exact import block_diag as _blockdiag  # noqa: F401  (re-exported to the paper's modules)
