@@ -85,53 +85,12 @@ def _o(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.conste
 
 
 @triton.jit
-def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: tl.constexpr):
-    """T = (I + A)^{-1} for a strictly lower BT x BT tile A. BLOCKED: forward substitution inside the 16 x 16
-    diagonal blocks (all at once), then (I + A) = (I + A_d)(I + N), N = D A_o nilpotent (N^4 = 0 for BT <= 64):
-    T = (I - N)(I + N^2) D (as :func:`lrnnkit.kernels.gh.chunk._wy_kernel`). Else row-by-row substitution
-    (float64: the blocked variant miscompiled there, see chunk.py)."""
-    r = tl.arange(0, BT)
-    if BLOCKED:
-        BC: tl.constexpr = 16
-        NB: tl.constexpr = BT // BC
-        nb = tl.arange(0, NB)
-        ii = tl.arange(0, BC)
-        A4 = tl.reshape(A, [NB, BC, NB, BC])
-        same = nb[:, None, None, None] == nb[None, None, :, None]
-        Ad = tl.sum(tl.where(same, A4, 0.0), 2)
-        i3 = ii[None, :, None]
-        j3 = ii[None, None, :]
-        Td = tl.where(i3 == j3, 1.0, 0.0) + tl.zeros([NB, BC, BC], dtype=ACC)
-        for i in range(1, BC):
-            a_i = tl.sum(tl.where(i3 == i, Ad, 0.0), 1)
-            upd = tl.sum(a_i[:, :, None] * Td, 1)
-            Td = tl.where(i3 == i, Td - upd[:, None, :], Td)
-        D = tl.reshape(tl.where(same, Td[:, :, None, :], 0.0), [BT, BT])
-        if NB > 1:
-            Ao = tl.where((r[:, None] // BC) > (r[None, :] // BC), A, 0.0)
-            N = tl.dot(D, Ao, input_precision=TPREC, out_dtype=ACC)
-            M = D + tl.dot(tl.dot(N, N, input_precision=TPREC, out_dtype=ACC), D, input_precision=TPREC,
-                           out_dtype=ACC)
-            Tm = M - tl.dot(N, M, input_precision=TPREC, out_dtype=ACC)
-        else:
-            Tm = D
-    else:
-        Tm = tl.where(r[:, None] == r[None, :], 1.0, 0.0).to(ACC)
-        for i in range(1, BT):
-            a_i = tl.sum(tl.where(r[:, None] == i, A, 0.0), 0)
-            upd = tl.sum(a_i[:, None] * Tm, 0)
-            Tm = tl.where(r[:, None] == i, Tm - upd[None, :], Tm)
-    return Tm
-
-
-@triton.jit
-def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr, STORE: tl.constexpr):
-    """In-chunk cumulative log-gate G of the interleaved positions (g_t on the token's first position)."""
+def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr):
+    """In-chunk cumulative log-gate G of the interleaved positions (g_t on the token's first position), stored."""
     first = mp & ((pos % NH) == 0)
     gg = tl.load(g_ptr + (pos // NH) * H + i_h, mask=first, other=0.0).to(ACC)
     G = tl.cumsum(gg, 0)
-    if STORE:
-        tl.store(Gc_ptr + pos * H + i_h, G, mask=mp)
+    tl.store(Gc_ptr + pos * H + i_h, G, mask=mp)
     return G
 
 
@@ -175,7 +134,7 @@ def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K
     A = tl.dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
                out_dtype=ACC)
     if HAS_G:
-        G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC, True)
+        G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC)
         A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
     A = tl.where(low, A, 0.0)
     Tm = _o(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU, RND)
