@@ -184,6 +184,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         notes = []
         default = dict(wy.CONFIG)
         options = {"state_fwd": [(32, 4), (64, 4), (128, 4), (64, 8), (128, 8)],
+                   "state_rec": [(32, 4), (64, 4), (128, 4), (64, 8)],
                    "state_bwd": [(32, 4), (64, 4), (32, 8), (64, 8)],
                    "dqkwg": [(64, 4), (32, 4), (64, 8), (128, 8)], "dqkwg_bk": [64, 32, 128],
                    "wy_bwd": [(64, 4), (32, 4), (64, 8), (128, 8)], "t_warps": [4, 8]}

@@ -9,4 +9,5 @@ FILE=proofs_tests/test_kernels_wy.py
 ids=$(python3 -m pytest -q --collect-only ${1:+-k "$1"} "$FILE" 2>/dev/null | grep '::')
 echo "$ids" | xargs -P 16 -I{} sh -c 'out=$(timeout 300 python3 -m pytest -q -x "{}" 2>&1); \
   if echo "$out" | grep -q " passed"; then echo "PASS {}"; \
+  elif echo "$out" | grep -q " skipped"; then echo "SKIP {}"; \
   else echo "FAIL {} :: $(echo "$out" | grep -E "^E " | head -2 | tr "\n" " " | cut -c1-300)"; fi' | sort

@@ -7,7 +7,7 @@ Prints, per n_h: forward (no grad) and forward+backward medians (triton.testing.
 bf16 beside them when fla is importable, the device time of every kernel of one fwd+bwd (torch.profiler), and with
 ``--errors`` the relative L2 error of o and every gradient against float64 (batch row 0). ``--sweep`` times
 settings of the kernel table for the run's dtype (``wy.CONFIG`` for bf16, ``wy.CONFIG_WIDE`` for fp32) one at a
-time at n_h = 1. A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own process.
+time at n_h = ``--sweep-nh`` (1). A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own process.
 Shape of issue 12: B=8, T=4096, H=16, K=V=128.
 """
 from __future__ import annotations
@@ -31,7 +31,10 @@ def main():
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--no-fla", action="store_true")
     ap.add_argument("--errors", action="store_true")
-    ap.add_argument("--sweep", default="", help="e.g. state_fwd=64:4,128:4;dqkwg_bk=64,128")
+    ap.add_argument("--sweep", default="", help="e.g. state_fwd=64:4,128:4:2;dqkwg_bk=64,128 (block:warps[:stages])")
+    ap.add_argument("--sweep-nh", type=int, default=1, help="n_h of the sweep's timings")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="run each sweep setting once, untimed (fills Triton's cache; see sweep_gh.sh)")
     ap.add_argument("--gate", action="store_true", help="with a gate g = logsigmoid(N(3, 1)) (fla: chunk_gated_*)")
     ap.add_argument("--varlen", action="store_true",
                     help="B=1 packed: 8 sequences of lengths VARLEN (sum 32768), cu_seqlens, on both sides")
@@ -104,14 +107,25 @@ def main():
 
     for spec in filter(None, a.sweep.split(";")):
         key, opts = spec.split("=")
-        xs, do = make(1, dtype, True)
+        nh = a.sweep_nh
+        xs, do = make(nh, dtype, True)
         for opt in opts.split(","):
             old = table[key]
             table[key] = tuple(int(x) for x in opt.split(":")) if ":" in opt else int(opt)
-            with torch.no_grad():
-                tf = bench(lambda: ours(xs, 1))
-            tb = bench(lambda: ours(xs, 1).backward(do))
-            print(f"sweep {key}={opt}: fwd {tf:.3f} fwd+bwd {tb:.3f}", flush=True)
+            try:
+                if a.compile_only:
+                    ours(xs, nh).backward(do)
+                    if dev == "cuda":
+                        torch.cuda.synchronize()
+                    print(f"compiled n_h={nh} {key}={opt}", flush=True)
+                    table[key] = old
+                    continue
+                with torch.no_grad():
+                    tf = bench(lambda: ours(xs, nh))
+                tb = bench(lambda: ours(xs, nh).backward(do))
+                print(f"sweep n_h={nh} {key}={opt}: fwd {tf:.3f} fwd+bwd {tb:.3f}", flush=True)
+            except Exception as exc:   # e.g. out of shared memory; a CUDA fault poisons every later setting
+                print(f"sweep n_h={nh} {key}={opt}: failed {repr(exc)[:120]}", flush=True)
             table[key] = old
     for nh in [int(x) for x in a.nh.split(",") if x]:
         xs, do = make(nh, dtype, True)

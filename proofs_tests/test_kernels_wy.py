@@ -126,7 +126,7 @@ def test_every_gradient_padded_heads(monkeypatch):
 
 # every (value block, warps) option of every kernel, compiled on the GPU only (the interpreter has no tile
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
-SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_bwd", "dqkwg", "wy_bwd")
+SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd")
                                  for opt in ((32, 4), (64, 4), (128, 4), (64, 8))]
 
 

@@ -65,10 +65,12 @@ FP32_PRECISION = "tf32x3"
 # twice / four times the shared memory, so they run one pipeline stage and, except the state pass ((64, 4) was
 # 8% faster than (32, 4) in fp32), smaller blocks. Every setting listed in proofs_tests/test_kernels_wy.py
 # (test_every_kernel_setting_compiled) gave right gradients compiled on an H100, or did not fit and says so.
-CONFIG = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128, "wy_bwd": (32, 4),
-          "t_warps": 4}
-CONFIG_WIDE = {"state_fwd": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64, "wy_bwd": (32, 4),
-               "t_warps": 4}
+# A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the forward's
+# state pass (outputs), "state_rec" the backward's (chunk states and U' recomputed).
+CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
+          "wy_bwd": (32, 4), "t_warps": 4}
+CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
+               "wy_bwd": (32, 4), "t_warps": 4}
 _CACHE: dict = {}
 
 
@@ -506,8 +508,9 @@ class _Ctx:
         return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU, self.RND)
 
     def bv(self, which):
-        bv, nw = self.cfg[which]
-        return min(self.BVF, bv), nw
+        """(value block, warps, stages) of a kernel."""
+        bv, nw, *st = self.cfg[which]
+        return min(self.BVF, bv), nw, (st[0] if st else self.stages)
 
 
 
@@ -544,12 +547,12 @@ def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store):
     if store:
         h = torch.empty(max(c.NT, 1), c.H, c.K, c.V, dtype=c.ST, device=c.dev)
         vn = torch.empty(kf.shape[0], c.H, c.V, dtype=c.ST, device=c.dev)
-    BV, nw = c.bv("state_fwd")
+    BV, nw, ns = c.bv("state_fwd" if output else "state_rec")
     x = kf
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, vf, bf, tm, _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x), _or(vn, x), scale_t, c.seqs,
         *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output, store, num_warps=nw,
-        num_stages=c.stages)
+        num_stages=ns)
     return o, ht, h, vn
 
 
@@ -569,34 +572,34 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     dvn = torch.empty_like(vn)
     dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     dof = do.contiguous().reshape(-1, c.H, c.V)
-    BV, nw = c.bv("state_bwd")
+    BV, nw, ns = c.bv("state_bwd")
     x = kf
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
         scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
-        num_stages=c.stages)
+        num_stages=ns)
     tq, tk, tv, tb = out_dtypes
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dw = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)       # rounded to ST by its only use anyway
-    BV, nw = c.bv("dqkwg")
+    BV, nw, ns = c.bv("dqkwg")
     BKS = min(c.BK, c.cfg["dqkwg_bk"])
     NKB = triton.cdiv(c.K, BKS)
     dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if c.NT:
         _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
                                         c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
-                                        num_stages=c.stages)
+                                        num_stages=ns)
     del h, dh, vn
     dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
     dv = torch.empty(L, c.H, c.V, dtype=tv, device=c.dev)
     db = torch.empty(L, c.H, dtype=tb, device=c.dev)
     dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
-    BV, nw = c.bv("wy_bwd")
+    BV, nw, ns = c.bv("wy_bwd")
     if c.NT:
         _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
                                     c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g,
-                                    num_warps=nw, num_stages=c.stages)
+                                    num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
 
 
