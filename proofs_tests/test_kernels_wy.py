@@ -63,13 +63,15 @@ def _grads(backend, ins, do, dht, NH, cu, dtype, BT):
     return [o, ht] + [None if x is None else x.grad for x in xs]
 
 
-def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0):
+def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=None):
+    """``unit``: the relative error of one product for float32 (default 2^-21, 3xTF32 / IEEE)."""
     B = B or (1 if cu is not None else 2)
     ins, do, dht = _case(B, T, NH, H, K, V, gate, cu, seed)
     got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT)
     ref = _grads("naive", ins, do, dht, NH, cu, dtype, BT)
     NC = -(-T * NH // BT)
-    bound = {F64: 1e-11, torch.float32: 10 * (NC + 1) * 2.0 ** -21, torch.bfloat16: 12 * (NC + 1) * 2.0 ** -7}[dtype]
+    bound = {F64: 1e-11, torch.float32: 10 * (NC + 1) * (unit or 2.0 ** -21),
+             torch.bfloat16: 12 * (NC + 1) * 2.0 ** -7}[dtype]
     errs = {}
     for name, a, r in zip(NAMES, got, ref):
         if r is None:
@@ -104,6 +106,18 @@ def test_every_gradient_float64(NH, gate, small_key_blocks):
 def test_every_gradient_low_precision(dtype):
     _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=3)
     _check(19, 1, False, None, dtype, BT=32, seed=4)
+
+
+# the other float32 dot modes (wy.FP32_PRECISION), with the error of one product as the unit of the bound:
+# "bf16x3" (our split, tiles._dot): operand residuals 2^-17 each plus the dropped lo*lo term 2^-16 -> 2^-15;
+# "tf32" (one pass, operands rounded to tf32 to nearest): 2^-11 per operand -> 2^-10. The interpreter runs the
+# bf16 split exactly as compiled (bf16 parts widened to float32) and "tf32" as IEEE float32.
+@pytest.mark.parametrize("mode,unit", [("bf16x3", 2.0 ** -15), ("tf32", 2.0 ** -10)])
+def test_every_gradient_fp32_modes(mode, unit, monkeypatch):
+    from lrnnkit.kernels.gh import wy
+    monkeypatch.setattr(wy, "FP32_PRECISION", mode)
+    _check(21, 2, True, [0, 9, 21], torch.float32, BT=16, seed=3, unit=unit)
+    _check(70, 1, False, None, torch.float32, BT=64, B=1, H=1, K=128, V=128, seed=8, unit=unit)
 
 
 @pytest.mark.parametrize("K,V,dtype", [(128, 128, torch.bfloat16), (128, 32, torch.bfloat16),

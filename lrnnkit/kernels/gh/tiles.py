@@ -16,6 +16,39 @@ def _op(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr):
 
 
 @triton.jit
+def _dot(a, b, PREC: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr):
+    """a @ b accumulated in ACC. RND == 2 (float32 inputs, ``"bf16x3"``): each float32 operand x is split as
+    x = x_hi + x_lo + r with x_hi = bf16(x), x_lo = bf16(x - x_hi), |r| <= 2^-17 |x|, and
+    a @ b ~ a_lo b_hi + a_hi b_lo + a_hi b_hi (the a_lo b_lo term, <= 2^-16 |a||b|, is dropped): three bf16
+    tensor-core products, small terms first, about 1e-5 relative per product. Written out here because
+    triton 3.6's own ``input_precision="bf16x3"`` gave wrong gradients compiled on an H100 (module text of
+    :mod:`.wy`). Under the interpreter (EMU) the bf16 parts are widened back to float32 before the product
+    (numpy has no bfloat16): the same split, float32 products."""
+    if RND == 2:
+        a = a.to(tl.float32)
+        b = b.to(tl.float32)
+        ah = a.to(tl.bfloat16)
+        bh = b.to(tl.bfloat16)
+        al = (a - ah.to(tl.float32)).to(tl.bfloat16)
+        bl = (b - bh.to(tl.float32)).to(tl.bfloat16)
+        if EMU:
+            ah = ah.to(tl.float32)
+            bh = bh.to(tl.float32)
+            al = al.to(tl.float32)
+            bl = bl.to(tl.float32)
+            r = tl.dot(al, bh, input_precision="ieee", out_dtype=tl.float32)
+            r = tl.dot(ah, bl, r, input_precision="ieee", out_dtype=tl.float32)
+            r = tl.dot(ah, bh, r, input_precision="ieee", out_dtype=tl.float32)
+        else:
+            r = tl.dot(al, bh, out_dtype=tl.float32)
+            r = tl.dot(ah, bl, r, out_dtype=tl.float32)
+            r = tl.dot(ah, bh, r, out_dtype=tl.float32)
+        return r
+    else:
+        return tl.dot(a, b, input_precision=PREC, out_dtype=ACC)
+
+
+@triton.jit
 def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: tl.constexpr):
     """T = (I + A)^{-1} for a strictly lower BT x BT tile A. BLOCKED: forward substitution inside the 16 x 16
     diagonal blocks (all at once), then (I + A) = (I + A_d)(I + N), N = D A_o nilpotent (N^4 = 0 for BT <= 64):

@@ -57,7 +57,7 @@ import torch
 
 from .._checks import acc_dtype
 from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
-from .tiles import _op, _tinv
+from .tiles import _dot, _op, _tinv
 
 FP32_PRECISION = "tf32x3"
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep
@@ -76,10 +76,11 @@ _CACHE: dict = {}
 
 @triton.jit
 def _o(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr):
-    """A dot operand: :func:`lrnnkit.kernels.gh.chunk._op`; RND (float32 with one-pass tf32 dots) rounds it to
+    """A dot operand: :func:`lrnnkit.kernels.gh.tiles._op`; RND == 1 (float32 with one-pass tf32 dots) rounds it to
     tf32 to nearest first (``cvt.rna.tf32.f32``): the tensor cores otherwise drop the low 13 bits, a truncation
-    whose one-sided error adds up along K-long sums and the chunk recurrence."""
-    if RND:
+    whose one-sided error adds up along K-long sums and the chunk recurrence. RND == 2 (the bf16 split of
+    :func:`lrnnkit.kernels.gh.tiles._dot`) keeps float32: the split happens in the product."""
+    if RND == 1:
         return tl.inline_asm_elementwise("cvt.rna.tf32.f32 $0, $1;", "=r,r", [x.to(tl.float32)], dtype=tl.float32,
                                          is_pure=True, pack=1)
     else:
@@ -133,8 +134,7 @@ def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     low = r[:, None] > r[None, :]
-    A = tl.dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
-               out_dtype=ACC)
+    A = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
     if HAS_G:
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC)
         A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
@@ -183,10 +183,10 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
         tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-        ks = tl.dot(_o(kk, DT, ACC, EMU, RND), Sd, input_precision=PREC, out_dtype=ACC)
+        ks = _dot(_o(kk, DT, ACC, EMU, RND), Sd, PREC, ACC, EMU, RND)
         if HAS_G:
             ks = ks * tl.exp(G)[:, None]
-        un = tl.dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
+        un = _dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
         if STORE:
             tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty), mask=mpv)
         und = _o(un, DT, ACC, EMU, RND)
@@ -195,23 +195,22 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
             trow = (pos // NH) * H + i_h
             qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
             qq = qq.to(ACC) * scale
-            qk = tl.dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
-                        out_dtype=ACC)
+            qk = _dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
             if HAS_G:
                 qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
                 qs = qq * tl.exp(G)[:, None]
             else:
                 qs = qq
             qk = tl.where(causal, qk, 0.0)
-            o = tl.dot(_o(qs, DT, ACC, EMU, RND), Sd, input_precision=PREC, out_dtype=ACC) \
-                + tl.dot(_o(qk, DT, ACC, EMU, RND), und, input_precision=PREC, out_dtype=ACC)
+            o = _dot(_o(qs, DT, ACC, EMU, RND), Sd, PREC, ACC, EMU, RND) \
+                + _dot(_o(qk, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND)
             tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty),
                      mask=isq[:, None] & mv[None, :])
         if HAS_G:
             kd = kk * tl.exp(GL - G)[:, None]
-            S = S * tl.exp(GL) + tl.dot(tl.trans(_o(kd, DT, ACC, EMU, RND)), und, input_precision=PREC, out_dtype=ACC)
+            S = S * tl.exp(GL) + _dot(tl.trans(_o(kd, DT, ACC, EMU, RND)), und, PREC, ACC, EMU, RND)
         else:
-            S = S + tl.dot(tl.trans(_o(kk, DT, ACC, EMU, RND)), und, input_precision=PREC, out_dtype=ACC)
+            S = S + _dot(tl.trans(_o(kk, DT, ACC, EMU, RND)), und, PREC, ACC, EMU, RND)
     if OUTPUT:
         tl.store(ht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], S.to(ht_ptr.dtype.element_ty),
                  mask=mkv)
@@ -255,7 +254,7 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         qq = qq.to(ACC) * scale
         do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
                  DT, ACC, EMU, RND)
-        kq = tl.dot(_o(kk, DT, ACC, EMU, RND), tl.trans(_o(qq, DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
+        kq = _dot(_o(kk, DT, ACC, EMU, RND), tl.trans(_o(qq, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
         dSd = _o(dS, DT, ACC, EMU, RND)
         if HAS_G:
             G, GL = _chunk_gates(Gc_ptr, row, mp, tl.minimum(bos + c * BT + BT, eos) - 1, i_h, H, ACC)
@@ -265,8 +264,8 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         else:
             kd = kk
         kq = tl.where(upper, kq, 0.0)
-        dun = tl.dot(_o(kq, DT, ACC, EMU, RND), do, input_precision=PREC, out_dtype=ACC) \
-            + tl.dot(_o(kd, DT, ACC, EMU, RND), dSd, input_precision=PREC, out_dtype=ACC)
+        dun = _dot(_o(kq, DT, ACC, EMU, RND), do, PREC, ACC, EMU, RND) \
+            + _dot(_o(kd, DT, ACC, EMU, RND), dSd, PREC, ACC, EMU, RND)
         tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
         dund = _o(dun, DT, ACC, EMU, RND)
@@ -274,10 +273,9 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
         if HAS_G:
             bb = bb * tl.exp(G)
-        y = tl.dot(tl.trans(tt), dund, input_precision=PREC, out_dtype=ACC)
-        wdu = tl.dot(tl.trans(_o(kk * bb[:, None], DT, ACC, EMU, RND)), _o(y, DT, ACC, EMU, RND),
-                     input_precision=PREC, out_dtype=ACC)
-        upd = tl.dot(tl.trans(_o(qq, DT, ACC, EMU, RND)), do, input_precision=PREC, out_dtype=ACC) - wdu
+        y = _dot(tl.trans(tt), dund, PREC, ACC, EMU, RND)
+        wdu = _dot(tl.trans(_o(kk * bb[:, None], DT, ACC, EMU, RND)), _o(y, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
+        upd = _dot(tl.trans(_o(qq, DT, ACC, EMU, RND)), do, PREC, ACC, EMU, RND) - wdu
         if HAS_G:
             dS = dS * tl.exp(GL) + upd
         else:
@@ -331,10 +329,10 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                  DT, ACC, EMU, RND)
         Sd = _o(S, DT, ACC, EMU, RND)
         dSd = _o(dS, DT, ACC, EMU, RND)
-        dq += tl.dot(do, tl.trans(Sd), input_precision=PREC, out_dtype=ACC)
-        Dm += tl.dot(do, tl.trans(un), input_precision=PREC, out_dtype=ACC)
-        dk += tl.dot(un, tl.trans(dSd), input_precision=PREC, out_dtype=ACC)
-        dw -= tl.dot(dun, tl.trans(Sd), input_precision=PREC, out_dtype=ACC)
+        dq += _dot(do, tl.trans(Sd), PREC, ACC, EMU, RND)
+        Dm += _dot(do, tl.trans(un), PREC, ACC, EMU, RND)
+        dk += _dot(un, tl.trans(dSd), PREC, ACC, EMU, RND)
+        dw -= _dot(dun, tl.trans(Sd), PREC, ACC, EMU, RND)
         if HAS_G:
             sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
     causal = r[:, None] >= r[None, :]
@@ -347,16 +345,15 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         dk = dk * tl.exp(GL - G)[:, None]
         Fj = tl.sum(dk * kk, 1)
         Dm = tl.where(causal, Dm, 0.0)
-        E = Dm * tl.dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), input_precision=PREC,
-                        out_dtype=ACC)
+        E = Dm * _dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
         dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
         dG += tl.where(r == nlast, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
         tl.store(dG_ptr + i_k * L * H + row, dG, mask=mp)
     else:
         Dm = tl.where(causal, Dm, 0.0)
     Dd = _o(Dm, DT, ACC, EMU, RND)
-    dq += tl.dot(Dd, _o(kk, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
-    dk += tl.dot(tl.trans(Dd), _o(qq, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
+    dq += _dot(Dd, _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
+    dk += _dot(tl.trans(Dd), _o(qq, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
     tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
              mask=isq[:, None] & mk[None, :])
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
@@ -385,7 +382,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     kd = _o(kk, DT, ACC, EMU, RND)
-    KK = tl.dot(kd, tl.trans(kd), input_precision=PREC, out_dtype=ACC)
+    KK = _dot(kd, tl.trans(kd), PREC, ACC, EMU, RND)
     low = r[:, None] > r[None, :]
     if HAS_G:
         G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
@@ -398,8 +395,8 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     bg = bb * gam
     dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     dWd = _o(dW, DT, ACC, EMU, RND)
-    dX = tl.dot(Tt, dWd, input_precision=PREC, out_dtype=ACC)
-    dT = tl.dot(dWd, tl.trans(_o(kk * bg[:, None], DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
+    dX = _dot(Tt, dWd, PREC, ACC, EMU, RND)
+    dT = _dot(dWd, tl.trans(_o(kk * bg[:, None], DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
     dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
     kdx = tl.sum(dX * kk, 1)
     db = kdx * gam
@@ -408,20 +405,20 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         mpv = mp[:, None] & (rv[None, :] < V)
         du = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        dY = tl.dot(Tt, du, input_precision=PREC, out_dtype=ACC)
-        dT += tl.dot(du, tl.trans(_o(vv * bb[:, None], DT, ACC, EMU, RND)), input_precision=PREC, out_dtype=ACC)
+        dY = _dot(Tt, du, PREC, ACC, EMU, RND)
+        dT += _dot(du, tl.trans(_o(vv * bb[:, None], DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
         tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
         db += tl.sum(dY * vv, 1)
-    dA = tl.dot(_o(tl.dot(Tt, _o(dT, DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC), DT, ACC, EMU, RND), Tt,
-                input_precision=PREC, out_dtype=ACC)
+    dA = _dot(_o(_dot(Tt, _o(dT, DT, ACC, EMU, RND), PREC, ACC, EMU, RND), DT, ACC, EMU, RND), Tt,
+              PREC, ACC, EMU, RND)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
         P = dA * Gam
     else:
         P = dA
     Pd = _o(P, DT, ACC, EMU, RND)
-    dk += tl.dot(Pd, kd, input_precision=PREC, out_dtype=ACC) * bb[:, None] \
-        + tl.dot(tl.trans(Pd), _o(kk * bb[:, None], DT, ACC, EMU, RND), input_precision=PREC, out_dtype=ACC)
+    dk += _dot(Pd, kd, PREC, ACC, EMU, RND) * bb[:, None] \
+        + _dot(tl.trans(Pd), _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
     db += tl.sum(P * KK, 1)
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
     tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
@@ -444,9 +441,10 @@ def _config(dtype):
     if dtype in (torch.float16, torch.bfloat16):
         return dtype, acc, "tf32", dtype
     if dtype == torch.float32:
-        if FP32_PRECISION not in ("tf32x3", "tf32", "ieee"):
-            raise ValueError(f"FP32_PRECISION must be tf32x3, tf32 or ieee, got {FP32_PRECISION!r}")
-        return acc, acc, FP32_PRECISION, acc
+        if FP32_PRECISION not in ("tf32x3", "tf32", "bf16x3", "ieee"):
+            raise ValueError(f"FP32_PRECISION must be tf32x3, tf32, bf16x3 or ieee, got {FP32_PRECISION!r}")
+        # bf16x3 is our split (tiles._dot); the triangular inverse inside the T kernel then uses tf32x3
+        return acc, acc, "tf32x3" if FP32_PRECISION == "bf16x3" else FP32_PRECISION, acc
     return acc, acc, "ieee", acc
 
 
@@ -491,8 +489,10 @@ class _Ctx:
         self.N = len(cu) - 1
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
         self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
-        self.EMU = INTERPRET and self.DT != self.ACC
-        self.RND = self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET   # one-pass tf32 of fp32
+        split = self.DT == torch.float32 and FP32_PRECISION == "bf16x3"
+        self.EMU = INTERPRET and (self.DT != self.ACC or split)
+        # operand treatment (_o, tiles._dot): 1 = rounded to tf32 (one-pass tf32 of fp32), 2 = the bf16 split
+        self.RND = 2 if split else int(self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET)
         self.BK = max(16, triton.next_power_of_2(K))
         self.BVF = max(16, triton.next_power_of_2(V))
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
