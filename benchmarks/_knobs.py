@@ -24,6 +24,6 @@ for kv in sys.argv[1:i]:
             _o(self, *a, **kw)
             self.stages = _v
         wy._Ctx.__init__ = init
-    else:
-        setattr(wy, k, {"True": True, "False": False}.get(v, v))
+    else:   # a comma makes a tuple (BF16X3_KERNELS=t,state_fwd)
+        setattr(wy, k, tuple(x for x in v.split(",") if x) if "," in v else {"True": True, "False": False}.get(v, v))
 sys.exit(pytest.main(sys.argv[i + 1:]))

@@ -60,6 +60,8 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .tiles import _dot, _op, _tinv
 
 FP32_PRECISION = "tf32x3"
+# With FP32_PRECISION = "bf16x3": the kernels that run the bf16 split; the others run 3xTF32 (for bisecting)
+BF16X3_KERNELS = ("t", "state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd")
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep
 # and benchmarks/profile_gh.py --sweep (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take
 # twice / four times the shared memory, so they run one pipeline stage and, except the state pass ((64, 4) was
@@ -68,7 +70,7 @@ FP32_PRECISION = "tf32x3"
 # A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the forward's
 # state pass (outputs), "state_rec" the backward's (chunk states and U' recomputed).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
-          "wy_bwd": (32, 4), "t_warps": 4}
+          "wy_bwd": (32, 4), "t_warps": 2}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
                "wy_bwd": (32, 4), "t_warps": 4}
 _CACHE: dict = {}
@@ -134,7 +136,7 @@ def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     low = r[:, None] > r[None, :]
-    A = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
+    A = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
     if HAS_G:
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC)
         A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
@@ -195,7 +197,7 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
             trow = (pos // NH) * H + i_h
             qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
             qq = qq.to(ACC) * scale
-            qk = _dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
+            qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
             if HAS_G:
                 qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
                 qs = qq * tl.exp(G)[:, None]
@@ -208,9 +210,9 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
                      mask=isq[:, None] & mv[None, :])
         if HAS_G:
             kd = kk * tl.exp(GL - G)[:, None]
-            S = S * tl.exp(GL) + _dot(tl.trans(_o(kd, DT, ACC, EMU, RND)), und, PREC, ACC, EMU, RND)
+            S = S * tl.exp(GL) + _dot(_o(kd, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND, True, False)
         else:
-            S = S + _dot(tl.trans(_o(kk, DT, ACC, EMU, RND)), und, PREC, ACC, EMU, RND)
+            S = S + _dot(_o(kk, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND, True, False)
     if OUTPUT:
         tl.store(ht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], S.to(ht_ptr.dtype.element_ty),
                  mask=mkv)
@@ -254,7 +256,7 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         qq = qq.to(ACC) * scale
         do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
                  DT, ACC, EMU, RND)
-        kq = _dot(_o(kk, DT, ACC, EMU, RND), tl.trans(_o(qq, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
+        kq = _dot(_o(kk, DT, ACC, EMU, RND), _o(qq, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
         dSd = _o(dS, DT, ACC, EMU, RND)
         if HAS_G:
             G, GL = _chunk_gates(Gc_ptr, row, mp, tl.minimum(bos + c * BT + BT, eos) - 1, i_h, H, ACC)
@@ -273,9 +275,9 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
         if HAS_G:
             bb = bb * tl.exp(G)
-        y = _dot(tl.trans(tt), dund, PREC, ACC, EMU, RND)
-        wdu = _dot(tl.trans(_o(kk * bb[:, None], DT, ACC, EMU, RND)), _o(y, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
-        upd = _dot(tl.trans(_o(qq, DT, ACC, EMU, RND)), do, PREC, ACC, EMU, RND) - wdu
+        y = _dot(tt, dund, PREC, ACC, EMU, RND, True, False)
+        wdu = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(y, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False)
+        upd = _dot(_o(qq, DT, ACC, EMU, RND), do, PREC, ACC, EMU, RND, True, False) - wdu
         if HAS_G:
             dS = dS * tl.exp(GL) + upd
         else:
@@ -329,10 +331,10 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                  DT, ACC, EMU, RND)
         Sd = _o(S, DT, ACC, EMU, RND)
         dSd = _o(dS, DT, ACC, EMU, RND)
-        dq += _dot(do, tl.trans(Sd), PREC, ACC, EMU, RND)
-        Dm += _dot(do, tl.trans(un), PREC, ACC, EMU, RND)
-        dk += _dot(un, tl.trans(dSd), PREC, ACC, EMU, RND)
-        dw -= _dot(dun, tl.trans(Sd), PREC, ACC, EMU, RND)
+        dq += _dot(do, Sd, PREC, ACC, EMU, RND, False, True)
+        Dm += _dot(do, un, PREC, ACC, EMU, RND, False, True)
+        dk += _dot(un, dSd, PREC, ACC, EMU, RND, False, True)
+        dw -= _dot(dun, Sd, PREC, ACC, EMU, RND, False, True)
         if HAS_G:
             sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
     causal = r[:, None] >= r[None, :]
@@ -345,7 +347,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         dk = dk * tl.exp(GL - G)[:, None]
         Fj = tl.sum(dk * kk, 1)
         Dm = tl.where(causal, Dm, 0.0)
-        E = Dm * _dot(_o(qq, DT, ACC, EMU, RND), tl.trans(_o(kk, DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
+        E = Dm * _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
         dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
         dG += tl.where(r == nlast, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
         tl.store(dG_ptr + i_k * L * H + row, dG, mask=mp)
@@ -353,7 +355,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         Dm = tl.where(causal, Dm, 0.0)
     Dd = _o(Dm, DT, ACC, EMU, RND)
     dq += _dot(Dd, _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
-    dk += _dot(tl.trans(Dd), _o(qq, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
+    dk += _dot(Dd, _o(qq, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False)
     tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
              mask=isq[:, None] & mk[None, :])
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
@@ -382,7 +384,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     kd = _o(kk, DT, ACC, EMU, RND)
-    KK = _dot(kd, tl.trans(kd), PREC, ACC, EMU, RND)
+    KK = _dot(kd, kd, PREC, ACC, EMU, RND, False, True)
     low = r[:, None] > r[None, :]
     if HAS_G:
         G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
@@ -391,12 +393,12 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     else:
         gam = tl.zeros([BT], dtype=ACC) + 1.0
     Tm = tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC)
-    Tt = _o(tl.trans(Tm), DT, ACC, EMU, RND)
+    Tmo = _o(Tm, DT, ACC, EMU, RND)   # used transposed: T^T
     bg = bb * gam
     dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     dWd = _o(dW, DT, ACC, EMU, RND)
-    dX = _dot(Tt, dWd, PREC, ACC, EMU, RND)
-    dT = _dot(dWd, tl.trans(_o(kk * bg[:, None], DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
+    dX = _dot(Tmo, dWd, PREC, ACC, EMU, RND, True, False)
+    dT = _dot(dWd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
     dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
     kdx = tl.sum(dX * kk, 1)
     db = kdx * gam
@@ -405,12 +407,12 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         mpv = mp[:, None] & (rv[None, :] < V)
         du = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        dY = _dot(Tt, du, PREC, ACC, EMU, RND)
-        dT += _dot(du, tl.trans(_o(vv * bb[:, None], DT, ACC, EMU, RND)), PREC, ACC, EMU, RND)
+        dY = _dot(Tmo, du, PREC, ACC, EMU, RND, True, False)
+        dT += _dot(du, _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
         tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
         db += tl.sum(dY * vv, 1)
-    dA = _dot(_o(_dot(Tt, _o(dT, DT, ACC, EMU, RND), PREC, ACC, EMU, RND), DT, ACC, EMU, RND), Tt,
-              PREC, ACC, EMU, RND)
+    dA = _dot(_o(_dot(Tmo, _o(dT, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False), DT, ACC, EMU, RND), Tmo,
+              PREC, ACC, EMU, RND, False, True)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
         P = dA * Gam
@@ -418,7 +420,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         P = dA
     Pd = _o(P, DT, ACC, EMU, RND)
     dk += _dot(Pd, kd, PREC, ACC, EMU, RND) * bb[:, None] \
-        + _dot(tl.trans(Pd), _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
+        + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False)
     db += tl.sum(P * KK, 1)
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
     tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
@@ -499,12 +501,17 @@ class _Ctx:
         self.has_g = g is not None
         self.dev = q.device
         self.cfg = CONFIG if self.DT != self.ACC else CONFIG_WIDE
-        self.stages = 2 if self.DT != self.ACC else 1
+        # bf16 products (2-byte inputs, the bf16x3 split) run two pipeline stages: with one, triton 3.6 on an H100
+        # computed a wrong dq (bf16) and faulted (bf16x3); float32 / float64 tiles run one (shared memory)
+        self.stages = 2 if self.DT != self.ACC or self.RND == 2 else 1
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
 
-    def types(self):
+    def types(self, kernel):
+        """(DT, ACC, PREC, EMU, RND) of a kernel (one of BF16X3_KERNELS)."""
+        if self.RND == 2 and kernel not in BF16X3_KERNELS:
+            return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU, 0)
         return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU, self.RND)
 
     def bv(self, which):
@@ -528,8 +535,8 @@ def _t_pass(c, kf, bf, gf):
     Gc = torch.empty(L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
     if c.NT:
-        _t_kernel[(c.NT, c.H)](kf, bf, _or(gf, bf), _or(Gc, bf), tm, c.chunks, c.H, c.K, c.NH, c.BT, c.BK, *c.types(),
-                               c.has_g, c.BLOCKED, num_warps=c.cfg["t_warps"])
+        _t_kernel[(c.NT, c.H)](kf, bf, _or(gf, bf), _or(Gc, bf), tm, c.chunks, c.H, c.K, c.NH, c.BT, c.BK,
+                               *c.types("t"), c.has_g, c.BLOCKED, num_warps=c.cfg["t_warps"])
     return Gc, tm
 
 
@@ -551,8 +558,8 @@ def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store):
     x = kf
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, vf, bf, tm, _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x), _or(vn, x), scale_t, c.seqs,
-        *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output, store, num_warps=nw,
-        num_stages=ns)
+        *c.consts(), c.BK, BV, *c.types("state_fwd" if output else "state_rec"), c.has_g, h0 is not None, output,
+        store, num_warps=nw, num_stages=ns)
     return o, ht, h, vn
 
 
@@ -576,7 +583,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     x = kf
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
-        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
+        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types("state_bwd"), c.has_g, dht is not None, num_warps=nw,
         num_stages=ns)
     tq, tk, tv, tb = out_dtypes
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
@@ -588,7 +595,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if c.NT:
         _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
-                                        c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
+                                        c.chunks, L, *c.consts(), BKS, BV, *c.types("dqkwg"), c.has_g, num_warps=nw,
                                         num_stages=ns)
     del h, dh, vn
     dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
@@ -598,7 +605,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     BV, nw, ns = c.bv("wy_bwd")
     if c.NT:
         _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
-                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g,
+                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types("wy_bwd"), c.has_g,
                                     num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
 
