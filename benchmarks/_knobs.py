@@ -22,7 +22,7 @@ for kv in sys.argv[1:i]:
 
         def init(self, *a, _o=orig, _v=int(v), **kw):
             _o(self, *a, **kw)
-            self.stages = _v
+            self.cfg = {k_: (x + (_v,) if isinstance(x, tuple) and len(x) == 2 else x) for k_, x in self.cfg.items()}
         wy._Ctx.__init__ = init
     else:   # a comma makes a tuple (BF16X3_KERNELS=t,state_fwd)
         setattr(wy, k, tuple(x for x in v.split(",") if x) if "," in v else {"True": True, "False": False}.get(v, v))

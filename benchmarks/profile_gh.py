@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--nh", default="1,2,3")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     ap.add_argument("--prec", default=None, help="fp32 dot precision (wy.FP32_PRECISION)")
+    ap.add_argument("--split", default=None, help="with --prec bf16x3: the kernels that split (wy.BF16X3_KERNELS)")
     ap.add_argument("--B", type=int, default=8)
     ap.add_argument("--T", type=int, default=4096)
     ap.add_argument("--no-profile", action="store_true")
@@ -48,6 +49,8 @@ def main():
     peer = None if a.no_fla else fla_gh()
     if a.prec:
         wy.FP32_PRECISION = a.prec
+    if a.split is not None:
+        wy.BF16X3_KERNELS = tuple(x for x in a.split.split(",") if x)
     dev = "cuda" if torch.cuda.is_available() else "cpu"   # cpu: a smoke test under TRITON_INTERPRET=1
     dtype = getattr(torch, a.dtype)
     table = wy.CONFIG_WIDE if dtype == torch.float32 else wy.CONFIG
