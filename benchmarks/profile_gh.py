@@ -6,7 +6,7 @@
 Prints, per n_h: forward (no grad) and forward+backward medians (triton.testing.do_bench, ms), fla's
 bf16 beside them when fla is importable, the device time of every kernel of one fwd+bwd (torch.profiler), and with
 ``--errors`` the relative L2 error of o and every gradient against float64 (batch row 0). ``--sweep`` times
-settings of the kernel table for the run's dtype (``wy.CONFIG`` for bf16, ``wy.CONFIG_WIDE`` for fp32) one at a
+settings of the kernel table for the run's dtype (``wy.CONFIG`` bf16, ``wy.CONFIG_WIDE`` fp32, ``CONFIG_TF32``) one at a
 time at n_h = ``--sweep-nh`` (1). A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own process.
 Shape of issue 12: B=8, T=4096, H=16, K=V=128.
 """
@@ -26,7 +26,6 @@ def main():
     ap.add_argument("--nh", default="1,2,3")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     ap.add_argument("--prec", default=None, help="fp32 dot precision (wy.FP32_PRECISION)")
-    ap.add_argument("--split", default=None, help="with --prec bf16x3: the kernels that split (wy.BF16X3_KERNELS)")
     ap.add_argument("--B", type=int, default=8)
     ap.add_argument("--T", type=int, default=4096)
     ap.add_argument("--no-profile", action="store_true")
@@ -49,11 +48,10 @@ def main():
     peer = None if a.no_fla else fla_gh()
     if a.prec:
         wy.FP32_PRECISION = a.prec
-    if a.split is not None:
-        wy.BF16X3_KERNELS = tuple(x for x in a.split.split(",") if x)
     dev = "cuda" if torch.cuda.is_available() else "cpu"   # cpu: a smoke test under TRITON_INTERPRET=1
     dtype = getattr(torch, a.dtype)
-    table = wy.CONFIG_WIDE if dtype == torch.float32 else wy.CONFIG
+    table = (wy.CONFIG_TF32 if wy.FP32_PRECISION == "tf32" else wy.CONFIG_WIDE) if dtype == torch.float32 \
+        else wy.CONFIG
     B, T, H, K, V = a.B, a.T, 16, 128, 128
     from bench_kernels import VARLEN_LENGTHS as VARLEN
     cu = None

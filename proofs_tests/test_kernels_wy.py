@@ -108,11 +108,9 @@ def test_every_gradient_low_precision(dtype):
     _check(19, 1, False, None, dtype, BT=32, seed=4)
 
 
-# the other float32 dot modes (wy.FP32_PRECISION), with the error of one product as the unit of the bound:
-# "bf16x3" (our split, tiles._dot): operand residuals 2^-17 each plus the dropped lo*lo term 2^-16 -> 2^-15;
-# "tf32" (one pass, operands rounded to tf32 to nearest): 2^-11 per operand -> 2^-10. The interpreter runs the
-# bf16 split exactly as compiled (bf16 parts widened to float32) and "tf32" as IEEE float32.
-@pytest.mark.parametrize("mode,unit", [("bf16x3", 2.0 ** -15), ("tf32", 2.0 ** -10)])
+# the one-pass float32 dot mode (wy.FP32_PRECISION = "tf32": operands rounded to tf32 to nearest, 2^-11 each),
+# with 2^-10 as the error of one product in the bound; the interpreter runs it as IEEE float32
+@pytest.mark.parametrize("mode,unit", [("tf32", 2.0 ** -10)])
 def test_every_gradient_fp32_modes(mode, unit, monkeypatch):
     from lrnnkit.kernels.gh import wy
     monkeypatch.setattr(wy, "FP32_PRECISION", mode)

@@ -16,48 +16,16 @@ def _op(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr):
 
 
 @triton.jit
-def _split(x):
-    """float32 x -> (bf16(x), bf16(x - bf16(x))): x = hi + lo + r, |r| <= 2^-17 |x|."""
-    x = x.to(tl.float32)
-    hi = x.to(tl.bfloat16)
-    return hi, (x - hi.to(tl.float32)).to(tl.bfloat16)
-
-
-@triton.jit
 def _dot(a, b, PREC: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr,
          TA: tl.constexpr = False, TB: tl.constexpr = False):
-    """op(a) @ op(b) accumulated in ACC, op = transpose where TA / TB. RND == 2 (float32 inputs, ``"bf16x3"``):
-    each float32 operand x is split as x = x_hi + x_lo + r (:func:`_split`), and
-    a @ b ~ a_lo b_hi + a_hi b_lo + a_hi b_hi (the a_lo b_lo term, <= 2^-16 |a||b|, is dropped): three bf16
-    tensor-core products, small terms first, about 2^-15 relative per product. The split happens before the
-    transpose (as the bf16 path rounds before it). Written out here because triton 3.6's own
-    ``input_precision="bf16x3"`` gave wrong gradients compiled on an H100 (module text of :mod:`.wy`). Under the
-    interpreter (EMU) the bf16 parts are widened back to float32 before the product (numpy has no bfloat16):
-    the same split, float32 products."""
-    if RND == 2:
-        ah, al = _split(a)
-        bh, bl = _split(b)
-        if TA:
-            ah = tl.trans(ah)
-            al = tl.trans(al)
-        if TB:
-            bh = tl.trans(bh)
-            bl = tl.trans(bl)
-        if EMU:
-            r = tl.dot(al.to(tl.float32), bh.to(tl.float32), input_precision="ieee", out_dtype=tl.float32)
-            r = tl.dot(ah.to(tl.float32), bl.to(tl.float32), r, input_precision="ieee", out_dtype=tl.float32)
-            r = tl.dot(ah.to(tl.float32), bh.to(tl.float32), r, input_precision="ieee", out_dtype=tl.float32)
-        else:
-            r = tl.dot(al, bh, out_dtype=tl.float32)
-            r = tl.dot(ah, bl, r, out_dtype=tl.float32)
-            r = tl.dot(ah, bh, r, out_dtype=tl.float32)
-        return r
-    else:
-        if TA:
-            a = tl.trans(a)
-        if TB:
-            b = tl.trans(b)
-        return tl.dot(a, b, input_precision=PREC, out_dtype=ACC)
+    """op(a) @ op(b) accumulated in ACC at dot precision PREC, op = transpose where TA / TB: every product of the
+    kernels goes through here (EMU, RND: the operand treatment of the calling kernel; the operands arrive
+    already treated by its ``_o``)."""
+    if TA:
+        a = tl.trans(a)
+    if TB:
+        b = tl.trans(b)
+    return tl.dot(a, b, input_precision=PREC, out_dtype=ACC)
 
 
 @triton.jit

@@ -47,7 +47,10 @@ written in the inputs' dtypes directly. float32 inputs use float32 intermediates
 dots with the 3xTF32 split (``FP32_PRECISION = "tf32x3"``: each operand a = a_hi + a_lo in tf32, three products;
 about fp32 accuracy); ``"tf32"`` is one pass on operands rounded to tf32 to nearest (errors ~1e-3 against
 ~6e-3 for bf16). float64 uses IEEE float64 dots (for checking). Triton 3.6 also offers bf16x3 / bf16x6 splits:
-compiled on an H100 they gave wrong dk/dv/dbeta here, so they are not offered. Head widths 17..32 in 2-byte dtypes
+compiled on an H100 they gave wrong dk/dv/dbeta here, so they are not offered; nor is a hand-written bf16
+three-product split (tried: the state passes ran no faster than one-pass tf32, so the float32 cost is not in the
+products, and triton 3.6 returned NaN dk in the WY backward and faulted in the reverse state pass with 32-wide
+value blocks; benchmarks/RESULTS.md, "kernels"). Head widths 17..32 in 2-byte dtypes
 run zero-padded to 64 (:func:`_padded`: a miscompile at width 32).
 Variable lengths (``cu_seqlens``): chunks never straddle a sequence; without it the B rows are B sequences.
 """
@@ -60,10 +63,6 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .tiles import _dot, _op, _tinv
 
 FP32_PRECISION = "tf32x3"
-# With FP32_PRECISION = "bf16x3": the kernels that run the bf16 split, the others run 3xTF32. Not the WY backward:
-# compiled by triton 3.6 on an H100 it returned NaN dk with the split (each kernel alone, on the same inputs, in
-# proofs_tests/test_kernels_wy.py::test_every_gradient_fp32_modes; the interpreter is right).
-BF16X3_KERNELS = ("t", "state_fwd", "state_rec", "state_bwd", "dqkwg")
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep
 # and benchmarks/profile_gh.py --sweep (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take
 # twice / four times the shared memory, so they run one pipeline stage and, except the state pass ((64, 4) was
@@ -75,16 +74,18 @@ CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqk
           "wy_bwd": (32, 4), "t_warps": 2}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
                "wy_bwd": (32, 4), "t_warps": 4}
+# float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweep, 2026-11-24; with
+# 3xTF32 they were slower)
+CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), dqkwg=(64, 8), wy_bwd=(64, 8))
 _CACHE: dict = {}
 
 
 @triton.jit
 def _o(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr):
-    """A dot operand: :func:`lrnnkit.kernels.gh.tiles._op`; RND == 1 (float32 with one-pass tf32 dots) rounds it to
+    """A dot operand: :func:`lrnnkit.kernels.gh.tiles._op`; RND (float32 with one-pass tf32 dots) rounds it to
     tf32 to nearest first (``cvt.rna.tf32.f32``): the tensor cores otherwise drop the low 13 bits, a truncation
-    whose one-sided error adds up along K-long sums and the chunk recurrence. RND == 2 (the bf16 split of
-    :func:`lrnnkit.kernels.gh.tiles._dot`) keeps float32: the split happens in the product."""
-    if RND == 1:
+    whose one-sided error adds up along K-long sums and the chunk recurrence."""
+    if RND:
         return tl.inline_asm_elementwise("cvt.rna.tf32.f32 $0, $1;", "=r,r", [x.to(tl.float32)], dtype=tl.float32,
                                          is_pure=True, pack=1)
     else:
@@ -445,10 +446,9 @@ def _config(dtype):
     if dtype in (torch.float16, torch.bfloat16):
         return dtype, acc, "tf32", dtype
     if dtype == torch.float32:
-        if FP32_PRECISION not in ("tf32x3", "tf32", "bf16x3", "ieee"):
-            raise ValueError(f"FP32_PRECISION must be tf32x3, tf32, bf16x3 or ieee, got {FP32_PRECISION!r}")
-        # bf16x3 is our split (tiles._dot); the triangular inverse inside the T kernel then uses tf32x3
-        return acc, acc, "tf32x3" if FP32_PRECISION == "bf16x3" else FP32_PRECISION, acc
+        if FP32_PRECISION not in ("tf32x3", "tf32", "ieee"):
+            raise ValueError(f"FP32_PRECISION must be tf32x3, tf32 or ieee, got {FP32_PRECISION!r}")
+        return acc, acc, FP32_PRECISION, acc
     return acc, acc, "ieee", acc
 
 
@@ -493,32 +493,26 @@ class _Ctx:
         self.N = len(cu) - 1
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
         self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
-        split = self.DT == torch.float32 and FP32_PRECISION == "bf16x3"
-        self.EMU = INTERPRET and (self.DT != self.ACC or split)
-        # operand treatment (_o, tiles._dot): 1 = rounded to tf32 (one-pass tf32 of fp32), 2 = the bf16 split
-        self.RND = 2 if split else int(self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET)
+        self.EMU = INTERPRET and self.DT != self.ACC
+        self.RND = self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET   # one-pass tf32 of fp32
         self.BK = max(16, triton.next_power_of_2(K))
         self.BVF = max(16, triton.next_power_of_2(V))
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
         self.has_g = g is not None
         self.dev = q.device
-        self.cfg = CONFIG if self.DT != self.ACC else CONFIG_WIDE
+        self.cfg = CONFIG if self.DT != self.ACC else CONFIG_TF32 if self.RND else CONFIG_WIDE
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
 
-    def types(self, kernel):
-        """(DT, ACC, PREC, EMU, RND) of a kernel (one of BF16X3_KERNELS)."""
-        if self.RND == 2 and kernel not in BF16X3_KERNELS:
-            return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU, 0)
+    def types(self):
         return (TL_DTYPE[self.DT], TL_DTYPE[self.ACC], self.PREC, self.EMU, self.RND)
 
     def bv(self, which):
-        """(value block, warps, stages) of a kernel. Kernels with bf16 products (2-byte inputs, the bf16x3 split)
-        run two pipeline stages by default: with one, triton 3.6 on an H100 computed a wrong dq (bf16); float32 /
-        float64 tiles run one (shared memory)."""
+        """(value block, warps, stages) of a kernel. 2-byte inputs run two pipeline stages by default: with one,
+        triton 3.6 on an H100 computed a wrong dq; float32 / float64 tiles run one (shared memory)."""
         bv, nw, *st = self.cfg[which]
-        stages = 2 if self.DT != self.ACC or self.types(which)[4] == 2 else 1
+        stages = 2 if self.DT != self.ACC else 1
         return min(self.BVF, bv), nw, (st[0] if st else stages)
 
 
@@ -538,7 +532,7 @@ def _t_pass(c, kf, bf, gf):
     tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
     if c.NT:
         _t_kernel[(c.NT, c.H)](kf, bf, _or(gf, bf), _or(Gc, bf), tm, c.chunks, c.H, c.K, c.NH, c.BT, c.BK,
-                               *c.types("t"), c.has_g, c.BLOCKED, num_warps=c.cfg["t_warps"])
+                               *c.types(), c.has_g, c.BLOCKED, num_warps=c.cfg["t_warps"])
     return Gc, tm
 
 
@@ -560,7 +554,7 @@ def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store):
     x = kf
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, vf, bf, tm, _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x), _or(vn, x), scale_t, c.seqs,
-        *c.consts(), c.BK, BV, *c.types("state_fwd" if output else "state_rec"), c.has_g, h0 is not None, output,
+        *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output,
         store, num_warps=nw, num_stages=ns)
     return o, ht, h, vn
 
@@ -585,7 +579,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     x = kf
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
-        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types("state_bwd"), c.has_g, dht is not None, num_warps=nw,
+        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
         num_stages=ns)
     tq, tk, tv, tb = out_dtypes
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
@@ -597,7 +591,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if c.NT:
         _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
-                                        c.chunks, L, *c.consts(), BKS, BV, *c.types("dqkwg"), c.has_g, num_warps=nw,
+                                        c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
                                         num_stages=ns)
     del h, dh, vn
     dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
@@ -607,7 +601,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     BV, nw, ns = c.bv("wy_bwd")
     if c.NT:
         _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
-                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types("wy_bwd"), c.has_g,
+                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g,
                                     num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
 
