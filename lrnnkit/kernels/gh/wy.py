@@ -103,13 +103,27 @@ def _gates(g_ptr, Gc_ptr, pos, mp, i_h, H: tl.constexpr, NH, ACC: tl.constexpr):
 
 
 @triton.jit
-def _seq_program(seqs_ptr, H: tl.constexpr):
-    """A state-pass program (grid axis 1 = sequence x head): (sequence, head, its first and end positions, the
-    index of its first chunk)."""
+def _seq_program(seqs_ptr, init_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr,
+                 BV: tl.constexpr, ACC: tl.constexpr, HAS_INIT: tl.constexpr):
+    """A state-pass program (grid axis 0 = value block, axis 1 = sequence x head): (head, the sequence's first and
+    end positions, the index of its first chunk, key / value indices of its K x BV state tile and their masks,
+    the tile's offsets in a per-sequence (N, H, K, V) state tensor, the tile loaded from ``init_ptr`` when
+    HAS_INIT, else zeros)."""
     i_sh = tl.program_id(1)
     i_s = i_sh // H
-    return (i_s, i_sh % H, tl.load(seqs_ptr + 3 * i_s), tl.load(seqs_ptr + 3 * i_s + 1),
-            tl.load(seqs_ptr + 3 * i_s + 2))
+    i_h = i_sh % H
+    rk = tl.arange(0, BK)
+    rv = tl.program_id(0) * BV + tl.arange(0, BV)
+    mk = rk < K
+    mv = rv < V
+    mkv = mk[:, None] & mv[None, :]
+    soff = ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :]
+    if HAS_INIT:
+        X = tl.load(init_ptr + soff, mask=mkv, other=0.0).to(ACC)
+    else:
+        X = tl.zeros([BK, BV], dtype=ACC)
+    return (i_h, tl.load(seqs_ptr + 3 * i_s), tl.load(seqs_ptr + 3 * i_s + 1), tl.load(seqs_ptr + 3 * i_s + 2),
+            rk, rv, mk, mv, mkv, soff, X)
 
 
 @triton.jit
@@ -157,19 +171,9 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
     """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'.
     U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)) from T, v and b: W and U never go through memory (the
     cancellation V - gamma K S_0 happens in the accumulator, before any rounding)."""
-    i_v = tl.program_id(0)
-    i_s, i_h, bos, eos, coff = _seq_program(seqs_ptr, H)
+    i_h, bos, eos, coff, rk, rv, mk, mv, mkv, soff, S = _seq_program(seqs_ptr, h0_ptr, H, K, V, BK, BV, ACC, HAS_H0)
     r = tl.arange(0, BT)
-    rk = tl.arange(0, BK)
-    rv = i_v * BV + tl.arange(0, BV)
-    mk = rk < K
-    mv = rv < V
-    mkv = mk[:, None] & mv[None, :]
     scale = tl.load(scale_ptr).to(ACC)
-    if HAS_H0:
-        S = tl.load(h0_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], mask=mkv, other=0.0).to(ACC)
-    else:
-        S = tl.zeros([BK, BV], dtype=ACC)
     causal = r[:, None] >= r[None, :]
     NC = tl.cdiv(eos - bos, BT)
     for c in range(NC):
@@ -217,8 +221,7 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
         else:
             S = S + _dot(_o(kk, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND, True, False)
     if OUTPUT:
-        tl.store(ht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], S.to(ht_ptr.dtype.element_ty),
-                 mask=mkv)
+        tl.store(ht_ptr + soff, S.to(ht_ptr.dtype.element_ty), mask=mkv)
 
 
 @triton.jit
@@ -229,19 +232,10 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
     dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
     W^T dU' = K^T diag(b gamma) (T^T dU') formed from T (W is never stored)."""
-    i_v = tl.program_id(0)
-    i_s, i_h, bos, eos, coff = _seq_program(seqs_ptr, H)
+    i_h, bos, eos, coff, rk, rv, mk, mv, mkv, soff, dS = _seq_program(seqs_ptr, dht_ptr, H, K, V, BK, BV, ACC,
+                                                                       HAS_DHT)
     r = tl.arange(0, BT)
-    rk = tl.arange(0, BK)
-    rv = i_v * BV + tl.arange(0, BV)
-    mk = rk < K
-    mv = rv < V
-    mkv = mk[:, None] & mv[None, :]
     scale = tl.load(scale_ptr).to(ACC)
-    if HAS_DHT:
-        dS = tl.load(dht_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], mask=mkv, other=0.0).to(ACC)
-    else:
-        dS = tl.zeros([BK, BV], dtype=ACC)
     upper = r[:, None] <= r[None, :]     # (M^T)[j, i] lives at i >= j
     NC = tl.cdiv(eos - bos, BT)
     for cc in range(NC):
@@ -285,8 +279,7 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
             dS = dS * tl.exp(GL) + upd
         else:
             dS = dS + upd
-    tl.store(dh0_ptr + ((i_s * H + i_h) * K + rk[:, None]) * V + rv[None, :], dS.to(dh0_ptr.dtype.element_ty),
-             mask=mkv)
+    tl.store(dh0_ptr + soff, dS.to(dh0_ptr.dtype.element_ty), mask=mkv)
 
 
 @triton.jit
