@@ -548,6 +548,15 @@ def _constructions(out: str, lx: _Latex, progress: bool) -> list:
     return recs
 
 
+def _failed_page(rec: dict, lines: list, path: str, problem: str, shown: str) -> dict:
+    """A page whose source could not be loaded: the record says failed, the page says why (an error box)."""
+    rec["status"] = "failed"
+    rec["problems"].append(problem)
+    lines.append(f".. error::\n\n   {rst_text(shown)}\n")
+    _write(path, "\n".join(lines))
+    return rec
+
+
 # =========================================================================== theorem registry page
 def _theorems(out: str) -> dict:
     rec: dict = {"status": "ok", "problems": []}
@@ -562,11 +571,8 @@ def _theorems(out: str) -> dict:
         from ..theorems import all_statements
         sts = all_statements()
     except Exception as exc:  # noqa: BLE001
-        rec["status"] = "failed"
-        rec["problems"].append(f"all_statements() raised {one_line(exc)}")
-        lines.append(f".. error::\n\n   Loading the registry failed: {rst_text(one_line(exc))}\n")
-        _write(os.path.join(out, "theorems.rst"), "\n".join(lines))
-        return rec
+        return _failed_page(rec, lines, os.path.join(out, "theorems.rst"), f"all_statements() raised {one_line(exc)}",
+                            f"Loading the registry failed: {one_line(exc)}")
     rec["count"] = len(sts)
     counts: dict = {}
     for s in sts:
@@ -627,11 +633,8 @@ def _cli(out: str) -> dict:
         from ..cli import build_parser
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
-        rec["status"] = "failed"
-        rec["problems"].append(f"build_parser() failed: {one_line(exc)}")
-        lines.append(f".. error::\n\n   The parser could not be built: {rst_text(one_line(exc))}\n")
-        _write(os.path.join(out, "cli.rst"), "\n".join(lines))
-        return rec
+        return _failed_page(rec, lines, os.path.join(out, "cli.rst"), f"build_parser() failed: {one_line(exc)}",
+                            f"The parser could not be built: {one_line(exc)}")
     lines.append(_literal_block(_help(p)))
 
     def walk(parser, prefix: str, depth: int):

@@ -66,6 +66,18 @@ def _summary(meas) -> str:
     return json.dumps(meas, sort_keys=True)[:600]
 
 
+def _rejudge(judge, who: str, path: str, what: str) -> CheckResult:
+    """Run an experiment's judge on recorded runs (``judge()``) and turn its outcome into a verdict; a judge that
+    cannot read the file gives ``open``."""
+    try:
+        j = judge()
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        return CheckResult("open", f"the judge of {who} cannot read {_rel(path)}: {exc!r}")
+    return CheckResult(OUTCOME_VERDICT.get(j.get("outcome"), "open"),
+                       f"re-judged {_rel(path)} ({what}): {j.get('outcome')}; {_summary(j.get('measured', {}))}",
+                       details={"judgement": j})
+
+
 def _experiment_entry(path: str, rec: dict) -> Statement:
     name, scale = rec["name"], rec["scale"]
     paper = str(rec["paper"])
@@ -96,13 +108,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         if d.get("failed"):   # some configurations did not finish: a partial grid is not judged
             return CheckResult("open", f"{_rel(path)}: incomplete, {len(runs)} runs finished, "
                                        f"{len(d['failed'])} failed ({', '.join(sorted(d['failed']))[:200]})")
-        try:
-            j = get_experiment(name).judge_runs(runs)
-        except (KeyError, TypeError, ValueError) as exc:
-            return CheckResult("open", f"the judge of {name} cannot read {_rel(path)}: {exc!r}")
-        v = OUTCOME_VERDICT.get(j.get("outcome"), "open")
-        return CheckResult(v, f"re-judged {_rel(path)} ({len(runs)} runs): {j.get('outcome')}; "
-                              f"{_summary(j.get('measured', {}))}", details={"judgement": j})
+        return _rejudge(lambda: get_experiment(name).judge_runs(runs), name, path, f"{len(runs)} runs")
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=rec["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
@@ -219,13 +225,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
         bad = sorted(k for k in (d.get("failed") or {}) if k in labels)
         if bad:
             return CheckResult("open", f"{_rel(path)}: {', '.join(bad)} failed")
-        try:
-            j = get_experiment(name).judge_part(part, d["runs"])
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            return CheckResult("open", f"the judge of {name} / {part} cannot read {_rel(path)}: {exc!r}")
-        v = OUTCOME_VERDICT.get(j.get("outcome"), "open")
-        return CheckResult(v, f"re-judged {_rel(path)} ({part}): {j.get('outcome')}; "
-                              f"{_summary(j.get('measured', {}))}", details={"judgement": j})
+        return _rejudge(lambda: get_experiment(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "
