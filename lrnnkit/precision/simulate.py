@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError, SizeLimitError
+from ..executor import read_values as _read
 from ..model import Model, TableMap
 from .formats import get_format
 from .policy import LayerKernel, ProofLayer, Rounder, canonical_policy
@@ -101,17 +102,6 @@ class CollapseResult:
                 "exact_for_all_lengths": self.exact_for_all_lengths, "pre_period": self.pre_period,
                 "period": self.period, "layer_periods": self.layer_periods,
                 "distinct_states": self.distinct_states}
-
-
-def _read(tm: TableMap, sources: dict, T: int) -> np.ndarray:
-    vals = []
-    for r, size in zip(tm.reads, tm.sizes):
-        v = sources[r.source]
-        if r.lag:
-            pad = np.full((v.shape[0], min(r.lag, T)), size - 1, dtype=np.int64)
-            v = np.concatenate([pad, v[:, : max(T - r.lag, 0)]], axis=1)
-        vals.append(v)
-    return tm.lookup_batch(vals)
 
 
 def _read_periodic(tm: TableMap, sources: dict) -> EventuallyPeriodic:
