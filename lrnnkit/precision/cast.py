@@ -41,6 +41,18 @@ _IMPLICIT = np.uint64(1 << 52)
 _CHUNK = 1 << 16
 
 
+
+def _overflow_away(mode: str, neg):
+    """Per element (``neg``: boolean numpy array or torch tensor of sign bits): does an overflowing magnitude go
+    away from zero (to the format's overflow value: inf, or max finite when saturating) rather than to the largest
+    finite? Always for nearest-even and stochastic rounding, never toward zero, for positives toward +inf and for
+    negatives toward -inf."""
+    if mode in ("nearest-even", "stochastic"):
+        return neg | ~neg
+    if mode == "toward-zero":
+        return neg & ~neg
+    return ~neg if mode == "toward-positive" else neg
+
 def _bits(v: float) -> np.uint64:
     return np.array([v], dtype=np.float64).view(np.uint64)[0]
 
@@ -162,14 +174,7 @@ def _slow_chunk(x: np.ndarray, fmt: FloatFormat, mode: str, rng) -> np.ndarray:
     over = mag > maxf
     finite = u < _EXPINF
     if over.any():
-        if mode in ("nearest-even", "stochastic"):
-            away = np.ones_like(neg)
-        elif mode == "toward-zero":
-            away = np.zeros_like(neg)
-        elif mode == "toward-positive":
-            away = ~neg
-        else:
-            away = neg
+        away = _overflow_away(mode, neg)
         mag = np.where(over & finite, np.where(away, overflow_value(fmt), maxf), mag)
     if not finite.all():
         isnan = u > _EXPINF
@@ -274,14 +279,7 @@ def _cast_torch_real(x, fmt: FloatFormat, mode: str, generator):
     maxf = fmt.max_finite
     finite = u < 0x7FF0_0000_0000_0000
     over = (mag > maxf) & finite
-    if mode in ("nearest-even", "stochastic"):
-        away = torch.ones_like(neg)
-    elif mode == "toward-zero":
-        away = torch.zeros_like(neg)
-    elif mode == "toward-positive":
-        away = ~neg
-    else:
-        away = neg
+    away = _overflow_away(mode, neg)
     ov = torch.full_like(mag, overflow_value(fmt))
     mag = torch.where(over, torch.where(away, ov, torch.full_like(mag, maxf)), mag)
     mag = torch.where(u == 0x7FF0_0000_0000_0000, torch.full_like(mag, _inf_value(fmt)), mag)
