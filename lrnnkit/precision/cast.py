@@ -41,7 +41,6 @@ _IMPLICIT = np.uint64(1 << 52)
 _CHUNK = 1 << 16
 
 
-
 def _overflow_away(mode: str, neg):
     """Per element (``neg``: boolean numpy array or torch tensor of sign bits): does an overflowing magnitude go
     away from zero (to the format's overflow value: inf, or max finite when saturating) rather than to the largest
@@ -52,6 +51,7 @@ def _overflow_away(mode: str, neg):
     if mode == "toward-zero":
         return neg & ~neg
     return ~neg if mode == "toward-positive" else neg
+
 
 def _bits(v: float) -> np.uint64:
     return np.array([v], dtype=np.float64).view(np.uint64)[0]
