@@ -69,3 +69,5 @@ def test_layer_eig_range_and_gate():
         DeltaProductLayer(8, 1, 4, eig_range=(-2, 1))
     with pytest.raises(InputError):
         DeltaProductLayer(8, 1, 4, backend="bogus")
+    with pytest.raises(InputError, match="fp32_precision"):
+        DeltaProductLayer(8, 1, 4, fp32_precision="bf16x3")

@@ -46,7 +46,7 @@ def _case(B, T, NH, H, K, V, gate, cu, seed):
     return (q, k, v, b, gt, h0), do, dht
 
 
-def _grads(backend, ins, do, dht, NH, cu, dtype, BT):
+def _grads(backend, ins, do, dht, NH, cu, dtype, BT, fp32_precision=None):
     xs = []
     for i, x in enumerate(ins):
         if x is None:
@@ -57,17 +57,18 @@ def _grads(backend, ins, do, dht, NH, cu, dtype, BT):
             x = x.double()
         xs.append(x.to(DEV if backend == "chunk" else "cpu").detach().requires_grad_(True))
     cuu = None if cu is None else torch.tensor(cu, device=xs[0].device)
-    o, ht = chunk_gh(*xs[:5], NH, cuu, xs[5], True, scale=0.7, chunk_size=BT, backend=backend)
+    o, ht = chunk_gh(*xs[:5], NH, cuu, xs[5], True, scale=0.7, chunk_size=BT, backend=backend,
+                     fp32_precision=fp32_precision)
     loss = (o.double() * do.to(o.device)).sum() + (ht.double() * dht.to(ht.device)).sum()
     loss.backward()
     return [o, ht] + [None if x is None else x.grad for x in xs]
 
 
-def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=None):
+def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=None, fp32_precision=None):
     """``unit``: the relative error of one product for float32 (default 2^-21, 3xTF32 / IEEE)."""
     B = B or (1 if cu is not None else 2)
     ins, do, dht = _case(B, T, NH, H, K, V, gate, cu, seed)
-    got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT)
+    got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT, fp32_precision)
     ref = _grads("naive", ins, do, dht, NH, cu, dtype, BT)
     NC = -(-T * NH // BT)
     bound = {F64: 1e-11, torch.float32: 10 * (NC + 1) * (unit or 2.0 ** -21),
@@ -113,9 +114,10 @@ def test_every_gradient_low_precision(dtype):
 @pytest.mark.parametrize("mode,unit", [("tf32", 2.0 ** -10)])
 def test_every_gradient_fp32_modes(mode, unit, monkeypatch):
     from lrnnkit.kernels.gh import wy
-    monkeypatch.setattr(wy, "FP32_PRECISION", mode)
+    monkeypatch.setattr(wy, "FP32_PRECISION", mode)        # the module default ...
     _check(21, 2, True, [0, 9, 21], torch.float32, BT=16, seed=3, unit=unit)
-    _check(70, 1, False, None, torch.float32, BT=64, B=1, H=1, K=128, V=128, seed=8, unit=unit)
+    monkeypatch.setattr(wy, "FP32_PRECISION", "tf32x3")    # ... and the argument, which overrides it
+    _check(70, 1, False, None, torch.float32, BT=64, B=1, H=1, K=128, V=128, seed=8, unit=unit, fp32_precision=mode)
 
 
 @pytest.mark.parametrize("K,V,dtype", [(128, 128, torch.bfloat16), (128, 32, torch.bfloat16),
@@ -175,3 +177,5 @@ def test_chunk_gh_refuses_bad_input():
         chunk_gh(q, k, v, 3 * b + 2.1, n_h=2, validate=True)
     with pytest.raises(InputError, match="backend"):
         chunk_gh(q, k, v, b, n_h=2, backend="fast")
+    with pytest.raises(InputError, match="fp32_precision.*bf16x3"):
+        chunk_gh(q, k, v, b, n_h=2, fp32_precision="bf16x3")

@@ -62,12 +62,19 @@ class ShortConv(torch.nn.Module):
 
 class DeltaProductLayer(torch.nn.Module):
     """``y = DeltaProductLayer(d_model, num_heads, head_dim, n_h=1, eig_range=(-1, 1), use_gate=False,
-    use_short_conv=True, backend="chunk")(x, cu_seqlens=None)``; x and y (B, T, d_model). See the module text."""
+    use_short_conv=True, backend="chunk", fp32_precision=None)(x, cu_seqlens=None)``; x and y (B, T, d_model).
+    ``fp32_precision``: the "chunk" backend's products for float32 inputs (:func:`lrnnkit.kernels.gh.api.chunk_gh`).
+    See the module text."""
 
     def __init__(self, d_model: int, num_heads: int, head_dim: int, n_h: int = 1, eig_range=(-1, 1),
                  use_gate: bool = False, use_short_conv: bool = True, backend: str = "chunk",
-                 conv_size: int = 4, norm_eps: float = 1e-5):
+                 conv_size: int = 4, norm_eps: float = 1e-5, fp32_precision: str | None = None):
         super().__init__()
+        from .gh.wy import FP32_MODES
+        if fp32_precision is not None and fp32_precision not in FP32_MODES:
+            raise InputError(f"DeltaProductLayer: fp32_precision must be one of {', '.join(FP32_MODES)}, "
+                             f"got {fp32_precision!r}")
+        self.fp32_precision = fp32_precision
         if tuple(eig_range) not in ((-1, 1), (0, 1)):
             raise InputError(f"DeltaProductLayer: eig_range must be (-1, 1) or (0, 1), got {eig_range!r}")
         if backend not in ("chunk", "fused_recurrent", "naive", "torch"):
@@ -137,7 +144,8 @@ class DeltaProductLayer(torch.nn.Module):
             o = self._fused(q, k, v, beta, g, cu_seqlens)
         else:
             from .gh.api import chunk_gh
-            o, _ = chunk_gh(q, k, v, beta, g, self.n_h, cu_seqlens, scale=self.head_dim ** -0.5, backend=backend)
+            o, _ = chunk_gh(q, k, v, beta, g, self.n_h, cu_seqlens, scale=self.head_dim ** -0.5, backend=backend,
+                            fp32_precision=self.fp32_precision)
         o = self.o_norm(o.to(x.dtype)).reshape(B, T, self.num_heads * self.head_dim)
         return self.o_proj(o)
 

@@ -433,15 +433,20 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
 
 # --------------------------------------------------------------------------------------------- host side
 
-def _config(dtype):
+FP32_MODES = ("tf32x3", "tf32", "ieee")
+
+
+def _config(dtype, fp32_precision=None):
     """(operand dtype, accumulation dtype, dot precision, intermediate storage dtype)."""
     acc = acc_dtype(dtype)
     if dtype in (torch.float16, torch.bfloat16):
         return dtype, acc, "tf32", dtype
     if dtype == torch.float32:
-        if FP32_PRECISION not in ("tf32x3", "tf32", "ieee"):
-            raise ValueError(f"FP32_PRECISION must be tf32x3, tf32 or ieee, got {FP32_PRECISION!r}")
-        return acc, acc, FP32_PRECISION, acc
+        prec = fp32_precision or FP32_PRECISION
+        if prec not in FP32_MODES:
+            from ...errors import InputError
+            raise InputError(f"fp32_precision must be one of {', '.join(FP32_MODES)}, got {prec!r}")
+        return acc, acc, prec, acc
     return acc, acc, "ieee", acc
 
 
@@ -476,7 +481,7 @@ def _scale_tensor(scale: float, dtype, device):
 class _Ctx:
     """Shapes, tables and launch constants of one call (flattened: B rows become B sequences)."""
 
-    def __init__(self, q, k, v, g, cu_seqlens, BT):
+    def __init__(self, q, k, v, g, cu_seqlens, BT, fp32_precision=None):
         B, T, H, K = q.shape
         NH, V = k.shape[2], v.shape[-1]
         self.H, self.K, self.V, self.NH, self.BT = H, K, V, NH, BT
@@ -485,7 +490,7 @@ class _Ctx:
             tuple(i * T for i in range(B + 1))
         self.N = len(cu) - 1
         self.chunks, self.seqs, self.NT = _tables(cu, NH, BT, q.device)
-        self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype)
+        self.DT, self.ACC, self.PREC, self.ST = _config(q.dtype, fp32_precision)
         self.EMU = INTERPRET and self.DT != self.ACC
         self.RND = self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET   # one-pass tf32 of fp32
         self.BK = max(16, triton.next_power_of_2(K))
@@ -604,8 +609,8 @@ class ChunkGHFunction(torch.autograd.Function):
     chunk states and U')."""
 
     @staticmethod
-    def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size):
-        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size)
+    def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size, fp32_precision):
+        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size, fp32_precision)
         scale_t = _scale_tensor(scale, c.ACC, q.device)
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
@@ -625,24 +630,27 @@ class ChunkGHFunction(torch.autograd.Function):
                                        (q.dtype, k.dtype, v.dtype, beta.dtype))
         cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731  (a no-op but dg, dh0)
         return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,
-                cast(dh0, h0), None, None, None)
+                cast(dh0, h0), None, None, None, None)
 
 
-def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size):
-    """Canonical inputs (see :func:`lrnnkit.kernels.gh.api.canonical`) -> ``(o, final_state)``, differentiable."""
+def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_precision=None):
+    """Canonical inputs (see :func:`lrnnkit.kernels.gh.api.canonical`) -> ``(o, final_state)``, differentiable.
+    ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION."""
+    from ...errors import InputError
     check_device(q, k, v, beta, g, h0)
+    if fp32_precision is not None and fp32_precision not in FP32_MODES:
+        raise InputError(f"fp32_precision must be one of {', '.join(FP32_MODES)}, got {fp32_precision!r}")
     if chunk_size not in (16, 32, 64):
-        from ...errors import InputError
         raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
     K, V = q.shape[-1], v.shape[-1]
     pk, pv = _padded(K, q.dtype), _padded(V, q.dtype)
     if (pk, pv) == (K, V):
-        return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size)
+        return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size, fp32_precision)
     # zero columns: keys stay unit vectors, the padded state rows / columns stay zero and get no gradient back
     pad = torch.nn.functional.pad
     o, ht = ChunkGHFunction.apply(pad(q, (0, pk - K)), pad(k, (0, pk - K)), pad(v, (0, pv - V)), beta, g,
                                   None if h0 is None else pad(h0, (0, pv - V, 0, pk - K)), float(scale), cu_seqlens,
-                                  chunk_size)
+                                  chunk_size, fp32_precision)
     return o[..., :V], ht[..., :K, :V]
 
 
