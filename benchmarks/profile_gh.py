@@ -26,6 +26,7 @@ def main():
     ap.add_argument("--nh", default="1,2,3")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     ap.add_argument("--prec", default=None, help="fp32 dot precision (wy.FP32_PRECISION)")
+    ap.add_argument("--chunk", type=int, default=None, help="chunk size of ours (16, 32, 64; default: chunk_gh's)")
     ap.add_argument("--B", type=int, default=8)
     ap.add_argument("--T", type=int, default=4096)
     ap.add_argument("--no-profile", action="store_true")
@@ -77,7 +78,7 @@ def main():
         return xs, (do[:rows] if rows else do).to(dtype).to(dt)
 
     def ours(xs, nh):
-        return chunk_gh(xs[0], xs[1], xs[2], xs[3], xs[4], nh, cu, scale=1.0)[0]
+        return chunk_gh(xs[0], xs[1], xs[2], xs[3], xs[4], nh, cu, scale=1.0, chunk_size=a.chunk)[0]
 
     def fla(xs, nh):
         return peer(*xs, nh, cu)

@@ -70,7 +70,8 @@ def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=No
     ins, do, dht = _case(B, T, NH, H, K, V, gate, cu, seed)
     got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT, fp32_precision)
     ref = _grads("naive", ins, do, dht, NH, cu, dtype, BT)
-    NC = -(-T * NH // BT)
+    from lrnnkit.kernels.gh.wy import default_chunk
+    NC = -(-T * NH // (BT or default_chunk(dtype, fp32_precision)))   # BT None: chunk_gh's default
     bound = {F64: 1e-11, torch.float32: 10 * (NC + 1) * (unit or 2.0 ** -21),
              torch.bfloat16: 12 * (NC + 1) * 2.0 ** -7}[dtype]
     errs = {}
@@ -118,6 +119,15 @@ def test_every_gradient_fp32_modes(mode, unit, monkeypatch):
     _check(21, 2, True, [0, 9, 21], torch.float32, BT=16, seed=3, unit=unit)
     monkeypatch.setattr(wy, "FP32_PRECISION", "tf32x3")    # ... and the argument, which overrides it
     _check(70, 1, False, None, torch.float32, BT=64, B=1, H=1, K=128, V=128, seed=8, unit=unit, fp32_precision=mode)
+
+
+def test_default_chunk():
+    # chunk_gh without chunk_size: 16 for float32 with 3xTF32 (the default float32 products), else 64; the
+    # gradients of a real-width head through that default
+    from lrnnkit.kernels.gh.wy import default_chunk
+    assert default_chunk(torch.float32) == 16 and default_chunk(torch.float32, "tf32") == 64
+    assert default_chunk(torch.bfloat16) == 64 and default_chunk(torch.float64) == 64
+    _check(37, 2, True, None, torch.float32, BT=None, B=1, H=1, K=128, V=128, seed=9)
 
 
 @pytest.mark.parametrize("K,V,dtype", [(128, 128, torch.bfloat16), (128, 32, torch.bfloat16),

@@ -47,9 +47,9 @@ def _gh_chunk(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None, 
     """GHLayer's "chunk" mode: :func:`lrnnkit.kernels.gh.wy.chunk_gh_triton` (forward and backward in Triton) on
     the inputs as :func:`lrnnkit.kernels.gh.inputs.prepare` validates them; o in q's dtype."""
     from .gh.inputs import prepare
-    from .gh.wy import chunk_gh_triton
+    from .gh.wy import chunk_gh_triton, default_chunk
     x = prepare(q, k, v, beta, g, initial_state, normalize=normalize, validate=validate)
-    o, ht = chunk_gh_triton(x.q, x.k, x.v, x.beta, x.g, scale, x.h0, None, 64)
+    o, ht = chunk_gh_triton(x.q, x.k, x.v, x.beta, x.g, scale, x.h0, None, default_chunk(x.q.dtype))
     return o.to(x.q.dtype), (ht if output_final_state else None)
 
 

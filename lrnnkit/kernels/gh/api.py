@@ -71,7 +71,7 @@ def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
 
 
 def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state=None,
-             output_final_state: bool = False, *, scale: float | None = None, chunk_size: int = 64,
+             output_final_state: bool = False, *, scale: float | None = None, chunk_size: int | None = None,
              backend: str = "chunk", normalize_qk: bool = False, validate: bool = False,
              fp32_precision: str | None = None):
     """Differentiable gated DeltaProduct (paper 001) in fla's layout; returns ``(o, final_state or None)``.
@@ -82,7 +82,9 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     ``backend``: "chunk" (:mod:`.wy`: Triton WY kernels with a Triton backward; CUDA tensors, or CPU tensors
     under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
-    ``fp32_precision`` (float32 inputs, backend "chunk"): the tensor-core products, "tf32x3" (default, errors
+    ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
+    (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
+    tensor-core products, "tf32x3" (default, errors
     ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3, 2.4x faster) or "ieee"; None takes
     ``lrnnkit.kernels.gh.wy.FP32_PRECISION``.
     """
@@ -100,11 +102,14 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
             check_range("g", g, float("-inf"), 0.0)
     if backend == "chunk":
         from .wy import chunk_gh_triton
-        o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens, chunk_size, fp32_precision)
+        from .wy import default_chunk
+        o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens,
+                                default_chunk(q.dtype, fp32_precision) if chunk_size is None else chunk_size,
+                                fp32_precision)
     elif backend == "torch":
         from .reference import chunk_gh_torch
         o, ht = chunk_gh_torch(q, k, v, beta, g, scale=scale, initial_state=initial_state, cu_seqlens=cu_seqlens,
-                               chunk_size=chunk_size)
+                               chunk_size=64 if chunk_size is None else chunk_size)
     else:
         o, ht = _naive_varlen(q, k, v, beta, g, scale, initial_state, cu_seqlens)
     return o.to(q.dtype), (ht if output_final_state else None)

@@ -654,6 +654,16 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
     return o[..., :V], ht[..., :K, :V]
 
 
+def default_chunk(dtype, fp32_precision=None) -> int:
+    """The chunk size ``chunk_gh`` runs when none is given: 64, but 16 for float32 inputs with 3xTF32 products.
+    Measured on an H100 (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md "kernels"): 3xTF32
+    25.3 / 25.0 / 19.4 ms at chunks 64 / 32 / 16 (the smaller tiles are what float32 needed); one-pass tf32
+    10.6 / 13.1 / 15.3 and bf16 3.0 / 3.8 ms at 64 / 32: there 64 stays."""
+    if dtype == torch.float32 and (fp32_precision or FP32_PRECISION) == "tf32x3":
+        return 16
+    return 64
+
+
 def _padded(n: int, dtype) -> int:
     """Head width the compiled kernels run at: widths 17..32 of 2-byte inputs are zero-padded to 64. Compiled by
     triton 3.6 on an H100, K = 32 gave a wrong dk and V = 32 a wrong dv / dbeta (bf16; 16, 64 and 128 were right;
