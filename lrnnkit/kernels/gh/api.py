@@ -85,7 +85,7 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
     (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors
-    ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3, 2.4x faster) or "ieee"; None takes
+    ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3, 1.8x faster) or "ieee"; None takes
     ``lrnnkit.kernels.gh.wy.FP32_PRECISION``.
     """
     if backend not in BACKENDS:
