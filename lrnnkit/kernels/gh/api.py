@@ -84,9 +84,8 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
     (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
-    tensor-core products, "tf32x3" (default, errors
-    ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3, 1.8x faster) or "ieee"; None takes
-    ``lrnnkit.kernels.gh.wy.FP32_PRECISION``.
+    tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3,
+    1.8x faster) or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``.
     """
     if backend not in BACKENDS:
         raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
@@ -101,8 +100,7 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
         if g is not None:
             check_range("g", g, float("-inf"), 0.0)
     if backend == "chunk":
-        from .wy import chunk_gh_triton
-        from .wy import default_chunk
+        from .wy import chunk_gh_triton, default_chunk
         o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens,
                                 default_chunk(q.dtype, fp32_precision) if chunk_size is None else chunk_size,
                                 fp32_precision)

@@ -16,11 +16,9 @@ def _op(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr):
 
 
 @triton.jit
-def _dot(a, b, PREC: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr,
-         TA: tl.constexpr = False, TB: tl.constexpr = False):
+def _dot(a, b, PREC: tl.constexpr, ACC: tl.constexpr, TA: tl.constexpr = False, TB: tl.constexpr = False):
     """op(a) @ op(b) accumulated in ACC at dot precision PREC, op = transpose where TA / TB: every product of the
-    kernels goes through here (EMU, RND: the operand treatment of the calling kernel; the operands arrive
-    already treated by its ``_o``)."""
+    :mod:`.wy` kernels goes through here (the operands arrive rounded by the kernel's ``_o``)."""
     if TA:
         a = tl.trans(a)
     if TB:

@@ -153,7 +153,7 @@ def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     low = r[:, None] > r[None, :]
-    A = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
+    A = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
     if HAS_G:
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC)
         A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
@@ -192,10 +192,10 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
         tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-        ks = _dot(_o(kk, DT, ACC, EMU, RND), Sd, PREC, ACC, EMU, RND)
+        ks = _dot(_o(kk, DT, ACC, EMU, RND), Sd, PREC, ACC)
         if HAS_G:
             ks = ks * tl.exp(G)[:, None]
-        un = _dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
+        un = _dot(tt, _o((vv - ks) * bb[:, None], DT, ACC, EMU, RND), PREC, ACC)
         if STORE:
             tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty), mask=mpv)
         und = _o(un, DT, ACC, EMU, RND)
@@ -204,22 +204,22 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
             trow = (pos // NH) * H + i_h
             qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
             qq = qq.to(ACC) * scale
-            qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
+            qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
             if HAS_G:
                 qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
                 qs = qq * tl.exp(G)[:, None]
             else:
                 qs = qq
             qk = tl.where(causal, qk, 0.0)
-            o = _dot(_o(qs, DT, ACC, EMU, RND), Sd, PREC, ACC, EMU, RND) \
-                + _dot(_o(qk, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND)
+            o = _dot(_o(qs, DT, ACC, EMU, RND), Sd, PREC, ACC) \
+                + _dot(_o(qk, DT, ACC, EMU, RND), und, PREC, ACC)
             tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty),
                      mask=isq[:, None] & mv[None, :])
         if HAS_G:
             kd = kk * tl.exp(GL - G)[:, None]
-            S = S * tl.exp(GL) + _dot(_o(kd, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND, True, False)
+            S = S * tl.exp(GL) + _dot(_o(kd, DT, ACC, EMU, RND), und, PREC, ACC, True, False)
         else:
-            S = S + _dot(_o(kk, DT, ACC, EMU, RND), und, PREC, ACC, EMU, RND, True, False)
+            S = S + _dot(_o(kk, DT, ACC, EMU, RND), und, PREC, ACC, True, False)
     if OUTPUT:
         tl.store(ht_ptr + soff, S.to(ht_ptr.dtype.element_ty), mask=mkv)
 
@@ -253,7 +253,7 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         qq = qq.to(ACC) * scale
         do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
                  DT, ACC, EMU, RND)
-        kq = _dot(_o(kk, DT, ACC, EMU, RND), _o(qq, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
+        kq = _dot(_o(kk, DT, ACC, EMU, RND), _o(qq, DT, ACC, EMU, RND), PREC, ACC, False, True)
         dSd = _o(dS, DT, ACC, EMU, RND)
         if HAS_G:
             G, GL = _chunk_gates(Gc_ptr, row, mp, tl.minimum(bos + c * BT + BT, eos) - 1, i_h, H, ACC)
@@ -263,8 +263,8 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         else:
             kd = kk
         kq = tl.where(upper, kq, 0.0)
-        dun = _dot(_o(kq, DT, ACC, EMU, RND), do, PREC, ACC, EMU, RND) \
-            + _dot(_o(kd, DT, ACC, EMU, RND), dSd, PREC, ACC, EMU, RND)
+        dun = _dot(_o(kq, DT, ACC, EMU, RND), do, PREC, ACC) \
+            + _dot(_o(kd, DT, ACC, EMU, RND), dSd, PREC, ACC)
         tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
         dund = _o(dun, DT, ACC, EMU, RND)
@@ -272,9 +272,9 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
         if HAS_G:
             bb = bb * tl.exp(G)
-        y = _dot(tt, dund, PREC, ACC, EMU, RND, True, False)
-        wdu = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(y, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False)
-        upd = _dot(_o(qq, DT, ACC, EMU, RND), do, PREC, ACC, EMU, RND, True, False) - wdu
+        y = _dot(tt, dund, PREC, ACC, True, False)
+        wdu = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(y, DT, ACC, EMU, RND), PREC, ACC, True, False)
+        upd = _dot(_o(qq, DT, ACC, EMU, RND), do, PREC, ACC, True, False) - wdu
         if HAS_G:
             dS = dS * tl.exp(GL) + upd
         else:
@@ -327,10 +327,10 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                  DT, ACC, EMU, RND)
         Sd = _o(S, DT, ACC, EMU, RND)
         dSd = _o(dS, DT, ACC, EMU, RND)
-        dq += _dot(do, Sd, PREC, ACC, EMU, RND, False, True)
-        Dm += _dot(do, un, PREC, ACC, EMU, RND, False, True)
-        dk += _dot(un, dSd, PREC, ACC, EMU, RND, False, True)
-        dw -= _dot(dun, Sd, PREC, ACC, EMU, RND, False, True)
+        dq += _dot(do, Sd, PREC, ACC, False, True)
+        Dm += _dot(do, un, PREC, ACC, False, True)
+        dk += _dot(un, dSd, PREC, ACC, False, True)
+        dw -= _dot(dun, Sd, PREC, ACC, False, True)
         if HAS_G:
             sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
     causal = r[:, None] >= r[None, :]
@@ -343,15 +343,15 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         dk = dk * tl.exp(GL - G)[:, None]
         Fj = tl.sum(dk * kk, 1)
         Dm = tl.where(causal, Dm, 0.0)
-        E = Dm * _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
+        E = Dm * _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
         dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
         dG += tl.where(r == nlast, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
         tl.store(dG_ptr + i_k * L * H + row, dG, mask=mp)
     else:
         Dm = tl.where(causal, Dm, 0.0)
     Dd = _o(Dm, DT, ACC, EMU, RND)
-    dq += _dot(Dd, _o(kk, DT, ACC, EMU, RND), PREC, ACC, EMU, RND)
-    dk += _dot(Dd, _o(qq, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False)
+    dq += _dot(Dd, _o(kk, DT, ACC, EMU, RND), PREC, ACC)
+    dk += _dot(Dd, _o(qq, DT, ACC, EMU, RND), PREC, ACC, True, False)
     tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
              mask=isq[:, None] & mk[None, :])
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
@@ -380,7 +380,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     kd = _o(kk, DT, ACC, EMU, RND)
-    KK = _dot(kd, kd, PREC, ACC, EMU, RND, False, True)
+    KK = _dot(kd, kd, PREC, ACC, False, True)
     low = r[:, None] > r[None, :]
     if HAS_G:
         G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
@@ -393,8 +393,8 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     bg = bb * gam
     dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     dWd = _o(dW, DT, ACC, EMU, RND)
-    dX = _dot(Tmo, dWd, PREC, ACC, EMU, RND, True, False)
-    dT = _dot(dWd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
+    dX = _dot(Tmo, dWd, PREC, ACC, True, False)
+    dT = _dot(dWd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
     dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
     kdx = tl.sum(dX * kk, 1)
     db = kdx * gam
@@ -403,20 +403,20 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         mpv = mp[:, None] & (rv[None, :] < V)
         du = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        dY = _dot(Tmo, du, PREC, ACC, EMU, RND, True, False)
-        dT += _dot(du, _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND, False, True)
+        dY = _dot(Tmo, du, PREC, ACC, True, False)
+        dT += _dot(du, _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
         tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
         db += tl.sum(dY * vv, 1)
-    dA = _dot(_o(_dot(Tmo, _o(dT, DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False), DT, ACC, EMU, RND), Tmo,
-              PREC, ACC, EMU, RND, False, True)
+    dA = _dot(_o(_dot(Tmo, _o(dT, DT, ACC, EMU, RND), PREC, ACC, True, False), DT, ACC, EMU, RND), Tmo,
+              PREC, ACC, False, True)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
         P = dA * Gam
     else:
         P = dA
     Pd = _o(P, DT, ACC, EMU, RND)
-    dk += _dot(Pd, kd, PREC, ACC, EMU, RND) * bb[:, None] \
-        + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, EMU, RND, True, False)
+    dk += _dot(Pd, kd, PREC, ACC) * bb[:, None] \
+        + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
     db += tl.sum(P * KK, 1)
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
     tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
