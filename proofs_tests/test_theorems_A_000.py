@@ -250,14 +250,20 @@ def test_theorem_4_brute_force_detects_the_printed_wiring():
     assert bad is None and n == sum(len(fsa.alphabet) ** k for k in range(5))
 
 
-def test_proof_errata_cast_terms_match_the_theorem_1_model():
-    """The proof-erratum checks (000, App. B.1 / B.2) evaluate the paper's finite-precision model through their own
-    helper; it must give the same states as the model used by 000:theorem-1 (``cast_model_states``)."""
-    from lrnnkit.theorems.paper_000 import proof_errata as E
-    for A, B, H0 in [(((F(-1),),), (F(1),), (F(1),)),
-                     (((F(3, 2), F(0)), (F(1), F(1, 4))), (F(1), F(-1)), (F(0), F(2)))]:
-        _, _, H = E._cast_terms(A, B, H0, 60)
-        assert H == P.cast_model_states(A, B, H0, 60, P.TOY8, "nearest-even")
+ERRATA = ["000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
+          "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
+          "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction", "003:theorem-2.2-proof-eigenvalues",
+          "003:proposition-G.2-proof-pairings"]
+
+
+@pytest.mark.parametrize("sid", ERRATA)
+def test_proof_errata_record_the_instance_their_check_finds(sid):
+    """A proof-erratum entry states the printed step, so it is holds-as-corrected (not holds): the check finds the
+    printed step false on exactly the recorded instance and reports the recorded correction."""
+    from lrnnkit.theorems.registry import run_check
+    s, r = get(sid), run_check(sid, "quick")
+    assert s.verdict == r.verdict == "holds-as-corrected"
+    assert r.counterexample == s.counterexample and r.corrected == s.corrected
 
 
 def test_proof_errata_printed_steps_are_false_by_hand():
@@ -267,7 +273,7 @@ def test_proof_errata_printed_steps_are_false_by_hand():
     assert E._unrolled_printed([half], [(F(1),)], (F(0),)) == (F(0),)          # printed H_1 = 0, true 1
     assert E._unrolled_true([half], [(F(1),)], (F(0),)) == (F(1),)
     assert E._jordan_power(F(-1), 2, 4)[0][1] == -4                           # z_{2k} = -2k, printed +infinity
-    C, D, _ = E._cast_terms(((F(-1),),), (F(1),), (F(1),), 20)
+    C, D, _ = P.cast_model_terms(((F(-1),),), (F(1),), (F(1),), 20, P.TOY8, "nearest-even")
     for k in range(1, 8):
         assert E._thm2_printed(C, D, 0, k) == ((F(k + 1),), (F(-k),))          # model: (1,), (0,)
         assert E._thm2_corrected(C, D, 0, k) == ((F(1),), (F(0),))

@@ -39,7 +39,7 @@ from .proposition_1 import (P13B_CE, _P1, _gh_float, _mmf, all_roots_real, cayle
     check_prop_1_3b, householder_factors, perm_matrix, schur_cohn_inside, spectrum_13a_ok)  # noqa: F401
 from .section_4 import check_inclusion, check_multi_token, check_rotation  # noqa: F401
 from .theorem_1_2 import (BF16, BinaryFormat, MODES, T1_A1, T1_H0, T2_A1, T2_H0, TOY8, _corrected_search, _random_lrnn,
-    cast_model_states, check_theorem_1, check_theorem_2, separates, tail_monotone)  # noqa: F401
+    cast_model_states, cast_model_terms, check_theorem_1, check_theorem_2, separates, tail_monotone)  # noqa: F401
 from .theorem_1_2_generic import (cast_continuous_at, check_theorem_1_generic, check_theorem_2_generic,  # noqa: F401
     generic_lrnn, generic_search, limit_points)  # noqa: F401
 from .theorem_3 import THM3_REGULAR, regular_automaton, check_theorem_3, closure, compose, embeddings, group_fsas, implements  # noqa: F401

@@ -55,19 +55,26 @@ TOY8 = BinaryFormat("fp8-like (p=4, emin=-6, emax=7, saturating)", 4, -6, 7)
 MODES = ("nearest-even", "toward-zero", "toward-positive", "toward-negative")
 
 
-def cast_model_states(A, B, H0, K: int, fmt: BinaryFormat, mode: str) -> list:
-    """States of the paper's finite-precision model (000, App. B.1) on the input 1^k, k = 0..K:
-    ``Hhat_k = cast(sum_{i<k} cast(A^i B) + cast(A^k H0))`` with every power computed exactly."""
+def cast_model_terms(A, B, H0, K: int, fmt: BinaryFormat, mode: str) -> tuple:
+    """The paper's finite-precision model (000, App. B.1) on the input 1^k, k = 0..K, with every power computed
+    exactly: the cast terms ``C_k = cast(A^k B)``, ``D_k = cast(A^k H0)`` and the states
+    ``Hhat_k = cast(sum_{i<k} C_i + D_k)``; returns ``(C, D, Hhat)`` (lists of K + 1 tuples)."""
     n = len(A)
-    out = []
-    acc = [F(0)] * n                  # exact sum of the cast terms cast(A^i B), i < k
+    C, D, H = [], [], []
+    acc = [F(0)] * n                  # exact sum of the cast terms C_i, i < k
     P_B, P_H = list(B), list(H0)      # A^k B and A^k H0, exact
     for _ in range(K + 1):
-        cD = [fmt.cast(x, mode) for x in P_H]
-        out.append(tuple(fmt.cast(a + d, mode) for a, d in zip(acc, cD)))
-        acc = [a + fmt.cast(x, mode) for a, x in zip(acc, P_B)]
+        C.append(tuple(fmt.cast(x, mode) for x in P_B))
+        D.append(tuple(fmt.cast(x, mode) for x in P_H))
+        H.append(tuple(fmt.cast(a + d, mode) for a, d in zip(acc, D[-1])))
+        acc = [a + c for a, c in zip(acc, C[-1])]
         P_B, P_H = list(mv(A, P_B)), list(mv(A, P_H))
-    return out
+    return C, D, H
+
+
+def cast_model_states(A, B, H0, K: int, fmt: BinaryFormat, mode: str) -> list:
+    """States ``Hhat_k``, k = 0..K, of the paper's finite-precision model (:func:`cast_model_terms`)."""
+    return cast_model_terms(A, B, H0, K, fmt, mode)[2]
 
 
 def tail_monotone(states: list, period: int, start: int) -> bool:

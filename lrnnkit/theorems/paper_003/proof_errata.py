@@ -1,5 +1,8 @@
 """Paper 003: proof steps that are wrong while the statement they serve holds (issue 15, item 5).
 
+The entry's statement is the proof step as printed: ``holds-as-corrected`` (falsified by the recorded instance,
+the corrected step passes); see lrnnkit/theorems/paper_000/proof_errata.py.
+
 003:theorem-2.2-proof-eigenvalues.
 
 See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
@@ -18,6 +21,12 @@ T22_LAMS = [F(1, 2), F(1, 2)]
 T22_P = [[F(0), F(-1, 2)], [F(1, 2), F(0)]]
 
 
+_T22_STEP = ("||J|| < 1 gives omega^T (I - J) omega >= (1 - ||J||) ||omega||^2 > 0, so the symmetric part of I - J, "
+             "hence of (I - J)^{-1}, is positive definite; and '> 0 for all delta' reads '>= 0'")
+_T22_CE = {"Lambda": "diag(1/2, 1/2)", "I - Q": [["0", "-1/2"], ["1/2", "0"]], "T": 1, "discriminant of I - J": "-1/4",
+           "M": [["1", "10"], ["0", "1"]], "omega": ["1", "1"], "omega^T M^-1 omega": "-8"}
+
+
 def _sym(M: list) -> list:
     return [[(M[i][j] + M[j][i]) / 2 for j in range(len(M))] for i in range(len(M))]
 
@@ -29,7 +38,9 @@ def _sym(M: list) -> list:
               "||J||_2 < 1, which means (I - J) has strictly positive eigenvalues. This completes our proof.'",
     hypotheses="J = J_x = J_h the Jacobian of h -> f_theta(x, h) (Theorem 2.1's layer over T steps), ||J||_2 < 1.",
     conclusion="(I - J) has strictly positive eigenvalues, hence the symmetric part of (I - J)^{-1} is PSD.",
-    verdict="holds",
+    verdict="holds-as-corrected",
+    counterexample=_T22_CE,
+    corrected=_T22_STEP,
     evidence="Proof erratum, theorem unaffected: J is the Jacobian over the whole sequence (block lower triangular "
              "in time, diagonal blocks (I - Lambda)(I - Q)) and is not symmetric, so (1) ||J|| < 1 does not give "
              "real eigenvalues of I - J: Lambda = diag(1/2, 1/2), I - Q = [[0, -1/2], [1/2, 0]] (||I - Q|| = 1/2), "
@@ -69,8 +80,10 @@ def check_theorem_2_2_eigenvalues(profile: str = "quick") -> CheckResult:
     Minv = solve(M, eye(2))
     q = sum(Minv[i][j] for i in range(2) for j in range(2))          # omega = (1, 1)
     if not disc < 0 or not q < 0:
-        return CheckResult("falsified", "the printed step holds on the recorded instances (no erratum)",
-                           counterexample={"discriminant": str(disc), "omega^T M^-1 omega": str(q)})
-    return CheckResult("holds", f"I - J has non-real eigenvalues (discriminant {disc}) with ||J|| < 1; positive "
-                                f"eigenvalues do not give PSD (omega^T M^-1 omega = {q}); the statement holds on the "
-                                f"instance: {rows}", details={"discriminant": str(disc), "q": str(q)})
+        return CheckResult("open", "the printed step holds on the recorded instances (erratum not confirmed)",
+                           details={"discriminant": str(disc), "omega^T M^-1 omega": str(q)})
+    return CheckResult("holds-as-corrected", f"I - J has non-real eigenvalues (discriminant {disc}) with ||J|| < 1; "
+                       f"positive eigenvalues do not give PSD (omega^T M^-1 omega = {q}); the statement holds on the "
+                       f"instance: {rows}", counterexample=dict(_T22_CE, **{"discriminant of I - J": str(disc),
+                                                                            "omega^T M^-1 omega": str(q)}),
+                       corrected=_T22_STEP, details={"discriminant": str(disc), "q": str(q)})

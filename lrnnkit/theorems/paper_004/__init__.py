@@ -28,7 +28,7 @@ import numpy as np  # noqa: F401
 from ...model import exact_matvec  # noqa: F401
 from .._exact import det, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, mstr, solve  # noqa: F401
 from .._exact import transpose as tr  # noqa: F401
-from ._common import (PAPER, _blockdiag, diagonal_power_states, group_table, noncommuting_pair, readout_feasible,
+from ._common import (PAPER, diagonal_power_states, group_table, noncommuting_pair, readout_feasible,
     w_of_input)  # noqa: F401
 from .proposition_2_2 import (bfs_simulates, bilinear_model, check_proposition_2_2, check_scale_invariance,
     one_hot_tensor)  # noqa: F401

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import block_diag as _blockdiag  # noqa: F401  (re-exported to the paper's modules)
-
 PAPER = "004"
 
 

@@ -8,10 +8,10 @@ from fractions import Fraction as F
 import numpy as np
 
 from ...model import exact_matvec
-from .._exact import exact_identity as eye, exact_matmul as mm, fstr, mstr, solve
+from .._exact import block_diag, exact_identity as eye, exact_matmul as mm, fstr, mstr, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, statement
-from ._common import PAPER, _blockdiag, diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
+from ._common import PAPER, diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
 
 
 @statement(
@@ -261,7 +261,7 @@ def check_inclusions(profile: str) -> CheckResult:
             return CheckResult("falsified", "CP decomposition with R = dk differs", counterexample={"d": d, "k": k})
         # real diagonal -> complex-diagonal form with P = I, 1x1 blocks -> block-diagonal -> full
         a = [F(int(v), 2) for v in rng.integers(-4, 5, size=d)]
-        Dm = _blockdiag([[[v]] for v in a])
+        Dm = block_diag([[[v]] for v in a])
         if mm(mm(eye(d), Dm), eye(d)) != [[a[i] if i == j else F(0) for j in range(d)] for i in range(d)]:
             return CheckResult("falsified", "diagonal embedding fails", counterexample=[fstr(v) for v in a])
     return CheckResult("holds", f"{trials} exact random instances")

@@ -8,10 +8,10 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from .._exact import det, exact_identity as eye, exact_matmul as mm, find_or_none, mstr, solve
+from .._exact import block_diag, det, exact_identity as eye, exact_matmul as mm, find_or_none, mstr, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, statement
-from ._common import PAPER, _blockdiag, noncommuting_pair
+from ._common import PAPER, noncommuting_pair
 
 
 # =========================================================================== Proposition 2.3 (rotations)
@@ -212,7 +212,7 @@ def check_commutation(profile: str) -> CheckResult:
             for s in pattern:
                 a, b = F(int(rng.integers(-4, 5)), 3), F(int(rng.integers(-4, 5)), 3)
                 blocks.append([[a]] if s == 1 else _rot_scale(a, b))
-            Ws.append(mm(mm(P, _blockdiag(blocks)), Pinv))
+            Ws.append(mm(mm(P, block_diag(blocks)), Pinv))
         word = [int(v) for v in rng.integers(0, 3, size=T)]
         perm = [word[i] for i in rng.permutation(T)]
         h0 = [[F(int(v))] for v in rng.integers(-3, 4, size=d)]
