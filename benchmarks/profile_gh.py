@@ -51,8 +51,7 @@ def main():
         wy.FP32_PRECISION = a.prec
     dev = "cuda" if torch.cuda.is_available() else "cpu"   # cpu: a smoke test under TRITON_INTERPRET=1
     dtype = getattr(torch, a.dtype)
-    table = (wy.CONFIG_TF32 if wy.FP32_PRECISION == "tf32" else wy.CONFIG_WIDE) if dtype == torch.float32 \
-        else wy.CONFIG
+    table = wy.config_table(dtype)
     B, T, H, K, V = a.B, a.T, 16, 128, 128
     from bench_kernels import VARLEN_LENGTHS as VARLEN
     cu = None

@@ -70,10 +70,9 @@ class DeltaProductLayer(torch.nn.Module):
                  use_gate: bool = False, use_short_conv: bool = True, backend: str = "chunk",
                  conv_size: int = 4, norm_eps: float = 1e-5, fp32_precision: str | None = None):
         super().__init__()
-        from .gh.wy import FP32_MODES
-        if fp32_precision is not None and fp32_precision not in FP32_MODES:
-            raise InputError(f"DeltaProductLayer: fp32_precision must be one of {', '.join(FP32_MODES)}, "
-                             f"got {fp32_precision!r}")
+        if fp32_precision is not None:   # refused at construction, not at the first float32 forward
+            from .gh.wy import fp32_mode
+            fp32_mode(fp32_precision)
         self.fp32_precision = fp32_precision
         if tuple(eig_range) not in ((-1, 1), (0, 1)):
             raise InputError(f"DeltaProductLayer: eig_range must be (-1, 1) or (0, 1), got {eig_range!r}")

@@ -436,17 +436,31 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
 FP32_MODES = ("tf32x3", "tf32", "ieee")
 
 
+def fp32_mode(fp32_precision=None) -> str:
+    """The float32 product mode in force: ``fp32_precision``, else the module's ``FP32_PRECISION``; an InputError
+    unless it is one of FP32_MODES."""
+    prec = FP32_PRECISION if fp32_precision is None else fp32_precision
+    if prec not in FP32_MODES:
+        from ...errors import InputError
+        raise InputError(f"fp32_precision must be one of {', '.join(FP32_MODES)}, got {prec!r}")
+    return prec
+
+
+def config_table(dtype, fp32_precision=None) -> dict:
+    """The kernel-setting table for inputs of ``dtype``: CONFIG (2-byte), CONFIG_TF32 (float32 with one-pass tf32),
+    CONFIG_WIDE (float32 with 3xTF32 / IEEE, float64)."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return CONFIG
+    return CONFIG_TF32 if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32" else CONFIG_WIDE
+
+
 def _config(dtype, fp32_precision=None):
     """(operand dtype, accumulation dtype, dot precision, intermediate storage dtype)."""
     acc = acc_dtype(dtype)
     if dtype in (torch.float16, torch.bfloat16):
         return dtype, acc, "tf32", dtype
     if dtype == torch.float32:
-        prec = fp32_precision or FP32_PRECISION
-        if prec not in FP32_MODES:
-            from ...errors import InputError
-            raise InputError(f"fp32_precision must be one of {', '.join(FP32_MODES)}, got {prec!r}")
-        return acc, acc, prec, acc
+        return acc, acc, fp32_mode(fp32_precision), acc
     return acc, acc, "ieee", acc
 
 
@@ -498,7 +512,7 @@ class _Ctx:
         self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
         self.has_g = g is not None
         self.dev = q.device
-        self.cfg = CONFIG if self.DT != self.ACC else CONFIG_TF32 if self.RND else CONFIG_WIDE
+        self.cfg = config_table(q.dtype, fp32_precision)
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
@@ -638,8 +652,7 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
     ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION."""
     from ...errors import InputError
     check_device(q, k, v, beta, g, h0)
-    if fp32_precision is not None and fp32_precision not in FP32_MODES:
-        raise InputError(f"fp32_precision must be one of {', '.join(FP32_MODES)}, got {fp32_precision!r}")
+    fp32_mode(fp32_precision)   # a bad mode is refused before any padding or launch
     if chunk_size not in (16, 32, 64):
         raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
     K, V = q.shape[-1], v.shape[-1]
@@ -659,7 +672,7 @@ def default_chunk(dtype, fp32_precision=None) -> int:
     Measured on an H100 (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md "kernels"): 3xTF32
     25.3 / 25.0 / 19.4 ms at chunks 64 / 32 / 16 (the smaller tiles are what float32 needed); one-pass tf32
     10.6 / 13.1 / 15.3 and bf16 3.0 / 3.8 ms at 64 / 32: there 64 stays."""
-    if dtype == torch.float32 and (fp32_precision or FP32_PRECISION) == "tf32x3":
+    if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32x3":
         return 16
     return 64
 
