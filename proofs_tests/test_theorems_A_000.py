@@ -270,7 +270,7 @@ def test_proof_errata_printed_steps_are_false_by_hand():
     """Hand-computed values of the printed steps (000, App. B.1 unrolling; App. B.2 Jordan signs and tails)."""
     from lrnnkit.theorems.paper_000 import proof_errata as E
     half = ((F(1, 2),),)
-    assert E._unrolled_printed([half], [(F(1),)], (F(0),)) == (F(0),)          # printed H_1 = 0, true 1
+    assert E._unrolled([half], [(F(1),)], (F(0),), 0) == (F(0),)        # printed (upto k - 1): H_1 = 0, true 1
     assert E._unrolled_true([half], [(F(1),)], (F(0),)) == (F(1),)
     assert E._jordan_power(F(-1), 2, 4)[0][1] == -4                           # z_{2k} = -2k, printed +infinity
     C, D, _ = P.cast_model_terms(((F(-1),),), (F(1),), (F(1),), 20, P.TOY8, "nearest-even")
