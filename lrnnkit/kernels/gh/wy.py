@@ -509,7 +509,7 @@ class _Ctx:
         self.RND = self.PREC == "tf32" and self.DT == torch.float32 and not INTERPRET   # one-pass tf32 of fp32
         self.BK = max(16, triton.next_power_of_2(K))
         self.BVF = max(16, triton.next_power_of_2(V))
-        self.BLOCKED = self.ACC != torch.float64 and BT in (16, 32, 64)
+        self.BLOCKED = self.ACC != torch.float64   # the blocked inverse (tiles._tinv); BT is 16, 32 or 64
         self.has_g = g is not None
         self.dev = q.device
         self.cfg = config_table(q.dtype, fp32_precision)
