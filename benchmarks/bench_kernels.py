@@ -209,7 +209,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
     if getattr(a, "fp32_precision", None):
         wy.FP32_PRECISION = a.fp32_precision
     lean = getattr(a, "lean", False)
-    out(f"Kernel settings used: {wy.CONFIG} (bf16), {wy.CONFIG_WIDE} (fp32), fp32 dot precision "
+    out(f"Kernel settings used: {wy.CONFIG} (bf16), {wy.config_table(torch.float32)} (fp32), fp32 dot precision "
         f"{wy.FP32_PRECISION!r}" + ("; lean run: bf16 timings, fp32 at n_h = 1 only, no error table" if lean else "")
         + ".")
     out()

@@ -6,7 +6,7 @@
 Prints, per n_h: forward (no grad) and forward+backward medians (triton.testing.do_bench, ms), fla's
 bf16 beside them when fla is importable, the device time of every kernel of one fwd+bwd (torch.profiler), and with
 ``--errors`` the relative L2 error of o and every gradient against float64 (batch row 0). ``--sweep`` times
-settings of the kernel table for the run's dtype (``wy.CONFIG`` bf16, ``wy.CONFIG_WIDE`` fp32, ``CONFIG_TF32``) one at a
+settings of the kernel table for the run's dtype and precision (``wy.config_table``) one at a
 time at n_h = ``--sweep-nh`` (1). A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own process.
 Shape of issue 12: B=8, T=4096, H=16, K=V=128.
 """
@@ -31,6 +31,8 @@ def main():
     ap.add_argument("--T", type=int, default=4096)
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--no-fla", action="store_true")
+    ap.add_argument("--fla-dtype", default="bfloat16", choices=["bfloat16", "float32"],
+                    help="fla's input dtype (float32: fla's tf32 path, the peer of our float32 rows)")
     ap.add_argument("--errors", action="store_true")
     ap.add_argument("--sweep", default="", help="e.g. state_fwd=64:4,128:4:2;dqkwg_bk=64,128 (block:warps[:stages])")
     ap.add_argument("--sweep-nh", type=int, default=1, help="n_h of the sweep's timings")
@@ -128,15 +130,16 @@ def main():
             except Exception as exc:   # e.g. out of shared memory; a CUDA fault poisons every later setting
                 print(f"sweep n_h={nh} {key}={opt}: failed {repr(exc)[:120]}", flush=True)
             table[key] = old
+    fl = "fla-bf16" if a.fla_dtype == "bfloat16" else "fla-fp32"
     for nh in [int(x) for x in a.nh.split(",") if x]:
         xs, do = make(nh, dtype, True)
         line = {}
         if peer is not None:
-            xb, dob = make(nh, torch.bfloat16, True)
+            xb, dob = make(nh, getattr(torch, a.fla_dtype), True)
             with torch.no_grad():
-                line["fla-bf16 fwd"] = bench(lambda: fla(xb, nh))
+                line[fl + " fwd"] = bench(lambda: fla(xb, nh))
             try:
-                line["fla-bf16 fb"] = bench(lambda: fla(xb, nh).backward(dob))
+                line[fl + " fb"] = bench(lambda: fla(xb, nh).backward(dob))
             except Exception as exc:   # fla refuses its gated backward on Hopper with triton < 3.7.1 (fla #640)
                 print(f"n_h={nh} fla fwd+bwd refused: {repr(exc)[:160]}", flush=True)
             del xb, dob
@@ -146,10 +149,10 @@ def main():
         if not a.no_profile and dev == "cuda":
             print(f"n_h={nh} ours fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
         txt = "  ".join(f"{k_} {v_:.3f}" for k_, v_ in line.items())
-        if "fla-bf16 fwd" in line:
-            txt += "  | / fla-bf16: " + "  ".join(f"{k_} {line[k_] / line['fla-bf16 ' + k_.split()[1]]:.3f}"
-                                                  for k_ in line if not k_.startswith("fla")
-                                                  and "fla-bf16 " + k_.split()[1] in line)
+        if fl + " fwd" in line:
+            txt += f"  | / {fl}: " + "  ".join(f"{k_} {line[k_] / line[fl + ' ' + k_.split()[1]]:.3f}"
+                                               for k_ in line if not k_.startswith("fla")
+                                               and fl + " " + k_.split()[1] in line)
         print(f"n_h={nh} {a.dtype}: {txt}", flush=True)
         del xs, do
         if dev == "cuda":

@@ -90,10 +90,12 @@ def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=No
 
 @pytest.fixture
 def small_key_blocks(monkeypatch):
-    """Key blocks of 16 in the dq/dk/dw kernel, so that K = 20 splits into two (the second one masked)."""
+    """Key blocks of 16 in the dq/dk/dw kernel and the WY backward, so that K = 20 splits into two (the second one
+    masked)."""
     from lrnnkit.kernels.gh import wy
-    monkeypatch.setitem(wy.CONFIG, "dqkwg_bk", 16)
-    monkeypatch.setitem(wy.CONFIG_WIDE, "dqkwg_bk", 16)
+    for table in (wy.CONFIG, wy.CONFIG_WIDE, wy.CONFIG_F32, wy.CONFIG_TF32):
+        monkeypatch.setitem(table, "dqkwg_bk", 16)
+        monkeypatch.setitem(table, "wy_bk", 16)
 
 
 @pytest.mark.parametrize("NH", [1, 2, 3])
@@ -102,6 +104,22 @@ def test_every_gradient_float64(NH, gate, small_key_blocks):
     # T * NH not a multiple of the chunk size 16; the second case packs 3 sequences (one empty)
     _check(11, NH, gate, None, F64, seed=NH, K=20)   # K = 20: two key blocks of 16 in the dq/dk kernel (below)
     _check(13, NH, gate, [0, 4, 4, 13], F64, seed=10 + NH)
+
+
+@pytest.mark.parametrize("dtype,split,keep", [(F64, False, False), (torch.bfloat16, True, False),
+                                              (F64, True, True), (torch.float32, True, True)])
+def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
+    # the forward the dtype's table does not pick (wy.CONFIG "split": float64 / float32 run the split forward --
+    # state pass, then the chunk-parallel output kernel --, 2-byte inputs the outputs inside the state pass);
+    # "keep": the backward takes the split forward's chunk states and U' instead of recomputing them
+    from lrnnkit.kernels.gh import wy
+    table = wy.config_table(dtype)
+    monkeypatch.setitem(table, "split", split)
+    monkeypatch.setitem(table, "keep", keep)
+    _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=6)
+    for key in ("output", "state_rec", "state_fwd"):   # value blocks of 16: V = 20 is two, the second one masked
+        monkeypatch.setitem(table, key, (16, 4))
+    _check(19, 1, False, None, dtype, BT=16, seed=7, V=20)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -150,7 +168,8 @@ def test_every_gradient_padded_heads(monkeypatch):
 
 # every (value block, warps) option of every kernel, compiled on the GPU only (the interpreter has no tile
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
-SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd")
+SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd",
+                                                                  "output")
                                  for opt in ((32, 4), (64, 4), (128, 4), (64, 8))]
 
 
@@ -158,7 +177,7 @@ SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_rec"
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 def test_every_kernel_setting_compiled(key, opt, dtype, monkeypatch):
     from lrnnkit.kernels.gh import wy
-    monkeypatch.setitem(wy.CONFIG if dtype != torch.float32 else wy.CONFIG_WIDE, key, opt)
+    monkeypatch.setitem(wy.config_table(dtype), key, opt)
     try:
         _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=128, V=128, seed=5)
     except triton.runtime.errors.OutOfResources as exc:   # e.g. (128, 4) in float32: a setting that cannot launch

@@ -68,15 +68,24 @@ FP32_PRECISION = "tf32x3"
 # twice / four times the shared memory, so they run one pipeline stage and, except the state pass ((64, 4) was
 # 8% faster than (32, 4) in fp32), smaller blocks. Every setting listed in proofs_tests/test_kernels_wy.py
 # (test_every_kernel_setting_compiled) gave right gradients compiled on an H100, or did not fit and says so.
-# A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the forward's
-# state pass (outputs), "state_rec" the backward's (chunk states and U' recomputed).
+# A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the one-pass
+# forward's state pass (outputs inside), "state_rec" the state pass that stores S_n and U' (the backward's, and the
+# split forward's), "output" the split forward's output kernel. "split": the forward stores S_n and U' and forms
+# the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: H100, 2026-11-24,
+# RESULTS.md "kernels", fourth round).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
-          "wy_bwd": (32, 4), "t_warps": 2}
+          "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
+          "keep": False}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
-               "wy_bwd": (32, 4), "t_warps": 4}
+               "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "output": (64, 4), "split": True,
+               "keep": False}
 # float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweep, 2026-11-24; with
 # 3xTF32 they were slower)
-CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), dqkwg=(64, 8), wy_bwd=(64, 8))
+CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), state_bwd=(32, 4), dqkwg=(64, 8, 2),
+                   wy_bwd=(32, 4), wy_bk=64)
+# float32 with 3xTF32 / IEEE products (float64 keeps CONFIG_WIDE: two pipeline stages of float64 tiles would not
+# fit in shared memory)
+CONFIG_F32 = dict(CONFIG_WIDE, state_bwd=(32, 4), dqkwg=(32, 4, 2))
 _CACHE: dict = {}
 
 
@@ -167,8 +176,8 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
                       seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                       EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_H0: tl.constexpr,
-                      OUTPUT: tl.constexpr, STORE: tl.constexpr):
-    """Sequential over one sequence's chunks: OUTPUT writes o and the final state; STORE writes S_n and U'.
+                      OUTPUT: tl.constexpr, STORE: tl.constexpr, FINAL: tl.constexpr):
+    """Sequential over one sequence's chunks: OUTPUT writes o, STORE writes S_n and U', FINAL the final state.
     U' = U - W S_0 = T (diag(b) (V - diag(gamma) K S_0)) from T, v and b: W and U never go through memory (the
     cancellation V - gamma K S_0 happens in the accumulator, before any rounding)."""
     i_h, bos, eos, coff, rk, rv, mk, mv, mkv, soff, S = _seq_program(seqs_ptr, h0_ptr, H, K, V, BK, BV, ACC, HAS_H0)
@@ -220,8 +229,51 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
             S = S * tl.exp(GL) + _dot(_o(kd, DT, ACC, EMU, RND), und, PREC, ACC, True, False)
         else:
             S = S + _dot(_o(kk, DT, ACC, EMU, RND), und, PREC, ACC, True, False)
-    if OUTPUT:
+    if FINAL:
         tl.store(ht_ptr + soff, S.to(ht_ptr.dtype.element_ty), mask=mkv)
+
+
+@triton.jit
+def _output_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, vn_ptr, o_ptr, scale_ptr, chunks_ptr,
+                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr, BK: tl.constexpr,
+                   BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr, EMU: tl.constexpr,
+                   RND: tl.constexpr, HAS_G: tl.constexpr):
+    """Chunk-parallel outputs from the stored chunk states and U' (program axis 0: chunk x value block, the value
+    block fastest so the blocks of a chunk share its q and k through L2; axis 1: head):
+    O = diag(gamma) Q S_0 + M U', M = (Q K^T) * Gamma on and below the diagonal. The split forward: the state
+    pass then carries only S (three products per chunk instead of five), which is what float32 tiles need."""
+    NVB = tl.cdiv(V, BV)
+    i_n = tl.program_id(0) // NVB
+    i_v = tl.program_id(0) % NVB
+    i_h = tl.program_id(1)
+    start = tl.load(chunks_ptr + 2 * i_n)
+    end = tl.load(chunks_ptr + 2 * i_n + 1)
+    r = tl.arange(0, BT)
+    pos = start + r
+    mp = pos < end
+    rk = tl.arange(0, BK)
+    mk = rk < K
+    rv = i_v * BV + tl.arange(0, BV)
+    mv = rv < V
+    row = pos * H + i_h
+    isq = mp & ((pos % NH) == (NH - 1))
+    trow = (pos // NH) * H + i_h
+    scale = tl.load(scale_ptr).to(ACC)
+    qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0).to(ACC) * scale
+    kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mp[:, None] & mk[None, :], other=0.0).to(ACC)
+    S = tl.load(h_ptr + ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :], mask=mk[:, None] & mv[None, :],
+                other=0.0)
+    un = tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mp[:, None] & mv[None, :], other=0.0)
+    causal = r[:, None] >= r[None, :]
+    qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
+    if HAS_G:
+        G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
+        qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
+        qq = qq * tl.exp(G)[:, None]
+    qk = tl.where(causal, qk, 0.0)
+    o = _dot(_o(qq, DT, ACC, EMU, RND), _o(S, DT, ACC, EMU, RND), PREC, ACC) \
+        + _dot(_o(qk, DT, ACC, EMU, RND), _o(un, DT, ACC, EMU, RND), PREC, ACC)
+    tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty), mask=isq[:, None] & mv[None, :])
 
 
 @triton.jit
@@ -288,12 +340,15 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
-    """Chunk-parallel (program axis 2: a block of BK key columns): dQ = diag(gamma) dO S_0^T + D K,
+    """Chunk-parallel (program axis 0: chunk x key block, the key block fastest, so that the blocks of one chunk run
+    side by side and read its shared tiles -- U', dU', dO -- once from memory and then from L2; axis 1: head):
+    dQ = diag(gamma) dO S_0^T + D K,
     dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T, and this key block's share of the part of dG that
     needs the chunk states (dG is linear in the key-column sums, so the blocks' shares add; stored per block)."""
-    i_n = tl.program_id(0)
+    NKB = tl.cdiv(K, BK)
+    i_n = tl.program_id(0) // NKB
+    i_k = tl.program_id(0) % NKB
     i_h = tl.program_id(1)
-    i_k = tl.program_id(2)
     start = tl.load(chunks_ptr + 2 * i_n)
     end = tl.load(chunks_ptr + 2 * i_n + 1)
     r = tl.arange(0, BT)
@@ -365,7 +420,9 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                    EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
     """Chunk-parallel WY backward (module text): reads T (kept by the forward), adds the WY part of dk, writes dk,
-    dv, dbeta, and dg as the reverse in-chunk cumulative sum of dG."""
+    dv, dbeta, and dg as the reverse in-chunk cumulative sum of dG. The key dimension runs in blocks of BK (two
+    passes: K K^T and dT first, then dX, dk per block once P is known), so that no BT x K tile has to stay in
+    registers: float32 tiles of the whole key width spilled."""
     i_n = tl.program_id(0)
     i_h = tl.program_id(1)
     start = tl.load(chunks_ptr + 2 * i_n)
@@ -373,14 +430,8 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     r = tl.arange(0, BT)
     pos = start + r
     mp = pos < end
-    rk = tl.arange(0, BK)
-    mk = rk < K
     row = pos * H + i_h
-    mkk = mp[:, None] & mk[None, :]
-    kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-    kd = _o(kk, DT, ACC, EMU, RND)
-    KK = _dot(kd, kd, PREC, ACC, False, True)
     low = r[:, None] > r[None, :]
     if HAS_G:
         G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
@@ -388,16 +439,20 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         Gam = tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
     else:
         gam = tl.zeros([BT], dtype=ACC) + 1.0
-    Tm = tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC)
-    Tmo = _o(Tm, DT, ACC, EMU, RND)   # used transposed: T^T
+    Tmo = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC), DT, ACC, EMU,
+             RND)   # used transposed: T^T
     bg = bb * gam
-    dW = tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-    dWd = _o(dW, DT, ACC, EMU, RND)
-    dX = _dot(Tmo, dWd, PREC, ACC, True, False)
-    dT = _dot(dWd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
-    dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
-    kdx = tl.sum(dX * kk, 1)
-    db = kdx * gam
+    KK = tl.zeros([BT, BT], dtype=ACC)
+    dT = tl.zeros([BT, BT], dtype=ACC)
+    for i_k in range(tl.cdiv(K, BK)):   # K K^T and dT = dW X^T + dU Y^T (its dW part)
+        rk = i_k * BK + tl.arange(0, BK)
+        mkk = mp[:, None] & (rk[None, :] < K)
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+        kd = _o(kk, DT, ACC, EMU, RND)
+        KK += _dot(kd, kd, PREC, ACC, False, True)
+        dWd = _o(tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
+        dT += _dot(dWd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
+    db = tl.zeros([BT], dtype=ACC)
     for i_v in range(tl.cdiv(V, BV)):
         rv = i_v * BV + tl.arange(0, BV)
         mpv = mp[:, None] & (rv[None, :] < V)
@@ -415,10 +470,19 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     else:
         P = dA
     Pd = _o(P, DT, ACC, EMU, RND)
-    dk += _dot(Pd, kd, PREC, ACC) * bb[:, None] \
-        + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
-    db += tl.sum(P * KK, 1)
-    tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
+    kdx = tl.zeros([BT], dtype=ACC)
+    for i_k in range(tl.cdiv(K, BK)):   # dX = T^T dW, dk = dk' + diag(b gamma) dX + diag(b) P K + P^T diag(b) K
+        rk = i_k * BK + tl.arange(0, BK)
+        mkk = mp[:, None] & (rk[None, :] < K)
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+        dWd = _o(tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
+        dX = _dot(Tmo, dWd, PREC, ACC, True, False)
+        kdx += tl.sum(dX * kk, 1)
+        dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
+        dk += _dot(Pd, _o(kk, DT, ACC, EMU, RND), PREC, ACC) * bb[:, None] \
+            + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
+        tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
+    db += kdx * gam + tl.sum(P * KK, 1)
     tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
     if HAS_G:
         R = P * KK * bb[:, None]
@@ -448,10 +512,12 @@ def fp32_mode(fp32_precision=None) -> str:
 
 def config_table(dtype, fp32_precision=None) -> dict:
     """The kernel-setting table for inputs of ``dtype``: CONFIG (2-byte), CONFIG_TF32 (float32 with one-pass tf32),
-    CONFIG_WIDE (float32 with 3xTF32 / IEEE, float64)."""
+    CONFIG_F32 (float32 with 3xTF32 / IEEE), CONFIG_WIDE (float64)."""
     if dtype in (torch.float16, torch.bfloat16):
         return CONFIG
-    return CONFIG_TF32 if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32" else CONFIG_WIDE
+    if dtype == torch.float32:
+        return CONFIG_TF32 if fp32_mode(fp32_precision) == "tf32" else CONFIG_F32
+    return CONFIG_WIDE
 
 
 def _config(dtype, fp32_precision=None):
@@ -553,11 +619,13 @@ def _or(x, other):
     return other if x is None else x
 
 
-def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store):
-    """Launch the sequential state pass: ``output`` -> (o, final state); ``store`` -> (S_n per chunk, U')."""
+def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store, final):
+    """Launch the sequential state pass: ``output`` -> o; ``store`` -> (S_n per chunk, U'); ``final`` -> the final
+    state. Returns (o, final state, S_n, U'), None for what was not asked."""
     o = ht = h = vn = None
     if output:
         o = torch.empty(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)   # every token row is written
+    if final:
         ht = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     if store:
         h = torch.empty(max(c.NT, 1), c.H, c.K, c.V, dtype=c.ST, device=c.dev)
@@ -566,22 +634,40 @@ def _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, output, store):
     x = kf
     _state_fwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, vf, bf, tm, _or(Gc, x), _or(h0, x), _or(o, x), _or(ht, x), _or(h, x), _or(vn, x), scale_t, c.seqs,
-        *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output,
-        store, num_warps=nw, num_stages=ns)
+        *c.consts(), c.BK, BV, *c.types(), c.has_g, h0 is not None, output, store, final, num_warps=nw,
+        num_stages=ns)
     return o, ht, h, vn
 
 
+def _output_pass(c, qf, kf, Gc, h, vn, scale_t):
+    """o from the stored chunk states and U' (:func:`_output_kernel`, chunk-parallel)."""
+    o = torch.empty(c.Ltok, c.H, c.V, dtype=qf.dtype, device=c.dev)   # every token row is written
+    BV, nw, ns = c.bv("output")
+    if c.NT:
+        _output_kernel[(c.NT * triton.cdiv(c.V, BV), c.H)](
+            qf, kf, _or(Gc, kf), h, vn, o, scale_t, c.chunks, *c.consts(), c.BK, BV, *c.types(), c.has_g,
+            num_warps=nw, num_stages=ns)
+    return o
+
+
 def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
-    """Forward: (o, final state, T, G); T and G are what the backward keeps."""
+    """Forward: (o, final state, T, G, S_n, U'); T and G are what the backward keeps. The table's ``split`` entry
+    picks the split forward (a state pass that stores S_n and U', then :func:`_output_kernel`) over the one-pass
+    one (outputs inside the state pass; S_n and U' are then None)."""
     Gc, tm = _t_pass(c, kf, bf, gf)
-    o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, True, False)
-    return o, ht, tm, Gc
+    if c.cfg.get("split"):
+        _, ht, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True, True)
+        return _output_pass(c, qf, kf, Gc, h, vn, scale_t), ht, tm, Gc, h, vn
+    o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, True, False, True)
+    return o, ht, tm, Gc, None, None
 
 
-def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
+def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn=None):
     """Gradients (dq, dk, dv, dbeta, dg, dh0); the chunk states and U' are recomputed (from T and G kept by the
-    forward); dq, dk, dv, dbeta are written in ``out_dtypes`` directly (no float32 copies to cast afterwards)."""
-    _, _, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True)
+    forward) unless given (``h``, ``vn``: kept by a split forward); dq, dk, dv, dbeta are written in ``out_dtypes``
+    directly (no float32 copies to cast afterwards)."""
+    if h is None:
+        _, _, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True, False)
     L = kf.shape[0]
     dh = torch.empty_like(h)
     dvn = torch.empty_like(vn)
@@ -602,7 +688,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     NKB = triton.cdiv(c.K, BKS)
     dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if c.NT:
-        _dqkwg_kernel[(c.NT, c.H, NKB)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
+        _dqkwg_kernel[(c.NT * NKB, c.H)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
                                         c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
                                         num_stages=ns)
     del h, dh, vn
@@ -611,9 +697,10 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes):
     db = torch.empty(L, c.H, dtype=tb, device=c.dev)
     dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
     BV, nw, ns = c.bv("wy_bwd")
+    BKW = min(c.BK, c.cfg["wy_bk"])
     if c.NT:
         _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
-                                    c.chunks, L, NKB, *c.consts(), c.BK, BV, *c.types(), c.has_g,
+                                    c.chunks, L, NKB, *c.consts(), BKW, BV, *c.types(), c.has_g,
                                     num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
 
@@ -628,20 +715,21 @@ class ChunkGHFunction(torch.autograd.Function):
         scale_t = _scale_tensor(scale, c.ACC, q.device)
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
-        o, ht, tm, Gc = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
+        o, ht, tm, Gc, h, vn = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
         if any(ctx.needs_input_grad[:6]):
-            ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc)
+            keep = c.cfg.get("keep") and h is not None
+            ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc, h if keep else None, vn if keep else None)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
 
     @staticmethod
     def backward(ctx, do, dht):
-        q, k, v, beta, g, h0, scale_t, tm, Gc = ctx.saved_tensors
+        q, k, v, beta, g, h0, scale_t, tm, Gc, h, vn = ctx.saved_tensors
         c = ctx.c
         qf, kf, vf, bf, _ = _flat(q, k, v, beta, None)
         h0c = h0.contiguous() if h0 is not None else None
         dq, dk, dv, db, dg, dh0 = _bwd(c, qf, kf, vf, bf, h0c, scale_t, do.to(q.dtype), dht, tm, Gc,
-                                       (q.dtype, k.dtype, v.dtype, beta.dtype))
+                                       (q.dtype, k.dtype, v.dtype, beta.dtype), h, vn)
         cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731  (a no-op but dg, dh0)
         return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,
                 cast(dh0, h0), None, None, None, None)
