@@ -6,8 +6,9 @@
 Prints, per n_h: forward (no grad) and forward+backward medians (triton.testing.do_bench, ms), fla's
 bf16 beside them when fla is importable, the device time of every kernel of one fwd+bwd (torch.profiler), and with
 ``--errors`` the relative L2 error of o and every gradient against float64 (batch row 0). ``--sweep`` times
-settings of the kernel table for the run's dtype and precision (``wy.config_table``) one at a
-time at n_h = ``--sweep-nh`` (1). A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own process.
+settings of the kernel table for the run's dtype and precision (``wy.config_table``) one at a time at
+n_h = ``--sweep-nh`` (1). A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own
+process. ``--fla-dtype float32`` runs fla at float32 (fla 0.6.0 refuses it: its chunk kernels are bf16/fp16 only).
 Shape of issue 12: B=8, T=4096, H=16, K=V=128.
 """
 from __future__ import annotations

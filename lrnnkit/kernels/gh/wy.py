@@ -36,10 +36,16 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 1. :func:`_t_kernel` (chunk-parallel): G, A and T (blocked inverse, as :mod:`.chunk`), T stored (C numbers per
    position, as fla keeps its A) for the state passes and the backward.
 2. :func:`_state_fwd_kernel` (one program per sequence, head and value block; sequential over the chunks): the
-   outputs (forward) or the chunk states S_n and U' (recomputed in the backward; nothing of size T x K x V).
-3. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
-4. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dW, dG's first part.
-5. :func:`_wy_bwd_kernel` (chunk-parallel): the WY backward, dk, dv, dbeta, dg.
+   outputs (the one-pass forward, 2-byte inputs) or the chunk states S_n and U' (the split forward, and the
+   backward, which recomputes them unless the table's ``keep`` lets it take the split forward's; nothing of size
+   T x K x V).
+3. :func:`_output_kernel` (chunk-parallel, the split forward of float32 / float64): O from S_n and U'. Moving the
+   two output products out of the sequential pass is what float32 needs: its 8-warp one-pass state kernel spilled
+   234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/inspect_gh.py).
+4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
+5. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dW, dG's first part.
+6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dv, dbeta,
+   dg.
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
 (as fla); the stored intermediates T, S_n, U', dS_n, dU', dW are in the input dtype (as fla), the gradients are
@@ -63,16 +69,19 @@ from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .tiles import _dot, _op, _tinv
 
 FP32_PRECISION = "tf32x3"
-# (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep
-# and benchmarks/profile_gh.py --sweep (bf16, K = V = 128; RESULTS.md "kernels"); float32 / float64 tiles take
-# twice / four times the shared memory, so they run one pipeline stage and, except the state pass ((64, 4) was
-# 8% faster than (32, 4) in fp32), smaller blocks. Every setting listed in proofs_tests/test_kernels_wy.py
+# (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep,
+# benchmarks/profile_gh.py --sweep and benchmarks/inspect_gh.py --set (K = V = 128; RESULTS.md "kernels");
+# float32 / float64 tiles take twice / four times the registers and shared memory, so they run one pipeline stage
+# unless an entry names two, and smaller blocks. Every setting listed in proofs_tests/test_kernels_wy.py
 # (test_every_kernel_setting_compiled) gave right gradients compiled on an H100, or did not fit and says so.
 # A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the one-pass
 # forward's state pass (outputs inside), "state_rec" the state pass that stores S_n and U' (the backward's, and the
 # split forward's), "output" the split forward's output kernel. "split": the forward stores S_n and U' and forms
 # the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: H100, 2026-11-24,
-# RESULTS.md "kernels", fourth round).
+# RESULTS.md "kernels", fourth round). "wy_bk": the WY backward's key block. "keep": the backward takes the split
+# forward's S_n and U' instead of recomputing them -- 11% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
+# K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
+# which is why it is off by default (fla recomputes too).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
           "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
           "keep": False}
