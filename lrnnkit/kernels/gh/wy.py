@@ -153,18 +153,25 @@ def _chunk_gates(Gc_ptr, row, mp, last, i_h, H: tl.constexpr, ACC: tl.constexpr)
 
 
 @triton.jit
+def _chunk_program(chunks_ptr, NB, BT: tl.constexpr):
+    """A chunk-parallel program (grid axis 0 = chunk x NB blocks, the block fastest, so that the blocks of one
+    chunk run side by side and share its tiles through L2; axis 1 = head): (chunk, block, head, the chunk's start
+    and end positions, row indices 0..BT-1, positions, their mask)."""
+    i_n = tl.program_id(0) // NB
+    start = tl.load(chunks_ptr + 2 * i_n)
+    end = tl.load(chunks_ptr + 2 * i_n + 1)
+    r = tl.arange(0, BT)
+    pos = start + r
+    return i_n, tl.program_id(0) % NB, tl.program_id(1), start, end, r, pos, pos < end
+
+
+@triton.jit
 def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K: tl.constexpr, NH,
               BT: tl.constexpr, BK: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
               EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
     """Chunk-parallel: G (stored when gated) and T = (I + A)^{-1}, stored rounded to the storage dtype exactly as
     the dots use it (C numbers per position, as fla keeps its A)."""
-    i_n = tl.program_id(0)
-    i_h = tl.program_id(1)
-    start = tl.load(chunks_ptr + 2 * i_n)
-    end = tl.load(chunks_ptr + 2 * i_n + 1)
-    r = tl.arange(0, BT)
-    pos = start + r
-    mp = pos < end
+    _, _, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, 1, BT)
     rk = tl.arange(0, BK)
     row = pos * H + i_h
     mkk = mp[:, None] & (rk[None, :] < K)
@@ -247,19 +254,10 @@ def _output_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, vn_ptr, o_ptr, scale_ptr, chunks
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr, BK: tl.constexpr,
                    BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr, EMU: tl.constexpr,
                    RND: tl.constexpr, HAS_G: tl.constexpr):
-    """Chunk-parallel outputs from the stored chunk states and U' (program axis 0: chunk x value block, the value
-    block fastest so the blocks of a chunk share its q and k through L2; axis 1: head):
+    """Chunk-parallel outputs from the stored chunk states and U' (:func:`_chunk_program`, blocks of values):
     O = diag(gamma) Q S_0 + M U', M = (Q K^T) * Gamma on and below the diagonal. The split forward: the state
     pass then carries only S (three products per chunk instead of five), which is what float32 tiles need."""
-    NVB = tl.cdiv(V, BV)
-    i_n = tl.program_id(0) // NVB
-    i_v = tl.program_id(0) % NVB
-    i_h = tl.program_id(1)
-    start = tl.load(chunks_ptr + 2 * i_n)
-    end = tl.load(chunks_ptr + 2 * i_n + 1)
-    r = tl.arange(0, BT)
-    pos = start + r
-    mp = pos < end
+    i_n, i_v, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, tl.cdiv(V, BV), BT)
     rk = tl.arange(0, BK)
     mk = rk < K
     rv = i_v * BV + tl.arange(0, BV)
@@ -349,20 +347,11 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
-    """Chunk-parallel (program axis 0: chunk x key block, the key block fastest, so that the blocks of one chunk run
-    side by side and read its shared tiles -- U', dU', dO -- once from memory and then from L2; axis 1: head):
-    dQ = diag(gamma) dO S_0^T + D K,
+    """Chunk-parallel (:func:`_chunk_program`, blocks of keys: U', dU', dO are read once from memory, then from
+    L2): dQ = diag(gamma) dO S_0^T + D K,
     dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T, and this key block's share of the part of dG that
     needs the chunk states (dG is linear in the key-column sums, so the blocks' shares add; stored per block)."""
-    NKB = tl.cdiv(K, BK)
-    i_n = tl.program_id(0) // NKB
-    i_k = tl.program_id(0) % NKB
-    i_h = tl.program_id(1)
-    start = tl.load(chunks_ptr + 2 * i_n)
-    end = tl.load(chunks_ptr + 2 * i_n + 1)
-    r = tl.arange(0, BT)
-    pos = start + r
-    mp = pos < end
+    i_n, i_k, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, tl.cdiv(K, BK), BT)
     rk = i_k * BK + tl.arange(0, BK)
     mk = rk < K
     row = pos * H + i_h
@@ -432,13 +421,7 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     dv, dbeta, and dg as the reverse in-chunk cumulative sum of dG. The key dimension runs in blocks of BK (two
     passes: K K^T and dT first, then dX, dk per block once P is known), so that no BT x K tile has to stay in
     registers: float32 tiles of the whole key width spilled."""
-    i_n = tl.program_id(0)
-    i_h = tl.program_id(1)
-    start = tl.load(chunks_ptr + 2 * i_n)
-    end = tl.load(chunks_ptr + 2 * i_n + 1)
-    r = tl.arange(0, BT)
-    pos = start + r
-    mp = pos < end
+    _, _, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, 1, BT)
     row = pos * H + i_h
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
     low = r[:, None] > r[None, :]
