@@ -24,6 +24,6 @@ for kv in sys.argv[1:i]:
             _o(self, *a, **kw)
             self.cfg = {k_: (x + (_v,) if isinstance(x, tuple) and len(x) == 2 else x) for k_, x in self.cfg.items()}
         wy._Ctx.__init__ = init
-    else:   # a comma makes a tuple (BF16X3_KERNELS=t,state_fwd)
+    else:   # a module attribute; a comma makes a tuple
         setattr(wy, k, tuple(x for x in v.split(",") if x) if "," in v else {"True": True, "False": False}.get(v, v))
 sys.exit(pytest.main(sys.argv[i + 1:]))

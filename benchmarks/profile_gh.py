@@ -1,7 +1,8 @@
 """Per-kernel profile of the trainable GH kernels (:mod:`lrnnkit.kernels.gh.wy`) on the GPU, for tuning.
 
-    python3 benchmarks/profile_gh.py [--dtype bfloat16|float32] [--prec bf16x3] [--nh 1,2,3] [--gate] [--varlen]
+    python3 benchmarks/profile_gh.py [--dtype bfloat16|float32] [--prec tf32] [--nh 1,2,3] [--gate] [--varlen]
                                      [--sweep "state_bwd=64:4,128:4;dqkwg_bk=64,128"] [--errors] [--no-fla]
+                                     [--set "wy_bk=32;split=0"] [--inspect] [--ncu] [--dump DIR]
 
 Prints, per n_h: forward (no grad) and forward+backward medians (triton.testing.do_bench, ms), fla's
 bf16 beside them when fla is importable, the device time of every kernel of one fwd+bwd (torch.profiler), and with
@@ -9,6 +10,12 @@ bf16 beside them when fla is importable, the device time of every kernel of one 
 settings of the kernel table for the run's dtype and precision (``wy.config_table``) one at a time at
 n_h = ``--sweep-nh`` (1). A crash (a miscompiled setting) poisons the CUDA context: run risky settings in their own
 process. ``--fla-dtype float32`` runs fla at float32 (fla 0.6.0 refuses it: its chunk kernels are bf16/fp16 only).
+``--set`` changes table entries for the whole run (same syntax). ``--inspect`` prints, after each n_h, what the
+compiler made of every kernel: registers per thread, spills (ptxas: above the cap of 255 registers), shared memory,
+warps, stages, and the counts of Hopper warp-group products (``wgmma.mma_async``) and older warp products
+(``mma.sync``) in its PTX; ``--dump DIR`` also writes each kernel's TTGIR and PTX. ``--ncu`` brackets one more
+forward+backward of each n_h with cudaProfilerStart / Stop, for ``ncu --profile-from-start off``.
+``--compile-only`` without ``--sweep`` runs each n_h once, untimed (fills Triton's cache for parallel compiles).
 Shape of issue 12: B=8, T=4096, H=16, K=V=128.
 """
 from __future__ import annotations
@@ -20,6 +27,37 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def setting(opt: str):
+    """A table entry from its text: "64:4" or "64:4:2" -> (block, warps[, stages]); "64" -> 64."""
+    return tuple(int(x) for x in opt.split(":")) if ":" in opt else int(opt)
+
+
+def compiled(fn) -> list:
+    """The compiled kernels in a Triton JITFunction's caches (triton 3.x keeps them per device)."""
+    out = []
+    for entry in getattr(fn, "device_caches", {}).values():
+        cache = entry[0] if isinstance(entry, tuple) else entry
+        out += [k for k in cache.values() if hasattr(k, "asm")]
+    return out
+
+
+def inspect(wy, dump=None, tag=""):
+    """One line per compiled kernel of :mod:`wy` (see the module text); ``dump``: write TTGIR and PTX there."""
+    print(f"{'kernel':20s} {'regs':>5s} {'spill':>6s} {'smem':>7s} {'warps':>5s} {'stg':>3s} {'wgmma':>6s} "
+          f"{'mma.sync':>8s}")
+    for name in ("_t_kernel", "_state_fwd_kernel", "_output_kernel", "_state_bwd_kernel", "_dqkwg_kernel",
+                 "_wy_bwd_kernel"):
+        for i, ck in enumerate(compiled(getattr(wy, name))):
+            ptx, md = ck.asm.get("ptx", ""), ck.metadata
+            print(f"{name:20s} {ck.n_regs:5d} {ck.n_spills:6d} {md.shared:7d} {md.num_warps:5d} {md.num_stages:3d} "
+                  f"{ptx.count('wgmma.mma_async'):6d} {ptx.count('mma.sync'):8d}", flush=True)
+            if dump:
+                os.makedirs(dump, exist_ok=True)
+                for ext in ("ttgir", "ptx"):
+                    with open(os.path.join(dump, f"{tag}{name}-{i}.{ext}"), "w") as f:
+                        f.write(ck.asm.get(ext, ""))
 
 
 def main():
@@ -38,7 +76,12 @@ def main():
     ap.add_argument("--sweep", default="", help="e.g. state_fwd=64:4,128:4:2;dqkwg_bk=64,128 (block:warps[:stages])")
     ap.add_argument("--sweep-nh", type=int, default=1, help="n_h of the sweep's timings")
     ap.add_argument("--compile-only", action="store_true",
-                    help="run each sweep setting once, untimed (fills Triton's cache; see sweep_gh.sh)")
+                    help="run each sweep setting (or, without --sweep, each n_h) once, untimed (fills Triton's cache; "
+                         "see sweep_gh.sh)")
+    ap.add_argument("--set", default="", help="table entries for the whole run, e.g. wy_bk=32;split=0")
+    ap.add_argument("--inspect", action="store_true", help="registers, spills, shared memory, products per kernel")
+    ap.add_argument("--ncu", action="store_true", help="bracket one fwd+bwd per n_h for ncu --profile-from-start off")
+    ap.add_argument("--dump", default=None, help="with --inspect: write each kernel's TTGIR and PTX to this folder")
     ap.add_argument("--gate", action="store_true", help="with a gate g = logsigmoid(N(3, 1)) (fla: chunk_gated_*)")
     ap.add_argument("--varlen", action="store_true",
                     help="B=1 packed: 8 sequences of lengths VARLEN (sum 32768), cu_seqlens, on both sides")
@@ -55,6 +98,9 @@ def main():
     dev = "cuda" if torch.cuda.is_available() else "cpu"   # cpu: a smoke test under TRITON_INTERPRET=1
     dtype = getattr(torch, a.dtype)
     table = wy.config_table(dtype)
+    for spec in filter(None, a.set.split(";")):
+        key, val = spec.split("=")
+        table[key] = setting(val)
     B, T, H, K, V = a.B, a.T, 16, 128, 128
     from bench_kernels import VARLEN_LENGTHS as VARLEN
     cu = None
@@ -115,7 +161,7 @@ def main():
         xs, do = make(nh, dtype, True)
         for opt in opts.split(","):
             old = table[key]
-            table[key] = tuple(int(x) for x in opt.split(":")) if ":" in opt else int(opt)
+            table[key] = setting(opt)
             try:
                 if a.compile_only:
                     ours(xs, nh).backward(do)
@@ -134,6 +180,10 @@ def main():
     fl = "fla-bf16" if a.fla_dtype == "bfloat16" else "fla-fp32"
     for nh in [int(x) for x in a.nh.split(",") if x]:
         xs, do = make(nh, dtype, True)
+        if a.compile_only:
+            ours(xs, nh).backward(do)
+            print(f"compiled n_h={nh} {a.set or ''}", flush=True)
+            continue
         line = {}
         if peer is not None:
             xb, dob = make(nh, getattr(torch, a.fla_dtype), True)
@@ -149,6 +199,14 @@ def main():
         line["ours fb"] = bench(lambda: ours(xs, nh).backward(do))
         if not a.no_profile and dev == "cuda":
             print(f"n_h={nh} ours fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
+        if a.ncu and dev == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStart()
+            ours(xs, nh).backward(do)
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStop()
+        if a.inspect and dev == "cuda":
+            inspect(wy, a.dump, f"{a.dtype}-nh{nh}-")
         txt = "  ".join(f"{k_} {v_:.3f}" for k_, v_ in line.items())
         if fl + " fwd" in line:
             txt += f"  | / {fl}: " + "  ".join(f"{k_} {line[k_] / line[fl + ' ' + k_.split()[1]]:.3f}"

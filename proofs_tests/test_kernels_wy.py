@@ -111,12 +111,21 @@ def test_every_gradient_float64(NH, gate, small_key_blocks):
 def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
     # the forward the dtype's table does not pick (wy.CONFIG "split": float64 / float32 run the split forward --
     # state pass, then the chunk-parallel output kernel --, 2-byte inputs the outputs inside the state pass);
-    # "keep": the backward takes the split forward's chunk states and U' instead of recomputing them
+    # "keep": the backward takes the split forward's chunk states and U' instead of recomputing them. The launches
+    # are counted, so that a forward or backward that ignored the setting fails here too.
     from lrnnkit.kernels.gh import wy
     table = wy.config_table(dtype)
     monkeypatch.setitem(table, "split", split)
     monkeypatch.setitem(table, "keep", keep)
+    calls = []
+    for name in ("_state_pass", "_output_pass"):
+        monkeypatch.setattr(wy, name, lambda *a, _f=getattr(wy, name), _n=name: calls.append((_n, a[-3:])) or _f(*a))
     _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=6)
+    # forward: one state pass (outputs inside, or S_n and U' stored and the output kernel); backward: the state pass
+    # that recomputes S_n and U' (store, no final state) unless they were kept
+    fwd = [("_state_pass", (False, True, True)), "_output_pass"] if split else [("_state_pass", (True, False, True))]
+    bwd = [] if keep else [("_state_pass", (False, True, False))]
+    assert [c if c[0] == "_state_pass" else c[0] for c in calls] == fwd + bwd
     for key in ("output", "state_rec", "state_fwd"):   # value blocks of 16: V = 20 is two, the second one masked
         monkeypatch.setitem(table, key, (16, 4))
     _check(19, 1, False, None, dtype, BT=16, seed=7, V=20)

@@ -41,7 +41,7 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
    T x K x V).
 3. :func:`_output_kernel` (chunk-parallel, the split forward of float32 / float64): O from S_n and U'. Moving the
    two output products out of the sequential pass is what float32 needs: its 8-warp one-pass state kernel spilled
-   234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/inspect_gh.py).
+   234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/profile_gh.py --inspect).
 4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
 5. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dW, dG's first part.
 6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dv, dbeta,
@@ -70,7 +70,7 @@ from .tiles import _dot, _op, _tinv
 
 FP32_PRECISION = "tf32x3"
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep,
-# benchmarks/profile_gh.py --sweep and benchmarks/inspect_gh.py --set (K = V = 128; RESULTS.md "kernels");
+# benchmarks/profile_gh.py --sweep / --set (K = V = 128; RESULTS.md "kernels");
 # float32 / float64 tiles take twice / four times the registers and shared memory, so they run one pipeline stage
 # unless an entry names two, and smaller blocks. Every setting listed in proofs_tests/test_kernels_wy.py
 # (test_every_kernel_setting_compiled) gave right gradients compiled on an H100, or did not fit and says so.
@@ -188,6 +188,26 @@ def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K
 
 
 @triton.jit
+def _chunk_output(q_ptr, o_ptr, scale, pos, mp, i_h, rk, mk, rv, mv, causal, kk, Sd, und, G, H: tl.constexpr,
+                  K: tl.constexpr, V: tl.constexpr, NH, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                  EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
+    """One chunk's outputs for one value block, stored at its query rows (each token's last position):
+    O = diag(gamma) Q S_0 + M U', M = (Q K^T) * Gamma on and below the diagonal (``causal``); Sd, und are S_0 and
+    U' as dot operands, G the in-chunk cumulative log-gate (read only when HAS_G). The one-pass forward calls it
+    inside the state pass, the split forward from :func:`_output_kernel`."""
+    isq = mp & ((pos % NH) == (NH - 1))
+    trow = (pos // NH) * H + i_h
+    qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0).to(ACC) * scale
+    qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
+    if HAS_G:
+        qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
+        qq = qq * tl.exp(G)[:, None]
+    qk = tl.where(causal, qk, 0.0)
+    o = _dot(_o(qq, DT, ACC, EMU, RND), Sd, PREC, ACC) + _dot(_o(qk, DT, ACC, EMU, RND), und, PREC, ACC)
+    tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty), mask=isq[:, None] & mv[None, :])
+
+
+@triton.jit
 def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, ht_ptr, h_ptr, vn_ptr, scale_ptr,
                       seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
@@ -225,21 +245,8 @@ def _state_fwd_kernel(q_ptr, k_ptr, v_ptr, b_ptr, t_ptr, Gc_ptr, h0_ptr, o_ptr, 
             tl.store(vn_ptr + row[:, None] * V + rv[None, :], un.to(vn_ptr.dtype.element_ty), mask=mpv)
         und = _o(un, DT, ACC, EMU, RND)
         if OUTPUT:
-            isq = mp & ((pos % NH) == (NH - 1))
-            trow = (pos // NH) * H + i_h
-            qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
-            qq = qq.to(ACC) * scale
-            qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
-            if HAS_G:
-                qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
-                qs = qq * tl.exp(G)[:, None]
-            else:
-                qs = qq
-            qk = tl.where(causal, qk, 0.0)
-            o = _dot(_o(qs, DT, ACC, EMU, RND), Sd, PREC, ACC) \
-                + _dot(_o(qk, DT, ACC, EMU, RND), und, PREC, ACC)
-            tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty),
-                     mask=isq[:, None] & mv[None, :])
+            _chunk_output(q_ptr, o_ptr, scale, pos, mp, i_h, rk, mk, rv, mv, causal, kk, Sd, und,
+                          G if HAS_G else scale, H, K, V, NH, DT, ACC, PREC, EMU, RND, HAS_G)
         if HAS_G:
             kd = kk * tl.exp(GL - G)[:, None]
             S = S * tl.exp(GL) + _dot(_o(kd, DT, ACC, EMU, RND), und, PREC, ACC, True, False)
@@ -263,24 +270,16 @@ def _output_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, vn_ptr, o_ptr, scale_ptr, chunks
     rv = i_v * BV + tl.arange(0, BV)
     mv = rv < V
     row = pos * H + i_h
-    isq = mp & ((pos % NH) == (NH - 1))
-    trow = (pos // NH) * H + i_h
     scale = tl.load(scale_ptr).to(ACC)
-    qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0).to(ACC) * scale
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mp[:, None] & mk[None, :], other=0.0).to(ACC)
     S = tl.load(h_ptr + ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :], mask=mk[:, None] & mv[None, :],
                 other=0.0)
     un = tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mp[:, None] & mv[None, :], other=0.0)
-    causal = r[:, None] >= r[None, :]
-    qk = _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
     if HAS_G:
-        G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
-        qk = qk * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
-        qq = qq * tl.exp(G)[:, None]
-    qk = tl.where(causal, qk, 0.0)
-    o = _dot(_o(qq, DT, ACC, EMU, RND), _o(S, DT, ACC, EMU, RND), PREC, ACC) \
-        + _dot(_o(qk, DT, ACC, EMU, RND), _o(un, DT, ACC, EMU, RND), PREC, ACC)
-    tl.store(o_ptr + trow[:, None] * V + rv[None, :], o.to(o_ptr.dtype.element_ty), mask=isq[:, None] & mv[None, :])
+        G, _ = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
+    _chunk_output(q_ptr, o_ptr, scale, pos, mp, i_h, rk, mk, rv, mv, r[:, None] >= r[None, :], kk,
+                  _o(S, DT, ACC, EMU, RND), _o(un, DT, ACC, EMU, RND), G if HAS_G else scale, H, K, V, NH, DT, ACC,
+                  PREC, EMU, RND, HAS_G)
 
 
 @triton.jit
@@ -647,7 +646,7 @@ def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
     picks the split forward (a state pass that stores S_n and U', then :func:`_output_kernel`) over the one-pass
     one (outputs inside the state pass; S_n and U' are then None)."""
     Gc, tm = _t_pass(c, kf, bf, gf)
-    if c.cfg.get("split"):
+    if c.cfg["split"]:
         _, ht, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True, True)
         return _output_pass(c, qf, kf, Gc, h, vn, scale_t), ht, tm, Gc, h, vn
     o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, True, False, True)
@@ -698,8 +697,8 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
 
 
 class ChunkGHFunction(torch.autograd.Function):
-    """Forward: :func:`_fwd` (keeps T and G when gradients are needed); backward: :func:`_bwd` (recomputes the
-    chunk states and U')."""
+    """Forward: :func:`_fwd` (keeps T and G when gradients are needed, and S_n and U' of a split forward when the
+    table's ``keep`` says so); backward: :func:`_bwd` (recomputes the chunk states and U' otherwise)."""
 
     @staticmethod
     def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size, fp32_precision):
@@ -709,7 +708,7 @@ class ChunkGHFunction(torch.autograd.Function):
         h0c = h0.contiguous() if h0 is not None else None
         o, ht, tm, Gc, h, vn = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
         if any(ctx.needs_input_grad[:6]):
-            keep = c.cfg.get("keep") and h is not None
+            keep = c.cfg["keep"] and h is not None
             ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc, h if keep else None, vn if keep else None)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
@@ -749,7 +748,8 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
 
 def default_chunk(dtype, fp32_precision=None) -> int:
     """The chunk size ``chunk_gh`` runs when none is given: 64, but 16 for float32 inputs with 3xTF32 products.
-    Measured on an H100 (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md "kernels"): 3xTF32
+    Measured on an H100 in the third round (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md
+    "kernels"; not re-measured since float32 runs the split forward and its own tables): 3xTF32
     25.3 / 25.0 / 19.4 ms at chunks 64 / 32 / 16 (the smaller tiles are what float32 needed); one-pass tf32
     10.6 / 13.1 / 15.3 and bf16 3.0 / 3.8 ms at 64 / 32: there 64 stays."""
     if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32x3":
