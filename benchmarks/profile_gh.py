@@ -16,6 +16,9 @@ warps, stages, and the counts of Hopper warp-group products (``wgmma.mma_async``
 (``mma.sync``) in its PTX; ``--dump DIR`` also writes each kernel's TTGIR and PTX. ``--ncu`` brackets one more
 forward+backward of each n_h with cudaProfilerStart / Stop, for ``ncu --profile-from-start off``.
 ``--compile-only`` without ``--sweep`` runs each n_h once, untimed (fills Triton's cache for parallel compiles).
+``--roofline`` prints, per kernel of one fwd+bwd, the bytes it must move at the least (:func:`traffic`: every
+tensor it reads or writes, once), its device time, and the bandwidth that implies as a share of ``--peak`` (GB/s;
+default 3350, the H100 SXM's HBM3): a kernel far below the others is where time is lost.
 Shape of issue 12: B=8, T=4096, H=16, K=V=128.
 """
 from __future__ import annotations
@@ -60,6 +63,34 @@ def inspect(wy, dump=None, tag=""):
                         f.write(ck.asm.get(ext, ""))
 
 
+def traffic(dtype, nh, B, T, H, K, V, C, split, keep):
+    """Least bytes each kernel of one fwd+bwd of :mod:`lrnnkit.kernels.gh.wy` moves (no gate, no initial or final
+    state): each tensor it reads or writes counted once, at its storage width -- inputs and gradients at the input
+    dtype's, the stored intermediates (T, S_n, U', dS_n, dY, dX) at the storage dtype's (2-byte inputs keep theirs,
+    float32 keeps float32), dk's partial sum in float32. Keys are (profiler kernel name, bytes); the state pass runs
+    twice unless ``keep`` (the split forward's S_n, U' reused), and once of those as the one-pass forward when not
+    ``split``. "elementwise" is autograd adding the new q, k, v gradients into existing ``.grad`` (read, read,
+    write): the benchmark's repeated backward does that, a training step with zeroed (None) gradients does not."""
+    import torch
+    e = torch.tensor([], dtype=dtype).element_size()
+    st, acc = e, 4
+    tok, pos = B * T * H, B * T * nh * H                     # (token, head) and (position, head) pairs
+    chunks = -(-T * nh // C) * B * H
+    q = tok * K * e
+    k, v, b, t = pos * K * e, pos * V * e, pos * e, pos * C * st
+    hs, un = chunks * K * V * st, pos * V * st
+    rec = k + v + b + t + hs + un                             # state pass storing S_n and U'
+    one = q + k + v + b + t + tok * V * e                     # one-pass forward (outputs inside)
+    passes = [rec] * (1 if keep else 2) if split else [one, rec]
+    return {"_t_kernel": k + b + t,
+            "_state_fwd_kernel": sum(passes),
+            "_output_kernel": (q + k + hs + un + tok * V * e) if split else 0,
+            "_state_bwd_kernel": q + k + tok * V * e + t + b + hs + un,
+            "_dqkwg_kernel": q + k + 2 * hs + 2 * un + tok * V * e + q + pos * K * (acc + st),
+            "_wy_bwd_kernel": k + v + b + t + pos * K * st + un + pos * K * acc + k + v + b,
+            "elementwise": 3 * (q + k + v)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nh", default="1,2,3")
@@ -82,6 +113,8 @@ def main():
     ap.add_argument("--inspect", action="store_true", help="registers, spills, shared memory, products per kernel")
     ap.add_argument("--ncu", action="store_true", help="bracket one fwd+bwd per n_h for ncu --profile-from-start off")
     ap.add_argument("--dump", default=None, help="with --inspect: write each kernel's TTGIR and PTX to this folder")
+    ap.add_argument("--roofline", action="store_true", help="bytes, time and bandwidth per kernel (traffic())")
+    ap.add_argument("--peak", type=float, default=3350.0, help="HBM bandwidth in GB/s for --roofline's share")
     ap.add_argument("--gate", action="store_true", help="with a gate g = logsigmoid(N(3, 1)) (fla: chunk_gated_*)")
     ap.add_argument("--varlen", action="store_true",
                     help="B=1 packed: 8 sequences of lengths VARLEN (sum 32768), cu_seqlens, on both sides")
@@ -139,7 +172,7 @@ def main():
         from triton.testing import do_bench
         return do_bench(fn, warmup=10, rep=60)
 
-    def kernels(fn):
+    def kernels(fn, raw=False):
         from torch.profiler import ProfilerActivity, profile
         fn()
         torch.cuda.synchronize()
@@ -153,6 +186,8 @@ def main():
             if t > 0:
                 rows.append((t / 3 / 1000, e.key[:40], e.count // 3))
         rows.sort(reverse=True)
+        if raw:
+            return rows
         return "; ".join(f"{n} x{c} {t:.3f}" for t, n, c in rows[:10])
 
     for spec in filter(None, a.sweep.split(";")):
@@ -199,6 +234,23 @@ def main():
         line["ours fb"] = bench(lambda: ours(xs, nh).backward(do))
         if not a.no_profile and dev == "cuda":
             print(f"n_h={nh} ours fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
+        if a.roofline and dev == "cuda":
+            cfg = wy.config_table(dtype)
+            C = a.chunk or wy.default_chunk(dtype)
+            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"], cfg["split"] and cfg["keep"])
+            got = {}
+            for t_, name, _ in kernels(lambda: ours(xs, nh).backward(do), raw=True):
+                key = "elementwise" if "elementwise" in name else name
+                got[key] = got.get(key, 0.0) + t_
+            print(f"{'kernel':20s} {'GB':>7s} {'ms':>7s} {'GB/s':>7s} {'of peak':>7s}")
+            tot_b = tot_t = 0.0
+            for key, byt in need.items():
+                if byt and key in got:
+                    tot_b, tot_t = tot_b + byt, tot_t + got[key]
+                    print(f"{key:20s} {byt / 1e9:7.3f} {got[key]:7.3f} {byt / got[key] / 1e6:7.0f} "
+                          f"{byt / got[key] / 1e6 / a.peak:7.0%}")
+            print(f"{'all':20s} {tot_b / 1e9:7.3f} {tot_t:7.3f} {tot_b / tot_t / 1e6:7.0f} "
+                  f"{tot_b / tot_t / 1e6 / a.peak:7.0%}  (at peak: {tot_b / a.peak / 1e6:.3f} ms)", flush=True)
         if a.ncu and dev == "cuda":
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStart()

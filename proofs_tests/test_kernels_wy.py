@@ -126,7 +126,8 @@ def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
     fwd = [("_state_pass", (False, True, True)), "_output_pass"] if split else [("_state_pass", (True, False, True))]
     bwd = [] if keep else [("_state_pass", (False, True, False))]
     assert [c if c[0] == "_state_pass" else c[0] for c in calls] == fwd + bwd
-    for key in ("output", "state_rec", "state_fwd"):   # value blocks of 16: V = 20 is two, the second one masked
+    for key in ("output", "state_rec", "state_fwd", "state_bwd"):   # value blocks of 16: V = 20 is two, the second
+        # one masked
         monkeypatch.setitem(table, key, (16, 4))
     _check(19, 1, False, None, dtype, BT=16, seed=7, V=20)
 
@@ -177,14 +178,21 @@ def test_every_gradient_padded_heads(monkeypatch):
 
 # every (value block, warps) option of every kernel, compiled on the GPU only (the interpreter has no tile
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
-SETTINGS = [] if INTERPRET else [(key, opt) for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd",
-                                                                  "output")
+SETTINGS = [] if INTERPRET else [(dtype, key, opt) for dtype in (torch.bfloat16, torch.float32)
+                                 for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output")
                                  for opt in ((32, 4), (64, 4), (128, 4), (64, 8))]
+# settings that triton 3.6 miscompiles on an H100 (the same code is right in the interpreter, in float32 and with
+# other blocks): no table uses them, and strict xfail reports it if a later triton compiles them right
+MISCOMPILED = {(torch.bfloat16, "state_bwd", (32, 4)):
+               "bf16 reverse pass with 32-wide value blocks: dk / dv / dbeta wrong (errors 0.2-0.8) since it stores "
+               "dY = T^T dU' (fifth round of issue 12; it was right storing dU')"}
 
 
-@pytest.mark.parametrize("key,opt", SETTINGS)
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
-def test_every_kernel_setting_compiled(key, opt, dtype, monkeypatch):
+@pytest.mark.parametrize("dtype,key,opt", [
+    pytest.param(*s, id=f"{str(s[0])[6:]}-{s[1]}-{'x'.join(map(str, s[2]))}",
+                 marks=[pytest.mark.xfail(strict=True, reason=MISCOMPILED[s])] if s in MISCOMPILED else [])
+    for s in SETTINGS])
+def test_every_kernel_setting_compiled(dtype, key, opt, monkeypatch):
     from lrnnkit.kernels.gh import wy
     monkeypatch.setitem(wy.config_table(dtype), key, opt)
     try:

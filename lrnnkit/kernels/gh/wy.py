@@ -18,8 +18,8 @@ by induction gives (I + A) U' = diag(b) V - diag(b gamma) K S_0.) Backward, deri
     D   = (dO U'^T) * Gamma (lower incl. diagonal)
     dQ  = diag(gamma) dO S_0^T + D K;     dK = D^T Q + diag(exp(G_C - G)) U' dS^T + (WY part)
     dW  = -dU' S_0^T,   dU = dU'
-    WY part: X = diag(b gamma) K, Y = diag(b) V:  dX = T^T dW, dY = T^T dU, dT = dW X^T + dU Y^T,
-             dA = -strictly_lower(T^T dT T^T),  P = dA * Gamma:
+    WY part: X = diag(b gamma) K, Y = diag(b) V:  dX = T^T dW = -dY S_0^T, dY = T^T dU, dT = dW X^T + dU Y^T,
+             dA = -strictly_lower(T^T dT T^T) = -strictly_lower((dX X^T + dY Y^T) T^T),  P = dA * Gamma:
              dK += diag(b gamma) dX + diag(b) P K + P^T diag(b) K,   dV = diag(b) dY,
              db = rowsum(gamma K * dX) + rowsum(V * dY) + rowsum(P * K K^T)
     gate: dG_i (w.r.t. the cumulative G_i) collects q_i . (gamma_i S_0 dO_i), rowsum - colsum of D * Q K^T and of
@@ -43,12 +43,14 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
    two output products out of the sequential pass is what float32 needs: its 8-warp one-pass state kernel spilled
    234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/profile_gh.py --inspect).
 4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
-5. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dW, dG's first part.
+   It stores dY = T^T dU' (which it forms anyway for W^T dU'), not dU': the later kernels then need no product
+   with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", fifth round).
+5. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dX, dG's first part.
 6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dv, dbeta,
    dg.
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
-(as fla); the stored intermediates T, S_n, U', dS_n, dU', dW are in the input dtype (as fla), the gradients are
+(as fla); the stored intermediates T, S_n, U', dS_n, dY, dX are in the input dtype (as fla), the gradients are
 written in the inputs' dtypes directly. float32 inputs use float32 intermediates and, by default, tf32 tensor-core
 dots with the 3xTF32 split (``FP32_PRECISION = "tf32x3"``: each operand a = a_hi + a_lo in tf32, three products;
 about fp32 accuracy); ``"tf32"`` is one pass on operands rounded to tf32 to nearest (errors ~1e-3 against
@@ -88,10 +90,11 @@ CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqk
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
                "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "output": (64, 4), "split": True,
                "keep": False}
-# float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweep, 2026-11-24; with
-# 3xTF32 they were slower)
+# float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweeps, 2026-11-24: the
+# WY backward at (64, 8) spills 6 registers instead of 120 and takes 1.46 instead of 1.58 ms; with 3xTF32 and
+# with bf16 8 warps were slower)
 CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), state_bwd=(32, 4), dqkwg=(64, 8, 2),
-                   wy_bwd=(32, 4), wy_bk=64)
+                   wy_bwd=(64, 8), wy_bk=64)
 # float32 with 3xTF32 / IEEE products (float64 keeps CONFIG_WIDE: two pipeline stages of float64 tiles would not
 # fit in shared memory)
 CONFIG_F32 = dict(CONFIG_WIDE, state_bwd=(32, 4), dqkwg=(32, 4, 2))
@@ -283,13 +286,14 @@ def _output_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, vn_ptr, o_ptr, scale_ptr, chunks
 
 
 @triton.jit
-def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dvn_ptr, dh0_ptr, scale_ptr,
+def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dy_ptr, dh0_ptr, scale_ptr,
                       seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                       EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
-    dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
-    W^T dU' = K^T diag(b gamma) (T^T dU') formed from T (W is never stored)."""
+    dY = T^T dU', dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
+    W^T dU' = K^T diag(b gamma) dY formed from T (W is never stored). dY, not dU', is what the later kernels take:
+    dX = T^T dW = -dY S_0^T and dV = diag(b) dY need no further product with T."""
     i_h, bos, eos, coff, rk, rv, mk, mv, mkv, soff, dS = _seq_program(seqs_ptr, dht_ptr, H, K, V, BK, BV, ACC,
                                                                        HAS_DHT)
     r = tl.arange(0, BT)
@@ -323,14 +327,14 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         kq = tl.where(upper, kq, 0.0)
         dun = _dot(_o(kq, DT, ACC, EMU, RND), do, PREC, ACC) \
             + _dot(_o(kd, DT, ACC, EMU, RND), dSd, PREC, ACC)
-        tl.store(dvn_ptr + row[:, None] * V + rv[None, :], dun.to(dvn_ptr.dtype.element_ty),
-                 mask=mp[:, None] & mv[None, :])
         dund = _o(dun, DT, ACC, EMU, RND)
         tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
         if HAS_G:
             bb = bb * tl.exp(G)
         y = _dot(tt, dund, PREC, ACC, True, False)
+        tl.store(dy_ptr + row[:, None] * V + rv[None, :], y.to(dy_ptr.dtype.element_ty),
+                 mask=mp[:, None] & mv[None, :])
         wdu = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(y, DT, ACC, EMU, RND), PREC, ACC, True, False)
         upd = _dot(_o(qq, DT, ACC, EMU, RND), do, PREC, ACC, True, False) - wdu
         if HAS_G:
@@ -341,15 +345,16 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
 
 
 @triton.jit
-def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, dq_ptr, dk_ptr, dw_ptr, dG_ptr,
+def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, dq_ptr, dk_ptr, dx_ptr, dG_ptr,
                   scale_ptr, chunks_ptr, L,
                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
-    """Chunk-parallel (:func:`_chunk_program`, blocks of keys: U', dU', dO are read once from memory, then from
+    """Chunk-parallel (:func:`_chunk_program`, blocks of keys: U', dY, dO are read once from memory, then from
     L2): dQ = diag(gamma) dO S_0^T + D K,
-    dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dW = -dU' S_0^T, and this key block's share of the part of dG that
-    needs the chunk states (dG is linear in the key-column sums, so the blocks' shares add; stored per block)."""
+    dK = D^T Q + diag(exp(G_C - G)) U' dS^T, dX = T^T dW = -dY S_0^T (dW = -dU' S_0^T), and this key block's share
+    of the part of dG that needs the chunk states (dG is linear in the key-column sums, so the blocks' shares add;
+    stored per block)."""
     i_n, i_k, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, tl.cdiv(K, BK), BT)
     rk = i_k * BK + tl.arange(0, BK)
     mk = rk < K
@@ -362,7 +367,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
     dq = tl.zeros([BT, BK], dtype=ACC)
     dk = tl.zeros([BT, BK], dtype=ACC)
-    dw = tl.zeros([BT, BK], dtype=ACC)
+    dx = tl.zeros([BT, BK], dtype=ACC)
     Dm = tl.zeros([BT, BT], dtype=ACC)
     sdS = tl.zeros([BK], dtype=ACC)
     for i_v in range(tl.cdiv(V, BV)):
@@ -374,7 +379,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
         mpv = mp[:, None] & mv[None, :]
         un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
-        dun = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        dy = _o(tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
         do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
                  DT, ACC, EMU, RND)
         Sd = _o(S, DT, ACC, EMU, RND)
@@ -382,7 +387,7 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
         dq += _dot(do, Sd, PREC, ACC, False, True)
         Dm += _dot(do, un, PREC, ACC, False, True)
         dk += _dot(un, dSd, PREC, ACC, False, True)
-        dw -= _dot(dun, Sd, PREC, ACC, False, True)
+        dx -= _dot(dy, Sd, PREC, ACC, False, True)
         if HAS_G:
             sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
     causal = r[:, None] >= r[None, :]
@@ -407,19 +412,20 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dvn_ptr, do_ptr, 
     tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
              mask=isq[:, None] & mk[None, :])
     tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
-    tl.store(dw_ptr + row[:, None] * K + rk[None, :], dw, mask=mkk)
+    tl.store(dx_ptr + row[:, None] * K + rk[None, :], dx, mask=mkk)
 
 
 @triton.jit
-def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr,
+def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr,
                    dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                    EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
-    """Chunk-parallel WY backward (module text): reads T (kept by the forward), adds the WY part of dk, writes dk,
-    dv, dbeta, and dg as the reverse in-chunk cumulative sum of dG. The key dimension runs in blocks of BK (two
-    passes: K K^T and dT first, then dX, dk per block once P is known), so that no BT x K tile has to stay in
-    registers: float32 tiles of the whole key width spilled."""
+    """Chunk-parallel WY backward (module text) from dX = T^T dW and dY = T^T dU (the earlier kernels form
+    them): dA = -strictly_lower(T^T dT T^T) = -strictly_lower((dX X^T + dY Y^T) T^T), one product with T (reads T,
+    kept by the forward); adds the WY part of dk, writes dk, dv, dbeta, and dg as the reverse in-chunk cumulative
+    sum of dG. The key dimension runs in blocks of BK (two passes: K K^T and dX X^T first, then dk per block once P
+    is known), so that no BT x K tile has to stay in registers: float32 tiles of the whole key width spilled."""
     _, _, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, 1, BT)
     row = pos * H + i_h
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
@@ -431,30 +437,28 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
     else:
         gam = tl.zeros([BT], dtype=ACC) + 1.0
     Tmo = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC), DT, ACC, EMU,
-             RND)   # used transposed: T^T
+             RND)
     bg = bb * gam
     KK = tl.zeros([BT, BT], dtype=ACC)
-    dT = tl.zeros([BT, BT], dtype=ACC)
-    for i_k in range(tl.cdiv(K, BK)):   # K K^T and dT = dW X^T + dU Y^T (its dW part)
+    dT = tl.zeros([BT, BT], dtype=ACC)   # T^T dT = dX X^T + dY Y^T
+    for i_k in range(tl.cdiv(K, BK)):   # K K^T and the dX X^T part
         rk = i_k * BK + tl.arange(0, BK)
         mkk = mp[:, None] & (rk[None, :] < K)
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
         kd = _o(kk, DT, ACC, EMU, RND)
         KK += _dot(kd, kd, PREC, ACC, False, True)
-        dWd = _o(tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
-        dT += _dot(dWd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
+        dXd = _o(tl.load(dx_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
+        dT += _dot(dXd, _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
     db = tl.zeros([BT], dtype=ACC)
     for i_v in range(tl.cdiv(V, BV)):
         rv = i_v * BV + tl.arange(0, BV)
         mpv = mp[:, None] & (rv[None, :] < V)
-        du = _o(tl.load(dvn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        dY = tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        dY = _dot(Tmo, du, PREC, ACC, True, False)
-        dT += _dot(du, _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
+        dT += _dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
         tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
         db += tl.sum(dY * vv, 1)
-    dA = _dot(_o(_dot(Tmo, _o(dT, DT, ACC, EMU, RND), PREC, ACC, True, False), DT, ACC, EMU, RND), Tmo,
-              PREC, ACC, False, True)
+    dA = _dot(_o(dT, DT, ACC, EMU, RND), Tmo, PREC, ACC, False, True)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
         P = dA * Gam
@@ -462,12 +466,11 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dw_ptr, dvn_ptr, dkp_ptr,
         P = dA
     Pd = _o(P, DT, ACC, EMU, RND)
     kdx = tl.zeros([BT], dtype=ACC)
-    for i_k in range(tl.cdiv(K, BK)):   # dX = T^T dW, dk = dk' + diag(b gamma) dX + diag(b) P K + P^T diag(b) K
+    for i_k in range(tl.cdiv(K, BK)):   # dk = dk' + diag(b gamma) dX + diag(b) P K + P^T diag(b) K
         rk = i_k * BK + tl.arange(0, BK)
         mkk = mp[:, None] & (rk[None, :] < K)
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-        dWd = _o(tl.load(dw_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0), DT, ACC, EMU, RND)
-        dX = _dot(Tmo, dWd, PREC, ACC, True, False)
+        dX = tl.load(dx_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
         kdx += tl.sum(dX * kk, 1)
         dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
         dk += _dot(Pd, _o(kk, DT, ACC, EMU, RND), PREC, ACC) * bb[:, None] \
@@ -661,25 +664,25 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
         _, _, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True, False)
     L = kf.shape[0]
     dh = torch.empty_like(h)
-    dvn = torch.empty_like(vn)
+    dy = torch.empty_like(vn)
     dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     dof = do.contiguous().reshape(-1, c.H, c.V)
-    BV, nw, ns = c.bv("state_bwd")
     x = kf
+    BV, nw, ns = c.bv("state_bwd")
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dvn, dh0,
+        qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dy, dh0,
         scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
         num_stages=ns)
     tq, tk, tv, tb = out_dtypes
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
-    dw = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)       # rounded to ST by its only use anyway
+    dx = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
     BV, nw, ns = c.bv("dqkwg")
     BKS = min(c.BK, c.cfg["dqkwg_bk"])
     NKB = triton.cdiv(c.K, BKS)
     dGp = torch.empty(NKB, L, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None
     if c.NT:
-        _dqkwg_kernel[(c.NT * NKB, c.H)](qf, kf, _or(Gc, x), h, dh, vn, dvn, dof, dq, dkp, dw, _or(dGp, x), scale_t,
+        _dqkwg_kernel[(c.NT * NKB, c.H)](qf, kf, _or(Gc, x), h, dh, vn, dy, dof, dq, dkp, dx, _or(dGp, x), scale_t,
                                         c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
                                         num_stages=ns)
     del h, dh, vn
@@ -690,7 +693,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
     BV, nw, ns = c.bv("wy_bwd")
     BKW = min(c.BK, c.cfg["wy_bk"])
     if c.NT:
-        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dw, dvn, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dx, dy, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
                                     c.chunks, L, NKB, *c.consts(), BKW, BV, *c.types(), c.has_g,
                                     num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
