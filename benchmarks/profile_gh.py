@@ -85,9 +85,9 @@ def traffic(dtype, nh, B, T, H, K, V, C, split, keep):
     return {"_t_kernel": k + b + t,
             "_state_fwd_kernel": sum(passes),
             "_output_kernel": (q + k + hs + un + tok * V * e) if split else 0,
-            "_state_bwd_kernel": q + k + tok * V * e + t + b + hs + un,
+            "_state_bwd_kernel": q + k + tok * V * e + t + b + hs + un + v,      # v: dv
             "_dqkwg_kernel": q + k + 2 * hs + 2 * un + tok * V * e + q + pos * K * (acc + st),
-            "_wy_bwd_kernel": k + v + b + t + pos * K * st + un + pos * K * acc + k + v + b,
+            "_wy_bwd_kernel": k + v + b + t + pos * K * st + un + pos * K * acc + k + b,      # k + b: dk, db
             "elementwise": 3 * (q + k + v)}
 
 

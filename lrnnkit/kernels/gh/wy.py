@@ -42,11 +42,11 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 3. :func:`_output_kernel` (chunk-parallel, the split forward of float32 / float64): O from S_n and U'. Moving the
    two output products out of the sequential pass is what float32 needs: its 8-warp one-pass state kernel spilled
    234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/profile_gh.py --inspect).
-4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dS_0 (the initial state's gradient).
+4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dv, dS_0 (the initial state's gradient).
    It stores dY = T^T dU' (which it forms anyway for W^T dU'), not dU': the later kernels then need no product
    with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", fifth round).
 5. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dX, dG's first part.
-6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dv, dbeta,
+6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dbeta,
    dg.
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
@@ -81,7 +81,7 @@ FP32_PRECISION = "tf32x3"
 # split forward's), "output" the split forward's output kernel. "split": the forward stores S_n and U' and forms
 # the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: H100, 2026-11-24,
 # RESULTS.md "kernels", fourth round). "wy_bk": the WY backward's key block. "keep": the backward takes the split
-# forward's S_n and U' instead of recomputing them -- 11% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
+# forward's S_n and U' instead of recomputing them -- 10% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
 # K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
 # which is why it is off by default (fla recomputes too).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
@@ -286,14 +286,15 @@ def _output_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, vn_ptr, o_ptr, scale_ptr, chunks
 
 
 @triton.jit
-def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dy_ptr, dh0_ptr, scale_ptr,
-                      seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
+def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dy_ptr, dv_ptr, dh0_ptr,
+                      scale_ptr, seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                       EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
     dY = T^T dU', dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
     W^T dU' = K^T diag(b gamma) dY formed from T (W is never stored). dY, not dU', is what the later kernels take:
-    dX = T^T dW = -dY S_0^T and dV = diag(b) dY need no further product with T."""
+    dX = T^T dW = -dY S_0^T needs no further product with T. dV = diag(b) dY is written here, from dY before it is
+    rounded for storage (2-byte inputs: from the stored dY, dv's error grew past fla's)."""
     i_h, bos, eos, coff, rk, rv, mk, mv, mkv, soff, dS = _seq_program(seqs_ptr, dht_ptr, H, K, V, BK, BV, ACC,
                                                                        HAS_DHT)
     r = tl.arange(0, BT)
@@ -330,11 +331,13 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         dund = _o(dun, DT, ACC, EMU, RND)
         tt = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0), DT, ACC, EMU, RND)
         bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
-        if HAS_G:
-            bb = bb * tl.exp(G)
         y = _dot(tt, dund, PREC, ACC, True, False)
         tl.store(dy_ptr + row[:, None] * V + rv[None, :], y.to(dy_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
+        tl.store(dv_ptr + row[:, None] * V + rv[None, :], (y * bb[:, None]).to(dv_ptr.dtype.element_ty),
+                 mask=mp[:, None] & mv[None, :])
+        if HAS_G:
+            bb = bb * tl.exp(G)
         wdu = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(y, DT, ACC, EMU, RND), PREC, ACC, True, False)
         upd = _dot(_o(qq, DT, ACC, EMU, RND), do, PREC, ACC, True, False) - wdu
         if HAS_G:
@@ -416,16 +419,17 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, d
 
 
 @triton.jit
-def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr,
+def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, dGp_ptr, dk_ptr, db_ptr,
                    dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
                    EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
     """Chunk-parallel WY backward (module text) from dX = T^T dW and dY = T^T dU (the earlier kernels form
-    them): dA = -strictly_lower(T^T dT T^T) = -strictly_lower((dX X^T + dY Y^T) T^T), one product with T (reads T,
-    kept by the forward); adds the WY part of dk, writes dk, dv, dbeta, and dg as the reverse in-chunk cumulative
-    sum of dG. The key dimension runs in blocks of BK (two passes: K K^T and dX X^T first, then dk per block once P
-    is known), so that no BT x K tile has to stay in registers: float32 tiles of the whole key width spilled."""
+    them; the reverse pass wrote dv = diag(b) dY): dA = -strictly_lower(T^T dT T^T) =
+    -strictly_lower((dX X^T + dY Y^T) T^T), one product with T (reads T, kept by the forward); adds the WY part of
+    dk, writes dk, dbeta, and dg as the reverse in-chunk cumulative sum of dG. The key dimension runs in blocks of
+    BK (two passes: K K^T and dX X^T first, then dk per block once P is known), so that no BT x K tile has to stay
+    in registers: float32 tiles of the whole key width spilled."""
     _, _, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, 1, BT)
     row = pos * H + i_h
     bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
@@ -456,7 +460,6 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, 
         dY = tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         dT += _dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
-        tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
         db += tl.sum(dY * vv, 1)
     dA = _dot(_o(dT, DT, ACC, EMU, RND), Tmo, PREC, ACC, False, True)
     dA = tl.where(low, -dA, 0.0)
@@ -665,15 +668,16 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
     L = kf.shape[0]
     dh = torch.empty_like(h)
     dy = torch.empty_like(vn)
+    tq, tk, tv, tb = out_dtypes
+    dv = torch.empty(L, c.H, c.V, dtype=tv, device=c.dev)
     dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     dof = do.contiguous().reshape(-1, c.H, c.V)
     x = kf
     BV, nw, ns = c.bv("state_bwd")
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
-        qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dy, dh0,
+        qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dy, dv, dh0,
         scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
         num_stages=ns)
-    tq, tk, tv, tb = out_dtypes
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dx = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
@@ -687,13 +691,12 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
                                         num_stages=ns)
     del h, dh, vn
     dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
-    dv = torch.empty(L, c.H, c.V, dtype=tv, device=c.dev)
     db = torch.empty(L, c.H, dtype=tb, device=c.dev)
     dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
     BV, nw, ns = c.bv("wy_bwd")
     BKW = min(c.BK, c.cfg["wy_bk"])
     if c.NT:
-        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dx, dy, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dx, dy, dkp, _or(dGp, x), dk, db, _or(dg, x),
                                     c.chunks, L, NKB, *c.consts(), BKW, BV, *c.types(), c.has_g,
                                     num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
