@@ -754,10 +754,10 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
 
 def default_chunk(dtype, fp32_precision=None) -> int:
     """The chunk size ``chunk_gh`` runs when none is given: 64, but 16 for float32 inputs with 3xTF32 products.
-    Measured on an H100 in the third round (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md
-    "kernels"; not re-measured since float32 runs the split forward and its own tables): 3xTF32
-    25.3 / 25.0 / 19.4 ms at chunks 64 / 32 / 16 (the smaller tiles are what float32 needed); one-pass tf32
-    10.6 / 13.1 / 15.3 and bf16 3.0 / 3.8 ms at 64 / 32: there 64 stays."""
+    Measured on an H100 (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md "kernels"): 3xTF32
+    21.4 / 18.7 / 15.5 ms at chunks 64 / 32 / 16 on the fifth round's kernels (third round: 25.3 / 25.0 / 19.4;
+    the smaller tiles are what float32 needs); one-pass tf32 10.6 / 13.1 / 15.3 and bf16 3.0 / 3.8 ms at 64 / 32
+    (third round): there 64 stays."""
     if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32x3":
         return 16
     return 64
