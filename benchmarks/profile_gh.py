@@ -237,7 +237,7 @@ def main():
         if a.roofline and dev == "cuda":
             cfg = wy.config_table(dtype)
             C = a.chunk or wy.default_chunk(dtype)
-            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"], cfg["split"] and cfg["keep"])
+            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"] or cfg["keep"], cfg["keep"])
             got = {}
             for t_, name, _ in kernels(lambda: ours(xs, nh).backward(do), raw=True):
                 key = "elementwise" if "elementwise" in name else name

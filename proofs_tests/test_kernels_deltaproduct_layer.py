@@ -71,3 +71,5 @@ def test_layer_eig_range_and_gate():
         DeltaProductLayer(8, 1, 4, backend="bogus")
     with pytest.raises(InputError, match="fp32_precision"):
         DeltaProductLayer(8, 1, 4, fp32_precision="bf16x3")
+    with pytest.raises(InputError, match="keep_states"):
+        DeltaProductLayer(8, 1, 4, keep_states="yes")

@@ -46,7 +46,7 @@ def _case(B, T, NH, H, K, V, gate, cu, seed):
     return (q, k, v, b, gt, h0), do, dht
 
 
-def _grads(backend, ins, do, dht, NH, cu, dtype, BT, fp32_precision=None):
+def _grads(backend, ins, do, dht, NH, cu, dtype, BT, fp32_precision=None, **kw):
     xs = []
     for i, x in enumerate(ins):
         if x is None:
@@ -58,17 +58,18 @@ def _grads(backend, ins, do, dht, NH, cu, dtype, BT, fp32_precision=None):
         xs.append(x.to(DEV if backend == "chunk" else "cpu").detach().requires_grad_(True))
     cuu = None if cu is None else torch.tensor(cu, device=xs[0].device)
     o, ht = chunk_gh(*xs[:5], NH, cuu, xs[5], True, scale=0.7, chunk_size=BT, backend=backend,
-                     fp32_precision=fp32_precision)
+                     fp32_precision=fp32_precision, **kw)
     loss = (o.double() * do.to(o.device)).sum() + (ht.double() * dht.to(ht.device)).sum()
     loss.backward()
     return [o, ht] + [None if x is None else x.grad for x in xs]
 
 
-def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=None, fp32_precision=None):
-    """``unit``: the relative error of one product for float32 (default 2^-21, 3xTF32 / IEEE)."""
+def _check(T, NH, gate, cu, dtype, BT=16, B=None, H=2, K=8, V=5, seed=0, unit=None, fp32_precision=None, **kw):
+    """``unit``: the relative error of one product for float32 (default 2^-21, 3xTF32 / IEEE); ``kw`` go to
+    ``chunk_gh`` (the chunked side only)."""
     B = B or (1 if cu is not None else 2)
     ins, do, dht = _case(B, T, NH, H, K, V, gate, cu, seed)
-    got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT, fp32_precision)
+    got = _grads("chunk", ins, do, dht, NH, cu, dtype, BT, fp32_precision, **kw)
     ref = _grads("naive", ins, do, dht, NH, cu, dtype, BT)
     from lrnnkit.kernels.gh.wy import default_chunk
     NC = -(-T * NH // (BT or default_chunk(dtype, fp32_precision)))   # BT None: chunk_gh's default
@@ -130,6 +131,29 @@ def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
         # one masked
         monkeypatch.setitem(table, key, (16, 4))
     _check(19, 1, False, None, dtype, BT=16, seed=7, V=20)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("keep_states", [True, False])
+def test_every_gradient_keep_states(dtype, keep_states, monkeypatch):
+    # chunk_gh(keep_states=...) overrides the table's "keep" either way: True runs the split forward (for bf16 too,
+    # whose table says one-pass) and no state pass in the backward; False recomputes even where the table keeps
+    from lrnnkit.kernels.gh import wy
+    monkeypatch.setitem(wy.config_table(dtype), "keep", not keep_states)
+    calls = []
+    for name in ("_state_pass", "_output_pass"):
+        monkeypatch.setattr(wy, name, lambda *a, _f=getattr(wy, name), _n=name: calls.append((_n, a[-3:])) or _f(*a))
+    _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=11, keep_states=keep_states)
+    split = keep_states or wy.config_table(dtype)["split"]
+    fwd = [("_state_pass", (False, True, True)), "_output_pass"] if split else [("_state_pass", (True, False, True))]
+    bwd = [] if keep_states else [("_state_pass", (False, True, False))]
+    assert [c if c[0] == "_state_pass" else c[0] for c in calls] == fwd + bwd
+
+
+def test_chunk_gh_refuses_bad_keep_states():
+    x = torch.zeros(1, 2, 1, 4)
+    with pytest.raises(InputError, match="keep_states"):
+        chunk_gh(x, x[:, :, None], x[:, :, None], torch.ones(1, 2, 1, 1), keep_states="yes")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

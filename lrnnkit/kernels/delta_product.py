@@ -62,14 +62,19 @@ class ShortConv(torch.nn.Module):
 
 class DeltaProductLayer(torch.nn.Module):
     """``y = DeltaProductLayer(d_model, num_heads, head_dim, n_h=1, eig_range=(-1, 1), use_gate=False,
-    use_short_conv=True, backend="chunk", fp32_precision=None)(x, cu_seqlens=None)``; x and y (B, T, d_model).
-    ``fp32_precision``: the "chunk" backend's products for float32 inputs (:func:`lrnnkit.kernels.gh.api.chunk_gh`).
-    See the module text."""
+    use_short_conv=True, backend="chunk", fp32_precision=None, keep_states=None)(x, cu_seqlens=None)``; x and y
+    (B, T, d_model). ``fp32_precision``: the "chunk" backend's products for float32 inputs; ``keep_states``: its
+    chunk states kept for the backward instead of recomputed (faster, more memory); both as in
+    :func:`lrnnkit.kernels.gh.api.chunk_gh`. See the module text."""
 
     def __init__(self, d_model: int, num_heads: int, head_dim: int, n_h: int = 1, eig_range=(-1, 1),
                  use_gate: bool = False, use_short_conv: bool = True, backend: str = "chunk",
-                 conv_size: int = 4, norm_eps: float = 1e-5, fp32_precision: str | None = None):
+                 conv_size: int = 4, norm_eps: float = 1e-5, fp32_precision: str | None = None,
+                 keep_states: bool | None = None):
         super().__init__()
+        if keep_states not in (None, True, False):
+            raise InputError(f"DeltaProductLayer: keep_states must be True, False or None, got {keep_states!r}")
+        self.keep_states = keep_states
         if fp32_precision is not None:   # refused at construction, not at the first float32 forward
             from .gh.wy import fp32_mode
             fp32_mode(fp32_precision)
@@ -144,7 +149,7 @@ class DeltaProductLayer(torch.nn.Module):
         else:
             from .gh.api import chunk_gh
             o, _ = chunk_gh(q, k, v, beta, g, self.n_h, cu_seqlens, scale=self.head_dim ** -0.5, backend=backend,
-                            fp32_precision=self.fp32_precision)
+                            fp32_precision=self.fp32_precision, keep_states=self.keep_states)
         o = self.o_norm(o.to(x.dtype)).reshape(B, T, self.num_heads * self.head_dim)
         return self.o_proj(o)
 

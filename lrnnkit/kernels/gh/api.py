@@ -73,7 +73,7 @@ def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
 def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state=None,
              output_final_state: bool = False, *, scale: float | None = None, chunk_size: int | None = None,
              backend: str = "chunk", normalize_qk: bool = False, validate: bool = False,
-             fp32_precision: str | None = None):
+             fp32_precision: str | None = None, keep_states: bool | None = None):
     """Differentiable gated DeltaProduct (paper 001) in fla's layout; returns ``(o, final_state or None)``.
 
     ``o`` (B, T, H, V) in q's dtype; ``final_state`` (N, H, K, V) in float32 (float64 for float64 inputs), N = B or
@@ -85,8 +85,15 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
     (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3,
-    1.8x faster) or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``.
+    1.8x faster) or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
+    True keeps the forward's chunk states S_n and U' for the backward instead of recomputing them there -- float32
+    fwd+bwd 10-13% faster on an H100 (benchmarks/RESULTS.md, "kernels"), for K V / C + V more saved numbers per
+    position and head (384 at K = V = 128, C = 64: three times q) in the intermediate dtype; with 2-byte inputs it
+    also moves the outputs out of the state pass (the split forward; not timed there). False recomputes; None
+    takes the kernel table's ``keep`` (off).
     """
+    if keep_states not in (None, True, False):
+        raise InputError(f"chunk_gh: keep_states must be True, False or None, got {keep_states!r}")
     if backend not in BACKENDS:
         raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     q, k, v, beta, g, N = canonical(q, k, v, beta, g, n_h, cu_seqlens, initial_state)
@@ -103,7 +110,7 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
         from .wy import chunk_gh_triton, default_chunk
         o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens,
                                 default_chunk(q.dtype, fp32_precision) if chunk_size is None else chunk_size,
-                                fp32_precision)
+                                fp32_precision, keep_states)
     elif backend == "torch":
         from .reference import chunk_gh_torch
         o, ht = chunk_gh_torch(q, k, v, beta, g, scale=scale, initial_state=initial_state, cu_seqlens=cu_seqlens,

@@ -37,7 +37,7 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
    position, as fla keeps its A) for the state passes and the backward.
 2. :func:`_state_fwd_kernel` (one program per sequence, head and value block; sequential over the chunks): the
    outputs (the one-pass forward, 2-byte inputs) or the chunk states S_n and U' (the split forward, and the
-   backward, which recomputes them unless the table's ``keep`` lets it take the split forward's; nothing of size
+   backward, which recomputes them unless ``keep_states`` lets it take the split forward's; nothing of size
    T x K x V).
 3. :func:`_output_kernel` (chunk-parallel, the split forward of float32 / float64): O from S_n and U'. Moving the
    two output products out of the sequential pass is what float32 needs: its 8-warp one-pass state kernel spilled
@@ -80,8 +80,9 @@ FP32_PRECISION = "tf32x3"
 # forward's state pass (outputs inside), "state_rec" the state pass that stores S_n and U' (the backward's, and the
 # split forward's), "output" the split forward's output kernel. "split": the forward stores S_n and U' and forms
 # the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: H100, 2026-11-24,
-# RESULTS.md "kernels", fourth round). "wy_bk": the WY backward's key block. "keep": the backward takes the split
-# forward's S_n and U' instead of recomputing them -- 10% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
+# RESULTS.md "kernels", fourth round). "wy_bk": the WY backward's key block. "keep" (the default of chunk_gh's
+# ``keep_states``; implies the split forward): the backward takes the split forward's S_n and U' instead of
+# recomputing them -- 10% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
 # K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
 # which is why it is off by default (fla recomputes too).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
@@ -558,7 +559,7 @@ def _scale_tensor(scale: float, dtype, device):
 class _Ctx:
     """Shapes, tables and launch constants of one call (flattened: B rows become B sequences)."""
 
-    def __init__(self, q, k, v, g, cu_seqlens, BT, fp32_precision=None):
+    def __init__(self, q, k, v, g, cu_seqlens, BT, fp32_precision=None, keep_states=None):
         B, T, H, K = q.shape
         NH, V = k.shape[2], v.shape[-1]
         self.H, self.K, self.V, self.NH, self.BT = H, K, V, NH, BT
@@ -576,6 +577,8 @@ class _Ctx:
         self.has_g = g is not None
         self.dev = q.device
         self.cfg = config_table(q.dtype, fp32_precision)
+        self.keep = bool(self.cfg["keep"] if keep_states is None else keep_states)
+        self.split = bool(self.cfg["split"]) or self.keep   # kept states come from the split forward
 
     def consts(self):
         return (self.H, self.K, self.V, self.NH, self.BT)
@@ -648,11 +651,11 @@ def _output_pass(c, qf, kf, Gc, h, vn, scale_t):
 
 
 def _fwd(c, qf, kf, vf, bf, gf, h0, scale_t):
-    """Forward: (o, final state, T, G, S_n, U'); T and G are what the backward keeps. The table's ``split`` entry
-    picks the split forward (a state pass that stores S_n and U', then :func:`_output_kernel`) over the one-pass
-    one (outputs inside the state pass; S_n and U' are then None)."""
+    """Forward: (o, final state, T, G, S_n, U'); T and G are what the backward keeps. ``c.split`` (the table's
+    ``split`` entry, or kept states) picks the split forward (a state pass that stores S_n and U', then
+    :func:`_output_kernel`) over the one-pass one (outputs inside the state pass; S_n and U' are then None)."""
     Gc, tm = _t_pass(c, kf, bf, gf)
-    if c.cfg["split"]:
+    if c.split:
         _, ht, h, vn = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, False, True, True)
         return _output_pass(c, qf, kf, Gc, h, vn, scale_t), ht, tm, Gc, h, vn
     o, ht, _, _ = _state_pass(c, qf, kf, vf, bf, tm, Gc, h0, scale_t, True, False, True)
@@ -703,18 +706,19 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
 
 
 class ChunkGHFunction(torch.autograd.Function):
-    """Forward: :func:`_fwd` (keeps T and G when gradients are needed, and S_n and U' of a split forward when the
-    table's ``keep`` says so); backward: :func:`_bwd` (recomputes the chunk states and U' otherwise)."""
+    """Forward: :func:`_fwd` (keeps T and G when gradients are needed, and S_n and U' of the split forward when
+    ``keep_states``, or the table's ``keep`` if that is None, says so); backward: :func:`_bwd` (recomputes the
+    chunk states and U' otherwise)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size, fp32_precision):
-        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size, fp32_precision)
+    def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size, fp32_precision, keep_states):
+        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size, fp32_precision, keep_states)
         scale_t = _scale_tensor(scale, c.ACC, q.device)
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
         o, ht, tm, Gc, h, vn = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
         if any(ctx.needs_input_grad[:6]):
-            keep = c.cfg["keep"] and h is not None
+            keep = c.keep and h is not None
             ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc, h if keep else None, vn if keep else None)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
@@ -729,12 +733,13 @@ class ChunkGHFunction(torch.autograd.Function):
                                        (q.dtype, k.dtype, v.dtype, beta.dtype), h, vn)
         cast = lambda d, x: None if x is None else d.reshape(x.shape).to(x.dtype)  # noqa: E731  (a no-op but dg, dh0)
         return (cast(dq, q), cast(dk, k), cast(dv, v), cast(db, beta), cast(dg, g) if g is not None else None,
-                cast(dh0, h0), None, None, None, None)
+                cast(dh0, h0), None, None, None, None, None)
 
 
-def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_precision=None):
+def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_precision=None, keep_states=None):
     """Canonical inputs (see :func:`lrnnkit.kernels.gh.api.canonical`) -> ``(o, final_state)``, differentiable.
-    ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION."""
+    ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION. ``keep_states``:
+    :func:`lrnnkit.kernels.gh.api.chunk_gh`."""
     from ...errors import InputError
     check_device(q, k, v, beta, g, h0)
     fp32_mode(fp32_precision)   # a bad mode is refused before any padding or launch
@@ -743,12 +748,13 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
     K, V = q.shape[-1], v.shape[-1]
     pk, pv = _padded(K, q.dtype), _padded(V, q.dtype)
     if (pk, pv) == (K, V):
-        return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size, fp32_precision)
+        return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size, fp32_precision,
+                                     keep_states)
     # zero columns: keys stay unit vectors, the padded state rows / columns stay zero and get no gradient back
     pad = torch.nn.functional.pad
     o, ht = ChunkGHFunction.apply(pad(q, (0, pk - K)), pad(k, (0, pk - K)), pad(v, (0, pv - V)), beta, g,
                                   None if h0 is None else pad(h0, (0, pv - V, 0, pk - K)), float(scale), cu_seqlens,
-                                  chunk_size, fp32_precision)
+                                  chunk_size, fp32_precision, keep_states)
     return o[..., :V], ht[..., :K, :V]
 
 
