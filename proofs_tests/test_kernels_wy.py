@@ -148,6 +148,13 @@ def test_every_gradient_keep_states(dtype, keep_states, monkeypatch):
     fwd = [("_state_pass", (False, True, True)), "_output_pass"] if split else [("_state_pass", (True, False, True))]
     bwd = [] if keep_states else [("_state_pass", (False, True, False))]
     assert [c if c[0] == "_state_pass" else c[0] for c in calls] == fwd + bwd
+    calls.clear()   # no gradient, nothing to keep for: the forward the table picks
+    ins, _, _ = _case(1, 5, 1, 1, 4, 3, False, None, 0)
+    with torch.no_grad():
+        chunk_gh(*[x.to(dtype).to(DEV) for x in ins[:4]], keep_states=keep_states, chunk_size=16)
+    plain = wy.config_table(dtype)["split"]
+    assert [c if c[0] == "_state_pass" else c[0] for c in calls] == \
+        ([("_state_pass", (False, True, True)), "_output_pass"] if plain else [("_state_pass", (True, False, True))])
 
 
 def test_chunk_gh_refuses_bad_keep_states():

@@ -86,11 +86,12 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3,
     1.8x faster) or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
-    True keeps the forward's chunk states S_n and U' for the backward instead of recomputing them there -- float32
-    fwd+bwd 10-13% faster on an H100 (benchmarks/RESULTS.md, "kernels"), for K V / C + V more saved numbers per
-    position and head (384 at K = V = 128, C = 64: three times q) in the intermediate dtype; with 2-byte inputs it
-    also moves the outputs out of the state pass (the split forward; not timed there). False recomputes; None
-    takes the kernel table's ``keep`` (off).
+    True keeps the forward's chunk states S_n and U' for the backward (when one will run: an input needs a
+    gradient) instead of recomputing them there -- float32 fwd+bwd 10-13% faster on an H100
+    (benchmarks/RESULTS.md, "kernels"), for K V / C + V more saved numbers per position and head (384 at
+    K = V = 128, C = 64: three times q) in the intermediate dtype; with 2-byte inputs it also moves the outputs out
+    of the state pass (the split forward; not timed there). False recomputes; None takes the kernel table's
+    ``keep`` (off).
     """
     if keep_states not in (None, True, False):
         raise InputError(f"chunk_gh: keep_states must be True, False or None, got {keep_states!r}")

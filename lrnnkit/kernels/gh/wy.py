@@ -712,12 +712,14 @@ class ChunkGHFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, beta, g, h0, scale, cu_seqlens, chunk_size, fp32_precision, keep_states):
-        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size, fp32_precision, keep_states)
+        grad = any(ctx.needs_input_grad[:6])
+        # kept states serve only a backward: without one, the forward the table picks
+        c = _Ctx(q, k, v, g, cu_seqlens, chunk_size, fp32_precision, keep_states if grad else False)
         scale_t = _scale_tensor(scale, c.ACC, q.device)
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
         o, ht, tm, Gc, h, vn = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
-        if any(ctx.needs_input_grad[:6]):
+        if grad:
             keep = c.keep and h is not None
             ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc, h if keep else None, vn if keep else None)
         ctx.c = c
