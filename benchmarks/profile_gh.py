@@ -68,8 +68,8 @@ def traffic(dtype, nh, B, T, H, K, V, C, split, keep):
     state): each tensor it reads or writes counted once, at its storage width -- inputs and gradients at the input
     dtype's, the stored intermediates (T, S_n, U', dS_n, dY, dX) at the storage dtype's (2-byte inputs keep theirs,
     float32 keeps float32), dk's partial sum in float32. Keys are (profiler kernel name, bytes); the state pass runs
-    twice unless ``keep`` (the split forward's S_n, U' reused), and once of those as the one-pass forward when not
-    ``split``. "elementwise" is autograd adding the new q, k, v gradients into existing ``.grad`` (read, read,
+    twice unless ``keep`` (the split forward's S_n, U' reused; it implies ``split``, as in wy._Ctx), and once of
+    those as the one-pass forward when not ``split``. "elementwise" is autograd adding the new q, k, v gradients into existing ``.grad`` (read, read,
     write): the benchmark's repeated backward does that, a training step with zeroed (None) gradients does not."""
     import torch
     e = torch.tensor([], dtype=dtype).element_size()
@@ -81,6 +81,7 @@ def traffic(dtype, nh, B, T, H, K, V, C, split, keep):
     hs, un = chunks * K * V * st, pos * V * st
     rec = k + v + b + t + hs + un                             # state pass storing S_n and U'
     one = q + k + v + b + t + tok * V * e                     # one-pass forward (outputs inside)
+    split = split or keep                                     # kept states come from the split forward
     passes = [rec] * (1 if keep else 2) if split else [one, rec]
     return {"_t_kernel": k + b + t,
             "_state_fwd_kernel": sum(passes),
@@ -237,7 +238,7 @@ def main():
         if a.roofline and dev == "cuda":
             cfg = wy.config_table(dtype)
             C = a.chunk or wy.default_chunk(dtype)
-            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"] or cfg["keep"], cfg["keep"])
+            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"], cfg["keep"])
             got = {}
             for t_, name, _ in kernels(lambda: ours(xs, nh).backward(do), raw=True):
                 key = "elementwise" if "elementwise" in name else name

@@ -107,9 +107,39 @@ def test_every_gradient_float64(NH, gate, small_key_blocks):
     _check(13, NH, gate, [0, 4, 4, 13], F64, seed=10 + NH)
 
 
+# the state / output passes a call launches, as recorded by the ``passes`` fixture: the split forward (S_n, U' and
+# the final state stored, then the output kernel), the one-pass forward (outputs and the final state inside), the
+# backward's recompute of S_n and U' (no final state)
+FWD_SPLIT = [("_state_pass", (False, True, True)), "_output_pass"]
+FWD_ONE_PASS = [("_state_pass", (True, False, True))]
+BWD_RECOMPUTE = [("_state_pass", (False, True, False))]
+
+
+def _launches(split: bool, keep: bool) -> list:
+    """The passes of one forward + backward: the split or one-pass forward, and the recompute unless kept."""
+    return (FWD_SPLIT if split else FWD_ONE_PASS) + ([] if keep else BWD_RECOMPUTE)
+
+
+@pytest.fixture
+def passes(monkeypatch):
+    """The state and output passes launched (wy._state_pass as ("_state_pass", (output, store, final)),
+    wy._output_pass by name), in order; the test clears it between calls."""
+    from lrnnkit.kernels.gh import wy
+    calls = []
+
+    def spy(name, f):
+        def run(*a):
+            calls.append((name, a[-3:]) if name == "_state_pass" else name)
+            return f(*a)
+        return run
+    for name in ("_state_pass", "_output_pass"):
+        monkeypatch.setattr(wy, name, spy(name, getattr(wy, name)))
+    return calls
+
+
 @pytest.mark.parametrize("dtype,split,keep", [(F64, False, False), (torch.bfloat16, True, False),
                                               (F64, True, True), (torch.float32, True, True)])
-def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
+def test_every_gradient_other_forward(dtype, split, keep, monkeypatch, passes):
     # the forward the dtype's table does not pick (wy.CONFIG "split": float64 / float32 run the split forward --
     # state pass, then the chunk-parallel output kernel --, 2-byte inputs the outputs inside the state pass);
     # "keep": the backward takes the split forward's chunk states and U' instead of recomputing them. The launches
@@ -118,15 +148,8 @@ def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
     table = wy.config_table(dtype)
     monkeypatch.setitem(table, "split", split)
     monkeypatch.setitem(table, "keep", keep)
-    calls = []
-    for name in ("_state_pass", "_output_pass"):
-        monkeypatch.setattr(wy, name, lambda *a, _f=getattr(wy, name), _n=name: calls.append((_n, a[-3:])) or _f(*a))
     _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=6)
-    # forward: one state pass (outputs inside, or S_n and U' stored and the output kernel); backward: the state pass
-    # that recomputes S_n and U' (store, no final state) unless they were kept
-    fwd = [("_state_pass", (False, True, True)), "_output_pass"] if split else [("_state_pass", (True, False, True))]
-    bwd = [] if keep else [("_state_pass", (False, True, False))]
-    assert [c if c[0] == "_state_pass" else c[0] for c in calls] == fwd + bwd
+    assert passes == _launches(split, keep)
     for key in ("output", "state_rec", "state_fwd", "state_bwd"):   # value blocks of 16: V = 20 is two, the second
         # one masked
         monkeypatch.setitem(table, key, (16, 4))
@@ -135,26 +158,19 @@ def test_every_gradient_other_forward(dtype, split, keep, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("keep_states", [True, False])
-def test_every_gradient_keep_states(dtype, keep_states, monkeypatch):
+def test_every_gradient_keep_states(dtype, keep_states, monkeypatch, passes):
     # chunk_gh(keep_states=...) overrides the table's "keep" either way: True runs the split forward (for bf16 too,
     # whose table says one-pass) and no state pass in the backward; False recomputes even where the table keeps
     from lrnnkit.kernels.gh import wy
-    monkeypatch.setitem(wy.config_table(dtype), "keep", not keep_states)
-    calls = []
-    for name in ("_state_pass", "_output_pass"):
-        monkeypatch.setattr(wy, name, lambda *a, _f=getattr(wy, name), _n=name: calls.append((_n, a[-3:])) or _f(*a))
+    table = wy.config_table(dtype)
+    monkeypatch.setitem(table, "keep", not keep_states)
     _check(21, 2, True, [0, 9, 21], dtype, BT=16, seed=11, keep_states=keep_states)
-    split = keep_states or wy.config_table(dtype)["split"]
-    fwd = [("_state_pass", (False, True, True)), "_output_pass"] if split else [("_state_pass", (True, False, True))]
-    bwd = [] if keep_states else [("_state_pass", (False, True, False))]
-    assert [c if c[0] == "_state_pass" else c[0] for c in calls] == fwd + bwd
-    calls.clear()   # no gradient, nothing to keep for: the forward the table picks
+    assert passes == _launches(keep_states or table["split"], keep_states)
+    passes.clear()   # no gradient, nothing to keep for: the forward the table picks
     ins, _, _ = _case(1, 5, 1, 1, 4, 3, False, None, 0)
     with torch.no_grad():
         chunk_gh(*[x.to(dtype).to(DEV) for x in ins[:4]], keep_states=keep_states, chunk_size=16)
-    plain = wy.config_table(dtype)["split"]
-    assert [c if c[0] == "_state_pass" else c[0] for c in calls] == \
-        ([("_state_pass", (False, True, True)), "_output_pass"] if plain else [("_state_pass", (True, False, True))])
+    assert passes == (FWD_SPLIT if table["split"] else FWD_ONE_PASS)
 
 
 def test_chunk_gh_refuses_bad_keep_states():

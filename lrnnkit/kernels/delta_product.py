@@ -72,8 +72,8 @@ class DeltaProductLayer(torch.nn.Module):
                  conv_size: int = 4, norm_eps: float = 1e-5, fp32_precision: str | None = None,
                  keep_states: bool | None = None):
         super().__init__()
-        if keep_states not in (None, True, False):
-            raise InputError(f"DeltaProductLayer: keep_states must be True, False or None, got {keep_states!r}")
+        from .gh.api import check_keep_states
+        check_keep_states("DeltaProductLayer", keep_states)   # refused at construction, as fp32_precision
         self.keep_states = keep_states
         if fp32_precision is not None:   # refused at construction, not at the first float32 forward
             from .gh.wy import fp32_mode

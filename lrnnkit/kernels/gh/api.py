@@ -70,6 +70,12 @@ def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
     return q, k, v, beta, g, N
 
 
+def check_keep_states(where: str, keep_states) -> None:
+    """An InputError naming ``where`` unless ``keep_states`` is True, False or None (chunk_gh, DeltaProductLayer)."""
+    if keep_states not in (None, True, False):
+        raise InputError(f"{where}: keep_states must be True, False or None, got {keep_states!r}")
+
+
 def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state=None,
              output_final_state: bool = False, *, scale: float | None = None, chunk_size: int | None = None,
              backend: str = "chunk", normalize_qk: bool = False, validate: bool = False,
@@ -93,8 +99,7 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     of the state pass (the split forward; not timed there). False recomputes; None takes the kernel table's
     ``keep`` (off).
     """
-    if keep_states not in (None, True, False):
-        raise InputError(f"chunk_gh: keep_states must be True, False or None, got {keep_states!r}")
+    check_keep_states("chunk_gh", keep_states)
     if backend not in BACKENDS:
         raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     q, k, v, beta, g, N = canonical(q, k, v, beta, g, n_h, cu_seqlens, initial_state)

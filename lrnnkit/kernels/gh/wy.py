@@ -719,9 +719,9 @@ class ChunkGHFunction(torch.autograd.Function):
         qf, kf, vf, bf, gf = _flat(q, k, v, beta, g)
         h0c = h0.contiguous() if h0 is not None else None
         o, ht, tm, Gc, h, vn = _fwd(c, qf, kf, vf, bf, gf, h0c, scale_t)
-        if grad:
-            keep = c.keep and h is not None
-            ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc, h if keep else None, vn if keep else None)
+        if grad:   # c.keep implies the split forward, so h and vn exist when kept
+            ctx.save_for_backward(q, k, v, beta, g, h0, scale_t, tm, Gc, h if c.keep else None,
+                                  vn if c.keep else None)
         ctx.c = c
         return o.reshape(q.shape[:3] + (v.shape[-1],)), ht
 
