@@ -51,7 +51,7 @@ def inspect(wy, dump=None, tag=""):
     print(f"{'kernel':20s} {'regs':>5s} {'spill':>6s} {'smem':>7s} {'warps':>5s} {'stg':>3s} {'wgmma':>6s} "
           f"{'mma.sync':>8s}")
     for name in ("_t_kernel", "_state_fwd_kernel", "_output_kernel", "_state_bwd_kernel", "_dqkwg_kernel",
-                 "_wy_bwd_kernel"):
+                 "_wy_bwd_kernel", "_dqk_wy_kernel"):
         for i, ck in enumerate(compiled(getattr(wy, name))):
             ptx, md = ck.asm.get("ptx", ""), ck.metadata
             print(f"{name:20s} {ck.n_regs:5d} {ck.n_spills:6d} {md.shared:7d} {md.num_warps:5d} {md.num_stages:3d} "
@@ -63,7 +63,7 @@ def inspect(wy, dump=None, tag=""):
                         f.write(ck.asm.get(ext, ""))
 
 
-def traffic(dtype, nh, B, T, H, K, V, C, split, keep):
+def traffic(dtype, nh, B, T, H, K, V, C, split, keep, fuse=True):
     """Least bytes each kernel of one fwd+bwd of :mod:`lrnnkit.kernels.gh.wy` moves (no gate, no initial or final
     state): each tensor it reads or writes counted once, at its storage width -- inputs and gradients at the input
     dtype's, the stored intermediates (T, S_n, U', dS_n, dY, dX) at the storage dtype's (2-byte inputs keep theirs,
@@ -83,13 +83,20 @@ def traffic(dtype, nh, B, T, H, K, V, C, split, keep):
     one = q + k + v + b + t + tok * V * e                     # one-pass forward (outputs inside)
     split = split or keep                                     # kept states come from the split forward
     passes = [rec] * (1 if keep else 2) if split else [one, rec]
-    return {"_t_kernel": k + b + t,
-            "_state_fwd_kernel": sum(passes),
-            "_output_kernel": (q + k + hs + un + tok * V * e) if split else 0,
-            "_state_bwd_kernel": q + k + tok * V * e + t + b + hs + un + v,      # v: dv
-            "_dqkwg_kernel": q + k + 2 * hs + 2 * un + tok * V * e + q + pos * K * (acc + st),
-            "_wy_bwd_kernel": k + v + b + t + pos * K * st + un + pos * K * acc + k + b,      # k + b: dk, db
-            "elementwise": 3 * (q + k + v)}
+    dv_rev = e == 2                                           # where dv is written (wy._bwd)
+    out = {"_t_kernel": k + b + t,
+           "_state_fwd_kernel": sum(passes),
+           "_output_kernel": (q + k + hs + un + tok * V * e) if split else 0,
+           "_state_bwd_kernel": q + k + tok * V * e + t + b + hs + un + (v if dv_rev else 0)}   # un: dY; v: dv
+    if fuse:   # dk's partial sum in float32 written and read back once (2-byte dk: a float32 scratch)
+        out["_dqk_wy_kernel"] = (q + k + v + b + t + 2 * hs + 2 * un + tok * V * e + q + k + b
+                                 + (0 if dv_rev else v) + 2 * pos * K * acc)
+    else:
+        out["_dqkwg_kernel"] = q + k + 2 * hs + 2 * un + tok * V * e + q + pos * K * (acc + st)
+        out["_wy_bwd_kernel"] = (k + v + b + t + pos * K * st + un + pos * K * acc + k + b   # k + b: dk, db
+                                 + (0 if dv_rev else v))
+    out["elementwise"] = 3 * (q + k + v)
+    return out
 
 
 def main():
@@ -238,7 +245,7 @@ def main():
         if a.roofline and dev == "cuda":
             cfg = wy.config_table(dtype)
             C = a.chunk or wy.default_chunk(dtype)
-            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"], cfg["keep"])
+            need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"], cfg["keep"], cfg["fuse"])
             got = {}
             for t_, name, _ in kernels(lambda: ours(xs, nh).backward(do), raw=True):
                 key = "elementwise" if "elementwise" in name else name

@@ -97,11 +97,17 @@ def small_key_blocks(monkeypatch):
     for table in (wy.CONFIG, wy.CONFIG_WIDE, wy.CONFIG_F32, wy.CONFIG_TF32):
         monkeypatch.setitem(table, "dqkwg_bk", 16)
         monkeypatch.setitem(table, "wy_bk", 16)
+        monkeypatch.setitem(table, "dqkwy_bk", 16)
 
 
 @pytest.mark.parametrize("NH", [1, 2, 3])
 @pytest.mark.parametrize("gate", [False, True])
-def test_every_gradient_float64(NH, gate, small_key_blocks):
+@pytest.mark.parametrize("fuse", [False, True])
+def test_every_gradient_float64(NH, gate, fuse, small_key_blocks, monkeypatch):
+    """``fuse``: the backward's dq/dk and WY parts in one kernel (wy._dqk_wy_kernel, the 2-byte table's choice) or
+    in two (wy._dqkwg_kernel, wy._wy_bwd_kernel; float32 / float64)."""
+    from lrnnkit.kernels.gh import wy
+    monkeypatch.setitem(wy.CONFIG_WIDE, "fuse", fuse)
     # T * NH not a multiple of the chunk size 16; the second case packs 3 sequences (one empty)
     _check(11, NH, gate, None, F64, seed=NH, K=20)   # K = 20: two key blocks of 16 in the dq/dk kernel (below)
     _check(13, NH, gate, [0, 4, 4, 13], F64, seed=10 + NH)
@@ -226,7 +232,8 @@ def test_every_gradient_padded_heads(monkeypatch):
 # every (value block, warps) option of every kernel, compiled on the GPU only (the interpreter has no tile
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
 SETTINGS = [] if INTERPRET else [(dtype, key, opt) for dtype in (torch.bfloat16, torch.float32)
-                                 for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output")
+                                 for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output",
+                                             "dqkwy")
                                  for opt in ((32, 4), (64, 4), (128, 4), (64, 8))]
 # settings that triton 3.6 miscompiles on an H100 (the same code is right in the interpreter, in float32 and with
 # other blocks): no table uses them, and strict xfail reports it if a later triton compiles them right

@@ -87,18 +87,18 @@ FP32_PRECISION = "tf32x3"
 # which is why it is off by default (fla recomputes too).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
           "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
-          "keep": False}
+          "keep": False, "fuse": True, "dqkwy": (64, 8), "dqkwy_bk": 128}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
                "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "output": (64, 4), "split": True,
-               "keep": False}
+               "keep": False, "fuse": False, "dqkwy": (32, 4), "dqkwy_bk": 32}
 # float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweeps, 2026-11-24: the
 # WY backward at (64, 8) spills 6 registers instead of 120 and takes 1.46 instead of 1.58 ms; with 3xTF32 and
 # with bf16 8 warps were slower)
 CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), state_bwd=(32, 4), dqkwg=(64, 8, 2),
-                   wy_bwd=(64, 8), wy_bk=64)
+                   wy_bwd=(64, 8), wy_bk=64, dqkwy=(64, 8, 2), dqkwy_bk=64)
 # float32 with 3xTF32 / IEEE products (float64 keeps CONFIG_WIDE: two pipeline stages of float64 tiles would not
 # fit in shared memory)
-CONFIG_F32 = dict(CONFIG_WIDE, state_bwd=(32, 4), dqkwg=(32, 4, 2))
+CONFIG_F32 = dict(CONFIG_WIDE, state_bwd=(32, 4), dqkwg=(32, 4, 2), dqkwy=(32, 4), dqkwy_bk=64)
 _CACHE: dict = {}
 
 
@@ -290,7 +290,8 @@ def _output_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, vn_ptr, o_ptr, scale_ptr, chunks
 def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_ptr, dy_ptr, dv_ptr, dh0_ptr,
                       scale_ptr, seqs_ptr, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                       BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                      EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr):
+                      EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, HAS_DHT: tl.constexpr,
+                      DV: tl.constexpr):
     """Reverse over one sequence's chunks: stores dS (gradient of the state after chunk n) and
     dY = T^T dU', dU' = M^T dO + Kd dS; then dS <- gamma_C dS + (diag(gamma) Q)^T dO - W^T dU', with
     W^T dU' = K^T diag(b gamma) dY formed from T (W is never stored). dY, not dU', is what the later kernels take:
@@ -335,8 +336,9 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
         y = _dot(tt, dund, PREC, ACC, True, False)
         tl.store(dy_ptr + row[:, None] * V + rv[None, :], y.to(dy_ptr.dtype.element_ty),
                  mask=mp[:, None] & mv[None, :])
-        tl.store(dv_ptr + row[:, None] * V + rv[None, :], (y * bb[:, None]).to(dv_ptr.dtype.element_ty),
-                 mask=mp[:, None] & mv[None, :])
+        if DV:
+            tl.store(dv_ptr + row[:, None] * V + rv[None, :], (y * bb[:, None]).to(dv_ptr.dtype.element_ty),
+                     mask=mp[:, None] & mv[None, :])
         if HAS_G:
             bb = bb * tl.exp(G)
         wdu = _dot(_o(kk * bb[:, None], DT, ACC, EMU, RND), _o(y, DT, ACC, EMU, RND), PREC, ACC, True, False)
@@ -420,11 +422,11 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, d
 
 
 @triton.jit
-def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, dGp_ptr, dk_ptr, db_ptr,
+def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr,
                    dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
                    BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr):
+                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, DV: tl.constexpr):
     """Chunk-parallel WY backward (module text) from dX = T^T dW and dY = T^T dU (the earlier kernels form
     them; the reverse pass wrote dv = diag(b) dY): dA = -strictly_lower(T^T dT T^T) =
     -strictly_lower((dX X^T + dY Y^T) T^T), one product with T (reads T, kept by the forward); adds the WY part of
@@ -462,6 +464,9 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, 
         vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         dT += _dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
         db += tl.sum(dY * vv, 1)
+        if DV:
+            tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty),
+                     mask=mpv)
     dA = _dot(_o(dT, DT, ACC, EMU, RND), Tmo, PREC, ACC, False, True)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
@@ -487,6 +492,138 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, 
         dG = bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
         for i_k in tl.static_range(NKB):
             dG += tl.load(dGp_ptr + i_k * L * H + row, mask=mp, other=0.0).to(ACC)
+        dG = tl.where(mp, dG, 0.0)
+        dg = tl.cumsum(dG, 0, reverse=True)
+        first = mp & ((pos % NH) == 0)
+        tl.store(dg_ptr + (pos // NH) * H + i_h, dg.to(dg_ptr.dtype.element_ty), mask=first)
+
+
+@triton.jit
+def _dqk_wy_kernel(q_ptr, k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, dq_ptr,
+                   dkp_ptr, dk_ptr, dv_ptr, db_ptr, dg_ptr, scale_ptr, chunks_ptr,
+                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
+                   BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
+                   EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, DV: tl.constexpr):
+    """Chunk-parallel, one program per chunk and head: :func:`_dqkwg_kernel` and :func:`_wy_bwd_kernel` in one
+    launch, so that dX and the non-WY part of dk never go through memory as separate tensors (module text):
+
+    1. over value blocks: D = (dO U'^T) * Gamma (lower incl. diagonal), dY Y^T, rowsum(V * dY), and dv = diag(b) dY
+       when DV (float32 / float64: the reverse pass then does not write it);
+    2. over key blocks (of BK), each over value blocks: dQ = diag(gamma) dO S_0^T + D K (stored),
+       dK' = D^T Q + diag(exp(G_C - G)) U' dS^T + diag(b gamma) dX with dX = -dY S_0^T, kept in ``dkp`` (the
+       float32 dk itself, or a float32 scratch for 2-byte dk); dX X^T joins dY Y^T into T^T dT;
+    3. dA = -strictly_lower((dX X^T + dY Y^T) T^T), P = dA * Gamma; over key blocks: dk = dK' + diag(b) P K
+       + P^T diag(b) K, K K^T; then dbeta and dg (the reverse in-chunk cumulative sum of dG)."""
+    i_n, _, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, 1, BT)
+    row = pos * H + i_h
+    scale = tl.load(scale_ptr).to(ACC)
+    isq = mp & ((pos % NH) == (NH - 1))
+    trow = (pos // NH) * H + i_h
+    bb = tl.load(b_ptr + row, mask=mp, other=0.0).to(ACC)
+    causal = r[:, None] >= r[None, :]
+    low = r[:, None] > r[None, :]
+    if HAS_G:
+        G, GL = _chunk_gates(Gc_ptr, row, mp, end - 1, i_h, H, ACC)
+        gam = tl.exp(G)
+    else:
+        gam = tl.zeros([BT], dtype=ACC) + 1.0
+    bg = bb * gam
+    Dm = tl.zeros([BT, BT], dtype=ACC)
+    dT = tl.zeros([BT, BT], dtype=ACC)   # T^T dT = dX X^T + dY Y^T
+    db = tl.zeros([BT], dtype=ACC)
+    for i_v in range(tl.cdiv(V, BV)):    # 1.
+        rv = i_v * BV + tl.arange(0, BV)
+        mv = rv < V
+        mpv = mp[:, None] & mv[None, :]
+        un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                DT, ACC, EMU, RND)
+        dY = tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+        vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+        Dm += _dot(do, un, PREC, ACC, False, True)
+        dT += _dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
+        db += tl.sum(dY * vv, 1)
+        if DV:
+            tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty),
+                     mask=mpv)
+    if HAS_G:
+        Dm = Dm * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
+        QK = tl.zeros([BT, BT], dtype=ACC)
+        sdS = tl.zeros([BK], dtype=ACC)
+        dG = tl.zeros([BT], dtype=ACC)
+        Fj = tl.zeros([BT], dtype=ACC)
+    Dm = tl.where(causal, Dm, 0.0)
+    Dd = _o(Dm, DT, ACC, EMU, RND)
+    kdx = tl.zeros([BT], dtype=ACC)
+    for i_k in range(tl.cdiv(K, BK)):    # 2.
+        rk = i_k * BK + tl.arange(0, BK)
+        mk = rk < K
+        mkk = mp[:, None] & mk[None, :]
+        qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
+        qq = qq.to(ACC) * scale
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+        dq = tl.zeros([BT, BK], dtype=ACC)
+        dk = tl.zeros([BT, BK], dtype=ACC)
+        dx = tl.zeros([BT, BK], dtype=ACC)
+        for i_v in range(tl.cdiv(V, BV)):
+            rv = i_v * BV + tl.arange(0, BV)
+            mv = rv < V
+            mkv = mk[:, None] & mv[None, :]
+            mpv = mp[:, None] & mv[None, :]
+            hoff = ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :]
+            S = tl.load(h_ptr + hoff, mask=mkv, other=0.0)
+            dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
+            un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+            dy = _o(tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+            do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                    DT, ACC, EMU, RND)
+            Sd = _o(S, DT, ACC, EMU, RND)
+            dq += _dot(do, Sd, PREC, ACC, False, True)
+            dk += _dot(un, _o(dS, DT, ACC, EMU, RND), PREC, ACC, False, True)
+            dx -= _dot(dy, Sd, PREC, ACC, False, True)
+            if HAS_G:
+                sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
+        if HAS_G:
+            dq = dq * gam[:, None]
+            dG += tl.sum(dq * qq, 1)
+            dk = dk * tl.exp(GL - G)[:, None]
+            Fj += tl.sum(dk * kk, 1)
+            QK += _dot(_o(qq, DT, ACC, EMU, RND), _o(kk, DT, ACC, EMU, RND), PREC, ACC, False, True)
+        dq += _dot(Dd, _o(kk, DT, ACC, EMU, RND), PREC, ACC)
+        tl.store(dq_ptr + trow[:, None] * K + rk[None, :], (dq * scale).to(dq_ptr.dtype.element_ty),
+                 mask=isq[:, None] & mk[None, :])
+        dk += _dot(Dd, _o(qq, DT, ACC, EMU, RND), PREC, ACC, True, False) + dx * bg[:, None]
+        kdx += tl.sum(dx * kk, 1)
+        dT += _dot(_o(dx, DT, ACC, EMU, RND), _o(kk * bg[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
+        tl.store(dkp_ptr + row[:, None] * K + rk[None, :], dk, mask=mkk)
+    if HAS_G:
+        E = Dm * QK
+        dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
+        dG += tl.where(r == end - start - 1, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
+    Tmo = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC), DT, ACC, EMU,
+             RND)
+    dA = _dot(_o(dT, DT, ACC, EMU, RND), Tmo, PREC, ACC, False, True)
+    P = tl.where(low, -dA, 0.0)
+    if HAS_G:
+        P = P * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
+    Pd = _o(P, DT, ACC, EMU, RND)
+    KK = tl.zeros([BT, BT], dtype=ACC)
+    tl.debug_barrier()   # step 2's dK' stores are read back below, by other threads of this program
+    for i_k in range(tl.cdiv(K, BK)):    # 3.
+        rk = i_k * BK + tl.arange(0, BK)
+        mkk = mp[:, None] & (rk[None, :] < K)
+        kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
+        kd = _o(kk, DT, ACC, EMU, RND)
+        KK += _dot(kd, kd, PREC, ACC, False, True)
+        dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0) \
+            + _dot(Pd, kd, PREC, ACC) * bb[:, None] \
+            + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
+        tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
+    db += kdx * gam + tl.sum(P * KK, 1)
+    tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
+    if HAS_G:
+        R = P * KK * bb[:, None]
+        dG += bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
         dG = tl.where(mp, dG, 0.0)
         dg = tl.cumsum(dG, 0, reverse=True)
         first = mp & ((pos % NH) == 0)
@@ -676,12 +813,25 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
     dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     dof = do.contiguous().reshape(-1, c.H, c.V)
     x = kf
+    fuse = bool(c.cfg["fuse"])
+    dv_rev = c.DT != c.ACC   # 2-byte inputs: dv from the unrounded dY (see _state_bwd_kernel); else a later kernel
     BV, nw, ns = c.bv("state_bwd")
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
         qf, kf, bf, tm, _or(Gc, x), dof, dht.contiguous() if dht is not None else dh0, dh, dy, dv, dh0,
-        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, num_warps=nw,
+        scale_t, c.seqs, *c.consts(), c.BK, BV, *c.types(), c.has_g, dht is not None, dv_rev, num_warps=nw,
         num_stages=ns)
     dq = torch.empty(c.Ltok, c.H, c.K, dtype=tq, device=c.dev)   # every token row is written
+    dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
+    db = torch.empty(L, c.H, dtype=tb, device=c.dev)
+    dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
+    if fuse:
+        dkp = dk if dk.dtype == c.ACC else torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
+        BV, nw, ns = c.bv("dqkwy")
+        if c.NT:
+            _dqk_wy_kernel[(c.NT, c.H)](qf, kf, vf, bf, _or(Gc, x), tm, h, dh, vn, dy, dof, dq, dkp, dk, dv, db,
+                                        _or(dg, x), scale_t, c.chunks, *c.consts(), min(c.BK, c.cfg["dqkwy_bk"]),
+                                        BV, *c.types(), c.has_g, not dv_rev, num_warps=nw, num_stages=ns)
+        return dq, dk, dv, db, dg, dh0
     dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dx = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
     BV, nw, ns = c.bv("dqkwg")
@@ -693,14 +843,11 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
                                         c.chunks, L, *c.consts(), BKS, BV, *c.types(), c.has_g, num_warps=nw,
                                         num_stages=ns)
     del h, dh, vn
-    dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
-    db = torch.empty(L, c.H, dtype=tb, device=c.dev)
-    dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
     BV, nw, ns = c.bv("wy_bwd")
     BKW = min(c.BK, c.cfg["wy_bk"])
     if c.NT:
-        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dx, dy, dkp, _or(dGp, x), dk, db, _or(dg, x),
-                                    c.chunks, L, NKB, *c.consts(), BKW, BV, *c.types(), c.has_g,
+        _wy_bwd_kernel[(c.NT, c.H)](kf, vf, bf, _or(Gc, x), tm, dx, dy, dkp, _or(dGp, x), dk, dv, db, _or(dg, x),
+                                    c.chunks, L, NKB, *c.consts(), BKW, BV, *c.types(), c.has_g, not dv_rev,
                                     num_warps=nw, num_stages=ns)
     return dq, dk, dv, db, dg, dh0
 
