@@ -108,6 +108,7 @@ def test_every_gradient_float64(NH, gate, fuse, small_key_blocks, monkeypatch):
     in two (wy._dqkwg_kernel, wy._wy_bwd_kernel; float32 / float64)."""
     from lrnnkit.kernels.gh import wy
     monkeypatch.setitem(wy.CONFIG_WIDE, "fuse", fuse)
+    monkeypatch.setitem(wy.CONFIG_WIDE, "fuse_gated", fuse)
     # T * NH not a multiple of the chunk size 16; the second case packs 3 sequences (one empty)
     _check(11, NH, gate, None, F64, seed=NH, K=20)   # K = 20: two key blocks of 16 in the dq/dk kernel (below)
     _check(13, NH, gate, [0, 4, 4, 13], F64, seed=10 + NH)
@@ -248,7 +249,11 @@ MISCOMPILED = {(torch.bfloat16, "state_bwd", (32, 4)):
     for s in SETTINGS])
 def test_every_kernel_setting_compiled(dtype, key, opt, monkeypatch):
     from lrnnkit.kernels.gh import wy
-    monkeypatch.setitem(wy.config_table(dtype), key, opt)
+    table = wy.config_table(dtype)
+    monkeypatch.setitem(table, key, opt)
+    if key in ("dqkwy", "dqkwg", "wy_bwd"):   # the backward's last kernels: the fused one or the two it replaces
+        monkeypatch.setitem(table, "fuse", key == "dqkwy")
+        monkeypatch.setitem(table, "fuse_gated", key == "dqkwy")
     try:
         _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=128, V=128, seed=5)
     except triton.runtime.errors.OutOfResources as exc:   # e.g. (128, 4) in float32: a setting that cannot launch

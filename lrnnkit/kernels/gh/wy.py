@@ -87,10 +87,10 @@ FP32_PRECISION = "tf32x3"
 # which is why it is off by default (fla recomputes too).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
           "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
-          "keep": False, "fuse": True, "dqkwy": (64, 8), "dqkwy_bk": 128}
+          "keep": False, "fuse": True, "fuse_gated": False, "dqkwy": (64, 8, 3), "dqkwy_bk": 128}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
                "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "output": (64, 4), "split": True,
-               "keep": False, "fuse": False, "dqkwy": (32, 4), "dqkwy_bk": 32}
+               "keep": False, "fuse": False, "fuse_gated": False, "dqkwy": (32, 4), "dqkwy_bk": 32}
 # float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweeps, 2026-11-24: the
 # WY backward at (64, 8) spills 6 registers instead of 120 and takes 1.46 instead of 1.58 ms; with 3xTF32 and
 # with bf16 8 warps were slower)
@@ -813,7 +813,7 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
     dh0 = torch.empty(c.N, c.H, c.K, c.V, dtype=c.ACC, device=c.dev)
     dof = do.contiguous().reshape(-1, c.H, c.V)
     x = kf
-    fuse = bool(c.cfg["fuse"])
+    fuse = bool(c.cfg["fuse_gated" if c.has_g else "fuse"])
     dv_rev = c.DT != c.ACC   # 2-byte inputs: dv from the unrounded dY (see _state_bwd_kernel); else a later kernel
     BV, nw, ns = c.bv("state_bwd")
     _state_bwd_kernel[(triton.cdiv(c.V, BV), c.N * c.H)](
