@@ -44,10 +44,15 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
    234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/profile_gh.py --inspect).
 4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dv, dS_0 (the initial state's gradient).
    It stores dY = T^T dU' (which it forms anyway for W^T dU'), not dU': the later kernels then need no product
-   with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", fifth round).
+   with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", fifth round). With 2-byte
+   inputs it also writes dv = diag(b) dY from the unrounded dY; float32 / float64 dv comes from the WY backward.
 5. :func:`_dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dX, dG's first part.
 6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dbeta,
-   dg.
+   dg (and dv for float32 / float64 inputs).
+5+6. :func:`_dqk_wy_kernel` (chunk-parallel): both in one launch, so dX and the non-WY part of dk are not written
+   and read back as separate tensors; the table's ``fuse`` (no gate) / ``fuse_gated`` entries pick it. On an H100
+   it took bf16 fwd+bwd from 3.02 to 2.77 ms; gated bf16 (4.27 against 4.15 ms) and float32 (tf32 8.78 against
+   8.69, 3xTF32 17.6 against 15.4; it spills there) ran faster as two kernels (RESULTS.md "kernels", sixth round).
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
 (as fla); the stored intermediates T, S_n, U', dS_n, dY, dX are in the input dtype (as fla), the gradients are
@@ -84,7 +89,10 @@ FP32_PRECISION = "tf32x3"
 # ``keep_states``; implies the split forward): the backward takes the split forward's S_n and U' instead of
 # recomputing them -- 10% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
 # K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
-# which is why it is off by default (fla recomputes too).
+# which is why it is off by default (fla recomputes too). "fuse" / "fuse_gated" (without / with a gate): the
+# backward's dq/dk part and WY part in one kernel (_dqk_wy_kernel, tiles "dqkwy", key block "dqkwy_bk") instead of
+# two (_dqkwg_kernel, _wy_bwd_kernel); H100, 2026-11-24, RESULTS.md "kernels", sixth round: bf16 without a gate
+# 2.77 against 3.02 ms fwd+bwd, with a gate 4.27 against 4.15; float32 slower fused (see the module text).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
           "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
           "keep": False, "fuse": True, "fuse_gated": False, "dqkwy": (64, 8, 3), "dqkwy_bk": 128}
