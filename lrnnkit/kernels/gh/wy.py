@@ -430,6 +430,32 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, d
 
 
 @triton.jit
+def _dk_wy(Pd, kk, bb, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr, EMU: tl.constexpr,
+           RND: tl.constexpr):
+    """The part of dk through A (one key block): diag(b) P K + P^T diag(b) K, P = dA * Gamma (module text)."""
+    return _dot(Pd, _o(kk, DT, ACC, EMU, RND), PREC, ACC) * bb[:, None] \
+        + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
+
+
+@triton.jit
+def _db_dg(db_ptr, dg_ptr, db, dG, P, KK, kdx, bb, gam, row, pos, mp, i_h, H: tl.constexpr, NH,
+           HAS_G: tl.constexpr):
+    """The WY backward's last step: dbeta = db + rowsum(gamma K * dX) + rowsum(P * K K^T) (``db`` holding
+    rowsum(V * dY), ``kdx`` rowsum(K * dX)) stored; gated: dG (holding the other parts) gets
+    b gamma rowsum(K * dX) + rowsum(R) - colsum(R), R = P * K K^T * b, and dg = its reverse in-chunk cumulative sum
+    is stored at each token's first position."""
+    db += kdx * gam + tl.sum(P * KK, 1)
+    tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
+    if HAS_G:
+        R = P * KK * bb[:, None]
+        dG += bb * gam * kdx + tl.sum(R, 1) - tl.sum(R, 0)
+        dG = tl.where(mp, dG, 0.0)
+        dg = tl.cumsum(dG, 0, reverse=True)
+        first = mp & ((pos % NH) == 0)
+        tl.store(dg_ptr + (pos // NH) * H + i_h, dg.to(dg_ptr.dtype.element_ty), mask=first)
+
+
+@triton.jit
 def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, dGp_ptr, dk_ptr, dv_ptr, db_ptr,
                    dg_ptr, chunks_ptr, L, NKB: tl.constexpr,
                    H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
@@ -489,21 +515,14 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, 
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
         dX = tl.load(dx_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
         kdx += tl.sum(dX * kk, 1)
-        dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None]
-        dk += _dot(Pd, _o(kk, DT, ACC, EMU, RND), PREC, ACC) * bb[:, None] \
-            + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
+        dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC) + dX * bg[:, None] \
+            + _dk_wy(Pd, kk, bb, DT, ACC, PREC, EMU, RND)
         tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
-    db += kdx * gam + tl.sum(P * KK, 1)
-    tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
+    dG = tl.zeros([BT], dtype=ACC)
     if HAS_G:
-        R = P * KK * bb[:, None]
-        dG = bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
         for i_k in tl.static_range(NKB):
             dG += tl.load(dGp_ptr + i_k * L * H + row, mask=mp, other=0.0).to(ACC)
-        dG = tl.where(mp, dG, 0.0)
-        dg = tl.cumsum(dG, 0, reverse=True)
-        first = mp & ((pos % NH) == 0)
-        tl.store(dg_ptr + (pos // NH) * H + i_h, dg.to(dg_ptr.dtype.element_ty), mask=first)
+    _db_dg(db_ptr, dg_ptr, db, dG, P, KK, kdx, bb, gam, row, pos, mp, i_h, H, NH, HAS_G)
 
 
 @triton.jit
@@ -624,18 +643,11 @@ def _dqk_wy_kernel(q_ptr, k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, h_ptr, dh_ptr, vn_
         kd = _o(kk, DT, ACC, EMU, RND)
         KK += _dot(kd, kd, PREC, ACC, False, True)
         dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0) \
-            + _dot(Pd, kd, PREC, ACC) * bb[:, None] \
-            + _dot(Pd, _o(kk * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, True, False)
+            + _dk_wy(Pd, kk, bb, DT, ACC, PREC, EMU, RND)
         tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
-    db += kdx * gam + tl.sum(P * KK, 1)
-    tl.store(db_ptr + row, db.to(db_ptr.dtype.element_ty), mask=mp)
-    if HAS_G:
-        R = P * KK * bb[:, None]
-        dG += bg * kdx + tl.sum(R, 1) - tl.sum(R, 0)
-        dG = tl.where(mp, dG, 0.0)
-        dg = tl.cumsum(dG, 0, reverse=True)
-        first = mp & ((pos % NH) == 0)
-        tl.store(dg_ptr + (pos // NH) * H + i_h, dg.to(dg_ptr.dtype.element_ty), mask=first)
+    if not HAS_G:
+        dG = tl.zeros([BT], dtype=ACC)
+    _db_dg(db_ptr, dg_ptr, db, dG, P, KK, kdx, bb, gam, row, pos, mp, i_h, H, NH, HAS_G)
 
 
 # --------------------------------------------------------------------------------------------- host side
