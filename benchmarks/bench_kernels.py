@@ -6,16 +6,18 @@
 On the device machine (fla as wheels in .whl/, carried):
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
     TRITON_INTERPRET=0 python3 -m pytest -q proofs_tests/test_kernels_*.py      # the tests, compiled on the GPU
-    python3 benchmarks/bench_kernels.py --out $OUT [--sections bf16,fp32,short,s5] [--sweep] [--probe]
-``--sweep`` re-tunes block sizes / warps first (many compilations, a few minutes); ``--probe`` checks the chunk
-kernels on small shapes, one process each (an illegal memory access then names its shape).
+    python3 benchmarks/bench_kernels.py --out $OUT [--sections train,gate,varlen,fp32,short,s5] [--sweep] [--quick]
+``--sweep`` re-tunes block sizes / warps first (many compilations, a few minutes); ``--quick`` runs smaller sizes
+(a smoke test; needs a GPU all the same).
 
-Cases (issue 6): GH layer forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16, unit keys,
-beta in [0, 2], n_h in {1, 2, 3}, ours (chunk kernels) vs fla (chunk_delta_rule for n_h = 1,
-chunk_gated_delta_product with g=None for n_h > 1: both interleave n_h Householder steps); the same in fp32
-(fla's chunked kernels refuse fp32, so fla's fused_recurrent_delta_rule in fp32 is the peer, on the interleaved
-sequence for n_h > 1); a compiled S_5 word-problem model on 10^6-token sequences (throughput, and exactness
-against exact permutation composition); many short states (B=1024, T=4096, K=V=16, fp32).
+Sections: train, gate, varlen (issue 12): the trainable GH layer ``chunk_gh`` (Triton WY forward + backward,
+:mod:`lrnnkit.kernels.gh.wy`) forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16 (and fp32), unit
+keys, beta in [0, 2], n_h in {1, 2, 3}, plain / gated / packed, vs fla (chunk_delta_rule for n_h = 1,
+chunk_gated_delta_product for n_h > 1: both interleave n_h Householder steps), with errors against float64;
+fp32: the forward in fp32 end to end, ``chunk_gh`` (no autograd) and our fused recurrent kernel vs fla's
+fused_recurrent_delta_rule in fp32 (fla's chunked kernels refuse fp32; on the interleaved sequence for n_h > 1);
+short: many short states (B=1024, T=4096, K=V=16, fp32); s5: a compiled S_5 word-problem model on 10^6-token
+sequences (throughput, and exactness against exact permutation composition).
 Timings: triton.testing.do_bench medians (ms), inputs random (never zeros), validation off for both sides
 (``validate=False``: fla does not validate either). The IO floor is the fewest bytes a kernel must move (inputs
 read once, outputs written once) over the copy bandwidth measured in the same run.
@@ -35,6 +37,9 @@ sys.path.insert(0, HERE)
 from _peers import fla_gh  # noqa: E402
 
 
+SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5")
+
+
 def fmt(x, nd=3):
     return "n/a" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
 
@@ -47,17 +52,15 @@ def main():
     ap.add_argument("--sweep", action="store_true", help="tune kernel configs first (slow: many compilations)")
     ap.add_argument("--sections", default="train,gate,varlen,short,s5",
                     help="comma list of sections to run: train, gate, varlen (chunk_gh fwd and fwd+bwd vs fla, bf16 "
-                         "and fp32, errors vs float64: plain / gated / packed), bf16 and fp32 (the issue-6 tables "
-                         "of the older forward-only kernels), short, s5")
+                         "and fp32, errors vs float64: plain / gated / packed), fp32 (fp32 forward: chunk_gh and our "
+                         "fused recurrent kernel vs fla's fused recurrent), short (many short states), s5 (compiled "
+                         "S_5 model)")
     ap.add_argument("--lean", action="store_true", help="train tables: bf16 timings only (fp32 at n_h = 1), no errors")
     ap.add_argument("--fp32-precision", choices=["tf32x3", "tf32", "ieee"], help="dot precision of the fp32 path")
-    ap.add_argument("--probe", action="store_true", help="check the chunk kernels on small shapes, one process each")
-    ap.add_argument("--probe-one", nargs=7, help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.probe_one:
-        return probe_one(*a.probe_one)
-    if a.probe:
-        return probe()
+    unknown = set(a.sections.split(",")) - set(SECTIONS)
+    if unknown:
+        ap.error(f"--sections: unknown {', '.join(sorted(unknown))} (choose from {', '.join(SECTIONS)})")
     if a.record:
         sys.path.insert(0, HERE)
         from _record import record
@@ -66,56 +69,6 @@ def main():
                "that recorded it; the GPU, versions and date of the measurement are in the table header).")
         return
     run(a)
-
-
-PROBES = [(8, 8, 16, 1, 5, "float64"), (8, 24, 16, 2, 21, "bfloat16"), (16, 16, 32, 1, 40, "float32"),
-          (16, 16, 64, 1, 50, "float32"), (32, 24, 64, 3, 40, "bfloat16"), (128, 128, 64, 1, 200, "bfloat16"),
-          (4, 4, 64, 1, 3, "float32"), (16, 8, 32, 2, 30, "float64")]
-
-
-def probe_one(kind, K, V, BT, NH, T, dtype):
-    """One small chunk-forward check on the GPU (run in its own process with CUDA_LAUNCH_BLOCKING=1, so an illegal
-    memory access names its configuration without poisoning the others)."""
-    import torch
-    from lrnnkit.kernels.gh.chunk import chunk_fwd_triton
-    from lrnnkit.kernels.gh.naive import delta_product_naive
-    K, V, BT, NH, T = map(int, (K, V, BT, NH, T))
-    dt = getattr(torch, dtype)
-    g = torch.Generator().manual_seed(K * 1000 + V * 10 + BT + NH + T)
-    q = torch.randn(2, T, 2, K, generator=g, dtype=torch.float64).to(dt)
-    k = torch.nn.functional.normalize(torch.randn(2, T, NH, 2, K, generator=g, dtype=torch.float64), dim=-1).to(dt)
-    v = torch.randn(2, T, NH, 2, V, generator=g, dtype=torch.float64).to(dt)
-    b = (2 * torch.rand(2, T, NH, 2, generator=g, dtype=torch.float64)).to(dt)
-    h0 = torch.randn(2, 2, K, V, generator=g, dtype=torch.float64)
-    r, rt = delta_product_naive(q.double(), k.double(), v.double(), b.double(), initial_state=h0,
-                                output_final_state=True, validate=False)
-    c = lambda x: x.cuda()  # noqa: E731
-    o, ht = chunk_fwd_triton(c(q), c(k), c(v), c(b), 1.0, c(h0), True, BT, wy={"kind": kind})
-    torch.cuda.synchronize()
-    e1 = float((o.double().cpu() - r).norm() / r.norm())
-    e2 = float((ht.double().cpu() - rt).norm() / rt.norm())
-    print(f"PROBE {kind} K={K} V={V} BT={BT} NH={NH} T={T} {dtype}: ok, rel err o {e1:.2e} state {e2:.2e}")
-
-
-def probe():
-    import subprocess
-    env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
-    procs = []
-    for kind in ("blocked", "subst"):
-        for cfg in PROBES:
-            args = [sys.executable, os.path.abspath(__file__), "--probe-one", kind] + [str(x) for x in cfg]
-            procs.append((kind, cfg, subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                      text=True)))
-            if len(procs) % 8 == 0:
-                for _, _, p in procs[-8:]:
-                    p.wait()
-    for kind, cfg, p in procs:
-        o, e = p.communicate()
-        if p.returncode == 0:
-            print(o.strip())
-        else:
-            last = [ln for ln in e.strip().splitlines() if ln.strip()][-1:] or ["?"]
-            print(f"PROBE {kind} {cfg}: FAILED rc={p.returncode}: {last[0][:200]}")
 
 
 VARLEN_LENGTHS = (1000, 7200, 2100, 6100, 3000, 5168, 4100, 4100)   # 8 sequences, 32768 tokens, not multiples of 64
@@ -206,8 +159,6 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         torch.cuda.empty_cache()
         out("Tuning sweep of the trainable kernels (bf16 fwd+bwd ms, n_h = 1, one setting at a time): "
             + "; ".join(notes) + ".")
-    if getattr(a, "fp32_precision", None):
-        wy.FP32_PRECISION = a.fp32_precision
     lean = getattr(a, "lean", False)
     out(f"Kernel settings used: {wy.CONFIG} (bf16), {wy.config_table(torch.float32)} (fp32), fp32 dot precision "
         f"{wy.FP32_PRECISION!r}" + ("; lean run: bf16 timings, fp32 at n_h = 1 only, no error table" if lean else "")
@@ -337,7 +288,8 @@ def run(a):
     import triton
     from triton.testing import do_bench
 
-    from lrnnkit.kernels.gh.chunk import chunk_delta_product, chunk_fwd_triton
+    from lrnnkit.kernels.gh import wy
+    from lrnnkit.kernels.gh.api import chunk_gh
     from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
 
     dev = torch.device("cuda")
@@ -370,56 +322,35 @@ def run(a):
         f"copy bandwidth {bw / 1e12:.2f} TB/s (read + write, measured).")
     out()
 
+    if a.fp32_precision:
+        wy.FP32_PRECISION = a.fp32_precision
     B, T, H, K, V = (2, 1024, 4, 128, 128) if a.quick else (8, 4096, 16, 128, 128)
     FR_BEST: dict = {}
     sections = set(a.sections.split(","))
     if sections & {"train", "gate", "varlen"}:
         train_tables(a, out, bench, dev, sections, B, T, H, K, V)
 
-    def inputs(nh, dtype, grad=False, gen_seed=0):
+    def inputs(nh, dtype, gen_seed=0):
         g = torch.Generator(device=dev).manual_seed(gen_seed)
         q = torch.randn(B, T, H, K, device=dev, generator=g).to(dtype)
         k = torch.nn.functional.normalize(torch.randn(B, T, nh, H, K, device=dev, generator=g), dim=-1).to(dtype)
         v = torch.randn(B, T, nh, H, V, device=dev, generator=g).to(dtype)
         beta = (2 * torch.rand(B, T, nh, H, device=dev, generator=g)).to(dtype)
-        xs = [q, k, v, beta]
-        if grad:
-            xs = [t.requires_grad_(True) for t in xs]
-        return xs
+        return [q, k, v, beta]
 
-    peer = fla_gh()
+    def chunk_fwd(q, k, v, beta, nh):
+        """Our chunked forward: the trainable chunk_gh (lrnnkit.kernels.gh.wy) without autograd."""
+        with torch.no_grad():
+            return chunk_gh(q, k, v, beta, None, nh, scale=1.0)[0]
 
-    def fla_fwd(q, k, v, beta, nh):
-        return peer(q, k, v, beta, None, nh)
-
-    def io_bytes(nh, esize, bwd=False):
-        fwd = (B * T * H * K + B * T * nh * H * (K + V + 1) + B * T * H * V) * esize
-        if not bwd:
-            return fwd
-        return 2 * fwd + B * T * H * V * esize   # backward reads q,k,v,beta,do and writes dq,dk,dv,dbeta
+    def io_bytes(nh, esize):
+        return (B * T * H * K + B * T * nh * H * (K + V + 1) + B * T * H * V) * esize
 
     # ---------------------------------------------------------------- tuning sweep (picks the configs used below)
-    from lrnnkit.kernels.gh import chunk as ck
     tune = []
     try:
-        if not a.sweep or not (sections & {"bf16", "fp32"}):
+        if not a.sweep or "fp32" not in sections:
             raise StopIteration
-        q, k, v, beta = inputs(1, torch.bfloat16)
-        best = None
-        for nw, split in ((4, False), (8, False), (16, False), (4, True), (8, True)):
-            t_wy = ck.time_split(q, k, v, beta, bench, 64, num_warps=nw, split=split)[0]
-            tune.append(f"wy num_warps={nw} split={split}: {t_wy:.3f}")
-            if best is None or t_wy < best[0]:
-                best = (t_wy, nw, split)
-        ck.WY_CONFIG.update(num_warps=best[1], split=best[2])
-        bests = None
-        for bv in (32, 64, 128):
-            for nw in (4, 8):
-                t = bench(lambda bv=bv, nw=nw: chunk_fwd_triton(q, k, v, beta, 1.0, None, False, 64, bv, None, nw))
-                tune.append(f"fwd BV={bv} warps={nw}: {t:.3f}")
-                if bests is None or t < bests[0]:
-                    bests = (t, bv, nw)
-        ck.STATE_CONFIG.update(block_v=bests[1], num_warps=bests[2])
         q, k, v, beta = inputs(1, torch.float32)
         bestf = None
         for bv in (8, 16, 32, 64):
@@ -449,82 +380,16 @@ def run(a):
     except Exception as exc:
         traceback.print_exc()
         tune.append(f"sweep failed: {repr(exc)[:200]}")
-    if sections & {"bf16", "fp32"}:
-        out("Tuning sweep (ms; bf16 n_h = 1 unless stated): " + "; ".join(tune) + ".")
-        out(f"Chosen: W/U kernel {ck.WY_CONFIG}, state pass {ck.STATE_CONFIG}, fused recurrent (BV, warps) "
-            f"{FR_BEST}.")
+    if "fp32" in sections:
+        out("Tuning sweep of the fused recurrent kernel (ms): " + "; ".join(tune) + ".")
+        out(f"Chosen: fused recurrent (BV, warps) {FR_BEST}.")
         out()
 
-    # ---------------------------------------------------------------- bf16 GH layer
-    if "bf16" in sections:
-        out(f"### Forward-only GH kernels of issue 6 (chunk_delta_product), bf16, B={B} T={T} H={H} K=V={K}")
-        out()
-        out("| n_h | ours fwd ms | fla fwd ms | fwd ratio | ours fwd+bwd ms (torch bwd / triton bwd) | fla fwd+bwd ms | "
-            "fwd+bwd ratio (torch / triton bwd) | IO floor fwd / fwd+bwd ms | ours wy / state-pass ms | "
-            "rel diff ours vs fla (o / dk, triton bwd) |")
-        out("|---|---|---|---|---|---|---|---|---|---|")
-    for nh in ((1, 2, 3) if "bf16" in sections else ()):
-        row = {}
-        try:
-            q, k, v, beta = inputs(nh, torch.bfloat16)
-            row["ours"] = bench(lambda: chunk_fwd_triton(q, k, v, beta, 1.0, None, False))
-            o_ours = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
-            # breakdown: wy kernel alone (= one full run minus a state pass is not separable; time a W/U pass)
-            row["split"] = ck.time_split(q, k, v, beta, bench, 64, **ck.WY_CONFIG)
-            if peer is not None:
-                row["fla"] = bench(lambda: fla_fwd(q, k, v, beta, nh))
-                o_fla = fla_fwd(q, k, v, beta, nh)
-                row["diff"] = float((o_ours.float() - o_fla.float()).norm() / o_fla.float().norm())
-            qg, kg, vg, bg = inputs(nh, torch.bfloat16, grad=True)
-            do = torch.randn(B, T, H, V, device=dev, dtype=torch.bfloat16)
-
-            def ours_fb():
-                o, _ = chunk_delta_product(qg, kg, vg, bg, validate=False)
-                o.backward(do)
-            row["ours_fb"] = bench(ours_fb)
-
-            def ours_fb_t():
-                o, _ = chunk_delta_product(qg, kg, vg, bg, validate=False, backward="triton")
-                o.backward(do)
-            try:
-                row["ours_fb_t"] = bench(ours_fb_t)
-                for t in (qg, kg, vg, bg):
-                    t.grad = None
-                ours_fb_t()
-                dk_ours = kg.grad.float().clone()
-                if peer is not None:
-                    for t in (qg, kg, vg, bg):
-                        t.grad = None
-                    fla_fwd(qg, kg, vg, bg, nh).backward(do)
-                    row["ddiff"] = float((dk_ours - kg.grad.float()).norm() / kg.grad.float().norm())
-            except Exception as exc:
-                traceback.print_exc()
-                row["err_t"] = repr(exc)[:120]
-            if peer is not None:
-                def fla_fb():
-                    fla_fwd(qg, kg, vg, bg, nh).backward(do)
-                row["fla_fb"] = bench(fla_fb)
-        except Exception as exc:
-            traceback.print_exc()
-            row["err"] = repr(exc)[:120]
-        ratio = row["ours"] / row["fla"] if row.get("ours") and row.get("fla") else None
-        ratio_fb = row["ours_fb"] / row["fla_fb"] if row.get("ours_fb") and row.get("fla_fb") else None
-        ratio_fbt = row["ours_fb_t"] / row["fla_fb"] if row.get("ours_fb_t") and row.get("fla_fb") else None
-        fl = io_bytes(nh, 2) / bw * 1e3
-        flb = io_bytes(nh, 2, True) / bw * 1e3
-        split = row.get("split")
-        out(f"| {nh} | {fmt(row.get('ours'))} | {fmt(row.get('fla'))} | {fmt(ratio, 2)} | {fmt(row.get('ours_fb'))} / "
-            f"{fmt(row.get('ours_fb_t'))} | {fmt(row.get('fla_fb'))} | {fmt(ratio_fb, 2)} / {fmt(ratio_fbt, 2)} | "
-            f"{fl:.3f} / {flb:.3f} | {fmt(split[0]) + ' / ' + fmt(split[1]) if split else 'n/a'} | "
-            f"{fmt(row.get('diff'), 4)} / {fmt(row.get('ddiff'), 4)} |"
-            + (f" error: {row['err']}" if "err" in row else "") + (f" triton bwd error: {row['err_t']}" if "err_t" in row else ""))
-        torch.cuda.empty_cache()
-    if "bf16" in sections:
-        out()
     # ---------------------------------------------------------------- fp32 GH layer
     if "fp32" in sections:
-        out(f"### GH layer, fp32 end to end (same shapes; fla's chunked kernels refuse fp32: its peer here is "
-            f"fused_recurrent_delta_rule in fp32, on the interleaved sequence for n_h > 1)")
+        out(f"### GH layer forward, fp32 end to end, B={B} T={T} H={H} K=V={K} (fla's chunked kernels refuse fp32: "
+            f"its peer here is fused_recurrent_delta_rule in fp32, on the interleaved sequence for n_h > 1; ours "
+            f"chunk: chunk_gh without autograd, fp32 dot precision {wy.FP32_PRECISION!r})")
         out()
         out("| n_h | ours chunk fwd ms | ours fused recurrent fwd ms | fla fused recurrent fwd ms | ratio (best ours / "
             "fla) | IO floor ms | rel err chunk vs fused (fp32) |")
@@ -533,15 +398,13 @@ def run(a):
         row = {}
         try:
             q, k, v, beta = inputs(nh, torch.float32)
-            if nh == 1:   # IEEE float32 dots run on the FMA units: slow, timed once for the record
-                row["chunk"] = bench(lambda: chunk_fwd_triton(q, k, v, beta, 1.0, None, False))
+            row["chunk"] = bench(lambda: chunk_fwd(q, k, v, beta, nh))
             bv, nw = FR_BEST.get("k128", (None, None))
             row["fr"] = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv,
                                                                     num_warps=nw))
-            if nh == 1:
-                oc = chunk_fwd_triton(q, k, v, beta, 1.0, None, False)[0]
-                of = fused_recurrent_delta_product(q, k, v, beta, validate=False)[0]
-                row["err"] = float((oc - of).norm() / of.norm())
+            oc = chunk_fwd(q, k, v, beta, nh)
+            of = fused_recurrent_delta_product(q, k, v, beta, validate=False)[0]
+            row["err"] = float((oc - of).norm() / of.norm())
             if fused_recurrent_delta_rule is not None:
                 if nh == 1:
                     row["fla"] = bench(lambda: fused_recurrent_delta_rule(q, k[:, :, 0], v[:, :, 0], beta[:, :, 0],
@@ -577,7 +440,7 @@ def run(a):
         beta = 2 * torch.rand(Bs, Ts, 1, device=dev, generator=g)
         bv, nw = FR_BEST.get("k16", (None, None))
         t_fr = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv, num_warps=nw))
-        t_ch = bench(lambda: chunk_fwd_triton(q, k.unsqueeze(2), v.unsqueeze(2), beta.unsqueeze(2), 1.0, None, False))
+        t_ch = bench(lambda: chunk_fwd(q, k, v, beta, 1))
         t_fla = bench(lambda: fused_recurrent_delta_rule(q, k, v, beta, scale=1.0)) if fused_recurrent_delta_rule else None
         best = min(t_fr, t_ch)
         floor = Bs * Ts * (3 * Ks + 1 + Ks) * 4 / bw * 1e3

@@ -1,4 +1,8 @@
-"""GH-product layer (DeltaNet / DeltaProduct, paper 001): Triton kernels vs the naive sequential reference.
+"""GH-product layer (DeltaNet / DeltaProduct, paper 001): the fused recurrent Triton kernel and the chunk equations
+in torch vs the naive sequential reference; bad input refused by every entry point with the naive loop's signature
+(naive, fused recurrent, ``GHLayer("chunk")``'s chunked kernels). The trainable chunked kernels
+(:mod:`lrnnkit.kernels.gh.wy`, ``chunk_gh(backend="chunk")``) are checked, outputs and every gradient, in
+test_kernels_wy.py.
 
 Error measure: ||out - ref||_F / ||ref||_F, ref = the float64 naive loop on the SAME (already rounded) inputs.
 Bounds per dtype (why):
@@ -9,13 +13,8 @@ Bounds per dtype (why):
   input dtype. Round-to-nearest errs by <= half an ulp, but the CPU interpreter converts by truncation (<= 1 ulp),
   so we allow one ulp relative: 2^-7 (bf16, 8 significant bits) / 2^-10 (fp16, 11 bits), per element hence also
   for the norm of the error.
-* bf16 / fp16 chunked kernel: the tensor-core operands (S, W, U', Q K^T, keys) are rounded to the input dtype
-  before each product (as fla does): about 6 roundings of <= 1 ulp per chunk, accumulating additively over the
-  NC chunks (contractions again): bound ``6 * (NC + 1) * ulp``.
 """
 from __future__ import annotations
-
-import math
 
 import pytest
 import torch
@@ -23,9 +22,10 @@ from hypothesis import given, settings, strategies as st
 
 from lrnnkit.errors import InputError
 from lrnnkit.kernels._triton import INTERPRET
-from lrnnkit.kernels.gh.chunk import chunk_delta_product, chunk_delta_product_torch
 from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
 from lrnnkit.kernels.gh.naive import delta_product_naive
+from lrnnkit.kernels.gh.reference import chunk_gh_torch
+from lrnnkit.kernels.layers import GHLayer
 
 DEV = "cpu" if INTERPRET else "cuda"   # Triton interpreter on CPU tensors, else compiled on CUDA
 U = {torch.float64: 2.0 ** -53, torch.float32: 2.0 ** -24}
@@ -83,67 +83,16 @@ def test_fused_recurrent_matches_naive(shape, dtype, gate, seed):
     assert rel(o, r) <= tol_out
 
 
-@pytest.mark.triton
-@settings(max_examples=4, deadline=None)
-@given(st.tuples(st.integers(1, 2), st.integers(1, 40), st.integers(1, 3), st.integers(1, 2),
-                 st.sampled_from([8, 16, 32]), st.sampled_from([8, 16, 24])),
-       st.sampled_from([torch.float64, torch.float32, torch.bfloat16]), st.sampled_from([16, 32, 64]),
-       st.integers(0, 2 ** 31 - 1))
-def test_chunk_forward_matches_naive(shape, dtype, chunk, seed):
-    B, T, NH, H, K, V = shape
-    q, k, v, beta, _, h0 = make(B, T, NH, H, K, V, dtype, fresh_gen(seed))
-    o, ht = chunk_delta_product(q, k, v, beta, scale=0.5, initial_state=h0, output_final_state=True,
-                                chunk_size=chunk)
-    r, rt = reference(q, k, v, beta, None, h0, 0.5)
-    NC = math.ceil(T * NH / chunk)
-    if dtype in ULP:
-        tol = 6 * (NC + 1) * ULP[dtype]
-    else:
-        # chunk form: per chunk a triangular solve (entries of T bounded by 2 for unit keys, beta <= 2; docs/algorithms.rst)
-        # and products of length <= C + K; errors are carried additively by contractions across chunks.
-        tol = (NC + 1) * (chunk + K + 4) * 4 * U[dtype]
-    assert rel(o, r) <= tol
-    assert rel(ht, rt) <= tol
-
-
 @settings(max_examples=5, deadline=None)
-@given(st.integers(1, 30), st.integers(1, 3), st.sampled_from([4, 8, 16]), st.integers(0, 2 ** 31 - 1))
-def test_torch_chunk_form_equals_recurrence(T, NH, C, seed):
-    """The chunk equations of docs/algorithms.rst (WY/UT form) compute the same function as the recurrence (float64)."""
-    q, k, v, beta, _, h0 = make(2, T, NH, 2, 8, 5, torch.float64, fresh_gen(seed))
-    o, ht = chunk_delta_product_torch(q, k, v, beta, 1.3, h0, C)
-    r, rt = reference(q, k, v, beta, None, h0, 1.3)
+@given(st.integers(1, 30), st.integers(1, 3), st.sampled_from([4, 8, 16]), st.booleans(), st.integers(0, 2 ** 31 - 1))
+def test_torch_chunk_form_equals_recurrence(T, NH, C, gate, seed):
+    """The chunk equations (docs/algorithms.rst, WY/UT form; :func:`lrnnkit.kernels.gh.reference.chunk_gh_torch`, the
+    reference of the Triton chunk kernels) compute the same function as the recurrence (float64), gated or not."""
+    q, k, v, beta, g, h0 = make(2, T, NH, 2, 8, 5, torch.float64, fresh_gen(seed), gate)
+    o, ht = chunk_gh_torch(q, k, v, beta, g, scale=1.3, initial_state=h0, chunk_size=C)
+    r, rt = reference(q, k, v, beta, g, h0, 1.3)
     tol = (T * NH + C + 1) * 64 * U[torch.float64]
     assert rel(o, r) <= tol and rel(ht, rt) <= tol
-
-
-@pytest.mark.triton
-@settings(max_examples=3, deadline=None)
-@given(st.integers(1, 20), st.integers(1, 3), st.sampled_from([torch.float64, torch.float32, torch.bfloat16]),
-       st.sampled_from(["torch", "triton"]), st.integers(0, 2 ** 31 - 1))
-def test_chunk_backward_matches_autograd_of_naive(T, NH, dtype, backward, seed):
-    B, H, K, V = 2, 2, 8, 8
-    q, k, v, beta, _, h0 = make(B, T, NH, H, K, V, dtype, fresh_gen(seed))
-    h0 = h0.to(dtype)
-    gen = fresh_gen(seed + 1)
-    do = torch.randn(B, T, H, V, dtype=torch.float64, generator=gen).to(dtype).to(DEV)
-    dht = torch.randn(B, H, K, V, dtype=torch.float64, generator=gen).to(DEV)
-    ins = [x.clone().requires_grad_(True) for x in (q, k, v, beta, h0)]
-    # (bf16: h0 and the gradients come back in bf16; compared in float64 below)
-    o, ht = chunk_delta_product(*ins[:4], initial_state=ins[4], output_final_state=True, chunk_size=16,
-                                validate=False, backward=backward)
-    (o.double() * do.double()).sum().backward(retain_graph=True)
-    (ht.double() * dht).sum().backward()
-    refs = [x.detach().double().requires_grad_(True) for x in (q, k, v, beta, h0)]
-    r, rt = delta_product_naive(*refs[:4], initial_state=refs[4], output_final_state=True, validate=False)
-    ((r * do.double()).sum() + (rt * dht).sum()).backward()
-    # gradients pass through the same contractions backwards; float32/64: tolerance of the forward bound; bf16:
-    # the forward's operand roundings (the triton backward reuses its bf16 W and states), as in the chunk test
-    NC = -(-T * NH // 16)
-    tol = 6 * (NC + 1) * ULP[dtype] if dtype in ULP else (T * NH + 16 + 1) * (K + 16) * 8 * U[dtype]
-    for name, a, b in zip("q k v beta h0".split(), ins, refs):
-        assert a.grad is not None and a.grad.dtype == a.dtype, name
-        assert rel(a.grad, b.grad) <= tol, name
 
 
 # ------------------------------------------------------------------------------------------ bad input
@@ -151,7 +100,9 @@ def small(dtype=torch.float32):
     return make(1, 3, 1, 1, 4, 4, dtype, fresh_gen(7))[:4]
 
 
-KERNELS = [delta_product_naive, fused_recurrent_delta_product, chunk_delta_product]
+# the entry points with the naive loop's signature and input checks (lrnnkit.kernels.gh.inputs.prepare); the third is
+# GHLayer("chunk")'s function: the chunked Triton kernels of lrnnkit.kernels.gh.wy behind those checks
+KERNELS = [delta_product_naive, fused_recurrent_delta_product, GHLayer("chunk").fn]
 
 
 @pytest.mark.triton
@@ -203,34 +154,8 @@ def test_bad_shapes_and_dtypes_refused(fn):
         fn(q.to(torch.int32), k, v, beta)
 
 
-def test_chunk_refuses_gate_and_bad_chunk():
-    q, k, v, beta = small()
-    with pytest.raises(InputError, match="gate"):
-        chunk_delta_product(q, k, v, beta, torch.zeros(1, 3, 1, device=DEV))
-    with pytest.raises(InputError, match="chunk_size"):
-        chunk_delta_product(q, k, v, beta, chunk_size=48)
-
-
 @pytest.mark.triton
 def test_fused_recurrent_refuses_grad():
     q, k, v, beta = small()
     with pytest.raises(InputError, match="backward"):
         fused_recurrent_delta_product(q.requires_grad_(True), k, v, beta)
-
-
-@pytest.mark.triton
-@pytest.mark.parametrize("kind,split", [("blocked", False), ("blocked", True), ("subst", False)])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_chunk_wy_variants_agree(kind, split, dtype):
-    """The W/U kernel's variants (blocked or plain substitution; one program for W and U, or one each) compute the
-    same forward at chunk 64 with a partial last chunk. float64 is routed to the substitution kernel by default
-    (the blocked kernel miscomputed float64 when compiled for the H200), so blocked is held to float32 there."""
-    from lrnnkit.kernels.gh.chunk import chunk_fwd_triton
-    if kind == "blocked" and dtype == torch.float64 and not INTERPRET:
-        pytest.skip("blocked W/U kernel is not used for float64 on the GPU (known miscompilation, see chunk.py)")
-    q, k, v, beta, _, h0 = make(1, 37, 2, 2, 16, 16, dtype, fresh_gen(int(torch.randint(0, 2 ** 31, ()))))
-    h0 = h0.to(dtype)
-    o, ht = chunk_fwd_triton(q, k, v, beta, 0.9, h0, True, 64, wy={"split": split, "num_warps": 4, "kind": kind})
-    r, rt = reference(q, k, v, beta, None, h0, 0.9)
-    tol = 3 * (64 + 16 + 4) * 4 * U[dtype]   # the chunk bound (NC + 1)(C + K + 4) 4u with NC = 2
-    assert rel(o, r) <= tol and rel(ht, rt) <= tol

@@ -5,7 +5,7 @@ accumulated in float32, or float64 for float64 inputs) and walks the sequence, a
 ``S <- exp(g_t) S`` and then the n_h steps ``S <- S + beta_j k_j (v_j - S^T k_j)^T`` (= ``(I - beta_j k_j k_j^T) S
 + beta_j k_j v_j^T``, paper 001), and writes ``o_t = scale * S^T q_t``. Columns of S evolve independently, so
 splitting V over programs is exact. For inference and the small widths of compiled models (no backward: use
-:mod:`.chunk` for training). Reference: :func:`lrnnkit.kernels.gh.naive.delta_product_naive`.
+:func:`lrnnkit.kernels.gh.chunk_gh` for training). Reference: :func:`lrnnkit.kernels.gh.naive.delta_product_naive`.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Triton tile helpers shared by the GH-product kernels (:mod:`.chunk`, :mod:`.wy`): dot operands in the
-kernel's operand dtype, and the inverse of a unit lower-triangular chunk matrix."""
+"""Triton tile helpers of the chunked GH-product kernels (:mod:`.wy`): dot operands in the kernel's operand dtype,
+and the inverse of a unit lower-triangular chunk matrix."""
 from __future__ import annotations
 
 from .._triton import tl, triton
@@ -31,7 +31,9 @@ def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: 
     """T = (I + A)^{-1} for a strictly lower BT x BT tile A. BLOCKED: forward substitution inside the 16 x 16
     diagonal blocks (all at once), then (I + A) = (I + A_d)(I + N), N = D A_o nilpotent (N^4 = 0 for BT <= 64):
     T = (I - N)(I + N^2) D: four BT x BT tensor-core products instead of BT sequential row updates. Else
-    row-by-row substitution (float64: the blocked variant miscompiled there, see chunk.py)."""
+    row-by-row substitution, used for float64: the blocked variant, compiled by triton 3.6 for an H200, gave wrong
+    float64 results at chunk 64 (rows after the first 16-row block; right in float32 / bf16 and in the interpreter;
+    benchmarks/RESULTS.md, "kernels", issue 6); the cause was not isolated."""
     r = tl.arange(0, BT)
     if BLOCKED:
         BC: tl.constexpr = 16

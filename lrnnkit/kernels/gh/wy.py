@@ -33,7 +33,7 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 
     U' = U - W S_0 = T diag(b) (V - diag(gamma) K S_0),        W^T dU' = K^T diag(b gamma) (T^T dU')
 
-1. :func:`_t_kernel` (chunk-parallel): G, A and T (blocked inverse, as :mod:`.chunk`), T stored (C numbers per
+1. :func:`_t_kernel` (chunk-parallel): G, A and T (the blocked inverse, :func:`.tiles._tinv`), T stored (C numbers per
    position, as fla keeps its A) for the state passes and the backward.
 2. :func:`_state_fwd_kernel` (one program per sequence, head and value block; sequential over the chunks): the
    outputs (the one-pass forward, 2-byte inputs) or the chunk states S_n and U' (the split forward, and the
