@@ -280,6 +280,17 @@ def test_chunk_gh_refuses_bad_input():
         chunk_gh(q, k, v, b, n_h=2, cu_seqlens=torch.tensor([0, 3, 2, 4]))
     with pytest.raises(InputError, match="beta"):
         chunk_gh(q, k, v, 3 * b + 2.1, n_h=2, validate=True)
+    # NaN compares false against both bounds of beta's range: refused as not finite, as are NaN / inf elsewhere
+    def bad(x, val):   # x with its first entry replaced
+        x = x.clone()
+        x.view(-1)[0] = val
+        return x
+    for name, args in (("beta", (q, k, v, bad(b, float("nan")))), ("q", (bad(q, float("nan")), k, v, b)),
+                       ("v", (q, k, bad(v, float("-inf")), b))):
+        with pytest.raises(InputError, match=f"{name}: contains NaN or infinity"):
+            chunk_gh(*args, n_h=2, validate=True)
+    with pytest.raises(InputError, match="g: contains NaN"):
+        chunk_gh(q, k, v, b, torch.full((1, 4, 1), float("nan"), device=DEV), n_h=2, validate=True)
     with pytest.raises(InputError, match="backend"):
         chunk_gh(q, k, v, b, n_h=2, backend="fast")
     with pytest.raises(InputError, match="fp32_precision.*bf16x3"):

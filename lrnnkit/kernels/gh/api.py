@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ...errors import InputError
-from .._checks import check_range, check_unit_rows
+from .._checks import check_float, check_range, check_unit_rows
 
 BACKENDS = ("chunk", "torch", "naive")
 
@@ -84,7 +84,7 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
 
     ``o`` (B, T, H, V) in q's dtype; ``final_state`` (N, H, K, V) in float32 (float64 for float64 inputs), N = B or
     the number of packed sequences. ``scale`` defaults to ``K ** -0.5`` as in fla. ``normalize_qk`` L2-normalizes
-    q and k inside (fla's ``use_qk_l2norm_in_kernel``). ``validate`` checks unit keys, ``beta in [0, 2]``, ``g <= 0``.
+    q and k inside (fla's ``use_qk_l2norm_in_kernel``). ``validate`` checks finite floating inputs, unit keys, ``beta in [0, 2]``, ``g <= 0``.
     ``backend``: "chunk" (:mod:`.wy`: Triton WY kernels with a Triton backward; CUDA tensors, or CPU tensors
     under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
@@ -107,7 +107,10 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     scale = K ** -0.5 if scale is None else float(scale)
     if normalize_qk:   # differentiable, no host sync (fla's use_qk_l2norm_in_kernel)
         q, k = l2norm(q), l2norm(k)
-    if validate:
+    if validate:   # finite first: a NaN beta or g compares false against both bounds and would pass check_range
+        for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", initial_state)):
+            if x is not None:
+                check_float(name, x)
         check_unit_rows("k", k)
         check_range("beta", beta, 0.0, 2.0)
         if g is not None:
