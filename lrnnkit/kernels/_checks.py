@@ -62,7 +62,7 @@ def check_unit_rows(name: str, k: torch.Tensor) -> None:
 def check_range(name: str, x: torch.Tensor, lo: float, hi: float) -> None:
     if x.numel() == 0:
         return
-    bad = (x < lo) | (x > hi)
+    bad = ~((x >= lo) & (x <= hi))   # NaN fails both comparisons, so it is refused here too
     if bool(bad.any()):
         i = torch.nonzero(bad)[0].tolist()
         raise InputError(f"{name}: values must lie in [{lo}, {hi}]; found {float(x[tuple(i)]):.6g} at index {i}")
