@@ -107,7 +107,7 @@ def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state
     scale = K ** -0.5 if scale is None else float(scale)
     if normalize_qk:   # differentiable, no host sync (fla's use_qk_l2norm_in_kernel)
         q, k = l2norm(q), l2norm(k)
-    if validate:   # finite first: a NaN beta or g compares false against both bounds and would pass check_range
+    if validate:   # finite floats: q, v, the initial state have no range to check, and g = -inf is in g's range
         for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", initial_state)):
             if x is not None:
                 check_float(name, x)

@@ -359,6 +359,56 @@ def _state_bwd_kernel(q_ptr, k_ptr, b_ptr, t_ptr, Gc_ptr, do_ptr, dht_ptr, dh_pt
 
 
 @triton.jit
+def _state_terms(h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, i_n, i_h, row, trow, mp, isq, rk, mk,
+                 H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
+                 BV: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr, EMU: tl.constexpr,
+                 RND: tl.constexpr, HAS_G: tl.constexpr, WITH_D: tl.constexpr):
+    """One chunk's products with its states, for one key block (rows ``rk``), summed over value blocks:
+    (dO S_0^T, U' dS^T, dX = -dY S_0^T, D = dO U'^T before gating and masking (WITH_D, else zeros),
+    rowsum(S_0 * dS) (gated, else zeros)). :func:`_dqkwg_kernel` and :func:`_dqk_wy_kernel` share it."""
+    dq = tl.zeros([BT, BK], dtype=ACC)
+    dk = tl.zeros([BT, BK], dtype=ACC)
+    dx = tl.zeros([BT, BK], dtype=ACC)
+    Dm = tl.zeros([BT, BT], dtype=ACC)
+    sdS = tl.zeros([BK], dtype=ACC)
+    for i_v in range(tl.cdiv(V, BV)):
+        rv = i_v * BV + tl.arange(0, BV)
+        mv = rv < V
+        mkv = mk[:, None] & mv[None, :]
+        mpv = mp[:, None] & mv[None, :]
+        hoff = ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :]
+        S = tl.load(h_ptr + hoff, mask=mkv, other=0.0)
+        dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
+        un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        dy = _o(tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
+                DT, ACC, EMU, RND)
+        Sd = _o(S, DT, ACC, EMU, RND)
+        dq += _dot(do, Sd, PREC, ACC, False, True)
+        if WITH_D:
+            Dm += _dot(do, un, PREC, ACC, False, True)
+        dk += _dot(un, _o(dS, DT, ACC, EMU, RND), PREC, ACC, False, True)
+        dx -= _dot(dy, Sd, PREC, ACC, False, True)
+        if HAS_G:
+            sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
+    return dq, dk, dx, Dm, sdS
+
+
+@triton.jit
+def _dy_terms(dy_ptr, v_ptr, dv_ptr, row, mp, bb, rv, mv, V: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr,
+              PREC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr, DV: tl.constexpr):
+    """One value block's share of the WY backward's dY terms: (dY Y^T with Y = diag(b) V, rowsum(V * dY)); stores
+    dv = diag(b) dY when DV (float32 / float64; 2-byte dv comes from the reverse pass)."""
+    mpv = mp[:, None] & mv[None, :]
+    dY = tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+    vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
+    if DV:
+        tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty), mask=mpv)
+    return (_dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True),
+            tl.sum(dY * vv, 1))
+
+
+@triton.jit
 def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, dq_ptr, dk_ptr, dx_ptr, dG_ptr,
                   scale_ptr, chunks_ptr, L,
                   H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH, BT: tl.constexpr,
@@ -379,31 +429,8 @@ def _dqkwg_kernel(q_ptr, k_ptr, Gc_ptr, h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, d
     trow = (pos // NH) * H + i_h
     qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0).to(ACC) * scale
     kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-    dq = tl.zeros([BT, BK], dtype=ACC)
-    dk = tl.zeros([BT, BK], dtype=ACC)
-    dx = tl.zeros([BT, BK], dtype=ACC)
-    Dm = tl.zeros([BT, BT], dtype=ACC)
-    sdS = tl.zeros([BK], dtype=ACC)
-    for i_v in range(tl.cdiv(V, BV)):
-        rv = i_v * BV + tl.arange(0, BV)
-        mv = rv < V
-        mkv = mk[:, None] & mv[None, :]
-        hoff = ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :]
-        S = tl.load(h_ptr + hoff, mask=mkv, other=0.0)
-        dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
-        mpv = mp[:, None] & mv[None, :]
-        un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
-        dy = _o(tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
-        do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
-                 DT, ACC, EMU, RND)
-        Sd = _o(S, DT, ACC, EMU, RND)
-        dSd = _o(dS, DT, ACC, EMU, RND)
-        dq += _dot(do, Sd, PREC, ACC, False, True)
-        Dm += _dot(do, un, PREC, ACC, False, True)
-        dk += _dot(un, dSd, PREC, ACC, False, True)
-        dx -= _dot(dy, Sd, PREC, ACC, False, True)
-        if HAS_G:
-            sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
+    dq, dk, dx, Dm, sdS = _state_terms(h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, i_n, i_h, row, trow, mp, isq, rk, mk,
+                                       H, K, V, BT, BK, BV, DT, ACC, PREC, EMU, RND, HAS_G, True)
     causal = r[:, None] >= r[None, :]
     if HAS_G:
         nlast = end - start - 1
@@ -493,14 +520,9 @@ def _wy_bwd_kernel(k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, dx_ptr, dy_ptr, dkp_ptr, 
     db = tl.zeros([BT], dtype=ACC)
     for i_v in range(tl.cdiv(V, BV)):
         rv = i_v * BV + tl.arange(0, BV)
-        mpv = mp[:, None] & (rv[None, :] < V)
-        dY = tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        dT += _dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
-        db += tl.sum(dY * vv, 1)
-        if DV:
-            tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty),
-                     mask=mpv)
+        t, d = _dy_terms(dy_ptr, v_ptr, dv_ptr, row, mp, bb, rv, rv < V, V, DT, ACC, PREC, EMU, RND, DV)
+        dT += t
+        db += d
     dA = _dot(_o(dT, DT, ACC, EMU, RND), Tmo, PREC, ACC, False, True)
     dA = tl.where(low, -dA, 0.0)
     if HAS_G:
@@ -561,27 +583,23 @@ def _dqk_wy_kernel(q_ptr, k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, h_ptr, dh_ptr, vn_
     for i_v in range(tl.cdiv(V, BV)):    # 1.
         rv = i_v * BV + tl.arange(0, BV)
         mv = rv < V
-        mpv = mp[:, None] & mv[None, :]
-        un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
+        un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mp[:, None] & mv[None, :], other=0.0), DT, ACC,
+                EMU, RND)
         do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
                 DT, ACC, EMU, RND)
-        dY = tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
-        vv = tl.load(v_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0).to(ACC)
         Dm += _dot(do, un, PREC, ACC, False, True)
-        dT += _dot(_o(dY, DT, ACC, EMU, RND), _o(vv * bb[:, None], DT, ACC, EMU, RND), PREC, ACC, False, True)
-        db += tl.sum(dY * vv, 1)
-        if DV:
-            tl.store(dv_ptr + row[:, None] * V + rv[None, :], (dY * bb[:, None]).to(dv_ptr.dtype.element_ty),
-                     mask=mpv)
+        t, d = _dy_terms(dy_ptr, v_ptr, dv_ptr, row, mp, bb, rv, mv, V, DT, ACC, PREC, EMU, RND, DV)
+        dT += t
+        db += d
     if HAS_G:
         Dm = Dm * tl.exp(tl.where(causal, G[:, None] - G[None, :], 0.0))
         QK = tl.zeros([BT, BT], dtype=ACC)
-        sdS = tl.zeros([BK], dtype=ACC)
-        dG = tl.zeros([BT], dtype=ACC)
+        sdS_all = tl.zeros([BK], dtype=ACC)   # rowsum(S_0 * dS), the key blocks added up
         Fj = tl.zeros([BT], dtype=ACC)
     Dm = tl.where(causal, Dm, 0.0)
     Dd = _o(Dm, DT, ACC, EMU, RND)
     kdx = tl.zeros([BT], dtype=ACC)
+    dG = tl.zeros([BT], dtype=ACC)
     for i_k in range(tl.cdiv(K, BK)):    # 2.
         rk = i_k * BK + tl.arange(0, BK)
         mk = rk < K
@@ -589,28 +607,10 @@ def _dqk_wy_kernel(q_ptr, k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, h_ptr, dh_ptr, vn_
         qq = tl.load(q_ptr + trow[:, None] * K + rk[None, :], mask=isq[:, None] & mk[None, :], other=0.0)
         qq = qq.to(ACC) * scale
         kk = tl.load(k_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0).to(ACC)
-        dq = tl.zeros([BT, BK], dtype=ACC)
-        dk = tl.zeros([BT, BK], dtype=ACC)
-        dx = tl.zeros([BT, BK], dtype=ACC)
-        for i_v in range(tl.cdiv(V, BV)):
-            rv = i_v * BV + tl.arange(0, BV)
-            mv = rv < V
-            mkv = mk[:, None] & mv[None, :]
-            mpv = mp[:, None] & mv[None, :]
-            hoff = ((i_n * H + i_h) * K + rk[:, None]) * V + rv[None, :]
-            S = tl.load(h_ptr + hoff, mask=mkv, other=0.0)
-            dS = tl.load(dh_ptr + hoff, mask=mkv, other=0.0)
-            un = _o(tl.load(vn_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
-            dy = _o(tl.load(dy_ptr + row[:, None] * V + rv[None, :], mask=mpv, other=0.0), DT, ACC, EMU, RND)
-            do = _o(tl.load(do_ptr + trow[:, None] * V + rv[None, :], mask=isq[:, None] & mv[None, :], other=0.0),
-                    DT, ACC, EMU, RND)
-            Sd = _o(S, DT, ACC, EMU, RND)
-            dq += _dot(do, Sd, PREC, ACC, False, True)
-            dk += _dot(un, _o(dS, DT, ACC, EMU, RND), PREC, ACC, False, True)
-            dx -= _dot(dy, Sd, PREC, ACC, False, True)
-            if HAS_G:
-                sdS += tl.sum(S.to(ACC) * dS.to(ACC), 1)
+        dq, dk, dx, D0, sdS = _state_terms(h_ptr, dh_ptr, vn_ptr, dy_ptr, do_ptr, i_n, i_h, row, trow, mp, isq, rk, mk,
+                                          H, K, V, BT, BK, BV, DT, ACC, PREC, EMU, RND, HAS_G, False)   # D0: zeros
         if HAS_G:
+            sdS_all += sdS
             dq = dq * gam[:, None]
             dG += tl.sum(dq * qq, 1)
             dk = dk * tl.exp(GL - G)[:, None]
@@ -626,7 +626,7 @@ def _dqk_wy_kernel(q_ptr, k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, h_ptr, dh_ptr, vn_
     if HAS_G:
         E = Dm * QK
         dG += tl.sum(E, 1) - tl.sum(E, 0) - Fj
-        dG += tl.where(r == end - start - 1, tl.exp(GL) * tl.sum(sdS, 0) + tl.sum(Fj, 0), 0.0)
+        dG += tl.where(r == end - start - 1, tl.exp(GL) * tl.sum(sdS_all, 0) + tl.sum(Fj, 0), 0.0)
     Tmo = _o(tl.load(t_ptr + row[:, None] * BT + r[None, :], mask=mp[:, None], other=0.0).to(ACC), DT, ACC, EMU,
              RND)
     dA = _dot(_o(dT, DT, ACC, EMU, RND), Tmo, PREC, ACC, False, True)
@@ -645,8 +645,6 @@ def _dqk_wy_kernel(q_ptr, k_ptr, v_ptr, b_ptr, Gc_ptr, t_ptr, h_ptr, dh_ptr, vn_
         dk = tl.load(dkp_ptr + row[:, None] * K + rk[None, :], mask=mkk, other=0.0) \
             + _dk_wy(Pd, kk, bb, DT, ACC, PREC, EMU, RND)
         tl.store(dk_ptr + row[:, None] * K + rk[None, :], dk.to(dk_ptr.dtype.element_ty), mask=mkk)
-    if not HAS_G:
-        dG = tl.zeros([BT], dtype=ACC)
     _db_dg(db_ptr, dg_ptr, db, dG, P, KK, kdx, bb, gam, row, pos, mp, i_h, H, NH, HAS_G)
 
 
@@ -844,15 +842,16 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
     dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
     db = torch.empty(L, c.H, dtype=tb, device=c.dev)
     dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
+    # dk's partial sum (everything but the WY terms) in float32: the float32 dk itself (each program reads its rows
+    # back before it overwrites them), a scratch for 2-byte dk
+    dkp = dk if dk.dtype == c.ACC else torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     if fuse:
-        dkp = dk if dk.dtype == c.ACC else torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
         BV, nw, ns = c.bv("dqkwy")
         if c.NT:
             _dqk_wy_kernel[(c.NT, c.H)](qf, kf, vf, bf, _or(Gc, x), tm, h, dh, vn, dy, dof, dq, dkp, dk, dv, db,
                                         _or(dg, x), scale_t, c.chunks, *c.consts(), min(c.BK, c.cfg["dqkwy_bk"]),
                                         BV, *c.types(), c.has_g, not dv_rev, num_warps=nw, num_stages=ns)
         return dq, dk, dv, db, dg, dh0
-    dkp = torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
     dx = torch.empty(L, c.H, c.K, dtype=c.ST, device=c.dev)
     BV, nw, ns = c.bv("dqkwg")
     BKS = min(c.BK, c.cfg["dqkwg_bk"])
