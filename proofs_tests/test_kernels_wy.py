@@ -180,6 +180,15 @@ def test_every_gradient_keep_states(dtype, keep_states, monkeypatch, passes):
     assert passes == (FWD_SPLIT if table["split"] else FWD_ONE_PASS)
 
 
+def test_check_range_refuses_nan():
+    # at the shared check's own depth (chunk_gh and inputs.prepare test finiteness before it, so they cannot show
+    # it): NaN fails both bound comparisons, so "outside the range" has to be written as "not inside it"
+    from lrnnkit.kernels._checks import check_range
+    with pytest.raises(InputError, match=r"beta: values must lie in \[0.0, 2.0\]; found nan at index \[1\]"):
+        check_range("beta", torch.tensor([0.5, float("nan"), 1.0]), 0.0, 2.0)
+    check_range("g", torch.tensor([float("-inf"), -1.0, 0.0]), float("-inf"), 0.0)   # the closed bounds are inside
+
+
 def test_chunk_gh_refuses_bad_keep_states():
     x = torch.zeros(1, 2, 1, 4)
     with pytest.raises(InputError, match="keep_states"):
