@@ -9,15 +9,19 @@ a chunk-parallel module for long sequences (``chunk.py``; ``gh/wy.py`` for the G
 * :mod:`.table`: symbol-indexed affine scans with a fused argmax decoder (compiled model layers)
 * :func:`load` / :func:`run_model`: run a whole :class:`lrnnkit.model.Model`
 * :mod:`.layers`: nn.Module front-ends choosing naive / fused_recurrent / chunk
-* :class:`DeltaProductLayer` (:mod:`.delta_product`): the trainable DeltaNet / DeltaProduct layer (projections,
-  short convolution, gate), on :func:`chunk_gh` (:mod:`.gh.api`: fla-style, differentiable, gate, cu_seqlens)
+* :class:`DeltaProductLayer` (:mod:`.delta_product`): the trainable DeltaNet / DeltaProduct layer, a drop-in for
+  fla's ``GatedDeltaProduct`` (same keywords, forward contract and state_dict), on :func:`chunk_gh`
+  (:mod:`.gh.api`: fla's ``chunk_gated_delta_product`` signature, differentiable, gate, cu_seqlens)
+* :class:`ShortConvolution`, :class:`RMSNorm`, :class:`GatedRMSNorm`: its pieces, with fla's parameter names
 
 Triton is imported lazily (first kernel use); without a GPU it runs in interpreter mode (TRITON_INTERPRET=1).
 """
 from .compiled import LoadedModel, load, run_model
 from .delta_product import DeltaProductLayer
 from .gh.api import chunk_gh
-from .layers import BilinearLayer, BlockDiagonalLayer, DiagonalLayer, GHLayer
+from .layers import BilinearLayer, BlockDiagonalLayer, DiagonalLayer
+from .norm import GatedRMSNorm, RMSNorm
+from .short_conv import ShortConvolution
 
-__all__ = ["load", "run_model", "LoadedModel", "GHLayer", "DiagonalLayer", "BlockDiagonalLayer", "BilinearLayer",
-           "DeltaProductLayer", "chunk_gh"]
+__all__ = ["load", "run_model", "LoadedModel", "DiagonalLayer", "BlockDiagonalLayer", "BilinearLayer",
+           "DeltaProductLayer", "chunk_gh", "ShortConvolution", "RMSNorm", "GatedRMSNorm"]

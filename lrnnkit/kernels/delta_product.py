@@ -1,24 +1,30 @@
-"""``DeltaProductLayer``: a trainable DeltaNet (n_h = 1) / DeltaProduct (n_h > 1) token mixer, used like fla's
-``DeltaNet`` / ``GatedDeltaProduct`` layers (paper 001, DeltaProduct; paper 000 for the eigenvalue range).
+"""``DeltaProductLayer``: the trainable DeltaNet (``num_householder = 1``) / DeltaProduct (``num_householder > 1``)
+token mixer, a drop-in for flash-linear-attention's ``GatedDeltaProduct`` (paper 001; paper 000 for the
+eigenvalue range): the same constructor keywords, the same ``forward`` contract and return value, and the same
+``state_dict`` keys and shapes, so ``ours.load_state_dict(fla_layer.state_dict())`` and the reverse work.
 
-For input x (B, T, d_model), per head h (head_dim = K = V)::
+For input x (B, T, hidden_size), with H = num_heads key heads of width K = head_dim, H_v = num_v_heads value heads
+of width V = K * expand_v, and n = num_householder, per value head h::
 
-    q_t = silu(conv(W_q x))_t,  k_{t,j} = silu(conv(W_k x))_{t,j},  v_{t,j} = silu(conv(W_v x))_{t,j}  (j = 1..n_h)
+    q_t = silu(conv(W_q x))_t,  k_{t,j} = silu(conv(W_k x))_{t,j},  v_{t,j} = silu(conv(W_v x))_{t,j}  (j = 1..n)
     q, k <- q / ||q||, k / ||k||                    (unit keys: every factor is a generalized Householder matrix)
-    beta_{t,j} = 2 sigmoid(w_b . x_t)  for eig_range = (-1, 1)    |    sigmoid(w_b . x_t)  for (0, 1)
-    g_t = -exp(A_log) softplus(w_a . x_t + dt_bias)   (use_gate; a log-decay <= 0, Mamba-2 / Gated DeltaNet style)
-    S <- exp(g_t) S;  S <- (I - beta_{t,j} k_{t,j} k_{t,j}^T) S + beta_{t,j} k_{t,j} v_{t,j}^T  (j = 1..n_h)
-    o_t = RMSNorm(S^T q_t / sqrt(K)),   y = W_o [o^(1); ...; o^(H)]
+    beta_{t,j} = 2 sigmoid(w_b . x_t)  if allow_neg_eigval (eigenvalue 1 - beta in [-1, 1])  else  sigmoid(w_b . x_t)
+    g_t = -exp(A_log) softplus(w_a . x_t + dt_bias)                          (use_forget_gate; a log-decay <= 0)
+    S <- exp(g_t) S;   S <- (I - beta_{t,j} k_{t,j} k_{t,j}^T) S + beta_{t,j} k_{t,j} v_{t,j}^T      (j = 1..n)
+    o_t = S^T q_t / sqrt(K)
+    o_t <- RMSNorm(o_t) * silu(W_g x_t)  (use_output_gate)   or   RMSNorm(o_t)
+    y = W_o [o^(1); ...; o^(H_v)]
 
-so each token's state transition ``exp(g_t) G_{n_h} ... G_1`` has eigenvalues in [-1, 1] (eig_range (-1, 1):
-paper 000, Theorem 1 needs the negative ones for parity) or [0, 1]. ``conv`` is an optional causal depthwise
-convolution of width 4 (fla's ShortConvolution), reset at sequence boundaries when ``cu_seqlens`` packs several
-sequences into B = 1. The parameter layout and initialisation follow fla 0.6.0's ``GatedDeltaProduct`` (read for
-the conventions; the code is ours).
+so each token's state transition ``exp(g_t) G_n ... G_1`` has its eigenvalues in [-1, 1] (allow_neg_eigval:
+paper 000, Theorem 1 needs the negative ones for parity, Theorem 2 the complex ones of a product for modular
+counting) or in [0, 1]. When H_v > H, each key head serves H_v / H value heads (fla's grouped value heads).
 
-Backends: "chunk" (Triton kernels, forward and backward, on CUDA; on CPU tensors the same chunk equations run in
-torch, since the Triton interpreter is far too slow to train with), "fused_recurrent" (Triton, inference only, no
-gradient), "naive" (the sequential torch loop), "torch" (the chunk equations in torch on any device).
+What lrnnkit adds (extensions, all optional): ``mode`` also takes ``"torch"`` (the chunk equations in torch, any
+device) and ``"naive"`` (the sequential loop, the oracle of the tests); on CPU tensors "chunk" runs "torch" (the
+Triton interpreter is far too slow to train with); float32 and float64 layers keep beta and the gate in their own
+precision; ``fp32_precision`` and ``keep_states`` tune the float32 chunk kernels (:func:`lrnnkit.kernels.gh.api.chunk_gh`);
+``transitions``, ``betas`` and ``keys`` expose the per-token transition matrices (001, Fig. 5). Not supported:
+incremental decoding (``past_key_values`` / ``use_cache``), refused with a one-line error.
 """
 from __future__ import annotations
 
@@ -28,139 +34,231 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from .norm import GatedRMSNorm, RMSNorm
+from .short_conv import ShortConvolution
+
+MODES = ("chunk", "fused_recurrent", "torch", "naive")
 
 
-class ShortConv(torch.nn.Module):
-    """Causal depthwise 1-d convolution of width ``size`` over the time axis followed by SiLU (fla's
-    ShortConvolution with activation='silu'): ``y_t = silu(sum_{s < size} w_s * x_{t - s})``, with x taken as 0
-    before the start of each sequence (``cu_seqlens`` boundaries included)."""
-
-    def __init__(self, channels: int, size: int = 4):
-        super().__init__()
-        self.size = size
-        self.weight = torch.nn.Parameter(torch.empty(channels, 1, size))
-        torch.nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-
-    def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
-        B, T, D = x.shape
-        if cu_seqlens is None or len(cu_seqlens) <= 2:
-            xt = F.pad(x.transpose(1, 2), (self.size - 1, 0))
-            y = F.conv1d(xt, self.weight.to(x.dtype), groups=D).transpose(1, 2)
-        else:
-            # packed sequences: zero the taps that reach back across a sequence boundary
-            pos = torch.arange(T, device=x.device)
-            starts = cu_seqlens[:-1].to(x.device)
-            seq = torch.searchsorted(cu_seqlens[1:].to(x.device), pos, right=True)
-            local = pos - starts[seq]                                  # index inside its sequence
-            y = 0
-            for s in range(self.size):                                 # tap s reads x_{t-s}
-                shifted = F.pad(x, (0, 0, s, 0))[:, :T] if s else x
-                keep = (local >= s).to(x.dtype)[None, :, None]
-                y = y + shifted * keep * self.weight[:, 0, self.size - 1 - s].to(x.dtype)
-        return F.silu(y)
+def _positive_int(where: str, name: str, val) -> int:
+    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+        raise InputError(f"{where}: {name} must be a positive integer, got {val!r}")
+    return val
 
 
 class DeltaProductLayer(torch.nn.Module):
-    """``y = DeltaProductLayer(d_model, num_heads, head_dim, n_h=1, eig_range=(-1, 1), use_gate=False,
-    use_short_conv=True, backend="chunk", fp32_precision=None, keep_states=None)(x, cu_seqlens=None)``; x and y
-    (B, T, d_model). ``fp32_precision``: the "chunk" backend's products for float32 inputs; ``keep_states``: its
-    chunk states kept for the backward instead of recomputed (faster, more memory); both as in
-    :func:`lrnnkit.kernels.gh.api.chunk_gh`. See the module text."""
+    """``o, _, cache = DeltaProductLayer(hidden_size=2048, expand_v=2, head_dim=256, num_heads=6, num_v_heads=None,
+    mode="chunk", use_output_gate=True, use_short_conv=True, conv_size=4, conv_bias=False, layer_idx=None,
+    norm_eps=1e-5, use_forget_gate=True, allow_neg_eigval=True, num_householder=2)(hidden_states,
+    attention_mask=None, cu_seqlens=None)``: fla's ``GatedDeltaProduct`` signature and defaults; see the module
+    text. ``hidden_states`` (B, T, hidden_size); ``attention_mask`` (B, T) of 0/1 marks padding (1 = keep);
+    ``cu_seqlens`` packs several sequences into B = 1. Returns ``(o, None, past_key_values)`` with o like x."""
 
-    def __init__(self, d_model: int, num_heads: int, head_dim: int, n_h: int = 1, eig_range=(-1, 1),
-                 use_gate: bool = False, use_short_conv: bool = True, backend: str = "chunk",
-                 conv_size: int = 4, norm_eps: float = 1e-5, fp32_precision: str | None = None,
-                 keep_states: bool | None = None):
+    def __init__(self, hidden_size: int = 2048, expand_v: float = 2, head_dim: int = 256, num_heads: int = 6,
+                 num_v_heads: int | None = None, mode: str = "chunk", use_output_gate: bool = True,
+                 use_short_conv: bool = True, conv_size: int = 4, conv_bias: bool = False, layer_idx: int | None = None,
+                 norm_eps: float = 1e-5, use_forget_gate: bool = True, allow_neg_eigval: bool = True,
+                 num_householder: int = 2, *, fp32_precision: str | None = None, keep_states: bool | None = None,
+                 **kwargs):
         super().__init__()
+        where = "DeltaProductLayer"
+        if kwargs:
+            raise InputError(f"{where}: unknown keyword {sorted(kwargs)[0]!r} (fla's GatedDeltaProduct keywords, "
+                             "plus fp32_precision and keep_states)")
+        for name, val in (("hidden_size", hidden_size), ("head_dim", head_dim), ("num_heads", num_heads),
+                          ("num_householder", num_householder), ("conv_size", conv_size)):
+            _positive_int(where, name, val)
+        num_v_heads = num_heads if num_v_heads is None else _positive_int(where, "num_v_heads", num_v_heads)
+        if num_v_heads % num_heads:
+            raise InputError(f"{where}: num_v_heads={num_v_heads} must be a multiple of num_heads={num_heads}")
+        if isinstance(expand_v, bool) or not isinstance(expand_v, (int, float)) or expand_v <= 0 \
+                or not math.isclose(head_dim * expand_v, round(head_dim * expand_v), rel_tol=1e-5):
+            raise InputError(f"{where}: expand_v={expand_v!r} must make head_dim * expand_v a positive integer "
+                             f"(head_dim={head_dim})")
+        if mode not in MODES:
+            raise InputError(f"{where}: unknown mode {mode!r} (choose from {', '.join(MODES)})")
+        if not isinstance(norm_eps, (int, float)) or isinstance(norm_eps, bool) or not norm_eps > 0:
+            raise InputError(f"{where}: norm_eps must be a positive number, got {norm_eps!r}")
         from .gh.api import check_keep_states
-        check_keep_states("DeltaProductLayer", keep_states)   # refused at construction, as fp32_precision
-        self.keep_states = keep_states
+        check_keep_states(where, keep_states)
         if fp32_precision is not None:   # refused at construction, not at the first float32 forward
             from .gh.wy import fp32_mode
             fp32_mode(fp32_precision)
-        self.fp32_precision = fp32_precision
-        if tuple(eig_range) not in ((-1, 1), (0, 1)):
-            raise InputError(f"DeltaProductLayer: eig_range must be (-1, 1) or (0, 1), got {eig_range!r}")
-        if backend not in ("chunk", "fused_recurrent", "naive", "torch"):
-            raise InputError(f"DeltaProductLayer: unknown backend {backend!r} "
-                             "(choose from chunk, fused_recurrent, naive, torch)")
-        for name, val in (("d_model", d_model), ("num_heads", num_heads), ("head_dim", head_dim), ("n_h", n_h)):
-            if not isinstance(val, int) or val < 1:
-                raise InputError(f"DeltaProductLayer: {name} must be a positive integer, got {val!r}")
-        self.d_model, self.num_heads, self.head_dim, self.n_h = d_model, num_heads, head_dim, n_h
-        self.eig_range, self.use_gate, self.use_short_conv, self.backend = tuple(eig_range), use_gate, \
-            use_short_conv, backend
-        kd = num_heads * head_dim
-        self.q_proj = torch.nn.Linear(d_model, kd, bias=False)
-        self.k_proj = torch.nn.Linear(d_model, kd * n_h, bias=False)
-        self.v_proj = torch.nn.Linear(d_model, kd * n_h, bias=False)
-        self.b_proj = torch.nn.Linear(d_model, num_heads * n_h, bias=False)
-        if use_gate:
-            self.a_proj = torch.nn.Linear(d_model, num_heads, bias=False)
-            A = torch.empty(num_heads).uniform_(1, 16)
-            self.A_log = torch.nn.Parameter(torch.log(A))
-            dt = torch.exp(torch.rand(num_heads) * (math.log(0.1) - math.log(0.001)) + math.log(0.001))
+        self.mode, self.hidden_size, self.expand_v = mode, hidden_size, expand_v
+        self.use_forget_gate, self.allow_neg_eigval = bool(use_forget_gate), bool(allow_neg_eigval)
+        self.num_householder, self.use_output_gate = num_householder, bool(use_output_gate)
+        self.use_short_conv, self.conv_size, self.conv_bias = bool(use_short_conv), conv_size, bool(conv_bias)
+        self.head_dim, self.num_heads, self.num_v_heads = head_dim, num_heads, num_v_heads
+        self.head_k_dim, self.head_v_dim = head_dim, int(round(head_dim * expand_v))
+        self.key_dim, self.value_dim = num_heads * head_dim, num_v_heads * self.head_v_dim
+        self.layer_idx, self.norm_eps = layer_idx, norm_eps
+        self.fp32_precision, self.keep_states = fp32_precision, keep_states
+        n = num_householder
+
+        self.q_proj = torch.nn.Linear(hidden_size, self.key_dim, bias=False)
+        self.k_proj = torch.nn.Linear(hidden_size, self.key_dim * n, bias=False)
+        self.v_proj = torch.nn.Linear(hidden_size, self.value_dim * n, bias=False)
+        self.b_proj = torch.nn.Linear(hidden_size, num_v_heads * n, bias=False)
+        if self.use_forget_gate:      # Mamba-2 / Gated DeltaNet parametrisation, fla's initialisation
+            self.a_proj = torch.nn.Linear(hidden_size, num_v_heads, bias=False)
+            self.A_log = torch.nn.Parameter(torch.log(torch.empty(num_v_heads).uniform_(0, 16)))
+            self.A_log._no_weight_decay = True
+            dt = torch.exp(torch.rand(num_v_heads) * (math.log(0.1) - math.log(0.001)) + math.log(0.001))
             dt = torch.clamp(dt, min=1e-4)
             self.dt_bias = torch.nn.Parameter(dt + torch.log(-torch.expm1(-dt)))   # softplus^{-1}(dt)
-        if use_short_conv:
-            self.q_conv = ShortConv(kd, conv_size)
-            self.k_conv = ShortConv(kd * n_h, conv_size)
-            self.v_conv = ShortConv(kd * n_h, conv_size)
-        self.o_norm = torch.nn.RMSNorm(head_dim, eps=norm_eps)
-        self.o_proj = torch.nn.Linear(kd, d_model, bias=False)
+            self.dt_bias._no_weight_decay = True
+        if self.use_short_conv:
+            self.q_conv1d = ShortConvolution(self.key_dim, conv_size, bias=conv_bias)
+            self.k_conv1d = ShortConvolution(self.key_dim * n, conv_size, bias=conv_bias)
+            self.v_conv1d = ShortConvolution(self.value_dim * n, conv_size, bias=conv_bias)
+        if self.use_output_gate:
+            self.g_proj = torch.nn.Linear(hidden_size, self.value_dim, bias=False)
+            self.o_norm = GatedRMSNorm(self.head_v_dim, eps=norm_eps)
+        else:
+            self.o_norm = RMSNorm(self.head_v_dim, eps=norm_eps)
+        self.o_proj = torch.nn.Linear(self.value_dim, hidden_size, bias=False)
 
     def extra_repr(self) -> str:
-        return (f"d_model={self.d_model}, num_heads={self.num_heads}, head_dim={self.head_dim}, n_h={self.n_h}, "
-                f"eig_range={self.eig_range}, use_gate={self.use_gate}, use_short_conv={self.use_short_conv}, "
-                f"backend={self.backend!r}")
+        return (f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, num_v_heads={self.num_v_heads}, "
+                f"head_dim={self.head_dim}, expand_v={self.expand_v}, num_householder={self.num_householder}, "
+                f"allow_neg_eigval={self.allow_neg_eigval}, use_forget_gate={self.use_forget_gate}, "
+                f"use_output_gate={self.use_output_gate}, use_short_conv={self.use_short_conv}, mode={self.mode!r}")
 
+    # ------------------------------------------------------------------------------------------ the pieces
     def gh_inputs(self, x: torch.Tensor, cu_seqlens=None):
-        """The kernel inputs (q, k, v, beta, g) in fla's per-token layout: q (B,T,H,K), k/v (B,T,n_h,H,K),
-        beta (B,T,n_h,H), g (B,T,H) or None; q and k unit vectors."""
+        """The recurrence's inputs in lrnnkit's canonical per-token layout: q (B, T, H_v, K), k (B, T, n, H_v, K),
+        v (B, T, n, H_v, V), beta (B, T, n, H_v) in [0, 2], g (B, T, H_v) <= 0 or None; q and k unit vectors.
+        beta and g are float32 (float64 for a float64 layer), q, k, v in the projections' dtype."""
         B, T, _ = x.shape
-        H, K, n = self.num_heads, self.head_dim, self.n_h
+        H, Hv, K, V, n = self.num_heads, self.num_v_heads, self.head_k_dim, self.head_v_dim, self.num_householder
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         if self.use_short_conv:
-            q, k, v = self.q_conv(q, cu_seqlens), self.k_conv(k, cu_seqlens), self.v_conv(v, cu_seqlens)
+            q, k, v = self.q_conv1d(q, cu_seqlens), self.k_conv1d(k, cu_seqlens), self.v_conv1d(v, cu_seqlens)
         else:
             q, k, v = F.silu(q), F.silu(k), F.silu(v)
         from .gh.api import l2norm
         q = l2norm(q.reshape(B, T, H, K))
         k = l2norm(k.reshape(B, T, n, H, K))
-        v = v.reshape(B, T, n, H, K)
-        beta = torch.sigmoid(self.b_proj(x).float()).reshape(B, T, n, H)
-        if self.eig_range == (-1, 1):
+        v = v.reshape(B, T, n, Hv, V)
+        if Hv > H:
+            q, k = q.repeat_interleave(Hv // H, dim=-2), k.repeat_interleave(Hv // H, dim=-2)
+        b = self.b_proj(x)
+        beta = torch.sigmoid(b if b.dtype == torch.float64 else b.float()).reshape(B, T, n, Hv)
+        if self.allow_neg_eigval:
             beta = 2 * beta
         g = None
-        if self.use_gate:
-            g = -self.A_log.float().exp() * F.softplus(self.a_proj(x).float() + self.dt_bias)
-        return q, k, v, beta.to(x.dtype), g
+        if self.use_forget_gate:
+            a = self.a_proj(x)
+            a = a if a.dtype == torch.float64 else a.float()
+            g = -self.A_log.to(a.dtype).exp() * F.softplus(a + self.dt_bias.to(a.dtype))
+        return q, k, v, beta, g
 
-    def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
-        if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise InputError(f"DeltaProductLayer: expected x of shape (B, T, {self.d_model}), got {tuple(x.shape)}")
+    def _mode(self, x: torch.Tensor) -> str:
+        mode = self.mode
+        if mode in ("chunk", "fused_recurrent"):
+            if x.device.type != "cuda":
+                return "torch"
+            if torch.is_grad_enabled():
+                return "chunk"
+            if x.shape[1] <= 64 and not self.training:   # fla's rule: short inference inputs run recurrently
+                return "fused_recurrent"
+        return mode
+
+    # ------------------------------------------------------------------------------------------ forward
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                past_key_values=None, use_cache: bool | None = False, output_attentions: bool | None = False,
+                **kwargs):
+        where = "DeltaProductLayer"
+        x = hidden_states
+        if not isinstance(x, torch.Tensor) or x.ndim != 3 or x.shape[-1] != self.hidden_size:
+            raise InputError(f"{where}: expected hidden_states of shape (B, T, {self.hidden_size}), got "
+                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+        if past_key_values is not None or use_cache:
+            raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
+        cu_seqlens = kwargs.pop("cu_seqlens", None)
+        if kwargs:
+            raise InputError(f"{where}: unknown forward keyword {sorted(kwargs)[0]!r}")
+        B, T, _ = x.shape
+        indices = None
+        if attention_mask is not None:
+            if attention_mask.ndim != 2 or tuple(attention_mask.shape) != (B, T):
+                raise InputError(f"{where}: attention_mask must be a 0/1 matrix of shape (B, T) = {(B, T)}, got "
+                                 f"{tuple(attention_mask.shape)}")
+            if cu_seqlens is not None:
+                raise InputError(f"{where}: give attention_mask or cu_seqlens, not both")
+            x, indices, cu_seqlens = _unpad(x, attention_mask)
+        elif cu_seqlens is not None:
+            if B != 1:
+                raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
+        o = self._mix(x, cu_seqlens)
+        if indices is not None:
+            o = _repad(o, indices, B, T)
+        return o, None, past_key_values
+
+    def _mix(self, x: torch.Tensor, cu_seqlens) -> torch.Tensor:
         B, T, _ = x.shape
         q, k, v, beta, g = self.gh_inputs(x, cu_seqlens)
-        backend = self.backend
-        if backend == "chunk" and x.device.type != "cuda":
-            backend = "torch"
-        if backend == "fused_recurrent":
+        mode = self._mode(x)
+        if mode == "fused_recurrent":
             o = self._fused(q, k, v, beta, g, cu_seqlens)
         else:
             from .gh.api import chunk_gh
-            o, _ = chunk_gh(q, k, v, beta, g, self.n_h, cu_seqlens, scale=self.head_dim ** -0.5, backend=backend,
-                            fp32_precision=self.fp32_precision, keep_states=self.keep_states)
-        o = self.o_norm(o.to(x.dtype)).reshape(B, T, self.num_heads * self.head_dim)
-        return self.o_proj(o)
+            o, _ = chunk_gh(q, k, v, g, beta, self.num_householder, cu_seqlens=cu_seqlens, backend=mode,
+                            fp32_precision=self.fp32_precision, keep_states=self.keep_states, validate=False)
+        if self.use_output_gate:
+            z = self.g_proj(x).reshape(B, T, self.num_v_heads, self.head_v_dim)
+            o = self.o_norm(o, z)
+        else:
+            o = self.o_norm(o)
+        return self.o_proj(o.reshape(B, T, self.value_dim))
 
     def _fused(self, q, k, v, beta, g, cu_seqlens):
         from .gh.fused_recurrent import fused_recurrent_delta_product
-        sc = self.head_dim ** -0.5
-        gf = None if g is None else g.to(q.dtype)
-        if cu_seqlens is None:
-            return fused_recurrent_delta_product(q, k, v, beta, gf, scale=sc, validate=False)[0]
-        bounds = [int(t) for t in cu_seqlens.tolist()]
-        return torch.cat([fused_recurrent_delta_product(q[:, a:b], k[:, a:b], v[:, a:b], beta[:, a:b],
-                                                        None if gf is None else gf[:, a:b], scale=sc,
+        sc = self.head_k_dim ** -0.5
+        bounds = [0, q.shape[1]] if cu_seqlens is None else [int(t) for t in cu_seqlens.tolist()]
+        return torch.cat([fused_recurrent_delta_product(q[:, a:b], k[:, a:b], v[:, a:b], beta[:, a:b].to(q.dtype),
+                                                        None if g is None else g[:, a:b].to(q.dtype), scale=sc,
                                                         validate=False)[0]
                           for a, b in zip(bounds[:-1], bounds[1:])], 1)
+
+    # ------------------------------------------------------------------------------------------ analysis
+    @torch.no_grad()
+    def transitions(self, x: torch.Tensor) -> torch.Tensor:
+        """Per token and value head the state-transition matrix ``exp(g_t) G_n ... G_1`` (B, T, H_v, K, K), later
+        factors on the left (docs/conventions.rst)."""
+        _, k, _, beta, g = self.gh_inputs(x)
+        k = k.to(beta.dtype)
+        B, T, n, H, K = k.shape
+        eye = torch.eye(K, dtype=k.dtype, device=x.device)
+        A = eye.expand(B, T, H, K, K).clone()
+        for j in range(n):
+            kj = k[:, :, j]
+            A = (eye - beta[:, :, j, :, None, None] * kj[..., :, None] * kj[..., None, :]) @ A
+        if g is not None:
+            A = A * torch.exp(g)[..., None, None]
+        return A
+
+    @torch.no_grad()
+    def betas(self, x: torch.Tensor) -> torch.Tensor:
+        """The betas (B, T, n, H_v) in [0, 2] (001, Fig. 5)."""
+        return self.gh_inputs(x)[3]
+
+    @torch.no_grad()
+    def keys(self, x: torch.Tensor) -> torch.Tensor:
+        """The unit keys (B, T, n, H_v, K) (001, Fig. 5: PCA of the keys)."""
+        return self.gh_inputs(x)[1]
+
+
+def _unpad(x: torch.Tensor, mask: torch.Tensor):
+    """Padded (B, T, D) + 0/1 mask -> packed (1, N, D), the kept positions' flat indices, cu_seqlens."""
+    keep = mask.to(torch.bool)
+    indices = keep.flatten().nonzero().flatten()
+    lens = keep.sum(-1, dtype=torch.int32)
+    cu = torch.nn.functional.pad(lens.cumsum(0, dtype=torch.int32), (1, 0))
+    return x.flatten(0, 1)[indices][None], indices, cu
+
+
+def _repad(o: torch.Tensor, indices: torch.Tensor, B: int, T: int) -> torch.Tensor:
+    out = o.new_zeros(B * T, o.shape[-1])
+    out[indices] = o[0]
+    return out.reshape(B, T, -1)

@@ -3,14 +3,12 @@
 Each module is stateless (no learned weights: projections belong to the model that uses the layer) and computes
 exactly what its ``naive`` reference defines; ``mode`` picks the kernel:
 
-* :class:`GHLayer` (DeltaNet n_h = 1 / DeltaProduct n_h > 1, paper 001): ``"chunk"`` (the trainable Triton
-  kernels of :mod:`lrnnkit.kernels.gh.wy`: chunked forward and backward, gate supported; default),
-  ``"fused_recurrent"`` (Triton, inference, supports the gate), ``"naive"``.
 * :class:`DiagonalLayer`: ``"chunk"`` (associative scan), ``"fused_recurrent"``, ``"naive"``.
 * :class:`BlockDiagonalLayer`, :class:`BilinearLayer`: ``"fused_recurrent"``, ``"naive"``.
 
-Triton modes need CUDA tensors, or CPU tensors with TRITON_INTERPRET=1. For training a DeltaNet / DeltaProduct
-token mixer (projections, short convolution, gate, Triton backward) use :class:`lrnnkit.kernels.DeltaProductLayer`.
+Triton modes need CUDA tensors, or CPU tensors with TRITON_INTERPRET=1. The GH family (DeltaNet / DeltaProduct)
+has its functional entry point :func:`lrnnkit.kernels.chunk_gh` (fla's signature; backends "chunk", "torch",
+"naive") and its trainable layer :class:`lrnnkit.kernels.DeltaProductLayer`.
 """
 from __future__ import annotations
 
@@ -23,34 +21,6 @@ def _pick(mode: str, table: dict, layer: str):
     if mode not in table:
         raise InputError(f"{layer}: unknown mode {mode!r} (choose from {', '.join(table)})")
     return table[mode]
-
-
-class GHLayer(torch.nn.Module):
-    """``o, S_T = GHLayer(mode)(q, k, v, beta, g=None, initial_state=None)``; see :mod:`lrnnkit.kernels.gh.inputs`
-    for shapes. ``scale`` multiplies the outputs; ``normalize`` L2-normalizes keys (else non-unit keys raise)."""
-
-    def __init__(self, mode: str = "chunk", scale: float = 1.0, normalize: bool = False, validate: bool = True):
-        super().__init__()
-        from .gh.fused_recurrent import fused_recurrent_delta_product
-        from .gh.naive import delta_product_naive
-        self.fn = _pick(mode, {"chunk": _gh_chunk, "fused_recurrent": fused_recurrent_delta_product,
-                               "naive": delta_product_naive}, "GHLayer")
-        self.mode, self.scale, self.normalize, self.validate = mode, scale, normalize, validate
-
-    def forward(self, q, k, v, beta, g=None, initial_state=None, output_final_state: bool = False):
-        return self.fn(q, k, v, beta, g, scale=self.scale, initial_state=initial_state,
-                       output_final_state=output_final_state, normalize=self.normalize, validate=self.validate)
-
-
-def _gh_chunk(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None, output_final_state: bool = False,
-              normalize: bool = False, validate: bool = True):
-    """GHLayer's "chunk" mode: :func:`lrnnkit.kernels.gh.wy.chunk_gh_triton` (forward and backward in Triton) on
-    the inputs as :func:`lrnnkit.kernels.gh.inputs.prepare` validates them; o in q's dtype."""
-    from .gh.inputs import prepare
-    from .gh.wy import chunk_gh_triton, default_chunk
-    x = prepare(q, k, v, beta, g, initial_state, normalize=normalize, validate=validate)
-    o, ht = chunk_gh_triton(x.q, x.k, x.v, x.beta, x.g, scale, x.h0, None, default_chunk(x.q.dtype))
-    return o.to(x.q.dtype), (ht if output_final_state else None)
 
 
 class DiagonalLayer(torch.nn.Module):

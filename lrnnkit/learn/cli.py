@@ -49,7 +49,9 @@ def add_parser(sub) -> None:
     s.add_argument("--heads", type=int, default=4, help="heads per layer (default 4)")
     s.add_argument("--head-dim", type=int, default=None, help="key/value size per head (default: width / heads)")
     s.add_argument("--mlp", action="store_true", help="an MLP block after every LRNN layer")
-    s.add_argument("--gate", action="store_true", help="gated DeltaNet / DeltaProduct")
+    s.add_argument("--gate", action="store_true", help="gated DeltaNet / DeltaProduct (fla's forget gate)")
+    s.add_argument("--no-output-gate", action="store_true",
+                   help="DeltaNet / DeltaProduct without fla's output gate RMSNorm(o) * silu(W_g x)")
     s.add_argument("--no-short-conv", action="store_true", help="no short causal convolution before the LRNN")
     s.add_argument("--train-len", default="3:40", help="training word lengths A:B (inclusive)")
     s.add_argument("--test-len", default="40,128,256", help="evaluation lengths, comma-separated")
@@ -86,6 +88,7 @@ def run_train(a) -> int:
     layer = a.layer
     cfg = TrainConfig(task=a.source, layer=layer, n_h=a.n_h, eig_range=a.eig_range, layers=a.layers, width=a.width,
                       heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=not a.no_short_conv,
+                      output_gate=not a.no_output_gate,
                       train_len=_range(a.train_len), test_len=_lengths(a.test_len), steps=a.steps, batch=a.batch,
                       lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())

@@ -5,12 +5,13 @@ final norm -> linear head. The mixer (``layer=``) is one of
 
 * ``"diagonal"``: Mamba-style ``A(x) = Diag(s(x))`` with ``s = exp(-softplus(dt(x)) exp(w))`` in (0, 1), or
   ``Diag(2 s(x) - 1)`` in (-1, 1) (000, Table 2); ``B(x) = W_b x``; output ``W_o (h * silu(W_z x))``.
-* ``"deltanet"`` / ``"deltaproduct"`` (001): per head ``A(x) = G_{n_h} ... G_1`` with
-  ``G_j = I - beta_j k_j k_j^T``, unit keys, ``beta = sigmoid`` ([0, 1]) or ``2 sigmoid`` ([-1, 1]);
-  ``B(x) = sum_j beta_j k_j v_j^T`` (threaded through the factors); output ``RMSNorm(S^T q)`` per head. DeltaNet is
-  ``n_h = 1``. ``gate=True`` multiplies the state by ``exp(g_t)``, ``g = -exp(a) softplus(W_g x + dt)`` first
-  (the gated variants, fla's Gated DeltaProduct convention). Computed by lrnnkit's kernels
-  (:mod:`lrnnkit.kernels.gh`): the sequential reference on CPU, the chunked kernels on CUDA.
+* ``"deltanet"`` / ``"deltaproduct"`` (001): the public layer :class:`lrnnkit.kernels.DeltaProductLayer` (fla's
+  ``GatedDeltaProduct``, expand_v = 1): per head ``A(x) = G_{n_h} ... G_1`` with ``G_j = I - beta_j k_j k_j^T``,
+  unit keys, ``beta = sigmoid`` ([0, 1]) or ``2 sigmoid`` ([-1, 1]); ``B(x) = sum_j beta_j k_j v_j^T`` (threaded
+  through the factors); output ``RMSNorm(S^T q / sqrt(K)) * silu(W_g x)`` per head (``output_gate=False`` drops
+  the gate). DeltaNet is ``n_h = 1``. ``gate=True`` multiplies the state by ``exp(g_t)``,
+  ``g = -exp(A_log) softplus(W_a x + dt_bias)`` first (fla's forget gate). On CUDA the chunked Triton kernels, on
+  CPU the same chunk equations in torch.
 * ``"block-diagonal"`` (002, eq. 5-6): ``A(x) = diag(A^(1), ..., A^(h))`` with blocks of size ``b`` whose columns
   are ``v / max(1, ||v||_p)`` (``p = 1.2`` as in 002, Section 4.4), ``B(x) = W_b x``.
 * ``"bilinear"`` (004: ``h_t = W(x_t) h_{t-1}`` with ``W(x) = sum_i z_i(x) W_i`` linear in the input and no
@@ -33,8 +34,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..errors import InputError
+from ..kernels.delta_product import DeltaProductLayer
+from ..kernels.short_conv import ShortConvolution
 
-__all__ = ["SequenceModel", "LAYER_KINDS", "affine_scan", "parse_eig_range"]
+__all__ = ["SequenceModel", "LAYER_KINDS", "affine_scan", "parse_eig_range", "gh_layer"]
 
 from .kinds import LAYER_KINDS  # noqa: E402  (torch-free, for the CLI)
 
@@ -81,27 +84,13 @@ def _acc(x: torch.Tensor) -> torch.Tensor:
     return x if x.dtype == torch.float64 else x.float()
 
 
-class ShortConv(nn.Module):
-    """Causal depthwise 1-D convolution (kernel ``size``) + SiLU, as the short convolutions of DeltaNet / Mamba
-    (docs/conventions.rst: a layer may read a short causal window of its inputs)."""
-
-    def __init__(self, dim: int, size: int = 4):
-        super().__init__()
-        self.size = size
-        self.conv = nn.Conv1d(dim, dim, size, groups=dim, bias=False)
-
-    def forward(self, x):                        # (B, T, C)
-        y = self.conv(F.pad(x.transpose(1, 2), (self.size - 1, 0)))
-        return F.silu(y.transpose(1, 2))
-
-
 # ------------------------------------------------------------------------------------------------ mixers
 class DiagonalMixer(nn.Module):
     def __init__(self, width: int, eig_range=(-1.0, 1.0), short_conv: bool = True, backend: str = "scan"):
         super().__init__()
         self.neg = parse_eig_range(eig_range)[0] < 0
         self.backend = backend
-        self.conv = ShortConv(width) if short_conv else None
+        self.conv = ShortConvolution(width, 4) if short_conv else None
         self.in_proj = nn.Linear(width, 3 * width)          # dt, b, z
         self.w = nn.Parameter(torch.zeros(width))            # s = exp(-softplus(dt) exp(w))
         self.out_proj = nn.Linear(width, width)
@@ -127,86 +116,17 @@ class DiagonalMixer(nn.Module):
         return a[..., None, None]                            # (B, T, D, 1, 1)
 
 
-class GHMixer(nn.Module):
-    """DeltaNet (n_h = 1) / DeltaProduct (n_h > 1) / gated variants on lrnnkit's GH kernels (paper 001)."""
-
-    def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
-                 gate: bool = False, short_conv: bool = True, backend: str = "auto", kernel_dtype: str = "float32"):
-        super().__init__()
-        self.H, self.K, self.n_h = heads, head_dim, n_h
-        self.kernel_dtype = kernel_dtype
-        self.beta_scale = 2.0 if parse_eig_range(eig_range)[0] < 0 else 1.0
-        self.backend = backend
-        HK = heads * head_dim
-        self.q_proj = nn.Linear(width, HK, bias=False)
-        self.k_proj = nn.Linear(width, n_h * HK, bias=False)
-        self.v_proj = nn.Linear(width, n_h * HK, bias=False)
-        self.b_proj = nn.Linear(width, n_h * heads, bias=True)
-        self.convs = nn.ModuleList([ShortConv(HK), ShortConv(n_h * HK), ShortConv(n_h * HK)]) if short_conv else None
-        self.gate = gate
-        if gate:
-            self.g_proj = nn.Linear(width, heads, bias=True)
-            self.A_log = nn.Parameter(torch.zeros(heads))
-        self.o_norm = nn.RMSNorm(head_dim)
-        self.o_proj = nn.Linear(HK, width, bias=False)
-
-    def _qkvbg(self, x):
-        B, T, _ = x.shape
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-        if self.convs is not None:
-            q, k, v = self.convs[0](q), self.convs[1](k), self.convs[2](v)
-        H, K, nh = self.H, self.K, self.n_h
-        q = F.normalize(_acc(q).reshape(B, T, H, K), dim=-1)
-        k = F.normalize(_acc(k).reshape(B, T, nh, H, K), dim=-1)
-        v = _acc(v).reshape(B, T, nh, H, K)
-        beta = self.beta_scale * torch.sigmoid(_acc(self.b_proj(x)).reshape(B, T, nh, H))
-        g = None
-        if self.gate:
-            g = -torch.exp(_acc(self.A_log)) * F.softplus(_acc(self.g_proj(x)))
-        return q, k, v, beta, g
-
-    def _backend(self, device) -> str:
-        if self.backend != "auto":
-            return self.backend
-        return "chunk" if device.type == "cuda" else "naive"
-
-    def forward(self, x):
-        q, k, v, beta, g = self._qkvbg(x)
-        if self.kernel_dtype == "bfloat16" and x.is_cuda:    # fla-like: q, k, v in bf16, fp32 state inside
-            q, k, v = q.bfloat16(), k.bfloat16(), v.bfloat16()
-        o = gh_apply(q, k, v, beta, g, self._backend(x.device))
-        o = self.o_norm(o)
-        B, T = x.shape[:2]
-        return self.o_proj(o.reshape(B, T, self.H * self.K).to(x.dtype))
-
-    def transitions(self, x):
-        _, k, _, beta, g = self._qkvbg(x)
-        B, T, nh, H, K = k.shape
-        eye = torch.eye(K, dtype=k.dtype, device=x.device)
-        A = eye.expand(B, T, H, K, K).clone()
-        for j in range(nh):                                  # later factor on the left (docs/conventions.rst)
-            kj = k[:, :, j]
-            G = eye - beta[:, :, j, :, None, None] * kj[..., :, None] * kj[..., None, :]
-            A = G @ A
-        if g is not None:
-            A = A * torch.exp(g)[..., None, None]
-        return A
-
-    def betas(self, x):
-        """The betas (B, T, n_h, H) in [0, 2] (001, Fig. 5)."""
-        return self._qkvbg(x)[3]
-
-    def keys(self, x):
-        """The unit keys (B, T, n_h, H, K) (001, Fig. 5: PCA of the keys)."""
-        return self._qkvbg(x)[1]
-
-
-def gh_apply(q, k, v, beta, g, backend: str):
-    """``o`` (B, T, H, K) of the GH-product recurrence on lrnnkit's kernels
-    (:func:`lrnnkit.kernels.gh.api.chunk_gh`: gates, Triton backward); ``backend`` "naive" | "chunk" | "torch"."""
-    from ..kernels.gh.api import chunk_gh
-    o, _ = chunk_gh(q, k, v, beta, g, n_h=k.shape[2], scale=1.0, backend=backend)
-    return o
+def gh_layer(width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0), gate: bool = False,
+             short_conv: bool = True, output_gate: bool = True, backend: str = "auto") -> DeltaProductLayer:
+    """The GH mixer of :class:`SequenceModel`: :class:`lrnnkit.kernels.DeltaProductLayer` with fla's
+    ``GatedDeltaProduct`` keywords (expand_v = 1); ``backend`` "auto" / "chunk" (Triton on CUDA, the chunk
+    equations in torch on CPU), "torch", "naive"."""
+    if backend not in ("auto", "chunk", "torch", "naive"):
+        raise InputError(f"backend {backend!r} does not apply to GH layers (choose from auto, chunk, torch, naive)")
+    return DeltaProductLayer(hidden_size=width, expand_v=1, head_dim=head_dim, num_heads=heads,
+                             num_householder=n_h, allow_neg_eigval=parse_eig_range(eig_range)[0] < 0,
+                             use_forget_gate=gate, use_short_conv=short_conv, use_output_gate=output_gate,
+                             mode="chunk" if backend == "auto" else backend)
 
 
 def _pnorm_columns(A: torch.Tensor, p: float) -> torch.Tensor:
@@ -222,7 +142,7 @@ class BlockDiagonalMixer(nn.Module):
         if width % block_size:
             raise InputError(f"block-diagonal: width {width} is not a multiple of the block size {block_size}")
         self.NB, self.BS, self.p, self.backend = width // block_size, block_size, p, backend
-        self.conv = ShortConv(width) if short_conv else None
+        self.conv = ShortConvolution(width, 4) if short_conv else None
         self.A_proj = nn.Linear(width, self.NB * block_size * block_size)
         self.b_proj = nn.Linear(width, width)
         self.out_proj = nn.Linear(width, width)
@@ -322,15 +242,15 @@ class SequenceModel(nn.Module):
     ``forward(tokens (B, T) int64) -> logits (B, T, n_out)``; :attr:`config` (a JSON-able dict) rebuilds the
     model: ``SequenceModel(**config)``. ``layer`` in :data:`LAYER_KINDS`; ``head_dim`` defaults to
     ``width // heads``; ``mlp`` adds an MLP block per layer; ``block_size`` for block-diagonal; ``backend``:
-    ``"auto"`` (GH: chunked kernels on CUDA, the sequential reference on CPU; others: the torch scan), ``"naive"``
-    (the kernels' sequential references), ``"chunk"`` / ``"torch"`` (GH only), ``"scan"`` (non-GH only).
-    ``kernel_dtype="bfloat16"`` feeds the GH kernels bf16 q, k, v on CUDA (as fla does; the state stays fp32).
+    ``"auto"`` (GH: chunked kernels on CUDA, the chunk equations in torch on CPU; others: the torch scan),
+    ``"naive"`` (the kernels' sequential references), ``"chunk"`` / ``"torch"`` (GH only), ``"scan"`` (non-GH
+    only). ``output_gate`` (GH only): fla's output gate ``RMSNorm(o) * silu(W_g x)`` (on by default, as in fla).
     """
 
     def __init__(self, vocab: int, n_out: int, layer: str = "deltaproduct", n_h: int = 1, eig_range=(-1.0, 1.0),
                  layers: int = 1, width: int = 64, heads: int = 4, head_dim: int | None = None, mlp: bool = False,
                  short_conv: bool = True, gate: bool = False, block_size: int = 8, backend: str = "auto",
-                 kernel_dtype: str = "float32"):
+                 output_gate: bool = True):
         super().__init__()
         if layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {layer!r} (choose from {', '.join(LAYER_KINDS)})")
@@ -344,9 +264,7 @@ class SequenceModel(nn.Module):
         head_dim = head_dim or max(1, width // heads)
         self.config = dict(vocab=vocab, n_out=n_out, layer=layer, n_h=n_h, eig_range=list(eig), layers=layers,
                            width=width, heads=heads, head_dim=head_dim, mlp=mlp, short_conv=short_conv, gate=gate,
-                           block_size=block_size, backend=backend, kernel_dtype=kernel_dtype)
-        if kernel_dtype not in ("float32", "bfloat16"):
-            raise InputError(f"kernel_dtype must be float32 or bfloat16, got {kernel_dtype!r}")
+                           block_size=block_size, backend=backend, output_gate=bool(output_gate))
         self.embed = nn.Embedding(vocab, width)
         self.mixers = nn.ModuleList()
         nb = "scan" if backend == "auto" else backend
@@ -354,7 +272,7 @@ class SequenceModel(nn.Module):
             if layer == "diagonal":
                 m = DiagonalMixer(width, eig, short_conv, nb)
             elif layer in ("deltanet", "deltaproduct"):
-                m = GHMixer(width, heads, head_dim, n_h, eig, gate, short_conv, backend, kernel_dtype)
+                m = gh_layer(width, heads, head_dim, n_h, eig, gate, short_conv, output_gate, backend)
             elif layer == "block-diagonal":
                 m = BlockDiagonalMixer(width, block_size, backend=nb)
             else:
@@ -377,7 +295,8 @@ class SequenceModel(nn.Module):
             u = self.norms[i](x)
             if collect is not None:
                 got.append(getattr(m, collect)(u))
-            x = x + m(u)
+            y = m(u)
+            x = x + (y[0] if isinstance(y, tuple) else y)   # DeltaProductLayer returns fla's (o, None, cache)
             if self.mlps is not None:
                 x = x + self.mlps[i](self.mlp_norms[i](x))
         return x, got

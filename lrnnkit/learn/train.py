@@ -59,7 +59,7 @@ class TrainConfig:
     gate: bool = False
     block_size: int = 8
     backend: str = "auto"
-    kernel_dtype: str = "float32"
+    output_gate: bool = True
     train_len: tuple = (3, 40)
     test_len: tuple = (40, 128, 256)
     steps: int = 1000
@@ -113,7 +113,7 @@ class TrainConfig:
         return dict(vocab=task.n_in, n_out=task.n_out, layer=self.layer, n_h=self.n_h, eig_range=self.eig_range,
                     layers=self.layers, width=self.width, heads=self.heads, head_dim=self.head_dim, mlp=self.mlp,
                     short_conv=self.short_conv, gate=self.gate, block_size=self.block_size, backend=self.backend,
-                    kernel_dtype=self.kernel_dtype)
+                    output_gate=self.output_gate)
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:

@@ -76,29 +76,39 @@ def check_keep_states(where: str, keep_states) -> None:
         raise InputError(f"{where}: keep_states must be True, False or None, got {keep_states!r}")
 
 
-def chunk_gh(q, k, v, beta, g=None, n_h: int = 1, cu_seqlens=None, initial_state=None,
-             output_final_state: bool = False, *, scale: float | None = None, chunk_size: int | None = None,
-             backend: str = "chunk", normalize_qk: bool = False, validate: bool = False,
+def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = None, initial_state=None,
+             output_final_state: bool = False, use_qk_l2norm_in_kernel: bool = False, cu_seqlens=None, *,
+             chunk_size: int | None = None, backend: str = "chunk", validate: bool = True,
              fp32_precision: str | None = None, keep_states: bool | None = None):
-    """Differentiable gated DeltaProduct (paper 001) in fla's layout; returns ``(o, final_state or None)``.
+    """Differentiable gated DeltaProduct (paper 001) with fla's ``chunk_gated_delta_product`` signature: the same
+    positional order ``(q, k, v, g, beta, num_householder)`` and keyword names; returns ``(o, final_state or None)``.
 
     ``o`` (B, T, H, V) in q's dtype; ``final_state`` (N, H, K, V) in float32 (float64 for float64 inputs), N = B or
-    the number of packed sequences. ``scale`` defaults to ``K ** -0.5`` as in fla. ``normalize_qk`` L2-normalizes
-    q and k inside (fla's ``use_qk_l2norm_in_kernel``). ``validate`` checks finite floating inputs, unit keys, ``beta in [0, 2]``, ``g <= 0``.
+    the number of packed sequences (``cu_seqlens``, B = 1). ``g`` (B, T, H) log-decays <= 0 or None (pass None
+    explicitly, as in fla). ``scale`` defaults to ``K ** -0.5`` as in fla. ``use_qk_l2norm_in_kernel``
+    L2-normalizes q and k inside. ``validate`` (default on) checks finite inputs, unit keys, ``beta in [0, 2]`` and
+    ``g <= 0`` -- a call with g and beta swapped fails it -- at the cost of a host sync; trusted callers
+    (:class:`lrnnkit.kernels.DeltaProductLayer`) turn it off.
     ``backend``: "chunk" (:mod:`.wy`: Triton WY kernels with a Triton backward; CUDA tensors, or CPU tensors
     under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
     (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
-    tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3,
-    1.8x faster) or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
+    tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3)
+    or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
     True keeps the forward's chunk states S_n and U' for the backward (when one will run: an input needs a
-    gradient) instead of recomputing them there -- float32 fwd+bwd 10-13% faster on an H100
-    (benchmarks/RESULTS.md, "kernels"), for K V / C + V more saved numbers per position and head (384 at
-    K = V = 128, C = 64: three times q) in the intermediate dtype; with 2-byte inputs it also moves the outputs out
-    of the state pass (the split forward; not timed there). False recomputes; None takes the kernel table's
-    ``keep`` (off).
+    gradient) instead of recomputing them there -- faster for float32 (benchmarks/RESULTS.md, "kernels"), for
+    K V / C + V more saved numbers per position and head in the intermediate dtype; False recomputes; None takes
+    the kernel table's ``keep`` (off).
     """
+    n_h = num_householder
+    if isinstance(n_h, torch.Tensor) or isinstance(n_h, bool) or not isinstance(n_h, int):
+        raise InputError(f"chunk_gh: num_householder must be a positive integer, got "
+                         f"{type(n_h).__name__ if isinstance(n_h, torch.Tensor) else repr(n_h)} (fla's argument "
+                         "order is (q, k, v, g, beta, num_householder))")
+    if beta is None:
+        raise InputError("chunk_gh: beta is required (fla's argument order is (q, k, v, g, beta, num_householder))")
+    normalize_qk = bool(use_qk_l2norm_in_kernel)
     check_keep_states("chunk_gh", keep_states)
     if backend not in BACKENDS:
         raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")

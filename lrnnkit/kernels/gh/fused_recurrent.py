@@ -55,16 +55,18 @@ def _gh_fused_recurrent_kernel(q_ptr, k_ptr, v_ptr, b_ptr, g_ptr, h0_ptr, o_ptr,
                  mask=mkv)
 
 
-def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None,
+def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float | None = None, initial_state=None,
                                   output_final_state: bool = False, normalize: bool = False,
                                   validate: bool = True, block_v: int | None = None, num_warps: int | None = None):
     """Same contract as :func:`lrnnkit.kernels.gh.naive.delta_product_naive` (returns ``(o, final_state)``),
-    computed by the fused recurrent Triton kernel. Not differentiable (raises if an input requires grad)."""
+    computed by the fused recurrent Triton kernel (``scale`` defaults to ``K ** -0.5``). Not differentiable
+    (raises if an input requires grad)."""
     x = prepare(q, k, v, beta, g, initial_state, normalize=normalize, validate=validate)
     if any(t is not None and t.requires_grad for t in (x.q, x.k, x.v, x.beta, x.g, x.h0)) and torch.is_grad_enabled():
-        raise InputError("fused_recurrent_delta_product has no backward; train with chunk_gh or GHLayer('chunk')")
+        raise InputError("fused_recurrent_delta_product has no backward; train with chunk_gh or DeltaProductLayer")
     check_device(x.q, x.k, x.v, x.beta, x.g, x.h0)
     B, T, H, K, V = x.dims
+    scale = K ** -0.5 if scale is None else scale
     acc = acc_dtype(q.dtype)
     BK = triton.next_power_of_2(K)
     # H200 sweep (benchmarks/bench_kernels.py): many small programs of one warp win; BV = 16 at K = 128, 8 at K = 16

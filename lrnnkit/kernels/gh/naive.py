@@ -16,11 +16,13 @@ from .._checks import acc_dtype
 from .inputs import prepare
 
 
-def delta_product_naive(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None,
+def delta_product_naive(q, k, v, beta, g=None, *, scale: float | None = None, initial_state=None,
                         output_final_state: bool = False, normalize: bool = False, validate: bool = True):
-    """Returns ``(o, final_state)``; ``o`` (B, T, H, V) in q's dtype, ``final_state`` (B, H, K, V) or None."""
+    """Returns ``(o, final_state)``; ``o`` (B, T, H, V) in q's dtype, ``final_state`` (B, H, K, V) or None.
+    ``scale`` defaults to ``K ** -0.5`` (fla's default, as every GH backend)."""
     x = prepare(q, k, v, beta, g, initial_state, normalize=normalize, validate=validate)
     B, T, H, K, V = x.dims
+    scale = K ** -0.5 if scale is None else scale
     dt = acc_dtype(q.dtype)
     S = (x.h0.to(dt) if x.h0 is not None else torch.zeros(B, H, K, V, dtype=dt, device=q.device))
     qf, kf, vf, bf = x.q.to(dt), x.k.to(dt), x.v.to(dt), x.beta.to(dt)
