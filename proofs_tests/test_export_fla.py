@@ -248,3 +248,15 @@ def test_cli_writes_per_layer_tensors_that_reproduce_expected(tmp_path):
             got = decode_fla_outputs(exp, o, t["word"].numpy()[None], layer=i, below=ref.layer_outputs)
             assert np.array_equal(got[0], t[f"layer{i}.expected"].numpy())
     assert main(["export", str(mp), "--to", "fla", "-o", str(out), "--random", "0"]) == 2
+
+
+def test_guide_example_runs(monkeypatch, capsys):
+    """examples/export_fla.py (shown in docs/export_fla.rst) runs on the CPU stand-in and checks itself."""
+    import os
+    import runpy
+    import sys
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "export_fla.py")
+    monkeypatch.setattr(sys, "argv", [path])
+    runpy.run_path(path, run_name="__main__")
+    out = capsys.readouterr().out
+    assert "group:D4: 2 kernel calls" in out and "mod-arith:3: 4 kernel calls" in out
