@@ -260,3 +260,25 @@ def test_guide_example_runs(monkeypatch, capsys):
     runpy.run_path(path, run_name="__main__")
     out = capsys.readouterr().out
     assert "group:D4: 2 kernel calls" in out and "mod-arith:3: 4 kernel calls" in out
+
+
+def test_additive_term_outside_the_steps_is_refused():
+    """H <- G(2, e_1) H + e_2: the token's only delta-rule step writes along e_1, so no value gives B = e_2."""
+    from fractions import Fraction
+
+    from lrnnkit.model import Decoder, GHFactor, Layer, Model, TableMap, Transition
+    t = Transition.from_factors([GHFactor.exact(2, [1, 0])], 2, B_exact=[0, 1])
+    ok = Transition.from_factors([GHFactor.exact(2, [1, 0])], 2, B_exact=[1, 0])
+    dec = Decoder.exact([[1, 0], [0, 1]], [0, 0], ["x", "y"])
+    for trans, refused in (([t], True), ([ok], False)):
+        layer = Layer("gh", 2, trans, np.zeros(2), TableMap.identity("input", 1), dec, [Fraction(0)] * 2)
+        m = Model(["a"], [layer], TableMap.identity(0, 2), ["x", "y"])
+        if refused:
+            with pytest.raises(InputError, match="not in the span"):
+                export_fla(m)
+        else:
+            exp = export_fla(m)
+            assert exp.layers[0].values[0, 0] == 0.5          # beta * e_1 * val = e_1
+            w = np.zeros((1, 5), dtype=np.int64)
+            assert np.array_equal(run_fla(exp, w, product_loop, dtype=torch.float64).outputs,
+                                  L.run_float(m, w).outputs)
