@@ -70,63 +70,85 @@ def _kernel(name: str, stand_in: bool, dev: str):
 
 def check(tokens: int, batch: int, seed: int = 0, dev: str = "cuda", kernels=("fp32", "bf16"),
           stand_in: bool = False):
-    rows = []
+    """One row per case. Every case runs in fp32 before any runs in bf16 (an illegal memory access in one kernel
+    would poison the CUDA context of the calls after it)."""
+    cases, rows = [], []
     for src, cons in CASES:
+        name = src + (f" ({cons})" if cons else "")
         try:
-            rows.append(_case(src, cons, tokens, batch, seed, dev, kernels, stand_in))
+            cases.append((name, _prepare(src, cons, tokens, batch, seed)))
         except Exception as exc:  # record and go on: one failing case must not cost the others' device time
-            rows.append([src + (f" ({cons})" if cons else ""), "error", type(exc).__name__, str(exc)[:120]]
-                        + [""] * (len(HEADERS) - 4))
-        print(rows[-1], flush=True)
+            cases.append((name, None))
+            print(f"{name}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+    res = {name: {} for name, _ in cases}
+    for kname in ("fp32", "bf16"):
+        for name, c in cases:
+            if c is not None:
+                res[name][kname] = _run(c, kname, dev, kernels, stand_in)
+                print(name, kname, res[name][kname], flush=True)
+    for name, c in cases:
+        if c is None:
+            rows.append([name, "error"] + [""] * (len(HEADERS) - 2))
+            continue
+        model, cert, exp = c["model"], c["cert"], c["exp"]
+        r32, r16 = res[name]["fp32"], res[name]["bf16"]
+        per = lambda f: "/".join(str(f(ly)) for ly in exp.layers)  # noqa: E731
+        rows.append([name, model.provenance.get("construction"), len(exp.layers),
+                     "yes" if cert.certified else "NO", per(lambda ly: ly.K), per(lambda ly: ly.heads),
+                     per(lambda ly: ly.n_out), per(lambda ly: ly.n_h), f"{batch} x {tokens}",
+                     r32[0], "yes" if r32[0] == 0 else "NO", f"{r32[2]:.1f}", f"{r32[3]:.1f}",
+                     r16[0], r16[1] if r16[1] is not None else "none"])
     return rows
 
 
-def _case(src, cons, tokens, batch, seed, dev, kernels, stand_in):
+def _prepare(src, cons, tokens, batch, seed) -> dict:
     import numpy as np
-    import torch
 
     import lrnnkit as L
-    from lrnnkit.export import export_fla, run_fla
+    from lrnnkit.export import export_fla
     fsa = L.load_source(src)
     model = L.compile(fsa, cons)
     cert = L.certify(model, fsa)
     exp = export_fla(model)
-    rng = np.random.default_rng(seed)
-    w = rng.integers(0, len(model.alphabet), size=(batch, tokens))
+    w = np.random.default_rng(seed).integers(0, len(model.alphabet), size=(batch, tokens))
     lab_index = {lab: i for i, lab in enumerate(model.output_labels)}
     truth = np.vectorize(lambda q: lab_index[fsa.outputs[q]])(fsa.trace_batch(w))
-    res = {}
-    for name, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
-        if name not in kernels:
-            res[name] = ("not run", None, 0.0, 0.0)
-            continue
-        try:
-            kern, layout, min_K, spent = _kernel(name, stand_in, dev)
-        except (ImportError, AttributeError) as exc:
-            res[name] = (f"{type(exc).__name__}", None, 0.0, 0.0)
-            continue
-        run = functools.partial(run_fla, exp, w, kern, layout=layout, dtype=dt, device=dev, min_K=min_K)
+    return {"model": model, "cert": cert, "exp": exp, "w": w, "truth": truth}
+
+
+def _run(c: dict, name: str, dev: str, kernels, stand_in: bool) -> tuple:
+    """(mismatches, first wrong step, kernel ms, run_fla ms) of one kernel on one case; fp32 timed on a warm run."""
+    import numpy as np
+    import torch
+
+    from lrnnkit.export import run_fla
+    if name not in kernels:
+        return ("not run", None, 0.0, 0.0)
+    try:
+        kern, layout, min_K, spent = _kernel(name, stand_in, dev)
+    except (ImportError, AttributeError) as exc:
+        return (type(exc).__name__, None, 0.0, 0.0)
+    dt = torch.float32 if name == "fp32" else torch.bfloat16
+    run = functools.partial(run_fla, c["exp"], c["w"], kern, layout=layout, dtype=dt, device=dev, min_K=min_K)
+    try:
         got = run().outputs
+        total = 0.0
         if name == "fp32":  # a second, warm run (the first one includes Triton's compilation)
             spent[0] = 0.0
             t0 = time.perf_counter()
             got = run().outputs
             total = time.perf_counter() - t0
-        else:
-            total = 0.0
-        bad = got != truth
-        first = None
-        if bad.any():
-            first = int(np.min(np.argmax(bad, axis=1)[bad.any(axis=1)])) + 1
-        res[name] = (int(bad.sum()), first, spent[0] * 1e3, total * 1e3)
+    except Exception as exc:  # one kernel failing must not cost the other's result
+        print(f"{name}: {type(exc).__name__}: {str(exc)[:300]}", flush=True)
+        return (f"error ({type(exc).__name__})", None, 0.0, 0.0)
+    finally:
         if dev == "cuda":
             torch.cuda.empty_cache()
-    per = lambda f: "/".join(str(f(ly)) for ly in exp.layers)  # noqa: E731
-    return [src + (f" ({cons})" if cons else ""), model.provenance.get("construction"), len(exp.layers),
-            "yes" if cert.certified else "NO", per(lambda ly: ly.K), per(lambda ly: ly.heads),
-            per(lambda ly: ly.n_out), per(lambda ly: ly.n_h), f"{batch} x {tokens}",
-            res["fp32"][0], "yes" if res["fp32"][0] == 0 else "NO", f"{res['fp32'][2]:.1f}",
-            f"{res['fp32'][3]:.1f}", res["bf16"][0], res["bf16"][1] if res["bf16"][1] is not None else "none"]
+    bad = got != c["truth"]
+    first = None
+    if bad.any():
+        first = int(np.min(np.argmax(bad, axis=1)[bad.any(axis=1)])) + 1
+    return (int(bad.sum()), first, spent[0] * 1e3, total * 1e3)
 
 
 HEADERS = ["automaton", "construction", "layers", "certified", "K per layer", "heads per layer",
