@@ -16,8 +16,8 @@ in the layout ``q: [B, T, H, K]``, ``k: [B, T n_h, H, K]``, ``v: [B, T n_h, H, V
   output is kept. With ``n_h = 1`` the two coincide.
 
 **One layer.** A layer of kind ``gh`` (000 eq. 1 with ``A(s) = G_{n_h} .. G_1``, ``G_j = I - beta_j v_j v_j^T``,
-docs/conventions.rst) or ``diagonal`` (``diag(a) = prod_i G(1 - a_i, e_i)``, a factor for every ``a_i != 1``; 000,
-Section 4) maps onto one kernel call:
+docs/conventions.rst) or ``diagonal`` (``diag(a) = prod_i G(1 - a_i, e_i)``, a factor for every ``a_i != 1``, as
+lrnnkit.model counts diagonal layers with entries in [-1, 1]) maps onto one kernel call:
 
 * the state ``H`` (width d) is ``S`` with ``K = d``, ``V = 1``; ``initial_state = H_0`` in every head;
 * factor j of layer symbol s: key ``k = v_j``, ``beta = beta_j``; symbols with fewer factors are padded with
@@ -30,7 +30,7 @@ Section 4) maps onto one kernel call:
   coordinate some decoder row reads, not one per decoder row. The linear-argmax decoder
   ``y_t = argmax_i (W H_t + c)_i`` (``W(s_t)``, ``c(s_t)`` when per-symbol) runs on the host over these outputs.
 
-**Several layers** (Krohn-Rhodes cascades, 000 Theorem 3; the two-layer dihedral construction, 001 Section 5.1):
+**Several layers** (Krohn-Rhodes cascades, 000 Theorem 4; the two-layer dihedral construction, 001 Theorem 1):
 layer l's symbol at step t is its input map (a table, :class:`lrnnkit.model.TableMap`) of the model input and the
 decoded outputs of lower layers, each read at a lag (the BOS pad ``size - 1`` before the start), and the model's
 output is the readout table of the layer outputs (lrnnkit.model). The export writes these tables down beside each
