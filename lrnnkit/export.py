@@ -468,8 +468,8 @@ def reference_kernel(q, k, v, g=None, beta=None, num_householder: int = 1, scale
     B, T, H, K = q.shape
     n = int(num_householder)
     scale = K ** -0.5 if scale is None else scale
-    return delta_product_naive(q, k.reshape(B, T, n, H, K), v.reshape(B, T, n, H, v.shape[-1]),
-                               beta.reshape(B, T, n, H), g, scale=scale, initial_state=initial_state,
+    return delta_product_naive(q=q, k=k.reshape(B, T, n, H, K), v=v.reshape(B, T, n, H, v.shape[-1]),
+                               beta=beta.reshape(B, T, n, H), g=g, scale=scale, initial_state=initial_state,
                                output_final_state=output_final_state)
 
 
