@@ -17,7 +17,7 @@ from .certify import Certificate, certify
 from .constructions import catalogue, compile
 from .errors import CertificationError, InputError, LrnnkitError, SizeLimitError
 from .executor import run_exact, run_float
-from .export import export_fla
+from .export import export_fla, run_fla
 from .learn.extract import extract_automaton, model_oracle
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 
@@ -26,8 +26,8 @@ __version__ = "0.1.0"
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
            "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh",
-           "export_fla", "extract_automaton", "model_oracle", "SequenceModel", "make_task", "TrainConfig", "train",
-           "run_experiment", "run_sweep"]
+           "export_fla", "run_fla", "extract_automaton", "model_oracle", "SequenceModel", "make_task", "TrainConfig",
+           "train", "run_experiment", "run_sweep"]
 
 _LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
 _LAZY_LEARN = {"SequenceModel": ".learn.models", "make_task": ".learn.tasks", "TrainConfig": ".learn.train",

@@ -129,11 +129,19 @@ class ConstructionLRNN(nn.Module):
         ``eig_range=(0, 1)`` the betas are clamped to [0, 1] (the construction loses its reflections)."""
         from ..export import export_fla
         exp = export_fla(model)
-        if not np.allclose(exp.queries, exp.queries[:1]) or not np.allclose(exp.bias, exp.bias[:1]):
+        if len(exp.layers) != 1:
+            raise InputError(f"construction-as-init needs a one-layer model; this one has {len(exp.layers)} layers")
+        ly = exp.layers[0]
+        if ly.per_symbol:
             raise InputError("construction-as-init needs a decoder that does not read the letter (per_symbol=False)")
+        im, ro = ly.input_map, exp.readout
+        if [(r.source, r.lag) for r in im.reads] != [("input", 0)] or [(r.source, r.lag) for r in ro.reads] \
+                != [(0, 0)]:
+            raise InputError("construction-as-init needs a layer that reads the letter and a readout of its decoder")
         labels = list(model.output_labels) if labels is None else [str(x) for x in labels]
-        S, n_h, K = exp.keys.shape
-        row_names = [exp.output_labels[i] for i in exp.head_labels]
+        letter_sym = im.table                  # the layer symbol of every letter
+        S, n_h, K = len(letter_sym), ly.n_h, ly.K
+        row_names = [exp.output_labels[int(ro.table[i])] for i in range(ly.n_out)]
         missing = sorted(set(row_names) - set(labels))
         if missing:
             raise InputError(f"the model outputs labels {missing[:5]} that the task does not have")
@@ -141,18 +149,18 @@ class ConstructionLRNN(nn.Module):
                 row_labels=[labels.index(r) for r in row_names], dtype=dtype)
         keys = np.zeros((S + extra_letters, n_h, K))
         keys[:, :, 0] = 1.0
-        keys[:S] = exp.keys
+        keys[:S] = ly.keys[letter_sym]
         betas = np.zeros((S + extra_letters, n_h))
-        betas[:S] = exp.betas
+        betas[:S] = ly.betas[letter_sym]
         vals = np.zeros((S + extra_letters, n_h))
-        vals[:S] = exp.values
+        vals[:S] = ly.values[letter_sym]
         with torch.no_grad():
             m.keys_raw.copy_(torch.as_tensor(keys))
             m.beta_raw.copy_(torch.as_tensor(betas))
             m.vals.copy_(torch.as_tensor(vals))
-            m.h0.copy_(torch.as_tensor(exp.initial_state))
-            m.W.copy_(torch.as_tensor(exp.queries[0]))
-            m.c.copy_(torch.as_tensor(exp.bias[0]))
+            m.h0.copy_(torch.as_tensor(ly.initial_state))
+            m.W.copy_(torch.as_tensor(ly.decoder_W))
+            m.c.copy_(torch.as_tensor(ly.decoder_c))
         return m
 
 
