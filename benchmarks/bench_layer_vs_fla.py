@@ -265,11 +265,17 @@ def main(argv=None):
     ap.add_argument("--fig3-groups", default="S3,S4,A5,S5")
     ap.add_argument("--fig3-nh", default="1,2,3,4")
     ap.add_argument("--ablate", default="")
+    ap.add_argument("--kinds", default="fla,ours", help="which layers the race / profile run")
+    ap.add_argument("--no-pad", action="store_true", help="diagnostic: run 17..32-wide bf16 heads unpadded")
     ap.add_argument("--out", default=None)
     ap.add_argument("--device", default="cuda", help="cuda; cpu only to dry-run the script (ours only)")
     a = ap.parse_args(argv)
     dev = a.device
     parts = a.parts.split(",")
+    kinds = a.kinds.split(",")
+    if a.no_pad:
+        from lrnnkit.kernels.gh import wy
+        wy._padded = lambda n, dtype: n
     seeds = [int(s) for s in a.seeds.split(",")]
     out = {"device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu", "torch": torch.__version__}
     try:
@@ -293,19 +299,19 @@ def main(argv=None):
             print(r, flush=True)
         save()
     if "profile" in parts:
-        for kind in ("fla", "ours"):
+        for kind in kinds:
             t = profile(kind, dev)
             out[f"profile_{kind}"] = t
             print(f"\n## profile {kind}\n{t}", flush=True)
         save()
     if "race" in parts:
-        for kind in ("fla", "ours"):
+        for kind in kinds:
             t = time.time()
             warm(kind, dev)
             print(f"warm-up {kind}: {time.time() - t:.1f} s", flush=True)
         out["race"] = []
         for seed in seeds:
-            for kind in ("fla", "ours"):
+            for kind in kinds:
                 r = run(kind, "S3", seed, a.budget, a.probe, dev)
                 out["race"].append(r)
                 print(f"race {kind} seed {seed}: {r['ms_step']:.2f} ms/step, first>=0.99 step {r['first_step']} "

@@ -10,7 +10,7 @@ in the layout ``q: [B, T, H, K]``, ``k: [B, T n_h, H, K]``, ``v: [B, T n_h, H, V
 (the ``n_h`` steps of a token interleaved), ``initial_state: [B, H, K, V]``. Two layouts are written:
 
 * ``"product"``: the DeltaProduct call above (``chunk_gated_delta_product(q, k, v, g, beta, num_householder=n_h)``,
-  lrnnkit's ``chunk_gh(..., n_h=n_h)``), one output per token, ``g = 0``;
+  lrnnkit's ``chunk_gh(..., num_householder=n_h)``), one output per token, ``g = 0``;
 * ``"delta_rule"``: the same steps as a sequence ``n_h`` times longer (``fused_recurrent_delta_rule``,
   ``chunk_delta_rule``: one step per call position, 001 Section 3), ``q = 0`` except at a token's last step, whose
   output is kept. With ``n_h = 1`` the two coincide.

@@ -3,10 +3,19 @@
 
 For channels c and a window of ``kernel_size = W`` taps, with x taken as 0 before the start of each sequence::
 
-    y_{t,c} = act( b_c + sum_{s=0}^{W-1} w_{c, W-1-s} x_{t-s, c} )       act = SiLU (or identity)
+    z_{t,c} = b_c + sum_{s=0}^{W-1} w_{c, W-1-s} x_{t-s, c},        y_{t,c} = act(z_{t,c})     act = SiLU or identity
 
 ``weight`` has shape (C, 1, W) as an ``nn.Conv1d(C, C, W, groups=C)``; the last tap multiplies the current token.
 Packed sequences (``cu_seqlens``, B = 1) are reset at every boundary: no tap reads across one.
+
+Two implementations of the same equations: :func:`causal_conv_torch` (the torch reference, any device and dtype,
+autograd) and :func:`causal_conv_triton` (one Triton pass forward, one backward, on the (B, T, C) layout the
+projections produce, fp32 accumulation, output in x's dtype; its backward recomputes z). ``backend="auto"`` runs
+Triton on CUDA tensors (float64 excepted: it keeps the reference's float64 arithmetic) and the reference elsewhere. The backward of the Triton path::
+
+    dz_{t,c} = dy_{t,c} act'(z_{t,c}),   dx_{t,c} = sum_r w_{c,W-1-r} dz_{t+r,c},   dw_{c,W-1-s} = sum_t dz_{t,c} x_{t-s,c}
+
+(sums over positions of the same sequence only), with dw reduced over position blocks in torch.
 """
 from __future__ import annotations
 
@@ -15,37 +24,202 @@ import torch.nn.functional as F
 
 from ..errors import InputError
 
+BACKENDS = ("auto", "triton", "torch")
+
+
+def _local_positions(cu_seqlens: torch.Tensor | None, T: int, device) -> torch.Tensor | None:
+    """Index of every position inside its own packed sequence (int32, (T,)), or None without packing."""
+    if cu_seqlens is None or len(cu_seqlens) <= 2:
+        return None
+    pos = torch.arange(T, device=device)
+    cu = cu_seqlens.to(device=device, dtype=torch.long)
+    seq = torch.searchsorted(cu[1:], pos, right=True)
+    return (pos - cu[:-1][seq]).to(torch.int32)
+
+
+def causal_conv_torch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+                      activation: str | None = "silu", cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+    """The reference: x (B, T, C), weight (C, 1, W), bias (C,) or None -> y (B, T, C) (module text)."""
+    B, T, C = x.shape
+    W = weight.shape[-1]
+    w = weight.to(x.dtype)
+    local = _local_positions(cu_seqlens, T, x.device)
+    if local is None:
+        y = F.conv1d(F.pad(x.transpose(1, 2), (W - 1, 0)), w, None, groups=C).transpose(1, 2)
+    else:
+        y = 0
+        for s in range(W):                                          # tap s reads x_{t-s}
+            shifted = F.pad(x, (0, 0, s, 0))[:, :T] if s else x
+            y = y + shifted * (local >= s).to(x.dtype)[None, :, None] * w[:, 0, W - 1 - s]
+    if bias is not None:
+        y = y + bias.to(y.dtype)
+    return F.silu(y) if activation else y
+
+
+# ------------------------------------------------------------------------------------------------ Triton
+_KERNELS = None
+
+
+def _kernels():
+    """Compile-on-first-use: the Triton kernels (imported lazily, as every kernel module of lrnnkit)."""
+    global _KERNELS
+    if _KERNELS is not None:
+        return _KERNELS
+    from ._triton import tl, triton
+
+    @triton.jit
+    def fwd(x, w, b, loc, y, T, C, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr, HAS_B: tl.constexpr,
+            HAS_LOC: tl.constexpr, ACT: tl.constexpr):
+        i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+        o_t = i_t * BT + tl.arange(0, BT)
+        o_c = i_c * BC + tl.arange(0, BC)
+        m_t, m_c = o_t < T, o_c < C
+        base = i_b.to(tl.int64) * T * C
+        if HAS_LOC:
+            l_t = tl.load(loc + o_t, mask=m_t, other=0)
+        else:
+            l_t = o_t
+        acc = tl.zeros([BT, BC], dtype=tl.float32)
+        for s in tl.static_range(W):
+            ok = m_t & (l_t >= s)
+            xs = tl.load(x + base + (o_t - s)[:, None] * C + o_c[None, :], mask=ok[:, None] & m_c[None, :], other=0)
+            ws = tl.load(w + o_c * W + (W - 1 - s), mask=m_c, other=0)
+            acc += xs.to(tl.float32) * ws.to(tl.float32)[None, :]
+        if HAS_B:
+            acc += tl.load(b + o_c, mask=m_c, other=0).to(tl.float32)[None, :]
+        if ACT:
+            acc = acc * tl.sigmoid(acc)
+        tl.store(y + base + o_t[:, None] * C + o_c[None, :], acc.to(y.dtype.element_ty),
+                 mask=m_t[:, None] & m_c[None, :])
+
+    @triton.jit
+    def bwd(x, w, b, loc, dy, dx, dwp, dbp, T, C, NT, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+            HAS_B: tl.constexpr, HAS_LOC: tl.constexpr, ACT: tl.constexpr):
+        i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+        o_t = i_t * BT + tl.arange(0, BT)
+        o_c = i_c * BC + tl.arange(0, BC)
+        m_t, m_c = o_t < T, o_c < C
+        base = i_b.to(tl.int64) * T * C
+        if HAS_LOC:
+            l_t = tl.load(loc + o_t, mask=m_t, other=0)
+        else:
+            l_t = o_t
+        row = (i_b * NT + i_t).to(tl.int64) * C
+        acc_dx = tl.zeros([BT, BC], dtype=tl.float32)
+        for r in tl.static_range(W):            # y_{t+r} reads x_t through tap r (weight column W-1-r)
+            o_u = o_t + r
+            m_u = o_u < T
+            if HAS_LOC:
+                l_u = tl.load(loc + o_u, mask=m_u, other=0)
+                m_u = m_u & (l_u - l_t == r)
+            else:
+                l_u = o_u
+            z = tl.zeros([BT, BC], dtype=tl.float32)
+            if ACT:
+                for s in tl.static_range(W):
+                    ok = m_u & (l_u >= s)
+                    xs = tl.load(x + base + (o_u - s)[:, None] * C + o_c[None, :], mask=ok[:, None] & m_c[None, :],
+                                 other=0)
+                    ws = tl.load(w + o_c * W + (W - 1 - s), mask=m_c, other=0)
+                    z += xs.to(tl.float32) * ws.to(tl.float32)[None, :]
+                if HAS_B:
+                    z += tl.load(b + o_c, mask=m_c, other=0).to(tl.float32)[None, :]
+            g = tl.load(dy + base + o_u[:, None] * C + o_c[None, :], mask=m_u[:, None] & m_c[None, :],
+                        other=0).to(tl.float32)
+            if ACT:
+                sg = tl.sigmoid(z)
+                g = g * sg * (1 + z * (1 - sg))
+            wr = tl.load(w + o_c * W + (W - 1 - r), mask=m_c, other=0).to(tl.float32)
+            acc_dx += g * wr[None, :]
+            if r == 0:                          # dz_t: the weight and bias gradients of this block
+                for s in tl.static_range(W):
+                    ok = m_t & (l_t >= s)
+                    xs = tl.load(x + base + (o_t - s)[:, None] * C + o_c[None, :], mask=ok[:, None] & m_c[None, :],
+                                 other=0)
+                    tl.store(dwp + row * W + o_c * W + (W - 1 - s), tl.sum(g * xs.to(tl.float32), 0), mask=m_c)
+                if HAS_B:
+                    tl.store(dbp + row + o_c, tl.sum(g, 0), mask=m_c)
+        tl.store(dx + base + o_t[:, None] * C + o_c[None, :], acc_dx.to(dx.dtype.element_ty),
+                 mask=m_t[:, None] & m_c[None, :])
+
+    _KERNELS = (fwd, bwd)
+    return _KERNELS
+
+
+def _blocks(T: int, C: int):
+    from ._triton import triton
+    BT = min(64, triton.next_power_of_2(max(T, 1)))
+    BC = min(128, triton.next_power_of_2(max(C, 1)))
+    return BT, BC
+
+
+class _CausalConvFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, local, act):
+        B, T, C = x.shape
+        W = weight.shape[-1]
+        x = x.contiguous()
+        w = weight.reshape(C, W).contiguous()
+        y = torch.empty_like(x)
+        BT, BC = _blocks(T, C)
+        fwd, _ = _kernels()
+        from ._triton import triton
+        grid = (triton.cdiv(T, BT), triton.cdiv(C, BC), B)
+        fwd[grid](x, w, w if bias is None else bias, x if local is None else local, y, T, C, W, BT, BC,
+                  bias is not None, local is not None, act)
+        ctx.save_for_backward(x, w, bias, local)
+        ctx.act, ctx.wshape = act, weight.shape
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w, bias, local = ctx.saved_tensors
+        B, T, C = x.shape
+        W = w.shape[-1]
+        BT, BC = _blocks(T, C)
+        from ._triton import triton
+        NT = triton.cdiv(T, BT)
+        dy = dy.contiguous()
+        dx = torch.empty_like(x)
+        dwp = torch.empty(B * NT, C, W, dtype=torch.float32, device=x.device)
+        dbp = torch.empty(B * NT, C, dtype=torch.float32, device=x.device) if bias is not None else dwp
+        _, bwd = _kernels()
+        bwd[(NT, triton.cdiv(C, BC), B)](x, w, w if bias is None else bias, x if local is None else local, dy, dx,
+                                          dwp, dbp, T, C, NT, W, BT, BC, bias is not None, local is not None, ctx.act)
+        dw = dwp.sum(0).reshape(ctx.wshape).to(w.dtype)
+        db = dbp.sum(0).to(bias.dtype) if bias is not None else None
+        return dx, dw, db, None, None
+
+
+def causal_conv_triton(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
+                       activation: str | None = "silu", cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+    """The Triton path of :func:`causal_conv_torch` (same contract), differentiable in x, weight and bias."""
+    from ._triton import check_device
+    check_device(x, weight, bias)
+    local = _local_positions(cu_seqlens, x.shape[1], x.device)
+    return _CausalConvFn.apply(x, weight, bias, local, bool(activation))
+
 
 class ShortConvolution(torch.nn.Conv1d):
-    """``y = ShortConvolution(hidden_size, kernel_size=4, bias=False, activation="silu")(x, cu_seqlens=None)``;
-    x and y (B, T, hidden_size). See the module text."""
+    """``y = ShortConvolution(hidden_size, kernel_size=4, bias=False, activation="silu", backend="auto")(x,
+    cu_seqlens=None)``; x and y (B, T, hidden_size). ``backend``: "auto" (Triton on CUDA tensors, the torch
+    reference elsewhere), "triton", "torch". See the module text."""
 
-    def __init__(self, hidden_size: int, kernel_size: int = 4, bias: bool = False, activation: str | None = "silu"):
+    def __init__(self, hidden_size: int, kernel_size: int = 4, bias: bool = False, activation: str | None = "silu",
+                 backend: str = "auto"):
         if activation not in (None, "silu", "swish"):
             raise InputError(f"ShortConvolution: activation must be 'silu', 'swish' or None, got {activation!r}")
         if isinstance(kernel_size, bool) or not isinstance(kernel_size, int) or kernel_size < 1:
             raise InputError(f"ShortConvolution: kernel_size must be a positive integer, got {kernel_size!r}")
+        if backend not in BACKENDS:
+            raise InputError(f"ShortConvolution: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
         super().__init__(hidden_size, hidden_size, kernel_size, groups=hidden_size, bias=bias)
-        self.hidden_size, self.activation = hidden_size, activation
+        self.hidden_size, self.activation, self.backend = hidden_size, activation, backend
 
     def extra_repr(self) -> str:
         return f"{self.hidden_size}, kernel_size={self.kernel_size[0]}, activation={self.activation}"
 
     def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:  # type: ignore[override]
-        B, T, C = x.shape
-        W = self.kernel_size[0]
-        w = self.weight.to(x.dtype)
-        if cu_seqlens is None or len(cu_seqlens) <= 2:
-            y = F.conv1d(F.pad(x.transpose(1, 2), (W - 1, 0)), w, None, groups=C).transpose(1, 2)
-        else:
-            pos = torch.arange(T, device=x.device)
-            cu = cu_seqlens.to(x.device)
-            seq = torch.searchsorted(cu[1:], pos, right=True)
-            local = pos - cu[:-1][seq]                                  # index inside its own sequence
-            y = 0
-            for s in range(W):                                          # tap s reads x_{t-s}
-                shifted = F.pad(x, (0, 0, s, 0))[:, :T] if s else x
-                y = y + shifted * (local >= s).to(x.dtype)[None, :, None] * w[:, 0, W - 1 - s]
-        if self.bias is not None:
-            y = y + self.bias.to(y.dtype)
-        return F.silu(y) if self.activation else y
+        if self.backend == "triton" or (self.backend == "auto" and x.is_cuda and x.dtype != torch.float64):
+            return causal_conv_triton(x, self.weight, self.bias, self.activation, cu_seqlens)
+        return causal_conv_torch(x, self.weight, self.bias, self.activation, cu_seqlens)

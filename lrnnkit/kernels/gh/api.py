@@ -11,14 +11,19 @@ import torch
 
 from ...errors import InputError
 from .._checks import check_float, check_range, check_unit_rows
+from ..norm import fused
 
 BACKENDS = ("chunk", "torch", "naive")
 
 
-def l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """``x / max(||x||_2, eps)`` along the last axis, computed in float32 (float64 for float64), differentiable."""
+def _l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     return torch.nn.functional.normalize(x.to(torch.float64 if x.dtype == torch.float64 else torch.float32),
                                          dim=-1, eps=eps).to(x.dtype)
+
+
+l2norm = fused(_l2norm)
+l2norm.__doc__ = """``x / max(||x||_2, eps)`` along the last axis, computed in float32 (float64 for float64),
+differentiable; one fused kernel each way on CUDA (:func:`lrnnkit.kernels.norm.fused`)."""
 
 
 def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
