@@ -108,20 +108,17 @@ class FlaExport:
     @staticmethod
     def load(out_dir: str) -> "FlaExport":
         p_js = os.path.join(out_dir, "fla_export.json")
+        from .fileio import read_regular, read_safetensors
+        from .limits import MAX_ARRAYS_BYTES, MAX_MODEL_BYTES
+        raw = read_regular(p_js, MAX_MODEL_BYTES, "fla export", "MAX_MODEL_BYTES")
         try:
-            with open(p_js, encoding="utf-8") as fh:
-                doc = json.load(fh)
-        except OSError as exc:
-            raise InputError(f"cannot read {p_js!r}: {exc.strerror}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            doc = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
             raise InputError(f"{p_js!r} is not valid JSON: {exc}") from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
             raise InputError(f"{p_js!r} is not an lrnnkit fla export (format {FORMAT!r}, version {VERSION})")
-        from safetensors.numpy import load_file
-        try:
-            arrays = load_file(os.path.join(out_dir, "fla_export.safetensors"))
-        except Exception as exc:  # safetensors raises its own error types
-            raise InputError(f"cannot read the arrays of {out_dir!r}: {exc}") from None
+        arrays = read_safetensors(os.path.join(out_dir, "fla_export.safetensors"), ARRAYS, MAX_ARRAYS_BYTES,
+                                  "fla export arrays")
         missing = [a for a in ARRAYS if a not in arrays]
         if missing:
             raise InputError(f"{out_dir!r}: arrays missing from the export: {', '.join(missing)}")
@@ -282,6 +279,18 @@ def write_tokens(exp: FlaExport, model, word, out_dir: str) -> str:
     return path
 
 
+def _check_token_size(exp: FlaExport, T: int) -> None:
+    """The per-token tensors ``q``, ``k`` of a word of ``T`` letters have ``T n_h H K`` entries each: refuse a word
+    past EXPORT_MAX_TOKEN_VALUES before anything is allocated."""
+    from .errors import SizeLimitError
+    from .limits import EXPORT_MAX_TOKEN_VALUES
+    n = T * exp.n_h * exp.heads * exp.K
+    if n > EXPORT_MAX_TOKEN_VALUES:
+        raise SizeLimitError(f"a word of {T} letters makes per-token tensors of {T} x {exp.n_h} x {exp.heads} x "
+                             f"{exp.K} = {n} entries (T x n_h x heads x K); at most {EXPORT_MAX_TOKEN_VALUES} "
+                             "(lrnnkit.limits.EXPORT_MAX_TOKEN_VALUES)")
+
+
 # --------------------------------------------------------------------------- CLI
 def add_parser(sub) -> None:
     s = sub.add_parser("export", help="export a compiled model for another library (fla: per-token delta-rule "
@@ -298,21 +307,27 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    from .limits import MAX_SEED, RUN_MAX_LENGTH, check_int
     from .model import Model
+    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    if a.random is not None:
+        check_int("--random", a.random, 1, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+    elif a.word is not None and (len(a.word) > 64 * RUN_MAX_LENGTH or len(a.word.split()) > RUN_MAX_LENGTH):
+        raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = Model.load(a.model)
     exp = export_fla(model, os.path.basename(a.model))
     out = a.output or (os.path.splitext(a.model)[0] + "_fla")
-    files = exp.save(out)
     word = None
     if a.word is not None:
         word = model.encode(a.word)
     elif a.random is not None:
-        if a.random < 1:
-            raise InputError(f"--random must be >= 1, got {a.random}")
         word = np.random.default_rng(a.seed).integers(0, len(model.alphabet), size=a.random).tolist()
     if word is not None:
         if not word:
             raise InputError("--word: the word is empty")
+        _check_token_size(exp, len(word))
+    files = exp.save(out)
+    if word is not None:
         files.append(write_tokens(exp, model, word, out))
     summary = {"output": out, "files": files, "n_h": exp.n_h, "heads": exp.heads, "K": exp.K, "V": 1,
                "symbols": len(exp.alphabet), "construction": exp.meta.get("construction")}

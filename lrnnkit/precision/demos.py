@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from ..errors import SizeLimitError
+from ..fileio import save_figure
 from .demo_models import (counter_real, counter_rotation, deltanet_model, diagonal_layer_model, parity_scalar,
                           two_layer_period4)
 from .proof_model import proof_constant_input
@@ -245,7 +246,7 @@ def plot_theorem1(out_dir: str, fmt: str = "bf16", steps: int = 80) -> str:
     ax.legend()
     path = os.path.join(out_dir, "theorem1_trajectories.png")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -270,7 +271,7 @@ def plot_rotation_vs_m(out_dir: str, table: dict) -> str | None:
     ax.legend(fontsize=8)
     path = os.path.join(out_dir, "collapse_rotation_vs_m.png")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -298,7 +299,7 @@ def plot_collapse_by_format(out_dir: str, table: dict) -> str | None:
         ax.set_title(var, fontsize=8)
     fig.colorbar(im, ax=axes[0].tolist(), label="log10 first wrong step (top = never)")
     path = os.path.join(out_dir, "collapse_by_format.png")
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+from ..fileio import save_figure
+
 __all__ = ["make_plots", "write_report", "eigenvalue_figure"]
 
 _OK = "#2e7d32"
@@ -74,7 +76,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
               if e.get("eigenvalues")]
     if panels:
         fig = eigenvalue_figure(panels)
-        fig.savefig(os.path.join(out_dir, "eigenvalues.png"))
+        save_figure(fig, os.path.join(out_dir, "eigenvalues.png"))
         written.append("eigenvalues.png")
 
     rows = [(k, e) for k, e in automata.items() if e.get("reachable_states")]
@@ -94,7 +96,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
         ax.set_title("Certified for every input length (green) or not (red)", fontsize=10)
         ax.set_xlim(1, max(vals) * 60)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "certification.png"))
+        save_figure(fig, os.path.join(out_dir, "certification.png"))
         written.append("certification.png")
 
     coll = [r for r in (precision or {}).get("collapse", []) if "error" not in r]
@@ -129,7 +131,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
         ax.legend(fontsize=7)
         ax.set_title("Precision collapse of exact constructions", fontsize=10)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "collapse.png"))
+        save_figure(fig, os.path.join(out_dir, "collapse.png"))
         written.append("collapse.png")
     return written
 
