@@ -42,14 +42,15 @@ def _cell(r) -> str:
 def collapse_matrix(records, params, compact: bool = False) -> tuple:
     """``(row_labels, formats, cells)``: rows = the varying parameters other than ``format`` (``name=value``; only
     the values with ``compact``); ``cells[i][j]`` the record of row i and format j (or None)."""
+    from ..cli_format import escaped
     var = _row_params(records, params)
     formats, rows, cells = [], [], {}
     for r in records:
         f = str(r.get("format"))
         if f not in formats:
             formats.append(f)
-        label = (" / ".join(str(r.get(p)) for p in var) if compact else
-                 " ".join(f"{p}={r.get(p)}" for p in var)) or "all"
+        label = (" / ".join(escaped(r.get(p)) for p in var) if compact else
+                 " ".join(escaped(f"{p}={r.get(p)}") for p in var)) or "all"
         if label not in rows:
             rows.append(label)
         cells[(label, f)] = r
@@ -68,7 +69,7 @@ def summary_table(spec, records) -> str:
     if records and const:
         head.append("fixed: " + ", ".join(f"{p}={records[0].get(p)}" for p in const))
     if not records:
-        return "\n".join(head) + "\n"
+        return _text(head)
     if spec.kind == "collapse" and any("first_wrong_step" in r for r in records):
         rows, formats, cells = collapse_matrix(records, params)
         w0 = max(len(x) for x in rows + ["point"])
@@ -77,7 +78,7 @@ def summary_table(spec, records) -> str:
         for lab, row in zip(rows, cells):
             lines.append(f"{lab:<{w0}}  " + "  ".join(f"{(_cell(r) if r else ''):>{w}}" for r, w in zip(row, ws)))
         lines.append("cells: first wrong step; '-' none within the steps run; 'ok*' none at any length; FAIL: error")
-        return "\n".join(head + lines) + "\n"
+        return _text(head + lines)
     var = _varying(records, params)
     cols = var + [c for c in _RESULT_COLUMNS.get(spec.kind, ()) if any(c in r for r in records)]
     if spec.kind not in _RESULT_COLUMNS:   # train and custom kinds: the scalar result keys
@@ -93,7 +94,14 @@ def summary_table(spec, records) -> str:
     lines += ["  ".join(f"{x:<{w}}" for x, w in zip(row, ws)) for row in table]
     fails = [r for r in records if r["status"] != "ok"]
     lines += [f"failed: {json_point(r, params)}: {r.get('error')}" for r in fails[:20]]
-    return "\n".join(head + lines) + "\n"
+    return _text(head + lines)
+
+
+def _text(lines) -> str:
+    """The lines of a summary, each with its control characters escaped (a value or key of the spec may hold
+    any text: one spec line stays one summary line, and no escape sequence reaches a terminal)."""
+    from ..cli_format import escaped
+    return "".join(escaped(x) + "\n" for x in lines)
 
 
 def json_point(r, params) -> str:
@@ -103,7 +111,8 @@ def json_point(r, params) -> str:
 def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
-    return "" if v is None else str(v)[:40]
+    from ..cli_format import escaped
+    return "" if v is None else escaped(v)[:40]
 
 
 def plot_collapse_heatmap(spec, records, path: str) -> str | None:
