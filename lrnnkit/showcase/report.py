@@ -237,8 +237,12 @@ def write_report(path: str, summary: dict) -> None:
     ker = S.get("kernels") or {}
     parts.append("<h2>GPU layers (Triton)</h2>")
     if ker:
-        parts.append(f"<p>backend <code>{_e(ker.get('backend'))}</code> on {_e(ker.get('device'))} "
-                     f"({_e(ker.get('device_name'))})</p>")
+        mode = ker.get("mode") or ("compiled" if ker.get("device") == "gpu" else "interpreted")
+        how = ("compiled Triton kernels on the GPU" if mode == "compiled" else
+               "interpreted Triton kernels (TRITON_INTERPRET=1: the Triton interpreter on the CPU, numpy speed; "
+               "timings say nothing about GPU speed)")
+        parts.append(f"<p class=\"kernel-mode\">Ran: <b>{_e(how)}</b>; backend <code>{_e(ker.get('backend'))}</code> "
+                     f"on {_e(ker.get('device'))} ({_e(ker.get('device_name'))})</p>")
         rows = [[_e(k), _e(r.get("batch")), _e(r.get("length")), _e(r.get("seconds")),
                  _status("ok" if r.get("agree_with_float64") else "failed")]
                 for k, r in (ker.get("models") or {}).items()]
