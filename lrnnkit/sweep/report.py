@@ -117,7 +117,8 @@ def _fmt(v) -> str:
 
 def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     """Heat map: rows = the varying parameters but format (construction/source/policy...), columns = formats,
-    colour = log10(first wrong step); hatched grey = failed, white with '-' / 'ok*' = no wrong step."""
+    colour = log10(first wrong step), every cell labelled in the colour that contrasts with it (lrnnkit.heatmap);
+    hatched grey = failed, light green "never" / "none<=N" = no wrong step."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -133,26 +134,37 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     fig, ax = plt.subplots(figsize=(2.0 + 1.1 * len(formats), 1.2 + 0.32 * len(rows)))
     vmax = max(1.0, float(np.nanmax(val)) if np.isfinite(val).any() else 1.0)
     im = ax.imshow(np.ma.masked_invalid(val), cmap="viridis_r", vmin=0, vmax=vmax, aspect="auto")
+    from ..heatmap import label_cells
+    label_cells(ax, im, val, [[_heat_label(r) for r in row] for row in cells])
     for i, row in enumerate(cells):
         for j, r in enumerate(row):
-            txt = _cell(r) if r else ""
             if r is not None and r.get("status") != "ok":
-                ax.add_patch(plt.Rectangle((j - .5, i - .5), 1, 1, fill=True, color="0.8", hatch="//"))
-            ax.text(j, i, txt, ha="center", va="center", fontsize=7,
-                    color="white" if np.isfinite(val[i, j]) and val[i, j] < 0.6 * vmax else "black")
+                ax.add_patch(plt.Rectangle((j - .5, i - .5), 1, 1, fill=True, color="0.8", hatch="//", zorder=1.5))
+    ax.text(0, -0.02, "green cells: 'never' = no wrong step at any length; 'none<=N' = none within the N steps run",
+            transform=ax.transAxes, ha="left", va="top", fontsize=7, color="0.3")
     ax.set_xticks(range(len(formats)), formats, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_ylabel(" / ".join(_row_params(records, _params_of(spec))), fontsize=8)
     ax.set_title(f"first wrong step ({spec.kind} sweep {spec.spec_hash})", fontsize=9)
     fig.colorbar(im, ax=ax, label="log10 first wrong step")
     fig.tight_layout()
-    from ..fileio import atomic_write_bytes
-    import io
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    from ..fileio import save_figure
+    save_figure(fig, path, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
     return path
+
+
+def _heat_label(r) -> str:
+    """A heat-map cell: the first wrong step (abbreviated), "never" (exact for all lengths), "none<=N" (none
+    within the N steps run), "FAIL"."""
+    from ..heatmap import short_count
+    if r is None:
+        return ""
+    if r.get("status") != "ok":
+        return "FAIL"
+    if r.get("first_wrong_step") is not None:
+        return short_count(r["first_wrong_step"])
+    return "never" if r.get("exact_for_all_lengths") else f"none<={short_count(r.get('steps_run') or r.get('steps'))}"
 
 
 def write_summary(store, spec, records, plots: bool = True) -> list:
