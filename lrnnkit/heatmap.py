@@ -3,8 +3,8 @@
 :func:`label_cells` writes ``labels[i][j]`` at cell (i, j) of an ``imshow`` image: white on dark cells, black on
 light ones, decided from the relative luminance of the colour the image actually draws there (ITU-R BT.709
 weights on the colormap's RGB), so it holds for any colormap and direction (``viridis`` and ``viridis_r`` alike).
-Cells without a value (NaN / masked) are drawn in ``empty_color`` and labelled in black; the caller says what an
-empty cell means ("never wrong", "none within N").
+Cells without a value (NaN / masked) are drawn in ``empty_color`` and labelled in bold dark green; the caller says
+what an empty cell means ("never wrong", "none within N").
 """
 from __future__ import annotations
 
@@ -33,9 +33,11 @@ def short_count(n) -> str:
     return f"{n:.1e}"
 
 
-def label_cells(ax, im, values, labels, fontsize: float = 7, empty_color: str = "#e8f5e9") -> None:
+def label_cells(ax, im, values, labels, fontsize: float = 7, empty_color: str = "white",
+                empty_text: str = "#1b5e20") -> None:
     """Label every cell of the image ``im`` (drawn on ``ax`` from ``values``, a 2-D array) with ``labels[i][j]``
-    in a contrasting colour; empty cells (NaN) get the background ``empty_color`` first."""
+    in a contrasting colour; empty cells (NaN) get the background ``empty_color`` and bold ``empty_text``
+    labels (dark green on white: no wrong step is the good news)."""
     import matplotlib.pyplot as plt
     for i, row in enumerate(labels):
         for j, text in enumerate(row):
@@ -43,8 +45,9 @@ def label_cells(ax, im, values, labels, fontsize: float = 7, empty_color: str = 
             empty = v is None or (isinstance(v, float) and math.isnan(v))
             if empty:
                 ax.add_patch(plt.Rectangle((j - .5, i - .5), 1, 1, color=empty_color, zorder=1))
-                color = "black"
+                color = empty_text
             else:
                 color = text_color(im.cmap(im.norm(v)))
             if text:
-                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color, zorder=2)
+                ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color=color, zorder=2,
+                        fontweight="bold" if empty else "normal")

@@ -25,7 +25,7 @@ __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MA
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
            "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
            "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_REGEX_SIZE", "MAX_ARRAYS_BYTES", "MAX_SPEC_BYTES",
-           "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "shorten",
+           "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "shorten",
            "check_automaton", "check_int", "check_number_text", "busy"]
 
 # ---------------------------------------------------------------- files
@@ -52,6 +52,7 @@ MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
 COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10^5 steps take ~30 s, states rarely repeat)
 EXPORT_MAX_TOKEN_VALUES = 2 ** 27   # export --word/--random: entries of one per-token tensor (q or k), 512 MiB fp32
 FLOAT_CHECK_MAX_STEPS = 1_000_000   # certify's float64 cross-check: steps per random word (sweep float_steps)
+SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray)
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")
@@ -72,7 +73,8 @@ def shorten(text: Any, width: int = 60) -> str:
 
 def read_bounded(path: str, limit: int, what: str, const: str) -> bytes:
     """Read at most ``limit`` bytes of the regular file ``path``; SizeLimitError past it, InputError for anything
-    that is not a regular file (a FIFO, /dev/zero, a directory) before it is opened (:func:`lrnnkit.fileio.read_regular`)."""
+    that is not a regular file (a FIFO, /dev/zero, a directory) before it is opened
+    (:func:`lrnnkit.fileio.read_regular`)."""
     from .fileio import read_regular
     return read_regular(path, limit, what, const)
 

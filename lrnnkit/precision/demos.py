@@ -300,7 +300,7 @@ def plot_collapse_by_format(out_dir: str, table: dict) -> str | None:
             if r["variant"] == var:
                 v = r.get("first_wrong_step")
                 labels[cons.index(r["construction"])][fmts.index(r["format"])] = short_count(v) if v else "none"
-        label_cells(ax, im, M, labels, fontsize=6)
+        label_cells(ax, im, M, labels, fontsize=7)
         ax.set_xticks(range(len(fmts)), fmts, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(cons)), cons if ax is axes[0][0] else [""] * len(cons), fontsize=7)
         ax.set_title(var, fontsize=8)

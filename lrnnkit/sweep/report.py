@@ -118,7 +118,7 @@ def _fmt(v) -> str:
 def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     """Heat map: rows = the varying parameters but format (construction/source/policy...), columns = formats,
     colour = log10(first wrong step), every cell labelled in the colour that contrasts with it (lrnnkit.heatmap);
-    hatched grey = failed, light green "never" / "none<=N" = no wrong step."""
+    hatched grey = failed, white with "never" / "none<=N" in green = no wrong step."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -140,14 +140,14 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
         for j, r in enumerate(row):
             if r is not None and r.get("status") != "ok":
                 ax.add_patch(plt.Rectangle((j - .5, i - .5), 1, 1, fill=True, color="0.8", hatch="//", zorder=1.5))
-    ax.text(0, -0.02, "green cells: 'never' = no wrong step at any length; 'none<=N' = none within the N steps run",
-            transform=ax.transAxes, ha="left", va="top", fontsize=7, color="0.3")
     ax.set_xticks(range(len(formats)), formats, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_ylabel(" / ".join(_row_params(records, _params_of(spec))), fontsize=8)
     ax.set_title(f"first wrong step ({spec.kind} sweep {spec.spec_hash})", fontsize=9)
     fig.colorbar(im, ax=ax, label="log10 first wrong step")
     fig.tight_layout()
+    fig.text(0.01, 0.0, "white: 'never' = no wrong step at any length; 'none<=N' = none within the N steps run",
+             ha="left", va="top", fontsize=7, color="0.3")
     from ..fileio import save_figure
     save_figure(fig, path, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
