@@ -369,3 +369,25 @@ def test_sweep_collapse_jobs_range_checked(capsys, tmp_path, grid, needle):
 def test_sweep_certify_jobs_range_checked(capsys, tmp_path, grid, needle):
     rc, _, err = cli(capsys, "sweep", _spec(tmp_path, f'kind = "certify"\n[grid]\n{grid}\n'), "--out", tmp_path / "o")
     assert rc == 2 and needle in err, err
+
+
+def test_progress_bars_still_draw_through_the_filter():
+    """tqdm draws with carriage returns: stderr's filter keeps them (and escapes everything else)."""
+    import io
+
+    from tqdm import tqdm
+
+    from lrnnkit.cli_format import EscapingStream
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+    raw = Tty()
+    stream = EscapingStream(raw, "\n\t\r")
+    bar = tqdm(total=3, desc="x\x1b[31m", file=stream, leave=False, mininterval=0)
+    for _ in range(3):
+        bar.update(1)
+    bar.close()
+    text = raw.getvalue()
+    assert "\r" in text and "\\r" not in text and "\x1b" not in text and "x\\x1b[31m" in text
+    assert stream.isatty()
