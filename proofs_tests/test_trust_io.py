@@ -17,23 +17,15 @@ import numpy as np
 import pytest
 
 from lrnnkit import limits
-from lrnnkit.cli import main
-from lrnnkit.errors import InputError, SizeLimitError
+from lrnnkit.errors import InputError
+from test_trust_limits import cli as _cli
+from test_trust_limits import parity_model  # noqa: F401  (a fixture)
 
 CLI = [sys.executable, "-m", "lrnnkit"]
 
 
 def cli(capsys, *argv):
-    rc = main([str(x) for x in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-@pytest.fixture(scope="module")
-def parity_model(tmp_path_factory):
-    p = tmp_path_factory.mktemp("m") / "parity.json"
-    assert main(["compile", "parity", "-o", str(p)]) == 0
-    return p
+    return _cli(capsys, *[str(x) for x in argv])
 
 
 @pytest.fixture(scope="module")
