@@ -52,7 +52,7 @@ MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
 COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10^5 steps take ~30 s, states rarely repeat)
 EXPORT_MAX_TOKEN_VALUES = 2 ** 27   # export --word/--random: entries of one per-token tensor (q or k), 512 MiB fp32
 FLOAT_CHECK_MAX_STEPS = 1_000_000   # certify's float64 cross-check: steps per random word (sweep float_steps)
-SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray)
+SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray); a spec's num_cpus / num_gpus per task
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")

@@ -383,3 +383,11 @@ def test_progress_bars_still_draw_through_the_filter():
     text = raw.getvalue()
     assert "\r" in text and "\\r" not in text and "\x1b" not in text and "x\\x1b[31m" in text
     assert stream.isatty()
+
+
+@pytest.mark.parametrize("line,needle", [("num_cpus = 1e9", "SWEEP_MAX_CPUS"), ("num_gpus = 100000", "SWEEP_MAX_CPUS")])
+def test_sweep_resources_bounded(capsys, tmp_path, line, needle):
+    rc, _, err = cli(capsys, "sweep", _spec(tmp_path, line + "\n" + COLLAPSE_SPEC), "--out", tmp_path / "o")
+    assert rc == 2 and needle in err, err
+    rc, _, err = cli(capsys, "sweep", _spec(tmp_path, COLLAPSE_SPEC), "--executor", "ray", "--num-cpus", "100000")
+    assert rc == 2 and "SWEEP_MAX_CPUS" in err, err

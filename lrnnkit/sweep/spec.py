@@ -199,6 +199,11 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
                 or (key == "num_cpus" and v == 0 and data.get("num_gpus", 0) == 0):
             raise InputError(f"{where}: {key!r} must be a non-negative number (num_cpus > 0 unless num_gpus > 0), "
                              f"got {v!r}")
+        from ..limits import SWEEP_MAX_CPUS
+        if v > SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
+            from ..errors import SizeLimitError
+            raise SizeLimitError(f"{where}: {key!r} must be <= {SWEEP_MAX_CPUS}, got {v!r} "
+                                 "(lrnnkit.limits.SWEEP_MAX_CPUS)")
         setattr(spec, key, float(v))
     n = spec.n_points()
     if n > MAX_POINTS:
