@@ -36,11 +36,12 @@ import os
 import stat
 import struct
 import tempfile
+from contextlib import contextmanager
 
 from .errors import InputError, SizeLimitError
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "save_figure", "open_append", "open_regular", "read_regular",
-           "read_safetensors"]
+           "read_safetensors", "exclusive_lock"]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -179,6 +180,36 @@ def open_append(path: str | os.PathLike) -> int:
         raise InputError(f"cannot append to {path!r}: it is {_kind(st.st_mode)}")
     os.set_blocking(fd, True)
     return fd
+
+
+@contextmanager
+def exclusive_lock(path: str | os.PathLike, what: str = "output"):
+    """Hold an exclusive advisory lock (``flock``) on the lock file ``path`` (created if missing, never through a
+    link) while the block runs: a second lrnnkit process writing the same output is refused at once with the pid
+    of the first, instead of interleaving its writes. The kernel drops the lock when the holder exits, however it
+    exits (``kill -9`` included), so a stale lock file never blocks a rerun; the file itself stays."""
+    import fcntl
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise _link_refused(path) from None
+        raise _cannot(path, exc) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"cannot lock {path!r}: it is {_kind(os.fstat(fd).st_mode)}")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise InputError(f"{what} {os.path.dirname(path) or '.'!r} is in use by another lrnnkit process (pid "
+                             f"{holder}); wait for it to finish or choose another output") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)                  # closing drops the lock
 
 
 def _cannot_read(path: str, what: str, why: str) -> InputError:

@@ -391,3 +391,33 @@ def test_sweep_resources_bounded(capsys, tmp_path, line, needle):
     assert rc == 2 and needle in err, err
     rc, _, err = cli(capsys, "sweep", _spec(tmp_path, COLLAPSE_SPEC), "--executor", "ray", "--num-cpus", "100000")
     assert rc == 2 and "SWEEP_MAX_CPUS" in err, err
+
+
+def test_two_sweeps_on_one_output_refused(capsys, tmp_path):
+    """While one process holds OUT's lock, a sweep on OUT is refused at once with the holder's pid; when the
+    holder dies (kill -9 included) the lock is gone and the sweep runs."""
+    out = tmp_path / "o"
+    out.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom lrnnkit.fileio import exclusive_lock\n"
+                               f"with exclusive_lock({str(out / '.lock')!r}):\n    print('held', flush=True)\n"
+                               "    time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        rc, _, err = cli(capsys, "sweep", _spec(tmp_path, COLLAPSE_SPEC), "--out", out, "--no-plots")
+        assert rc == 2 and f"pid {holder.pid}" in err and "in use" in err
+        assert not (out / "records.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    rc, _, err = cli(capsys, "sweep", _spec(tmp_path, COLLAPSE_SPEC), "--out", out, "--no-plots")
+    assert rc == 0, err
+
+
+def test_lock_file_refuses_a_link(tmp_path):
+    from lrnnkit.fileio import exclusive_lock
+    (tmp_path / "victim").write_text("precious")
+    (tmp_path / ".lock").symlink_to(tmp_path / "victim")
+    with pytest.raises(InputError, match="symbolic link"):
+        with exclusive_lock(tmp_path / ".lock"):
+            pass
+    assert (tmp_path / "victim").read_text() == "precious"

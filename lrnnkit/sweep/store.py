@@ -7,6 +7,7 @@ Layout of the output directory::
     OUT/summary.json      the sweep's --json output (atomic write, at the end)
     OUT/summary.txt       the summary table
     OUT/collapse_heatmap.png   (collapse sweeps) construction x format -> first wrong step
+    OUT/.lock             held (flock) by the sweep writing here: a second sweep on OUT is refused at once
 
 A record is flat: the point's parameters as given in the spec, the job's result keys, and ``status`` (``ok`` or
 ``failed``), ``error`` (failed points: ``Type: message``), ``seed``, ``point_key``, ``spec_hash``, plus ``meta``
