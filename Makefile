@@ -5,7 +5,13 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# Triton kernels are compiled where a GPU is present and interpreted (TRITON_INTERPRET=1) only where none is:
+# lrnnkit sets it itself at import time when CUDA is unavailable; the Makefile sets it only when nvidia-smi finds no
+# GPU, and never overrides a value given on the command line or in the environment (`make demo TRITON_INTERPRET=1`).
+HAVE_GPU := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_GPU),)
 export TRITON_INTERPRET ?= 1
+endif
 export PYTHONHASHSEED ?= 0
 
 .PHONY: demo test test-slow docs bench install clean

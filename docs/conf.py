@@ -1,8 +1,9 @@
 """Sphinx configuration of the lrnnkit documentation.
 
 Build with ``make docs``: it runs ``python -m lrnnkit.showcase.docgen docs/generated`` (the construction pages, the theorem
-registry, the CLI and API references, generated from the code) and then ``sphinx -W --keep-going``. Only built-in
-extensions are used (autodoc, napoleon, mathjax) and the built-in alabaster theme: no network at build time.
+registry, the CLI and API references, generated from the code) and then ``sphinx -W --keep-going``. Built-in
+extensions (autodoc, napoleon, mathjax) plus sphinx-mathjax-offline, which bundles MathJax, and the built-in
+alabaster theme: no network at build time, and none when the pages are read.
 """
 import os
 import sys
@@ -19,7 +20,9 @@ except Exception:  # noqa: BLE001
     release = "0.1.0"
 version = release
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax"]
+# the mathematics renders offline: sphinx-mathjax-offline (the docs extra) copies a MathJax 3 build into
+# _static/mathjax and points mathjax_path there, so no page loads anything from a CDN
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.mathjax", "sphinx-mathjax-offline"]
 templates_path = []
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 html_theme = "alabaster"

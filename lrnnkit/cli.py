@@ -264,7 +264,8 @@ def _explain(fsa, a, options) -> int:
                      str(k["layers"]), ("GH" if k["gh"] else "not GH") + ("" if k["source"] == "formula"
                                                                           else ", measured")]
         body.append(["*" if r["chosen"] else "", r["name"]] + cells + [f"{r['paper']} {r['statement']}"])
-    print(f"applicable constructions for {fsa.name or a.source}, cheapest first (* = chosen)\n"
+    from .cli_format import shown
+    print(f"applicable constructions for {shown(fsa.name or a.source)}, cheapest first (* = chosen)\n"
           f"cost, compared in this order: GH layers first, total width, factors per token, layers")
     print(table(["", "construction", "width", "widths", "factors", "layers", "kind", "paper"], body,
                 shrink={7: 14, 3: 6}))
@@ -523,6 +524,18 @@ def main(argv=None) -> int:
     debug = "--debug" in argv[:end]
     if debug:
         argv = [x for x in argv[:end] if x != "--debug"] + argv[end:]
+    from .cli_format import escaping_terminal
+    with escaping_terminal():
+        return _main(argv, debug)
+
+
+def _fail(text: str) -> None:
+    """One error line on stderr, every control character escaped (newlines too: one line)."""
+    from .cli_format import escaped
+    print(escaped(text), file=sys.stderr)
+
+
+def _main(argv: list, debug: bool) -> int:
     try:
         args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)
@@ -537,7 +550,7 @@ def main(argv=None) -> int:
     except InputError as exc:
         if debug:
             raise
-        print(f"lrnnkit: error: {exc}", file=sys.stderr)
+        _fail(f"lrnnkit: error: {exc}")
         return 2
     except MemoryError:
         if debug:
@@ -548,8 +561,8 @@ def main(argv=None) -> int:
     except OSError as exc:
         if debug:
             raise
-        print(f"lrnnkit: error: {exc.strerror or exc or type(exc).__name__}"
-              + (f": {exc.filename!r}" if getattr(exc, "filename", None) else ""), file=sys.stderr)
+        _fail(f"lrnnkit: error: {exc.strerror or exc or type(exc).__name__}"
+              + (f": {exc.filename!r}" if getattr(exc, "filename", None) else ""))
         return 2
     except RecursionError:
         if debug:
@@ -563,8 +576,8 @@ def main(argv=None) -> int:
         if debug:
             raise
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        print(f"lrnnkit: internal error: {type(exc).__name__}{': ' + msg if msg else ''} (run with --debug for "
-              "the traceback, and please report it)", file=sys.stderr)
+        _fail(f"lrnnkit: internal error: {type(exc).__name__}{': ' + msg if msg else ''} (run with --debug for "
+              "the traceback, and please report it)")
         return 1
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from contextlib import contextmanager
 
-__all__ = ["terminal_width", "table", "shown", "shorten"]
+__all__ = ["terminal_width", "table", "shown", "shorten", "escaped", "EscapingStream", "escaping_terminal"]
 
 MIN_WIDTH = 60
 DEFAULT_WIDTH = 100
@@ -26,10 +28,51 @@ def terminal_width() -> int:
 def shown(text) -> str:
     """``text`` with control characters (ANSI escapes, newlines, tabs, DEL, C1 controls) written as Python escapes,
     so a label can neither recolour nor move the terminal's cursor: ``"\\x1b[31mred"`` prints as ``\\x1b[31mred``."""
+    return escaped(text)
+
+
+def escaped(text, keep: str = "") -> str:
+    """``text`` with every character that is not printable (C0/C1 controls, ESC, DEL, format characters such as
+    the bidi override U+202E, line separators, lone surrogates) written as a Python escape, except those in
+    ``keep``: what reaches a terminal can neither recolour it, retitle it, move its cursor nor reorder a line."""
     s = str(text)
     if s.isprintable():
         return s
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in s)
+    return "".join(ch if ch.isprintable() or ch in keep else ch.encode("unicode_escape", "backslashreplace")
+                   .decode("ascii") for ch in s)
+
+
+class EscapingStream:
+    """A text stream that passes everything written through :func:`escaped` (keeping ``keep``) to ``raw``; every
+    other attribute (``isatty``, ``fileno``, ``flush``, ``encoding``, ``buffer``) is ``raw``'s."""
+
+    def __init__(self, raw, keep: str):
+        self.raw, self._keep = raw, keep
+
+    def write(self, s: str) -> int:
+        self.raw.write(escaped(s, self._keep))
+        return len(s)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+
+
+@contextmanager
+def escaping_terminal():
+    """While active, ``sys.stdout`` and ``sys.stderr`` escape what is written to them (the command line runs every
+    verb inside it). stdout keeps newlines and tabs; stderr also keeps the carriage return that progress bars
+    (tqdm) draw with. Error lines are escaped in full by the caller."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = EscapingStream(out, "\n\t") if out is not None else out
+    sys.stderr = EscapingStream(err, "\n\t\r") if err is not None else err
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def shorten(text: str, width: int) -> str:

@@ -161,11 +161,11 @@ class FlaExport:
 
     @staticmethod
     def load(out_dir: str) -> "FlaExport":
-        from .limits import MAX_MODEL_BYTES, read_bounded
+        from .limits import MAX_MODEL_BYTES
         p_js = os.path.join(out_dir, "fla_export.json")
-        if not os.path.isfile(p_js):
-            raise InputError(f"cannot read {p_js!r}: no such file")
-        raw = read_bounded(p_js, MAX_MODEL_BYTES, "fla export", "MAX_MODEL_BYTES")
+        from .fileio import read_regular, read_safetensors
+        from .limits import MAX_ARRAYS_BYTES
+        raw = read_regular(p_js, MAX_MODEL_BYTES, "fla export", "MAX_MODEL_BYTES")
         try:
             doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
@@ -175,11 +175,12 @@ class FlaExport:
         if doc.get("version") != VERSION:
             raise InputError(f"{p_js!r}: fla export version {doc.get('version')!r}; this lrnnkit reads version "
                              f"{VERSION} (run `lrnnkit export MODEL --to fla` again)")
-        from safetensors.numpy import load_file
-        try:
-            arrays = load_file(os.path.join(out_dir, "fla_export.safetensors"))
-        except Exception as exc:  # safetensors raises its own error types
-            raise InputError(f"cannot read the arrays of {out_dir!r}: {exc}") from None
+        layers = doc.get("layers")
+        if not isinstance(layers, list) or not layers:
+            raise InputError(f"{p_js!r}: malformed fla export (no layers)")
+        names = [f"layer{i}.{a}" for i in range(len(layers)) for a in LAYER_ARRAYS]
+        arrays = read_safetensors(os.path.join(out_dir, "fla_export.safetensors"), names, MAX_ARRAYS_BYTES,
+                                  "fla export arrays")
         try:
             return _from_json(doc, arrays)
         except InputError as exc:
@@ -550,6 +551,19 @@ def write_tokens(exp: FlaExport, model, word, out_dir: str, layout: str = "delta
     return path
 
 
+def _check_token_size(exp: FlaExport, T: int) -> None:
+    """The per-token tensors ``q``, ``k`` of a word of ``T`` letters have ``T n_h H K`` entries each: refuse a word
+    past EXPORT_MAX_TOKEN_VALUES before anything is allocated."""
+    from .errors import SizeLimitError
+    from .limits import EXPORT_MAX_TOKEN_VALUES
+    for i, ly in enumerate(exp.layers):
+        n = T * ly.n_h * ly.heads * ly.K
+        if n > EXPORT_MAX_TOKEN_VALUES:
+            raise SizeLimitError(f"a word of {T} letters makes per-token tensors of {T} x {ly.n_h} x {ly.heads} x "
+                                 f"{ly.K} = {n} entries in layer {i} (T x n_h x heads x K); at most "
+                                 f"{EXPORT_MAX_TOKEN_VALUES} (lrnnkit.limits.EXPORT_MAX_TOKEN_VALUES)")
+
+
 # --------------------------------------------------------------------------- CLI
 def add_parser(sub) -> None:
     s = sub.add_parser("export", help="export a compiled model for another library (fla: delta-rule kernel tables, "
@@ -572,19 +586,24 @@ def add_parser(sub) -> None:
 def run(a) -> int:
     from .limits import MAX_SEED, RUN_MAX_LENGTH, check_int
     from .model import Model
+    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    if a.random is not None:
+        check_int("--random", a.random, 1, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+    elif a.word is not None and (len(a.word) > 64 * RUN_MAX_LENGTH or len(a.word.split()) > RUN_MAX_LENGTH):
+        raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = Model.load(a.model)
     exp = export_fla(model, os.path.basename(a.model))
     out = a.output or (os.path.splitext(a.model)[0] + "_fla")
     word = None
     if a.word is not None:
         word = model.encode(a.word)
+    elif a.random is not None:
+        word = np.random.default_rng(a.seed).integers(0, len(model.alphabet), size=a.random).tolist()
+    if word is not None:
         if not word:
             raise InputError("--word: the word is empty")
         check_int("--word length", len(word), 1, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
-    elif a.random is not None:
-        check_int("--random", a.random, 1, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
-        check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
-        word = np.random.default_rng(a.seed).integers(0, len(model.alphabet), size=a.random).tolist()
+        _check_token_size(exp, len(word))
     files = exp.save(out)
     if word is not None:
         files.append(write_tokens(exp, model, word, out, a.layout.replace("-", "_")))

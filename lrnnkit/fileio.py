@@ -1,30 +1,51 @@
-"""Small, safe file output: atomic writes with the usual permissions, and no harm to things that are not files.
+"""Every file lrnnkit reads or writes goes through here: bounded reads of regular files, atomic writes that never
+follow a link, appends that refuse a link.
 
-:func:`atomic_write_bytes` / :func:`atomic_write_text` write ``data`` to ``path`` so that a reader never sees a
-half-written file:
+**Writes.** :func:`atomic_write_bytes` / :func:`atomic_write_text` write ``data`` to ``path`` so that a reader
+never sees a half-written file:
 
-* a **regular file** (or a path that does not exist yet) is written to a temporary file in the same directory, which
-  is then renamed over the target (``os.replace``: atomic on POSIX). The result gets the permissions an ordinary
+* a **regular file** (or a path that does not exist yet) is written to a temporary file in the same directory,
+  flushed to disk, then renamed over the target (``os.replace``: atomic on POSIX; a rename replaces the name, it
+  never writes through whatever the name pointed to). The result gets the permissions an ordinary
   ``open(path, "w")`` would give: an existing file keeps its mode, a new one gets ``0o666 & ~umask`` (usually
   0644) -- not the 0600 of :func:`tempfile.mkstemp`;
-* a **symbolic link** is followed: the file it points to is replaced, the link stays;
+* a **symbolic link** as the last component is refused (``ln -s ~/victim out/fla_export.json`` cannot make an
+  export overwrite ``~/victim``), unless it points to a character device or FIFO (``/dev/stdout`` is a link to
+  ``/proc/self/fd/1``): those are written through, like the devices themselves. Links in the directories above the
+  file are the user's own layout and are followed;
 * a **character device or FIFO** (``/dev/stdout``, ``/dev/null``, a named pipe) is written *through*, in place: it
   is never replaced by a regular file (``-o /dev/full`` as root used to turn the device node into a file);
-* a **directory, block device or socket** is refused with an :class:`~lrnnkit.errors.InputError` naming the path.
+* a **directory, block device or socket** is refused.
 
-Every failure is an :class:`~lrnnkit.errors.InputError` ``cannot write 'PATH': REASON`` (``/dev/full``: "No space
-left on device"; a missing directory: "No such file or directory"): it names the target path, never the temporary
-file, and the command line prints it on one line with exit status 2.
+:func:`open_append` opens a log (``records.jsonl``) for appending with ``O_NOFOLLOW``: a planted link is refused,
+and so is anything that is not a regular file.
+
+**Reads.** :func:`open_regular` checks with ``stat`` that the path is a regular file *before* opening it (a FIFO
+would block ``open`` until a writer comes, and Ctrl-C could not stop it), opens it with ``O_NONBLOCK`` and checks
+the opened descriptor again (a swap between the two is caught). :func:`read_regular` reads at most ``limit`` bytes
+of such a file; :func:`read_safetensors` reads chosen tensors of a safetensors file without touching the others.
+
+Every failure is an :class:`~lrnnkit.errors.InputError` (a size: :class:`~lrnnkit.errors.SizeLimitError`) naming
+the path, never a temporary file; the command line prints it on one line with exit status 2.
 """
 from __future__ import annotations
 
+import io
+import json
 import os
 import stat
+import struct
 import tempfile
+from contextlib import contextmanager
 
-from .errors import InputError
+from .errors import InputError, SizeLimitError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "save_figure", "open_append", "open_regular", "read_regular",
+           "read_safetensors", "exclusive_lock"]
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def _umask() -> int:
@@ -46,37 +67,64 @@ def _cannot(path: str, exc: OSError) -> InputError:
     return InputError(f"cannot write {path!r}: {exc.strerror or exc}")
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISLNK, "a symbolic link"))
+
+
 def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _link_refused(path: str) -> InputError:
+    return InputError(f"cannot write {path!r}: it is a symbolic link (lrnnkit does not write through a link it did "
+                      "not create; remove the link or name its target)")
+
+
+def _write_through(path: str, data: bytes) -> None:
+    """Write into a character device or FIFO in place (no O_CREAT: nothing is created; a path swapped for a regular
+    file in the meantime is refused, not truncated)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | _CLOEXEC)
+    except OSError as exc:
+        raise _cannot(path, exc) from None
+    try:
+        st = os.fstat(fd)
+        if not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+            raise InputError(f"cannot write {path!r}: it changed while being opened")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise _cannot(path, exc) from None
+    finally:
+        os.close(fd)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (see the module docstring for non-regular targets and permissions)."""
+    """Write ``data`` to ``path`` atomically (see the module docstring for links, non-regular targets and
+    permissions)."""
     path = os.fspath(path)
-    real = os.path.realpath(path)
     try:
-        st = os.stat(real)
+        lst = os.lstat(path)
     except FileNotFoundError:
-        st = None
+        lst = None
     except OSError as exc:
         raise _cannot(path, exc) from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
-            try:
-                with open(real, "wb") as fh:  # write through: the device node stays what it is
-                    fh.write(data)
-            except OSError as exc:
-                raise _cannot(path, exc) from None
-            return
-        raise InputError(f"cannot write to {path!r}: it is {_kind(st.st_mode)}")
-    mode = stat.S_IMODE(st.st_mode) if st is not None else (0o666 & ~_umask())
-    d = os.path.dirname(real) or "."
+    if lst is not None and stat.S_ISLNK(lst.st_mode):
+        try:
+            target = os.stat(path)
+        except OSError:
+            target = None
+        if target is not None and (stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode)):
+            return _write_through(path, data)
+        raise _link_refused(path)
+    if lst is not None and not stat.S_ISREG(lst.st_mode):
+        if stat.S_ISCHR(lst.st_mode) or stat.S_ISFIFO(lst.st_mode):
+            return _write_through(path, data)
+        raise InputError(f"cannot write to {path!r}: it is {_kind(lst.st_mode)}")
+    mode = stat.S_IMODE(lst.st_mode) if lst is not None else (0o666 & ~_umask())
+    d = os.path.dirname(path) or "."
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
     except OSError as exc:
@@ -86,7 +134,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fchmod(fh.fileno(), mode)
-        os.replace(tmp, real)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
     except BaseException as exc:
         try:
             os.unlink(tmp)
@@ -100,3 +149,174 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
     """Write ``text`` (encoded with ``encoding``) to ``path`` atomically; see :func:`atomic_write_bytes`."""
     atomic_write_bytes(path, text.encode(encoding))
+
+
+def save_figure(fig, path: str | os.PathLike, **kwargs) -> None:
+    """``fig.savefig(path, **kwargs)`` through :func:`atomic_write_bytes` (matplotlib itself would open the path
+    and follow a planted link); the format is the path's extension unless ``format`` is given."""
+    path = os.fspath(path)
+    kwargs.setdefault("format", os.path.splitext(path)[1].lstrip(".").lower() or "png")
+    buf = io.BytesIO()
+    fig.savefig(buf, **kwargs)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def open_append(path: str | os.PathLike) -> int:
+    """A descriptor open for reading and appending (``O_RDWR | O_APPEND | O_CREAT``) on the regular file ``path``;
+    a symbolic link (``O_NOFOLLOW``), FIFO, device or directory there is refused. The caller closes it."""
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as exc:
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                raise _link_refused(path) from None
+        except OSError:
+            pass
+        raise _cannot(path, exc) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise InputError(f"cannot append to {path!r}: it is {_kind(st.st_mode)}")
+    os.set_blocking(fd, True)
+    return fd
+
+
+@contextmanager
+def exclusive_lock(path: str | os.PathLike, what: str = "output"):
+    """Hold an exclusive advisory lock (``flock``) on the lock file ``path`` (created if missing, never through a
+    link) while the block runs: a second lrnnkit process writing the same output is refused at once with the pid
+    of the first, instead of interleaving its writes. The kernel drops the lock when the holder exits, however it
+    exits (``kill -9`` included), so a stale lock file never blocks a rerun; the file itself stays."""
+    import fcntl
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise _link_refused(path) from None
+        raise _cannot(path, exc) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"cannot lock {path!r}: it is {_kind(os.fstat(fd).st_mode)}")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise InputError(f"{what} {os.path.dirname(path) or '.'!r} is in use by another lrnnkit process (pid "
+                             f"{holder}); wait for it to finish or choose another output") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)                  # closing drops the lock
+
+
+def _cannot_read(path: str, what: str, why: str) -> InputError:
+    return InputError(f"cannot read {what} {path!r}: {why}")
+
+
+def open_regular(path: str | os.PathLike, what: str = "file"):
+    """The regular file ``path`` opened for binary reading; anything else (FIFO, device, directory, socket) is
+    refused at once, before ``open`` could block (see the module docstring)."""
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _cannot_read(path, what, exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    except OSError as exc:
+        raise _cannot_read(path, what, exc.strerror or str(exc)) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _too_large(path: str, what: str, limit: int, const: str) -> SizeLimitError:
+    return SizeLimitError(f"{what} {path!r} is larger than {limit} bytes (lrnnkit.limits.{const})")
+
+
+def read_regular(path: str | os.PathLike, limit: int, what: str = "file", const: str = "MAX_FILE_BYTES") -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (:class:`SizeLimitError` past it, naming
+    ``lrnnkit.limits.<const>``)."""
+    path = os.fspath(path)
+    with open_regular(path, what) as fh:
+        if os.fstat(fh.fileno()).st_size > limit:
+            raise _too_large(path, what, limit, const)
+        try:
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise _cannot_read(path, what, exc.strerror or str(exc)) from None
+    if len(data) > limit:
+        raise _too_large(path, what, limit, const)
+    return data
+
+
+# safetensors: u64 little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets: [b, e]}},
+# then the data; offsets count from the end of the header.
+_ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
+              "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}
+MAX_SAFETENSORS_HEADER = 100 * 2 ** 20   # the safetensors library's own header cap
+
+
+def read_safetensors(path: str | os.PathLike, names, limit: int, what: str = "arrays file",
+                     const: str = "MAX_ARRAYS_BYTES") -> dict:
+    """``{name: numpy array}`` for those of ``names`` present in the safetensors file ``path``. Only these tensors
+    are read (an unreferenced tensor of any size costs nothing); their total size must be at most ``limit`` bytes,
+    checked from the header before any data is read. Every defect of the header is an InputError."""
+    import numpy as np
+    path = os.fspath(path)
+    with open_regular(path, what) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        head = fh.read(8)
+        if len(head) < 8:
+            raise _cannot_read(path, what, "not a safetensors file (shorter than its 8-byte header length)")
+        (n,) = struct.unpack("<Q", head)
+        if n > min(MAX_SAFETENSORS_HEADER, size - 8):
+            raise _cannot_read(path, what, f"not a safetensors file (header length {n} past the file's end or "
+                               f"{MAX_SAFETENSORS_HEADER} bytes)")
+        try:
+            header = json.loads(fh.read(n))
+        except (ValueError, RecursionError):
+            raise _cannot_read(path, what, "not a safetensors file (its header is not JSON)") from None
+        if not isinstance(header, dict):
+            raise _cannot_read(path, what, "not a safetensors file (its header is not a JSON object)")
+        base, plan, total = 8 + n, [], 0
+        for name in sorted(set(names)):
+            ent = header.get(name)
+            if name == "__metadata__" or ent is None:
+                continue
+            try:
+                dt = np.dtype(_ST_DTYPES[ent["dtype"]])
+                shape = tuple(int(s) for s in ent["shape"])
+                b, e = (int(x) for x in ent["data_offsets"])
+                count = 1
+                for s in shape:
+                    if s < 0:
+                        raise ValueError
+                    count *= s
+            except (KeyError, TypeError, ValueError):
+                raise _cannot_read(path, what, f"tensor {name!r}: bad entry in the header "
+                                   f"(dtype one of {', '.join(_ST_DTYPES)}, shape, data_offsets)") from None
+            if not (0 <= b <= e <= size - base) or e - b != count * dt.itemsize:
+                raise _cannot_read(path, what, f"tensor {name!r}: data_offsets [{b}, {e}] do not fit its shape "
+                                   f"{list(shape)} or the file")
+            total += e - b
+            plan.append((name, dt, shape, b, e))
+        if total > limit:
+            raise SizeLimitError(f"{what} {path!r}: the tensors the model uses take {total} bytes, more than "
+                                 f"{limit} (lrnnkit.limits.{const})")
+        out = {}
+        for name, dt, shape, b, e in plan:
+            fh.seek(base + b)
+            raw = fh.read(e - b)
+            if len(raw) != e - b:
+                raise _cannot_read(path, what, f"tensor {name!r} is cut short")
+            out[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
+    return out

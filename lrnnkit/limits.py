@@ -24,18 +24,22 @@ from .errors import InputError, SizeLimitError
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
            "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
-           "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "shorten",
+           "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_REGEX_SIZE", "MAX_ARRAYS_BYTES", "MAX_SPEC_BYTES",
+           "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "shorten",
            "check_automaton", "check_int", "check_number_text", "busy"]
 
 # ---------------------------------------------------------------- files
 MAX_FILE_BYTES = 64 * 2 ** 20       # an FSA JSON file (64 MiB: ~10^7 transitions written out)
 MAX_MODEL_BYTES = 256 * 2 ** 20     # a model JSON file (large float arrays go to a safetensors file beside it)
+MAX_ARRAYS_BYTES = 2 ** 30          # the tensors a model (or an fla export) uses from its safetensors file
+MAX_SPEC_BYTES = 2 ** 20            # a sweep spec (TOML)
 
 # ---------------------------------------------------------------- automata, whatever their source
 MAX_STATES = 100_000                # states of an automaton from a file or a preset
 MAX_LETTERS = 10_000                # letters of its alphabet
 MAX_TRANSITIONS = 2_000_000         # states x letters (group:D500, the largest group preset, has 10^6)
 MAX_REGEX_CHARS = 1_000             # characters of a regex: pattern
+MAX_REGEX_SIZE = 300                # positions of a regex once counted repetition is written out (a{300}: 300)
 
 # ---------------------------------------------------------------- per verb (checked on the automaton, before the work)
 INFO_MAX_STATES = 2_000             # info: monoid, group structure, holonomy of the automaton
@@ -46,6 +50,9 @@ MAX_PAIRS_LIMIT = 50_000_000        # verify --max-pairs: reachable pairs of the
 RUN_MAX_LENGTH = 1_000_000          # run: length of --word / --random N
 MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
 COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10^5 steps take ~30 s, states rarely repeat)
+EXPORT_MAX_TOKEN_VALUES = 2 ** 27   # export --word/--random: entries of one per-token tensor (q or k), 512 MiB fp32
+FLOAT_CHECK_MAX_STEPS = 1_000_000   # certify's float64 cross-check: steps per random word (sweep float_steps)
+SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray); a spec's num_cpus / num_gpus per task
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")
@@ -65,17 +72,11 @@ def shorten(text: Any, width: int = 60) -> str:
 
 
 def read_bounded(path: str, limit: int, what: str, const: str) -> bytes:
-    """Read at most ``limit`` bytes of ``path``; SizeLimitError past it (also for endless sources: /dev/zero)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except IsADirectoryError:
-        raise InputError(f"cannot read {what} {path!r}: it is a directory") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise SizeLimitError(f"{what} {path!r} is larger than {limit} bytes ({_name(const)})")
-    return data
+    """Read at most ``limit`` bytes of the regular file ``path``; SizeLimitError past it, InputError for anything
+    that is not a regular file (a FIFO, /dev/zero, a directory) before it is opened
+    (:func:`lrnnkit.fileio.read_regular`)."""
+    from .fileio import read_regular
+    return read_regular(path, limit, what, const)
 
 
 def check_automaton(fsa: Any, verb: str, source: str = "") -> None:

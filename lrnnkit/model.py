@@ -576,11 +576,10 @@ class Model:
             st = doc["arrays"]
             if not isinstance(st, str) or os.sep in st or st.startswith("."):
                 raise InputError(f"model {path!r}: bad arrays file name {st!r}")
-            from safetensors.numpy import load_file
-            try:
-                arrays = load_file(os.path.join(os.path.dirname(os.path.abspath(path)), st))
-            except Exception as exc:  # safetensors raises its own types
-                raise InputError(f"model {path!r}: cannot read arrays file {st!r}: {exc}") from None
+            from .fileio import read_safetensors
+            from .limits import MAX_ARRAYS_BYTES
+            arrays = read_safetensors(os.path.join(os.path.dirname(os.path.abspath(path)), st),
+                                      _tensor_names(doc), MAX_ARRAYS_BYTES, f"arrays file of model {path!r}")
         return Model.from_json(doc, path, arrays)
 
     @staticmethod
@@ -936,6 +935,21 @@ def _need(d: Any, keys: Sequence[str], where: str) -> None:
     missing = [k for k in keys if k not in d]
     if missing:
         raise InputError(f"{where}: missing field(s) {', '.join(missing)}")
+
+
+def _tensor_names(doc: Any) -> set:
+    """The names of the tensors a model document references (``{"tensor": NAME}`` anywhere in it): the only ones
+    read from its safetensors file."""
+    names, stack = set(), [doc]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            if isinstance(x.get("tensor"), str):
+                names.add(x["tensor"])
+            stack.extend(x.values())
+        elif isinstance(x, list):
+            stack.extend(x)
+    return names
 
 
 def _atomic_write(path: str, data: bytes) -> None:

@@ -246,6 +246,51 @@ def test_demo_uncertified_model_is_a_core_failure(tmp_path, monkeypatch):
     assert s["automata"]["parity"]["counterexample"] is not None
 
 
+def _visible(html: str) -> str:
+    """The text a reader sees without opening anything: <details> bodies, tooltips and tags removed."""
+    html = re.sub(r"<details>.*?</details>", "", html, flags=re.S)
+    html = re.sub(r'title="[^"]*"', "", html)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def test_quick_demo_report_is_readable_at_a_glance(quick_run):
+    """The verdict is the second column of the automata table (visible without scrolling sideways); the
+    impossibility section shows pivots with short numbers (no 39-digit integers on the page: rounded, exact in a
+    tooltip or a collapsed table); the kernels line says whether they ran compiled or interpreted."""
+    out, s = quick_run
+    html = (out / "report.html").read_text()
+    first = re.search(r"<table><thead><tr>(.*?)</tr>", html).group(1)
+    assert re.findall(r"<th>(.*?)</th>", first)[:2] == ["case", "verdict"]
+    vis = _visible(html)
+    assert not re.findall(r"\d{10,}", vis), re.findall(r"\d{10,}", vis)[:3]
+    assert html.count('class="pivot"') >= 2 and "all 60 rows" in html
+    ker = s.get("kernels") or {}
+    if ker:
+        assert ker["mode"] in ("compiled", "interpreted")
+        assert f"{ker['mode']} Triton kernels" in vis
+
+
+def test_long_numbers_rounded_with_the_exact_value_in_a_tooltip():
+    from lrnnkit.showcase.report import _cell, _headline
+    big = 340282356779733661637539395458142568448
+    assert _cell(big) == f'<span class="num" title="{big}">3.4e+38</span>'
+    assert _cell({"pre_period": big, "period": 1}).endswith("+1") and "3.4e+38" in _cell({"pre_period": big,
+                                                                                          "period": 1})
+    assert _cell(1234567) == "1234567"
+    assert _headline({"first_wrong_step": None, "exact_for_all_lengths": True}) == "never"
+    assert _headline({"first_wrong_step": None}) == "none"
+    assert _headline({"first_wrong_step": 12}) == "12"
+
+
+def _keep_artefact(path, name: str) -> None:
+    """Copy a file the tests made (a screenshot) to $LRNNKIT_ARTEFACTS (default: test_artefacts/ in the
+    checkout, git-ignored), for a person to look at after the run."""
+    dest = os.environ.get("LRNNKIT_ARTEFACTS") or os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "test_artefacts")
+    os.makedirs(dest, exist_ok=True)
+    shutil.copyfile(path, os.path.join(dest, name))
+
+
 # --------------------------------------------------------------------------- headless Chromium
 def _chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -263,6 +308,7 @@ def test_report_renders_in_headless_chromium(quick_run, tmp_path):
                         "--window-size=1200,1600", f"--screenshot={shot}", (out / "report.html").as_uri()],
                        capture_output=True, text=True, timeout=120)
     assert shot.is_file(), r.stderr[-2000:]
+    _keep_artefact(shot, "demo_report.png")
     from matplotlib.image import imread
     img = imread(str(shot))
     assert img.shape[0] == 1600 and img.shape[1] == 1200

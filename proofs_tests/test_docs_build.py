@@ -155,6 +155,37 @@ def test_sphinx_builds_with_warnings_as_errors(tmp_path):
         assert c.name in page.read_text()
     for p in ("index", "getting_started", "concepts", "generated/theorems", "generated/cli", "generated/api"):
         assert (html / f"{p}.html").is_file(), p
+    _assert_offline_math(html)
+
+
+def _assert_offline_math(html) -> None:
+    """Every page that loads MathJax loads the bundled copy, and nothing at all from the network."""
+    import re
+    pages = list(html.rglob("*.html"))
+    loading = [p for p in pages if "mathjax" in p.read_text().lower()]
+    assert loading, "no page loads MathJax"
+    for p in pages:
+        srcs = re.findall(r'<script[^>]*src="([^"]+)"', p.read_text())
+        assert not [x for x in srcs if "://" in x or x.startswith("//")], (p, srcs)
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+def test_math_renders_offline(tmp_path):
+    """A one-page project with the math extensions of docs/conf.py: the page loads the bundled MathJax (with its
+    fonts) from _static, no CDN."""
+    conf = open(os.path.join(ROOT, "docs", "conf.py"), encoding="utf-8").read()
+    assert '"sphinx-mathjax-offline"' in conf
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx.ext.mathjax", "sphinx-mathjax-offline"]\n')
+    (src / "index.rst").write_text("Math\n====\n\n:math:`A(x) = I - \\beta v v^T`\n")
+    html = tmp_path / "html"
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(html)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "_static/mathjax/tex-chtml.js" in (html / "index.html").read_text()
+    assert list((html / "_static" / "mathjax").rglob("*.woff"))
+    _assert_offline_math(html)
 
 
 def test_every_construction_page_has_its_plots(generated):

@@ -276,7 +276,7 @@ def test_ray_executor_without_ray_installed_is_one_line_exit_2(tmp_path, capsys,
     path = _write(tmp_path, 'kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\n')
     assert main(["sweep", path, "--executor", "ray", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "pip install 'lrnnkit[ray]'" in err and "\n" not in err
+    assert "pip install -e '.[ray]' in the lrnnkit checkout" in err and "\n" not in err
 
 
 def test_one_letter_collapse_is_bounded_by_steps():

@@ -32,14 +32,37 @@ def test_existing_file_keeps_its_mode(tmp_path):
     assert p.read_bytes() == b"new"
 
 
-def test_no_temporary_left_and_symlink_followed(tmp_path):
+def test_planted_symlink_refused_and_target_untouched(tmp_path):
+    """A link planted as the output name is not followed: the write is refused, the file it points to keeps its
+    contents, the link stays, and no temporary file is left behind."""
     target = tmp_path / "t.txt"
     target.write_text("old")
     link = tmp_path / "l.txt"
     link.symlink_to(target)
-    atomic_write_text(link, "new")
-    assert link.is_symlink() and target.read_text() == "new"
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["l.txt", "t.txt"]
+    with pytest.raises(InputError, match="symbolic link"):
+        atomic_write_text(link, "new")
+    assert link.is_symlink() and target.read_text() == "old"
+    dangling = tmp_path / "d.txt"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InputError, match="symbolic link"):
+        atomic_write_text(dangling, "new")
+    assert not (tmp_path / "nowhere").exists()
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["d.txt", "l.txt", "t.txt"]
+
+
+def test_link_to_a_device_is_written_through(tmp_path):
+    """``-o /dev/stdout`` is a link to a device: written through, like the device itself."""
+    link = tmp_path / "out"
+    link.symlink_to("/dev/null")
+    atomic_write_text(link, "x")
+    assert link.is_symlink()
+
+
+def test_no_temporary_left(tmp_path):
+    p = tmp_path / "a.json"
+    atomic_write_text(p, "one")
+    atomic_write_text(p, "two")
+    assert p.read_text() == "two" and [x.name for x in tmp_path.iterdir()] == ["a.json"]
 
 
 def test_directory_refused(tmp_path):

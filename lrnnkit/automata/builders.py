@@ -233,6 +233,30 @@ def _bounded_crawl(limit: int, pattern: str):
         ifsm.crawl = original
 
 
+def regex_size(node) -> int:
+    """Positions of a parsed pattern once counted repetition is written out, the size of the automaton that
+    interegular builds before determinising: a character or class counts 1, a concatenation or alternation the sum
+    of its parts, ``X{m,n}`` n copies of X (``X{m,}``: m + 1), a look-around its inner pattern. Linear in the
+    pattern's length (the number itself may be large: ``((a{999}){999}){999}``)."""
+    if hasattr(node, "base") and hasattr(node, "min") and hasattr(node, "max"):
+        copies = node.max if node.max is not None else node.min + 1
+        return regex_size(node.base) * max(int(copies), 1)
+    parts = getattr(node, "parts", None) or getattr(node, "options", None)
+    if parts is not None:
+        return sum(regex_size(p) for p in parts)
+    inner = getattr(node, "inner", None)
+    return regex_size(inner) if inner is not None else 1
+
+
+def _check_regex_size(parsed, pattern: str) -> None:
+    from ..limits import MAX_REGEX_SIZE
+    n = regex_size(parsed)
+    if n > MAX_REGEX_SIZE:
+        shown = str(n) if n < 10 ** 12 else f"about 10^{len(str(n)) - 1}"
+        raise SizeLimitError(f"regex: {shorten(pattern)} has {shown} positions once its counted repetitions are "
+                             f"written out; at most {MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
+
+
 def from_regex(pattern: str) -> FSA:
     """The minimal complete DFA of a regular expression, through ``interegular`` (a well-kept regex -> FSM library).
 
@@ -255,8 +279,13 @@ def from_regex(pattern: str) -> FSA:
     except ImportError as exc:  # pragma: no cover
         raise InputError(f"regex sources need the interegular package ({exc})")
     try:
+        parsed = interegular.parse_pattern(pattern)
+    except Exception as exc:
+        raise InputError(f"regex: cannot parse pattern {pattern!r}: {type(exc).__name__}: {exc}") from None
+    _check_regex_size(parsed, pattern)
+    try:
         with _bounded_crawl(MAX_REGEX_STATES, pattern):
-            fsm = interegular.parse_pattern(pattern).to_fsm()
+            fsm = parsed.to_fsm()
     except SizeLimitError:
         raise
     except Exception as exc:

@@ -16,8 +16,12 @@ SOURCE is one of
 a path                          an FSA JSON file (:func:`io.load_fsa`)
 ==============================  =======================================================================
 
-A preset name wins over a file of the same name only if no such file exists (a path that exists is always read
-as a file). Unknown presets, bad moduli and malformed specifications raise :class:`InputError` naming the source.
+**Presets win.** A SOURCE is a preset when it is one of the bare names ``parity``, ``flipflop``, ``even-pairs``
+or starts with a preset's name and a colon (``counter:``, ``regex:``, ...), whatever files exist: a file or
+directory named ``flipflop`` in the working directory never replaces the preset (``train parity --out parity``
+leaves a directory ``parity`` that later commands must not read). Everything else is a path; to read a file whose
+name looks like a preset, write it as a path: ``./flipflop``. Unknown presets, bad moduli and malformed
+specifications raise :class:`InputError` naming the source.
 """
 from __future__ import annotations
 
@@ -43,14 +47,27 @@ def _modulus(source: str, arg: str) -> int:
                          f"e.g. {source.split(':')[0]}:5") from None
 
 
+_BARE = ("parity", "flipflop", "even-pairs")
+_HEADS = ("counter", "cycle-nav", "mod-arith", "even-pairs", "group", "regex", "transformations", "parity",
+          "flipflop")
+
+
+def _is_preset(source: str) -> bool:
+    """Whether ``source`` names a preset (see "Presets win" in the module docstring)."""
+    head, sep, _ = source.partition(":")
+    return source in _BARE or (bool(sep) and head in _HEADS)
+
+
 def load_source(source: str) -> FSA:
     """The automaton named by ``source`` (see the module docstring)."""
     if not isinstance(source, str) or not source.strip():
         raise InputError(f"empty source {source!r}; expected a path to an FSA JSON file or one of {', '.join(PRESETS)}")
-    if os.path.exists(source):
-        from .io import load_fsa
-        return load_fsa(source)
     head, sep, arg = source.partition(":")
+    if not _is_preset(source):
+        if os.path.lexists(source) or os.sep in source or (os.altsep or os.sep) in source \
+                or source.endswith(".json"):
+            from .io import load_fsa
+            return load_fsa(source)
     if not sep:
         if source == "parity":
             return builders.parity()

@@ -27,6 +27,8 @@ import time
 import numpy as np
 
 from ..errors import SizeLimitError
+from ..fileio import save_figure
+from ..heatmap import label_cells, short_count
 from .demo_models import (counter_real, counter_rotation, deltanet_model, diagonal_layer_model, parity_scalar,
                           two_layer_period4)
 from .proof_model import proof_constant_input
@@ -245,7 +247,7 @@ def plot_theorem1(out_dir: str, fmt: str = "bf16", steps: int = 80) -> str:
     ax.legend()
     path = os.path.join(out_dir, "theorem1_trajectories.png")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -270,7 +272,7 @@ def plot_rotation_vs_m(out_dir: str, table: dict) -> str | None:
     ax.legend(fontsize=8)
     path = os.path.join(out_dir, "collapse_rotation_vs_m.png")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -293,12 +295,18 @@ def plot_collapse_by_format(out_dir: str, table: dict) -> str | None:
             v = r.get("first_wrong_step")
             M[cons.index(r["construction"]), fmts.index(r["format"])] = np.log10(v) if v else np.log10(steps) + 1
         im = ax.imshow(M, aspect="auto", cmap="viridis", vmin=0, vmax=np.log10(steps) + 1)
+        labels = [["" for _ in fmts] for _ in cons]
+        for r in rows:
+            if r["variant"] == var:
+                v = r.get("first_wrong_step")
+                labels[cons.index(r["construction"])][fmts.index(r["format"])] = short_count(v) if v else "none"
+        label_cells(ax, im, M, labels, fontsize=7)
         ax.set_xticks(range(len(fmts)), fmts, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(cons)), cons if ax is axes[0][0] else [""] * len(cons), fontsize=7)
         ax.set_title(var, fontsize=8)
-    fig.colorbar(im, ax=axes[0].tolist(), label="log10 first wrong step (top = never)")
+    fig.colorbar(im, ax=axes[0].tolist(), label=f"log10 first wrong step (top, 'none': no wrong step within {steps})")
     path = os.path.join(out_dir, "collapse_by_format.png")
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 

@@ -401,14 +401,18 @@ def _worked_trace(model, fsa: FSA, word: list) -> dict:
 
 
 def _kernel_backend() -> tuple:
+    """``(backend, device, device name, mode)``: the kernels run compiled on a GPU unless ``TRITON_INTERPRET=1`` is
+    set (then interpreted, on the CPU, whatever hardware is present); without a GPU always interpreted. ``mode`` is
+    what the report shows: "compiled" or "interpreted"."""
+    interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
     try:
         import torch
-        if torch.cuda.is_available():
-            return "triton", "gpu", torch.cuda.get_device_name(0)
+        if torch.cuda.is_available() and not interpret:
+            return "triton", "gpu", torch.cuda.get_device_name(0), "compiled"
     except Exception:  # noqa: BLE001
         pass
     os.environ.setdefault("TRITON_INTERPRET", "1")
-    return "triton", "interpreter", "cpu"
+    return "triton", "interpreter", "cpu", "interpreted"
 
 
 def _run_kernels(model, fsa: FSA, device: str) -> dict:
@@ -508,8 +512,8 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                 _precision_steps(R, models, precision_res, out_dir)
 
             if kernels:
-                backend, device, devname = _kernel_backend()
-                kernels_res.update(backend=backend, device=device, device_name=devname, models={})
+                backend, device, devname, mode = _kernel_backend()
+                kernels_res.update(backend=backend, device=device, device_name=devname, mode=mode, models={})
                 for case in cases:
                     if case.key not in models:
                         R.steps.append({"name": f"kernels {case.key}", "kind": "kernels", "core": False,

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fileio import atomic_write_text
+from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
 
 __all__ = ["generate", "ensure_generated", "setup_sphinx", "main", "CANDIDATE_INSTANCES", "rst_text", "slug"]
@@ -448,7 +448,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         fig = eigenvalue_figure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
                                 None)
         fn = f"{slug(c.name)}-eigenvalues.png"
-        fig.savefig(os.path.join(img_dir, fn))
+        save_figure(fig, os.path.join(img_dir, fn))
         body.append(".. rubric:: Eigenvalues of the letter matrices\n")
         body.append(f".. image:: {rel_img}/{fn}\n   :alt: eigenvalues of the letter matrices of {c.name}\n"
                     "   :width: 300px\n")
@@ -492,7 +492,7 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
             ax.set_title(f"{c.name}: green = correct for all 2000 steps", fontsize=9)
             fig.tight_layout()
             name = f"{slug(c.name)}-collapse.png"
-            fig.savefig(os.path.join(img_dir, name))
+            save_figure(fig, os.path.join(img_dir, name))
             out += f"\n.. image:: {rel_img}/{name}\n   :alt: precision collapse of {c.name}\n   :width: 420px\n"
         except Exception as exc:  # noqa: BLE001
             rec["warnings"].append(f"collapse plot failed: {one_line(exc)}")

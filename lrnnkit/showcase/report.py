@@ -22,6 +22,8 @@ import os
 
 import numpy as np
 
+from ..fileio import save_figure
+
 __all__ = ["make_plots", "write_report", "eigenvalue_figure"]
 
 _OK = "#2e7d32"
@@ -74,7 +76,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
               if e.get("eigenvalues")]
     if panels:
         fig = eigenvalue_figure(panels)
-        fig.savefig(os.path.join(out_dir, "eigenvalues.png"))
+        save_figure(fig, os.path.join(out_dir, "eigenvalues.png"))
         written.append("eigenvalues.png")
 
     rows = [(k, e) for k, e in automata.items() if e.get("reachable_states")]
@@ -94,7 +96,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
         ax.set_title("Certified for every input length (green) or not (red)", fontsize=10)
         ax.set_xlim(1, max(vals) * 60)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "certification.png"))
+        save_figure(fig, os.path.join(out_dir, "certification.png"))
         written.append("certification.png")
 
     coll = [r for r in (precision or {}).get("collapse", []) if "error" not in r]
@@ -129,7 +131,7 @@ def make_plots(out_dir: str, automata: dict, precision: dict) -> list:
         ax.legend(fontsize=7)
         ax.set_title("Precision collapse of exact constructions", fontsize=10)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "collapse.png"))
+        save_figure(fig, os.path.join(out_dir, "collapse.png"))
         written.append("collapse.png")
     return written
 
@@ -144,6 +146,8 @@ text-align:left;vertical-align:top} th{background:#f5f5f5}
 .ok{color:#2e7d32;font-weight:600} .failed{color:#c62828;font-weight:600} .skipped{color:#757575}
 code{background:#f5f5f5;padding:0 .2em} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 .small{font-size:.85em;color:#555}
+table.pivot td{white-space:nowrap;text-align:right} table.pivot td:first-child{text-align:left;white-space:normal}
+.num{border-bottom:1px dotted #999;cursor:help} details{margin:.4em 0} summary{cursor:pointer;color:#1565c0}
 """
 
 
@@ -151,14 +155,21 @@ def _e(x) -> str:
     return html.escape("" if x is None else str(x))
 
 
+def _short(x, n: int) -> str:
+    """``x`` as text, cut to ``n`` characters (the full text stays in summary.json)."""
+    t = "" if x is None else str(x)
+    return t if len(t) <= n else t[:n - 3] + "..."
+
+
 def _status(s: str) -> str:
     return f'<span class="{_e(s)}">{_e(s)}</span>'
 
 
-def _table(head: list, rows: list) -> str:
+def _table(head: list, rows: list, cls: str = "") -> str:
     h = "".join(f"<th>{_e(c)}</th>" for c in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
+    attr = f' class="{cls}"' if cls else ""
+    return f"<table{attr}><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def write_report(path: str, summary: dict) -> None:
@@ -183,15 +194,15 @@ def write_report(path: str, summary: dict) -> None:
     for k, e in S.get("automata", {}).items():
         fc = e.get("float_check") or {}
         fcs = (f"{fc.get('mismatches')} / {fc.get('words', 0) * fc.get('steps', 0)}" if fc else "")
-        rows.append([_e(k), _e(e.get("automaton")), _e(e.get("states")), _e(e.get("letters")),
+        verdict = (('<span class="ok">certified</span>' if e.get("certified")
+                    else '<span class="failed">not certified</span>')
+                   + (f"<br><span class=\"small\">{_e(e.get('reason'))}</span>" if e.get("reason") else ""))
+        rows.append([_e(k), verdict, _e(_short(e.get("automaton"), 40)), _e(e.get("states")), _e(e.get("letters")),
                      _e(e.get("construction")), _e(f"{e.get('paper', '')} {e.get('statement', '')}".strip()),
-                     _e(e.get("layers")), _e(e.get("widths")), _e(e.get("max_factors_per_token")),
-                     _e(e.get("reachable_states")), _e(fcs),
-                     ('<span class="ok">certified</span>' if e.get("certified")
-                      else '<span class="failed">not certified</span>')
-                     + (f"<br><span class=\"small\">{_e(e.get('reason'))}</span>" if e.get("reason") else "")])
-    parts.append(_table(["case", "automaton", "states", "letters", "construction", "paper / statement", "layers",
-                         "widths", "GH factors / token", "reachable pairs", "float64 mismatches", "verdict"], rows))
+                     _e(e.get("layers")), _e(_short(e.get("widths"), 24)), _e(e.get("max_factors_per_token")),
+                     _e(e.get("reachable_states")), _e(fcs)])
+    parts.append(_table(["case", "verdict", "automaton", "states", "letters", "construction", "paper / statement",
+                         "layers", "widths", "GH factors / token", "reachable pairs", "float64 mismatches"], rows))
     for img, cap in (("certification.png", "Size of the exact certification search"),
                      ("eigenvalues.png", "Eigenvalues of every letter matrix")):
         if img in S.get("plots", []):
@@ -235,8 +246,12 @@ def write_report(path: str, summary: dict) -> None:
     ker = S.get("kernels") or {}
     parts.append("<h2>GPU layers (Triton)</h2>")
     if ker:
-        parts.append(f"<p>backend <code>{_e(ker.get('backend'))}</code> on {_e(ker.get('device'))} "
-                     f"({_e(ker.get('device_name'))})</p>")
+        mode = ker.get("mode") or ("compiled" if ker.get("device") == "gpu" else "interpreted")
+        how = ("compiled Triton kernels on the GPU" if mode == "compiled" else
+               "interpreted Triton kernels (TRITON_INTERPRET=1: the Triton interpreter on the CPU, numpy speed; "
+               "timings say nothing about GPU speed)")
+        parts.append(f"<p class=\"kernel-mode\">Ran: <b>{_e(how)}</b>; backend <code>{_e(ker.get('backend'))}</code> "
+                     f"on {_e(ker.get('device'))} ({_e(ker.get('device_name'))})</p>")
         rows = [[_e(k), _e(r.get("batch")), _e(r.get("length")), _e(r.get("seconds")),
                  _status("ok" if r.get("agree_with_float64") else "failed")]
                 for k, r in (ker.get("models") or {}).items()]
@@ -257,26 +272,76 @@ def write_report(path: str, summary: dict) -> None:
 
 
 _MAX_ROWS = 24
+_ROW_KEYS = ("model", "m", "form")        # what names a row of a demo table (the columns of a pivot are formats)
+
+
+def _num(v) -> str:
+    """An integer as text: exact up to 7 digits; longer ones (a float format's largest value, 39 digits) rounded to
+    3 significant digits, the exact value in the tooltip."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10 ** 7:
+        return f'<span class="num" title="{v}">{v:.3g}</span>'
+    return _e(v)
 
 
 def _cell(v) -> str:
     if isinstance(v, dict):
+        if set(v) == {"pre_period", "period"}:
+            return "none" if v["period"] is None else f"{_num(v['pre_period'])}+{_num(v['period'])}"
         return ", ".join(f"{k}={_cell(x)}" for k, x in v.items())
     if isinstance(v, list):
         return "[" + ", ".join(_cell(x) for x in v) + "]"
-    return "&ndash;" if v is None else _e(v)
+    return "&ndash;" if v is None else _num(v)
+
+
+def _headline(r: dict) -> str:
+    """The one number of a demo row a reader looks for: the first wrong step ("never": exact for all lengths,
+    "none": no wrong step within the steps run), or the matvec run's pre-period + period."""
+    if "first_wrong_step" in r:
+        v = r["first_wrong_step"]
+        if v is not None:
+            return _num(v)
+        return "never" if r.get("exact_for_all_lengths") else "none"
+    if isinstance(r.get("matvec"), dict):
+        return _cell(r["matvec"])
+    return ""
+
+
+def _pivot(rows: list) -> str | None:
+    """Rows named by model (or m / form) against formats, one headline per cell (policy matvec where the rows have
+    several), every field of the row in the cell's tooltip; None when the rows have no such shape."""
+    keys = [k for k in _ROW_KEYS if any(k in r for r in rows)]
+    if not keys or not all("format" in r for r in rows):
+        return None
+    if any("policy" in r for r in rows):
+        rows = [r for r in rows if r.get("policy", "matvec") == "matvec"]
+    labels, fmts, cells = [], [], {}
+    for r in rows:
+        lab = " ".join(str(r.get(k)) for k in keys if k in r)
+        if lab not in labels:
+            labels.append(lab)
+        if r["format"] not in fmts:
+            fmts.append(r["format"])
+        tip = "; ".join(f"{k}={v}" for k, v in r.items())
+        cells[(lab, r["format"])] = f'<span title="{_e(tip)}">{_headline(r)}</span>'
+    body = [[_e(lab)] + [cells.get((lab, f), "") for f in fmts] for lab in labels]
+    return _table([" / ".join(keys)] + fmts, body, cls="pivot")
 
 
 def _result_html(res) -> str:
-    """A compact rendering of a demo result (sections with statement / verdict / reading and lists of row dicts
-    as tables, at most _MAX_ROWS rows each); the full JSON follows in a collapsed <details> element."""
+    """A readable rendering of a demo result: per section its statement, verdict and reading, then each list of
+    rows as a pivot (model x format, one number per cell, everything in the cell's tooltip) with the full rows in
+    a collapsed <details> (long numbers rounded, exact in the tooltip); the whole JSON in a last <details>."""
     out = []
     sections = res.items() if isinstance(res, dict) else [("result", res)]
     for key, sec in sections:
         if not isinstance(sec, dict):
             continue
-        out.append(f"<h4>{_e(key)}</h4>")
-        for k in ("statement", "verdict", "input"):
+        out.append(f"<h4>{_e(str(key).replace('_', ' ').replace('theorem', 'Theorem '))}</h4>")
+        if "verdict" in sec:
+            v = str(sec["verdict"])
+            cls = "ok" if v in ("holds", "true", "True") else "failed" if v in ("fails", "false", "False") else ""
+            out.append(f'<p><b>verdict:</b> <span class="{cls}">{_e(v)}</span></p>')
+        for k in ("statement", "input"):
             if k in sec:
                 out.append(f"<p><b>{_e(k)}:</b> {_e(sec[k])}</p>")
         if "reading" in sec:
@@ -284,9 +349,15 @@ def _result_html(res) -> str:
         for k, v in sec.items():
             if isinstance(v, list) and v and all(isinstance(r, dict) for r in v):
                 cols = list(dict.fromkeys(c for r in v for c in r))
-                rows = [[_cell(r.get(c)) for c in cols] for r in v[:_MAX_ROWS]]
-                more = f" (first {_MAX_ROWS} of {len(v)})" if len(v) > _MAX_ROWS else ""
-                out.append(f"<p class=\"small\">{_e(k)}{_e(more)}</p>" + _table(cols, rows))
+                piv = _pivot(v)
+                if piv:
+                    what = ("first wrong step per format (never = exact for all lengths; none = no wrong step "
+                            "within the steps run" if any("first_wrong_step" in r for r in v) else
+                            "pre-period + period of the state under matvec rounding, per format (none = no period "
+                            "within the cap")
+                    out.append(f"<p class=\"small\">{_e(k)}: {what}; hover a cell for every field)</p>" + piv)
+                rows = [[_cell(r.get(c)) for c in cols] for r in v]
+                out.append(f"<details><summary>{_e(k)}: all {len(v)} rows</summary>{_table(cols, rows)}</details>")
     out.append(f"<details><summary>full result (JSON)</summary><pre>{_e(_pretty(res))}</pre></details>")
     return "".join(out)
 

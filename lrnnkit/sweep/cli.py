@@ -17,7 +17,8 @@ def add_parser(subparsers) -> None:
                               "spec, serially or on Ray; resumable")
     s.add_argument("spec", metavar="SPEC.toml", help="sweep spec: kind and [grid] (see docs/sweeps.rst)")
     s.add_argument("--executor", choices=["serial", "ray"], default="serial",
-                   help="serial (default, no Ray needed) or ray (pip install 'lrnnkit[ray]')")
+                   help="serial (default, no Ray needed) or ray (in the lrnnkit checkout: "
+                   "pip install -e '.[ray]')")
     s.add_argument("--address", default=None,
                    help="join a running Ray cluster (e.g. auto or ray://HOST:10001); default: start a local Ray")
     s.add_argument("--num-cpus", type=int, default=None, help="local Ray: CPUs to use (default: all)")
@@ -33,6 +34,9 @@ def run(args) -> int:
     spec = check_spec_file(args.spec)
     if args.num_cpus is not None and (args.num_cpus < 1 or args.executor != "ray" or args.address):
         raise InputError(f"--num-cpus {args.num_cpus} needs --executor ray without --address and a value >= 1")
+    if args.num_cpus is not None:
+        from ..limits import SWEEP_MAX_CPUS, check_int
+        check_int("--num-cpus", args.num_cpus, 1, SWEEP_MAX_CPUS, "SWEEP_MAX_CPUS")
     out = args.out or f"sweep_out/{spec.spec_hash}"
     opts = {"num_cpus": args.num_cpus} if args.executor == "ray" and not args.address else {}
     try:
@@ -45,7 +49,9 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(res, indent=1, sort_keys=False))
     else:
-        with open(f"{res['out']}/summary.txt", encoding="utf-8") as fh:
-            sys.stdout.write(fh.read())
+        from ..fileio import read_regular
+        from ..limits import MAX_FILE_BYTES
+        sys.stdout.write(read_regular(f"{res['out']}/summary.txt", MAX_FILE_BYTES, "sweep summary")
+                         .decode("utf-8", "replace"))
         print(f"computed {res['computed']} point(s) now; records in {res['out']}/records.jsonl")
     return 0 if res["failed"] == 0 and res["missing"] == 0 else 1

@@ -5,7 +5,8 @@ Both call :func:`execute_point` on each task and hand every outcome to the calle
 the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a job's exception becomes a ``failed`` outcome
 with its message (the other points go on).
 
-Ray (optional extra ``lrnnkit[ray]``): ``address=None`` starts a local Ray with this machine's cores (and GPUs);
+Ray (optional extra ``ray``: ``pip install -e '.[ray]'`` in the checkout): ``address=None`` starts a local Ray
+with this machine's cores (and GPUs);
 ``address="auto"`` or ``"ray://host:10001"`` joins a running cluster, whose nodes need lrnnkit installed. Tasks ask
 for the spec's ``num_cpus`` / ``num_gpus`` (fractions pack several small training runs on one GPU). A worker
 process that dies mid-task (killed, out of memory) is re-run by Ray up to ``max_retries`` times (Ray's
@@ -109,8 +110,8 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise InputError("the ray executor needs Ray: pip install 'lrnnkit[ray]' (or use --executor serial)"
-                             ) from None
+            raise InputError("the ray executor needs Ray: pip install -e '.[ray]' in the lrnnkit checkout (or use "
+                             "--executor serial)") from None
         self.ray = ray
         if not ray.is_initialized():
             kw = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}

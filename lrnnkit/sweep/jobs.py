@@ -55,8 +55,8 @@ class JobKind:
             if bad:
                 raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the {self.name} job "
                                  f"(allowed: {', '.join(sorted(allowed))})")
-        if "replicate" in point and (not isinstance(point["replicate"], int) or isinstance(point["replicate"], bool)):
-            raise InputError(f"{where}: 'replicate' must be an integer, got {point['replicate']!r}")
+        from ..limits import MAX_SEED
+        _positive_int(point, "replicate", where, 0, MAX_SEED, "MAX_SEED")
         if self.check is not None:
             self.check(point, where)
 
@@ -85,10 +85,43 @@ def jsonable(obj):
 
 
 # --------------------------------------------------------------------------- shared helpers
-def _positive_int(point, key, where, lo=1):
+def _positive_int(point, key, where, lo=1, hi=None, const=""):
+    """``point[key]``, when given, must be an integer in [lo, hi]: the command line's range check
+    (:func:`lrnnkit.limits.check_int`) applied to a spec value."""
     v = point.get(key)
-    if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < lo):
+    if v is None:
+        return
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
         raise InputError(f"{where}: {key!r} must be an integer >= {lo}, got {v!r}")
+    if hi is not None and v > hi:
+        from ..errors import SizeLimitError
+        raise SizeLimitError(f"{where}: {key!r} must be <= {hi}, got {v} (lrnnkit.limits.{const})")
+
+
+@functools.lru_cache(maxsize=256)
+def _check_source(source: str) -> None:
+    """A point's ``source`` is within the size limits of its preset or file and of ``compile`` (checked once per
+    source, before the sweep starts). Other defects of a source (an unknown group name) make that point a failed
+    record, as when the job runs, and the other points go on."""
+    from ..errors import SizeLimitError
+    from ..limits import check_automaton
+    try:
+        fsa = _load(source, 0)
+    except SizeLimitError:
+        raise
+    except InputError:
+        return
+    check_automaton(fsa, "compile", source)
+
+
+def _checked_source(point, where):
+    src = point["source"]
+    if not isinstance(src, str) or not src:
+        raise InputError(f"{where}: 'source' must be a non-empty string, got {src!r}")
+    try:
+        _check_source(src)
+    except InputError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
 
 
 def _random_fsa(spec: str, seed: int):
@@ -124,7 +157,9 @@ def _load(source: str, seed: int):
 def _compiled(source: str, construction, options_json: str, seed: int):
     """Compile once per worker process and (source, construction, options) (random sources: per seed)."""
     from ..constructions import compile as compile_model
+    from ..limits import check_automaton
     fsa = _load(source, seed)
+    check_automaton(fsa, "compile", source)
     return compile_model(fsa, construction, **json.loads(options_json))
 
 
@@ -139,9 +174,11 @@ def _model_for(point: dict, seed: int):
 
 # --------------------------------------------------------------------------- collapse
 def _check_collapse(point, where):
+    from ..limits import COLLAPSE_MAX_STEPS
     from ..precision import canonical_policy, canonical_rounding, get_format
-    _positive_int(point, "steps", where)
-    _positive_int(point, "period_cap", where)
+    _positive_int(point, "steps", where, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _positive_int(point, "period_cap", where, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _checked_source(point, where)
     try:
         get_format(point["format"])
         canonical_policy(point.get("policy", "matvec"))
@@ -168,8 +205,10 @@ def run_collapse(point: dict, seed: int) -> dict:
 
 # --------------------------------------------------------------------------- certify
 def _check_certify(point, where):
-    _positive_int(point, "max_pairs", where)
-    _positive_int(point, "float_steps", where, lo=0)
+    from ..limits import FLOAT_CHECK_MAX_STEPS, MAX_PAIRS_LIMIT
+    _positive_int(point, "max_pairs", where, 1, MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+    _positive_int(point, "float_steps", where, 0, FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
+    _checked_source(point, where)
 
 
 def run_certify(point: dict, seed: int) -> dict:

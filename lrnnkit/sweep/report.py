@@ -42,14 +42,15 @@ def _cell(r) -> str:
 def collapse_matrix(records, params, compact: bool = False) -> tuple:
     """``(row_labels, formats, cells)``: rows = the varying parameters other than ``format`` (``name=value``; only
     the values with ``compact``); ``cells[i][j]`` the record of row i and format j (or None)."""
+    from ..cli_format import escaped
     var = _row_params(records, params)
     formats, rows, cells = [], [], {}
     for r in records:
         f = str(r.get("format"))
         if f not in formats:
             formats.append(f)
-        label = (" / ".join(str(r.get(p)) for p in var) if compact else
-                 " ".join(f"{p}={r.get(p)}" for p in var)) or "all"
+        label = (" / ".join(escaped(r.get(p)) for p in var) if compact else
+                 " ".join(escaped(f"{p}={r.get(p)}") for p in var)) or "all"
         if label not in rows:
             rows.append(label)
         cells[(label, f)] = r
@@ -68,7 +69,7 @@ def summary_table(spec, records) -> str:
     if records and const:
         head.append("fixed: " + ", ".join(f"{p}={records[0].get(p)}" for p in const))
     if not records:
-        return "\n".join(head) + "\n"
+        return _text(head)
     if spec.kind == "collapse" and any("first_wrong_step" in r for r in records):
         rows, formats, cells = collapse_matrix(records, params)
         w0 = max(len(x) for x in rows + ["point"])
@@ -77,7 +78,7 @@ def summary_table(spec, records) -> str:
         for lab, row in zip(rows, cells):
             lines.append(f"{lab:<{w0}}  " + "  ".join(f"{(_cell(r) if r else ''):>{w}}" for r, w in zip(row, ws)))
         lines.append("cells: first wrong step; '-' none within the steps run; 'ok*' none at any length; FAIL: error")
-        return "\n".join(head + lines) + "\n"
+        return _text(head + lines)
     var = _varying(records, params)
     cols = var + [c for c in _RESULT_COLUMNS.get(spec.kind, ()) if any(c in r for r in records)]
     if spec.kind not in _RESULT_COLUMNS:   # train and custom kinds: the scalar result keys
@@ -93,7 +94,14 @@ def summary_table(spec, records) -> str:
     lines += ["  ".join(f"{x:<{w}}" for x, w in zip(row, ws)) for row in table]
     fails = [r for r in records if r["status"] != "ok"]
     lines += [f"failed: {json_point(r, params)}: {r.get('error')}" for r in fails[:20]]
-    return "\n".join(head + lines) + "\n"
+    return _text(head + lines)
+
+
+def _text(lines) -> str:
+    """The lines of a summary, each with its control characters escaped (a value or key of the spec may hold
+    any text: one spec line stays one summary line, and no escape sequence reaches a terminal)."""
+    from ..cli_format import escaped
+    return "".join(escaped(x) + "\n" for x in lines)
 
 
 def json_point(r, params) -> str:
@@ -103,12 +111,14 @@ def json_point(r, params) -> str:
 def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
-    return "" if v is None else str(v)[:40]
+    from ..cli_format import escaped
+    return "" if v is None else escaped(v)[:40]
 
 
 def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     """Heat map: rows = the varying parameters but format (construction/source/policy...), columns = formats,
-    colour = log10(first wrong step); hatched grey = failed, white with '-' / 'ok*' = no wrong step."""
+    colour = log10(first wrong step), every cell labelled in the colour that contrasts with it (lrnnkit.heatmap);
+    hatched grey = failed, white with "never" / "none<=N" in green = no wrong step."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -124,26 +134,37 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     fig, ax = plt.subplots(figsize=(2.0 + 1.1 * len(formats), 1.2 + 0.32 * len(rows)))
     vmax = max(1.0, float(np.nanmax(val)) if np.isfinite(val).any() else 1.0)
     im = ax.imshow(np.ma.masked_invalid(val), cmap="viridis_r", vmin=0, vmax=vmax, aspect="auto")
+    from ..heatmap import label_cells
+    label_cells(ax, im, val, [[_heat_label(r) for r in row] for row in cells])
     for i, row in enumerate(cells):
         for j, r in enumerate(row):
-            txt = _cell(r) if r else ""
             if r is not None and r.get("status") != "ok":
-                ax.add_patch(plt.Rectangle((j - .5, i - .5), 1, 1, fill=True, color="0.8", hatch="//"))
-            ax.text(j, i, txt, ha="center", va="center", fontsize=7,
-                    color="white" if np.isfinite(val[i, j]) and val[i, j] < 0.6 * vmax else "black")
+                ax.add_patch(plt.Rectangle((j - .5, i - .5), 1, 1, fill=True, color="0.8", hatch="//", zorder=1.5))
     ax.set_xticks(range(len(formats)), formats, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_ylabel(" / ".join(_row_params(records, _params_of(spec))), fontsize=8)
     ax.set_title(f"first wrong step ({spec.kind} sweep {spec.spec_hash})", fontsize=9)
     fig.colorbar(im, ax=ax, label="log10 first wrong step")
     fig.tight_layout()
-    from ..fileio import atomic_write_bytes
-    import io
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.text(0.01, 0.0, "white: 'never' = no wrong step at any length; 'none<=N' = none within the N steps run",
+             ha="left", va="top", fontsize=7, color="0.3")
+    from ..fileio import save_figure
+    save_figure(fig, path, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
     return path
+
+
+def _heat_label(r) -> str:
+    """A heat-map cell: the first wrong step (abbreviated), "never" (exact for all lengths), "none<=N" (none
+    within the N steps run), "FAIL"."""
+    from ..heatmap import short_count
+    if r is None:
+        return ""
+    if r.get("status") != "ok":
+        return "FAIL"
+    if r.get("first_wrong_step") is not None:
+        return short_count(r["first_wrong_step"])
+    return "never" if r.get("exact_for_all_lengths") else f"none<={short_count(r.get('steps_run') or r.get('steps'))}"
 
 
 def write_summary(store, spec, records, plots: bool = True) -> list:

@@ -18,7 +18,9 @@ from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
 
-__all__ = ["run_sweep", "make_record", "strip_meta"]
+__all__ = ["run_sweep", "make_record", "strip_meta", "LOCK_FILE"]
+
+LOCK_FILE = ".lock"      # in the output directory: held (flock) while a sweep writes there
 
 META_KEYS = ("status", "error", "seed", "point_key", "spec_hash", "meta")
 
@@ -65,6 +67,13 @@ def run_sweep(spec, out_dir: str, executor: str = "serial", address: str | None 
     if job_fn is None:
         check_points(spec, points)
     store = RecordStore(out_dir)
+    from ..fileio import exclusive_lock
+    with exclusive_lock(os.path.join(store.out_dir, LOCK_FILE), "sweep output"):
+        return _run_locked(spec, points, store, executor, address, job_fn, progress, plots, executor_options)
+
+
+def _run_locked(spec, points, store, executor, address, job_fn, progress, plots, executor_options) -> dict:
+    """run_sweep's work, while this process holds the output directory's lock."""
     store.write_text("spec.json", canonical_json(spec.to_json()) + "\n")
     keys = [spec.point_key(p) for p in points]
     seeds = [spec.point_seed(p) for p in points]

@@ -116,17 +116,16 @@ class SweepSpec:
 def load_spec(path: str, kinds=None) -> SweepSpec:
     """Read and validate a TOML spec file; every problem is one :class:`InputError` naming the file. ``kinds``: as
     in :func:`parse_spec`."""
+    from ..limits import MAX_SPEC_BYTES, read_bounded
+    raw = read_bounded(path, MAX_SPEC_BYTES, "sweep spec", "MAX_SPEC_BYTES")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"sweep spec not found: {path!r}") from None
-    except IsADirectoryError:
-        raise InputError(f"sweep spec {path!r} is a directory, not a TOML file") from None
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"sweep spec {path!r} is not UTF-8 text: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"sweep spec {path!r} is not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read sweep spec {path!r}: {exc.strerror or exc}") from None
+    except RecursionError:
+        raise InputError(f"sweep spec {path!r}: the TOML is nested too deeply") from None
     return parse_spec(data, source=path, kinds=kinds)
 
 
@@ -200,6 +199,11 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
                 or (key == "num_cpus" and v == 0 and data.get("num_gpus", 0) == 0):
             raise InputError(f"{where}: {key!r} must be a non-negative number (num_cpus > 0 unless num_gpus > 0), "
                              f"got {v!r}")
+        from ..limits import SWEEP_MAX_CPUS
+        if v > SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
+            from ..errors import SizeLimitError
+            raise SizeLimitError(f"{where}: {key!r} must be <= {SWEEP_MAX_CPUS}, got {v!r} "
+                                 "(lrnnkit.limits.SWEEP_MAX_CPUS)")
         setattr(spec, key, float(v))
     n = spec.n_points()
     if n > MAX_POINTS:

@@ -7,6 +7,7 @@ Layout of the output directory::
     OUT/summary.json      the sweep's --json output (atomic write, at the end)
     OUT/summary.txt       the summary table
     OUT/collapse_heatmap.png   (collapse sweeps) construction x format -> first wrong step
+    OUT/.lock             held (flock) by the sweep writing here: a second sweep on OUT is refused at once
 
 A record is flat: the point's parameters as given in the spec, the job's result keys, and ``status`` (``ok`` or
 ``failed``), ``error`` (failed points: ``Type: message``), ``seed``, ``point_key``, ``spec_hash``, plus ``meta``
@@ -27,6 +28,7 @@ from ..fileio import atomic_write_text
 __all__ = ["RecordStore", "RECORDS_FILE"]
 
 RECORDS_FILE = "records.jsonl"
+MAX_RECORD_BYTES = 16 * 2 ** 20     # one record line (a job's result keys; lrnnkit writes far less)
 
 
 class RecordStore:
@@ -43,19 +45,28 @@ class RecordStore:
         self.path = os.path.join(self.out_dir, RECORDS_FILE)
 
     def load(self) -> dict:
-        """``point_key -> record`` (the last record of each key), skipping lines cut short by a crash."""
+        """``point_key -> record`` (the last record of each key), skipping lines cut short by a crash and lines
+        longer than MAX_RECORD_BYTES (not written by lrnnkit)."""
+        from ..fileio import open_regular
         out: dict = {}
-        try:
-            fh = open(self.path, "rb")
-        except FileNotFoundError:
+        if not os.path.lexists(self.path):
             return out
-        with fh:
-            for raw in fh:
+        if os.path.islink(self.path):
+            raise InputError(f"cannot read {self.path!r}: it is a symbolic link (the record store is written only "
+                             "by lrnnkit; remove the link)")
+        with open_regular(self.path, "sweep records") as fh:
+            while True:
+                raw = fh.readline(MAX_RECORD_BYTES + 1)
+                if not raw:
+                    break
                 if not raw.endswith(b"\n"):
+                    if len(raw) > MAX_RECORD_BYTES:          # skip the rest of an over-long line
+                        while raw and not raw.endswith(b"\n"):
+                            raw = fh.readline(MAX_RECORD_BYTES + 1)
                     continue                  # a write interrupted mid-line: not a record
                 try:
                     rec = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(rec, dict) and isinstance(rec.get("point_key"), str):
                     out[rec["point_key"]] = rec
@@ -66,19 +77,15 @@ class RecordStore:
 
     def append(self, record: dict) -> None:
         """Append one record durably: a single ``write`` of the whole line to an ``O_APPEND`` descriptor, then
-        ``fsync``; a partial line left by a crash is repaired (terminated) before the next append."""
+        ``fsync`` (a symbolic link or non-regular file planted as ``records.jsonl`` is refused); a partial line
+        left by a crash is repaired (terminated) before the next append."""
         line = (json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        except OSError as exc:
-            raise InputError(f"cannot write {self.path!r}: {exc.strerror or exc}") from None
+        from ..fileio import open_append
+        fd = open_append(self.path)
         try:
             size = os.fstat(fd).st_size
-            if size:
-                with open(self.path, "rb") as fh:
-                    fh.seek(size - 1)
-                    if fh.read(1) != b"\n":
-                        line = b"\n" + line   # end the torn line so that it stays unparseable on its own
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line   # end the torn line so that it stays unparseable on its own
             view = memoryview(line)
             while view:
                 n = os.write(fd, view)
