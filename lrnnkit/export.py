@@ -298,7 +298,9 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    from .limits import MAX_SEED, check_int
     from .model import Model
+    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
     model = Model.load(a.model)
     exp = export_fla(model, os.path.basename(a.model))
     out = a.output or (os.path.splitext(a.model)[0] + "_fla")

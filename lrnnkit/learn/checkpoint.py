@@ -267,15 +267,17 @@ def _check_groups(groups, where: str) -> None:
             raise InputError(f"{w} must be a table with a 'params' list")
         if not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in g["params"]):
             raise InputError(f"{w}: 'params' must list parameter indices")
+        for k in ("lr", "eps", "weight_decay"):
+            if not _num(g.get(k)) or g[k] < 0:
+                raise InputError(f"{w}: {k!r} must be a finite number >= 0, got {g.get(k)!r}"[:200])
+        b = g.get("betas")
+        if not (isinstance(b, list) and len(b) == 2 and all(_num(x) and 0 <= x < 1 for x in b)):
+            raise InputError(f"{w}: 'betas' must be two numbers in [0, 1), got {b!r}"[:200])
         for k, v in g.items():
-            if k == "params" or v is None or isinstance(v, (bool, str)):
+            if k == "params" or v is None or isinstance(v, bool) or _num(v) or (
+                    isinstance(v, list) and len(v) <= 8 and all(_num(x) for x in v)):
                 continue
-            if isinstance(v, list) and all(_num(x) for x in v) and len(v) <= 8:
-                continue
-            if not _num(v):
-                raise InputError(f"{w}: {k!r} must be a finite number, got {v!r}"[:200])
-            if k in ("lr", "eps", "weight_decay") and v < 0:
-                raise InputError(f"{w}: {k!r} must be >= 0, got {v!r}")
+            raise InputError(f"{w}: {k!r} must be a number, a list of numbers, true, false or null, got {v!r}"[:200])
 
 
 def read(path: str) -> tuple:
@@ -356,7 +358,7 @@ def find(directory: str, warn=None) -> tuple | None:
             return read(p)
         except InputError as exc:
             errors.append(exc)
-            if warn is not None and nm == CKPT_JSON:
+            if warn is not None and nm == CKPT_JSON and os.path.lexists(os.path.join(directory, PREV_JSON)):
                 warn(f"{exc}; trying the previous checkpoint")
     if errors:
         raise errors[0]

@@ -231,11 +231,15 @@ def build(cfg: TrainConfig, model_fn=None):
         cfg.check_size(task.n_in, task.n_out)
     torch.manual_seed(cfg.seed)
     model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
+    return task, model, _optimizer(cfg, model)
+
+
+def _optimizer(cfg: TrainConfig, model):
+    """AdamW, weight decay on the matrices only."""
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
-    return task, model, opt
+    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
@@ -271,7 +275,7 @@ def load_checkpoint(path: str, device: str = "cpu"):
         model = SequenceModel(**mc).to(device)
     except (TypeError, ValueError) as exc:
         raise InputError(f"checkpoint {path!r}: bad model_config: {exc}"[:240]) from None
-    ck.restore(doc, tensors, model, None, device, f"checkpoint {path!r}")
+    ck.restore(doc, tensors, model, _optimizer(cfg, model), device, f"checkpoint {path!r}")
     doc["_tensors"] = tensors
     return doc, model
 
