@@ -389,3 +389,17 @@ def test_sweep_train_points_go_through_the_same_limits(tmp_path, bad, needle):
     with pytest.raises(InputError, match=needle):
         run_sweep(spec, str(tmp_path), progress=False, plots=False)
     assert not os.path.exists(os.path.join(str(tmp_path), "records.jsonl")) and time.time() - t0 < 20
+
+
+def test_an_oversized_tensor_file_is_refused_before_reading(good_run, tmp_path, capsys):
+    """A tensor file larger than the model and its optimizer state can be (a planted 64 MiB file, sparse) is
+    refused from its size alone when a run resumes."""
+    def grow(doc, d):
+        with open(os.path.join(d, doc["tensors"]), "r+b") as fh:
+            fh.truncate(64 * 2 ** 20)
+    d = _damaged(good_run, tmp_path, grow)
+    argv = ["train", "parity", "--layer", "diagonal", "--width", "8", "--heads", "2", "--no-short-conv",
+            "--steps", "2", "--batch", "4", "--lr", "0.01", "--train-len", "2:6", "--test-len", "6,12", "--out", d]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has 67108864 bytes" in err[0] and "CHECKPOINT_MAX_BYTES" in err[0]

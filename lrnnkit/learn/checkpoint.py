@@ -280,11 +280,12 @@ def _check_groups(groups, where: str) -> None:
             raise InputError(f"{w}: {k!r} must be a number, a list of numbers, true, false or null, got {v!r}"[:200])
 
 
-def read(path: str) -> tuple:
-    """``(doc, tensors, text)`` of the checkpoint JSON ``path``, every field checked (module docstring)."""
+def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
+    """``(doc, tensors, text)`` of the checkpoint JSON ``path``, every field checked (module docstring);
+    ``parse_config(dict)`` checks the training config (:meth:`TrainConfig.from_json`: an object with ``steps``, or
+    an InputError). ``tensor_bytes``: a tighter bound on the tensor file (resuming: what the model and its
+    optimizer state can take)."""
     from safetensors.torch import load as st_load
-
-    from .train import TrainConfig
     text_b = read_regular(path, limits.CHECKPOINT_MAX_JSON_BYTES, "checkpoint", "CHECKPOINT_MAX_JSON_BYTES")
     where = f"checkpoint {path!r}"
     try:
@@ -304,7 +305,7 @@ def read(path: str) -> tuple:
     if not isinstance(doc["config"], dict):
         raise InputError(f"{where}: 'config' must be a table")
     try:
-        cfg = TrainConfig.from_json(doc["config"])
+        cfg = parse_config(doc["config"])
     except InputError as exc:
         raise InputError(f"{where}: config: {exc}") from None
     step = doc["step"]
@@ -331,8 +332,8 @@ def read(path: str) -> tuple:
         raise InputError(f"{where}: 'tensors' must name a checkpoint tensor file in the checkpoint's own "
                          f"directory (checkpoint-<step>-<hash>.safetensors), got {name!r}"[:240])
     tpath = os.path.join(os.path.dirname(os.path.abspath(path)), name)
-    blob = read_regular(tpath, limits.CHECKPOINT_MAX_BYTES, "checkpoint tensors", "CHECKPOINT_MAX_BYTES",
-                        follow=False)
+    cap = limits.CHECKPOINT_MAX_BYTES if tensor_bytes is None else min(tensor_bytes, limits.CHECKPOINT_MAX_BYTES)
+    blob = read_regular(tpath, cap, "checkpoint tensors", "CHECKPOINT_MAX_BYTES", follow=False)
     if hashlib.sha256(blob).hexdigest() != sha:
         raise InputError(f"checkpoint tensors {tpath!r} do not match {path!r} (SHA-256 differs)")
     try:
@@ -345,7 +346,7 @@ def read(path: str) -> tuple:
     return doc, tensors, text
 
 
-def find(directory: str, warn=None) -> tuple | None:
+def find(directory: str, parse_config, warn=None, tensor_bytes: int | None = None) -> tuple | None:
     """The newest good checkpoint of a run directory: ``read(checkpoint.json)``, or when that fails its checks,
     ``read(checkpoint.prev.json)`` (``warn(message)`` is told why); ``None`` when there is none. Raises the first
     error when neither is good."""
@@ -355,7 +356,7 @@ def find(directory: str, warn=None) -> tuple | None:
         if not os.path.lexists(p):
             continue
         try:
-            return read(p)
+            return read(p, parse_config, tensor_bytes)
         except InputError as exc:
             errors.append(exc)
             if warn is not None and nm == CKPT_JSON and os.path.lexists(os.path.join(directory, PREV_JSON)):
@@ -363,6 +364,14 @@ def find(directory: str, warn=None) -> tuple | None:
     if errors:
         raise errors[0]
     return None
+
+
+def state_bytes(model) -> int:
+    """An upper bound on the tensor file of a checkpoint of ``model`` with AdamW: the parameters and buffers, two
+    moments per parameter, a step counter each, and room for the safetensors header."""
+    n = sum(p.numel() * p.element_size() for p in model.state_dict().values())
+    k = len(model.state_dict())
+    return 3 * n + 512 * (3 * k + 16) + (1 << 16)
 
 
 def restore(doc: dict, tensors: dict, model, opt, device, where: str = "checkpoint") -> None:

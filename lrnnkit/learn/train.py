@@ -248,12 +248,12 @@ def load_checkpoint(path: str, device: str = "cpu"):
     (``path`` = the run directory -- its newest good checkpoint -- or a checkpoint JSON file). ``doc["_tensors"]``
     holds the tensors."""
     if os.path.isdir(path):
-        found = ck.find(path)
+        found = ck.find(path, TrainConfig.from_json)
         if found is None:
             raise InputError(f"no checkpoint in {path!r}")
         doc, tensors, _ = found
     else:
-        doc, tensors, _ = ck.read(path)
+        doc, tensors, _ = ck.read(path, TrainConfig.from_json)
     mc = doc["model_config"]
     if mc is None:
         raise InputError(f"checkpoint {path!r} was made with a custom model (model_fn): no model config")
@@ -286,7 +286,8 @@ _NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_e
 def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
     """``(step, elapsed, progress, json_text)`` of the newest good checkpoint in ``out``, loaded into ``model``
     and ``opt`` (None when there is none); a checkpoint of other settings is refused."""
-    found = ck.find(out, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr))
+    found = ck.find(out, TrainConfig.from_json, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr),
+                    tensor_bytes=ck.state_bytes(model))
     if found is None:
         return None
     doc, tensors, text = found
