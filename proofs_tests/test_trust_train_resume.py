@@ -155,7 +155,7 @@ def test_ctrl_c_saves_exits_130_and_resumes(tmp_path):
     """A real SIGINT to `lrnnkit train` (no periodic checkpoints): exit 130 after saving the checkpoint of the
     last complete step, no traceback; rerunning the same command continues from there to the end."""
     out = str(tmp_path / "run")
-    argv = [sys.executable, "-m", "lrnnkit", "train", "parity", *B, "--steps", "600", "--train-len", "2:6",
+    argv = [sys.executable, "-m", "lrnnkit", "train", "parity", *B, "--steps", "200", "--train-len", "2:6",
             "--out", out, "--checkpoint-every", "off", "--json"]
     p = subprocess.Popen(argv, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.time()
@@ -166,12 +166,12 @@ def test_ctrl_c_saves_exits_130_and_resumes(tmp_path):
     assert p.returncode == 130, err
     assert "Traceback" not in err and "internal error" not in err and "checkpoint saved" in err
     doc = json.load(open(os.path.join(out, "checkpoint.json")))
-    assert 50 <= doc["step"] < 600
+    assert 50 <= doc["step"] < 200
     r = subprocess.run(argv, env=_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["steps"] == 600
+    assert json.loads(r.stdout)["steps"] == 200
     steps = [rec["step"] for rec in _metrics(out)]
-    assert steps == list(range(50, 601, 50))
+    assert steps == list(range(50, 201, 50))
 
 
 def test_a_crash_between_tensors_and_json_leaves_a_resumable_checkpoint(tmp_path, monkeypatch):
