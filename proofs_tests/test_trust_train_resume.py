@@ -291,7 +291,8 @@ def test_checkpoint_json_from_dev_zero_is_refused_unread():
         load_checkpoint("/dev/zero")
 
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers(-10 ** 20, 10 ** 20) | st.floats() | st.text(max_size=8),
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-10 ** 20, 10 ** 20) | st.floats()
+                           | st.text(max_size=8),
                            lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
                            max_leaves=8)
 
@@ -380,8 +381,9 @@ def test_sweep_train_records_report_the_seed_that_ran(tmp_path):
     assert [(r["seed"], r["config"]["seed"]) for r in res["records"]] == [(5, 5), (6, 6)]
 
 
-@pytest.mark.parametrize("bad,needle", [({"steps": 300000000}, "TRAIN_MAX_STEPS"), ({"width": 10 ** 12}, "TRAIN_MAX_WIDTH"),
-                                        ({"seed": -1}, "seed"), ({"train_len": "abc"}, "train_len")])
+@pytest.mark.parametrize("bad,needle", [({"steps": 300000000}, "TRAIN_MAX_STEPS"),
+                                        ({"width": 10 ** 12}, "TRAIN_MAX_WIDTH"), ({"seed": -1}, "seed"),
+                                        ({"train_len": "abc"}, "train_len")])
 def test_sweep_train_points_go_through_the_same_limits(tmp_path, bad, needle):
     from lrnnkit.sweep.runner import run_sweep
     spec = {"kind": "train", "params": {"task": "parity", "layer": "diagonal", **bad}, "grid": {"heads": [1]}}

@@ -375,19 +375,13 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     -- takes the finished configurations' results as they are and resumes the interrupted one from its last
     checkpoint, so the record equals an uninterrupted run's (timings aside). One process at a time writes ``out``.
     """
-    from .checkpoint import RunLock
+    from .checkpoint import RunLock, make_run_dir
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
     if not out:
         return _run(exp, scale, device, None, progress, only)
-    if os.path.lexists(out) and not os.path.isdir(out):
-        raise InputError(f"--out {out!r} exists and is not a directory")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create output directory {out!r}: {exc.strerror or exc}") from None
-    with RunLock(out):
+    with RunLock(make_run_dir(out)):
         return _run(exp, scale, device, out, progress, only)
 
 

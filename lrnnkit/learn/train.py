@@ -342,13 +342,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     task, model, opt = build(cfg, model_fn)
     if not out:
         return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
-    if os.path.lexists(out) and not os.path.isdir(out):
-        raise InputError(f"--out {out!r} exists and is not a directory")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create run directory {out!r}: {exc.strerror or exc}") from None
-    with ck.RunLock(out):
+    with ck.RunLock(ck.make_run_dir(out)):
         return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
 
 
