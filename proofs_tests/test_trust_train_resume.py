@@ -297,7 +297,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers(-10 ** 20, 10
                            max_leaves=8)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(["step", "config", "model_config", "param_groups", "rng", "elapsed", "tensors", "sha256",
                             "progress", "version"]), value=json_values)
 def test_any_field_value_loads_or_is_refused_cleanly(good_run, key, value):
@@ -405,3 +405,26 @@ def test_an_oversized_tensor_file_is_refused_before_reading(good_run, tmp_path, 
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "has 67108864 bytes" in err[0] and "CHECKPOINT_MAX_BYTES" in err[0]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=st.sampled_from(sorted(TrainConfig().to_json())), value=json_values)
+def test_any_config_value_loads_or_is_refused_cleanly(good_run, key, value):
+    """Whatever JSON value replaces one field of the stored training config (or of the model config), the
+    checkpoint loads or is refused with an InputError -- never another exception."""
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "c")
+        shutil.copytree(good_run, d)
+        p = os.path.join(d, "checkpoint.json")
+        doc = json.load(open(p))
+        doc["config"][key] = value
+        if key in doc["model_config"]:
+            doc["model_config"][key] = value
+        with open(p, "w") as fh:
+            json.dump(doc, fh)
+        try:
+            load_checkpoint(d)
+        except InputError:
+            pass
