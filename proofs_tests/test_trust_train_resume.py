@@ -123,15 +123,19 @@ E.run_experiment("000-parity", "tiny", "cpu", {out!r})
 """
 
 
-def test_experiment_killed_at_random_points_resumes_like_an_uninterrupted_run(tmp_path):
-    ref, out = str(tmp_path / "ref"), str(tmp_path / "run")
-    torch.set_num_threads(1)
+def _experiment_here(out: str) -> None:
     from lrnnkit.learn.experiments import EXPERIMENTS
+    torch.set_num_threads(1)
     orig = EXPERIMENTS["000-parity"].runs
     try:
-        exec(compile(_tiny_experiment_code(ref), "<experiment>", "exec"), {})     # the uninterrupted run, here
+        exec(compile(_tiny_experiment_code(out), "<experiment>", "exec"), {})
     finally:
         EXPERIMENTS["000-parity"].runs = orig
+
+
+def test_experiment_killed_at_random_points_resumes_like_an_uninterrupted_run(tmp_path):
+    ref, out = str(tmp_path / "ref"), str(tmp_path / "run")
+    _experiment_here(ref)            # the uninterrupted run
     rng = random.Random(7)
 
     def progress():   # metrics lines of both configurations together
@@ -141,7 +145,7 @@ def test_experiment_killed_at_random_points_resumes_like_an_uninterrupted_run(tm
     for _ in range(2):
         kills += _kill_at(_tiny_experiment_code(out), progress, progress() + rng.randint(5, 50))
     assert kills >= 1
-    subprocess.run([sys.executable, "-c", _tiny_experiment_code(out)], env=_env(), check=True, timeout=300)
+    _experiment_here(out)            # the resumption
     a = json.load(open(os.path.join(ref, "results.json")))
     b = json.load(open(os.path.join(out, "results.json")))
     assert a.keys() == b.keys() and a["judgement"] == b["judgement"]
@@ -428,3 +432,15 @@ def test_any_config_value_loads_or_is_refused_cleanly(good_run, key, value):
             load_checkpoint(d)
         except InputError:
             pass
+
+
+def test_a_planted_metrics_link_is_refused_and_its_target_untouched(tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "run"
+    out.mkdir()
+    os.symlink(victim, out / "metrics.jsonl")
+    assert main(["train", "parity", *B, "--steps", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "symbolic link" in err[0]
+    assert victim.read_text() == "precious\n"
