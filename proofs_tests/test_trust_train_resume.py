@@ -306,14 +306,20 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers(-10 ** 20, 10
                             "progress", "version"]), value=json_values)
 def test_any_field_value_loads_or_is_refused_cleanly(good_run, key, value):
     """Whatever JSON value replaces one field, load_checkpoint returns the model or raises InputError."""
+    _load_changed(good_run, lambda doc: doc.update({key: value}))
+
+
+def _load_changed(good_run, change) -> None:
+    """load_checkpoint on a copy of ``good_run`` whose JSON ``change(doc)`` edited: it loads or raises InputError
+    (any other exception fails the test)."""
+    import shutil
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, "c")
-        import shutil
         shutil.copytree(good_run, d)
         p = os.path.join(d, "checkpoint.json")
         doc = json.load(open(p))
-        doc[key] = value
+        change(doc)
         with open(p, "w") as fh:
             json.dump(doc, fh)
         try:
@@ -416,22 +422,12 @@ def test_an_oversized_tensor_file_is_refused_before_reading(good_run, tmp_path, 
 def test_any_config_value_loads_or_is_refused_cleanly(good_run, key, value):
     """Whatever JSON value replaces one field of the stored training config (or of the model config), the
     checkpoint loads or is refused with an InputError -- never another exception."""
-    import shutil
-    import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        d = os.path.join(tmp, "c")
-        shutil.copytree(good_run, d)
-        p = os.path.join(d, "checkpoint.json")
-        doc = json.load(open(p))
+
+    def change(doc):
         doc["config"][key] = value
         if key in doc["model_config"]:
             doc["model_config"][key] = value
-        with open(p, "w") as fh:
-            json.dump(doc, fh)
-        try:
-            load_checkpoint(d)
-        except InputError:
-            pass
+    _load_changed(good_run, change)
 
 
 def test_a_planted_metrics_link_is_refused_and_its_target_untouched(tmp_path, capsys):
