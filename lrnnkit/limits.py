@@ -25,7 +25,12 @@ __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MA
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
            "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
            "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_REGEX_SIZE", "MAX_ARRAYS_BYTES", "MAX_SPEC_BYTES",
-           "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER", "read_bounded", "shorten",
+           "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER",
+           "TRAIN_MAX_WIDTH", "TRAIN_MAX_HEADS",
+           "TRAIN_MAX_HEAD_DIM", "TRAIN_MAX_N_H", "TRAIN_MAX_LAYERS", "TRAIN_MAX_PARAMETERS", "TRAIN_MAX_STEPS",
+           "TRAIN_MAX_BATCH", "TRAIN_MAX_LENGTH", "TRAIN_MAX_BATCH_TOKENS", "TRAIN_MAX_TEST_LENGTHS",
+           "TRAIN_MAX_EVAL_WORDS", "TRAIN_MAX_EVAL_TOKENS", "CHECKPOINT_MAX_JSON_BYTES", "CHECKPOINT_MAX_BYTES",
+           "read_bounded", "shorten",
            "check_automaton", "check_int", "check_number_text", "busy"]
 
 # ---------------------------------------------------------------- files
@@ -53,6 +58,23 @@ COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10
 EXPORT_MAX_TOKEN_VALUES = 2 ** 27   # export --word/--random: entries of one per-token tensor (q or k), 512 MiB fp32
 FLOAT_CHECK_MAX_STEPS = 1_000_000   # certify's float64 cross-check: steps per random word (sweep float_steps)
 SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray); a spec's num_cpus / num_gpus per task
+
+# ---------------------------------------------------------------- training (train, experiment, sweeps of kind train)
+TRAIN_MAX_WIDTH = 8192              # --width (and block_size); the papers use 16 .. 384
+TRAIN_MAX_HEADS = 256               # --heads
+TRAIN_MAX_HEAD_DIM = 1024           # --head-dim
+TRAIN_MAX_N_H = 64                  # --n-h, Householder factors per token (001 uses 1 .. 4)
+TRAIN_MAX_LAYERS = 64               # --layers
+TRAIN_MAX_PARAMETERS = 1_000_000_000  # parameters of the model (counted before any memory is taken: 16 GB with AdamW)
+TRAIN_MAX_STEPS = 10_000_000        # --steps (001's longest runs: 2 * 10^5)
+TRAIN_MAX_BATCH = 65_536            # --batch (words per step)
+TRAIN_MAX_LENGTH = 100_000          # a training or test word length (--train-len B, --test-len)
+TRAIN_MAX_BATCH_TOKENS = 2 ** 24    # --batch x the longest training length (tokens of one step)
+TRAIN_MAX_TEST_LENGTHS = 100        # how many --test-len values
+TRAIN_MAX_EVAL_WORDS = 1_000_000    # words per test length (eval_n; 001's paper scale: 500000)
+TRAIN_MAX_EVAL_TOKENS = 2 ** 28     # eval_n x the longest test length (the test words are drawn at once)
+CHECKPOINT_MAX_JSON_BYTES = 16 * 2 ** 20   # a training checkpoint's JSON
+CHECKPOINT_MAX_BYTES = 16 * 2 ** 30        # its tensor file (>= TRAIN_MAX_PARAMETERS x 3 float32: weights, 2 moments)
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")

@@ -33,6 +33,29 @@ def _lengths(s: str) -> tuple:
     return out
 
 
+def _every(s: str) -> tuple:
+    """``--checkpoint-every``: ``N`` steps, ``Ts`` / ``Tm`` seconds / minutes, both (``500,60s``), or ``off``:
+    ``(steps, seconds)``, 0 = not by that measure."""
+    steps, seconds = 0, 0.0
+    if s.strip().lower() in ("off", "0", "never"):
+        return 0, 0.0
+    for part in s.split(","):
+        p = part.strip().lower()
+        try:
+            if p.endswith("min") or p.endswith("m"):
+                seconds = 60.0 * float(p[:-3] if p.endswith("min") else p[:-1])
+            elif p.endswith("s"):
+                seconds = float(p[:-1])
+            else:
+                steps = int(p)
+        except ValueError:
+            raise InputError(f"--checkpoint-every expects N (steps), Ts / Tm (seconds / minutes), both as N,Ts, "
+                             f"or off; got {s!r}"[:200]) from None
+    if steps < 0 or not seconds >= 0:
+        raise InputError(f"--checkpoint-every must not be negative, got {s!r}"[:200])
+    return steps, seconds
+
+
 def add_parser(sub) -> None:
     from .kinds import LAYER_KINDS
     s = sub.add_parser("train", help="train an LRNN on an automaton's words and evaluate it past the training length")
@@ -63,6 +86,9 @@ def add_parser(sub) -> None:
     s.add_argument("--max-seconds", type=float, default=None, help="stop after this many seconds")
     s.add_argument("--out", default=None, help="run directory: checkpoint, metrics.jsonl, result.json (resumes "
                    "from a checkpoint found there)")
+    s.add_argument("--checkpoint-every", default="60s", metavar="EVERY",
+                   help="periodic checkpoints with --out: N steps, Ts seconds, both (500,60s), or off (default 60s; "
+                   "one is always written at the end and on Ctrl-C)")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
     s = sub.add_parser("experiment", help="a named reproduction of a paper's learning experiment")
@@ -82,15 +108,14 @@ def _print_json(obj) -> None:
 def run_train(a) -> int:
     from ..fileio import atomic_write_text
     from .train import TrainConfig, train
-    if a.n_h < 1 or a.layers < 1 or a.width < 1 or a.heads < 1:
-        raise InputError(f"--n-h, --layers, --width and --heads must be positive (got {a.n_h}, {a.layers}, "
-                         f"{a.width}, {a.heads})")
     layer = a.layer
+    every_steps, every_seconds = _every(a.checkpoint_every)
     cfg = TrainConfig(task=a.source, layer=layer, n_h=a.n_h, eig_range=a.eig_range, layers=a.layers, width=a.width,
                       heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=not a.no_short_conv,
                       output_gate=not a.no_output_gate,
                       train_len=_range(a.train_len), test_len=_lengths(a.test_len), steps=a.steps, batch=a.batch,
-                      lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds)
+                      lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
+                      checkpoint_every=every_steps, checkpoint_seconds=every_seconds)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())
     res.pop("_model", None)
     if a.out:
@@ -98,8 +123,10 @@ def run_train(a) -> int:
     if a.json:
         _print_json(res)
     else:
+        tacc = "n/a" if res["train_accuracy"] is None else f"{res['train_accuracy']:.3f}"
         print(f"{cfg.task} / {cfg.layer} [{cfg.eig_range[0]:g},{cfg.eig_range[1]:g}]: {res['steps']} steps in "
-              f"{res['seconds']:.1f} s, train accuracy {res['train_accuracy']:.3f}")
+              f"{res['seconds']:.1f} s{' (stopped by --max-seconds)' if res['stopped_early'] else ''}, "
+              f"train accuracy {tacc}")
         for L, acc in res["test_accuracy"].items():
             print(f"  length {L:>6}: accuracy {acc:.4f}  final {res['final_accuracy'][L]:.4f}  "
                   f"scaled {res['scaled_accuracy'][L]:.3f}")

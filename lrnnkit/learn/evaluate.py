@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..errors import InputError
 from .tasks import IGNORE, batch_rng
 
 __all__ = ["evaluate", "scaled_accuracy", "eigenvalue_summary", "plot_accuracy"]
@@ -27,7 +28,9 @@ NEG_TOL = 1e-3
 
 
 def scaled_accuracy(acc: float, chance: float) -> float:
-    """000's metric: ``(acc - chance) / (1 - chance)``."""
+    """000's metric: ``(acc - chance) / (1 - chance)`` (defined for ``chance < 1``: at least two classes)."""
+    if not chance < 1.0:
+        raise InputError(f"scaled accuracy needs at least two output classes (chance {chance!r} < 1)")
     return (acc - chance) / (1.0 - chance)
 
 

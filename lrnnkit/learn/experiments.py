@@ -27,6 +27,7 @@ __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "lis
            "best_per_config"]
 
 SCALES = ("tiny", "small", "paper")
+RESULT = "result.json"      # a configuration's result, in its run directory
 
 
 @dataclass
@@ -367,13 +368,44 @@ def get_experiment(name: str) -> Experiment:
 def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str | None = None,
                    progress: bool = False, only: list | None = None) -> dict:
     """Run every configuration of an experiment (sequentially), judge, and (with ``out``) write
-    ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement)."""
-    from ..fileio import atomic_write_text
-    from .evaluate import plot_accuracy
-    from .train import train
+    ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement).
+
+    With ``out``, each configuration trains in its own run directory (periodic checkpoints, :mod:`.train`) and
+    leaves its result there (``result.json``); a second call with the same ``out`` -- after Ctrl-C or ``kill -9``
+    -- takes the finished configurations' results as they are and resumes the interrupted one from its last
+    checkpoint, so the record equals an uninterrupted run's (timings aside). One process at a time writes ``out``.
+    """
+    from .checkpoint import RunLock, make_run_dir
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
+    if not out:
+        return _run(exp, scale, device, None, progress, only)
+    with RunLock(make_run_dir(out)):
+        return _run(exp, scale, device, out, progress, only)
+
+
+def _finished(sub: str, cfg: TrainConfig) -> dict | None:
+    """The result a configuration left in its run directory, if it is complete and of this very config."""
+    from .checkpoint import read_regular
+    p = os.path.join(sub, RESULT)
+    if not os.path.isfile(p):
+        return None
+    try:
+        r = json.loads(read_regular(p, 1 << 24, "run result", "CHECKPOINT_MAX_JSON_BYTES", follow=False))
+    except (InputError, ValueError, RecursionError):
+        return None
+    if not isinstance(r, dict) or not isinstance(r.get("config"), dict):
+        return None
+    skip = ("steps",) if cfg.auto_steps else ()
+    want = {k: v for k, v in cfg.to_json().items() if k not in skip}
+    return r if {k: r["config"].get(k) for k in want} == want and "test_accuracy" in r else None
+
+
+def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only) -> dict:
+    from ..fileio import atomic_write_text
+    from .evaluate import plot_accuracy
+    from .train import train
     runs = exp.runs(scale)
     results = {}
     for label, cfg in runs:
@@ -381,14 +413,17 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
             continue
         cfg = replace(cfg, device=device)
         sub = os.path.join(out, _slug(label)) if out else None
-        r = train(cfg, sub, progress=progress)
-        r.pop("_model", None)
+        r = _finished(sub, cfg) if sub else None
+        if r is None:
+            r = train(cfg, sub, progress=progress)
+            r.pop("_model", None)
+            if sub:
+                atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
         results[label] = r
     rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results}
     if not only or len(results) == len(runs):
         rec["judgement"] = exp.judge(results)
     if out:
-        os.makedirs(out, exist_ok=True)
         atomic_write_text(os.path.join(out, "results.json"), json.dumps(rec, indent=1) + "\n")
         plot_accuracy({k: v["test_accuracy"] for k, v in results.items()}, os.path.join(out, "accuracy.png"),
                       train_len=exp.plot_len, title=f"{exp.paper} {exp.figure_or_table} ({scale})")

@@ -145,6 +145,9 @@ class AutomatonTask(Task):
             labels = tuple(x for x in labels if x != "error")
             self._lab = np.array([labels.index(o) if o in labels else -1 for o in
                                   (fsa.outputs if target == "output" else labels)], dtype=np.int64)
+        if len(labels) < 2:
+            raise InputError(f"task {name or fsa.name!r} has a single output class ({', '.join(map(str, labels))}): "
+                             "every answer is right, there is nothing to learn or to measure"[:240])
         super().__init__(name or fsa.name, vocab, labels, 1.0 / len(labels),
                          {"automaton": fsa.name, "letters": [fsa.alphabet[a] for a in self.letters],
                           "tokens_per_transition": k, "target": target, "supervise": supervise})

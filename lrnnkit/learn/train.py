@@ -6,37 +6,84 @@ rate of 1e-6 after 10% warm-up, weight decay, gradient clipping at 1.0, batches 
 
 Reproducibility: the model is initialised from ``torch.manual_seed(seed)``; batch ``s`` is drawn from
 ``batch_rng(seed, s)`` (:mod:`.tasks`), so it does not depend on the batches before it. A checkpoint
-(``checkpoint.safetensors``: the model's and the optimizer's tensors; ``checkpoint.json``: the step, the config,
-the optimizer's hyper-parameters, the torch RNG states, the elapsed time) taken at step s and resumed continues
+(:mod:`.checkpoint`: the model's and the optimizer's tensors, the step, the config, the optimizer's
+hyper-parameters, the torch RNG states, the elapsed time, the run's counters) taken at step s and resumed continues
 with exactly the parameters, optimizer moments, learning rate and data an uninterrupted run has at step s, so the
-two runs end bit-identical (on the same device and library versions). Files are written atomically, the tensors
-before the JSON that names them (with their SHA-256), so a crash never leaves a checkpoint pointing at the wrong
-tensors. No pickle: tensors through safetensors, everything else JSON.
+two runs end bit-identical (on the same device and library versions), ``metrics.jsonl`` included: a resumed run
+first cuts it back to the checkpoint's step.
+
+Interruptions: with a run directory, a checkpoint is written every ``checkpoint_every`` steps and every
+``checkpoint_seconds`` seconds (default 60 s), and once more when the run ends for any reason -- Ctrl-C included:
+the first Ctrl-C lets the current step finish, saves, and raises KeyboardInterrupt (the command line exits 130); a
+second one stops at once (the last checkpoint stands). ``kill -9`` loses at most the steps since the last
+checkpoint. One process at a time writes a run directory (:class:`.checkpoint.RunLock`).
+
+Every number of a :class:`TrainConfig` is range-checked when it is made (limits in :mod:`lrnnkit.limits`, listed
+in docs/limits.rst), and the model's parameter count before any memory is taken (:meth:`TrainConfig.check_size`).
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
+import signal
+import sys
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..errors import InputError
+from .. import limits
+from ..errors import InputError, SizeLimitError
+from . import checkpoint as ck
 from .evaluate import eigenvalue_summary, evaluate
+from .kinds import LAYER_KINDS
 from .models import SequenceModel, parse_eig_range
 from .tasks import IGNORE, batch_rng, make_task
 
 __all__ = ["TrainConfig", "train", "build", "load_checkpoint", "lr_at"]
 
-CKPT_JSON = "checkpoint.json"
-CKPT_TENSORS = "checkpoint.safetensors"
-METRICS = "metrics.jsonl"
+CKPT_JSON = ck.CKPT_JSON
+METRICS = ck.METRICS
+
+# the command line's flag of a config field, for messages
+_FLAGS = {"n_h": "--n-h", "layers": "--layers", "width": "--width", "heads": "--heads", "head_dim": "--head-dim",
+          "train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch": "--batch",
+          "lr": "--lr", "seed": "--seed", "max_seconds": "--max-seconds", "checkpoint_every": "--checkpoint-every",
+          "checkpoint_seconds": "--checkpoint-every", "eig_range": "--eig-range", "layer": "--layer",
+          "device": "--device"}
+# integer fields: (lowest, limit constant or None)
+_INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width": (1, "TRAIN_MAX_WIDTH"),
+         "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
+         "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
+         "seed": (0, "MAX_SEED"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
+# float fields: (lowest, lowest allowed?, highest or None)
+_FLOATS = {"lr": (0.0, False, None), "weight_decay": (0.0, True, None), "warmup": (0.0, True, 1.0),
+           "min_lr": (0.0, True, None), "clip": (0.0, True, None), "checkpoint_seconds": (0.0, True, None)}
+
+
+def _label(name: str) -> str:
+    return f"{name} ({_FLAGS[name]})" if name in _FLAGS else name
+
+
+def _check_float(name: str, v, lo: float, lo_ok: bool, hi) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+            or (v < lo if lo_ok else v <= lo) or (hi is not None and v > hi):
+        rng = f"{'>=' if lo_ok else '>'} {lo:g}" + (f" and <= {hi:g}" if hi is not None else "")
+        raise InputError(f"{_label(name)} must be a finite number {rng}, got {v!r}"[:200])
+    return float(v)
+
+
+def _int_list(name: str, v, n: int | None) -> tuple:
+    if isinstance(v, str) or not isinstance(v, (list, tuple)) or (n is not None and len(v) != n) or not v \
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        want = f"{n} integers" if n else "a non-empty list of integers"
+        raise InputError(f"{_label(name)} must be {want}, got {v!r}"[:200])
+    return tuple(v)
 
 
 @dataclass
@@ -44,7 +91,8 @@ class TrainConfig:
     """Everything a run depends on (a JSON-able dataclass). ``train_len`` = inclusive range (A, B) of word
     lengths; ``test_len`` the evaluation lengths. ``max_seconds`` stops early (the result says so); with
     ``auto_steps`` the step count is cut, once after 25 timed steps, to what fits in ``max_seconds`` (so the
-    cosine schedule completes; the result's config records the steps actually used)."""
+    cosine schedule completes; the result's config records the steps actually used). ``checkpoint_every`` (steps,
+    0 = off) and ``checkpoint_seconds`` (0 = off) set the periodic checkpoints of a run with a directory."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -77,24 +125,55 @@ class TrainConfig:
     eval_n: int = 256
     eval_batch: int = 256
     checkpoint_every: int = 0
+    checkpoint_seconds: float = 60.0
     log_every: int = 50
 
     def __post_init__(self):
-        self.eig_range = parse_eig_range(self.eig_range)
-        self.train_len = tuple(int(x) for x in self.train_len)
-        self.test_len = tuple(int(x) for x in self.test_len)
-        if len(self.train_len) != 2 or not 1 <= self.train_len[0] <= self.train_len[1]:
-            raise InputError(f"train_len must be a range A:B with 1 <= A <= B, got {self.train_len}")
-        if not self.test_len or min(self.test_len) < 1:
-            raise InputError(f"test lengths must be positive integers, got {self.test_len}")
-        for nm in ("steps", "batch", "eval_n", "eval_batch"):
-            v = getattr(self, nm)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"{nm} must be a positive integer, got {v!r}")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise InputError(f"lr must be a positive number, got {self.lr!r}")
-        if self.device not in ("cpu", "cuda") and not str(self.device).startswith("cuda:"):
-            raise InputError(f"device must be cpu or cuda, got {self.device!r}")
+        """Every field's type and range (lrnnkit.limits), before any work."""
+        for nm in ("task", "layer", "backend", "device"):
+            if not isinstance(getattr(self, nm), str):
+                raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:200])
+        if self.layer not in LAYER_KINDS:
+            raise InputError(f"unknown layer kind {self.layer!r} (choose from {', '.join(LAYER_KINDS)})"[:200])
+        for nm in ("mlp", "short_conv", "gate", "output_gate", "bf16", "auto_steps"):
+            if not isinstance(getattr(self, nm), bool):
+                raise InputError(f"{nm} must be true or false, got {getattr(self, nm)!r}"[:200])
+        for nm, (lo, const) in _INTS.items():
+            limits.check_int(_label(nm), getattr(self, nm), lo, getattr(limits, const), const)
+        if self.head_dim is not None:
+            limits.check_int(_label("head_dim"), self.head_dim, 1, limits.TRAIN_MAX_HEAD_DIM, "TRAIN_MAX_HEAD_DIM")
+        for nm, (lo, lo_ok, hi) in _FLOATS.items():
+            setattr(self, nm, _check_float(nm, getattr(self, nm), lo, lo_ok, hi))
+        if self.max_seconds is not None:
+            self.max_seconds = _check_float("max_seconds", self.max_seconds, 0.0, False, None)
+        if not isinstance(self.eig_range, (str, list, tuple)):
+            raise InputError(f"eigenvalue range must be 0,1 or -1,1, got {self.eig_range!r}"[:200])
+        try:
+            self.eig_range = parse_eig_range(self.eig_range)
+        except (TypeError, ValueError) as exc:
+            raise InputError(str(exc) if isinstance(exc, InputError) else
+                             f"eigenvalue range must be 0,1 or -1,1, got {self.eig_range!r}"[:200]) from None
+        self.train_len = _int_list("train_len", self.train_len, 2)
+        self.test_len = _int_list("test_len", self.test_len, None)
+        a, b = self.train_len
+        if not 1 <= a <= b:
+            raise InputError(f"{_label('train_len')} must be a range A:B with 1 <= A <= B, got {a}:{b}")
+        limits.check_int(_label("train_len") + " B", b, 1, limits.TRAIN_MAX_LENGTH, "TRAIN_MAX_LENGTH")
+        if len(self.test_len) > limits.TRAIN_MAX_TEST_LENGTHS:
+            raise SizeLimitError(f"{_label('test_len')}: {len(self.test_len)} lengths, at most "
+                                 f"{limits.TRAIN_MAX_TEST_LENGTHS} (lrnnkit.limits.TRAIN_MAX_TEST_LENGTHS)")
+        for L in self.test_len:
+            limits.check_int(_label("test_len"), L, 1, limits.TRAIN_MAX_LENGTH, "TRAIN_MAX_LENGTH")
+        if self.batch * b > limits.TRAIN_MAX_BATCH_TOKENS:
+            raise SizeLimitError(f"{_label('batch')} x the longest training length = {self.batch} x {b} = "
+                                 f"{self.batch * b} tokens per step, at most {limits.TRAIN_MAX_BATCH_TOKENS} "
+                                 "(lrnnkit.limits.TRAIN_MAX_BATCH_TOKENS)")
+        if self.eval_n * max(self.test_len) > limits.TRAIN_MAX_EVAL_TOKENS:
+            raise SizeLimitError(f"eval_n x the longest test length = {self.eval_n} x {max(self.test_len)} tokens, "
+                                 f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
+        if self.device not in ("cpu", "cuda") and not (self.device.startswith("cuda:")
+                                                       and self.device[5:].isdigit() and len(self.device) < 12):
+            raise InputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}"[:200])
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
@@ -103,10 +182,12 @@ class TrainConfig:
 
     @classmethod
     def from_json(cls, d: dict) -> "TrainConfig":
+        if not isinstance(d, dict):
+            raise InputError(f"a training config must be a table, got {type(d).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
         bad = sorted(set(d) - names)
         if bad:
-            raise InputError(f"unknown training option(s) {bad}")
+            raise InputError(f"unknown training option(s) {', '.join(map(repr, bad))}"[:200])
         return cls(**d)
 
     def model_kwargs(self, task) -> dict:
@@ -114,6 +195,20 @@ class TrainConfig:
                     layers=self.layers, width=self.width, heads=self.heads, head_dim=self.head_dim, mlp=self.mlp,
                     short_conv=self.short_conv, gate=self.gate, block_size=self.block_size, backend=self.backend,
                     output_gate=self.output_gate)
+
+    def check_size(self, vocab: int = 2, n_out: int = 2) -> int:
+        """The model's parameter count (built on torch's ``meta`` device: no memory taken); SizeLimitError past
+        ``lrnnkit.limits.TRAIN_MAX_PARAMETERS``. With the default ``vocab`` / ``n_out`` a lower bound for any
+        task (a sweep checks its points so before launching any)."""
+        kw = self.model_kwargs(type("T", (), {"n_in": vocab, "n_out": n_out})())
+        with torch.device("meta"):
+            m = SequenceModel(**kw)
+        n = sum(p.numel() for p in m.parameters())
+        if n > limits.TRAIN_MAX_PARAMETERS:
+            raise SizeLimitError(f"the model has {n} parameters (width {self.width}, heads {self.heads}, head_dim "
+                                 f"{self.head_dim or 'default'}, n_h {self.n_h}, layers {self.layers}), at most "
+                                 f"{limits.TRAIN_MAX_PARAMETERS} (lrnnkit.limits.TRAIN_MAX_PARAMETERS)")
+        return n
 
 
 def lr_at(cfg: TrainConfig, step: int) -> float:
@@ -127,133 +222,139 @@ def lr_at(cfg: TrainConfig, step: int) -> float:
 
 def build(cfg: TrainConfig, model_fn=None):
     """``(task, model, optimizer)`` for a config, the model initialised from ``torch.manual_seed(cfg.seed)``;
-    ``model_fn(task) -> nn.Module`` replaces :class:`SequenceModel` (e.g. a peer library's layer)."""
+    ``model_fn(task) -> nn.Module`` replaces :class:`SequenceModel` (e.g. a peer library's layer). The built-in
+    model's size is checked first (:meth:`TrainConfig.check_size`)."""
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
         raise InputError(f"device {cfg.device!r} requested but CUDA is not available")
     task = make_task(cfg.task)
+    if model_fn is None:
+        cfg.check_size(task.n_in, task.n_out)
     torch.manual_seed(cfg.seed)
     model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
+    return task, model, _optimizer(cfg, model)
+
+
+def _optimizer(cfg: TrainConfig, model):
+    """AdamW, weight decay on the matrices only."""
     decay = [p for p in model.parameters() if p.ndim >= 2]
     no_decay = [p for p in model.parameters() if p.ndim < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
-    return task, model, opt
+    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
-def _rng_state() -> dict:
-    st = {"torch": torch.get_rng_state().numpy().tobytes().hex()}
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        st["cuda"] = [s.numpy().tobytes().hex() for s in torch.cuda.get_rng_state_all()]
-    return st
-
-
-def _set_rng_state(st: dict) -> None:
-    torch.set_rng_state(torch.from_numpy(np.frombuffer(bytes.fromhex(st["torch"]), dtype=np.uint8).copy()))
-    if "cuda" in st and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all([torch.from_numpy(np.frombuffer(bytes.fromhex(s), dtype=np.uint8).copy())
-                                      for s in st["cuda"]])
-
-
-def save_checkpoint(out: str, cfg: TrainConfig, model, opt, step: int, elapsed: float, extra: dict) -> str:
-    from safetensors.torch import save
-
-    from ..fileio import atomic_write_bytes, atomic_write_text
-    tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
-    sd = opt.state_dict()
-    for i, st in sd["state"].items():
-        for k, v in st.items():
-            tensors[f"opt.{i}.{k}"] = (v if torch.is_tensor(v) else torch.tensor(v)).detach().contiguous()
-    blob = save({k: v.cpu() for k, v in tensors.items()})
-    atomic_write_bytes(os.path.join(out, CKPT_TENSORS), blob)
-    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()} for g in sd["param_groups"]]
-    doc = {"format": "lrnnkit.train-checkpoint", "version": 1, "step": step, "config": cfg.to_json(),
-           "model_config": model.config, "param_groups": groups, "rng": _rng_state(), "elapsed": elapsed,
-           "tensors": CKPT_TENSORS, "sha256": hashlib.sha256(blob).hexdigest(),
-           "torch": torch.__version__, **extra}
-    atomic_write_text(os.path.join(out, CKPT_JSON), json.dumps(doc, indent=1) + "\n")
-    return os.path.join(out, CKPT_JSON)
-
-
 def load_checkpoint(path: str, device: str = "cpu"):
-    """``(doc, model)``: a checkpoint's JSON and its model (``path`` = the run directory or checkpoint.json)."""
-    from safetensors.torch import load
+    """``(doc, model)``: a checkpoint's JSON (every field checked, :func:`.checkpoint.read`) and its model
+    (``path`` = the run directory -- its newest good checkpoint -- or a checkpoint JSON file). ``doc["_tensors"]``
+    holds the tensors."""
     if os.path.isdir(path):
-        path = os.path.join(path, CKPT_JSON)
+        found = ck.find(path, TrainConfig.from_json)
+        if found is None:
+            raise InputError(f"no checkpoint in {path!r}")
+        doc, tensors, _ = found
+    else:
+        doc, tensors, _ = ck.read(path, TrainConfig.from_json)
+    mc = doc["model_config"]
+    if mc is None:
+        raise InputError(f"checkpoint {path!r} was made with a custom model (model_fn): no model config")
+    cfg = TrainConfig.from_json(doc["config"])
+    keys = {"vocab", "n_out"} | set(cfg.model_kwargs(type("T", (), {"n_in": 1, "n_out": 1})()))
+    bad = sorted(set(mc) - keys)
+    if bad:
+        raise InputError(f"checkpoint {path!r}: unknown model_config key(s) {', '.join(map(repr, bad))}"[:200])
+    for k in ("vocab", "n_out"):
+        limits.check_int(f"checkpoint model_config {k}", mc.get(k), 1, limits.MAX_LETTERS + 2, "MAX_LETTERS")
+    # the model config must be the one the training config gives (so the size checks above cover it)
+    want = cfg.model_kwargs(type("T", (), {"n_in": mc["vocab"], "n_out": mc["n_out"]})())
+    want["eig_range"] = list(want["eig_range"])
+    diff = sorted(k for k in want if k in mc and mc[k] != want[k] and not (k == "head_dim" and want[k] is None))
+    if diff:
+        raise InputError(f"checkpoint {path!r}: model_config disagrees with config on {', '.join(diff)}")
+    cfg.check_size(mc["vocab"], mc["n_out"])
     try:
-        with open(path) as fh:
-            doc = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"cannot read checkpoint {path!r}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != "lrnnkit.train-checkpoint":
-        raise InputError(f"{path!r} is not an lrnnkit training checkpoint")
-    tpath = os.path.join(os.path.dirname(path), doc["tensors"])
-    try:
-        with open(tpath, "rb") as fh:
-            blob = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read checkpoint tensors {tpath!r}: {exc}") from None
-    if hashlib.sha256(blob).hexdigest() != doc["sha256"]:
-        raise InputError(f"checkpoint tensors {tpath!r} do not match {path!r} (SHA-256 differs)")
-    tensors = load(blob)
-    mc = dict(doc["model_config"])
-    model = SequenceModel(**mc).to(device)
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+        model = SequenceModel(**mc).to(device)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"checkpoint {path!r}: bad model_config: {exc}"[:240]) from None
+    ck.restore(doc, tensors, model, _optimizer(cfg, model), device, f"checkpoint {path!r}")
     doc["_tensors"] = tensors
     return doc, model
 
 
-def _restore_optimizer(opt, doc: dict, device) -> None:
-    tensors = doc["_tensors"]
-    state: dict = {}
-    for k, v in tensors.items():
-        if k.startswith("opt."):
-            _, i, name = k.split(".", 2)
-            state.setdefault(int(i), {})[name] = v.to(device) if name != "step" else v
-    opt.load_state_dict({"state": state, "param_groups": doc["param_groups"]})
+_NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every", "device")
 
 
-def _truncate_metrics(path: str, step: int) -> None:
-    if not os.path.exists(path):
-        return
-    from ..fileio import atomic_write_text
-    keep = []
-    with open(path) as fh:
-        for line in fh:
-            try:
-                if json.loads(line).get("step", 0) <= step:
-                    keep.append(line)
-            except json.JSONDecodeError:
-                pass
-    atomic_write_text(path, "".join(keep))
+def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
+    """``(step, elapsed, progress, json_text)`` of the newest good checkpoint in ``out``, loaded into ``model``
+    and ``opt`` (None when there is none); a checkpoint of other settings is refused."""
+    found = ck.find(out, TrainConfig.from_json, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr),
+                    tensor_bytes=ck.state_bytes(model))
+    if found is None:
+        return None
+    doc, tensors, text = found
+    where = f"checkpoint in {out!r}"
+    skip = _NOT_COMPARED + (("steps",) if cfg.auto_steps else ())
+    want = {k: v for k, v in cfg.to_json().items() if k not in skip}
+    have = {k: v for k, v in TrainConfig.from_json(doc["config"]).to_json().items() if k in want}
+    if have != want:
+        diff = sorted(k for k in want if have.get(k) != want[k])
+        raise InputError(f"{where} was made with other settings ({', '.join(diff)}); use another --out or "
+                         "remove it")
+    ck.restore(doc, tensors, model, opt, device, where)
+    ck.set_rng_state(doc["rng"])
+    if cfg.auto_steps:
+        cfg.steps = int(doc["config"]["steps"])
+    return int(doc["step"]), float(doc["elapsed"]), dict(doc.get("progress", {})), text
+
+
+class _DeferredInterrupt:
+    """While active (main thread only, and only where SIGINT is not ignored): the first Ctrl-C sets
+    ``requested`` (the loop stops after the current step and saves); a second one raises KeyboardInterrupt."""
+
+    def __init__(self):
+        self.requested = False
+        self._old = None
+
+    def _handler(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            old = signal.getsignal(signal.SIGINT)
+            if old is not signal.SIG_IGN:
+                self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None
+        return False
 
 
 # ------------------------------------------------------------------------------------------------ training
 def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, progress: bool = False,
           stop_at: int | None = None, evaluate_at_end: bool = True, model_fn=None) -> dict:
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
-    would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``."""
+    would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
+    Ctrl-C: saves (with ``out``) and raises KeyboardInterrupt (module docstring)."""
     task, model, opt = build(cfg, model_fn)
+    if not out:
+        return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
+    with ck.RunLock(ck.make_run_dir(out)):
+        return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+
+
+def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end) -> dict:
     device = torch.device(cfg.device)
-    step, elapsed = 0, 0.0
-    ckpt_path = None
+    step, elapsed, prog, good = 0, 0.0, {}, None
+    ckpt_path = os.path.join(out, CKPT_JSON) if out else None
     if out:
-        os.makedirs(out, exist_ok=True)
-        ckpt_path = os.path.join(out, CKPT_JSON)
-        if resume and os.path.exists(ckpt_path):
-            doc, m2 = load_checkpoint(ckpt_path, cfg.device)
-            skip = ("max_seconds", "checkpoint_every", "log_every", "device") + (("steps",) if cfg.auto_steps else ())
-            want = {k: v for k, v in cfg.to_json().items() if k not in skip}
-            have = {k: v for k, v in doc["config"].items() if k in want}
-            if have != want:
-                diff = sorted(k for k in want if have.get(k) != want[k])
-                raise InputError(f"checkpoint {ckpt_path!r} was made with other settings ({', '.join(diff)}); "
-                                 "use another --out or remove it")
-            model.load_state_dict(m2.state_dict())
-            _restore_optimizer(opt, doc, device)
-            _set_rng_state(doc["rng"])
-            step, elapsed = int(doc["step"]), float(doc["elapsed"])
-            _truncate_metrics(os.path.join(out, METRICS), step)
+        got = _resume(cfg, out, model, opt, device) if resume else None
+        if got is not None:
+            step, elapsed, prog, good = got
+        ck.truncate_metrics(os.path.join(out, METRICS), step)
     use_amp = cfg.bf16 and device.type == "cuda"
     bar = None
     if progress:
@@ -262,84 +363,108 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
             bar = tqdm(total=cfg.steps, initial=step, desc=f"{cfg.task} {cfg.layer}", leave=False)
         except ImportError:
             bar = None
-    metrics_fh = open(os.path.join(out, METRICS), "a") if out else None
-    window = []
+    window = list(prog.get("recent_train_accuracy", []))
+    nonfinite = int(prog.get("skipped_nonfinite_steps", 0))
     t0 = time.perf_counter() - elapsed
     end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
     stopped_early = False
     t5 = None
-    nonfinite = 0
+    saved_step, saved_at = (step if good is not None else None), time.perf_counter()
+    consistent = True            # False while the optimizer is changing the parameters
+    metrics_fh = None
+
+    def save():
+        nonlocal good, saved_step, saved_at
+        good = ck.save(out, step=step, config=cfg.to_json(), model=model, opt=opt,
+                       elapsed=time.perf_counter() - t0, prev_text=good,
+                       progress={"recent_train_accuracy": window[-3:], "skipped_nonfinite_steps": nonfinite})
+        saved_step, saved_at = step, time.perf_counter()
+
     model.train()
+    intr = _DeferredInterrupt()
     try:
-        while step < end:
-            if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
-                stopped_early = True
-                break
-            x, y = task.sample(cfg.batch, cfg.train_len, batch_rng(cfg.seed, step))
-            x = torch.as_tensor(x, device=device)
-            y = torch.as_tensor(y, device=device)
-            lr = lr_at(cfg, step)
-            for g in opt.param_groups:
-                g["lr"] = lr
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
-                logits = model(x)
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1),
-                                   ignore_index=IGNORE)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip if cfg.clip and cfg.clip > 0
-                                                   else float("inf"))
-            if bool(torch.isfinite(gnorm)):
-                opt.step()
-            else:   # a non-finite gradient would poison every parameter: skip the update, count it
-                nonfinite += 1
-            step += 1
-            if cfg.auto_steps and cfg.max_seconds is not None:
-                if step == 5:
-                    if device.type == "cuda":
-                        torch.cuda.synchronize()
-                    t5 = time.perf_counter()
-                elif step == 25 and t5 is not None:
-                    if device.type == "cuda":
-                        torch.cuda.synchronize()
-                    per = (time.perf_counter() - t5) / 20
-                    left = 0.9 * cfg.max_seconds - (time.perf_counter() - t0)
-                    cfg.steps = max(step + 1, min(cfg.steps, step + int(left / per)))
-                    end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
+        metrics_fh = ck.open_metrics(os.path.join(out, METRICS)) if out else None
+        with intr:
+            while step < end:
+                if intr.requested:
+                    break
+                if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
+                    stopped_early = True
+                    break
+                x, y = task.sample(cfg.batch, cfg.train_len, batch_rng(cfg.seed, step))
+                x = torch.as_tensor(x, device=device)
+                y = torch.as_tensor(y, device=device)
+                lr = lr_at(cfg, step)
+                for g in opt.param_groups:
+                    g["lr"] = lr
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
+                    logits = model(x)
+                loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1),
+                                       ignore_index=IGNORE)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip if cfg.clip and cfg.clip > 0
+                                                       else float("inf"))
+                consistent = False
+                if bool(torch.isfinite(gnorm)):
+                    opt.step()
+                else:   # a non-finite gradient would poison every parameter: skip the update, count it
+                    nonfinite += 1
+                step += 1
+                consistent = True
+                if cfg.auto_steps and cfg.max_seconds is not None:
+                    if step == 5:
+                        if device.type == "cuda":
+                            torch.cuda.synchronize()
+                        t5 = time.perf_counter()
+                    elif step == 25 and t5 is not None:
+                        if device.type == "cuda":
+                            torch.cuda.synchronize()
+                        per = (time.perf_counter() - t5) / 20
+                        left = 0.9 * cfg.max_seconds - (time.perf_counter() - t0)
+                        cfg.steps = max(step + 1, min(cfg.steps, step + int(left / per)))
+                        end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
+                        if bar is not None:
+                            bar.total = cfg.steps
+                if step % cfg.log_every == 0 or step == cfg.steps:
+                    with torch.no_grad():
+                        m = y != IGNORE
+                        acc = float(((logits.argmax(-1) == y) & m).sum()) / max(1, int(m.sum()))
+                    rec = {"step": step, "loss": float(loss.detach()), "train_accuracy": acc, "lr": lr,
+                           "seconds": round(time.perf_counter() - t0, 3)}
+                    window = (window + [acc])[-3:]
+                    if metrics_fh:
+                        metrics_fh.write(json.dumps(rec) + "\n")
+                        metrics_fh.flush()
                     if bar is not None:
-                        bar.total = cfg.steps
-            if step % max(1, cfg.log_every) == 0 or step == end:
-                with torch.no_grad():
-                    m = y != IGNORE
-                    acc = float(((logits.argmax(-1) == y) & m).sum()) / max(1, int(m.sum()))
-                rec = {"step": step, "loss": float(loss.detach()), "train_accuracy": acc, "lr": lr,
-                       "seconds": round(time.perf_counter() - t0, 3)}
-                window.append(acc)
-                if metrics_fh:
-                    metrics_fh.write(json.dumps(rec) + "\n")
-                    metrics_fh.flush()
+                        bar.set_postfix(loss=f"{rec['loss']:.3f}", acc=f"{acc:.3f}")
                 if bar is not None:
-                    bar.set_postfix(loss=f"{rec['loss']:.3f}", acc=f"{acc:.3f}")
-            if bar is not None:
-                bar.update(1)
-            if out and cfg.checkpoint_every and step % cfg.checkpoint_every == 0:
-                save_checkpoint(out, cfg, model, opt, step, time.perf_counter() - t0, {})
+                    bar.update(1)
+                if out and ((cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or (
+                        cfg.checkpoint_seconds and time.perf_counter() - saved_at >= cfg.checkpoint_seconds)):
+                    save()
     finally:
         if bar is not None:
             bar.close()
         if metrics_fh:
             metrics_fh.close()
+        if out and consistent and saved_step != step:
+            save()     # the run's end, Ctrl-C, or an error: the state after the last complete step
+    if intr.requested:
+        if out:
+            print(f"lrnnkit: interrupted at step {step}; checkpoint saved in {out!r} (run the same command to "
+                  "resume)", file=sys.stderr)
+        raise KeyboardInterrupt
     seconds = time.perf_counter() - t0
-    if out:
-        save_checkpoint(out, cfg, model, opt, step, seconds, {})
     res = {"task": cfg.task, "config": cfg.to_json(), "steps": step, "seconds": round(seconds, 3),
            "stopped_early": stopped_early, "checkpoint": ckpt_path, "skipped_nonfinite_steps": nonfinite,
            "train_accuracy": float(np.mean(window[-3:])) if window else None,
            "chance": task.chance, "n_out": task.n_out,
            "parameters": sum(p.numel() for p in model.parameters())}
     if evaluate_at_end:
-        ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=cfg.eval_batch,
-                      device=device, autocast=use_amp)
+        # long test words in smaller batches (the same words, the same answers)
+        eb = max(1, min(cfg.eval_batch, limits.TRAIN_MAX_BATCH_TOKENS // max(cfg.test_len)))
+        ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eb, device=device, autocast=use_amp)
         res["test_accuracy"] = ev["accuracy"]
         res["final_accuracy"] = ev["final_accuracy"]
         res["scaled_accuracy"] = ev["scaled_accuracy"]

@@ -31,7 +31,7 @@ from typing import Callable
 
 from ..errors import InputError
 
-__all__ = ["JobKind", "JOB_KINDS", "get_job", "check_points", "expand_grid", "jsonable"]
+__all__ = ["JobKind", "JOB_KINDS", "get_job", "check_points", "expand_grid", "jsonable", "run_seed"]
 
 
 @dataclass
@@ -41,6 +41,7 @@ class JobKind:
     required: tuple = ()
     optional: dict = field(default_factory=dict)   # name -> default
     open_params: bool = False           # accept parameters it does not list (train: passed through)
+    seed_param: str | None = None       # a point's parameter that, when given, is the seed the job runs with
     uses_gpu: bool = False
     check: Callable | None = None       # check(point) -> None, raises InputError
 
@@ -278,11 +279,17 @@ def train_function() -> Callable:
 
 
 def _check_train(point, where):
+    """Unknown fields, then the command line's limits (TrainConfig's checks and the model's parameter count)."""
+    from ..learn.train import TrainConfig
     fields = train_function().config_fields
     bad = sorted(set(point) - set(fields) - {"replicate"})
     if bad:
         raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the train job (TrainConfig "
                          f"fields: {', '.join(fields)})")
+    try:
+        TrainConfig(**{k: v for k, v in point.items() if k != "replicate"}).check_size()
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def run_train(point: dict, seed: int) -> dict:
@@ -305,8 +312,18 @@ JOB_KINDS = {
                        check=_check_certify),
     "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
                         check=_check_theorems),
-    "train": JobKind("train", run_train, open_params=True, uses_gpu=True, check=_check_train),
+    "train": JobKind("train", run_train, open_params=True, uses_gpu=True, check=_check_train, seed_param="seed"),
 }
+
+
+def run_seed(spec, point: dict) -> int:
+    """The seed a point runs with (and its record reports): the point's own seed parameter where its kind takes
+    one (``train``: ``seed`` in the grid), else the spec's derived seed (:meth:`SweepSpec.point_seed`)."""
+    job = JOB_KINDS.get(spec.kind)
+    v = point.get(job.seed_param) if job is not None and job.seed_param else None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    return spec.point_seed(point)
 
 
 def get_job(kind: str) -> JobKind:

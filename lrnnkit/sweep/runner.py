@@ -13,7 +13,7 @@ import time
 from typing import Callable
 
 from .executors import make_executor
-from .jobs import check_points, expand_grid
+from .jobs import check_points, expand_grid, run_seed
 from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
@@ -76,7 +76,7 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
     """run_sweep's work, while this process holds the output directory's lock."""
     store.write_text("spec.json", canonical_json(spec.to_json()) + "\n")
     keys = [spec.point_key(p) for p in points]
-    seeds = [spec.point_seed(p) for p in points]
+    seeds = [run_seed(spec, p) for p in points]
     done = store.done_keys()
     todo = [(i, points[i], seeds[i]) for i in range(len(points)) if keys[i] not in done]
     already = len(points) - len(todo)

@@ -1,0 +1,422 @@
+"""Training checkpoints: written as one unit, read with every field checked, one writer per run directory.
+
+A run directory (``lrnnkit train --out DIR``) holds
+
+* ``checkpoint-<step>-<sha>.safetensors``: the model's and the optimizer's tensors (safetensors, no pickle);
+* ``checkpoint.json``: the step, the training config, the model config, the optimizer's hyper-parameters, the torch
+  RNG states, the elapsed time, the run's progress counters, and the **name and SHA-256** of its tensor file;
+* ``checkpoint.prev.json``: the checkpoint before it (its tensor file is kept as well);
+* ``metrics.jsonl`` (one JSON line per logged step) and ``.lock``.
+
+**One unit.** :func:`save` writes (1) the tensors to a new file named by step and hash, (2) the previous good JSON
+to ``checkpoint.prev.json``, (3) ``checkpoint.json`` naming the new tensors -- the commit: an atomic rename -- and
+(4) removes tensor files neither JSON names. Each write is atomic (temporary file + rename), so a process killed at
+any instant leaves ``checkpoint.json`` either the old or the new document, each naming a complete tensor file that
+is still there. :func:`find` reads ``checkpoint.json`` and, when it does not pass the checks below (a damaged or
+edited file), falls back to ``checkpoint.prev.json``.
+
+**Checks on reading** (:func:`read`; each failure is one :class:`~lrnnkit.errors.InputError` line): both files
+are regular files read with a bound (``lrnnkit.limits.CHECKPOINT_MAX_JSON_BYTES`` / ``CHECKPOINT_MAX_BYTES``; a
+FIFO or ``/dev/zero`` is refused before reading), the JSON has exactly the known keys, ``step`` is an integer in
+``0 .. config.steps``, the config passes :class:`~lrnnkit.learn.train.TrainConfig`'s checks, the RNG states are hex
+of the right length, ``param_groups`` is a list of tables of numbers, ``tensors`` is a plain file name in the
+checkpoint's own directory (no path, no link), and the tensor file's SHA-256 is the recorded one. Tensor names and
+shapes are checked against the model and optimizer they are loaded into (:func:`restore`).
+
+**One writer.** :class:`RunLock` holds an exclusive ``flock`` on ``DIR/.lock`` while a run writes there; a second
+process is refused at once (the kernel drops the lock when its holder dies, even by ``kill -9``).
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+
+import numpy as np
+import torch
+
+from ..errors import InputError, SizeLimitError
+from .. import limits
+
+__all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "RunLock", "make_run_dir", "save", "read", "find", "restore",
+           "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics", "read_regular"]
+
+CKPT_JSON = "checkpoint.json"
+PREV_JSON = "checkpoint.prev.json"
+METRICS = "metrics.jsonl"
+LOCK = ".lock"
+FORMAT = "lrnnkit.train-checkpoint"
+VERSION = 2
+_TENSORS_RE = re.compile(r"^checkpoint(-\d{9}-[0-9a-f]{12})?\.safetensors$")
+_KEYS = {"format", "version", "step", "config", "model_config", "param_groups", "rng", "elapsed", "tensors",
+         "sha256", "torch", "progress"}
+_REQUIRED = _KEYS - {"torch", "progress"}
+
+
+# ------------------------------------------------------------------------------------------------ files
+def read_regular(path: str, limit: int, what: str, const: str, follow: bool = True) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes (checked on the open
+    descriptor before reading: a FIFO, a device or a directory is refused without blocking); ``follow=False``
+    refuses a symbolic link."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise InputError(f"{what} {path!r} is a symbolic link (a checkpoint's files must be regular files)"
+                             ) from None
+        raise InputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{what} {path!r} is not a regular file")
+        if st.st_size > limit:
+            raise SizeLimitError(f"{what} {path!r} has {st.st_size} bytes, more than {limit} "
+                                 f"(lrnnkit.limits.{const})")
+        chunks, n = [], 0
+        while n <= limit:
+            b = os.read(fd, min(1 << 24, limit + 1 - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        if n > limit:
+            raise SizeLimitError(f"{what} {path!r} is larger than {limit} bytes (lrnnkit.limits.{const})")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def make_run_dir(out: str) -> str:
+    """Create the output directory ``out`` (and its parents) if needed; InputError if it is something else."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise InputError(f"--out {out!r} exists and is not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create output directory {out!r}: {exc.strerror or exc}") from None
+    return out
+
+
+class RunLock:
+    """``with RunLock(directory):`` -- an exclusive, non-blocking ``flock`` on ``directory/.lock`` (created, never
+    through a link). A second holder gets an InputError naming the directory and the holder's pid."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:   # pragma: no cover - not POSIX: no lock
+            return self
+        path = os.path.join(self.directory, LOCK)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0),
+                         0o644)
+        except OSError as exc:
+            raise InputError(f"cannot lock {self.directory!r}: {path!r}: {exc.strerror or exc}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError(f"cannot lock {self.directory!r}: {path!r} is not a regular file")
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                raise InputError(f"{self.directory!r} is in use by another lrnnkit process"
+                                 f"{f' (pid {holder})' if holder.isdigit() else ''}; wait for it to finish or "
+                                 "use another --out") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)   # closing the descriptor releases the flock
+            self.fd = None
+        return False
+
+
+def open_metrics(path: str):
+    """``metrics.jsonl`` opened for appending, never through a link or into a FIFO."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0), 0o666)
+    except OSError as exc:
+        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"cannot write {path!r}: it is not a regular file")
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
+def truncate_metrics(path: str, step: int) -> None:
+    """Keep the complete records of ``metrics.jsonl`` with ``step <= step`` (a resumed run writes the later ones
+    again); lines cut short by a kill are dropped. Rewritten atomically."""
+    from ..fileio import atomic_write_bytes
+    if not os.path.lexists(path):
+        return
+    data = read_regular(path, limits.CHECKPOINT_MAX_BYTES, "metrics file", "CHECKPOINT_MAX_BYTES", follow=False)
+    keep = []
+    for line in data.split(b"\n")[:-1]:     # the last piece has no newline: a torn write or empty
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        s = rec.get("step") if isinstance(rec, dict) else None
+        if isinstance(s, int) and not isinstance(s, bool) and 0 < s <= step:
+            keep.append(line + b"\n")
+    atomic_write_bytes(path, b"".join(keep))
+
+
+# ------------------------------------------------------------------------------------------------ RNG
+def rng_state() -> dict:
+    st = {"torch": torch.get_rng_state().numpy().tobytes().hex()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        st["cuda"] = [s.numpy().tobytes().hex() for s in torch.cuda.get_rng_state_all()]
+    return st
+
+
+def _hex_state(h, n: int | None, where: str) -> torch.Tensor:
+    if not isinstance(h, str) or len(h) > 1 << 16:
+        raise InputError(f"{where}: not a hex string")
+    try:
+        b = bytes.fromhex(h)
+    except ValueError:
+        raise InputError(f"{where}: not a hex string") from None
+    if n is not None and len(b) != n:
+        raise InputError(f"{where}: {len(b)} bytes, expected {n}")
+    return torch.from_numpy(np.frombuffer(b, dtype=np.uint8).copy())
+
+
+def _check_rng(st, where: str) -> None:
+    if not isinstance(st, dict) or "torch" not in st or set(st) - {"torch", "cuda"}:
+        raise InputError(f"{where}: 'rng' must be a table with 'torch' (and optionally 'cuda') states")
+    _hex_state(st["torch"], torch.get_rng_state().numel(), f"{where}: rng.torch")
+    if "cuda" in st:
+        if not isinstance(st["cuda"], list) or len(st["cuda"]) > 1024:
+            raise InputError(f"{where}: rng.cuda must be a list of hex states")
+        for i, h in enumerate(st["cuda"]):
+            _hex_state(h, None, f"{where}: rng.cuda[{i}]")
+
+
+def set_rng_state(st: dict) -> None:
+    torch.set_rng_state(_hex_state(st["torch"], None, "rng.torch"))
+    if "cuda" in st and torch.cuda.is_available():
+        states = [_hex_state(s, None, "rng.cuda") for s in st["cuda"]]
+        try:
+            torch.cuda.set_rng_state_all(states[:torch.cuda.device_count()])
+        except RuntimeError as exc:
+            raise InputError(f"checkpoint: cannot restore the CUDA RNG state: {exc}") from None
+
+
+# ------------------------------------------------------------------------------------------------ writing
+def _tensors_of(model, opt) -> dict:
+    tensors = {f"model.{k}": v.detach().contiguous() for k, v in model.state_dict().items()}
+    for i, st in opt.state_dict()["state"].items():
+        for k, v in st.items():
+            tensors[f"opt.{i}.{k}"] = (v if torch.is_tensor(v) else torch.tensor(v)).detach().contiguous()
+    return {k: v.cpu() for k, v in tensors.items()}
+
+
+def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progress: dict,
+         prev_text: str | None) -> str:
+    """Write the checkpoint of ``step`` into ``out`` as one unit (module docstring); ``prev_text`` is the JSON of
+    the last good checkpoint of this run (kept as ``checkpoint.prev.json``; ``None`` removes a stale one).
+    Returns the new JSON text."""
+    from safetensors.torch import save as st_save
+
+    from ..fileio import atomic_write_bytes, atomic_write_text
+    blob = st_save(_tensors_of(model, opt))
+    sha = hashlib.sha256(blob).hexdigest()
+    name = f"checkpoint-{step:09d}-{sha[:12]}.safetensors"
+    atomic_write_bytes(os.path.join(out, name), blob)
+    keep = {name}
+    if prev_text is not None:
+        atomic_write_text(os.path.join(out, PREV_JSON), prev_text)
+        keep.add(json.loads(prev_text)["tensors"])
+    elif os.path.lexists(os.path.join(out, PREV_JSON)):
+        os.unlink(os.path.join(out, PREV_JSON))
+    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()}
+              for g in opt.state_dict()["param_groups"]]
+    doc = {"format": FORMAT, "version": VERSION, "step": step, "config": config,
+           "model_config": getattr(model, "config", None), "param_groups": groups, "rng": rng_state(),
+           "elapsed": elapsed, "progress": progress, "tensors": name, "sha256": sha, "torch": torch.__version__}
+    text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
+    atomic_write_text(os.path.join(out, CKPT_JSON), text)
+    for f in os.listdir(out):
+        if _TENSORS_RE.match(f) and f not in keep:
+            try:
+                os.unlink(os.path.join(out, f))
+            except OSError:
+                pass
+    return text
+
+
+# ------------------------------------------------------------------------------------------------ reading
+def _num(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_groups(groups, where: str) -> None:
+    if not isinstance(groups, list) or not 1 <= len(groups) <= 64:
+        raise InputError(f"{where}: 'param_groups' must be a non-empty list of tables")
+    for i, g in enumerate(groups):
+        w = f"{where}: param_groups[{i}]"
+        if not isinstance(g, dict) or not isinstance(g.get("params"), list):
+            raise InputError(f"{w} must be a table with a 'params' list")
+        if not all(isinstance(p, int) and not isinstance(p, bool) and p >= 0 for p in g["params"]):
+            raise InputError(f"{w}: 'params' must list parameter indices")
+        for k in ("lr", "eps", "weight_decay"):
+            if not _num(g.get(k)) or g[k] < 0:
+                raise InputError(f"{w}: {k!r} must be a finite number >= 0, got {g.get(k)!r}"[:200])
+        b = g.get("betas")
+        if not (isinstance(b, list) and len(b) == 2 and all(_num(x) and 0 <= x < 1 for x in b)):
+            raise InputError(f"{w}: 'betas' must be two numbers in [0, 1), got {b!r}"[:200])
+        for k, v in g.items():
+            if k == "params" or v is None or isinstance(v, bool) or _num(v) or (
+                    isinstance(v, list) and len(v) <= 8 and all(_num(x) for x in v)):
+                continue
+            raise InputError(f"{w}: {k!r} must be a number, a list of numbers, true, false or null, got {v!r}"[:200])
+
+
+def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
+    """``(doc, tensors, text)`` of the checkpoint JSON ``path``, every field checked (module docstring);
+    ``parse_config(dict)`` checks the training config (:meth:`TrainConfig.from_json`: an object with ``steps``, or
+    an InputError). ``tensor_bytes``: a tighter bound on the tensor file (resuming: what the model and its
+    optimizer state can take)."""
+    from safetensors.torch import load as st_load
+    text_b = read_regular(path, limits.CHECKPOINT_MAX_JSON_BYTES, "checkpoint", "CHECKPOINT_MAX_JSON_BYTES")
+    where = f"checkpoint {path!r}"
+    try:
+        text = text_b.decode("utf-8")
+        doc = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise InputError(f"{where} is not valid JSON: {str(exc).splitlines()[0][:120]}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(f"{path!r} is not an lrnnkit training checkpoint")
+    if doc.get("version") not in (1, VERSION):
+        raise InputError(f"{where}: unknown version {doc.get('version')!r} (this lrnnkit reads 1 and {VERSION})")
+    missing, extra = sorted(_REQUIRED - set(doc)), sorted(set(doc) - _KEYS)
+    if missing or extra:
+        raise InputError(f"{where}: " + "; ".join(
+            ([f"missing key(s) {', '.join(missing)}"] if missing else [])
+            + ([f"unknown key(s) {', '.join(map(repr, extra))}"[:200]] if extra else [])))
+    if not isinstance(doc["config"], dict):
+        raise InputError(f"{where}: 'config' must be a table")
+    try:
+        cfg = parse_config(doc["config"])
+    except InputError as exc:
+        raise InputError(f"{where}: config: {exc}") from None
+    step = doc["step"]
+    if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= cfg.steps:
+        raise InputError(f"{where}: 'step' must be an integer in 0..{cfg.steps} (the config's steps), "
+                         f"got {step!r}"[:200])
+    if not _num(doc["elapsed"]) or doc["elapsed"] < 0:
+        raise InputError(f"{where}: 'elapsed' must be a number of seconds >= 0, got {doc['elapsed']!r}"[:200])
+    _check_rng(doc["rng"], where)
+    _check_groups(doc["param_groups"], where)
+    if doc["model_config"] is not None and not isinstance(doc["model_config"], dict):
+        raise InputError(f"{where}: 'model_config' must be a table")
+    prog = doc.get("progress", {})
+    if not isinstance(prog, dict) or set(prog) - {"recent_train_accuracy", "skipped_nonfinite_steps"} or not (
+            isinstance(prog.get("recent_train_accuracy", []), list)
+            and all(_num(a) for a in prog.get("recent_train_accuracy", []))
+            and isinstance(prog.get("skipped_nonfinite_steps", 0), int)):
+        raise InputError(f"{where}: bad 'progress' table")
+    sha = doc["sha256"]
+    if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+        raise InputError(f"{where}: 'sha256' must be 64 lowercase hex digits")
+    name = doc["tensors"]
+    if not isinstance(name, str) or not _TENSORS_RE.match(name):
+        raise InputError(f"{where}: 'tensors' must name a checkpoint tensor file in the checkpoint's own "
+                         f"directory (checkpoint-<step>-<hash>.safetensors), got {name!r}"[:240])
+    tpath = os.path.join(os.path.dirname(os.path.abspath(path)), name)
+    cap = limits.CHECKPOINT_MAX_BYTES if tensor_bytes is None else min(tensor_bytes, limits.CHECKPOINT_MAX_BYTES)
+    blob = read_regular(tpath, cap, "checkpoint tensors", "CHECKPOINT_MAX_BYTES", follow=False)
+    if hashlib.sha256(blob).hexdigest() != sha:
+        raise InputError(f"checkpoint tensors {tpath!r} do not match {path!r} (SHA-256 differs)")
+    try:
+        tensors = st_load(blob)
+    except Exception as exc:  # noqa: BLE001 - safetensors raises its own error type on a malformed file
+        raise InputError(f"checkpoint tensors {tpath!r} are not a safetensors file: {exc}"[:240]) from None
+    for k in tensors:
+        if not (k.startswith("model.") or re.fullmatch(r"opt\.\d{1,6}\.[A-Za-z_]+", k)):
+            raise InputError(f"checkpoint tensors {tpath!r}: unexpected tensor {k!r}"[:240])
+    return doc, tensors, text
+
+
+def find(directory: str, parse_config, warn=None, tensor_bytes: int | None = None) -> tuple | None:
+    """The newest good checkpoint of a run directory: ``read(checkpoint.json)``, or when that fails its checks,
+    ``read(checkpoint.prev.json)`` (``warn(message)`` is told why); ``None`` when there is none. Raises the first
+    error when neither is good."""
+    errors = []
+    for nm in (CKPT_JSON, PREV_JSON):
+        p = os.path.join(directory, nm)
+        if not os.path.lexists(p):
+            continue
+        try:
+            return read(p, parse_config, tensor_bytes)
+        except InputError as exc:
+            errors.append(exc)
+            if warn is not None and nm == CKPT_JSON and os.path.lexists(os.path.join(directory, PREV_JSON)):
+                warn(f"{exc}; trying the previous checkpoint")
+    if errors:
+        raise errors[0]
+    return None
+
+
+def state_bytes(model) -> int:
+    """An upper bound on the tensor file of a checkpoint of ``model`` with AdamW: the parameters and buffers, two
+    moments per parameter, a step counter each, and room for the safetensors header."""
+    n = sum(p.numel() * p.element_size() for p in model.state_dict().values())
+    k = len(model.state_dict())
+    return 3 * n + 512 * (3 * k + 16) + (1 << 16)
+
+
+def restore(doc: dict, tensors: dict, model, opt, device, where: str = "checkpoint") -> None:
+    """Load a checkpoint's tensors into ``model`` and ``opt`` (names and shapes checked against them)."""
+    sd = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
+    try:
+        model.load_state_dict(sd, strict=True)
+    except (RuntimeError, ValueError, KeyError) as exc:
+        raise InputError(f"{where}: its tensors do not fit the model: {str(exc).splitlines()[0][:200]}") from None
+    if opt is None:
+        return
+    live = opt.state_dict()
+    groups = doc["param_groups"]
+    if len(groups) != len(live["param_groups"]):
+        raise InputError(f"{where}: {len(groups)} optimizer parameter groups, the model has "
+                         f"{len(live['param_groups'])}")
+    params = [p for g in opt.param_groups for p in g["params"]]
+    new_groups = []
+    for g, lg in zip(groups, live["param_groups"]):
+        if g["params"] != lg["params"] or set(g) - set(lg):
+            raise InputError(f"{where}: optimizer parameter groups do not fit the model")
+        new_groups.append({**lg, **{k: (tuple(v) if isinstance(lg[k], tuple) else v) for k, v in g.items()}})
+    state: dict = {}
+    for k, v in tensors.items():
+        if k.startswith("opt."):
+            _, i, name = k.split(".", 2)
+            i = int(i)
+            if i >= len(params):
+                raise InputError(f"{where}: optimizer state for parameter {i}, the model has {len(params)}")
+            if name != "step" and tuple(v.shape) != tuple(params[i].shape):
+                raise InputError(f"{where}: optimizer state {k} has shape {tuple(v.shape)}, its parameter "
+                                 f"{tuple(params[i].shape)}")
+            state.setdefault(i, {})[name] = v.to(device) if name != "step" else v
+    try:
+        opt.load_state_dict({"state": state, "param_groups": new_groups})
+    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{where}: cannot restore the optimizer: {str(exc).splitlines()[0][:200]}") from None
