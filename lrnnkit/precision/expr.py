@@ -44,14 +44,15 @@ def parse_expression(text: str):
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError):
-        raise InputError(f"not a number or expression: {text!r}") from None
+        raise InputError(f"not an exact number or expression: {text!r} (give a decimal, p/q, inf, nan, or an "
+                         "expression such as 1/sqrt(2), 2**-3, pi/4)") from None
     nodes = sum(1 for _ in ast.walk(tree))
     if nodes > MAX_NODES:
         raise SizeLimitError(f"expression {text[:40]!r}: {nodes} syntax nodes, at most {MAX_NODES}")
 
     def refuse(what: str):
-        raise InputError(f"expression {text!r}: {what} is not allowed (numbers, pi, e, + - * / **, and "
-                         f"{', '.join(FUNCTIONS)})")
+        raise InputError(f"not an exact number or expression: {text!r}: {what} is not allowed (numbers, pi, e, "
+                         f"+ - * / **, and {', '.join(FUNCTIONS)})")
 
     def build(node):
         if isinstance(node, ast.Constant):
