@@ -19,7 +19,7 @@ from lrnnkit.precision.policy import LayerKernel, ProofLayer, Rounder
 from lrnnkit.precision.proof_model import proof_constant_input
 from lrnnkit.precision.simulate import EventuallyPeriodic, Simulator, collapse
 
-MODES = ["nearest-even", "toward-zero", "toward-positive", "toward-negative"]
+MODES = ["nearest-even", "nearest-away", "toward-zero", "toward-positive", "toward-negative", "to-odd"]
 
 
 def _random_layer(rng, kind: str, d: int, S: int) -> Layer:
@@ -103,7 +103,7 @@ def _ref_step_op(K: LayerKernel, h, s, X):
     return [X.add(_ref_dot_op(row, h, X), b) for row, b in zip(K.A[s], K.B[s])]
 
 
-@pytest.mark.parametrize("fmt", ["fp8-e4m3-ieee", "e3m2", "bf16", "e4m5-ftz"])
+@pytest.mark.parametrize("fmt", ["fp8-e4m3-ieee", "e3m2", "bf16", "e4m5-ftz", "fp8-e4m3fnuz", "fp6-e2m3fn"])
 @pytest.mark.parametrize("mode", MODES)
 def test_op_policy_is_correctly_rounded_per_operation(fmt, mode):
     """Under the op policy every product and sum is the exact rounding of the exact result (checked against Fraction
