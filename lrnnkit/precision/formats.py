@@ -316,8 +316,7 @@ _CANONICAL = {"e4m3fn": "fp8-e4m3fn", "e5m2": "fp8-e5m2", "e4m3": "fp8-e4m3-ieee
 # OCP / MX names "fpN-eXmY" without a suffix -> the core they denote (fp8-e4m3 is refused: see get_format)
 _OCP = {"fp8-e5m2": "e5m2", "fp8-e3m4": "e3m4", "fp6-e2m3": "e2m3fn", "fp6-e3m2": "e3m2fn", "fp4-e2m1": "e2m1fn",
         "fp8-e8m0": "e8m0fnu", "fp4": "e2m1fn", "mxfp8-e4m3": "e4m3fn", "mxfp8-e5m2": "e5m2",
-        "mxfp6-e2m3": "e2m3fn", "mxfp6-e3m2": "e3m2fn", "mxfp4": "e2m1fn", "mxfp4-e2m1": "e2m1fn",
-        "e8m0-scale": "e8m0fnu"}
+        "mxfp6-e2m3": "e2m3fn", "mxfp6-e3m2": "e3m2fn", "mxfp4": "e2m1fn", "mxfp4-e2m1": "e2m1fn"}
 
 PRESETS: dict[str, FloatFormat] = {}
 
@@ -335,7 +334,7 @@ _preset(["fp16", "float16", "half"], FloatFormat(5, 10, name="fp16"))
 
 _AMBIGUOUS = {"fp8-e4m3": "format 'fp8-e4m3' is ambiguous: use fp8-e4m3fn (OCP E4M3, what GPUs call FP8 E4M3: no inf, "
                           "max 448; ml_dtypes float8_e4m3fn) or fp8-e4m3-ieee (IEEE-like with inf, max 240; "
-                          "ml_dtypes float8_e4m3; lrnnkit's fp8-e4m3 before 0.2)"}
+                          "ml_dtypes float8_e4m3; what lrnnkit's fp8-e4m3 used to mean)"}
 
 _NAME = re.compile(r"^(?:(fp|float|mxfp)(\d+)-)?e(\d+)m(\d+)(?:b(\d+))?(fnuz|fnu|fn)?((?:-(?:sat|ftz|nonan|noinf|ieee))*)$")
 
@@ -396,7 +395,7 @@ def get_format(spec) -> FloatFormat:
         raise InputError(f"format {spec!r}: e{e}m{m} has {fmt.bits} bits, not {width}")
     shared = _ML_CORE_OF.get((fmt.exp_bits, fmt.man_bits, fmt.special, fmt.bias))
     if shared is not None:
-        canon = _CANONICAL[shared] + ("-sat" if fmt.saturate else "") + ("-ftz" if "ftz" in mods and sub is False
-                                                                         and special != "fnu" else "")
+        canon = _CANONICAL[shared] + ("-sat" if fmt.saturate else "") + \
+            ("-ftz" if not fmt.subnormals and fmt.special != "fnu" else "")
         return FloatFormat(fmt.exp_bits, fmt.man_bits, fmt.subnormals, fmt.special, fmt.saturate, canon, fmt.exp_bias)
     return fmt
