@@ -11,7 +11,7 @@ below ``2^emin`` without subnormals. With ``shift = q - (ex - 52) >= 0`` the tru
 ``t = S >> shift`` and the discarded part ``r = S mod 2^shift``; the mode decides whether to add one (see
 ``rounding``); the result is ``(t + up) 2^q`` (exact in float64), followed by the overflow rule of the format.
 Why hand-written: ml_dtypes covers only its fixed formats, rounds to nearest even only, and converts float64 to
-bfloat16 through float32 (double rounding); pychop supports custom formats but is ~100x slower.
+bfloat16 and to its 8-, 6- and 4-bit formats through float32 (double rounding); pychop supports custom formats but is ~100x slower.
 For nearest-even and the directed modes, the normal range takes a shorter path on the whole bit pattern (add a
 rounding increment, clear the low ``52 - m`` bits; a carry into the exponent is the correct binade change).
 
