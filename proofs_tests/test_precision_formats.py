@@ -372,7 +372,8 @@ def test_negative_value_first_and_rounding_names_starting_with_dash(capsys):
     rc, out, err = _cli(capsys, "precision", "cast", "-3.5", "-1/3", "-inf", "-pi/4", "--format", "bf16",
                         "--rounding", "-inf")
     assert rc == 0, err
-    assert out.splitlines() == ["-3.5 -> -3.5", "-1/3 -> -0.333984375", "-inf -> -inf", "-pi/4 -> -0.7890625"]   # toward -inf
+    # rounding toward -inf
+    assert out.splitlines() == ["-3.5 -> -3.5", "-1/3 -> -0.333984375", "-inf -> -inf", "-pi/4 -> -0.7890625"]
 
 
 @pytest.mark.parametrize("expr,exact", [

@@ -95,12 +95,14 @@ class FloatFormat:
             raise InputError(f"format e{e}m{m}: an 'fnu' format has no mantissa bits and no subnormals (eXm0fnu)")
         b = self.bias
         if e == 11 and (self.special != "ieee" or b != 1023):
-            raise InputError(f"format {self.label}: 11 exponent bits only with IEEE specials and bias 1023 (float64's range)")
+            raise InputError(f"format {self.label}: 11 exponent bits only with IEEE specials and bias 1023 "
+                             "(float64's range)")
         if self.exp_bias is not None and (isinstance(self.exp_bias, bool) or not isinstance(self.exp_bias, int)
                                           or not 0 <= self.exp_bias <= 2 ** e):
             raise InputError(f"format e{e}m{m}: bias must be an integer in 0..2^{e}, got {self.exp_bias!r}")
         if self.emax > 1023 or self.emin - m < -1074:
-            raise InputError(f"format {self.label}: its range exceeds float64's (exponents {self.emin - m}..{self.emax})")
+            raise InputError(f"format {self.label}: its range exceeds float64's "
+                             f"(exponents {self.emin - m}..{self.emax})")
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -336,7 +338,8 @@ _AMBIGUOUS = {"fp8-e4m3": "format 'fp8-e4m3' is ambiguous: use fp8-e4m3fn (OCP E
                           "max 448; ml_dtypes float8_e4m3fn) or fp8-e4m3-ieee (IEEE-like with inf, max 240; "
                           "ml_dtypes float8_e4m3; what lrnnkit's fp8-e4m3 used to mean)"}
 
-_NAME = re.compile(r"^(?:(fp|float|mxfp)(\d+)-)?e(\d+)m(\d+)(?:b(\d+))?(fnuz|fnu|fn)?((?:-(?:sat|ftz|nonan|noinf|ieee))*)$")
+_NAME = re.compile(r"^(?:(fp|float|mxfp)(\d+)-)?e(\d+)m(\d+)(?:b(\d+))?(fnuz|fnu|fn)?"
+                   r"((?:-(?:sat|ftz|nonan|noinf|ieee))*)$")
 
 
 def format_names() -> list[str]:

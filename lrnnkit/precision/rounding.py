@@ -15,9 +15,9 @@ is representable):
 * ``nearest-away`` (IEEE 754 roundTiesToAway): the nearer of ``lo``, ``hi``; on a tie the one of larger magnitude;
 * ``to-odd`` (round to odd, "von Neumann rounding" / jamming): ``x`` when representable, else the one of ``lo``,
   ``hi`` whose integer significand ``t`` (as above) is odd (the last mantissa bit set; without subnormals, between 0
-  and ``2^emin`` the grid is ``2^emin`` and the odd one is ``2^emin``). A value rounded to odd at precision ``p + 2`` or more and
-  then to nearest at precision ``p`` gives the correct nearest rounding (Boldo and Melquiond 2008), the use of this
-  mode. Its overflow goes to ``±max`` (like truncation, it never creates an infinity);
+  and ``2^emin`` the grid is ``2^emin`` and the odd one is ``2^emin``). A value rounded to odd at precision
+  ``p + 2`` or more and then to nearest at precision ``p`` gives the correct nearest rounding (Boldo and Melquiond
+  2008), the use of this mode. Its overflow goes to ``±max`` (like truncation, it never creates an infinity);
 * ``toward-zero`` (truncation), ``toward-positive`` (ceiling), ``toward-negative`` (floor);
 * ``stochastic``: ``hi`` with probability ``(|x| - |lo|) / (|hi| - |lo|)`` in magnitude (the magnitude is rounded
   away from zero with probability equal to the fractional distance to the truncated neighbour, so the rounding is
