@@ -280,6 +280,16 @@ def test_ties_away_and_to_odd_follow_their_definitions(fmt, num, den):
         assert [Fraction(odd)] == [v for v, c in zip((lo, hi), codes) if c & 1]
 
 
+@settings(max_examples=300, deadline=None)
+@given(e=st.integers(3, 8), m=st.integers(1, 20), x=st.floats(-12.0, 12.0) | st.floats(-1e-3, 1e-3))
+def test_round_to_odd_then_nearest_is_nearest(e, m, x):
+    """The property round-to-odd exists for (Boldo and Melquiond 2008): rounding to odd with two more bits, then to
+    nearest-even, is the nearest-even rounding (no double-rounding error), subnormals included."""
+    small, wide = FloatFormat(e, m), FloatFormat(e, m + 2)      # |x| <= 12 < max of every e >= 3, m >= 1
+    two_step = cast(cast(np.array([x]), wide, "to-odd"), small, "nearest-even")[0]
+    assert two_step == cast(np.array([x]), small, "nearest-even")[0]
+
+
 def test_ties_away_and_to_odd_against_pychop():
     """pychop's Chop(rmode=8) (ties away) and rmode=9 (to odd) on random values over each format's whole range.
     pychop 0.6.2 reads the sign of the magnitude's tie backwards in rmode 8 (negative ties go toward zero), so the
