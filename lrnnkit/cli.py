@@ -528,8 +528,10 @@ def main(argv=None) -> int:
     if debug:
         argv = [x for x in argv[:end] if x != "--debug"] + argv[end:]
     try:
-        from .precision.commands import cast_argv
-        args = build_parser().parse_args(cast_argv(argv))
+        if argv[:2] == ["precision", "cast"]:   # values anywhere, negative ones too
+            from .precision.commands import cast_argv
+            argv = cast_argv(argv)
+        args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)
     except BrokenPipeError:
         # the reader closed the pipe (e.g. `lrnnkit theorems | head`): stop quietly, as Unix tools do
