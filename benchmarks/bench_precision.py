@@ -81,7 +81,7 @@ def bench_executor(steps: int) -> list:
             rows.append([src, "-", "-", "-", "-", f"compile failed: {exc}"])
             continue
         for fmt, pol, gh in (("e5m7", "op", "scaled"), ("e5m7", "op", "factors"), ("e5m7", "matvec", "factors"),
-                             ("fp8-e4m3", "matvec", "factors")):
+                             ("fp8-e4m3-ieee", "matvec", "factors")):
             t0 = time.perf_counter()
             r = collapse(model, fmt, pol, steps=steps, gh=gh)
             dt = time.perf_counter() - t0

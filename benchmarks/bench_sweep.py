@@ -32,7 +32,7 @@ CASES = [("cyclic-rotation", "counter:5"), ("householder-permutation", "group:S3
          ("dihedral-deltanet-as-printed", "group:D4"), ("rotation-3d", "group:S4"),
          ("block-diagonal-normalized", "even-pairs"), ("bilinear-abelian-rotations", "group:Z5"),
          ("bilinear-onehot", "flipflop"), ("bilinear-random-parity", "parity")]
-FORMATS = ["fp8-e4m3", "bf16", "fp16", "e5m7", "fp32"]
+FORMATS = ["fp8-e4m3-ieee", "bf16", "fp16", "e5m7", "fp32"]
 
 
 def collapse_spec(steps: int, proof_steps: int, cases=CASES) -> dict:

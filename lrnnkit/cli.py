@@ -17,10 +17,11 @@ __all__ = ["main", "build_parser"]
 
 
 _JSON_HELP = "print machine-readable JSON (keys: docs/cli.rst) instead of text"
-_FORMAT_HELP = ("number format: fp64, fp32, tf32, bf16, fp16, fp8-e4m3, fp8-e4m3fn, fp8-e5m2, fp4-e2m1, or eXmY "
-                "for X exponent and Y mantissa bits (e.g. e5m7)")
-_ROUNDING_HELP = ("rounding mode: nearest-even (default), toward-positive, toward-negative, toward-zero, "
-                  "stochastic")
+_FORMAT_HELP = ("number format: fp64, fp32, tf32, bf16, fp16, fp8-e4m3fn, fp8-e5m2, fp8-e4m3-ieee (max 240), "
+                "fp6-e2m3fn, fp6-e3m2fn, fp4-e2m1fn, fp8-e8m0fnu, the fnuz formats, any ml_dtypes name "
+                "(float8_e4m3fn, ...), or eXmY for X exponent and Y mantissa bits (e.g. e5m7); docs: formats")
+_ROUNDING_HELP = ("rounding mode: nearest-even (default), nearest-away, toward-positive, toward-negative, "
+                  "toward-zero, to-odd, stochastic (with --seed)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,10 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     psub = s.add_subparsers(dest="pcmd", metavar="SUBCOMMAND", parser_class=_Parser)
     psub.required = True
     c = psub.add_parser("cast", help="round values into a number format (exact decimal output)")
-    c.add_argument("values", nargs="+", help="decimals, fractions (1/3) or expressions (cos(2*pi/5)); put `--` "
-                   "before negative values")
+    c.add_argument("values", nargs="+", help="decimals, fractions (1/3), inf, nan, -0 or expressions (1/sqrt(2), "
+                   "2**-3, pi/4, cos(2*pi/5)); negative values may stand anywhere, `--` is optional")
     c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
     c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
+    c.add_argument("--seed", type=int, default=0, help="seed of stochastic rounding (default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("collapse", help="first step at which a model goes wrong in a format")
     c.add_argument("model", help="model JSON file")
@@ -114,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
     c.add_argument("--steps", type=int, default=100_000, help="length of the input word to simulate "
                    "(default 100000)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the random input word and of stochastic rounding "
+                   "(default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("impossibility", help="the Theorem 1 / Theorem 2 demos (paper 000)")
     c.add_argument("--out", default="impossibility_out", help="directory for the plots (default impossibility_out)")
@@ -428,7 +432,7 @@ def _reproduce(s: dict) -> str:
 def cmd_precision(a) -> int:
     from . import precision as P
     if a.pcmd == "cast":
-        res = P.cli_cast(a.values, a.fmt, a.rounding)
+        res = P.cli_cast(a.values, a.fmt, a.rounding, a.seed)
         if a.json:
             _print_json(res)
         else:
@@ -438,7 +442,7 @@ def cmd_precision(a) -> int:
     if a.pcmd == "collapse":
         from .limits import COLLAPSE_MAX_STEPS, check_int
         check_int("--steps", a.steps, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
-        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding)
+        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding, seed=a.seed)
         if a.json:
             _print_json(res)
         else:
@@ -537,6 +541,9 @@ def _fail(text: str) -> None:
 
 def _main(argv: list, debug: bool) -> int:
     try:
+        if argv[:2] == ["precision", "cast"]:   # values anywhere, negative ones too
+            from .precision.commands import cast_argv
+            argv = cast_argv(argv)
         args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)
     except BrokenPipeError:

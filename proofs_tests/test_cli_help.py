@@ -68,7 +68,7 @@ def test_policy_help_lists_its_choices(capsys):
     out = capsys.readouterr().out
     for choice in ("op", "matvec", "proof"):
         assert choice in out
-    assert "nearest-even" in out and "fp8-e4m3" in out
+    assert "nearest-even" in out and "fp8-e4m3-ieee" in out
 
 
 def test_version():

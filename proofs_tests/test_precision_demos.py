@@ -29,9 +29,9 @@ def test_cli_cast_keys_and_exact_outputs():
 
 
 def test_cli_collapse_keys():
-    r = cli_collapse(counter_rotation(5), "fp8-e4m3", "op", 1000, "nearest-even")
+    r = cli_collapse(counter_rotation(5), "fp8-e4m3-ieee", "op", 1000, "nearest-even")
     assert set(r) >= {"first_wrong_step", "format", "policy", "pre_period", "period"}
-    assert r["format"] == "fp8-e4m3" and r["policy"] == "op" and r["exact_for_all_lengths"]
+    assert r["format"] == "fp8-e4m3-ieee" and r["policy"] == "op" and r["exact_for_all_lengths"]
     assert r["first_wrong_step"] == 16
     r = cli_collapse(parity_scalar("-1"), "bf16", "matvec", 200, "nearest-even")
     assert r["first_wrong_step"] is None and not r["exact_for_all_lengths"]
@@ -39,14 +39,14 @@ def test_cli_collapse_keys():
 
 
 def test_theorem_demos_small(tmp_path):
-    t1 = theorem1_demo(["fp8-e4m3", "e3m2"], cap=3000)
+    t1 = theorem1_demo(["fp8-e4m3-ieee", "e3m2"], cap=3000)
     assert t1["verdict"] == "holds"
     rows = [r for r in t1["rows"] if r["spectrum"] == "[0, 1]"]
     assert rows and all(r["proof"]["period"] == 1 for r in rows)
     assert all(r["op"]["period"] in (1, None) for r in rows)
     minus = [r for r in t1["rows"] if r["model"].startswith("parity A(1)=-1")]
     assert all(r["parity_first_wrong_step"] is None and r["op"]["period"] == 2 for r in minus)
-    t2 = theorem2_demo(["fp8-e4m3"], cap=3000, moduli=(3,))
+    t2 = theorem2_demo(["fp8-e4m3-ieee"], cap=3000, moduli=(3,))
     assert t2["verdict"] == "holds"
     real = [r for r in t2["rows"] if r["model"].startswith("real") and r["policy"] != "proof"]
     assert all(r["first_wrong_step"] is not None and r["output_period"] in (1, 2) for r in real)
@@ -55,13 +55,13 @@ def test_theorem_demos_small(tmp_path):
 
 
 def test_cli_impossibility_writes_plots(tmp_path):
-    r = cli_impossibility(str(tmp_path), formats=["fp8-e4m3"], cap=2000)
+    r = cli_impossibility(str(tmp_path), formats=["fp8-e4m3-ieee"], cap=2000)
     assert r["theorem1"]["verdict"] == "holds" and r["theorem2"]["verdict"] == "holds"
     assert r["plots"] and all(os.path.getsize(p) > 1000 for p in r["plots"])
 
 
 def test_collapse_table_small():
-    t = collapse_table(formats=("fp8-e4m3",), policies=("op",), steps=300, sources=("parity", "group:S3"),
+    t = collapse_table(formats=("fp8-e4m3-ieee",), policies=("op",), steps=300, sources=("parity", "group:S3"),
                        rotation_m=range(3, 5), time_budget=60)
     assert t["rows"] and t["rotation_vs_m"]
     for r in t["rows"]:

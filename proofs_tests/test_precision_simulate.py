@@ -19,7 +19,7 @@ from lrnnkit.precision.policy import LayerKernel, ProofLayer, Rounder
 from lrnnkit.precision.proof_model import proof_constant_input
 from lrnnkit.precision.simulate import EventuallyPeriodic, Simulator, collapse
 
-MODES = ["nearest-even", "toward-zero", "toward-positive", "toward-negative"]
+MODES = ["nearest-even", "nearest-away", "toward-zero", "toward-positive", "toward-negative", "to-odd"]
 
 
 def _random_layer(rng, kind: str, d: int, S: int) -> Layer:
@@ -103,7 +103,7 @@ def _ref_step_op(K: LayerKernel, h, s, X):
     return [X.add(_ref_dot_op(row, h, X), b) for row, b in zip(K.A[s], K.B[s])]
 
 
-@pytest.mark.parametrize("fmt", ["fp8-e4m3", "e3m2", "bf16", "e4m5-ftz"])
+@pytest.mark.parametrize("fmt", ["fp8-e4m3-ieee", "e3m2", "bf16", "e4m5-ftz", "fp8-e4m3fnuz", "fp6-e2m3fn"])
 @pytest.mark.parametrize("mode", MODES)
 def test_op_policy_is_correctly_rounded_per_operation(fmt, mode):
     """Under the op policy every product and sum is the exact rounding of the exact result (checked against Fraction
@@ -169,7 +169,7 @@ def test_fp64_matvec_matches_float64_reference_executor():
     # the exactly representable parity model agrees exactly in every format
     p = parity_scalar("-1")
     w = rng.integers(0, 2, (5, 60))
-    for fmt in ("fp4-e2m1", "fp8-e4m3", "bf16"):
+    for fmt in ("fp4-e2m1", "fp8-e4m3-ieee", "bf16"):
         assert np.array_equal(Simulator(p, fmt, policy="op").run(w).outputs, run_float(p, w).outputs)
 
 
@@ -177,7 +177,7 @@ def test_memoized_single_run_equals_batch_run():
     rng = np.random.default_rng(9)
     for m in (counter_rotation(7), two_layer_period4(), parity_scalar("-1")):
         w = rng.integers(0, len(m.alphabet), 120)
-        for fmt in ("fp8-e4m3", "bf16"):
+        for fmt in ("fp8-e4m3-ieee", "bf16"):
             sim = Simulator(m, fmt, policy="op")
             assert np.array_equal(sim.run_single(w).outputs, sim.run(w[None, :]).outputs)
 
@@ -185,7 +185,7 @@ def test_memoized_single_run_equals_batch_run():
 def test_period_detection_is_exact():
     """(pre-period, period) from state hashing equals a brute-force check on the explicit trajectory: the states
     repeat with that period from mu on, mu is minimal, and no smaller period works."""
-    for m, fmt, pol in ((counter_rotation(5), "fp8-e4m3", "matvec"), (counter_rotation(5), "bf16", "op"),
+    for m, fmt, pol in ((counter_rotation(5), "fp8-e4m3-ieee", "matvec"), (counter_rotation(5), "bf16", "op"),
                         (counter_real(3), "bf16", "op"), (deltanet_model("2"), "fp4-e2m1", "op")):
         sim = Simulator(m, fmt, policy=pol)
         mu, lam = sim.run_sequence(EventuallyPeriodic(np.array([0]), 0, 1))["layer_periods"][0]
@@ -202,7 +202,7 @@ def test_period_detection_is_exact():
 
 def test_collapse_exact_for_all_lengths_matches_long_run():
     """The periodic-input verdict (computed from the periods) equals the first mismatch on a long explicit run."""
-    for m, fmt, pol in ((counter_rotation(5), "fp8-e4m3", "op"), (counter_rotation(7), "fp8-e5m2", "matvec"),
+    for m, fmt, pol in ((counter_rotation(5), "fp8-e4m3-ieee", "op"), (counter_rotation(7), "fp8-e5m2", "matvec"),
                         (counter_rotation(5), "bf16", "op")):
         c = collapse(m, fmt, pol, steps=10, cycle=["1"], prefix=[])
         assert c.exact_for_all_lengths
@@ -253,7 +253,7 @@ def test_proof_policy_executor_matches_its_formula():
 
 @pytest.mark.parametrize("model,sym", [(diagonal_layer_model(["1/2", "15/16"], [1, 1]), 0), (deltanet_model("1/2"), 0),
                                        (parity_scalar("-1"), 1), (counter_real(3), 0), (deltanet_model("2"), 0)])
-@pytest.mark.parametrize("fmt", ["fp8-e4m3", "bf16", "e3m2"])
+@pytest.mark.parametrize("fmt", ["fp8-e4m3-ieee", "bf16", "e3m2"])
 def test_proof_constant_input_closed_form_matches_direct_evaluation(model, sym, fmt):
     """The exact extrapolation (pre-period, period) agrees with the direct O(k) proof-policy evaluation."""
     r = proof_constant_input(model.layers[0], fmt, symbol=sym)
@@ -270,12 +270,12 @@ def test_proof_constant_input_closed_form_matches_direct_evaluation(model, sym, 
 
 def test_proof_model_counting_stalls_only_at_overflow():
     """Counting (a = 1, B = 1) in the proof model: the exact sum k is cast once, so the state changes until k
-    overflows the format (fp8-e4m3: max 240, so from k = 248 = 240 + half an ulp (16) / 2 rounds to inf)."""
+    overflows the format (fp8-e4m3-ieee: max 240, so from k = 248 = 240 + half an ulp (16) / 2 rounds to inf)."""
     m = diagonal_layer_model(["1"], [1], name="counting")
-    r = proof_constant_input(m.layers[0], "fp8-e4m3")
+    r = proof_constant_input(m.layers[0], "fp8-e4m3-ieee")
     assert r.period == 1 and r.final[0][0] == np.inf and r.pre_period == 248
     # a recurrence rounds after every step and stalls at 2^(m+1) = 16 instead
-    sim = Simulator(m, "fp8-e4m3", policy="op")
+    sim = Simulator(m, "fp8-e4m3-ieee", policy="op")
     assert sim.run_sequence(EventuallyPeriodic(np.array([0]), 0, 1))["layer_periods"][0] == (16, 1)
 
 
@@ -286,7 +286,7 @@ rationals01 = st.fractions(min_value=0, max_value=1, max_denominator=64)
 @settings(max_examples=25, deadline=None)
 @given(a=st.lists(rationals01, min_size=1, max_size=3), b=st.lists(st.fractions(-4, 4, max_denominator=16),
                                                                        min_size=3, max_size=3),
-       fmt=st.sampled_from(["fp8-e4m3", "fp8-e5m2", "e3m2", "fp4-e2m1", "e4m5", "bf16"]),
+       fmt=st.sampled_from(["fp8-e4m3-ieee", "fp8-e5m2", "e3m2", "fp4-e2m1", "e4m5", "bf16"]),
        policy=st.sampled_from(["op", "matvec", "proof"]))
 def test_theorem1_spectrum_in_0_1_state_becomes_constant(a, b, fmt, policy):
     """000, Theorem 1 (proof B.1): with A(1) diagonal with entries in [0, 1], the finite-precision state on 1^k is
@@ -306,7 +306,7 @@ def test_theorem1_spectrum_in_0_1_state_becomes_constant(a, b, fmt, policy):
 
 @settings(max_examples=25, deadline=None)
 @given(beta=st.fractions(0, 1, max_denominator=32), key=st.lists(st.integers(-4, 4), min_size=2, max_size=3),
-       fmt=st.sampled_from(["fp8-e4m3", "e3m2", "bf16", "fp16"]))
+       fmt=st.sampled_from(["fp8-e4m3-ieee", "e3m2", "bf16", "fp16"]))
 def test_theorem1_deltanet_beta_in_0_1_proof_model(beta, key, fmt):
     """000, Theorem 1 for DeltaNet (one GH factor, beta in [0, 1], eigenvalues 1 - beta and 1): constant state on 1^k
     in the proof model, exactly."""
@@ -318,7 +318,7 @@ def test_theorem1_deltanet_beta_in_0_1_proof_model(beta, key, fmt):
 
 @settings(max_examples=25, deadline=None)
 @given(a=st.lists(st.fractions(-1, 1, max_denominator=16), min_size=1, max_size=3),
-       fmt=st.sampled_from(["fp8-e4m3", "e3m2", "bf16", "fp16"]))
+       fmt=st.sampled_from(["fp8-e4m3-ieee", "e3m2", "bf16", "fp16"]))
 def test_theorem2_real_spectrum_period_divides_two_in_proof_model(a, fmt):
     """000, Theorem 2 (one layer, proof B.2): real eigenvalues in [-1, 1] give an eventual period dividing 2 in the
     proof model, so counting mod 3 is impossible."""

@@ -15,7 +15,7 @@ from lrnnkit.sweep import RecordStore, parse_spec, run_sweep, strip_meta
 from lrnnkit.sweep.jobs import run_collapse
 
 SMALL = {"kind": "collapse", "params": {"steps": 300},
-         "grid": {"source": ["parity", "group:S3", "counter:3"], "format": ["fp8-e4m3", "bf16"]}}
+         "grid": {"source": ["parity", "group:S3", "counter:3"], "format": ["fp8-e4m3-ieee", "bf16"]}}
 
 
 def _write(tmp_path, text, name="spec.toml"):
@@ -161,10 +161,10 @@ def test_interrupted_sweep_resumes_without_recomputing(tmp_path):
 
 def test_cli_summary_table_and_heat_map(tmp_path, capsys):
     path = _write(tmp_path, 'kind = "collapse"\n[params]\nsteps = 200\n[grid]\n'
-                            'source = ["counter:5", "group:S3"]\nformat = ["fp8-e4m3", "fp32"]\npolicy = ["matvec"]\n')
+                            'source = ["counter:5", "group:S3"]\nformat = ["fp8-e4m3-ieee", "fp32"]\npolicy = ["matvec"]\n')
     assert main(["sweep", path, "--out", str(tmp_path / "o")]) == 0
     text = capsys.readouterr().out
-    assert "source=counter:5" in text and "fp8-e4m3" in text and "computed 4 point(s)" in text
+    assert "source=counter:5" in text and "fp8-e4m3-ieee" in text and "computed 4 point(s)" in text
     png = (tmp_path / "o" / "collapse_heatmap.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
@@ -286,5 +286,5 @@ def test_one_letter_collapse_is_bounded_by_steps():
     from lrnnkit.sweep.jobs import run_collapse
     r = run_collapse({"source": "counter:7", "format": "fp32", "steps": 50}, 0)
     assert r["steps_run"] == 50 and r["exact_for_all_lengths"] is False and r["period"] is None
-    r = run_collapse({"source": "counter:3", "format": "fp8-e4m3", "steps": 50}, 0)
+    r = run_collapse({"source": "counter:3", "format": "fp8-e4m3-ieee", "steps": 50}, 0)
     assert r["exact_for_all_lengths"] is True and r["period"] == 3 and r["first_wrong_step"] is None

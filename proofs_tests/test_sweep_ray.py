@@ -15,7 +15,7 @@ from lrnnkit.sweep import parse_spec, run_sweep, strip_meta  # noqa: E402
 from lrnnkit.sweep.jobs import run_collapse  # noqa: E402
 
 GRID = {"kind": "collapse", "params": {"steps": 400},
-        "grid": {"source": ["parity", "group:S3", "counter:5", "flipflop"], "format": ["fp8-e4m3", "bf16"],
+        "grid": {"source": ["parity", "group:S3", "counter:5", "flipflop"], "format": ["fp8-e4m3-ieee", "bf16"],
                  "policy": ["matvec", "op"]}}
 
 

@@ -37,6 +37,8 @@ def test_exact_cast_of_cyclotomic_values_against_mpmath_every_format_and_mode(m,
             ref = -ref
     for name in format_names():
         f = get_format(name)
+        if not f.has_zero and ref <= 0:   # e8m0fnu: positive powers of two only (<= 0 gives NaN, tested elsewhere)
+            continue
         for mode, r in MODES.items():
             got = cast_exact(val, f, mode)
             if isinstance(val, Fraction):

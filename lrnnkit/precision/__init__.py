@@ -4,7 +4,7 @@ impossibility theorems of paper 000 (Theorems 1-2) and of the collapse of exact 
     from lrnnkit.precision import get_format, cast, cast_exact, collapse
     cast(x, "bf16", "nearest-even")              # numpy, vectorized, bit-exact
     cast_exact("0.1", "e5m7", "toward-zero")     # exact reference
-    collapse(model, "fp8-e4m3", "matvec", 10_000).first_wrong_step
+    collapse(model, "fp8-e4m3-ieee", "matvec", 10_000).first_wrong_step
 """
 from .cast import cast, cast_exact, cast_torch, exact_decimal, parse_exact_value, scalar_caster
 from .commands import cli_cast, cli_collapse, cli_impossibility, collapse_text

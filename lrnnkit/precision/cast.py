@@ -11,9 +11,10 @@ below ``2^emin`` without subnormals. With ``shift = q - (ex - 52) >= 0`` the tru
 ``t = S >> shift`` and the discarded part ``r = S mod 2^shift``; the mode decides whether to add one (see
 ``rounding``); the result is ``(t + up) 2^q`` (exact in float64), followed by the overflow rule of the format.
 Why hand-written: ml_dtypes covers only its fixed formats, rounds to nearest even only, and converts float64 to
-bfloat16 through float32 (double rounding); pychop supports custom formats but is ~100x slower.
-For nearest-even and the directed modes, the normal range takes a shorter path on the whole bit pattern (add a
-rounding increment, clear the low ``52 - m`` bits; a carry into the exponent is the correct binade change).
+bfloat16 and to its 8-, 6- and 4-bit formats through float32 (double rounding); pychop supports custom formats but
+is ~100x slower. For nearest-even, nearest-away and the directed modes, the normal range takes a shorter path on the
+whole bit pattern (add a rounding increment, clear the low ``52 - m`` bits; a carry into the exponent is the correct
+binade change).
 
 Exact reference (:func:`cast_exact`): exact rounding of a Fraction / int / :class:`lrnnkit.exact.Cyc` / mpmath value /
 decimal string, by exact rational arithmetic (Cyc values are bracketed by mpmath evaluations at increasing precision
@@ -44,13 +45,17 @@ _CHUNK = 1 << 16
 def _overflow_away(mode: str, neg):
     """Per element (``neg``: boolean numpy array or torch tensor of sign bits): does an overflowing magnitude go
     away from zero (to the format's overflow value: inf, or max finite when saturating) rather than to the largest
-    finite? Always for nearest-even and stochastic rounding, never toward zero, for positives toward +inf and for
-    negatives toward -inf."""
-    if mode in ("nearest-even", "stochastic"):
+    finite? Always for the nearest modes and stochastic rounding, never toward zero or to odd, for positives toward
+    +inf and for negatives toward -inf."""
+    if mode in ("nearest-even", "nearest-away", "stochastic"):
         return neg | ~neg
-    if mode == "toward-zero":
+    if mode in ("toward-zero", "to-odd"):
         return neg & ~neg
     return ~neg if mode == "toward-positive" else neg
+
+
+def _away_scalar(mode: str, neg: bool) -> bool:
+    return bool(_overflow_away(mode, np.array([neg]))[0])
 
 
 def _bits(v: float) -> np.uint64:
@@ -62,6 +67,17 @@ def overflow_value(fmt: FloatFormat) -> float:
     if fmt.saturate or fmt.special == "none":
         return fmt.max_finite
     return np.inf if fmt.special == "ieee" else np.nan
+
+
+def _fix_zero_signs(fmt: FloatFormat, x: np.ndarray, res: np.ndarray) -> np.ndarray:
+    """The formats without -0: "fnuz" gives +0 for every zero result; "fnu" (no zero, no sign) gives NaN for inputs
+    <= 0 (and -0) and ``2^emin`` for positive values that round below it."""
+    if fmt.special == "fnuz":
+        return np.where(res == 0, 0.0, res)
+    if fmt.special == "fnu":
+        res = np.where(res == 0, fmt.min_normal, res)
+        return np.where((x <= 0) | np.signbit(x), np.nan, res)
+    return res
 
 
 def _inf_value(fmt: FloatFormat) -> float:
@@ -79,7 +95,8 @@ def cast(x, fmt, rounding: str = "nearest-even", rng=None, seed: int | None = No
 
     ``rounding`` is a mode of :mod:`lrnnkit.precision.rounding`. For ``stochastic``, pass ``rng`` (a
     ``numpy.random.Generator``) or ``seed``. NaN stays NaN (also for formats without NaN, where it marks an undefined
-    value); infinities become inf (IEEE formats), NaN ("fn"), or ±max ("none" / saturating formats)."""
+    value); infinities become inf (IEEE formats), NaN ("fn", "fnuz", "fnu"), or ±max ("none" / saturating formats).
+    Formats without -0 give +0 ("fnuz") or NaN / ``2^emin`` ("fnu"), see :mod:`lrnnkit.precision.formats`."""
     fmt = get_format(fmt)
     mode = canonical_rounding(rounding)
     if mode == "stochastic" and rng is None:
@@ -103,7 +120,7 @@ def _cast_real(a: np.ndarray, fmt: FloatFormat, mode: str, rng) -> np.ndarray:
     flat = a.reshape(-1)
     out = np.empty_like(flat)
     n = flat.size
-    fast = mode != "stochastic" and fmt.man_bits < 52
+    fast = mode not in ("stochastic", "to-odd") and fmt.man_bits < 52
     if fast:
         lo = np.uint64((fmt.emin + 1023) << 52)
         buf = (np.empty(min(n, _CHUNK), np.uint64), np.empty(min(n, _CHUNK), np.uint64), lo,
@@ -120,6 +137,8 @@ def _cast_real(a: np.ndarray, fmt: FloatFormat, mode: str, rng) -> np.ndarray:
     if flagged:  # all out-of-fast-range elements at once (one slow call instead of one per chunk)
         idx = np.concatenate(flagged)
         out[idx] = _slow_chunk(flat[idx], fmt, mode, None)
+    if fmt.special in ("fnuz", "fnu"):
+        out = _fix_zero_signs(fmt, flat, out)
     return out.reshape(shape)
 
 
@@ -137,6 +156,8 @@ def _fast_chunk(x: np.ndarray, out: np.ndarray, fmt: FloatFormat, mode: str, buf
     o = out.view(np.uint64)
     if mode == "nearest-even" and fmt.man_bits == 0:
         # the integer significand of a normal value is 1 (odd): a tie always rounds up in magnitude
+        t1[...] = np.uint64(1 << (s - 1))
+    elif mode == "nearest-away":
         t1[...] = np.uint64(1 << (s - 1))
     elif mode == "nearest-even":
         np.right_shift(bits, np.uint64(s), out=t1)
@@ -207,6 +228,12 @@ def _generic_mag(u: np.ndarray, neg: np.ndarray, fmt: FloatFormat, mode: str, rn
         half = np.where(big, np.uint64(1 << 62), half)
         odd = (t & np.uint64(1)) == np.uint64(1)  # parity of the integer significand (see rounding.py)
         up = (r > half) | ((r == half) & odd)
+    elif mode == "nearest-away":
+        half = np.where(shift > 0, np.uint64(1) << np.maximum(sh, np.uint64(1)) - np.uint64(1), np.uint64(1))
+        half = np.where(big, np.uint64(1 << 62), half)
+        up = (r >= half) & (shift > 0)
+    elif mode == "to-odd":
+        up = (r != 0) & ((t & np.uint64(1)) == np.uint64(0))
     elif mode == "toward-zero":
         up = np.zeros(u.shape, dtype=bool)
     elif mode == "toward-positive":
@@ -260,6 +287,12 @@ def _cast_torch_real(x, fmt: FloatFormat, mode: str, generator):
         half = torch.where(big, torch.full_like(S, 1 << 62), half)
         odd = (t & 1) == 1  # parity of the integer significand (see rounding.py)
         up = (r > half) | ((r == half) & odd)
+    elif mode == "nearest-away":
+        half = torch.where(shift > 0, one << torch.clamp(sh - 1, min=0), one)
+        half = torch.where(big, torch.full_like(S, 1 << 62), half)
+        up = (r >= half) & (shift > 0)
+    elif mode == "to-odd":
+        up = (r != 0) & ((t & 1) == 0)
     elif mode == "toward-zero":
         up = torch.zeros_like(neg)
     elif mode == "toward-positive":
@@ -284,7 +317,13 @@ def _cast_torch_real(x, fmt: FloatFormat, mode: str, generator):
     mag = torch.where(over, torch.where(away, ov, torch.full_like(mag, maxf)), mag)
     mag = torch.where(u == 0x7FF0_0000_0000_0000, torch.full_like(mag, _inf_value(fmt)), mag)
     mag = torch.where(u > 0x7FF0_0000_0000_0000, torch.full_like(mag, float("nan")), mag)
-    return torch.where(neg, -mag, mag)
+    res = torch.where(neg, -mag, mag)
+    if fmt.special == "fnuz":
+        res = torch.where(res == 0, torch.zeros_like(res), res)
+    elif fmt.special == "fnu":
+        res = torch.where(res == 0, torch.full_like(res, fmt.min_normal), res)
+        res = torch.where(neg | (x == 0), torch.full_like(res, float("nan")), res)
+    return res
 
 
 # --------------------------------------------------------------------------- exact reference
@@ -305,8 +344,10 @@ def _floor_log2(a: Fraction) -> int:
 def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None = None) -> float:
     neg = x < 0
     a = -x if neg else x
+    if fmt.special == "fnu" and x <= 0:
+        return np.nan
     if a == 0:
-        return -0.0 if neg else 0.0
+        return -0.0 if neg and fmt.signed_zero else 0.0
     e = _floor_log2(a)
     m = fmt.man_bits
     if fmt.subnormals:
@@ -320,6 +361,10 @@ def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None
         # ties go to the neighbour with an even integer significand t on the grid 2^q (see rounding.py)
         odd = t % 2 == 1
         up = r > Fraction(1, 2) or (r == Fraction(1, 2) and odd)
+    elif mode == "nearest-away":
+        up = r >= Fraction(1, 2)
+    elif mode == "to-odd":
+        up = r != 0 and t % 2 == 0
     elif mode == "toward-zero":
         up = False
     elif mode == "toward-positive":
@@ -332,11 +377,13 @@ def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None
         up = u < r
     mag = (t + int(up)) * Fraction(2) ** q
     if mag > fmt.max_exact:
-        away = {"nearest-even": True, "stochastic": True, "toward-zero": False,
-                "toward-positive": not neg, "toward-negative": neg}[mode]
-        val = overflow_value(fmt) if away else fmt.max_finite
+        val = overflow_value(fmt) if _away_scalar(mode, neg) else fmt.max_finite
+    elif mag == 0 and not fmt.has_zero:
+        val = fmt.min_normal
     else:
         val = float(mag)  # exact: mag is a value of the format, hence a float64
+    if val == 0 and not fmt.signed_zero:
+        return 0.0
     return -val if neg else val
 
 
@@ -366,11 +413,13 @@ def cast_exact(value, fmt, rounding: str = "nearest-even", u: Fraction | None = 
     if isinstance(value, float):
         if np.isnan(value):
             return np.nan
+        if fmt.special == "fnu" and (value <= 0 or np.signbit(value)):
+            return np.nan
         if np.isinf(value):
             iv = _inf_value(fmt)
             return -iv if value < 0 else iv
         if value == 0:
-            return value  # keeps the sign of zero
+            return value if fmt.signed_zero else 0.0  # keeps the sign of zero where -0 exists
         value = Fraction(value)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         value = Fraction(int(value))
@@ -378,6 +427,8 @@ def cast_exact(value, fmt, rounding: str = "nearest-even", u: Fraction | None = 
         return _round_fraction(value, fmt, mode, u)
     if isinstance(value, Cyc):
         return _cast_cyc(value, fmt, mode, u)
+    if type(value).__module__.startswith("sympy"):
+        return _cast_sympy(value, fmt, mode, u)
     try:
         import mpmath
         if isinstance(value, mpmath.mpf):
@@ -408,12 +459,33 @@ def _cast_cyc(x, fmt: FloatFormat, mode: str, u) -> float:
     raise ArithmeticError(f"could not decide the rounding of {x!r}")
 
 
+def _cast_sympy(x, fmt: FloatFormat, mode: str, u) -> float:
+    """A real sympy expression: bracketed by evaluations at increasing precision until both ends round alike."""
+    from .expr import exact_bracket
+    import sympy
+    digits = 30
+    while digits <= 2000:
+        br = exact_bracket(x, digits)
+        if br is not None:
+            rl, rh = _round_fraction(br[0], fmt, mode, u), _round_fraction(br[1], fmt, mode, u)
+            if (rl == rh and np.signbit(rl) == np.signbit(rh)) or (np.isnan(rl) and np.isnan(rh)):
+                return rl
+        digits *= 2
+    simple = sympy.nsimplify(sympy.simplify(x))
+    if simple.is_Rational:
+        return _round_fraction(Fraction(int(simple.p), int(simple.q)), fmt, mode, u)
+    raise InputError(f"cannot decide the rounding of {x}: it lies on (or within 10^-2000 of) a rounding boundary; "
+                     "give it as a fraction")
+
+
 _TRIG = re.compile(r"^(-)?(cos|sin)\(\s*2\s*\*?\s*pi\s*(?:\*\s*(\d+)\s*)?/\s*(\d+)\s*\)$")
 
 
 def parse_exact_value(s: str):
     """Parse a value for the exact cast: decimal ("0.1", "1e-3"), "p/q", "inf", "-inf", "nan", "-0" (returned as
-    floats), or "cos(2*pi*k/m)" / "sin(2*pi/m)" (exact cyclotomic). Never uses eval."""
+    floats), "cos(2*pi*k/m)" / "sin(2*pi/m)" (exact cyclotomic), or a symbolic expression ("1/sqrt(2)", "2**-3",
+    "pi/4": :mod:`lrnnkit.precision.expr`, a Fraction when it is rational, else a sympy expression). Never uses
+    eval."""
     from ..exact import cos2pi, sin2pi
     from ..limits import check_number_text
     check_number_text(s, "value")
@@ -440,8 +512,15 @@ def parse_exact_value(s: str):
         return -v if mt.group(1) else v
     try:
         f = Fraction(t)
-    except (ValueError, ZeroDivisionError):
-        raise InputError(f"not an exact number: {s!r} (give a decimal, p/q, inf, nan, or cos(2*pi*k/m))") from None
+    except ZeroDivisionError:
+        raise InputError(f"bad value {s!r}: division by zero") from None
+    except ValueError:
+        from .expr import parse_expression
+        v = parse_expression(t)
+        if v.is_Rational:
+            f = Fraction(int(v.p), int(v.q))
+            return -0.0 if f == 0 and t.startswith("-") else f
+        return v
     if f == 0 and t.startswith("-"):
         return -0.0
     return f
@@ -464,24 +543,54 @@ def exact_decimal(v: float) -> str:
 def scalar_caster(fmt, rounding: str = "nearest-even"):
     """A pure-Python ``float -> float`` cast for one value (deterministic modes), the same function as :func:`cast`:
     ``x = y 2^q`` with ``q`` the quantum exponent (``ldexp`` by a power of two is exact here: ``|y| < 2^53`` and
-    scaling up never underflows), ``y`` rounded to an integer by ``round`` (ties to even), ``trunc``, ``ceil`` or
-    ``floor``. About 1 us per value: the fast path of the memoized simulator, where numpy's per-call overhead on
-    2-to-8-element arrays dominates."""
+    scaling up never underflows), ``y`` rounded to an integer by ``round`` (ties to even), ``trunc``, ``ceil``,
+    ``floor``, ties away or to odd (from ``trunc(y)`` and the exact ``y - trunc(y)``). About 1 us per value: the
+    fast path of the memoized simulator, where numpy's per-call overhead on 2-to-8-element arrays dominates."""
     import math
     fmt = get_format(fmt)
     mode = canonical_rounding(rounding)
     if mode == "stochastic":
         raise InputError("the scalar cast supports the deterministic rounding modes only")
-    emin, man, bias = fmt.emin, fmt.man_bits, fmt.bias
+    emin, man = fmt.emin, fmt.man_bits
     maxf = fmt.max_finite
     ovf = overflow_value(fmt)
     infv = _inf_value(fmt)
     sub = fmt.subnormals
-    frexp, ldexp, copysign = math.frexp, math.ldexp, math.copysign
+    copysign = math.copysign
+
+    def ties_away(y: float) -> int:
+        n = math.trunc(y)
+        f = abs(y - n)          # exact: y - trunc(y) is a float64
+        return n + (1 if y > 0 else -1) if f >= 0.5 else n
+
+    def to_odd(y: float) -> int:
+        n = math.trunc(y)
+        return n + (1 if y > 0 else -1) if y != n and n % 2 == 0 else n
+
     rnd = {"nearest-even": round, "toward-zero": math.trunc, "toward-positive": math.ceil,
-           "toward-negative": math.floor}[mode]
-    away_pos = mode in ("nearest-even", "toward-positive")
-    away_neg = mode in ("nearest-even", "toward-negative")
+           "toward-negative": math.floor, "nearest-away": ties_away, "to-odd": to_odd}[mode]
+    away_pos = _away_scalar(mode, False)
+    away_neg = _away_scalar(mode, True)
+    inf = math.inf
+    special = fmt.special
+    if special in ("fnuz", "fnu"):
+        signed = _scalar_core(fmt, emin, man, maxf, ovf, infv, sub, rnd, away_pos, away_neg)
+        minn = fmt.min_normal
+
+        def c_unsigned(x: float) -> float:
+            if special == "fnu" and (x <= 0.0 or copysign(1.0, x) < 0) and x == x:
+                return math.nan
+            r = signed(x)
+            if r == 0.0:
+                return minn if special == "fnu" else 0.0
+            return r
+        return c_unsigned
+    return _scalar_core(fmt, emin, man, maxf, ovf, infv, sub, rnd, away_pos, away_neg)
+
+
+def _scalar_core(fmt, emin, man, maxf, ovf, infv, sub, rnd, away_pos, away_neg):
+    import math
+    frexp, ldexp, copysign = math.frexp, math.ldexp, math.copysign
     inf = math.inf
 
     def c(x: float) -> float:

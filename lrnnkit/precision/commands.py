@@ -11,11 +11,45 @@ from .cast import cast_exact, exact_decimal, parse_exact_value
 from .formats import get_format
 from .rounding import canonical_rounding
 
-__all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text"]
+__all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text", "cast_argv"]
+
+_CAST_OPTIONS = {"--format": True, "--rounding": True, "--seed": True, "--json": False, "--help": False}
+
+
+def cast_argv(argv: list) -> list:
+    """``lrnnkit precision cast`` arguments reordered so that argparse reads every value as a value: the options
+    first, then ``--``, then the values in their order. A value may start with ``-`` (``-3.5``, ``-1/3``, ``-inf``,
+    ``-pi/4``) and stand anywhere, before or after ``--`` (which is dropped); an option is a known option name or a
+    unique prefix of one (``--format X``, ``--format=X``, ``-h``), and any other word starting with ``--`` stays an
+    option so that argparse names it. Other command lines come back unchanged."""
+    argv = list(argv)
+    if len(argv) < 2 or argv[0] != "precision" or argv[1] != "cast":
+        return argv
+    opts, values = [], []
+    i = 2
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok == "--":
+            continue
+        if tok in ("-h",):
+            opts.append(tok)
+            continue
+        if tok.startswith("--"):
+            name = tok.split("=", 1)[0]
+            hits = [o for o in _CAST_OPTIONS if o.startswith(name)]
+            opts.append(tok)
+            if len(hits) == 1 and _CAST_OPTIONS[hits[0]] and "=" not in tok and i < len(argv):
+                opts[-1] = f"{tok}={argv[i]}"     # joined: a value such as "-inf" (toward-negative) stays a value
+                i += 1
+            continue
+        values.append(tok)
+    return argv[:2] + opts + (["--"] + values if values else [])
 
 
 def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int = 0) -> dict:
-    """Exact rounding of each value (decimal, p/q, inf, nan, -0, cos(2*pi*k/m), sin(2*pi/m)) into ``fmt``.
+    """Exact rounding of each value (decimal, p/q, inf, nan, -0, cos(2*pi*k/m), sin(2*pi/m), or a symbolic
+    expression such as 1/sqrt(2), 2**-3, pi/4: :mod:`lrnnkit.precision.expr`) into ``fmt``.
     ``outputs`` are exact decimal strings of the results. Stochastic rounding draws u in [0, 1) (53 random bits,
     seeded) per value and rounds away from zero iff u < the fractional distance."""
     f = get_format(fmt)
@@ -33,8 +67,11 @@ def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int =
         x = parse_exact_value(str(v))
         u = Fraction(int(rng.integers(0, 2 ** 53)), 2 ** 53) if mode == "stochastic" else None
         outs.append(exact_decimal(cast_exact(x, f, mode, u)))
-    return {"inputs": [str(v) for v in values], "outputs": outs, "format": f.label, "rounding": mode,
-            "format_info": f.describe()}
+    res = {"inputs": [str(v) for v in values], "outputs": outs, "format": f.label, "rounding": mode,
+           "format_info": f.describe()}
+    if mode == "stochastic":
+        res["seed"] = seed
+    return res
 
 
 def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = 100_000,

@@ -37,7 +37,7 @@ from .simulate import EventuallyPeriodic, Simulator, collapse
 __all__ = ["theorem1_demo", "theorem2_demo", "collapse_table", "impossibility_demo", "cast_model_findings",
            "DEMO_FORMATS"]
 
-DEMO_FORMATS = ["fp32", "tf32", "bf16", "fp16", "fp8-e4m3", "fp8-e4m3fn", "fp8-e5m2", "fp4-e2m1", "e5m7", "e3m4"]
+DEMO_FORMATS = ["fp32", "tf32", "bf16", "fp16", "fp8-e4m3-ieee", "fp8-e4m3fn", "fp8-e5m2", "fp4-e2m1", "e5m7", "e3m4"]
 SIM_POLICIES = ["op", "matvec"]
 
 
@@ -161,7 +161,7 @@ def _registry_models(names):
     return out
 
 
-def collapse_table(formats=("fp32", "bf16", "fp16", "fp8-e4m3", "fp8-e5m2", "fp4-e2m1"), policies=("op", "matvec"),
+def collapse_table(formats=("fp32", "bf16", "fp16", "fp8-e4m3-ieee", "fp8-e5m2", "fp4-e2m1"), policies=("op", "matvec"),
                    steps: int = 5000, cap: int = 100_000, sources=("parity", "counter:3", "counter:5", "group:Z5",
                                                                      "group:D4", "group:S3", "group:S4", "flipflop"),
                    rotation_m=range(3, 17), time_budget: float = 120.0) -> dict:

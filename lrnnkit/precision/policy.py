@@ -108,13 +108,23 @@ class Rounder:
             return r
         sv, ev, rv = s[nz], e[nz], r[nz]
         f = self.fmt
-        if self.rounding == "nearest-even":
+        if self.rounding in ("nearest-even", "nearest-away"):
             lo, hi = cast(sv, f, "toward-negative"), cast(sv, f, "toward-positive")
             tie = (lo != hi) & (sv == (lo + hi) * 0.5)
             rv = np.where(tie, np.where(ev > 0, hi, lo), rv)
         else:
             rep = cast(sv, f, "toward-zero") == sv
-            if self.rounding == "toward-positive":
+            if self.rounding == "to-odd":
+                # the exact sum lies strictly between sv and its float64 neighbour toward e: the odd one of sv and
+                # the format's next value that way (for m = 52 that neighbour is the next value itself)
+                fix = rep
+                nxt = np.where(ev > 0, np.nextafter(sv, np.inf), np.nextafter(sv, -np.inf))
+                if f.man_bits >= 52:
+                    odd = (np.abs(sv).view(np.uint64) & np.uint64(1)) == 1
+                    alt = np.where(odd, sv, nxt)
+                else:
+                    alt = cast(nxt, f, self.rounding)
+            elif self.rounding == "toward-positive":
                 fix = rep & (ev > 0)
                 alt = cast(np.nextafter(sv, np.inf), f, self.rounding)
             elif self.rounding == "toward-negative":
@@ -136,6 +146,8 @@ def scalar_adder(fmt, rounding: str):
     cu, cd, cz = (scalar_caster(fmt, m) for m in ("toward-positive", "toward-negative", "toward-zero"))
     mode = canonical_rounding(rounding)
     nextafter, isfinite, inf = math.nextafter, math.isfinite, math.inf
+    fmt_m = get_format(fmt).man_bits
+    import struct
 
     def add(a: float, b: float) -> float:
         s = a + b
@@ -146,13 +158,18 @@ def scalar_adder(fmt, rounding: str):
         e = (a - (s - bb)) + (b - bb)
         if e == 0 or not isfinite(e):
             return r
-        if mode == "nearest-even":
+        if mode in ("nearest-even", "nearest-away"):
             lo, hi = cd(s), cu(s)
             if lo != hi and s == (lo + hi) * 0.5:
                 return hi if e > 0 else lo
             return r
         if cz(s) != s:
             return r
+        if mode == "to-odd":
+            nxt = nextafter(s, inf if e > 0 else -inf)
+            if fmt_m >= 52:
+                return s if struct.unpack("<Q", struct.pack("<d", abs(s)))[0] & 1 else nxt
+            return c(nxt)
         if mode == "toward-positive":
             return c(nextafter(s, inf)) if e > 0 else r
         if mode == "toward-negative":

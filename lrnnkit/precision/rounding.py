@@ -12,6 +12,12 @@ is representable):
   (no subnormals) goes to 0. This is what mpmath's round-half-even at precision 1 and ml_dtypes' float8_e8m0fnu do
   (3 -> 4, 1.5 -> 2, 0.75 -> 1); both are tested. (An earlier version picked the even *encoding*, i.e. the even
   biased exponent; a hypothesis run against mpmath found the disagreement: e2m0, 3 -> 2 instead of 4.)
+* ``nearest-away`` (IEEE 754 roundTiesToAway): the nearer of ``lo``, ``hi``; on a tie the one of larger magnitude;
+* ``to-odd`` (round to odd, "von Neumann rounding" / jamming): ``x`` when representable, else the one of ``lo``,
+  ``hi`` whose integer significand ``t`` (as above) is odd (the last mantissa bit set; without subnormals, between 0
+  and ``2^emin`` the grid is ``2^emin`` and the odd one is ``2^emin``). A value rounded to odd at precision
+  ``p + 2`` or more and then to nearest at precision ``p`` gives the correct nearest rounding (Boldo and Melquiond
+  2008), the use of this mode. Its overflow goes to ``±max`` (like truncation, it never creates an infinity);
 * ``toward-zero`` (truncation), ``toward-positive`` (ceiling), ``toward-negative`` (floor);
 * ``stochastic``: ``hi`` with probability ``(|x| - |lo|) / (|hi| - |lo|)`` in magnitude (the magnitude is rounded
   away from zero with probability equal to the fractional distance to the truncated neighbour, so the rounding is
@@ -20,8 +26,13 @@ is representable):
   fractional distance computed exactly in float64: ``u < frac``.
 
 Overflow (the rounded magnitude exceeds the format's max) follows IEEE 754 section 7.4: modes whose direction
-points away from zero for this sign (nearest-even, stochastic, toward-positive for x > 0, toward-negative for x < 0)
-give the format's overflow value (inf / NaN / max, see ``formats``); the others give ``±max``.
+points away from zero for this sign (nearest-even, nearest-away, stochastic, toward-positive for x > 0,
+toward-negative for x < 0) give the format's overflow value (inf / NaN / max, see ``formats``); the others
+(toward-zero, to-odd, and the directed mode toward the other side) give ``±max``.
+
+pychop's ``Chop(rmode=...)`` numbers these 1 nearest-even, 2 toward-positive, 3 toward-negative, 4 toward-zero,
+5 stochastic (proportional), 8 nearest-away, 9 to-odd (6, 7 and 10 are equal-probability stochastic, ties toward
+zero, and CADNA's random directed rounding, which lrnnkit does not offer).
 """
 from __future__ import annotations
 
@@ -29,7 +40,8 @@ from ..errors import InputError
 
 __all__ = ["ROUNDINGS", "canonical_rounding"]
 
-ROUNDINGS = ("nearest-even", "toward-zero", "toward-positive", "toward-negative", "stochastic")
+ROUNDINGS = ("nearest-even", "nearest-away", "toward-zero", "toward-positive", "toward-negative", "to-odd",
+             "stochastic")
 
 _ALIASES = {
     "nearest-even": "nearest-even", "nearest": "nearest-even", "rne": "nearest-even", "rn": "nearest-even",
@@ -42,6 +54,9 @@ _ALIASES = {
     "toward-inf": "toward-negative", "toward--inf": "toward-negative", "floor": "toward-negative",
     "-inf": "toward-negative",
     "stochastic": "stochastic", "sr": "stochastic",
+    "nearest-away": "nearest-away", "ties-away": "nearest-away", "ties-to-away": "nearest-away",
+    "rna": "nearest-away", "round-nearest-away": "nearest-away",
+    "to-odd": "to-odd", "odd": "to-odd", "round-to-odd": "to-odd", "rto": "to-odd", "ro": "to-odd",
 }
 
 

@@ -61,7 +61,7 @@ SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", 
 STEP_BUDGET = {"compile": 40, "certify": 40, "trace": 10, "precision": 40, "kernels": 40, "plot": 20}
 CERT_MAX_PAIRS = 200_000     # exact BFS cap per model: past it a certificate says "did not close"
 CERT_FLOAT_STEPS = 2_000     # the independent float64 check (long random words)
-COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3")
+COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3-ieee")
 COLLAPSE_STEPS = 2_000       # random word length for the collapse measurement
 COLLAPSE_CALL_BUDGET = 6     # seconds per (model, format)
 

@@ -459,7 +459,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
     return "\n".join(head + body), rec
 
 
-COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3")
+COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3-ieee")
 
 
 def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:

@@ -13,7 +13,7 @@ A spec (docs/cli.rst)::
 
     [grid]                         # each key a non-empty list; the grid is their Cartesian product
     source = ["group:S5", "group:A5"]
-    format = ["bf16", "fp8-e4m3"]
+    format = ["bf16", "fp8-e4m3-ieee"]
     policy = ["matvec"]
     steps = [10000]
     # a list of tables zips parameters together (one grid axis whose values set several keys):
