@@ -46,10 +46,13 @@ def __getattr__(name):
     raise AttributeError(f"module 'lrnnkit' has no attribute {name!r}")
 
 
-def load_source(source: str) -> FSA:
-    """An automaton from a preset (``parity``, ``group:S5``, ...) or an FSA JSON file (docs/fsa_format.rst)."""
+def load_source(source, *, complete: bool | str = False) -> FSA:
+    """An automaton from a preset (``parity``, ``group:S5``, ...), a file (FSA JSON, docs/fsa_format.rst; Graphviz
+    DOT) or a Python object (automata-lib DFA/NFA, AALpy Dfa/MooreMachine; docs/interop.rst). ``complete=True``
+    adds a sink state named ``sink`` to a partial automaton (``complete="NAME"`` names it); without it a partial
+    automaton is refused."""
     from .automata.sources import load_source as _ls
-    return _ls(source)
+    return _ls(source, complete=complete)
 
 
 def describe(fsa: FSA) -> dict:

@@ -33,7 +33,8 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from .fsa import FSA
 
-__all__ = ["load_fsa", "save_fsa", "fsa_from_dict", "fsa_from_json", "FORMAT", "VERSION"]
+__all__ = ["load_fsa", "save_fsa", "fsa_from_dict", "fsa_from_json", "read_text", "named_after_file", "FORMAT",
+           "VERSION"]
 
 FORMAT = "lrnnkit.fsa"
 VERSION = 1
@@ -226,8 +227,9 @@ def _delta_from_mapping(delta: dict, alphabet: list, names, fail):
     return table, n
 
 
-def load_fsa(path) -> FSA:
-    """Read an FSA JSON file (module docstring). Every problem is an :class:`InputError` naming ``path``."""
+def read_text(path) -> str:
+    """The text of an automaton file, read bounded (:data:`lrnnkit.limits.MAX_FILE_BYTES`); InputError naming
+    ``path`` when it is missing, a directory, empty or not UTF-8."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(f"no such file: {path!r}")
@@ -237,14 +239,23 @@ def load_fsa(path) -> FSA:
     if not raw.strip():
         raise InputError(f"{path}: the file is empty (expected an FSA JSON object)")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    fsa = fsa_from_json(text, path)
-    if not fsa.name:
-        fsa = FSA(fsa.alphabet, fsa.delta, fsa.start, fsa.accepting, fsa.labels, fsa.state_names,
-                  os.path.splitext(os.path.basename(path))[0])
-    return fsa
+
+
+def named_after_file(fsa: FSA, path) -> FSA:
+    """``fsa``, named after the file ``path`` when it has no name of its own."""
+    if fsa.name:
+        return fsa
+    return FSA(fsa.alphabet, fsa.delta, fsa.start, fsa.accepting, fsa.labels, fsa.state_names,
+               os.path.splitext(os.path.basename(os.fspath(path)))[0])
+
+
+def load_fsa(path) -> FSA:
+    """Read an FSA JSON file (module docstring). Every problem is an :class:`InputError` naming ``path``."""
+    path = os.fspath(path)
+    return named_after_file(fsa_from_json(read_text(path), path), path)
 
 
 def save_fsa(fsa: FSA, path) -> None:

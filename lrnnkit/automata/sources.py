@@ -13,7 +13,8 @@ SOURCE is one of
 ``mod-arith:M``                 arithmetic mod M with precedence, no brackets (:func:`builders.mod_arith`)
 ``regex:PATTERN``               full-match DFA of a regular expression (:func:`builders.from_regex`)
 ``transformations:[[..],..]``   generators as 0-based image lists (:func:`builders.from_transformations`)
-a path                          an FSA JSON file (:func:`io.load_fsa`)
+a path                          an FSA JSON file (:func:`io.load_fsa`), a Graphviz DOT file or automata-lib
+                                keyword JSON (:func:`bridges.load_file`)
 ==============================  =======================================================================
 
 A preset name wins over a file of the same name only if no such file exists (a path that exists is always read
@@ -43,13 +44,20 @@ def _modulus(source: str, arg: str) -> int:
                          f"e.g. {source.split(':')[0]}:5") from None
 
 
-def load_source(source: str) -> FSA:
-    """The automaton named by ``source`` (see the module docstring)."""
-    if not isinstance(source, str) or not source.strip():
+def load_source(source, *, complete: bool | str = False) -> FSA:
+    """The automaton named by ``source`` (see the module docstring), or read from a Python object (an automata-lib
+    DFA/NFA, an AALpy Dfa/MooreMachine, a dict; :func:`lrnnkit.automata.bridges.from_object`). ``complete``:
+    complete a partial automaton with a sink state (:mod:`lrnnkit.automata.bridges.table`)."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        from .bridges import from_object
+        return from_object(source, complete=complete)
+    if not source.strip():
         raise InputError(f"empty source {source!r}; expected a path to an FSA JSON file or one of {', '.join(PRESETS)}")
     if os.path.exists(source):
-        from .io import load_fsa
-        return load_fsa(source)
+        from .bridges import load_file
+        return load_file(source, complete=complete)
     head, sep, arg = source.partition(":")
     if not sep:
         if source == "parity":
@@ -60,7 +68,7 @@ def load_source(source: str) -> FSA:
             return builders.even_pairs()
         if source in ("counter", "cycle-nav", "mod-arith", "group", "regex", "transformations"):
             raise InputError(f"source {source!r} needs an argument: {source}:{'NAME' if source == 'group' else 'M'}")
-        if source.endswith(".json") or os.sep in source:
+        if source.endswith((".json", ".dot", ".gv")) or os.sep in source:
             raise InputError(f"no such file: {source!r}")
         raise InputError(f"unknown source {source!r}: not a file and not a preset "
                          f"(presets: {', '.join(PRESETS)})")
