@@ -40,8 +40,8 @@ from ..automata.fsa import FSA
 from ..automata.minimize import distinguishing_word, minimize
 from ..errors import InputError
 
-__all__ = ["Extraction", "extract_automaton", "extract_from_trained", "model_oracle", "torch_oracle", "ModelOracle",
-           "EQ_ORACLES"]
+__all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
+           "torch_oracle", "ModelOracle", "EQ_ORACLES"]
 
 EQ_ORACLES = ("target", "random-walk", "w-method")
 
@@ -164,6 +164,7 @@ class Extraction:
     target_output: str | None
     eq_oracle: str
     stats: dict = field(default_factory=dict)
+    comparison: object = None
 
     @property
     def distinguishing_symbols(self) -> list | None:
@@ -171,12 +172,22 @@ class Extraction:
             return None
         return [self.automaton.alphabet[a] for a in self.distinguishing_word]
 
+    def to_aalpy(self, kind: str = "auto"):
+        """The extracted automaton as an AALpy ``Dfa`` (outputs ``"0"``/``"1"``) or ``MooreMachine``
+        (:func:`lrnnkit.automata.bridges.to_aalpy`)."""
+        from ..automata.bridges import to_aalpy
+        return to_aalpy(self.automaton, kind)
+
     def to_json(self) -> dict:
         a = self.automaton
-        return {"extracted_states": a.n_states, "target_states": None if self.target is None else self.target.n_states,
-                "isomorphic": self.isomorphic, "distinguishing_word": self.distinguishing_symbols,
-                "model_output": self.model_output, "target_output": self.target_output,
-                "eq_oracle": self.eq_oracle, "automaton": a.to_dict(), **self.stats}
+        out = {"extracted_states": a.n_states,
+               "target_states": None if self.target is None else self.target.n_states,
+               "isomorphic": self.isomorphic, "distinguishing_word": self.distinguishing_symbols,
+               "model_output": self.model_output, "target_output": self.target_output,
+               "eq_oracle": self.eq_oracle, "automaton": a.to_dict(), **self.stats}
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_json()
+        return out
 
 
 # --------------------------------------------------------------------------- the learner
@@ -331,3 +342,87 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
         return Extraction(ext, tmin, True, None, None, None, eq_oracle, stats)
     model_out = str(oracle(list(w))) if w else str(initial_output)
     return Extraction(ext, tmin, ext == tmin, list(w), model_out, _fsa_output(tmin, w), eq_oracle, stats)
+
+
+# --------------------------------------------------------------------------- from a file
+def _is_checkpoint(path: str) -> bool:
+    import json
+    import os
+
+    from .. import limits
+    if os.path.isdir(path):
+        return True
+    raw = limits.read_bounded(path, limits.MAX_MODEL_BYTES, "model or checkpoint file", "MAX_MODEL_BYTES")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == "lrnnkit.train-checkpoint"
+
+
+def _aligned(target: FSA, alphabet: Sequence[str], where: str) -> FSA:
+    """``target`` with its letters in the order ``alphabet`` (the model's token order)."""
+    alphabet = list(alphabet)
+    if list(target.alphabet) == alphabet:
+        return target
+    if sorted(target.alphabet) != sorted(alphabet):
+        raise InputError(f"the target's alphabet {list(target.alphabet)[:10]} is not the alphabet of {where} "
+                         f"{alphabet[:10]}")
+    perm = [target.symbol_index[s] for s in alphabet]
+    return FSA(tuple(alphabet), target.delta[:, perm], target.start, target.accepting, target.labels,
+               target.state_names, target.name)
+
+
+def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max_rounds: int | None = None,
+                       max_states: int | None = None, random_steps: int = 500, seed: int = 0,
+                       max_words: int = 2 ** 16, max_length: int = 64, device: str = "cpu") -> Extraction:
+    """The automaton a trained model implements, compared with its target.
+
+    ``path``: a ``lrnnkit train --out`` run directory or its ``checkpoint.json`` (the model is rebuilt through
+    :func:`lrnnkit.learn.train.load_checkpoint`, its task from the recorded config), or a compiled model JSON.
+    ``target``: an FSA or any source (default: the checkpoint's task automaton, or the automaton recorded in the
+    compiled model). L* (:func:`extract_automaton`, teacher ``eq_oracle``; ``max_states`` defaults to 4 x the
+    target's minimal states, a trained network need not be finite-state) gives ``automaton``,
+    ``isomorphic`` and the shortest ``distinguishing_word`` between the extracted automaton and the target
+    (product search, every length). ``comparison`` (:func:`lrnnkit.learn.compare.shortest_disagreement`) checks
+    the model itself on every word up to the length that ``max_words`` allows: its shortest disagreement with the
+    target, or agreement up to a stated length.
+    """
+    from ..automata.sources import load_source
+    from .compare import model_outputs, shortest_disagreement, torch_outputs
+    if _is_checkpoint(path):
+        from .tasks import make_task
+        from .train import load_checkpoint
+        doc, net = load_checkpoint(path, device)
+        net.eval()
+        task = make_task(doc["config"]["task"])
+        fsa = getattr(task, "fsa", None)
+        if fsa is None or getattr(task, "k", 1) != 1:
+            raise InputError(f"{path}: extraction needs a task with one token per letter of an automaton "
+                             f"(task {doc['config']['task']!r} is not one)")
+        alphabet = list(fsa.alphabet)
+        oracle = torch_oracle(net, task.labels, device, alphabet=alphabet)
+        batch = torch_outputs(net, task.labels, device)
+        default = fsa
+    else:
+        from ..automata.io import fsa_from_dict
+        from ..model import Model
+        model = Model.load(path)
+        oracle = model_oracle(model)
+        alphabet = list(model.alphabet)
+        batch = model_outputs(model)
+        rec = (model.provenance or {}).get("automaton")
+        default = fsa_from_dict(rec, f"{path}: recorded automaton") if rec else None
+    if target is None:
+        target = default
+        if target is None:
+            raise InputError(f"{path}: no automaton recorded in the model; give a target")
+    elif not isinstance(target, FSA):
+        target = load_source(target)
+    target = _aligned(target, alphabet, path)
+    if max_states is None:
+        max_states = 4 * minimize(target).n_states
+    ext = extract_automaton(oracle, alphabet, target=target, eq_oracle=eq_oracle, random_steps=random_steps,
+                            max_rounds=max_rounds, max_states=max_states, seed=seed)
+    ext.comparison = shortest_disagreement(batch, target, max_words=max_words, max_length=max_length)
+    return ext
