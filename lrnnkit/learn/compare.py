@@ -72,7 +72,7 @@ def shortest_disagreement(outputs: Callable, target: FSA, *, max_words: int = 2 
     if max_words < 1 or max_length < 1 or batch < 1:
         raise InputError(f"max_words, max_length and batch must be >= 1 (got {max_words}, {max_length}, {batch})")
     k = target.n_letters
-    touts = np.array(target.outputs, dtype=object)
+    touts = np.array(target.outputs, dtype=str)
     checked, agrees = 0, 0
     for L in range(1, max_length + 1):
         n = k ** L
@@ -80,7 +80,7 @@ def shortest_disagreement(outputs: Callable, target: FSA, *, max_words: int = 2 
             break
         for lo in range(0, n, batch):
             w = _words(k, L, lo, min(n, lo + batch))
-            got = np.asarray(outputs(w), dtype=object)
+            got = np.asarray(outputs(w)).astype(str)   # labels compare as strings
             if got.shape != w.shape:
                 raise InputError(f"the model gave outputs of shape {got.shape} for words of shape {w.shape}")
             want = touts[target.trace_batch(w)[:, -1]]
