@@ -18,7 +18,7 @@ from .constructions import catalogue, compile
 from .errors import CertificationError, InputError, LrnnkitError, SizeLimitError
 from .executor import run_exact, run_float
 from .export import export_fla
-from .learn.extract import extract_automaton, model_oracle
+from .learn.extract import extract_automaton, extract_checkpoint, model_oracle
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 
 __version__ = "0.1.0"
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
            "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh",
-           "export_fla", "extract_automaton", "model_oracle", "SequenceModel", "make_task", "TrainConfig", "train",
+           "export_fla", "extract_automaton", "extract_checkpoint", "model_oracle", "SequenceModel", "make_task", "TrainConfig", "train",
            "run_experiment", "run_sweep"]
 
 _LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
