@@ -347,3 +347,18 @@ def test_dumps_formats_are_text():
     assert json.loads(dumps(f, "automata-lib"))["final_states"] == ["q1"]
     with pytest.raises(InputError, match="unknown automaton format"):
         dumps(f, "xml")
+
+
+@pytest.mark.parametrize("doc", [
+    {"alphabet": ["a", "b"], "delta": [[1, None], [1, 0]], "accepting": [1]},
+    {"alphabet": ["a", "b"], "delta": {"0": {"a": 1}, "1": {"a": 1, "b": 0}}, "accepting": [1]},
+])
+def test_partial_lrnnkit_json_completed_only_on_request(tmp_path, doc, capsys):
+    p = tmp_path / "partial.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"missing transition from state 0 on symbol 'b'; pass complete=True"):
+        L.load_source(str(p))
+    f = L.load_source(str(p), complete=True)
+    assert f.delta.tolist() == [[1, 2], [1, 0], [2, 2]] and f.accepting == frozenset({1})
+    assert f.state_names[2] == "sink"
+    assert main(["compile", str(p), "--complete", "--sink", "dead", "-o", str(tmp_path / "m.json")]) == 0

@@ -42,7 +42,7 @@ def from_object(obj, *, complete: bool | str = False) -> FSA:
         if "input_symbols" in obj:
             return from_automata_lib_dict(obj, complete=complete)
         from ..io import fsa_from_dict
-        return fsa_from_dict(obj)
+        return fsa_from_dict(obj, complete=complete)
     raise InputError(f"cannot read an automaton from a {type(obj).__module__}.{type(obj).__name__}; expected a "
                      "source string, an FSA, an automata-lib DFA/NFA, an AALpy Dfa/MooreMachine or a dict")
 
@@ -64,7 +64,7 @@ def load_file(path, *, complete: bool | str = False) -> FSA:
             d = None
         if isinstance(d, dict) and "input_symbols" in d:
             return named_after_file(from_automata_lib_dict(d, path, complete=complete), path)
-    return named_after_file(fsa_from_json(text, path), path)
+    return named_after_file(fsa_from_json(text, path, complete), path)
 
 
 def format_of_path(path: str) -> str:
