@@ -362,3 +362,35 @@ def test_partial_lrnnkit_json_completed_only_on_request(tmp_path, doc, capsys):
     assert f.delta.tolist() == [[1, 2], [1, 0], [2, 2]] and f.accepting == frozenset({1})
     assert f.state_names[2] == "sink"
     assert main(["compile", str(p), "--complete", "--sink", "dead", "-o", str(tmp_path / "m.json")]) == 0
+
+
+def test_our_dot_rewritten_by_graphviz_reads_back_exactly():
+    """mod_arith_2_graphviz.dot: `lrnnkit convert mod-arith:2 --to dot` passed through `dot -Tdot` (Graphviz
+    2.43: layout attributes added, multi-line attribute lists, nodes reordered)."""
+    f = L.load_source(os.path.join(DATA, "mod_arith_2_graphviz.dot"))
+    g = L.load_source("mod-arith:2")
+    assert f == g and f.state_names == g.state_names and f.alphabet == g.alphabet
+
+
+def test_live_graphviz_rewrite(tmp_path):
+    import shutil
+    import subprocess
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed")
+    f = L.load_source("group:S3")
+    src, out = tmp_path / "s3.dot", tmp_path / "s3_laid_out.dot"
+    src.write_text(fsa_to_dot(f))
+    subprocess.run(["dot", "-Tdot", str(src), "-o", str(out)], check=True, capture_output=True, timeout=120)
+    g = L.load_source(str(out))
+    assert g == f and g.state_names == f.state_names
+
+
+def test_python_graphviz_style_source():
+    """The layout of the `graphviz` package's Digraph.source: tab-indented, no semicolons, space-separated
+    attributes."""
+    text = ('digraph {\n\trankdir=LR\n\tstart [label="" shape=point]\n\teven [label=even shape=doublecircle]\n'
+            '\todd [label=odd]\n\tstart -> even\n\teven -> odd [label=1]\n\teven -> even [label=0]\n'
+            '\todd -> even [label=1]\n\todd -> odd [label=0]\n}\n')
+    f = fsa_from_dot(text)
+    assert f.state_names == ("even", "odd") and f.accepting == frozenset({0})
+    assert [f.outputs[f.run(f.encode(w))] for w in ("", "1", "11", "101", "0")] == ["1", "0", "1", "1", "1"]

@@ -16,7 +16,8 @@ ports, quoted strings joined with ``+``, comments) and then read as an automaton
   states with the symbols joined by commas (``label="0,1"``): a label is split at its commas when every piece is
   one character (automata-lib's symbols are single characters), and kept whole otherwise (``(0,1)`` is one
   symbol). Files written by :func:`fsa_to_dot` say so in their ``comment`` and are never split;
-* the **alphabet** is the symbols in order of first appearance. Missing transitions make a partial automaton,
+* the **alphabet** is the symbols in order of first appearance (and in files of ours that Graphviz re-wrote,
+  ``dot -Tdot``, the states are put back in the order of their ids ``s0, s1, ...``). Missing transitions make a partial automaton,
   completed only on request (:mod:`.table`); two targets on one symbol (an NFA drawing) are refused.
 
 Errors are one-line :class:`InputError` messages naming the input and, for syntax errors, the line. The text is at
@@ -371,6 +372,9 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
         raise InputError(f"{where}: {len(start_edges)} start edges ({', '.join(f'{u} -> {v}' for u, v in start_edges[:4])}); "
                          "an automaton has one start state")
     states = [n for n in g.nodes if n not in mset]
+    ours = LRNNKIT_COMMENT in g.attrs.get("comment", "")
+    if ours and all(re.fullmatch(r"s[0-9]{1,9}", n) for n in states):
+        states.sort(key=lambda n: int(n[1:]))     # a file of ours that Graphviz re-wrote: our numbering back
     index = {n: i for i, n in enumerate(states)}
     moore = any(shape(n) in ("record", "mrecord") and len(_record_fields(g.nodes[n].get("label", ""))) > 1
                 for n in states)
@@ -404,11 +408,14 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
                 accepting.add(i)
     if len(set(names)) != len(names):
         names = list(states)
-    split = LRNNKIT_COMMENT not in g.attrs.get("comment", "")
+    split = not ours
     alphabet: list = []
     sym_index: dict = {}
     moves: dict = {}
-    for u, v, attrs in g.edges:
+    edges = g.edges
+    if ours:                                       # state by state, as written: the alphabet in its order
+        edges = sorted(edges, key=lambda e: index.get(e[0], -1))
+    for u, v, attrs in edges:
         if u in mset:
             continue
         if v in mset:
