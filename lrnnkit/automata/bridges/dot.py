@@ -55,6 +55,10 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 
 
+class _Html(str):
+    """An HTML-like string ``<...>`` (a rich label, not a plain name or symbol)."""
+
+
 class _Tok:
     __slots__ = ("kind", "value", "line")
 
@@ -182,7 +186,7 @@ class _Parser:
             while self.at("+") and self.peek(1) is not None and self.peek(1).kind == "str":
                 self.i += 1
                 value += self.take("str").value
-        return ("<html>" if tok.kind == "html" else "") + value
+        return _Html(value) if tok.kind == "html" else value
 
     def parse(self) -> _Graph:
         if self.at("kw", "strict"):
@@ -382,7 +386,7 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
     for i, n in enumerate(states):
         attrs = g.nodes[n]
         label = attrs.get("label", "\\N")
-        if label.startswith("<html>"):
+        if isinstance(label, _Html):
             label = "\\N"
         if moore:
             fields = _record_fields(label)
@@ -421,7 +425,7 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
         if v in mset:
             raise InputError(f"{where}: edge {u} -> {v} enters the start marker {v!r}")
         label = attrs.get("label")
-        if label is None or label == "" or label.startswith("<html>"):
+        if label is None or label == "" or isinstance(label, _Html):
             raise InputError(f"{where}: edge {u} -> {v} has no {'plain ' if label else ''}label: every transition "
                              "is labelled with its input symbol")
         for s in _symbols(_unescape(label), split):
@@ -440,7 +444,7 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
     delta = [[moves.get((q, a)) for a in range(len(alphabet))] for q in range(len(states))]
     start = index[start_edges[0][1]]
     t = StateTable(alphabet, names, start, delta, accepting=None if moore else accepting,
-                   outputs=outputs if moore else None, name=name or g.name.removeprefix("<html>"))
+                   outputs=outputs if moore else None, name=name or str(g.name))
     return to_fsa(t, where, complete)
 
 
