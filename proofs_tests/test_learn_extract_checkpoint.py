@@ -163,3 +163,34 @@ def test_issue_command_train_then_extract(tmp_path, capsys):
     r = json.loads(capsys.readouterr().out)
     assert r["extracted_states"] >= 1 and r["comparison"]["statement"]
     assert os.path.exists(os.path.join(out, "checkpoint.json"))
+
+
+def test_known_answers_and_batched_search_save_model_calls():
+    """Answers recorded by the exhaustive check are L*'s membership queries for free; a batch oracle's random
+    search still finds the counterexample that makes L* learn counting mod 3 (not parity)."""
+    from lrnnkit.learn.extract import extract_automaton
+    parity = L.load_source("parity")
+    calls = []
+
+    class Mod3:
+        alphabet = ["0", "1"]
+
+        def __call__(self, w):
+            calls.append(len(w))
+            return str(sum(w) % 3)
+
+        def batch(self, words):
+            calls.append(words.shape)
+            return (np.cumsum(words, axis=1) % 3).astype(str)
+
+    known: dict = {}
+    c = shortest_disagreement(Mod3().batch, parity, max_words=200, record=known)
+    assert c.word == [1, 1] and known[(1, 1)] == "2" and len(known) == 6    # lengths 1 and 2
+    singles = []
+    for k in (None, known):
+        calls.clear()
+        r = extract_automaton(Mod3(), target=parity, random_steps=300, known=k)
+        assert r.automaton.n_states == 3 and r.distinguishing_word == [1, 1]
+        assert any(isinstance(x, tuple) for x in calls)          # the random search ran as batches
+        singles.append(sum(isinstance(x, int) for x in calls))
+    assert singles[1] < singles[0]                               # the recorded answers were not asked again

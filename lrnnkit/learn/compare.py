@@ -66,9 +66,10 @@ def _words(k: int, L: int, lo: int, hi: int) -> np.ndarray:
 
 
 def shortest_disagreement(outputs: Callable, target: FSA, *, max_words: int = 2 ** 16, max_length: int = 64,
-                          batch: int = 4096) -> Comparison:
+                          batch: int = 4096, record: dict | None = None) -> Comparison:
     """Compare ``outputs`` (module docstring) with ``target`` on all words of length 1, 2, ... (at most
-    ``max_words`` words in all, lengths at most ``max_length``)."""
+    ``max_words`` words in all, lengths at most ``max_length``). ``record``: a dict that receives the model's
+    answer on every word run, ``{word tuple: label}`` (L* reuses them as membership queries)."""
     if max_words < 1 or max_length < 1 or batch < 1:
         raise InputError(f"max_words, max_length and batch must be >= 1 (got {max_words}, {max_length}, {batch})")
     k = target.n_letters
@@ -84,6 +85,8 @@ def shortest_disagreement(outputs: Callable, target: FSA, *, max_words: int = 2 
             if got.shape != w.shape:
                 raise InputError(f"the model gave outputs of shape {got.shape} for words of shape {w.shape}")
             want = touts[target.trace_batch(w)[:, -1]]
+            if record is not None:
+                record.update(zip(map(tuple, w.tolist()), got[:, -1].tolist()))
             bad = np.nonzero(got[:, -1] != want)[0]
             if bad.size:
                 i = int(bad[0])

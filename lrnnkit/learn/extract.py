@@ -13,7 +13,8 @@ Equivalence queries (the teacher) are answered by one of:
   which the hypothesis and the target differ (breadth-first search over the product automaton,
   :func:`lrnnkit.automata.distinguishing_word`) is a counterexample only if the *model* also disagrees with the
   hypothesis on ``w`` (the model is queried on it); otherwise the model itself differs from the target there, and a
-  bounded random walk (``random_steps`` letters) looks for a genuine counterexample instead. When the model
+  bounded random search (``random_steps`` letters: AALpy's random walk, or, for an oracle with a ``batch`` method,
+  random words run as one batch) looks for a genuine counterexample instead. When the model
   implements the target, this teacher is exact and L* returns the target after at most ``n`` rounds.
 * ``"random-walk"``: AALpy's random walk oracle (``random_steps`` letters, reset probability 0.09): no target needed.
 * ``"w-method"``: AALpy's W-method oracle for at most ``max_states`` states (complete for SULs with at most that
@@ -63,19 +64,19 @@ class ModelOracle:
     """A compiled lrnnkit :class:`~lrnnkit.model.Model` as a membership oracle.
 
     ``oracle(word)`` is the output label after the last letter; ``oracle.trace(word)`` the label after every
-    prefix (one float64 run through :func:`lrnnkit.executor.run_float`, so a query of length T costs one pass)."""
+    prefix (one float64 run through :func:`lrnnkit.executor.run_float`, so a query of length T costs one pass);
+    ``oracle.batch(words)`` the labels for a (B, T) array of words in one run."""
 
     def __init__(self, model):
+        from .compare import model_outputs
         self.model = model
         self.alphabet = list(model.alphabet)
+        self.batch = model_outputs(model)
 
     def trace(self, word: Sequence[int]) -> list:
-        from ..executor import run_float
         if len(word) == 0:
             return []
-        res = run_float(self.model, np.asarray([list(word)], dtype=np.int64))
-        labels = self.model.output_labels
-        return [labels[int(o)] for o in res.outputs[0]]
+        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
 
     def __call__(self, word: Sequence[int]) -> str:
         if len(word) == 0:
@@ -95,21 +96,16 @@ def model_oracle(model) -> ModelOracle:
 
 class _TorchOracle:
     def __init__(self, module, labels, device, alphabet=None):
+        from .compare import torch_outputs
         self.module, self.labels, self.device = module, list(labels), device
+        self.batch = torch_outputs(module, self.labels, device)
         if alphabet is not None:
             self.alphabet = list(alphabet)
 
     def trace(self, word: Sequence[int]) -> list:
-        import torch
         if len(word) == 0:
             return []
-        x = torch.as_tensor([list(word)], dtype=torch.long, device=self.device)
-        with torch.no_grad():
-            logits = self.module(x)
-        if isinstance(logits, (tuple, list)):
-            logits = logits[0]
-        idx = logits[0].argmax(-1).tolist()
-        return [self.labels[i] for i in idx]
+        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
 
     def __call__(self, word: Sequence[int]) -> str:
         if len(word) == 0:
@@ -257,14 +253,40 @@ def _fsa_output(fsa: FSA, word: Sequence[int]) -> str:
     return fsa.outputs[fsa.run(word)]
 
 
+def _batched_walk(h: FSA, batch_fn: Callable, memo: dict, steps: int, rng) -> tuple | None:
+    """Random words of geometric length (mean 1 / 0.09 letters, AALpy's reset probability) adding up to ``steps``
+    letters, run through ``batch_fn`` at once (the answers of every prefix go to ``memo``); the shortest prefix on
+    which the model and the hypothesis ``h`` differ (as symbols), or None."""
+    lengths = []
+    while sum(lengths) < steps:
+        lengths.append(int(rng.geometric(0.09)))
+    T = max(lengths)
+    words = rng.integers(0, h.n_letters, size=(len(lengths), T))
+    got = np.asarray(batch_fn(words)).astype(str)
+    want = np.array(h.outputs, dtype=str)[h.trace_batch(words)]
+    best = None
+    for i, n in enumerate(lengths):
+        w = words[i].tolist()
+        for t in range(n):
+            memo.setdefault(tuple(w[: t + 1]), str(got[i, t]))
+        bad = np.nonzero(got[i, :n] != want[i, :n])[0]
+        if bad.size and (best is None or bad[0] + 1 < len(best)):
+            best = w[: int(bad[0]) + 1]
+    return None if best is None else tuple(h.alphabet[a] for a in best)
+
+
 def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *, target: FSA | None = None,
                       initial_output: str | None = None, eq_oracle: str = "target", random_steps: int = 2000,
-                      max_states: int | None = None, max_rounds: int | None = None, seed: int = 0) -> Extraction:
+                      max_states: int | None = None, max_rounds: int | None = None, seed: int = 0,
+                      known: dict | None = None) -> Extraction:
     """Extract the automaton behind ``oracle`` with L* and compare it with ``target``.
 
-    ``oracle(word: list[int]) -> label`` (optionally with ``oracle.trace(word) -> labels of every prefix``);
+    ``oracle(word: list[int]) -> label`` (optionally with ``oracle.trace(word) -> labels of every prefix``, and
+    ``oracle.batch(words (B, T)) -> labels (B, T)``: then the ``"target"`` teacher's random search draws its
+    ``random_steps`` letters as a batch of random words, run at once, instead of AALpy's letter-by-letter walk);
     ``alphabet``: the symbol names (default: ``oracle.alphabet``, else the target's). ``target``: an FSA over the
-    same alphabet (any, it is minimized here). Returns an :class:`Extraction`.
+    same alphabet (any, it is minimized here). ``known``: answers already computed, ``{word tuple: label}``
+    (e.g. by :func:`lrnnkit.learn.compare.shortest_disagreement`). Returns an :class:`Extraction`.
     """
     _, Oracle, run_Lstar, RandomWalkEqOracle, WMethodEqOracle = _aalpy()
     if alphabet is None:
@@ -288,6 +310,10 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
         raise InputError(f"random_steps must be >= 0, got {random_steps}")
 
     sul = _make_sul(oracle, alphabet, str(initial_output))
+    if known:
+        sul.memo.update({tuple(int(a) for a in w): str(o) for w, o in known.items()})
+    batch_fn = getattr(oracle, "batch", None)
+    walk_rng = np.random.default_rng(seed)
     rng_state = random.getstate()
     random.seed(seed)  # AALpy's oracles draw from the global `random` module
     stats = {"counterexamples_from_target": 0, "counterexamples_from_walks": 0}
@@ -319,7 +345,8 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
                             return tuple(sym)
                     if random_steps == 0:
                         return None
-                    cex = walk.find_cex(hypothesis)
+                    cex = (_batched_walk(h, batch_fn, sul.memo, random_steps, walk_rng) if batch_fn is not None
+                           else walk.find_cex(hypothesis))
                     if cex is not None:
                         stats["counterexamples_from_walks"] += 1
                     return cex
@@ -422,7 +449,9 @@ def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max
     target = _aligned(target, alphabet, path)
     if max_states is None:
         max_states = 4 * minimize(target).n_states
+    known: dict = {}
+    comparison = shortest_disagreement(batch, target, max_words=max_words, max_length=max_length, record=known)
     ext = extract_automaton(oracle, alphabet, target=target, eq_oracle=eq_oracle, random_steps=random_steps,
-                            max_rounds=max_rounds, max_states=max_states, seed=seed)
-    ext.comparison = shortest_disagreement(batch, target, max_words=max_words, max_length=max_length)
+                            max_rounds=max_rounds, max_states=max_states, seed=seed, known=known)
+    ext.comparison = comparison
     return ext

@@ -67,7 +67,8 @@ def run(a) -> int:
     print(f"extracted automaton: {ext.automaton.n_states} states; target {t.name or a.target or 'automaton'}: "
           f"{t.n_states} states (minimal); isomorphic: {'yes' if ext.isomorphic else 'no'}")
     st = ext.stats
-    stop = f", stopped at the state bound {st['stopped_at_state_bound']}" if "stopped_at_state_bound" in st else ""
+    stop = (f", stopped once a hypothesis had more than {st['stopped_at_state_bound']} states (--max-states)"
+            if "stopped_at_state_bound" in st else "")
     print(f"  L*: {st['rounds']} round{'' if st['rounds'] == 1 else 's'}, {st['membership_queries']} membership queries, equivalence oracle "
           f"{ext.eq_oracle}{stop}")
     if ext.distinguishing_word is not None:
