@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
 
 pytest.importorskip("aalpy")
 

@@ -18,12 +18,12 @@ def add_parser(sub) -> None:
     add_complete_flags(s)
     s.add_argument("--eq-oracle", choices=EQ_ORACLES, default="target",
                    help="L*'s equivalence oracle: target (lrnnkit's exact product search against the target, then "
-                   "random walks; default), random-walk or w-method (AALpy's)")
+                   "random words; default), random-walk or w-method (AALpy's)")
     s.add_argument("--max-states", type=int, default=None, help="stop L* once a hypothesis has more states "
                    "(default: 4 x the target's minimal states)")
     s.add_argument("--max-rounds", type=int, default=None, help="at most this many L* rounds (default: no bound)")
-    s.add_argument("--random-steps", type=int, default=500, help="letters of the random walks (default 500)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the random walks (default 0)")
+    s.add_argument("--random-steps", type=int, default=500, help="letters of the random search (default 500)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random search (default 0)")
     s.add_argument("--max-words", type=int, default=2 ** 16, help="words the exhaustive model-vs-target check may "
                    "run (all words of length 1, 2, ... while they fit; default 65536)")
     s.add_argument("--max-length", type=int, default=64, help="longest words of the exhaustive check (default 64)")
@@ -69,8 +69,8 @@ def run(a) -> int:
     st = ext.stats
     stop = (f", stopped once a hypothesis had more than {st['stopped_at_state_bound']} states (--max-states)"
             if "stopped_at_state_bound" in st else "")
-    print(f"  L*: {st['rounds']} round{'' if st['rounds'] == 1 else 's'}, {st['membership_queries']} membership queries, equivalence oracle "
-          f"{ext.eq_oracle}{stop}")
+    rounds = f"{st['rounds']} round{'' if st['rounds'] == 1 else 's'}"
+    print(f"  L*: {rounds}, {st['membership_queries']} membership queries, equivalence oracle {ext.eq_oracle}{stop}")
     if ext.distinguishing_word is not None:
         w = " ".join(ext.distinguishing_symbols) or "(empty word)"
         print(f"  extracted vs target (every length): shortest difference {w!r}; the model outputs "

@@ -17,8 +17,9 @@ ports, quoted strings joined with ``+``, comments) and then read as an automaton
   one character (automata-lib's symbols are single characters), and kept whole otherwise (``(0,1)`` is one
   symbol). Files written by :func:`fsa_to_dot` say so in their ``comment`` and are never split;
 * the **alphabet** is the symbols in order of first appearance (and in files of ours that Graphviz re-wrote,
-  ``dot -Tdot``, the states are put back in the order of their ids ``s0, s1, ...``). Missing transitions make a partial automaton,
-  completed only on request (:mod:`.table`); two targets on one symbol (an NFA drawing) are refused.
+  ``dot -Tdot``, the states are put back in the order of their ids ``s0, s1, ...``). Missing transitions make a
+  partial automaton, completed only on request (:mod:`.table`); two targets on one symbol (an NFA drawing) are
+  refused.
 
 Errors are one-line :class:`InputError` messages naming the input and, for syntax errors, the line. The text is at
 most :data:`lrnnkit.limits.MAX_FILE_BYTES` (files are read bounded), subgraphs nest at most
@@ -373,8 +374,8 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
         raise InputError(f"{where}: no start state: draw an edge from an invisible node to it, e.g. "
                          '__start0 [shape=none, label=""]; __start0 -> q0;')
     if len({v for _, v in start_edges}) > 1:
-        raise InputError(f"{where}: {len(start_edges)} start edges ({', '.join(f'{u} -> {v}' for u, v in start_edges[:4])}); "
-                         "an automaton has one start state")
+        shown = ", ".join(f"{u} -> {v}" for u, v in start_edges[:4])
+        raise InputError(f"{where}: {len(start_edges)} start edges ({shown}); an automaton has one start state")
     states = [n for n in g.nodes if n not in mset]
     ours = LRNNKIT_COMMENT in g.attrs.get("comment", "")
     if ours and all(re.fullmatch(r"s[0-9]{1,9}", n) for n in states):
