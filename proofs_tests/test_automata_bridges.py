@@ -394,3 +394,11 @@ def test_python_graphviz_style_source():
     f = fsa_from_dot(text)
     assert f.state_names == ("even", "odd") and f.accepting == frozenset({0})
     assert [f.outputs[f.run(f.encode(w))] for w in ("", "1", "11", "101", "0")] == ["1", "0", "1", "1", "1"]
+
+
+def test_dot_edge_products_are_bounded(monkeypatch):
+    from lrnnkit import limits
+    monkeypatch.setattr(limits, "MAX_TRANSITIONS", 1000)
+    nodes = " ".join(f"n{i}" for i in range(40))
+    with pytest.raises(SizeLimitError, match="MAX_TRANSITIONS"):
+        fsa_from_dot("digraph { {" + nodes + "} -> {" + nodes + "} [label=x] }")   # 1600 edges from one line

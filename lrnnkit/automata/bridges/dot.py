@@ -23,7 +23,8 @@ ports, quoted strings joined with ``+``, comments) and then read as an automaton
 
 Errors are one-line :class:`InputError` messages naming the input and, for syntax errors, the line. The text is at
 most :data:`lrnnkit.limits.MAX_FILE_BYTES` (files are read bounded), subgraphs nest at most
-:data:`MAX_DEPTH` deep.
+:data:`MAX_DEPTH` deep, and the edges (a subgraph-to-subgraph edge stands for all pairs) number at most
+:data:`lrnnkit.limits.MAX_TRANSITIONS`.
 
 Writing (:func:`fsa_to_dot`): one statement per line, AALpy's dialect (``aalpy.utils.load_automaton_from_file(path,
 "dfa")`` for an acceptor, ``"moore"`` otherwise reads it back), also valid Graphviz input: node ids ``s0, s1,
@@ -35,7 +36,8 @@ from __future__ import annotations
 
 import re
 
-from ...errors import InputError
+from ... import limits
+from ...errors import InputError, SizeLimitError
 from ..fsa import FSA
 from .table import StateTable, to_fsa
 
@@ -289,6 +291,10 @@ class _Parser:
                     chain.append(self.operand(ndef, edef, depth))
                     members += [x for x in chain[-1] if x not in members]
                 attrs = {**edef, **self.attr_list()}
+                more = sum(len(a) * len(b) for a, b in zip(chain, chain[1:]))
+                if len(self.g.edges) + more > limits.MAX_TRANSITIONS:   # {a b ...} -> {c d ...} multiplies
+                    raise SizeLimitError(f"{self.where}: more than {limits.MAX_TRANSITIONS} edges "
+                                         "(lrnnkit.limits.MAX_TRANSITIONS)")
                 for a, b in zip(chain, chain[1:]):
                     for u in a:
                         for v in b:
