@@ -402,3 +402,10 @@ def test_dot_edge_products_are_bounded(monkeypatch):
     nodes = " ".join(f"n{i}" for i in range(40))
     with pytest.raises(SizeLimitError, match="MAX_TRANSITIONS"):
         fsa_from_dot("digraph { {" + nodes + "} -> {" + nodes + "} [label=x] }")   # 1600 edges from one line
+
+
+def test_example_dot_file_is_div3():
+    """examples/div3_automatalib.dot (automata-lib's show_diagram output) is the automaton of examples/div3.json."""
+    here = os.path.join(os.path.dirname(__file__), "..", "examples")
+    a = L.load_source(os.path.join(here, "div3_automatalib.dot"))
+    assert minimize(a) == minimize(L.load_source(os.path.join(here, "div3.json")))
