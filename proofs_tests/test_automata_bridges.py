@@ -252,6 +252,7 @@ def test_dot_comma_labels():
      " b -> b [label=x] }", "no output"),
     ("digraph { " + "{" * (MAX_DEPTH + 1) + "}" * (MAX_DEPTH + 1) + " }", "nested more than"),
     ("digraph { s [shape=point]; s -> a; a -> b [label=x]; }", "partial automaton"),
+    ('digraph { __start0 [shape=none, label=""]; __start0 -> a; a -> a [label="x/1"]; }', "Mealy machine"),
 ])
 def test_dot_errors_are_one_line(text, msg):
     with pytest.raises(InputError, match=msg) as exc:

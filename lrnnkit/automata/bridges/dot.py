@@ -448,6 +448,9 @@ def fsa_from_dot(text: str, where: str = "<DOT>", *, complete: bool | str = Fals
                                  f"({names[moves[key]]!r} and {names[index[v]]!r}): nondeterministic; determinise "
                                  "it first (automata-lib: DFA.from_nfa, or pass the NFA object)")
             moves[key] = index[v]
+    if not moore and not accepting and not ours and alphabet and all("/" in a for a in alphabet):
+        raise InputError(f"{where}: every edge is labelled input/output and no state accepts: this looks like a "
+                         "Mealy machine, which lrnnkit does not read (acceptors and Moore machines only)")
     delta = [[moves.get((q, a)) for a in range(len(alphabet))] for q in range(len(states))]
     start = index[start_edges[0][1]]
     t = StateTable(alphabet, names, start, delta, accepting=None if moore else accepting,
