@@ -18,7 +18,7 @@ from .constructions import catalogue, compile
 from .errors import CertificationError, InputError, LrnnkitError, SizeLimitError
 from .executor import run_exact, run_float
 from .export import export_fla, run_fla
-from .learn.extract import extract_automaton, model_oracle
+from .learn.extract import extract_automaton, extract_checkpoint, model_oracle
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 
 __version__ = "0.1.0"
@@ -26,8 +26,8 @@ __version__ = "0.1.0"
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
            "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh",
-           "export_fla", "run_fla", "extract_automaton", "model_oracle", "SequenceModel", "make_task", "TrainConfig",
-           "train", "run_experiment", "run_sweep"]
+           "export_fla", "run_fla", "extract_automaton", "extract_checkpoint", "model_oracle", "SequenceModel",
+           "make_task", "TrainConfig", "train", "run_experiment", "run_sweep"]
 
 _LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
 _LAZY_LEARN = {"SequenceModel": ".learn.models", "make_task": ".learn.tasks", "TrainConfig": ".learn.train",
@@ -46,10 +46,13 @@ def __getattr__(name):
     raise AttributeError(f"module 'lrnnkit' has no attribute {name!r}")
 
 
-def load_source(source: str) -> FSA:
-    """An automaton from a preset (``parity``, ``group:S5``, ...) or an FSA JSON file (docs/fsa_format.rst)."""
+def load_source(source, *, complete: bool | str = False) -> FSA:
+    """An automaton from a preset (``parity``, ``group:S5``, ...), a file (FSA JSON, docs/fsa_format.rst; Graphviz
+    DOT) or a Python object (automata-lib DFA/NFA, AALpy Dfa/MooreMachine; docs/interop.rst). ``complete=True``
+    adds a sink state named ``sink`` to a partial automaton (``complete="NAME"`` names it); without it a partial
+    automaton is refused."""
     from .automata.sources import load_source as _ls
-    return _ls(source)
+    return _ls(source, complete=complete)
 
 
 def describe(fsa: FSA) -> dict:

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help=_JSON_HELP)
     s.add_argument("--depth-rule", choices=["sgpdec", "sgpdec-0.9.7"], default="sgpdec",
                    help="holonomy levels: SgpDec >= 0.9.8's direct depth (default) or SgpDec <= 0.9.7's heights")
+    from .automata.bridges.cli import add_complete_flags
+    add_complete_flags(s)
 
     s = sub.add_parser("compile", help="compile an automaton into an LRNN model")
     s.add_argument("source", help="FSA JSON file or preset (as for `info`)")
@@ -57,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(VALUE is read as JSON when it parses, else as a string); see the construction's docs page")
     s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
     s.add_argument("--json", action="store_true", help="print a JSON summary (with -o or --explain)")
+    add_complete_flags(s)
 
     s = sub.add_parser("verify", help="certify a model for inputs of every length (exit 0 iff certified)")
     s.add_argument("model", help="model JSON file (from `lrnnkit compile -o`)")
@@ -68,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="run a model on a word")
     s.add_argument("model", help="model JSON file")
     g = s.add_mutually_exclusive_group(required=True)
-    g.add_argument("--word", help='space-separated symbols, e.g. "a b c"')
+    g.add_argument("--word", help='space-separated symbols, e.g. "a b c"; over one-character symbols also a plain '
+                   'string, e.g. "101"')
     g.add_argument("--random", type=int, metavar="N", help="a random word of length N: uniform letters, avoiding "
                    "letters that enter a trap state such as mod-arith's error state (see --uniform)")
     s.add_argument("--uniform", action="store_true", help="with --random: uniform letters, traps included (random "
@@ -134,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .learn.cli import add_parser as _add_learn_parsers  # issue 13: `train`, `experiment` (lrnnkit/learn/cli.py)
     _add_learn_parsers(sub)
+
+    from .automata.bridges.cli import add_parser as _add_convert_parser  # `convert` (lrnnkit/automata/bridges)
+    _add_convert_parser(sub)
+    from .learn.extract_cli import add_parser as _add_extract_parser  # `extract` (lrnnkit/learn/extract_cli.py)
+    _add_extract_parser(sub)
     return p
 
 
@@ -162,10 +171,11 @@ def _load_model(path: str):
 
 # --------------------------------------------------------------------------- verbs
 def cmd_info(a) -> int:
+    from .automata.bridges.cli import complete_of
     from .automata.info import describe
     from .automata.sources import load_source
     from .limits import check_automaton
-    fsa = load_source(a.source)
+    fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
     from .limits import busy
     with busy("info: monoid, group, holonomy"):
@@ -199,8 +209,9 @@ def cmd_compile(a) -> int:
     from .automata.sources import load_source
     from .certify import resource_profile
     from .constructions import compile as compile_model
+    from .automata.bridges.cli import complete_of
     from .limits import check_automaton
-    fsa = load_source(a.source)
+    fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "compile", a.source)
     options = {}
     for item in a.option:
@@ -323,6 +334,8 @@ def cmd_run(a) -> int:
               f"(`lrnnkit verify` refuses this file)", file=sys.stderr)
     if a.word is not None:
         word = model.encode(a.word)
+        if len(word) > RUN_MAX_LENGTH:
+            raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     else:
         word = _random_word(model, a.random, a.seed, a.uniform)
     backend = a.backend
@@ -509,6 +522,16 @@ def _export_run(a) -> int:
 VERBS["sweep"] = lambda a: _sweep_run(a)  # issue 14
 VERBS["train"] = lambda a: _learn_run(a)  # issue 13
 VERBS["experiment"] = lambda a: _learn_run(a)  # issue 13
+VERBS["convert"] = lambda a: _interop_run("convert", a)
+VERBS["extract"] = lambda a: _interop_run("extract", a)
+
+
+def _interop_run(verb: str, a) -> int:
+    if verb == "convert":
+        from .automata.bridges.cli import run
+    else:
+        from .learn.extract_cli import run
+    return run(a)
 
 
 def _learn_run(a) -> int:

@@ -424,8 +424,9 @@ class Model:
         return self.layers[src].decoder.n_out
 
     def encode(self, word) -> list:
-        if isinstance(word, str):
-            word = word.split()
+        """Symbols (``"a b c"``, ``"101"`` over one-character symbols, or a sequence) to letter indices."""
+        from .automata.words import split_word
+        word = split_word(word, self.alphabet)
         idx = {s: i for i, s in enumerate(self.alphabet)}
         out = []
         for s in word:

@@ -168,9 +168,10 @@ class FSA:
 
     # ------------------------------------------------------------------ words
     def encode(self, word: str | Iterable[str]) -> list[int]:
-        """Symbol names (a space-separated string or a sequence) to indices; unknown symbols are an InputError."""
-        if isinstance(word, str):
-            word = word.split()
+        """Symbol names (a space-separated string, a plain string over one-character symbols, or a sequence;
+        :func:`lrnnkit.automata.words.split_word`) to indices; unknown symbols are an InputError."""
+        from .words import split_word
+        word = split_word(word, self.alphabet)
         index = self.symbol_index
         out = []
         for s in word:

@@ -17,7 +17,8 @@ Format ``lrnnkit.fsa``, version 1 (what :meth:`FSA.to_dict` writes; ``save_fsa``
 
 Friendlier form accepted on input: ``delta`` as an object ``{"state": {"symbol": target}}``, where a state is an
 index written as a string (``"0"``) or a name from ``state_names``, and a target is an index or a state name. Every
-state needs a transition on every symbol (the automaton must be complete and deterministic); a target given as a
+state needs a transition on every symbol (the automaton must be complete and deterministic; a missing one is
+completed with a sink state only on request: ``complete=True``, command line ``--complete``); a target given as a
 list of several states, or a state/symbol key repeated in the file, is rejected as nondeterministic.
 
 Every problem raises :class:`InputError` naming the problem and the file: malformed JSON (with line and column),
@@ -33,7 +34,8 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from .fsa import FSA
 
-__all__ = ["load_fsa", "save_fsa", "fsa_from_dict", "fsa_from_json", "FORMAT", "VERSION"]
+__all__ = ["load_fsa", "save_fsa", "fsa_from_dict", "fsa_from_json", "read_text", "named_after_file", "FORMAT",
+           "VERSION"]
 
 FORMAT = "lrnnkit.fsa"
 VERSION = 1
@@ -54,8 +56,9 @@ class _DuplicateKey(Exception):
         self.key = key
 
 
-def fsa_from_json(text: str, where: str = "<string>") -> FSA:
-    """Parse FSA JSON text; ``where`` names the input in error messages."""
+def fsa_from_json(text: str, where: str = "<string>", complete: bool | str = False) -> FSA:
+    """Parse FSA JSON text; ``where`` names the input in error messages; ``complete``: as for
+    :func:`fsa_from_dict`."""
     try:
         data = json.loads(text, object_pairs_hook=_pairs_hook)
     except RecursionError:
@@ -67,15 +70,21 @@ def fsa_from_json(text: str, where: str = "<string>") -> FSA:
     except _DuplicateKey as exc:
         raise InputError(f"{where}: key {exc.key!r} appears twice in one JSON object "
                          f"(two transitions for one state and symbol make the automaton nondeterministic)") from None
-    return fsa_from_dict(data, where)
+    return fsa_from_dict(data, where, complete)
+
+
+_HOW = ("; pass complete=True (command line: --complete) to send missing transitions to a new sink state named "
+        "'sink'")
 
 
 def _is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def fsa_from_dict(data, where: str = "<dict>") -> FSA:
-    """Validate a decoded FSA document (either delta form) and build the :class:`FSA`."""
+def fsa_from_dict(data, where: str = "<dict>", complete: bool | str = False) -> FSA:
+    """Validate a decoded FSA document (either delta form) and build the :class:`FSA`. A missing transition
+    (``null`` in a row, or a symbol left out of the object form) is refused unless ``complete`` asks for a sink
+    state (:mod:`lrnnkit.automata.bridges.table`)."""
     def fail(msg):
         raise InputError(f"{where}: {msg}")
 
@@ -118,7 +127,7 @@ def fsa_from_dict(data, where: str = "<dict>") -> FSA:
             fail(f"state_names contain duplicates: {sorted({x for x in names if names.count(x) > 1})}")
     delta = data["delta"]
     if isinstance(delta, dict):
-        delta, n = _delta_from_mapping(delta, alphabet, names, fail)
+        delta, n = _delta_from_mapping(delta, alphabet, names, fail, complete)
     elif isinstance(delta, list):
         n = len(delta)
         if n == 0:
@@ -133,7 +142,9 @@ def fsa_from_dict(data, where: str = "<dict>") -> FSA:
                 if isinstance(t, list):
                     fail(f"state {q} has {len(t)} targets {t} on symbol {alphabet[a]!r}: nondeterministic")
                 if t is None:
-                    fail(f"missing transition from state {q} on symbol {alphabet[a]!r}")
+                    if complete:
+                        continue
+                    fail(f"missing transition from state {q} on symbol {alphabet[a]!r}{_HOW}")
                 if not _is_int(t):
                     fail(f"delta[{q}][{a}] (symbol {alphabet[a]!r}) is {t!r}, not a state index")
                 if not 0 <= t < n:
@@ -173,6 +184,13 @@ def fsa_from_dict(data, where: str = "<dict>") -> FSA:
             fail(f"labels must be a list of strings, got {labels!r}")
         if len(labels) != n:
             fail(f"{len(labels)} labels for {n} states")
+    if complete and any(t is None for row in delta for t in row):
+        from .bridges.table import StateTable, to_fsa
+        outputs = ([str(x) for x in labels] if labels else None if accepting is not None
+                   else [str(q) for q in range(n)])
+        return to_fsa(StateTable(list(alphabet), list(names) if names is not None else [str(q) for q in range(n)],
+                                 start, delta, accepting=None if outputs else set(accepting), outputs=outputs,
+                                 name=name), where, complete)
     try:
         return FSA(tuple(alphabet), delta, start, accepting, tuple(str(x) for x in labels) if labels else None,
                    tuple(names) if names is not None else None, name)
@@ -180,7 +198,7 @@ def fsa_from_dict(data, where: str = "<dict>") -> FSA:
         raise InputError(f"{where}: {exc}") from None
 
 
-def _delta_from_mapping(delta: dict, alphabet: list, names, fail):
+def _delta_from_mapping(delta: dict, alphabet: list, names, fail, complete=False):
     sym = {s: i for i, s in enumerate(alphabet)}
     keys = list(delta)
     n = len(keys)
@@ -220,14 +238,15 @@ def _delta_from_mapping(delta: dict, alphabet: list, names, fail):
             table[q][sym[s]] = state_of(t, f"target of state {k!r} on {s!r}")
     for q in range(n):
         for a in range(len(alphabet)):
-            if table[q][a] is None:
+            if table[q][a] is None and not complete:
                 label = names[q] if names is not None else q
-                fail(f"missing transition from state {label!r} on symbol {alphabet[a]!r}")
+                fail(f"missing transition from state {label!r} on symbol {alphabet[a]!r}{_HOW}")
     return table, n
 
 
-def load_fsa(path) -> FSA:
-    """Read an FSA JSON file (module docstring). Every problem is an :class:`InputError` naming ``path``."""
+def read_text(path) -> str:
+    """The text of an automaton file, read bounded (:data:`lrnnkit.limits.MAX_FILE_BYTES`); InputError naming
+    ``path`` when it is missing, a directory, empty or not UTF-8."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise InputError(f"no such file: {path!r}")
@@ -237,14 +256,23 @@ def load_fsa(path) -> FSA:
     if not raw.strip():
         raise InputError(f"{path}: the file is empty (expected an FSA JSON object)")
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    fsa = fsa_from_json(text, path)
-    if not fsa.name:
-        fsa = FSA(fsa.alphabet, fsa.delta, fsa.start, fsa.accepting, fsa.labels, fsa.state_names,
-                  os.path.splitext(os.path.basename(path))[0])
-    return fsa
+
+
+def named_after_file(fsa: FSA, path) -> FSA:
+    """``fsa``, named after the file ``path`` when it has no name of its own."""
+    if fsa.name:
+        return fsa
+    return FSA(fsa.alphabet, fsa.delta, fsa.start, fsa.accepting, fsa.labels, fsa.state_names,
+               os.path.splitext(os.path.basename(os.fspath(path)))[0])
+
+
+def load_fsa(path) -> FSA:
+    """Read an FSA JSON file (module docstring). Every problem is an :class:`InputError` naming ``path``."""
+    path = os.fspath(path)
+    return named_after_file(fsa_from_json(read_text(path), path), path)
 
 
 def save_fsa(fsa: FSA, path) -> None:

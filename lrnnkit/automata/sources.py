@@ -13,7 +13,8 @@ SOURCE is one of
 ``mod-arith:M``                 arithmetic mod M with precedence, no brackets (:func:`builders.mod_arith`)
 ``regex:PATTERN``               full-match DFA of a regular expression (:func:`builders.from_regex`)
 ``transformations:[[..],..]``   generators as 0-based image lists (:func:`builders.from_transformations`)
-a path                          an FSA JSON file (:func:`io.load_fsa`)
+a path                          an FSA JSON file (:func:`io.load_fsa`), a Graphviz DOT file or automata-lib
+                                keyword JSON (:func:`bridges.load_file`)
 ==============================  =======================================================================
 
 **Presets win.** A SOURCE is a preset when it is one of the bare names ``parity``, ``flipflop``, ``even-pairs``
@@ -58,16 +59,23 @@ def _is_preset(source: str) -> bool:
     return source in _BARE or (bool(sep) and head in _HEADS)
 
 
-def load_source(source: str) -> FSA:
-    """The automaton named by ``source`` (see the module docstring)."""
-    if not isinstance(source, str) or not source.strip():
+def load_source(source, *, complete: bool | str = False) -> FSA:
+    """The automaton named by ``source`` (see the module docstring), or read from a Python object (an automata-lib
+    DFA/NFA, an AALpy Dfa/MooreMachine, a dict; :func:`lrnnkit.automata.bridges.from_object`). ``complete``:
+    complete a partial automaton with a sink state (:mod:`lrnnkit.automata.bridges.table`)."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        from .bridges import from_object
+        return from_object(source, complete=complete)
+    if not source.strip():
         raise InputError(f"empty source {source!r}; expected a path to an FSA JSON file or one of {', '.join(PRESETS)}")
     head, sep, arg = source.partition(":")
     if not _is_preset(source):
         if os.path.lexists(source) or os.sep in source or (os.altsep or os.sep) in source \
-                or source.endswith(".json"):
-            from .io import load_fsa
-            return load_fsa(source)
+                or source.endswith((".json", ".dot", ".gv")):
+            from .bridges import load_file
+            return load_file(source, complete=complete)
     if not sep:
         if source == "parity":
             return builders.parity()
@@ -77,7 +85,7 @@ def load_source(source: str) -> FSA:
             return builders.even_pairs()
         if source in ("counter", "cycle-nav", "mod-arith", "group", "regex", "transformations"):
             raise InputError(f"source {source!r} needs an argument: {source}:{'NAME' if source == 'group' else 'M'}")
-        if source.endswith(".json") or os.sep in source:
+        if source.endswith((".json", ".dot", ".gv")) or os.sep in source:
             raise InputError(f"no such file: {source!r}")
         raise InputError(f"unknown source {source!r}: not a file and not a preset "
                          f"(presets: {', '.join(PRESETS)})")

@@ -189,7 +189,12 @@ def choose(fsa) -> Construction:
 
 
 def compile(fsa, construction: str | None = None, **options):
-    """Compile ``fsa`` into a Model with the named construction, or the best applicable one."""
+    """Compile ``fsa`` into a Model with the named construction, or the best applicable one. ``fsa`` is an FSA or
+    anything :func:`lrnnkit.automata.sources.load_source` reads (a source string, an automata-lib DFA, ...)."""
+    from ..automata.fsa import FSA
+    if not isinstance(fsa, FSA):
+        from ..automata.sources import load_source
+        fsa = load_source(fsa)
     if construction is not None:
         c = get(construction)
         why = c.reason_not_applicable(fsa)

@@ -13,7 +13,8 @@ Equivalence queries (the teacher) are answered by one of:
   which the hypothesis and the target differ (breadth-first search over the product automaton,
   :func:`lrnnkit.automata.distinguishing_word`) is a counterexample only if the *model* also disagrees with the
   hypothesis on ``w`` (the model is queried on it); otherwise the model itself differs from the target there, and a
-  bounded random walk (``random_steps`` letters) looks for a genuine counterexample instead. When the model
+  bounded random search (``random_steps`` letters: AALpy's random walk, or, for an oracle with a ``batch`` method,
+  random words run as one batch) looks for a genuine counterexample instead. When the model
   implements the target, this teacher is exact and L* returns the target after at most ``n`` rounds.
 * ``"random-walk"``: AALpy's random walk oracle (``random_steps`` letters, reset probability 0.09): no target needed.
 * ``"w-method"``: AALpy's W-method oracle for at most ``max_states`` states (complete for SULs with at most that
@@ -40,8 +41,8 @@ from ..automata.fsa import FSA
 from ..automata.minimize import distinguishing_word, minimize
 from ..errors import InputError
 
-__all__ = ["Extraction", "extract_automaton", "extract_from_trained", "model_oracle", "torch_oracle", "ModelOracle",
-           "EQ_ORACLES"]
+__all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
+           "torch_oracle", "ModelOracle", "EQ_ORACLES"]
 
 EQ_ORACLES = ("target", "random-walk", "w-method")
 
@@ -63,19 +64,19 @@ class ModelOracle:
     """A compiled lrnnkit :class:`~lrnnkit.model.Model` as a membership oracle.
 
     ``oracle(word)`` is the output label after the last letter; ``oracle.trace(word)`` the label after every
-    prefix (one float64 run through :func:`lrnnkit.executor.run_float`, so a query of length T costs one pass)."""
+    prefix (one float64 run through :func:`lrnnkit.executor.run_float`, so a query of length T costs one pass);
+    ``oracle.batch(words)`` the labels for a (B, T) array of words in one run."""
 
     def __init__(self, model):
+        from .compare import model_outputs
         self.model = model
         self.alphabet = list(model.alphabet)
+        self.batch = model_outputs(model)
 
     def trace(self, word: Sequence[int]) -> list:
-        from ..executor import run_float
         if len(word) == 0:
             return []
-        res = run_float(self.model, np.asarray([list(word)], dtype=np.int64))
-        labels = self.model.output_labels
-        return [labels[int(o)] for o in res.outputs[0]]
+        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
 
     def __call__(self, word: Sequence[int]) -> str:
         if len(word) == 0:
@@ -95,21 +96,16 @@ def model_oracle(model) -> ModelOracle:
 
 class _TorchOracle:
     def __init__(self, module, labels, device, alphabet=None):
+        from .compare import torch_outputs
         self.module, self.labels, self.device = module, list(labels), device
+        self.batch = torch_outputs(module, self.labels, device)
         if alphabet is not None:
             self.alphabet = list(alphabet)
 
     def trace(self, word: Sequence[int]) -> list:
-        import torch
         if len(word) == 0:
             return []
-        x = torch.as_tensor([list(word)], dtype=torch.long, device=self.device)
-        with torch.no_grad():
-            logits = self.module(x)
-        if isinstance(logits, (tuple, list)):
-            logits = logits[0]
-        idx = logits[0].argmax(-1).tolist()
-        return [self.labels[i] for i in idx]
+        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
 
     def __call__(self, word: Sequence[int]) -> str:
         if len(word) == 0:
@@ -164,6 +160,7 @@ class Extraction:
     target_output: str | None
     eq_oracle: str
     stats: dict = field(default_factory=dict)
+    comparison: object = None
 
     @property
     def distinguishing_symbols(self) -> list | None:
@@ -171,12 +168,22 @@ class Extraction:
             return None
         return [self.automaton.alphabet[a] for a in self.distinguishing_word]
 
+    def to_aalpy(self, kind: str = "auto"):
+        """The extracted automaton as an AALpy ``Dfa`` (outputs ``"0"``/``"1"``) or ``MooreMachine``
+        (:func:`lrnnkit.automata.bridges.to_aalpy`)."""
+        from ..automata.bridges import to_aalpy
+        return to_aalpy(self.automaton, kind)
+
     def to_json(self) -> dict:
         a = self.automaton
-        return {"extracted_states": a.n_states, "target_states": None if self.target is None else self.target.n_states,
-                "isomorphic": self.isomorphic, "distinguishing_word": self.distinguishing_symbols,
-                "model_output": self.model_output, "target_output": self.target_output,
-                "eq_oracle": self.eq_oracle, "automaton": a.to_dict(), **self.stats}
+        out = {"extracted_states": a.n_states,
+               "target_states": None if self.target is None else self.target.n_states,
+               "isomorphic": self.isomorphic, "distinguishing_word": self.distinguishing_symbols,
+               "model_output": self.model_output, "target_output": self.target_output,
+               "eq_oracle": self.eq_oracle, "automaton": a.to_dict(), **self.stats}
+        if self.comparison is not None:
+            out["comparison"] = self.comparison.to_json()
+        return out
 
 
 # --------------------------------------------------------------------------- the learner
@@ -246,14 +253,40 @@ def _fsa_output(fsa: FSA, word: Sequence[int]) -> str:
     return fsa.outputs[fsa.run(word)]
 
 
+def _batched_walk(h: FSA, batch_fn: Callable, memo: dict, steps: int, rng) -> tuple | None:
+    """Random words of geometric length (mean 1 / 0.09 letters, AALpy's reset probability) adding up to ``steps``
+    letters, run through ``batch_fn`` at once (the answers of every prefix go to ``memo``); the shortest prefix on
+    which the model and the hypothesis ``h`` differ (as symbols), or None."""
+    lengths = []
+    while sum(lengths) < steps:
+        lengths.append(int(rng.geometric(0.09)))
+    T = max(lengths)
+    words = rng.integers(0, h.n_letters, size=(len(lengths), T))
+    got = np.asarray(batch_fn(words)).astype(str)
+    want = np.array(h.outputs, dtype=str)[h.trace_batch(words)]
+    best = None
+    for i, n in enumerate(lengths):
+        w = words[i].tolist()
+        for t in range(n):
+            memo.setdefault(tuple(w[: t + 1]), str(got[i, t]))
+        bad = np.nonzero(got[i, :n] != want[i, :n])[0]
+        if bad.size and (best is None or bad[0] + 1 < len(best)):
+            best = w[: int(bad[0]) + 1]
+    return None if best is None else tuple(h.alphabet[a] for a in best)
+
+
 def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *, target: FSA | None = None,
                       initial_output: str | None = None, eq_oracle: str = "target", random_steps: int = 2000,
-                      max_states: int | None = None, max_rounds: int | None = None, seed: int = 0) -> Extraction:
+                      max_states: int | None = None, max_rounds: int | None = None, seed: int = 0,
+                      known: dict | None = None) -> Extraction:
     """Extract the automaton behind ``oracle`` with L* and compare it with ``target``.
 
-    ``oracle(word: list[int]) -> label`` (optionally with ``oracle.trace(word) -> labels of every prefix``);
+    ``oracle(word: list[int]) -> label`` (optionally with ``oracle.trace(word) -> labels of every prefix``, and
+    ``oracle.batch(words (B, T)) -> labels (B, T)``: then the ``"target"`` teacher's random search draws its
+    ``random_steps`` letters as a batch of random words, run at once, instead of AALpy's letter-by-letter walk);
     ``alphabet``: the symbol names (default: ``oracle.alphabet``, else the target's). ``target``: an FSA over the
-    same alphabet (any, it is minimized here). Returns an :class:`Extraction`.
+    same alphabet (any, it is minimized here). ``known``: answers already computed, ``{word tuple: label}``
+    (e.g. by :func:`lrnnkit.learn.compare.shortest_disagreement`). Returns an :class:`Extraction`.
     """
     _, Oracle, run_Lstar, RandomWalkEqOracle, WMethodEqOracle = _aalpy()
     if alphabet is None:
@@ -277,6 +310,10 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
         raise InputError(f"random_steps must be >= 0, got {random_steps}")
 
     sul = _make_sul(oracle, alphabet, str(initial_output))
+    if known:
+        sul.memo.update({tuple(int(a) for a in w): str(o) for w, o in known.items()})
+    batch_fn = getattr(oracle, "batch", None)
+    walk_rng = np.random.default_rng(seed)
     rng_state = random.getstate()
     random.seed(seed)  # AALpy's oracles draw from the global `random` module
     stats = {"counterexamples_from_target": 0, "counterexamples_from_walks": 0}
@@ -308,7 +345,8 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
                             return tuple(sym)
                     if random_steps == 0:
                         return None
-                    cex = walk.find_cex(hypothesis)
+                    cex = (_batched_walk(h, batch_fn, sul.memo, random_steps, walk_rng) if batch_fn is not None
+                           else walk.find_cex(hypothesis))
                     if cex is not None:
                         stats["counterexamples_from_walks"] += 1
                     return cex
@@ -331,3 +369,89 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
         return Extraction(ext, tmin, True, None, None, None, eq_oracle, stats)
     model_out = str(oracle(list(w))) if w else str(initial_output)
     return Extraction(ext, tmin, ext == tmin, list(w), model_out, _fsa_output(tmin, w), eq_oracle, stats)
+
+
+# --------------------------------------------------------------------------- from a file
+def _is_checkpoint(path: str) -> bool:
+    import json
+    import os
+
+    from .. import limits
+    if os.path.isdir(path):
+        return True
+    raw = limits.read_bounded(path, limits.MAX_MODEL_BYTES, "model or checkpoint file", "MAX_MODEL_BYTES")
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == "lrnnkit.train-checkpoint"
+
+
+def _aligned(target: FSA, alphabet: Sequence[str], where: str) -> FSA:
+    """``target`` with its letters in the order ``alphabet`` (the model's token order)."""
+    alphabet = list(alphabet)
+    if list(target.alphabet) == alphabet:
+        return target
+    if sorted(target.alphabet) != sorted(alphabet):
+        raise InputError(f"the target's alphabet {list(target.alphabet)[:10]} is not the alphabet of {where} "
+                         f"{alphabet[:10]}")
+    perm = [target.symbol_index[s] for s in alphabet]
+    return FSA(tuple(alphabet), target.delta[:, perm], target.start, target.accepting, target.labels,
+               target.state_names, target.name)
+
+
+def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max_rounds: int | None = None,
+                       max_states: int | None = None, random_steps: int = 500, seed: int = 0,
+                       max_words: int = 2 ** 16, max_length: int = 64, device: str = "cpu") -> Extraction:
+    """The automaton a trained model implements, compared with its target.
+
+    ``path``: a ``lrnnkit train --out`` run directory or its ``checkpoint.json`` (the model is rebuilt through
+    :func:`lrnnkit.learn.train.load_checkpoint`, its task from the recorded config), or a compiled model JSON.
+    ``target``: an FSA or any source (default: the checkpoint's task automaton, or the automaton recorded in the
+    compiled model). L* (:func:`extract_automaton`, teacher ``eq_oracle``; ``max_states`` defaults to 4 x the
+    target's minimal states, a trained network need not be finite-state) gives ``automaton``,
+    ``isomorphic`` and the shortest ``distinguishing_word`` between the extracted automaton and the target
+    (product search, every length). ``comparison`` (:func:`lrnnkit.learn.compare.shortest_disagreement`) checks
+    the model itself on every word up to the length that ``max_words`` allows: its shortest disagreement with the
+    target, or agreement up to a stated length.
+    """
+    from ..automata.sources import load_source
+    from .compare import model_outputs, shortest_disagreement, torch_outputs
+    if _is_checkpoint(path):
+        from .tasks import make_task
+        from .train import load_checkpoint
+        doc, net = load_checkpoint(path, device)
+        net.eval()
+        task = make_task(doc["config"]["task"])
+        fsa = getattr(task, "fsa", None)
+        if fsa is None or getattr(task, "k", 1) != 1:
+            raise InputError(f"{path}: extraction needs a task with one token per letter of an automaton "
+                             f"(task {doc['config']['task']!r} is not one)")
+        alphabet = list(fsa.alphabet)
+        oracle = torch_oracle(net, task.labels, device, alphabet=alphabet)
+        batch = torch_outputs(net, task.labels, device)
+        default = fsa
+    else:
+        from ..automata.io import fsa_from_dict
+        from ..model import Model
+        model = Model.load(path)
+        oracle = model_oracle(model)
+        alphabet = list(model.alphabet)
+        batch = model_outputs(model)
+        rec = (model.provenance or {}).get("automaton")
+        default = fsa_from_dict(rec, f"{path}: recorded automaton") if rec else None
+    if target is None:
+        target = default
+        if target is None:
+            raise InputError(f"{path}: no automaton recorded in the model; give a target")
+    elif not isinstance(target, FSA):
+        target = load_source(target)
+    target = _aligned(target, alphabet, path)
+    if max_states is None:
+        max_states = 4 * minimize(target).n_states
+    known: dict = {}
+    comparison = shortest_disagreement(batch, target, max_words=max_words, max_length=max_length, record=known)
+    ext = extract_automaton(oracle, alphabet, target=target, eq_oracle=eq_oracle, random_steps=random_steps,
+                            max_rounds=max_rounds, max_states=max_states, seed=seed, known=known)
+    ext.comparison = comparison
+    return ext
