@@ -115,7 +115,7 @@ def cfg_of(**kw) -> dict:
 
 
 def err(a, b) -> float:
-    return float((a - b).abs().max())
+    return float((a - b).detach().abs().max())
 
 
 # ------------------------------------------------------------------------------------------ the math, every option
@@ -188,6 +188,23 @@ def test_chunk_mode_on_cpu_is_the_torch_mode():
     x = torch.randn(2, 13, 8, dtype=F64, generator=torch.Generator().manual_seed(5))
     with torch.no_grad():
         assert torch.equal(a(x)[0], b(x)[0])
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("path", ["chunk", "fused_recurrent"])
+def test_layer_triton_paths(path, monkeypatch):
+    """The two paths a CUDA layer takes -- the Triton chunk kernels (training) and the fused recurrent kernel (short
+    inference inputs) -- here in the Triton interpreter on CPU (the layer itself picks "torch" for CPU tensors, so
+    the choice is forced): the reference's numbers, with packed sequences and a forget gate, float64."""
+    layer = make_layer(17, "chunk", num_v_heads=4, conv_bias=True)
+    monkeypatch.setattr(layer, "_mode", lambda x: path)
+    cu = [0, 6, 19]
+    x = torch.randn(1, 19, 8, dtype=F64, generator=torch.Generator().manual_seed(18))
+    with torch.no_grad():
+        o = layer(x, cu_seqlens=torch.tensor(cu))[0][0]
+    sd, cfg = layer.state_dict(), cfg_of(num_v_heads=4, conv_bias=True)
+    for a, b in zip(cu[:-1], cu[1:]):
+        assert err(o[a:b], reference(sd, cfg, x[0, a:b])) <= TOL
 
 
 @pytest.mark.parametrize("mode", ["naive", "torch"])
