@@ -182,6 +182,23 @@ def test_reference_tells_each_convention_apart(mutation):
     assert err(o, reference(sd, cfg, x[0], frozenset([mutation]))) > 1e3 * TOL
 
 
+@pytest.mark.parametrize("neg", [True, False])
+def test_analysis_accessors(neg):
+    """betas in [0, 2] (allow_neg_eigval) or [0, 1], unit keys, and per-token transitions exp(g) G_n ... G_1 that
+    are contractions (spectral norm <= 1: products of generalized Householder factors, 001) with an eigenvalue
+    below 0 only when allowed (with n = 2 and beta in [0, 1] the eigenvalues of a product of two positive
+    semi-definite factors are >= 0); grouped value heads give (B, T, n, H_v, .)."""
+    layer = make_layer(31, "naive", num_v_heads=4, allow_neg_eigval=neg)
+    x = torch.randn(2, 7, 8, dtype=F64, generator=torch.Generator().manual_seed(32))
+    b, k, A = layer.betas(x), layer.keys(x), layer.transitions(x)
+    assert b.shape == (2, 7, 2, 4) and k.shape == (2, 7, 2, 4, 4) and A.shape == (2, 7, 4, 4, 4)
+    assert float(b.min()) >= 0 and float(b.max()) <= (2 if neg else 1) and float(b.max()) > (1 if neg else 0.5)
+    assert err(k.norm(dim=-1), torch.ones(())) <= 1e-12
+    assert float(torch.linalg.matrix_norm(A, ord=2).max()) <= 1 + 1e-12
+    ev = torch.linalg.eigvals(A)
+    assert (float(ev.real.min()) < -0.1) == neg
+
+
 def test_chunk_mode_on_cpu_is_the_torch_mode():
     """mode "chunk" (fla's default) runs the chunk equations in torch on CPU tensors: the same numbers."""
     a, b = make_layer(2, "chunk"), make_layer(2, "torch")
@@ -405,6 +422,26 @@ def test_chunk_gh_refuses_the_old_argument_order(backend):
         with pytest.raises(InputError, match=needle) as exc:
             chunk_gh(*args, backend=backend)
         _one_line(exc)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("gate", [False, True])
+def test_chunk_gh_torch_equals_naive_with_varlen(n, gate):
+    """chunk_gh's chunk equations in torch against its sequential loop (float64, 1e-10 as above), packed sequences
+    with an empty one, initial and final states; fla's interleaved layout (B, T*n, H, .) and the per-token layout
+    (B, T, n, H, .) give the same result."""
+    q, k, v, g, beta = _gh_inputs(n, T=29, H=2, K=8, V=5, seed=10 * n + gate)
+    g = g if gate else None
+    cu = torch.tensor([0, 4, 4, 21, 29])
+    h0 = torch.randn(4, 2, 8, 5, dtype=F64, generator=torch.Generator().manual_seed(n))
+    o1, s1 = chunk_gh(q, k, v, g, beta, n, initial_state=h0, output_final_state=True, cu_seqlens=cu,
+                      backend="torch", chunk_size=16)
+    o2, s2 = chunk_gh(q, k, v, g, beta, n, initial_state=h0, output_final_state=True, cu_seqlens=cu,
+                      backend="naive")
+    assert err(o1, o2) <= TOL and err(s1, s2) <= TOL
+    o3, _ = chunk_gh(q, k.unflatten(1, (-1, n)), v.unflatten(1, (-1, n)), g, beta.unflatten(1, (-1, n)), n,
+                     initial_state=h0, cu_seqlens=cu, backend="torch", chunk_size=16)
+    assert torch.equal(o1, o3)
 
 
 @pytest.mark.triton
