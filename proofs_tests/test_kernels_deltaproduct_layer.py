@@ -392,7 +392,7 @@ def test_layer_refuses_bad_forward():
         assert needle in _one_line(exc)
 
 
-def _gh_inputs(n=1, T=6, H=2, K=8, V=3, seed=0, dtype=F64):
+def _gh_inputs(n=1, T=6, H=2, K=8, V=3, seed=0):
     """fla's layout: q (1, T, H, K); k, v (1, T*n, H, .) interleaved; beta (1, T*n, H) in [0, 2]; g (1, T, H) < 0."""
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(1, T, H, K, dtype=F64, generator=gen)
@@ -400,7 +400,7 @@ def _gh_inputs(n=1, T=6, H=2, K=8, V=3, seed=0, dtype=F64):
     v = torch.randn(1, T * n, H, V, dtype=F64, generator=gen)
     beta = 2 * torch.rand(1, T * n, H, dtype=F64, generator=gen)
     g = -0.1 - torch.rand(1, T, H, dtype=F64, generator=gen)
-    return tuple(x.to(dtype).to(DEV) for x in (q, k, v, g, beta))
+    return tuple(x.to(DEV) for x in (q, k, v, g, beta))
 
 
 @pytest.mark.parametrize("backend", ["naive", "torch", "chunk"])
@@ -432,8 +432,8 @@ def test_chunk_gh_torch_equals_naive_with_varlen(n, gate):
     (B, T, n, H, .) give the same result."""
     q, k, v, g, beta = _gh_inputs(n, T=29, H=2, K=8, V=5, seed=10 * n + gate)
     g = g if gate else None
-    cu = torch.tensor([0, 4, 4, 21, 29])
-    h0 = torch.randn(4, 2, 8, 5, dtype=F64, generator=torch.Generator().manual_seed(n))
+    cu = torch.tensor([0, 4, 4, 21, 29], device=DEV)
+    h0 = torch.randn(4, 2, 8, 5, dtype=F64, generator=torch.Generator().manual_seed(n)).to(DEV)
     o1, s1 = chunk_gh(q, k, v, g, beta, n, initial_state=h0, output_final_state=True, cu_seqlens=cu,
                       backend="torch", chunk_size=16)
     o2, s2 = chunk_gh(q, k, v, g, beta, n, initial_state=h0, output_final_state=True, cu_seqlens=cu,
