@@ -214,12 +214,13 @@ def test_layer_triton_paths(path, monkeypatch):
     inference inputs) -- here in the Triton interpreter on CPU (the layer itself picks "torch" for CPU tensors, so
     the choice is forced): the reference's numbers, with packed sequences and a forget gate, float64."""
     layer = make_layer(17, "chunk", num_v_heads=4, conv_bias=True)
+    sd, cfg = layer.state_dict(), cfg_of(num_v_heads=4, conv_bias=True)
+    layer.to(DEV)
     monkeypatch.setattr(layer, "_mode", lambda x: path)
     cu = [0, 6, 19]
     x = torch.randn(1, 19, 8, dtype=F64, generator=torch.Generator().manual_seed(18))
     with torch.no_grad():
-        o = layer(x, cu_seqlens=torch.tensor(cu))[0][0]
-    sd, cfg = layer.state_dict(), cfg_of(num_v_heads=4, conv_bias=True)
+        o = layer(x.to(DEV), cu_seqlens=torch.tensor(cu, device=DEV))[0][0].cpu()
     for a, b in zip(cu[:-1], cu[1:]):
         assert err(o[a:b], reference(sd, cfg, x[0, a:b])) <= TOL
 
