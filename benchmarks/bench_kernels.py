@@ -112,8 +112,9 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
             res.append(y.detach().requires_grad_(grad))
         return res
 
-    def ours(xs, nh, cu):
-        return chunk_gh(*xs, nh, cu, scale=1.0)[0]
+    def ours(xs, nh, cu):   # xs in the order (q, k, v, beta, g) of the tables; chunk_gh takes fla's (g before beta)
+        q, k, v, beta, g = xs
+        return chunk_gh(q, k, v, g, beta, nh, scale=1.0, cu_seqlens=cu, validate=False)[0]
 
     def fla(xs, nh, cu):
         return peer(*xs, nh, cu)
@@ -183,7 +184,8 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                       2 * torch.rand(1, TG, nh, 4, device=dev, generator=g0, dtype=torch.float64),
                       F.logsigmoid(torch.randn(1, TG, 4, device=dev, generator=g0, dtype=torch.float64) + 3)]
                 do_ = torch.randn(1, TG, 4, V, device=dev, generator=g0, dtype=torch.float64)
-                ref = grads(lambda x_, n_, c_: chunk_gh(*x_, n_, c_, scale=1.0, backend="torch")[0],
+                ref = grads(lambda x_, n_, c_: chunk_gh(x_[0], x_[1], x_[2], x_[4], x_[3], n_, scale=1.0,
+                                                        cu_seqlens=c_, backend="torch", validate=False)[0],
                             cast(xs, torch.float64, True), do_, nh, None)
                 for who, dt_ in (("ours bf16", torch.bfloat16), (f"ours fp32 ({wy.FP32_PRECISION})", torch.float32)):
                     got = grads(ours, cast(xs, dt_, True), do_, nh, None)
@@ -341,7 +343,7 @@ def run(a):
     def chunk_fwd(q, k, v, beta, nh):
         """Our chunked forward: the trainable chunk_gh (lrnnkit.kernels.gh.wy) without autograd."""
         with torch.no_grad():
-            return chunk_gh(q, k, v, beta, None, nh, scale=1.0)[0]
+            return chunk_gh(q, k, v, None, beta, nh, scale=1.0, validate=False)[0]
 
     def io_bytes(nh, esize):
         return (B * T * H * K + B * T * nh * H * (K + V + 1) + B * T * H * V) * esize
@@ -355,7 +357,7 @@ def run(a):
         bestf = None
         for bv in (8, 16, 32, 64):
             for nw in (1, 2, 4):
-                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(q, k, v, beta, validate=False,
+                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(q, k, v, beta, scale=1.0, validate=False,
                                                                              block_v=bv, num_warps=nw))
                 tune.append(f"fused fp32 K=128 BV={bv} warps={nw}: {t:.3f}")
                 if bestf is None or t < bestf[0]:
@@ -368,7 +370,7 @@ def run(a):
         bestm = None
         for bv in (4, 8, 16):
             for nw in (1, 2, 4):
-                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(qs, ks, qs, bs, validate=False,
+                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(qs, ks, qs, bs, scale=1.0, validate=False,
                                                                              block_v=bv, num_warps=nw))
                 tune.append(f"fused fp32 K=16 BV={bv} warps={nw}: {t:.3f}")
                 if bestm is None or t < bestm[0]:
@@ -400,10 +402,10 @@ def run(a):
             q, k, v, beta = inputs(nh, torch.float32)
             row["chunk"] = bench(lambda: chunk_fwd(q, k, v, beta, nh))
             bv, nw = FR_BEST.get("k128", (None, None))
-            row["fr"] = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv,
-                                                                    num_warps=nw))
+            row["fr"] = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, scale=1.0, validate=False,
+                                                                    block_v=bv, num_warps=nw))
             oc = chunk_fwd(q, k, v, beta, nh)
-            of = fused_recurrent_delta_product(q, k, v, beta, validate=False)[0]
+            of = fused_recurrent_delta_product(q, k, v, beta, scale=1.0, validate=False)[0]
             row["err"] = float((oc - of).norm() / of.norm())
             if fused_recurrent_delta_rule is not None:
                 if nh == 1:
@@ -439,7 +441,8 @@ def run(a):
         v = torch.randn(Bs, Ts, 1, Ks, device=dev, generator=g)
         beta = 2 * torch.rand(Bs, Ts, 1, device=dev, generator=g)
         bv, nw = FR_BEST.get("k16", (None, None))
-        t_fr = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, validate=False, block_v=bv, num_warps=nw))
+        t_fr = bench(lambda: fused_recurrent_delta_product(q, k, v, beta, scale=1.0, validate=False, block_v=bv,
+                                                           num_warps=nw))
         t_ch = bench(lambda: chunk_fwd(q, k, v, beta, 1))
         t_fla = bench(lambda: fused_recurrent_delta_rule(q, k, v, beta, scale=1.0)) if fused_recurrent_delta_rule else None
         best = min(t_fr, t_ch)

@@ -181,12 +181,13 @@ def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2) -> l
 
 
 # ------------------------------------------------------------------------------------------------ probe
-GH_VARIANTS = (("chunk", "bfloat16"), ("chunk", "float32"), ("torch", "float32"))
+GH_VARIANTS = ("chunk", "torch")
 
 
 def probe(device: str, out: str, steps: int = 8) -> dict:
     """ms per training step of our one-layer DeltaProduct (S3, n_h = 2, the 001 small settings) for each kernel
-    variant (backend, dtype of q/k/v fed to the kernel); the fastest whose loss is finite is used by the grid."""
+    backend (under bf16 autocast the layer's projections, hence q/k/v, are bf16); the fastest whose loss is finite
+    is used by the grid."""
     import torch
 
     from lrnnkit.learn.experiments import get_experiment
@@ -194,8 +195,8 @@ def probe(device: str, out: str, steps: int = 8) -> dict:
     from lrnnkit.learn.tasks import IGNORE, batch_rng
     base = [c for lab, c in get_experiment("001-deltaproduct").runs("small") if lab.startswith("S3") and c.n_h == 2][0]
     rows = []
-    for be, dt in GH_VARIANTS:
-        cfg = dataclasses.replace(base, device=device, backend=be, kernel_dtype=dt)
+    for be in GH_VARIANTS:
+        cfg = dataclasses.replace(base, device=device, backend=be)
         try:
             task, model, opt = build(cfg)
             times = []
@@ -215,10 +216,10 @@ def probe(device: str, out: str, steps: int = 8) -> dict:
                 if s >= 3:
                     times.append(time.perf_counter() - t)
             ok = bool(torch.isfinite(loss))
-            rows.append({"backend": be, "kernel_dtype": dt, "ms_per_step": round(1000 * sorted(times)[len(times) // 2], 2),
+            rows.append({"backend": be, "ms_per_step": round(1000 * sorted(times)[len(times) // 2], 2),
                          "finite": ok, "mem_gb": round(torch.cuda.max_memory_allocated() / 2**30, 2)})
         except Exception as exc:  # noqa: BLE001 - a variant that fails is reported and skipped
-            rows.append({"backend": be, "kernel_dtype": dt, "error": f"{type(exc).__name__}: {exc}"[:500]})
+            rows.append({"backend": be, "error": f"{type(exc).__name__}: {exc}"[:500]})
         torch.cuda.reset_peak_memory_stats()
         print("probe", json.dumps(rows[-1]), flush=True)
     good = [r for r in rows if r.get("finite")]
@@ -238,7 +239,7 @@ def apply_probe(jobs, out: str) -> None:
         return
     for j in jobs:
         if j["config"]["layer"] in ("deltanet", "deltaproduct") and not j.get("fla"):
-            j["config"]["backend"], j["config"]["kernel_dtype"] = best["backend"], best["kernel_dtype"]
+            j["config"]["backend"] = best["backend"]
 
 
 # ------------------------------------------------------------------------------------------------ smoke
@@ -248,15 +249,14 @@ def smoke(device: str, out: str) -> None:
 
     from lrnnkit.learn.train import TrainConfig, train
     rows = []
-    combos = [("deltaproduct", 2, "auto"), ("fla", 2, ""), ("deltaproduct", 2, "bf16"), ("deltaproduct", 2, "torch"),
+    combos = [("deltaproduct", 2, "auto"), ("fla", 2, ""), ("deltaproduct", 2, "torch"),
               ("diagonal", 1, "auto"), ("deltanet", 1, "auto"), ("deltaproduct", 4, "auto"), ("deltaproduct", 3, "gate"),
               ("block-diagonal", 1, "auto"), ("bilinear", 1, "auto")]
     for layer, n_h, be in combos:
         cfg = TrainConfig(task="group:S3", layer="deltaproduct" if layer == "fla" else layer, n_h=n_h, width=384,
                           heads=12, head_dim=32, mlp=True, steps=40, batch=512, lr=1e-3, train_len=(128, 128),
                           test_len=(128, 512), eval_n=256, device=device, log_every=10, block_size=8,
-                          backend=be if be in ("torch", "naive") else "auto", gate=be == "gate",
-                          kernel_dtype="bfloat16" if be == "bf16" else "float32")
+                          backend=be if be in ("torch", "naive") else "auto", gate=be == "gate")
         if layer in ("block-diagonal", "bilinear"):
             cfg = dataclasses.replace(cfg, width=128, heads=4, head_dim=16)
         t = time.time()

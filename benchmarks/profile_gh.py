@@ -167,7 +167,8 @@ def main():
         return xs, (do[:rows] if rows else do).to(dtype).to(dt)
 
     def ours(xs, nh):
-        return chunk_gh(xs[0], xs[1], xs[2], xs[3], xs[4], nh, cu, scale=1.0, chunk_size=a.chunk)[0]
+        return chunk_gh(xs[0], xs[1], xs[2], xs[4], xs[3], nh, scale=1.0, cu_seqlens=cu, chunk_size=a.chunk,
+                        validate=False)[0]
 
     def fla(xs, nh):
         return peer(*xs, nh, cu)

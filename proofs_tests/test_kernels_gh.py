@@ -1,6 +1,6 @@
 """GH-product layer (DeltaNet / DeltaProduct, paper 001): the fused recurrent Triton kernel and the chunk equations
-in torch vs the naive sequential reference; bad input refused by every entry point with the naive loop's signature
-(naive, fused recurrent, ``GHLayer("chunk")``'s chunked kernels). The trainable chunked kernels
+in torch vs the naive sequential reference; bad input refused by every entry point (naive, fused recurrent, and
+``chunk_gh(backend="chunk")``'s chunked kernels behind fla's signature). The trainable chunked kernels
 (:mod:`lrnnkit.kernels.gh.wy`, ``chunk_gh(backend="chunk")``) are checked, outputs and every gradient, in
 test_kernels_wy.py.
 
@@ -25,7 +25,7 @@ from lrnnkit.kernels._triton import INTERPRET
 from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
 from lrnnkit.kernels.gh.naive import delta_product_naive
 from lrnnkit.kernels.gh.reference import chunk_gh_torch
-from lrnnkit.kernels.layers import GHLayer
+from lrnnkit.kernels.gh.api import chunk_gh
 
 DEV = "cpu" if INTERPRET else "cuda"   # Triton interpreter on CPU tensors, else compiled on CUDA
 U = {torch.float64: 2.0 ** -53, torch.float32: 2.0 ** -24}
@@ -100,9 +100,17 @@ def small(dtype=torch.float32):
     return make(1, 3, 1, 1, 4, 4, dtype, fresh_gen(7))[:4]
 
 
-# the entry points with the naive loop's signature and input checks (lrnnkit.kernels.gh.inputs.prepare); the third is
-# GHLayer("chunk")'s function: the chunked Triton kernels of lrnnkit.kernels.gh.wy behind those checks
-KERNELS = [delta_product_naive, fused_recurrent_delta_product, GHLayer("chunk").fn]
+def chunked(q, k, v, beta, g=None, normalize=False):
+    """``chunk_gh(backend="chunk")`` (the Triton WY kernels of lrnnkit.kernels.gh.wy) called with the naive loop's
+    arguments, in fla's order and with its own checks (validate on by default); ``normalize`` is fla's
+    ``use_qk_l2norm_in_kernel``, which normalizes q as well as k."""
+    return chunk_gh(q, k, v, g, beta, 1 if k.ndim == 4 else k.shape[2], use_qk_l2norm_in_kernel=normalize,
+                    backend="chunk")
+
+
+# the entry points and their input checks (lrnnkit.kernels.gh.inputs.prepare for the first two, chunk_gh's own for
+# the third)
+KERNELS = [delta_product_naive, fused_recurrent_delta_product, chunked]
 
 
 @pytest.mark.triton
@@ -113,7 +121,7 @@ def test_unnormalized_keys_refused_or_normalized(fn):
     with pytest.raises(InputError, match="unit"):
         fn(q, k2, v, beta)
     o, _ = fn(q, k2, v, beta, normalize=True)
-    r, _ = delta_product_naive(q, k, v, beta)
+    r, _ = delta_product_naive(torch.nn.functional.normalize(q, dim=-1) if fn is chunked else q, k, v, beta)
     assert rel(o, r) <= 1e-5  # normalized keys equal the original unit keys up to float32 rounding
 
 

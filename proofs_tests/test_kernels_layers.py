@@ -113,31 +113,47 @@ def test_kernels_refuse_bad_inputs_too():
                                   torch.full((1, 2, 1, 2), float("nan"), device=DEV))
 
 
+def _gh(mode):
+    """The GH family's kernels by mode, called in fla's order (q, k, v, g, beta): ``chunk_gh``'s Triton chunk
+    kernels and sequential loop, and the fused recurrent kernel (inference only)."""
+    from lrnnkit.kernels import chunk_gh
+    from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
+
+    def run(q, k, v, g, beta, initial_state=None, output_final_state=False):
+        if mode == "fused_recurrent":
+            return fused_recurrent_delta_product(q, k, v, beta, g, scale=0.5, initial_state=initial_state,
+                                                 output_final_state=output_final_state)
+        return chunk_gh(q, k, v, g, beta, k.shape[2], scale=0.5, initial_state=initial_state,
+                        output_final_state=output_final_state, backend=mode)
+    return run
+
+
 @pytest.mark.triton
 @pytest.mark.parametrize("mode", ["chunk", "fused_recurrent", "naive"])
 def test_layer_modules_dispatch(mode):
-    """The nn.Module front-ends compute their naive reference (float64, so the bound is the float64 one)."""
-    from lrnnkit.kernels import DiagonalLayer, GHLayer
+    """The nn.Module front-ends (and the GH kernels by mode) compute their naive reference (float64, so the bound
+    is the float64 one)."""
+    from lrnnkit.kernels import DiagonalLayer
     gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31, ())))
     q = torch.randn(1, 9, 2, 8, dtype=torch.float64, generator=gen)
     k = torch.nn.functional.normalize(torch.randn(1, 9, 2, 2, 8, dtype=torch.float64, generator=gen), dim=-1)
     v = torch.randn(1, 9, 2, 2, 8, dtype=torch.float64, generator=gen)
     beta = 2 * torch.rand(1, 9, 2, 2, dtype=torch.float64, generator=gen)
     q, k, v, beta = (x.to(DEV) for x in (q, k, v, beta))
-    o, _ = GHLayer(mode, scale=0.5)(q, k, v, beta)
-    r, _ = GHLayer("naive", scale=0.5)(q, k, v, beta)
+    o, _ = _gh(mode)(q, k, v, None, beta)
+    r, _ = _gh("naive")(q, k, v, None, beta)
     assert rel(o, r) <= 1e-12
     if mode != "naive":   # with a gate and an initial state, and (chunk) gradients, against the naive mode
         g = (-0.5 * torch.rand(1, 9, 2, dtype=torch.float64, generator=gen)).to(DEV)
         h0 = torch.randn(1, 2, 8, 8, dtype=torch.float64, generator=gen).to(DEV)
         outs = {}
         for m in (mode, "naive"):
-            xs = [x.detach().clone().requires_grad_(True) for x in (q, k, v, beta, g, h0)]
+            xs = [x.detach().clone().requires_grad_(True) for x in (q, k, v, g, beta, h0)]
             if m == "fused_recurrent":   # inference only
                 with torch.no_grad():
-                    outs[m] = [GHLayer(m, scale=0.5)(*xs[:5], initial_state=xs[5])[0]]
+                    outs[m] = [_gh(m)(*xs[:5], initial_state=xs[5])[0]]
                 continue
-            out, ht = GHLayer(m, scale=0.5)(*xs[:5], initial_state=xs[5], output_final_state=True)
+            out, ht = _gh(m)(*xs[:5], initial_state=xs[5], output_final_state=True)
             (out.sum() + ht.sum()).backward()
             outs[m] = [out.detach()] + [x.grad for x in xs]
         for a_, r_ in zip(outs[mode], outs["naive"]):
@@ -146,4 +162,4 @@ def test_layer_modules_dispatch(mode):
     b = torch.randn(1, 20, 3, dtype=torch.float64, generator=gen).to(DEV)
     assert rel(DiagonalLayer(mode)(a, b), diagonal_scan_naive(a, b)) <= 1e-13
     with pytest.raises(InputError, match="mode"):
-        GHLayer("fast")
+        DiagonalLayer("fast")

@@ -57,8 +57,11 @@ def _grads(backend, ins, do, dht, NH, cu, dtype, BT, fp32_precision=None, **kw):
             x = x.double()
         xs.append(x.to(DEV if backend == "chunk" else "cpu").detach().requires_grad_(True))
     cuu = None if cu is None else torch.tensor(cu, device=xs[0].device)
-    o, ht = chunk_gh(*xs[:5], NH, cuu, xs[5], True, scale=0.7, chunk_size=BT, backend=backend,
-                     fp32_precision=fp32_precision, **kw)
+    q, k, v, b, g, h0 = xs
+    if backend == "naive":   # the rounded keys of a low-precision case, widened: unit only to that precision
+        kw = dict(kw, validate=False)
+    o, ht = chunk_gh(q, k, v, g, b, NH, scale=0.7, initial_state=h0, output_final_state=True, cu_seqlens=cuu,
+                     chunk_size=BT, backend=backend, fp32_precision=fp32_precision, **kw)
     loss = (o.double() * do.to(o.device)).sum() + (ht.double() * dht.to(ht.device)).sum()
     loss.backward()
     return [o, ht] + [None if x is None else x.grad for x in xs]
@@ -176,7 +179,8 @@ def test_every_gradient_keep_states(dtype, keep_states, monkeypatch, passes):
     passes.clear()   # no gradient, nothing to keep for: the forward the table picks
     ins, _, _ = _case(1, 5, 1, 1, 4, 3, False, None, 0)
     with torch.no_grad():
-        chunk_gh(*[x.to(dtype).to(DEV) for x in ins[:4]], keep_states=keep_states, chunk_size=16)
+        q, k, v, b = (x.to(dtype).to(DEV) for x in ins[:4])
+        chunk_gh(q, k, v, None, b, keep_states=keep_states, chunk_size=16)
     assert passes == (FWD_SPLIT if table["split"] else FWD_ONE_PASS)
 
 
@@ -192,7 +196,7 @@ def test_check_range_refuses_nan():
 def test_chunk_gh_refuses_bad_keep_states():
     x = torch.zeros(1, 2, 1, 4)
     with pytest.raises(InputError, match="keep_states"):
-        chunk_gh(x, x[:, :, None], x[:, :, None], torch.ones(1, 2, 1, 1), keep_states="yes")
+        chunk_gh(x, x[:, :, None], x[:, :, None], None, torch.ones(1, 2, 1, 1), keep_states="yes")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -282,25 +286,25 @@ def test_chunk_gh_refuses_bad_input():
     v = torch.randn(1, 8, 1, 3, device=DEV)
     b = torch.rand(1, 8, 1, device=DEV)
     with pytest.raises(InputError, match="n_h"):
-        chunk_gh(q, k, v, b, n_h=3)
+        chunk_gh(q, k, v, None, b, num_householder=3)
     with pytest.raises(InputError, match="chunk_size"):
-        chunk_gh(q, k, v, b, n_h=2, chunk_size=48)
+        chunk_gh(q, k, v, None, b, num_householder=2, chunk_size=48)
     with pytest.raises(InputError, match="cu_seqlens"):
-        chunk_gh(q, k, v, b, n_h=2, cu_seqlens=torch.tensor([0, 3, 2, 4]))
+        chunk_gh(q, k, v, None, b, num_householder=2, cu_seqlens=torch.tensor([0, 3, 2, 4]))
     with pytest.raises(InputError, match="beta"):
-        chunk_gh(q, k, v, 3 * b + 2.1, n_h=2, validate=True)
+        chunk_gh(q, k, v, None, 3 * b + 2.1, num_householder=2, validate=True)
     # NaN compares false against both bounds of beta's range: refused as not finite, as are NaN / inf elsewhere
     def bad(x, val):   # x with its first entry replaced
         x = x.clone()
         x.view(-1)[0] = val
         return x
-    for name, args in (("beta", (q, k, v, bad(b, float("nan")))), ("q", (bad(q, float("nan")), k, v, b)),
-                       ("v", (q, k, bad(v, float("-inf")), b))):
+    for name, args in (("beta", (q, k, v, None, bad(b, float("nan")))), ("q", (bad(q, float("nan")), k, v, None, b)),
+                       ("v", (q, k, bad(v, float("-inf")), None, b))):
         with pytest.raises(InputError, match=f"{name}: contains NaN or infinity"):
-            chunk_gh(*args, n_h=2, validate=True)
+            chunk_gh(*args, num_householder=2, validate=True)
     with pytest.raises(InputError, match="g: contains NaN"):
-        chunk_gh(q, k, v, b, torch.full((1, 4, 1), float("nan"), device=DEV), n_h=2, validate=True)
+        chunk_gh(q, k, v, torch.full((1, 4, 1), float("nan"), device=DEV), b, num_householder=2, validate=True)
     with pytest.raises(InputError, match="backend"):
-        chunk_gh(q, k, v, b, n_h=2, backend="fast")
+        chunk_gh(q, k, v, None, b, num_householder=2, backend="fast")
     with pytest.raises(InputError, match="fp32_precision.*bf16x3"):
-        chunk_gh(q, k, v, b, n_h=2, fp32_precision="bf16x3")
+        chunk_gh(q, k, v, None, b, num_householder=2, fp32_precision="bf16x3")

@@ -107,7 +107,7 @@ def test_gh_transitions_reproduce_the_state_recurrence():
     x = torch.randint(0, 6, (2, 7), generator=torch.Generator().manual_seed(4))
     mix = m.mixers[0]
     u = m.norms[0](m.embed(x))
-    q, k, v, beta, _ = mix._qkvbg(u)
+    q, k, v, beta, _ = mix.gh_inputs(u)
     A = mix.transitions(u)                                   # (B, T, H, K, K)
     _, S_T = delta_product_naive(q, k, v, beta, None, output_final_state=True, validate=False)
     S = torch.zeros_like(S_T)

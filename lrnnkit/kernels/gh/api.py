@@ -7,6 +7,9 @@ Math (paper 001, DeltaProduct; fla's ``chunk_gated_delta_product`` convention): 
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 
 from ...errors import InputError
@@ -113,6 +116,10 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
                          "order is (q, k, v, g, beta, num_householder))")
     if beta is None:
         raise InputError("chunk_gh: beta is required (fla's argument order is (q, k, v, g, beta, num_householder))")
+    if scale is not None and (isinstance(scale, (bool, torch.Tensor)) or not isinstance(scale, numbers.Real)
+                              or not math.isfinite(scale)):
+        raise InputError(f"chunk_gh: scale must be a finite real number or None, got {type(scale).__name__} (fla's "
+                         "argument order is (q, k, v, g, beta, num_householder, scale, initial_state, ...))")
     normalize_qk = bool(use_qk_l2norm_in_kernel)
     check_keep_states("chunk_gh", keep_states)
     if backend not in BACKENDS:
