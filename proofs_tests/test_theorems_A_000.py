@@ -16,7 +16,8 @@ EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b
             "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
-            "000:proposition-1-consequence", "000:equation-5-inclusion", "000:appendix-D-identities",
+            "000:proposition-1-consequence", "000:proposition-1-consequence.unit-interval-reading",
+            "000:equation-5-inclusion", "000:appendix-D-identities",
             # proof errata (issue 15, item 5): wrong proof steps of statements that hold
             "000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
             "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
@@ -185,6 +186,40 @@ def test_theorem_2_counterexample_library_proof_policy():
     thr = 1 + F(1, 2 ** 8)
     M = _proof_policy_model(P.T2_A1, P.T2_H0, fsa, [[1, 0, 0], [-1, 0, 0]], [-thr, thr], ["1", "0"])
     assert collapse(M, "bf16", "proof", steps=400).first_wrong_step is None
+
+
+def test_unit_interval_k3_counter_independent_oracles():
+    # sympy: the characteristic polynomial is (x - 1)(x^2 + (2/99) x + (2/99)^2), so the non-real pair is
+    # (2/99) e^{+-2 pi i/3}; lrnnkit.precision's exact cast and ml_dtypes: bf16 round-to-nearest-even of the first
+    # coordinate. ml_dtypes converts through float32 (spacing 2^-23 near 1), which keeps the side of the midpoint
+    # only while |x_k| > 2^-24: k <= 2 here (x_3 = (2/99)^3 2^-8 ~ 3e-8 is rounded onto the midpoint first).
+    import sympy
+    from lrnnkit.precision.cast import cast_exact
+    A = P.gh_product(P.UNIT_K3_FACTORS, 3)
+    x = sympy.Symbol("x")
+    S = sympy.Matrix([[sympy.Rational(a.numerator, a.denominator) for a in r] for r in A])
+    r = sympy.Rational(2, 99)
+    assert sympy.expand(S.charpoly(x).as_expr() - (x - 1) * (x ** 2 + r * x + r ** 2)) == 0
+    assert all(P.dot(u, u) > 0 and 0 <= b <= 1 for b, u in P.UNIT_K3_FACTORS)
+    ml = pytest.importorskip("ml_dtypes")
+    H = P.UNIT_K3_H0
+    for k in range(40):
+        want = 1 + F(1, 2 ** 7) if k % 3 == 0 else F(1)
+        assert F(cast_exact(H[0], "bf16", "nearest-even")) == want, k
+        if k <= 2:
+            assert float(np.array(np.float32(float(H[0]))).astype(ml.bfloat16)) == want, k
+        H = P.mv(A, H)
+
+
+def test_unit_interval_k3_counter_library_proof_policy():
+    # lrnnkit.precision's own implementation of the paper's cast model agrees: no wrong output on 1^k
+    from lrnnkit.automata.fsa import FSA
+    from lrnnkit.precision.simulate import collapse
+    fsa = FSA(("1",), [[1], [2], [0]], 0, frozenset({0}), None, None, "(111)*")
+    thr = 1 + F(1, 2 ** 8)
+    A = P.gh_product(P.UNIT_K3_FACTORS, 3)
+    M = _proof_policy_model(A, P.UNIT_K3_H0, fsa, [[1, 0, 0], [-1, 0, 0]], [-thr, thr], ["1", "0"])
+    assert collapse(M, "bf16", "proof", steps=120).first_wrong_step is None
 
 
 @pytest.mark.slow

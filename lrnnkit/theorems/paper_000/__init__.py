@@ -34,7 +34,8 @@ from ...exact import cos2pi, sin2pi  # noqa: F401
 from .._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_product, householder, is_psd, madd, mm  # noqa: F401
 from .._exact import det, mv, prod, search, st_fraction, st_gh_product, st_unit, tr  # noqa: F401
 from ._common import PAPER, charpoly, poly_div_linear, refl, rot, swap_vector, transpositions  # noqa: F401
-from .proposition_1 import (P13B_CE, _P1, _gh_float, _mmf, all_roots_real, cayley_orthogonal, check_prop1_consequence,
+from .proposition_1 import (P13B_CE, UNIT_K3_FACTORS, UNIT_K3_H0, unit_interval_counter_facts,
+    check_prop1_consequence_unit_interval, _P1, _gh_float, _mmf, all_roots_real, cayley_orthogonal, check_prop1_consequence,
     check_prop_1_1, check_prop_1_2a, check_prop_1_2b, check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a,
     check_prop_1_3b, householder_factors, perm_matrix, schur_cohn_inside, spectrum_13a_ok)  # noqa: F401
 from .section_4 import check_inclusion, check_multi_token, check_rotation  # noqa: F401

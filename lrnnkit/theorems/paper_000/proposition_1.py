@@ -376,23 +376,20 @@ def check_prop_1_3b(profile: str = "quick") -> CheckResult:
     evidence="As printed (range [-1, 1]) it contradicts the paper's own Section 4.2: R(2 pi/3) = (I - 2 v_1 v_1^T)"
              "(I - 2 e_2 e_2^T) lies in M_2^2({-1}) and one layer with A(1) = R(2 pi/3), H0 = e_1 counts modulo 3 "
              "exactly (three exact states; checked in cyclotomic arithmetic). The intended range is [0, 1] (the "
-             "next sentence contrasts it with [-1, 1]). Even then the argument needs the products of 2^{i-1} "
-             "transition matrices of layer i to have real eigenvalues (corrected Theorem 2), which Prop. 1.3b only "
-             "gives for at most 2 GH factors in total (000:proposition-1.3b). Corrected: one layer with "
-             "A: R^l -> M_k^n([0, 1]), k <= 2 (or L layers with k 2^{L-1} <= 2), and a monotone cast, cannot count "
-             "modulo m; products of <= 2 such factors have real spectra (exact search, as in 1.3b).",
+             "next sentence contrasts it with [-1, 1]); that reading is a separate entry "
+             "(000:proposition-1-consequence.unit-interval-reading): it is false for k >= 3 when the exact state's "
+             "limit sits on a rounding midpoint (an exact bf16 instance with k = 3), and true for k <= 2 and for "
+             "casts continuous at the limit points. Corrected here: with A: R^l -> M_k^n([0, 1]) and either "
+             "k 2^{i-1} <= 2 in layer i (products of <= 2 such factors have real spectra: exact search, n = 3) and a "
+             "monotone cast (corrected 000:theorem-2), or any k and a cast continuous at the limit points "
+             "(000:theorem-2.generic-cast, with 000:proposition-1.3a), the LRNN cannot count modulo m.",
     counterexample={"A(1)": "R(2 pi/3) = (I - 2 v v^T)(I - 2 e_2 e_2^T), v = (-sin(pi/3), cos(pi/3))",
                     "H0": [1, 0], "states": "e_1, R e_1, R^2 e_1 (period 3)"},
-    corrected="With [0, 1] and at most two GH factors per product of 2^{i-1} consecutive transitions of layer i "
-              "(k 2^{i-1} <= 2), and a monotone cast: no counting modulo m (m not a power of two). For k >= 3: with "
-              "a cast continuous at the limit points (000:theorem-2.generic-cast) no counting modulo m for ANY k, "
-              "since every eigenvalue of a product of [0, 1]-GH factors is 1 or of modulus < 1 (000:proposition-"
-              "1.3a); with a monotone cast whose limit sits on a rounding boundary, products of 3 such factors in "
-              "R^2 already have non-real eigenvalues of argument beyond 2 pi/3 (float search), so the midpoint "
-              "construction of 000:theorem-2 is not excluded by the spectrum; an exact product with argument exactly "
-              "2 pi/3 was not found (rational search: 200k four-factor products in R^2 with beta in {1/4, .., 1} and "
-              "Pythagorean directions): that case remains open.",
-    notes="Depends on 000:theorem-2 (corrected) and 000:proposition-1.3b.")
+    corrected="With [0, 1] in place of [-1, 1], and either (a) k 2^{i-1} <= 2 for every layer i and a monotone cast, "
+              "or (b) any k and a cast continuous at every limit point of the exact state sequences: no counting "
+              "modulo m (m not a power of two). For k >= 3 with a rounding midpoint as limit the [0, 1] reading fails "
+              "(000:proposition-1-consequence.unit-interval-reading).",
+    notes="Depends on 000:theorem-2 (corrected), 000:theorem-2.generic-cast and 000:proposition-1.3b.")
 def check_prop1_consequence(profile: str = "quick") -> CheckResult:
     v1 = (-sin2pi(1, 6), cos2pi(1, 6))
     H1 = householder(2, v1)
@@ -407,21 +404,96 @@ def check_prop1_consequence(profile: str = "quick") -> CheckResult:
         return CheckResult("falsified", "two [0,1] factors with a non-real eigenvalue", counterexample=_fac_json(found))
     if not counts:
         return CheckResult("holds", "the rotation counterexample does not count modulo 3")
-    # k >= 3: non-real eigenvalues of argument > 2 pi / 3 occur for products of three [0, 1]-GH factors in R^2
-    # (float64 sampling; the widest argument found is well beyond the threshold, so rounding cannot decide it)
-    import numpy as np
-    rng = np.random.default_rng(4)
-    S = 100000
-    bs, ts = rng.uniform(0, 1, (S, 3)), rng.uniform(0, np.pi, (S, 3))
-    M = np.broadcast_to(np.eye(2), (S, 2, 2)).copy()
-    for j in range(3):
-        v = np.stack([np.cos(ts[:, j]), np.sin(ts[:, j])], 1)
-        M = (np.eye(2) - bs[:, j, None, None] * v[:, :, None] * v[:, None, :]) @ M
-    ev = np.linalg.eigvals(M)
-    wide = float(np.where(np.abs(ev.imag) > 1e-9, np.abs(np.angle(ev)), 0).max())
-    if wide <= 2 * np.pi / 3 + 0.05:     # margin 0.05 rad (3 degrees), far above float64 eigenvalue error
-        return CheckResult("open", f"no three-factor product with a non-real eigenvalue beyond 2 pi/3 ({wide:.3f})")
     return CheckResult("holds-as-corrected", "R(2 pi/3) in M_2^2({-1}) counts modulo 3 exactly; products of <= 2 GH "
-                       f"factors with eigenvalues in [0, 1] have real spectra ({N} exact cases, n = 3); three "
-                       f"factors reach non-real eigenvalues of argument {np.degrees(wide):.0f} degrees",
-                       counterexample={"A(1)": _mat_json(R)}, corrected="[0, 1], k 2^{i-1} <= 2")
+                       f"factors with eigenvalues in [0, 1] have real spectra ({N} exact cases, n = 3)",
+                       counterexample={"A(1)": _mat_json(R)}, corrected="[0, 1], k 2^{i-1} <= 2 or generic cast")
+
+
+# The k = 3 instance of the [0, 1] reading. In the plane W = p^perp, p = (1, 2, 2)/3, three GH factors with
+# eigenvalues 1/11, 1/9, 4/99 (beta = 10/11, 8/9, 95/99) whose product M restricted to W has trace -2/99 and
+# determinant 4/9801 = (2/99)^2: its eigenvalues are (2/99) e^{+-2 pi i/3}, so M|_W cubed is (2/99)^3 I exactly
+# (Cayley-Hamilton: M^2 + r M + r^2 I = 0 with r = 2/99). The directions u_i are Q (0, w_i) for the rational
+# orthogonal Q = [[1, 2, 2], [2, 1, -2], [2, -2, 1]] / 3 and w = (1, 0), (-1, 2), (5, 7) (found by an exact search
+# over rational slopes and betas, solving tr^2 = det for the third beta).
+UNIT_K3_FACTORS = [(F(10, 11), (F(2), F(1), F(-2))), (F(8, 9), (F(2), F(-5), F(4))),
+                   (F(95, 99), (F(8), F(-3), F(-1)))]
+UNIT_K3_FIXED = (F(1, 3), F(2, 3), F(2, 3))
+UNIT_K3_H0 = (F(129, 128), F(1027, 512), F(257, 128))
+UNIT_K3_C = F(2, 99) ** 3
+
+
+def unit_interval_counter_facts(K: int) -> dict:
+    """Every fact the k = 3 counterexample rests on, computed exactly (see :data:`UNIT_K3_FACTORS`).
+
+    With ``x_k = (A^k H0)_1 - (1 + 2^-8)`` the identity ``A^3 = c I + (1 - c) p p^T`` (c = (2/99)^3, p fixed by every
+    factor) gives ``x_{k+3} = c x_k``; with ``x_0 = 2^-8 > 0`` and ``-2^-8 < x_1, x_2 < 0`` every ``x_k`` with
+    ``k >= 1`` lies in ``(-2^-8, 2^-8)``, positive iff ``3 | k``: the bf16 round-to-nearest-even cast of
+    ``(A^k H0)_1`` is ``1 + 2^-7`` iff ``3 | k`` and 1 otherwise, for every k. ``K`` more steps are also cast
+    directly (:func:`cast_model_states`) as an independent confirmation."""
+    from .theorem_1_2 import BF16, cast_model_states
+    n = 3
+    A = gh_product(UNIT_K3_FACTORS, n)
+    p = UNIT_K3_FIXED
+    A3 = mm(A, mm(A, A))
+    c = UNIT_K3_C
+    target = tuple(tuple((c if i == j else F(0)) + (1 - c) * p[i] * p[j] / dot(p, p) for j in range(n))
+                   for i in range(n))
+    mid, half = 1 + F(1, 2 ** 8), F(1, 2 ** 8)
+    xs, v = [], UNIT_K3_H0
+    for _ in range(3):
+        xs.append(v[0] - mid)
+        v = mv(A, v)
+    states = cast_model_states(A, (F(0),) * n, UNIT_K3_H0, K, BF16, "nearest-even")
+    return {
+        "betas_in_[0,1]": all(0 <= b <= 1 for b, _ in UNIT_K3_FACTORS),
+        "fixed_direction": all(dot(u, p) == 0 for _, u in UNIT_K3_FACTORS) and mv(A, p) == p,
+        "cube_is_scalar_on_W": A3 == target and 0 < c < 1,
+        "x0_x1_x2": [str(x) for x in xs],
+        "signs_and_bounds": xs[0] == half and all(-half < x < 0 for x in xs[1:]),
+        "cast_counts_mod_3": all((s[0] == 1 + F(1, 2 ** 7)) == (k % 3 == 0) and s[0] in (1, 1 + F(1, 2 ** 7))
+                                 for k, s in enumerate(states)),
+        "midpoint_is_bf16_boundary": BF16.cast(mid, "nearest-even") == 1 and BF16.cast(mid + F(1, 2 ** 40)) != 1,
+        "A": A, "K": K,
+    }
+
+
+@statement(
+    id="000:proposition-1-consequence.unit-interval-reading", paper=PAPER, kind="corollary",
+    statement="(Section 4.3, after Proposition 1, with the intended range [0, 1] for the printed [-1, 1]) If for "
+              "every layer of an LRNN there exist n, k in N such that A: R^l -> M_k^n([0, 1]), then the LRNN cannot "
+              "learn to count modulo m, with m not a power of two, due to Theorem 2.",
+    hypotheses="Every layer's transitions are products of k GH matrices with eigenvalues in [0, 1]; the finite "
+               "precision model of App. A.3 / B.1 (products exact, each term cast, the sum cast).",
+    conclusion="The LRNN cannot count modulo m (m not a power of two).",
+    verdict="falsified",
+    evidence="Falsified for k = 3, n = 3, m = 3 in bf16 with round-to-nearest-even, one layer, B = 0, A(0) = I and "
+             "A(1) = C_1 C_2 C_3, C_i = I - beta_i u_i u_i^T / |u_i|^2 with beta = (10/11, 8/9, 95/99) (eigenvalues "
+             "1/11, 1/9, 4/99, all in [0, 1]) and u = (2, 1, -2), (2, -5, 4), (8, -3, -1), all orthogonal to "
+             "p = (1, 2, 2)/3. A(1) fixes p and acts on p^perp with trace -2/99 and determinant (2/99)^2, so "
+             "A(1)^3 = c I + (1 - c) p p^T with c = (2/99)^3 exactly (eigenvalues 1 and (2/99) e^{+-2 pi i/3}). With "
+             "H0 = (129/128, 1027/512, 257/128) the first coordinate is (A(1)^k H0)_1 = 1 + 2^-8 + x_k with "
+             "x_{k+3} = c x_k, x_0 = 2^-8, x_1 = -13/879120, x_2 = -41/31648320: for every k >= 1, |x_k| < 2^-8 and "
+             "x_k > 0 iff 3 | k, so cast((A(1)^k H0)_1) = 1 + 2^-7 iff 3 | k and 1 otherwise, and dec(H) = "
+             "1{H_1 > 1} recognizes (111)* at every length (checked exactly, and by casting the first 300 / 3000 "
+             "states directly). The limit 1 + 2^-8 is a bf16 rounding midpoint. Three factors are the fewest: "
+             "products of <= 2 factors with eigenvalues in [0, 1] have real spectra (000:proposition-1.3b, "
+             "corrected), so with k <= 2 the corrected Theorem 2 (monotone cast) excludes counting; and for any k a "
+             "cast continuous at the limit points excludes it (000:theorem-2.generic-cast).",
+    counterexample={"format": "bf16, round-to-nearest-even", "m": 3, "k": 3, "n": 3, "layers": 1, "B": "0",
+                    "betas": ["10/11", "8/9", "95/99"], "u": [[2, 1, -2], [2, -5, 4], [8, -3, -1]],
+                    "H0": ["129/128", "1027/512", "257/128"], "A(1)^3": "c I + (1 - c) p p^T, c = (2/99)^3, "
+                    "p = (1, 2, 2)/3", "state_after_k_ones": "cast(A(1)^k H0)_1 = 1 + 2^-7 if k % 3 == 0 else 1",
+                    "decoder": "1{H_1 > 1}"},
+    notes="Decides the k >= 3 case that earlier versions of 000:proposition-1-consequence left open. The instance "
+          "was found by an exact search: directions of rational slope, beta_1, beta_2 on a grid, beta_3 a rational "
+          "root of tr(M)^2 = det(M) (both affine in beta_3).")
+def check_prop1_consequence_unit_interval(profile: str = "quick") -> CheckResult:
+    facts = unit_interval_counter_facts(300 if profile == "quick" else 3000)
+    A = facts.pop("A")
+    if all(v for k, v in facts.items() if k not in ("x0_x1_x2", "K")):
+        return CheckResult("falsified", "A(1) in M_3^3([0, 1]) with A(1)^3 = c I + (1 - c) p p^T exactly; the bf16 "
+                           "round-to-nearest-even state counts modulo 3 for every length (x_{k+3} = c x_k) and for "
+                           f"k = 0..{facts['K']} directly", counterexample={"A(1)": _mat_json(A),
+                                                                           "H0": [str(x) for x in UNIT_K3_H0]},
+                           details={k: v for k, v in facts.items()})
+    return CheckResult("holds", f"the k = 3 instance does not verify: {facts}")
