@@ -4,6 +4,7 @@ import math
 from fractions import Fraction as F
 
 import numpy as np
+import pytest
 import sympy
 from hypothesis import given, strategies as st
 
@@ -54,6 +55,20 @@ def test_theorem_2_1_corrected_bound_float(d, T, seed):
     P = [[F(int(v), 8) for v in row] for row in rng.integers(-8, 9, size=(d, d))]
     L = np.array(p3.lipschitz_operator(lams, P, T), dtype=float)
     assert np.linalg.norm(L, 2) <= np.linalg.norm(np.array(P, dtype=float), 2) + 1e-12
+
+
+def test_f1_erratum_instance_float():
+    """003:theorem-2.1-proof-neumann, independent float check (numpy SVD; tolerance 1e-12, far below the gap between
+    the printed bound 9/8 and the true constant 3/4): the printed chain's factors and the true Lipschitz constant."""
+    lams, P = p3.F1_LAMS, p3.F1_P
+    D = np.diag([float(x) for x in lams])
+    S = np.eye(2) + D                                                    # sum_{s <= 1} Lambda^s
+    printed = np.linalg.norm(S, 2) * np.linalg.norm(np.eye(2) - D, 2) * np.linalg.norm(np.array(P, float), 2)
+    assert printed == pytest.approx(9 / 8, abs=1e-12)
+    L = np.array(p3.lipschitz_operator(lams, P, 2), dtype=float)
+    assert np.linalg.norm(L, 2) == pytest.approx(3 / 4, abs=1e-12)
+    assert p3.printed_f1_bound(lams, F(3, 4), 1) == F(9, 8)
+    assert p3.repaired_f1_bound(lams, 1) == 1                            # max_i sum_s (lambda^s (1 - lambda))^2
 
 
 def test_theorem_2_2_weak_hypothesis_witness():

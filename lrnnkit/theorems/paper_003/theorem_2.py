@@ -81,9 +81,11 @@ THM21_CX = {"d": 1, "T": 1, "Lambda": "-1/2", "Q": "1/4"}
     evidence="Exact search (hypothesis, d <= 2, T <= 3, entries k/8): the printed statement fails as soon as Lambda "
              "has a negative entry, because ||I - Lambda||_2 = 1 - lambda_min > 1. Minimal counterexample: d = 1, "
              "T = 1, Lambda = -1/2, Q = 1/4: f(x,h) - f(x,h') = (1 - Lambda)(1 - Q)(h - h') = (3/2)(3/4)(h - h') = "
-             "(9/8)(h - h'), and the iteration of eq. 4 multiplies its error by 9/8 per step (diverges). The proof's "
-             "step 'sum_tau Lambda^{t-tau} <= (I - Lambda)^{-1}' (printed '<= I - Lambda') only bounds the product "
-             "by 1 for 0 <= Lambda < I. Corrected statement (Lambda entries in [0, 1)) passes the same search.",
+             "(9/8)(h - h'), and the iteration of eq. 4 multiplies its error by 9/8 per step (diverges). Corrected "
+             "statement (Lambda entries in [0, 1)) passes the same search. Its proof is not App. F.1's chain: the "
+             "bound ||sum_tau Lambda^{t-tau}||_2 ||I - Lambda||_2 <= 1 is false even for 0 <= Lambda < I "
+             "(Lambda = diag(0, 1/2): 3/2); the repaired step bounds each coordinate's kernel "
+             "lambda_i^s (1 - lambda_i) together (003:theorem-2.1-proof-neumann).",
     counterexample=THM21_CX,
     corrected="If Lambda = diag(lambda_i) with 0 <= lambda_i < 1 and ||I - Q||_2 < 1, then h -> f_theta(x,h) has "
               "Lipschitz constant <= ||I - Q||_2 < 1 (per step and for the whole sequence, uniformly in T).",
