@@ -288,7 +288,7 @@ def test_theorem_4_brute_force_detects_the_printed_wiring():
 ERRATA = ["000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
           "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
           "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction", "003:theorem-2.2-proof-eigenvalues",
-          "003:proposition-G.2-proof-pairings"]
+          "003:proposition-G.2-proof-pairings", "003:theorem-2.1-proof-neumann"]
 
 
 @pytest.mark.parametrize("sid", ERRATA)

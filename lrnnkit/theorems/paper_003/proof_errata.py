@@ -96,6 +96,8 @@ F1_LAMS = [F(0), F(1, 2)]
 F1_P = [[F(3, 4), F(0)], [F(0), F(3, 4)]]
 F1_T = 2
 
+_F1_CE = {"Lambda": "diag(0, 1/2)", "I - Q": "(3/4) I", "t": 1, "||sum Lambda^s||": "3/2", "||I - Lambda||": "1",
+          "printed bound": "9/8", "true Lipschitz constant": "3/4"}
 _F1_STEP = ("Keep Lambda^{t-tau} and I - Lambda together: for Lambda = diag(lambda_i), 0 <= lambda_i < 1, coordinate i "
             "of sum_tau Lambda^{t-tau} (I - Lambda) w_tau is a convolution of w_{.,i} with the kernel "
             "a_i(s) = lambda_i^s (1 - lambda_i) >= 0, sum_{s <= t} a_i(s) = 1 - lambda_i^{t+1} <= 1; Cauchy-Schwarz "
@@ -141,8 +143,7 @@ def repaired_f1_bound(lams: list, t: int):
              "Repaired step: " + _F1_STEP + " Checked exactly: the instance, and a search over Lambda entries in "
              "[0, 1) (k/8), I - Q with entries k/8 and ||I - Q|| < 1, T <= 3: the true per-step and whole-sequence "
              "constants never exceed the repaired bound (quick: 120 examples, deep: 2000).",
-    counterexample={"Lambda": "diag(0, 1/2)", "I - Q": "(3/4) I", "t": 1, "||sum Lambda^s||": "3/2",
-                    "||I - Lambda||": "1", "printed bound": "9/8", "true Lipschitz constant": "3/4"},
+    counterexample=_F1_CE,
     corrected=_F1_STEP,
     notes="003, App. F.1. The extraction prints the Neumann bound as '<= I - Lambda'; reconstructed as "
           "(I - Lambda)^{-1} (see 003:theorem-2.1).")
@@ -189,5 +190,4 @@ def check_theorem_2_1_neumann(profile: str = "quick") -> CheckResult:
     return CheckResult("holds-as-corrected", f"printed chain bounds the Lipschitz constant by {printed} > 1 on "
                        "Lambda = diag(0, 1/2), I - Q = (3/4) I, t = 1, whose true constant is 3/4 (exact); the "
                        f"repaired coordinatewise step holds on {n} exact instances",
-                       counterexample={"Lambda": "diag(0, 1/2)", "I - Q": "(3/4) I", "printed bound": str(printed),
-                                       "true Lipschitz constant": "3/4"}, corrected=_F1_STEP)
+                       counterexample=dict(_F1_CE, **{"printed bound": str(printed)}), corrected=_F1_STEP)
