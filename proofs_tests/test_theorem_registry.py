@@ -62,3 +62,35 @@ def test_open_entries_say_what_remains_and_run_a_decision_procedure():
         if s.verdict == "open" and s.kind != "empirical":
             assert s.check is not None, s.id
             assert any(w in s.evidence.lower() for w in ("remains", "unknown", "open for")), s.id
+
+
+PERTURBED = [s.id for s in STATEMENTS if s.perturb is not None]
+#: entries with a check but no declared perturbation yet (the count may only go down)
+MISSING_PERTURBATIONS = 98
+
+
+def _perturbed_verdict_ok(s, r) -> bool:
+    """A perturbed input must change the outcome: a statement that holds (or holds as corrected) becomes
+    ``falsified``; a falsified one (whose perturbation breaks the recorded counterexample) becomes anything else."""
+    return r.verdict != "falsified" if s.verdict == "falsified" else r.verdict == "falsified"
+
+
+@pytest.mark.parametrize("sid", PERTURBED)
+def test_check_fails_on_its_perturbation_quick(sid):
+    s = next(x for x in STATEMENTS if x.id == sid)
+    r = run_check(sid, "quick", perturbed=True)
+    assert _perturbed_verdict_ok(s, r), f"{sid}: perturbation {s.perturb} gave {r.verdict}: {r.evidence}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sid", PERTURBED)
+def test_check_fails_on_its_perturbation_deep(sid):
+    s = next(x for x in STATEMENTS if x.id == sid)
+    r = run_check(sid, "deep", perturbed=True)
+    assert _perturbed_verdict_ok(s, r), f"{sid}: perturbation {s.perturb} gave {r.verdict}: {r.evidence}"
+
+
+def test_perturbation_coverage_only_grows():
+    """Entries whose check declares no perturbation yet are listed here by count; the number may only go down."""
+    missing = [s.id for s in STATEMENTS if s.perturb is None and s.check is not None]
+    assert len(missing) <= MISSING_PERTURBATIONS, sorted(missing)

@@ -16,6 +16,10 @@ Verdicts:
   same check.
 * ``open``: no decisive check yet (the evidence says why).
 
+Every check takes its input as keyword arguments whose defaults are the statement as printed; ``perturb`` names
+the arguments of a nearby false statement, and the test suite runs each check on it too (a check that cannot fail
+would pass its perturbation).
+
 Profiles: ``quick`` (inside ``make test``) and ``deep`` (many more examples; ``pytest -m slow``).
 """
 from __future__ import annotations
@@ -61,6 +65,7 @@ class Statement:
     corrected: str | None = None
     tests: list = field(default_factory=list)   # pytest node ids that exercise it beyond the check
     notes: str = ""
+    perturb: dict | None = None        # keyword arguments of ``check`` that perturb its input (see run_check)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -123,10 +128,23 @@ def get(sid: str) -> Statement:
     return _REGISTRY[sid]
 
 
-def run_check(sid: str, profile: str = "quick") -> CheckResult:
+def run_check(sid: str, profile: str = "quick", perturbed: bool = False) -> CheckResult:
+    """Run the check of ``sid``. With ``perturbed``, run it on the entry's declared perturbation (``perturb``: a
+    nearby statement that is false, e.g. a hypothesis dropped, a constant moved, a recorded instance altered): a check
+    with teeth then derives ``falsified`` (for a ``falsified`` entry, whose perturbation breaks the counterexample,
+    any other verdict)."""
     if profile not in PROFILES:
         raise InputError(f"unknown profile {profile!r} (quick or deep)")
     s = get(sid)
     if s.check is None:
         return CheckResult("open", "no executable check registered")
+    if perturbed:
+        if s.perturb is None:
+            raise InputError(f"{sid} declares no perturbation")
+        from ._exact import DETECT_ONLY
+        token = DETECT_ONLY.set(True)
+        try:
+            return s.check(profile, **s.perturb)
+        finally:
+            DETECT_ONLY.reset(token)
     return s.check(profile)

@@ -65,15 +65,16 @@ _P1 = ("000, Proposition 1 (Expressivity of products of GH matrices), eq. (5): "
     evidence="Exact search (hypothesis, derandomized, shrinking) over products of k <= 4 GH factors in R^2, R^3 with "
              "rational beta in [0, 2] (both ends included) and rational unit vectors: ||N|| <= 1 decided exactly as "
              "'I - N^T N is positive semidefinite'. No counterexample (quick: 80 products per n; deep: 600).",
+    perturb={"beta_hi": 3},
     notes=_P1 + " The proof (sub-multiplicativity, ||C_i|| <= 1) is correct.")
-def check_prop_1_1(profile: str = "quick") -> CheckResult:
+def check_prop_1_1(profile: str = "quick", beta_hi=2) -> CheckResult:
     N = 80 if profile == "quick" else 600
     found = None
     for n in (2, 3):
         def bad(facs, n=n):
             M = gh_product(facs, n)
             return not is_psd(madd(eye(n), mm(tr(M), M), -1))
-        found = search(st_gh_product(n, 4, 0, 2), bad, N)
+        found = search(st_gh_product(n, 4, 0, beta_hi), bad, N)
         if found is not None:
             return CheckResult("falsified", "found N with ||N|| > 1", counterexample=_fac_json(found))
     return CheckResult("holds", f"no product of <= 4 GH factors (beta in [0,2]) in R^2, R^3 with ||N|| > 1 "
@@ -303,12 +304,13 @@ def check_prop_1_2c_proof(profile: str = "quick") -> CheckResult:
              "(including values close to 2) and rational unit vectors: the characteristic polynomial (sympy, exact) "
              "with all factors (x - 1) removed passes the exact Schur-Cohn test (all roots in the open unit disk). "
              "Control: with beta = 2 allowed the same search finds the reflection (eigenvalue -1) at once.",
+    perturb={"beta_2_allowed": True},
     notes=_P1 + " The proof's aside 'min_{x in [0,2]} x(2 - x) = 1 and is only reached at x = 0 and x = 2' should "
                 "read min = 0 (the bound used, beta(2 - beta) > 0 on (0, 2), is right).")
-def check_prop_1_3a(profile: str = "quick") -> CheckResult:
+def check_prop_1_3a(profile: str = "quick", beta_2_allowed: bool = False) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3):
-        found = search(st_gh_product(n, 4, 0, 2, hi_open=True), lambda f, n=n: not spectrum_13a_ok(gh_product(f, n)),
+        found = search(st_gh_product(n, 4, 0, 2, hi_open=not beta_2_allowed), lambda f, n=n: not spectrum_13a_ok(gh_product(f, n)),
                        N)
         if found is not None:
             return CheckResult("falsified", "eigenvalue on or outside the unit circle (not 1)",
@@ -336,6 +338,7 @@ P13B_CE = [(F(2, 3), (F(1), F(0))), (F(2, 3), (F(3, 5), F(4, 5))), (F(2, 3), (F(
              "-4604/31640625 < 0: two non-real eigenvalues (modulus sqrt(det N) < 1). The proof divides by "
              "v^T C_k v for a complex eigenvector v, which need not be real. Corrected statement (k <= 2) holds: "
              "exact search over products of <= 2 factors (n = 2, 3) finds no non-real eigenvalue (Sturm count).",
+    perturb={"beta_hi": 2},
     counterexample={"n": 2, "k": 3, "factors": _fac_json(P13B_CE),
                     "N": [["99/625", "112/5625"], ["-112/1875", "1273/5625"]],
                     "discriminant": "-4604/31640625"},
@@ -345,13 +348,13 @@ P13B_CE = [(F(2, 3), (F(1), F(0))), (F(2, 3), (F(3, 5), F(4, 5))), (F(2, 3), (F(
     notes=_P1 + " Consequence for the paper: the remark after Prop. 1 that an LRNN with A: R^l -> M_k^n([0,1]) cannot "
                 "count modulo m still follows from Prop. 1.3a (all eigenvalues 1 or |lambda| < 1) together with "
                 "Theorem 2 as printed, not from the reality of the spectrum.")
-def check_prop_1_3b(profile: str = "quick") -> CheckResult:
+def check_prop_1_3b(profile: str = "quick", beta_hi=1) -> CheckResult:
     M = gh_product(P13B_CE, 2)
     disc = (M[0][0] + M[1][1]) ** 2 - 4 * (M[0][0] * M[1][1] - M[0][1] * M[1][0])
     printed_false = disc < 0 and all(0 <= b <= 1 and dot(v, v) == 1 for b, v in P13B_CE)
     N = 80 if profile == "quick" else 600
     for n in (2, 3):
-        found = search(_st().lists(_st().tuples(st_fraction(0, 1), st_unit(n)), min_size=1, max_size=2),
+        found = search(_st().lists(_st().tuples(st_fraction(0, beta_hi), st_unit(n)), min_size=1, max_size=2),
                        lambda f, n=n: not all_roots_real(charpoly(gh_product(f, n))), N)
         if found is not None:
             return CheckResult("falsified", "the corrected statement (k <= 2) fails too",
@@ -389,8 +392,9 @@ def check_prop_1_3b(profile: str = "quick") -> CheckResult:
               "or (b) any k and a cast continuous at every limit point of the exact state sequences: no counting "
               "modulo m (m not a power of two). For k >= 3 with a rounding midpoint as limit the [0, 1] reading fails "
               "(000:proposition-1-consequence.unit-interval-reading).",
+    perturb={"beta_hi": 2},
     notes="Depends on 000:theorem-2 (corrected), 000:theorem-2.generic-cast and 000:proposition-1.3b.")
-def check_prop1_consequence(profile: str = "quick") -> CheckResult:
+def check_prop1_consequence(profile: str = "quick", beta_hi=1) -> CheckResult:
     v1 = (-sin2pi(1, 6), cos2pi(1, 6))
     H1 = householder(2, v1)
     R = mm(H1, ((F(1), F(0)), (F(0), F(-1))))
@@ -398,7 +402,7 @@ def check_prop1_consequence(profile: str = "quick") -> CheckResult:
     s1, s2 = mv(R, s0), mv(R, mv(R, s0))
     counts = len({s0, s1, s2}) == 3 and mv(R, s2) == s0 and R == rot(1, 3)
     N = 40 if profile == "quick" else 400
-    found = search(_st().lists(_st().tuples(st_fraction(0, 1), st_unit(3)), min_size=1, max_size=2),
+    found = search(_st().lists(_st().tuples(st_fraction(0, beta_hi), st_unit(3)), min_size=1, max_size=2),
                    lambda f: not all_roots_real(charpoly(gh_product(f, 3))), N)
     if found is not None:
         return CheckResult("falsified", "two [0,1] factors with a non-real eigenvalue", counterexample=_fac_json(found))
@@ -422,7 +426,7 @@ UNIT_K3_H0 = (F(129, 128), F(1027, 512), F(257, 128))
 UNIT_K3_C = F(2, 99) ** 3
 
 
-def unit_interval_counter_facts(K: int) -> dict:
+def unit_interval_counter_facts(K: int, h0: tuple = UNIT_K3_H0) -> dict:
     """Every fact the k = 3 counterexample rests on, computed exactly (see :data:`UNIT_K3_FACTORS`).
 
     With ``x_k = (A^k H0)_1 - (1 + 2^-8)`` the identity ``A^3 = c I + (1 - c) p p^T`` (c = (2/99)^3, p fixed by every
@@ -439,11 +443,11 @@ def unit_interval_counter_facts(K: int) -> dict:
     target = tuple(tuple((c if i == j else F(0)) + (1 - c) * p[i] * p[j] / dot(p, p) for j in range(n))
                    for i in range(n))
     mid, half = 1 + F(1, 2 ** 8), F(1, 2 ** 8)
-    xs, v = [], UNIT_K3_H0
+    xs, v = [], h0
     for _ in range(3):
         xs.append(v[0] - mid)
         v = mv(A, v)
-    states = cast_model_states(A, (F(0),) * n, UNIT_K3_H0, K, BF16, "nearest-even")
+    states = cast_model_states(A, (F(0),) * n, h0, K, BF16, "nearest-even")
     return {
         "betas_in_[0,1]": all(0 <= b <= 1 for b, _ in UNIT_K3_FACTORS),
         "fixed_direction": all(dot(u, p) == 0 for _, u in UNIT_K3_FACTORS) and mv(A, p) == p,
@@ -484,11 +488,12 @@ def unit_interval_counter_facts(K: int) -> dict:
                     "H0": ["129/128", "1027/512", "257/128"], "A(1)^3": "c I + (1 - c) p p^T, c = (2/99)^3, "
                     "p = (1, 2, 2)/3", "state_after_k_ones": "cast(A(1)^k H0)_1 = 1 + 2^-7 if k % 3 == 0 else 1",
                     "decoder": "1{H_1 > 1}"},
+    perturb={"h0": (F(129, 128), F(1027, 512), F(257, 128) + F(1, 64))},
     notes="Decides the k >= 3 case that earlier versions of 000:proposition-1-consequence left open. The instance "
           "was found by an exact search: directions of rational slope, beta_1, beta_2 on a grid, beta_3 a rational "
           "root of tr(M)^2 = det(M) (both affine in beta_3).")
-def check_prop1_consequence_unit_interval(profile: str = "quick") -> CheckResult:
-    facts = unit_interval_counter_facts(300 if profile == "quick" else 3000)
+def check_prop1_consequence_unit_interval(profile: str = "quick", h0: tuple = UNIT_K3_H0) -> CheckResult:
+    facts = unit_interval_counter_facts(300 if profile == "quick" else 3000, h0)
     A = facts.pop("A")
     if all(v for k, v in facts.items() if k not in ("x0_x1_x2", "K")):
         return CheckResult("falsified", "A(1) in M_3^3([0, 1]) with A(1)^3 = c I + (1 - c) p p^T exactly; the bf16 "

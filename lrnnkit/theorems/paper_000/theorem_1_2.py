@@ -7,7 +7,7 @@ import math
 from fractions import Fraction as F
 
 from .._exact import _mat_json, _st
-from .._exact import mv, search
+from .._exact import find_or_none, mv, search
 from ..registry import CheckResult, statement
 from ._common import PAPER, charpoly, poly_div_linear
 
@@ -162,7 +162,7 @@ def _corrected_search(eigs, period: int, profile: str, m: int):
     strat = st.tuples(st.lists(st.integers(0, 1000), min_size=8, max_size=8), st.integers(1, 3 if profile == "deep"
                                                                                           else 2),
                       st.sampled_from(MODES))
-    return search(strat, bad, N), K, N
+    return find_or_none(strat, bad, profile, N, N), K, N       # no shrinking: a found LRNN is reported as drawn
 
 
 def _corrected_verdict(found, printed_false: bool, control: bool, message: str, **evidence) -> CheckResult:
@@ -207,6 +207,7 @@ def _corrected_verdict(found, printed_false: bool, control: bool, message: str, 
                     "A(1)": [["1", "-3/2"], ["0", "-1/2"]], "H0": ["1 + 2^-7", "2^-8"],
                     "state_after_c_ones": "cast(A(1)^c H0)_1 = 1 + 2^-7 if c even else 1",
                     "decoder": "1{H_1 > 1}"},
+    perturb={"spectrum": ("-1",)},
     corrected="In the cast model of App. B.1 with a monotone (non-decreasing) cast -- every rounding mode of every "
               "float format -- an LRNN can recognize (11)* only if in some layer some A(x) has an eigenvalue that is "
               "not a non-negative real number (eigenvalues of modulus < 1 count).",
@@ -215,7 +216,8 @@ def _corrected_verdict(found, printed_false: bool, control: bool, message: str, 
           "so n >= 2 is what makes it work for all lengths. The corrected statement's own proof: entries of A^k B, "
           "A^k H0 are exponential polynomials with non-negative bases, hence eventually monotone; a monotone cast "
           "of an eventually monotone sequence with finite range is eventually constant.")
-def check_theorem_1(profile: str = "quick") -> CheckResult:
+def check_theorem_1(profile: str = "quick", spectrum: tuple = ("0", "1/4", "1/2", "3/4", "1", "5/4", "2")
+                    ) -> CheckResult:
     K = 300 if profile == "quick" else 3000
     # exact spectrum of the counterexample: A(1) upper triangular, eigenvalues on the diagonal
     eig = [T1_A1[0][0], T1_A1[1][1]]
@@ -225,7 +227,7 @@ def check_theorem_1(profile: str = "quick") -> CheckResult:
     # for all c beyond K: |2^-8 (1/2)^c| <= 2^-9 < 2^-8 = distance from the midpoint to the grid points
     all_c = F(1, 2 ** 8) * F(1, 2) < F(1, 2 ** 8)
     printed_false = hyp_violated and parity_ok and all_c
-    found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "3/4", "1", "5/4", "2")], 1, profile, 2)
+    found, K2, N = _corrected_search([F(x) for x in spectrum], 1, profile, 2)
     ctrl = cast_model_states(T1_A1, (F(0), F(0)), T1_H0, 4 * K2, BF16, "nearest-even")
     control = not tail_monotone(ctrl, 1, 2 * K2) and separates(ctrl, 2, 2 * K2)
     return _corrected_verdict(
@@ -262,13 +264,15 @@ def check_theorem_1(profile: str = "quick") -> CheckResult:
                     "H0": ["1 + 2^-7", "2^-8", "2^-8"],
                     "state_after_k_ones": "cast(A(1)^k H0)_1 = 1 + 2^-7 if k % 3 == 0 else 1",
                     "decoder": "1{H_1 > 1}"},
+    perturb={"spectrum": ("-1",), "period": 1, "m": 2},
     corrected="With a monotone cast: an LRNN with L layers can recognize (1^m)*, m not a power of two, only if for "
               "some i and x_1..x_{2^{i-1}} the product A(x_1)...A(x_{2^{i-1}}) of layer i has an eigenvalue with "
               "nonzero imaginary part.",
     notes="The extraction prints the index as 'x_{2^i-1}'; the proof (App. B.2: 'powers of the product of 2^{i-1} "
           "state-transition matrices') fixes it as 2^{i-1} (for i = 1 both readings give one matrix, which is all "
           "the counterexample needs). The proof also writes 'k mod d = 1' for 'k mod m = 1'.")
-def check_theorem_2(profile: str = "quick") -> CheckResult:
+def check_theorem_2(profile: str = "quick", spectrum: tuple = ("0", "1/4", "1/2", "1", "2", "-1/4", "-1/2", "-1", "-2"),
+                    period: int = 2, m: int = 3) -> CheckResult:
     K = 300 if profile == "quick" else 3000
     p = charpoly(T2_A1)                       # (x - 1)(x^2 + x/2 + 1/4)
     q, rem = poly_div_linear(p, F(1))
@@ -277,8 +281,7 @@ def check_theorem_2(profile: str = "quick") -> CheckResult:
     count_ok = all((s[0] > 1) == (k % 3 == 0) for k, s in enumerate(states))
     # all k: |2^-8 2^-k cos(.)| <= 2^-9 < 2^-8 for k >= 1
     printed_false = nonreal_small and count_ok
-    found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "1", "2", "-1/4", "-1/2", "-1", "-2")], 2,
-                                     profile, 3)
+    found, K2, N = _corrected_search([F(x) for x in spectrum], period, profile, m)
     ctrl = cast_model_states(T2_A1, (F(0),) * 3, T2_H0, 4 * K2, BF16, "nearest-even")
     control = not tail_monotone(ctrl, 2, 2 * K2) and separates(ctrl, 3, 2 * K2)
     return _corrected_verdict(

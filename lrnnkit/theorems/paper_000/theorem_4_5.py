@@ -91,7 +91,12 @@ def brute_force_agrees(model, fsa, max_len: int) -> tuple:
              "(3) Independent of the certifier: the same compiled models stepped exactly along every word of length "
              "<= 6 (deep: 8) agree with the FSA's output after every step. "
              "The size bounds are recorded separately (000:theorem-4.bounds); the proof's cascade wiring is "
-             "000:theorem-4-proof-wiring.",
+             "000:theorem-4-proof-wiring. Weaker than printed in one respect: lrnnkit's end-to-end construction feeds "
+             "each level the previous level's state from BEFORE the current token (a one-step token shift between "
+             "layers, as Definition 1's cascade needs), which is not part of eq. (1); inside eq. (1) the shift costs "
+             "one delay layer per level (state = one-hot of the last input, A = 0, B = one-hot; the read-out of the "
+             "next layer then sees the pair), which the checked models do not contain. Part (1) is the printed "
+             "per-layer construction itself.",
     tests=["proofs_tests/test_theorems_A_000.py::test_theorem_4_library_agrees"],
     notes="000, Section 4.3 and App. C.4.")
 def check_theorem_4(profile: str = "quick") -> CheckResult:

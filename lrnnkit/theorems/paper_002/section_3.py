@@ -14,21 +14,25 @@ from ._common import PAPER
 
 # =========================================================================== Section 3: FSA columns
 @statement(
-    id="002:section-3.fsa-columns", paper=PAPER, kind="claim",
+    id="002:section-3.fsa-columns", paper=PAPER, kind="claim", perturb={"matrix_form": "rows"},
     statement="The transition function of an FSA, represented in matrix form, is input-dependent and its column "
               "vectors all have unit norm (in ||.||_1).",
     hypotheses="Complete deterministic FSA; matrix of letter a: M(a)[q', q] = 1 iff delta(q, a) = q'.",
     conclusion="Every column of every M(a) has 1-norm exactly 1 (indeed is a standard basis vector, so every p-norm "
                "is 1 and the p-norm constraint of eq. 6 holds for every p).",
     verdict="holds",
-    evidence="The matrix form is one-hot by definition, so the check tests lrnnkit's implementation of it (the "
+    evidence="The statement is true by definition (column q of M(a) is the basis vector e_{delta(q, a)}, 1-norm 1), "
+             "and the check decides it on the definition directly (the one-hot matrix built from delta, columns "
+             "summed exactly); in addition it tests lrnnkit's implementation of the matrix form (the "
              "'block-diagonal-normalized' construction of 002 Section 3.3, which the simulator and the certifier "
              "use): for every transformation automaton on 1..3 states with 2 letters (deep; quick: every 7th of "
              "them, 107 automata) the compiled letter matrices are exactly M(a)[q', q] = 1{delta(q, a) = q'} "
              "(input-dependent: M(a) = M(b) iff a and b act alike), every column has 1-norm exactly 1, and every "
              "product along the words of length <= 3 equals the matrix of the composed transformation (so the "
              "columns stay unit vectors, as eq. 7 needs).")
-def check_fsa_columns(profile: str) -> CheckResult:
+def check_fsa_columns(profile: str, matrix_form: str = "columns") -> CheckResult:
+    """``matrix_form``: ``columns`` is the statement's M(a)[q', q] = 1{delta(q, a) = q'}; ``rows`` (the
+    perturbation) is its transpose, whose columns are not unit vectors for a non-injective letter."""
     import itertools
 
     from ...automata.sources import load_source
@@ -48,6 +52,11 @@ def check_fsa_columns(profile: str) -> CheckResult:
         mats = [layer.transitions[s].A_exact for s in sym]
         for a, M in enumerate(mats):
             want = [[F(int(fsa.delta[q, a] == r)) for q in range(n)] for r in range(n)]
+            if matrix_form == "rows":
+                want = [list(col) for col in zip(*want)]
+            if any(sum(abs(want[r][q]) for r in range(n)) != 1 for q in range(n)):     # the statement itself
+                return CheckResult("falsified", "a column of the matrix form is not a unit vector",
+                                   counterexample={"generators": gens, "letter": a, "matrix": mstr(want)})
             if M != want:
                 return CheckResult("falsified", "the compiled matrix form is not the FSA's one-hot matrix",
                                    counterexample={"generators": gens, "letter": a, "matrix": mstr(M)})

@@ -61,7 +61,10 @@ G_WORDS = ["", "1", "2", "12", "21", "112"]
     hypotheses="r_N -> infinity.",
     conclusion="The Gram deviation of eq. 15 tends to 0 at rate O((N ^ r_N)^{-1/2}) for every fixed pair of words.",
     verdict="holds",
-    evidence="Monte Carlo (the statement is asymptotic: the check tests consistency with the stated rate and that "
+    evidence="What is checked is eq. 15 only, the proof's one own step: the conclusion (maximal probabilistic "
+             "expressivity) is reduced to eq. 15 by the cited result (Cirone et al. 2024b, App. B.3.5), taken as "
+             "given and not re-derived here. "
+             "Monte Carlo (the statement is asymptotic: the check tests consistency with the stated rate and that "
               "the test can detect its failure). All pairs of the words '', 1, 2, 12, 21, 112 (lengths 0..3 over 2 "
               "letters, so |I| + |J| up to 6), r_N = sqrt(N), N = 64 -> 1024: the largest deviation shrinks by a "
               "factor consistent with (r_64 / r_1024)^{1/2} = 1/2 (accepted range [0.2, 0.75], eq. 15 being an upper bound; 400 samples; "

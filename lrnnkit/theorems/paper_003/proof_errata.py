@@ -145,9 +145,10 @@ def repaired_f1_bound(lams: list, t: int):
              "constants never exceed the repaired bound (quick: 120 examples, deep: 2000).",
     counterexample=_F1_CE,
     corrected=_F1_STEP,
+    perturb={"bound_scale": F(1, 2)},
     notes="003, App. F.1. The extraction prints the Neumann bound as '<= I - Lambda'; reconstructed as "
           "(I - Lambda)^{-1} (see 003:theorem-2.1).")
-def check_theorem_2_1_neumann(profile: str = "quick") -> CheckResult:
+def check_theorem_2_1_neumann(profile: str = "quick", bound_scale=1) -> CheckResult:
     from hypothesis import strategies as st
 
     from ._common import _mat_strategy, _rat_strategy
@@ -172,7 +173,7 @@ def check_theorem_2_1_neumann(profile: str = "quick") -> CheckResult:
         for t in range(T):
             R = [row[: (t + 1) * d] for row in L[t * d:(t + 1) * d]]
             # the repaired step, exactly: ||R u||^2 <= b2 sum_tau ||P u_tau||^2, i.e. R^T R <= b2 (I_{t+1} kron P^T P)
-            b2 = repaired_f1_bound(lams, t)
+            b2 = repaired_f1_bound(lams, t) * bound_scale
             PP = mm(tr(P), P)
             K = [[PP[i % d][j % d] * b2 if i // d == j // d else F(0) for j in range((t + 1) * d)]
                  for i in range((t + 1) * d)]

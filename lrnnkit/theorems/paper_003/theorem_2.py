@@ -6,7 +6,7 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 from ...model import exact_matvec
-from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, mstr
+from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, is_psd, mstr
 from .._exact import msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, statement
@@ -140,6 +140,23 @@ def _descent_ok(J: list, delta: list) -> tuple[bool, dict]:
                 "g_star": [fstr(x) for x in gs], "inner_product": fstr(ip)}
 
 
+def descent_form(J: list) -> list:
+    """The symmetric matrix S with ``<g, g*> = delta^T S delta`` for all delta (g = J^T delta, g* = (J*)^T delta,
+    J* = (I - J)^{-1} J): S is the symmetric part of ``J J^T (I - J)^{-T}``. The conclusion of Theorem 2.2 for
+    every delta at once is ``S`` positive semidefinite (decided exactly)."""
+    d = len(J)
+    inv_t = tr(solve(sub(eye(d), J), eye(d)))
+    M = mm(mm(J, tr(J)), inv_t)
+    return [[(M[i][j] + M[j][i]) / 2 for j in range(d)] for i in range(d)]
+
+
+def spectral_radius_lt1(J: list) -> bool:
+    """Every eigenvalue of J lies in the open unit disk (exact: Schur-Cohn on the characteristic polynomial)."""
+    from ..paper_000._common import charpoly
+    from ..paper_000.proposition_1 import schur_cohn_inside
+    return schur_cohn_inside(charpoly(J))
+
+
 @statement(
     id="003:theorem-2.2", paper=PAPER, kind="theorem",
     tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_2_weak_hypothesis_witness"],
@@ -150,8 +167,11 @@ def _descent_ok(J: list, delta: list) -> tuple[bool, dict]:
                "J* = (I - J)^{-1} J (App. B, eq. 7); delta = dL/df.",
     conclusion="<J^T delta, (J*)^T delta> >= 0 for every delta, with > 0 whenever the true gradient (J*)^T delta != 0.",
     verdict="holds",
-    evidence="Exact hypothesis search over J (d <= 3, entries k/8, ||J||_2 < 1 decided exactly) and delta: no "
-             "counterexample. Note: the proof's step '(I - J) has strictly positive eigenvalues' is false for "
+    perturb={"hypothesis": "spectral-radius"},
+    evidence="Exact hypothesis search over J (d <= 3, entries k/8 in [-2, 2], ||J||_2 < 1 decided exactly); for each "
+             "J every delta at once: <g, g*> = delta^T S delta with S the symmetric part of J J^T (I - J)^-T, PSD "
+             "decided exactly (and the strict part on sampled delta): no counterexample. Perturbed to spectral "
+             "radius < 1 the same quick search finds one. Note: the proof's step '(I - J) has strictly positive eigenvalues' is false for "
              "non-symmetric J (eigenvalues may be complex); the conclusion holds because ||J||_2 < 1 makes the "
              "symmetric part of I - J, hence of (I - J)^{-1}, positive definite. The printed strict inequality "
              "'> 0 for all delta' fails when J^T delta = 0 (e.g. J = 0); the check uses >= 0, and > 0 when the "
@@ -159,22 +179,29 @@ def _descent_ok(J: list, delta: list) -> tuple[bool, dict]:
              "[-3/2, -1]] (eigenvalues +-1/2) and delta = (-14, -10) give <g, g*> = -4/3 < 0 (ascent).",
     notes="The proof writes the descent condition as delta^T J_x^* J_x^T delta >= 0; with J_x = J_h this is "
           "omega^T (I - J)^{-1} omega, omega = J^T delta (using (I - J)^{-1} J = J (I - J)^{-1}).")
-def check_theorem_2_2(profile: str) -> CheckResult:
+def check_theorem_2_2(profile: str, hypothesis: str = "2-norm") -> CheckResult:
+    """Exact search over J (d <= 3, entries k/8 in [-2, 2]) satisfying the hypothesis (``2-norm``: ||J||_2 < 1 as
+    printed; ``spectral-radius``: only rho(J) < 1, the perturbation); for each J the conclusion for all delta is
+    decided at once (:func:`descent_form` PSD), the strict part on sampled delta."""
     from hypothesis import strategies as st
     strat = st.integers(1, 3).flatmap(lambda d: st.tuples(
-        _mat_strategy(d, -7, 7, 8), st.lists(st.integers(-3, 3).map(F), min_size=d, max_size=d)))
+        _mat_strategy(d, -16, 16, 8), st.lists(st.integers(-3, 3).map(F), min_size=d, max_size=d)))
+    admissible = norm2_lt1 if hypothesis == "2-norm" else spectral_radius_lt1
 
     def bad(args):
         J, delta = args
-        if not norm2_lt1(J):
+        if not admissible(J):
             return False
-        return not _descent_ok(J, delta)[0]
+        return not is_psd(descent_form(J)) or not _descent_ok(J, delta)[0]
 
     cx = find_or_none(strat, bad, profile, 120, 2000)
     if cx is not None:
-        return CheckResult("falsified", "descent fails", counterexample=_descent_ok(*cx)[1])
-    # necessity of the 2-norm hypothesis: spectral radius < 1 alone is not enough. Witness J (eigenvalues +-1/2,
-    # ||J||_2 > 1) and delta with J^T delta = (1, 3): <g, g*> < 0.
+        J = cx[0]
+        return CheckResult("falsified", f"descent fails for some delta ({hypothesis} < 1)",
+                           counterexample={"J": mstr(J), "descent_form": mstr(descent_form(J)),
+                                           "delta": [fstr(x) for x in cx[1]]})
+    # necessity of the 2-norm hypothesis, on the recorded witness: J (eigenvalues +-1/2, ||J||_2 > 1) and delta with
+    # J^T delta = (1, 3): <g, g*> < 0.
     Jw = [[F(1), F(1, 2)], [F(-3, 2), F(-1)]]
     dw = [r[0] for r in solve(tr(Jw), [[F(1)], [F(3)]])]
     ok_w, info_w = _descent_ok(Jw, dw)
@@ -182,5 +209,6 @@ def check_theorem_2_2(profile: str) -> CheckResult:
     info_w["norm_lt_1"] = norm2_lt1(Jw)
     weak = None if ok_w else info_w
     n = 120 if profile == "quick" else 2000
-    return CheckResult("holds", f"{n} exact examples (d <= 3, ||J||_2 < 1): descent holds",
+    return CheckResult("holds", f"{n} exact examples (d <= 3, ||J||_2 < 1): the descent form J J^T (I - J)^-T has a "
+                                f"PSD symmetric part (every delta at once)",
                        details={"spectral_radius_only_counterexample": weak})
