@@ -18,7 +18,7 @@ EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
             "000:proposition-1-consequence", "000:proposition-1-consequence.unit-interval-reading",
             "000:equation-5-inclusion", "000:appendix-D-identities",
-            # proof errata (issue 15, item 5): wrong proof steps of statements that hold
+            # proof errata: wrong proof steps of statements that hold
             "000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
             "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
             "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction"}
@@ -288,7 +288,7 @@ def test_theorem_4_brute_force_detects_the_printed_wiring():
 ERRATA = ["000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
           "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
           "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction", "003:theorem-2.2-proof-eigenvalues",
-          "003:proposition-G.2-proof-pairings", "003:theorem-2.1-proof-neumann"]
+          "003:theorem-2.1-proof-neumann"]
 
 
 @pytest.mark.parametrize("sid", ERRATA)
@@ -298,6 +298,15 @@ def test_proof_errata_record_the_instance_their_check_finds(sid):
     from lrnnkit.theorems.registry import run_check
     s, r = get(sid), run_check(sid, "quick")
     assert s.verdict == r.verdict == "holds-as-corrected"
+    assert r.counterexample == s.counterexample and r.corrected == s.corrected
+
+
+def test_wording_slip_entries_record_the_literal_counterexample_and_the_intended_statement():
+    """003, App. G: 'the total number of admissible pairings is (4m)!!' is literally false (1 and 3 pairings for
+    m = 1, not 8) but the proof needs only the upper bound, which holds: a wording slip, not a false step."""
+    from lrnnkit.theorems.registry import run_check
+    s, r = get("003:proposition-G.2-proof-pairings"), run_check("003:proposition-G.2-proof-pairings", "quick")
+    assert s.verdict == r.verdict == "holds-with-wording-slip"
     assert r.counterexample == s.counterexample and r.corrected == s.corrected
 
 

@@ -33,7 +33,7 @@ import glob
 import json
 import os
 
-from .registry import CheckResult, Statement, register
+from .registry import OWN, CheckResult, Statement, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results", "learning")
@@ -119,8 +119,8 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
 
 # --------------------------------------------------------------------------- construction as initialisation
 INIT_FILE = os.path.join(RESULTS_DIR, "init_from_construction.json")
-INIT_ID = "000:empirical-construction-init"
-INIT_STATEMENT = ("lrnnkit's question (issue 13, not a paper's claim): a certified construction (000 Theorem 3) "
+INIT_ID = "lrnnkit:construction-init"
+INIT_STATEMENT = ("lrnnkit's own question (not a paper's claim): a certified construction (000 Theorem 3) "
                   "loaded as the initial weights of the same trainable model class keeps its accuracy at length "
                   "10^4 after fine-tuning on short words (3-40 letters) with cross-entropy.")
 KEEP = 0.99   # 'keeps its accuracy': token accuracy at the long length >= KEEP after fine-tuning
@@ -181,7 +181,7 @@ def _init_entry() -> Statement | None:
         v, e, c = _init_verdict(d)
         return CheckResult(v, e, counterexample=c)
 
-    return Statement(id=INIT_ID, paper="000", kind="empirical", statement=INIT_STATEMENT,
+    return Statement(id=INIT_ID, paper=OWN, kind="empirical", statement=INIT_STATEMENT,
                      hypotheses="one trainable DeltaProduct layer (lrnnkit.learn.init_from_model.ConstructionLRNN) "
                                 "initialised from the compiled construction; AdamW, batch 16, words of 3-40 letters",
                      conclusion=f"token accuracy at length 10^4 stays >= {KEEP}", verdict=verdict,

@@ -1,7 +1,7 @@
 """The statement registry: every formal statement of the five papers as an executable check with a verdict.
 
 Each :class:`Statement` records the statement *as printed*, its hypotheses and conclusion, the verdict recorded in
-the registry (``holds``, ``falsified``, ``holds-as-corrected``, ``open``) with its evidence, and a ``check`` that
+the registry (see ``VERDICTS``) with its evidence, and a ``check`` that
 re-derives the verdict: ``check(profile)`` returns a :class:`CheckResult`. The test suite (proofs_tests/) runs every
 check and fails if the verdict it derives differs from the recorded one, so a recorded verdict is always
 reproducible by one command: ``lrnnkit theorems --check ID``.
@@ -14,6 +14,10 @@ Verdicts:
   shrinking) and checkable by hand.
 * ``holds-as-corrected``: falsified as printed, and a corrected statement (recorded in ``corrected``) passes the
   same check.
+* ``holds-with-wording-slip``: the literal wording is false only through an evident slip (a bound stated with the
+  wrong count, a symbol for its neighbour) while the mathematics it serves holds; ``corrected`` gives the intended
+  wording, the check confirms both the slip (a counterexample to the literal words) and the intended statement.
+  Used where ``holds-as-corrected`` would suggest a false step that the argument does not need.
 * ``open``: no decisive check yet (the evidence says why).
 
 Every check takes its input as keyword arguments whose defaults are the statement as printed; ``perturb`` names
@@ -29,9 +33,14 @@ from typing import Callable
 
 from ..errors import InputError
 
-__all__ = ["Statement", "CheckResult", "statement", "register", "get", "all_statements", "run_check", "VERDICTS"]
+__all__ = ["Statement", "CheckResult", "statement", "register", "get", "all_statements", "paper_statements",
+           "run_check", "VERDICTS", "OWN"]
 
-VERDICTS = ("holds", "falsified", "holds-as-corrected", "open")
+VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
+#: verdicts that record a counterexample to the literal statement and a corrected (intended) one
+CORRECTED_VERDICTS = ("holds-as-corrected", "holds-with-wording-slip")
+#: the ``paper`` of lrnnkit's own claims (its measurements and questions): kept apart from the five papers' tallies
+OWN = "lrnnkit"
 PROFILES = ("quick", "deep")
 _REGISTRY: dict = {}
 _LOADED = False
@@ -53,7 +62,7 @@ class CheckResult:
 @dataclass
 class Statement:
     id: str                            # "000:theorem-2", "000:proposition-1.3", "001:lemma-1"
-    paper: str
+    paper: str                         # "000".."004", or OWN for lrnnkit's own claims
     kind: str                          # theorem / proposition / lemma / corollary / construction / claim
     statement: str                     # as printed (reconstructed where the extraction garbled it: say so)
     hypotheses: str
@@ -70,10 +79,10 @@ class Statement:
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"{self.id}: bad verdict {self.verdict!r}")
-        if self.verdict in ("falsified", "holds-as-corrected") and self.counterexample is None:
+        if (self.verdict == "falsified" or self.verdict in CORRECTED_VERDICTS) and self.counterexample is None:
             raise ValueError(f"{self.id}: a {self.verdict} verdict needs a counterexample")
-        if self.verdict == "holds-as-corrected" and not self.corrected:
-            raise ValueError(f"{self.id}: holds-as-corrected needs the corrected statement")
+        if self.verdict in CORRECTED_VERDICTS and not self.corrected:
+            raise ValueError(f"{self.id}: {self.verdict} needs the corrected statement")
 
     @property
     def reproduce(self) -> str:
@@ -119,6 +128,11 @@ def _load_all() -> None:
 def all_statements() -> list:
     _load_all()
     return sorted(_REGISTRY.values(), key=lambda s: (s.paper, s.id))
+
+
+def paper_statements() -> list:
+    """The five papers' statements only (lrnnkit's own claims, ``paper == OWN``, excluded): what tallies count."""
+    return [s for s in all_statements() if s.paper != OWN]
 
 
 def get(sid: str) -> Statement:

@@ -1,4 +1,4 @@
-"""Paper 000: proof steps that are wrong while the statement they serve holds (issue 15, item 5).
+"""Paper 000: proof steps that are wrong while the statement they serve holds.
 
 Each entry's statement is the proof step as printed, so its verdict is ``holds-as-corrected`` (the step is
 falsified by the recorded instance, the corrected step passes the same check), as for 000:theorem-4-proof-wiring;

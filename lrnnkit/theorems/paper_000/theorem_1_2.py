@@ -189,7 +189,10 @@ def _corrected_verdict(found, printed_false: bool, control: bool, message: str, 
                "of transition matrices exact, each term cast, the sum cast; dec arbitrary.",
     conclusion="Some A(x) has an eigenvalue lambda with |lambda| >= 1 that is not a non-negative real.",
     verdict="holds-as-corrected",
-    evidence="Falsified in the paper's own cast model with a standard format: bf16, round-to-nearest-even. One layer, "
+    evidence="Fails only when the limit of the exact state sequence sits exactly on a rounding midpoint: for casts "
+             "continuous at the limit points the theorem holds as printed (000:theorem-1.generic-cast). "
+             "At a midpoint it is falsified in the paper's own cast model with a standard format: bf16, "
+             "round-to-nearest-even. One layer, "
               "n = 2, A(0) = I, B = 0, A(1) = [[1, -3/2], [0, -1/2]] (eigenvalues 1 and -1/2: no eigenvalue with "
               "|lambda| >= 1 outside [0, inf)), H0 = (1 + 2^-7, 2^-8) (both bf16 numbers). The exact product gives "
               "(A(1)^c H0)_1 = 1 + 2^-8 + 2^-8 (-1/2)^c, which for every c >= 1 lies strictly inside (1, 1 + 2^-7) "
@@ -248,7 +251,10 @@ def check_theorem_1(profile: str = "quick", spectrum: tuple = ("0", "1/4", "1/2"
     hypotheses="Finite precision model of App. A.3 / B.1 (as for Theorem 1); m not a power of two.",
     conclusion="Some product of 2^{i-1} transition matrices of layer i has a non-real eigenvalue of modulus >= 1.",
     verdict="holds-as-corrected",
-    evidence="Falsified for m = 3 with one layer (so i = 1 and the product is the single matrix A(1)): bf16, "
+    evidence="Fails only when the limit of the exact state sequence sits exactly on a rounding midpoint: for casts "
+             "continuous at the limit points the theorem holds as printed (000:theorem-2.generic-cast). "
+             "At a midpoint it is falsified for m = 3 with one layer (so i = 1 and the product is the single matrix "
+             "A(1)): bf16, "
               "round-to-nearest-even, n = 3, B = 0, A(1) = [[1, -1, -1/4], [0, 0, -1/4], [0, 1, -1/2]] (eigenvalues "
               "1 and (1/2) e^{+-2 pi i/3}: the non-real ones have modulus 1/2 < 1), H0 = (1 + 2^-7, 2^-8, 2^-8). "
               "Exactly, (A(1)^k H0)_1 = 1 + 2^-8 + 2^-8 2^-k cos(2 pi k / 3) (= 1 + 2^-7 at k = 0), strictly inside "

@@ -161,7 +161,11 @@ def check_claim_contractive(profile: str) -> CheckResult:
     hypotheses="Q_t as in eq. (10), 0 < alpha_it < 1.",
     conclusion="Both properties at once: ||I - Q_t||_2 < 1 and Q_t has a negative eigenvalue.",
     verdict="falsified",
-    evidence="Impossible for every matrix: if Q w = mu w with mu < 0 then ||(I - Q) w|| = (1 - mu)||w|| > ||w||. "
+    evidence="Two readings. This entry is the conjunction (one Q_t with both properties): falsified. The capability "
+             "reading (eq. (10) mixers with 0 < alpha < 1 can have negative eigenvalues, the sentence's reference to "
+             "Grazzi et al.) holds: 003:claim-D.3.2.negative-eigenvalues.capability. "
+             "The conjunction is impossible for every matrix: if Q w = mu w with mu < 0 then ||(I - Q) w|| = "
+             "(1 - mu)||w|| > ||w||. "
              "Exact search over eq. (10) mixers (N <= 3, r <= 3) finds no Q with both properties, and for r = 1 the "
              "two conditions are alpha < 1/2 versus alpha > 1/2. Minimal counterexample to the conjunction: N = 1, "
              "r = 1, alpha = 3/4: Q = -1/2 (negative eigenvalue) but I - Q = 3/2 (not contractive).",
@@ -256,3 +260,37 @@ def _sym_from(v: list, n: int) -> list:
             Q[i][j] = Q[j][i] = v[k]
             k += 1
     return Q
+
+
+def has_negative_eigenvalue(Q: list) -> bool:
+    """Q has a real eigenvalue < 0 (exact: Sturm count of the characteristic polynomial's roots in (-oo, 0))."""
+    import sympy
+    x = sympy.Symbol("x")
+    p = sympy.Matrix([[sympy.Rational(v.numerator, v.denominator) for v in r] for r in Q]).charpoly(x)
+    return p.count_roots(-sympy.oo, 0) - (1 if p.eval(0) == 0 else 0) > 0
+
+
+@statement(
+    id="003:claim-D.3.2.negative-eigenvalues.capability", paper=PAPER, kind="claim",
+    statement="(The second reading of App. D.3.2) 'Q_t also has negative eigenvalues as in (Grazzi et al., 2024)': "
+              "mixers of eq. (10) can have negative eigenvalues.",
+    hypotheses="Q = prod_{i<=r} (I - 2 alpha_i u_i u_i^T / u_i^T u_i), 0 < alpha_i < 1.",
+    conclusion="Some such Q has a negative real eigenvalue.",
+    verdict="holds",
+    evidence="Exact witness: N = 1, r = 1, alpha = 3/4 gives Q = -1/2; a search over eq. (10) mixers (N, r <= 3, "
+             "alpha = k/8) decides the sign of the eigenvalues exactly (Sturm count of the characteristic "
+             "polynomial). The capability needs some alpha_i > 1/2 or r >= 2: perturbed to r = 1 and alpha <= 1/2 "
+             "(eigenvalue 1 - 2 alpha >= 0) no witness exists and the check reports falsified. The conjunction "
+             "with contractivity is 003:claim-D.3.2.negative-eigenvalues (falsified).",
+    perturb={"alpha_hi": 4, "r_max": 1})
+def check_negative_capability(profile: str, alpha_hi: int = 7, r_max: int = 3) -> CheckResult:
+    if 6 <= alpha_hi and r_max >= 1:
+        Q = mixer([F(3, 4)], [[F(1)]])
+        if has_negative_eigenvalue(Q):
+            return CheckResult("holds", "N = 1, r = 1, alpha = 3/4: Q = -1/2", details={"Q": mstr(Q)})
+    found = find_or_none(_mixer_strategy(1, alpha_hi),
+                         lambda a: len(a[0]) <= r_max and has_negative_eigenvalue(mixer(*a)), profile, 100, 1500)
+    if found is not None:
+        return CheckResult("holds", "a mixer with a negative eigenvalue", details=_mixer_json(*found))
+    return CheckResult("falsified", f"no mixer with alpha <= {alpha_hi}/8 and r <= {r_max} has a negative eigenvalue",
+                       counterexample={"alpha_max": f"{alpha_hi}/8", "r_max": r_max})

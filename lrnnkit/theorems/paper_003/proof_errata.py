@@ -1,4 +1,4 @@
-"""Paper 003: proof steps that are wrong while the statement they serve holds (issue 15, item 5).
+"""Paper 003: proof steps that are wrong while the statement they serve holds.
 
 The entry's statement is the proof step as printed: ``holds-as-corrected`` (falsified by the recorded instance,
 the corrected step passes); see lrnnkit/theorems/paper_000/proof_errata.py.
