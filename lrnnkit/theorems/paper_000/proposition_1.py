@@ -310,7 +310,8 @@ def check_prop_1_2c_proof(profile: str = "quick") -> CheckResult:
 def check_prop_1_3a(profile: str = "quick", beta_2_allowed: bool = False) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3):
-        found = search(st_gh_product(n, 4, 0, 2, hi_open=not beta_2_allowed), lambda f, n=n: not spectrum_13a_ok(gh_product(f, n)),
+        found = search(st_gh_product(n, 4, 0, 2, hi_open=not beta_2_allowed),
+                       lambda f, n=n: not spectrum_13a_ok(gh_product(f, n)),
                        N)
         if found is not None:
             return CheckResult("falsified", "eigenvalue on or outside the unit circle (not 1)",
