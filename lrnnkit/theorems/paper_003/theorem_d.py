@@ -196,9 +196,12 @@ def check_appendix_D2_eq9(profile: str) -> CheckResult:
              "formal only through Proposition G.2 (maximal probabilistic expressivity of A^i ~ W M^T / sqrt(N r_N) "
              "with r_N -> infinity, any rate, so log N is one admissible choice) plus the cited universality of "
              "such kernels (Cirone et al. 2024a); G.2's eq. 15 is checked by 003:proposition-G.2 (words of length "
-             "<= 3) and the check here re-runs it. (b) Diagonal side, decided: formalized as 'the state is a linear filter of b(x_t) whose weights depend only on the path increment after t', it holds exactly (003:theorem-D.1.diagonal-half). "
-             "What remains unknown here: a quantified version of either "
-             "half (the paper gives none), and the step from eq. 15 to universality, which is cited, not re-derived.",
+             "<= 3) and the check here re-runs it. (b) Diagonal side, decided: formalized as 'the state is a linear "
+             "filter of b(x_t) whose weights depend only on the path increment after t', it holds exactly "
+             "(003:theorem-D.1.diagonal-half). Open for the dense half only: what remains unknown is a quantified "
+             "'rank ~ log N' and 'N sufficiently large' (the paper gives none; searched: App. G states only G.2, "
+             "with r_N -> infinity at any rate) and the step from eq. 15 to universality, which is cited (Cirone et "
+             "al. 2024b, App. B.3.5), not re-derived.",
     notes="Informal statement ('rank ~ log(N)', 'sufficiently large'): a verdict needs the formal version, which "
           "the paper only gives for the dense half (G.2).")
 def check_theorem_D_1(profile: str) -> CheckResult:
