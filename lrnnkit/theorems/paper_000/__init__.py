@@ -54,3 +54,4 @@ from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix,
     triangular_product_ok)  # noqa: F401
 from .proof_errata import (check_prop_1_3a_real_vectors, check_theorem_1_tail, check_theorem_1_unrolling,  # noqa: F401
     check_theorem_2_jordan_signs, check_theorem_2_tail, check_theorem_3_displaced, check_theorem_6_induction)
+from . import tables_discussion  # noqa: F401  (registers the Discussion and Table 4 entries)
