@@ -154,3 +154,51 @@ def check_d3_s3(profile: str = "quick") -> CheckResult:
         return CheckResult("falsified" if not isos else "open", f"{len(isos)} isomorphisms found (expected 6)",
                            counterexample={"isomorphisms": len(isos)} if not isos else None)
     return CheckResult("holds", "6 isomorphisms D_3 -> S_3 (= |Aut(S_3)|)", details={"example": isos[0]})
+
+
+@statement(
+    id="001:section-2.1.citation", paper=PAPER, kind="claim",
+    statement="(Section 2.1) Scaling beta by 2 enables 'one layer to handle state-tracking tasks such as parity "
+              "checking and, more generally, any group word problem where each element of the input sequence "
+              "corresponds to a permutation of at most two elements, while for other state-tracking tasks, DeltaNet "
+              "requires multiple layers (Grazzi et al., 2025, Theorem 2 and 6)'.",
+    hypotheses="The cited paper is 000 (Grazzi et al.); its statements as numbered there.",
+    conclusion="000's Theorems 2 and 6 are the one-layer swap result and the multi-layer result.",
+    verdict="holds-with-wording-slip",
+    evidence="The mathematics holds, the citation is misnumbered. The one-layer result is 000's Theorem 3 with "
+             "k = 2 (A: Sigma -> M_1^n({-1, 1}), one reflection per swap; recorded holds as 000:theorem-3), checked "
+             "here directly: one layer with A(swap(i, j)) = I - (e_i - e_j)(e_i - e_j)^T and H_0 = (1, 2, 3) tracks "
+             "every word of swaps of length <= 5 in S_3 exactly (the state is the permuted vector, distinct for "
+             "distinct group elements). 000's Theorem 2 is the modular-counting impossibility ('only if'), not a "
+             "construction; Theorem 6 (two layers, addition modulo m with reflections) and Theorem 4 (any FSA, "
+             "several layers) are the multi-layer results. Perturbed to cite Theorem 2 for the one-layer result the "
+             "check fails.",
+    counterexample={"cited": "000, Theorem 2 and 6", "000 Theorem 2": "impossibility (modular counting)",
+                    "one-layer swap result": "000, Theorem 3 (k = 2)"},
+    corrected="(Grazzi et al., 2025, Theorem 3 for one layer with swaps; Theorems 4 and 6 for multiple layers).",
+    perturb={"one_layer_theorem": "000:theorem-2"})
+def check_citation_2_1(profile: str = "quick", one_layer_theorem: str = "000:theorem-3") -> CheckResult:
+    from .. import get
+    s = get(one_layer_theorem)
+    if s.verdict != "holds" or "one layer" not in s.statement or "M_{k-1}^n({-1, 1})" not in s.statement:
+        return CheckResult("falsified", f"{one_layer_theorem} is not a one-layer reflection construction that holds",
+                           counterexample={"cited": one_layer_theorem, "verdict": s.verdict})
+    if "only if" not in get("000:theorem-2").statement or "two layers" not in get("000:theorem-6").statement:
+        return CheckResult("holds", "the cited numbering matches 000 after all")
+    swaps = [(0, 1), (0, 2), (1, 2)]
+    H0 = (F(1), F(2), F(3))
+    mats = {sw: gh(2, tuple(F(1) if r == sw[0] else F(-1) if r == sw[1] else F(0) for r in range(3))) for sw in swaps}
+    for n in range(6):
+        for word in itertools.product(swaps, repeat=n):
+            h, perm = H0, [0, 1, 2]
+            for sw in word:
+                h = mv(mats[sw], h)
+                perm = [sw[1] if p == sw[0] else sw[0] if p == sw[1] else p for p in perm]
+            if h != tuple(H0[perm.index(r)] for r in range(3)):
+                return CheckResult("falsified", "one reflection layer does not track the swaps",
+                                   counterexample=[list(w) for w in word])
+    return CheckResult("holds-with-wording-slip", "000 Theorem 3 (one layer, reflections) tracks every swap word "
+                       "of length <= 5 in S_3 exactly; 000 Theorem 2 is an impossibility result",
+                       counterexample={"cited": "000, Theorem 2 and 6", "000 Theorem 2": "impossibility (modular "
+                                       "counting)", "one-layer swap result": "000, Theorem 3 (k = 2)"},
+                       corrected="Theorem 3 (one layer); Theorems 4 and 6 (multiple layers)")

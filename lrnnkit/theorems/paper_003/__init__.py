@@ -38,3 +38,4 @@ from .mixer import (_mixer_contractive, _mixer_json, _mixer_strategy, _sym_from,
 from .circulant import check_circulant, circulant  # noqa: F401
 from .appendix_g import G_WORDS, check_g2_pairings, count_pairings, double_factorial, check_proposition_G_2, check_remark_G_3, check_remark_G_4, gram_deviation  # noqa: F401
 from .proof_errata import F1_LAMS, F1_P, T22_LAMS, T22_P, check_theorem_2_1_neumann, check_theorem_2_2_eigenvalues, printed_f1_bound, repaired_f1_bound  # noqa: F401
+from . import appendix_e  # noqa: F401  (registers the entries on 000's tables)

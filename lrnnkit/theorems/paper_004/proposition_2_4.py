@@ -254,3 +254,86 @@ def check_remark_A3(profile: str) -> CheckResult:
     return CheckResult("holds", "only a > 0 > b gives a sign read-out of parity; the frequency of networks with such "
                                 "a component, measured by running them, matches 1 - (3/4)^H (99.9% intervals)",
                        details=table)
+
+
+def _diag_state(a: list, b: list, word: str) -> list:
+    """h after ``word`` for the frozen diagonal network h_t = diag(a or b) h_{t-1}, h_0 = (1, ..., 1)."""
+    h = [F(1)] * len(a)
+    for c in word:
+        h = [x * (a[i] if c == "0" else b[i]) for i, x in enumerate(h)]
+    return h
+
+
+def min_norm_readout(a: list, b: list, train: tuple) -> list | None:
+    """The read-out a standard learner fits to two labelled examples (label +1 for even parity, -1 for odd): the
+    minimum-norm interpolant w = sum_j c_j h_j with Gram(h) c = y, which gradient descent from 0 on the squared loss
+    converges to (and, both constraints being active, the hard-margin separator without bias). None if the two
+    states are parallel."""
+    hs = [_diag_state(a, b, t) for t in train]
+    ys = [F(1) if t.count("1") % 2 == 0 else F(-1) for t in train]
+    (p, q), (r, s) = [[sum(x * y for x, y in zip(hi, hj)) for hj in hs] for hi in hs]
+    d = p * s - q * r
+    if d == 0:
+        return None
+    c = [(s * ys[0] - q * ys[1]) / d, (-r * ys[0] + p * ys[1]) / d]
+    return [c[0] * hs[0][i] + c[1] * hs[1][i] for i in range(len(a))]
+
+
+TWO_EXAMPLES_CX = {"H": 2, "a (symbol 0)": ["1/4", "-3/4"], "b (symbol 1)": ["-3/4", "1/4"], "h0": ["1", "1"],
+                   "training pair": {"0": "even", "1": "odd"}, "learned read-out": ["1", "-1"],
+                   "misclassified": {"00": "w.h = 1/16 - 9/16 = -1/2 (predicts odd; '00' is even)"}}
+
+
+@statement(
+    id="004:proposition-2.4.two-examples", paper=PAPER, kind="proposition",
+    statement="(Proposition 2.4 and the abstract) the frozen random network 'can learn parity with perfect accuracy "
+              "from only two training examples' (the proof: the read-out needs 'one example of even and one of odd "
+              "parity' to decode parity from a component with opposite-sign transitions).",
+    hypotheses="Frozen diagonal transitions A_0 = diag(a), A_1 = diag(b), h_0 = 1; a component with a_i > 0 > b_i "
+               "exists (the proof's good case); the read-out is trained on two examples of odd and even parity by a "
+               "standard learner (minimum-norm interpolation: gradient descent from 0 on the squared loss).",
+    conclusion="The learned read-out computes parity for every length.",
+    verdict="falsified",
+    evidence="Exact counterexample, H = 2: a = (1/4, -3/4), b = (-3/4, 1/4) (component 1 is the Remark's ideal one, "
+             "a_1 > 0 > b_1), trained on '0' (even) and '1' (odd): the learned read-out is w = (1, -1) (it fits both: "
+             "1/4 + 3/4 = 1, -3/4 - 1/4 = -1) and misclassifies '00': w.h = 1/16 - 9/16 = -1/2. The second, useless "
+             "component enters the read-out because it separates the two training examples too. A read-out that "
+             "works exists (w = e_1: 004:proposition-2.4 checks existence), but two examples do not single it out. "
+             "On random networks (entries k/8 in (-1, 1), H = 2, 3, with a good component) the learned read-out "
+             "fails on some word of length <= 6 for more than half of them (exact; quick 60, deep 400 networks).",
+    counterexample=TWO_EXAMPLES_CX,
+    perturb={"a": [F(1, 4)], "b": [F(-3, 4)]},
+    notes="Which learner and which two examples the paper means is not said; any learner that can return w = (1, -1) "
+          "on this pair fails the same way. With H = 1 (only the good component) two examples do suffice.")
+def check_two_examples(profile: str = "quick", a: list = None, b: list = None) -> CheckResult:
+    import itertools
+    import random
+    a = [F(1, 4), F(-3, 4)] if a is None else a
+    b = [F(-3, 4), F(1, 4)] if b is None else b
+
+    def first_error(a, b, L=6):
+        w = min_norm_readout(a, b, ("0", "1"))
+        if w is None:
+            return None
+        for n in range(1, L + 1):
+            for t in map("".join, itertools.product("01", repeat=n)):
+                v = sum(x * y for x, y in zip(w, _diag_state(a, b, t)))
+                if v == 0 or (v > 0) != (t.count("1") % 2 == 0):
+                    return {"word": t, "w": [str(x) for x in w], "w.h": str(v)}
+        return None
+    err = first_error(a, b)
+    rng = random.Random(9)
+    grid = [F(k, 8) for k in range(-7, 8) if k]
+    fails = total = 0
+    while total < (60 if profile == "quick" else 400):
+        H = rng.choice([2, 3])
+        aa, bb = [rng.choice(grid) for _ in range(H)], [rng.choice(grid) for _ in range(H)]
+        if any(x > 0 > y for x, y in zip(aa, bb)):
+            total += 1
+            fails += first_error(aa, bb) is not None
+    if err is None:
+        return CheckResult("holds", "the learned read-out computes parity on every word of length <= 6 for this "
+                                    f"network ({fails}/{total} random networks fail)")
+    return CheckResult("falsified", f"the read-out learned from '0', '1' misclassifies {err['word']!r}; {fails}/{total} "
+                       "random networks with a good component fail likewise", counterexample=TWO_EXAMPLES_CX,
+                       details={"error": err, "random_failures": f"{fails}/{total}"})
