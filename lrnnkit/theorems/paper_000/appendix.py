@@ -13,7 +13,7 @@ from ._common import PAPER, refl, rot
 
 
 @statement(
-    id="000:appendix-A.2", paper=PAPER, kind="claim",
+    id="000:appendix-A.2", paper=PAPER, perturb={"row_form": True}, kind="claim",
     statement="(App. A.2) Any FSA is implemented by a single-layer LRNN with n = |Q|, H0 = e_1, B = 0 and "
               "A(w)_{q',q} = 1{delta(q, w) = q'}; such A(w) can have norm greater than one (and be neither symmetric "
               "nor triangular).",
@@ -24,12 +24,13 @@ from ._common import PAPER, refl, rot
              "all pairs on 2 states): the one-hot state after every word is e_{delta(q0, w)} (BFS); the constant map "
              "on 2 states has A = [[1, 1], [0, 0]] with ||A||^2 = 2 > 1.",
     notes="000, Appendix A.2.")
-def check_appendix_a2(profile: str = "quick") -> CheckResult:
+def check_appendix_a2(profile: str = "quick", row_form: bool = False) -> CheckResult:
     for N in (1, 2, 3):
         maps = list(itertools.product(range(N), repeat=N))
         sets = [[m] for m in maps] + ([list(c) for c in itertools.combinations(maps, 2)] if N == 2 else [])
         for letters in sets:
-            mats = [tuple(tuple(F(int(p[q] == r)) for q in range(N)) for r in range(N)) for p in letters]
+            mats = [tuple(tuple(F(int((p[r] == q) if row_form else (p[q] == r))) for q in range(N)) for r in range(N))
+                    for p in letters]
             H0 = basis_vector(0, N)
             seen, todo = {0}, [0]
             while todo:
@@ -50,7 +51,7 @@ def check_appendix_a2(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="000:appendix-D-identities", paper=PAPER, kind="lemma",
+    id="000:appendix-D-identities", paper=PAPER, perturb={"hh_sign": -1}, kind="lemma",
     statement="(App. D) With R(alpha) the rotation by alpha and H(alpha) = [[cos alpha, sin alpha], [sin alpha, "
               "-cos alpha]] the reflection across the line at angle alpha/2: R(alpha) R(gamma) = R(alpha + gamma), "
               "H(alpha) H(gamma) = R(alpha - gamma), R(alpha) H(gamma) = H(alpha + gamma), H(gamma) R(alpha) = "
@@ -63,10 +64,10 @@ def check_appendix_a2(profile: str = "quick") -> CheckResult:
              "the angle-addition formulas is the proof; a float64 check on random real angles (tolerance 1e-12) is "
              "in the tests.",
     notes="000, App. D (also used by 001, App. B).")
-def check_appendix_d(profile: str = "quick") -> CheckResult:
+def check_appendix_d(profile: str = "quick", hh_sign: int = 1) -> CheckResult:
     N = 12 if profile == "quick" else 24
     for a, g in itertools.product(range(N), repeat=2):
-        if mm(rot(a, N), rot(g, N)) != rot(a + g, N) or mm(refl(a, N), refl(g, N)) != rot(a - g, N) \
+        if mm(rot(a, N), rot(g, N)) != rot(a + g, N) or mm(refl(a, N), refl(g, N)) != rot(hh_sign * (a - g), N) \
                 or mm(rot(a, N), refl(g, N)) != refl(a + g, N) or mm(refl(g, N), rot(a, N)) != refl(g - a, N):
             return CheckResult("falsified", "identity fails", counterexample={"alpha": f"2pi*{a}/{N}",
                                                                               "gamma": f"2pi*{g}/{N}"})

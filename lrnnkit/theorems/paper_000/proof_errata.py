@@ -54,7 +54,7 @@ def _unrolled(As: list, Bs: list, H0, upto: int) -> tuple:
 
 
 @statement(
-    id="000:theorem-1-proof-unrolling", paper=PAPER, kind="construction",
+    id="000:theorem-1-proof-unrolling", paper=PAPER, perturb={"as_printed": True}, kind="construction",
     statement="(Proof of Theorem 1, App. B.1) 'By unrolling the recursion in 1 we obtain H_k = sum_{i=1}^{k-1} "
               "(prod_{j=i+1}^{k-1} A(x_j)) B(x_i) + (prod_{i=1}^k A(x_i)) H_0' (with prod_{j=k}^{k-1} = I).",
     hypotheses="H_i = A(x_i) H_{i-1} + B(x_i) (eq. 1).",
@@ -70,7 +70,8 @@ def _unrolled(As: list, Bs: list, H0, upto: int) -> tuple:
              "2 x 2 rational letters. The proof then uses the input 1^k form H_k = sum_{i=0}^{k-1} A(1)^i B(1) + "
              "A(1)^k H_0, which is right (it is the corrected form), so Theorem 1's argument is unaffected.",
     notes="000, App. B.1, first display.")
-def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
+def check_theorem_1_unrolling(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed closed form in place of the corrected one."""
     import itertools
     one = ((F(1, 2),),)
     printed1 = _unrolled([one], [(F(1),)], (F(0),), 0)
@@ -88,7 +89,7 @@ def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
     for k in range(1, 5 if profile == "quick" else 7):
         for w in itertools.product((0, 1), repeat=k):
             As, Bs = [letters[c][0] for c in w], [letters[c][1] for c in w]
-            if _unrolled(As, Bs, H0, k) != _unrolled_true(As, Bs, H0):
+            if _unrolled(As, Bs, H0, k - 1 if as_printed else k) != _unrolled_true(As, Bs, H0):
                 return CheckResult("falsified", f"the corrected closed form fails on {w}", counterexample=list(w))
             count += 1
     return CheckResult("holds-as-corrected", f"printed closed form: H_1 = {printed1[0]} (true {true1[0]}), H_2 = "
@@ -101,7 +102,7 @@ _THM1_TAIL = "Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (k - tau) C)"
 
 
 @statement(
-    id="000:theorem-1-proof-tail-count", paper=PAPER, kind="construction",
+    id="000:theorem-1-proof-tail-count", paper=PAPER, perturb={"as_printed": True}, kind="construction",
     statement="(Proof of Theorem 1, App. B.1) With C_k = cast(A(1)^k B(1)) = C and D_k = cast(A(1)^k H_0) = D for "
               "k >= tau: 'Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (1 - tau) C + k C)'.",
     hypotheses="k >= tau; Hhat_k = cast(sum_{i=0}^{k-1} C_i + D_k) (the paper's finite-precision model).",
@@ -123,7 +124,8 @@ _THM1_TAIL = "Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (k - tau) C)"
           "(infinity - infinity: k + (k mod 2) and k both tend to +infinity, their difference alternates 0, 1); it "
           "holds for the Jordan terms binom(k, j) lambda^(k - j), lambda >= 1 real, because distinct (lambda, j) "
           "have distinct growth orders, so a non-zero combination is dominated by one term.")
-def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
+def check_theorem_1_tail(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed coefficient 1 - tau (plus k C) as the correction."""
     K = 300
     instances = [(((F(1),),), (F(1),), (F(0),)),
                  (((F(1, 2),),), (F(3),), (F(5),)),
@@ -143,7 +145,7 @@ def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
             run = _vsum((F(1), run), (F(1), C[k]))
             if k < tau:
                 continue
-            corrected = _vsum(*head, (F(1), Db), (F(k - tau), Cb))
+            corrected = _vsum(*head, (F(1), Db), (F(k - tau + int(as_printed)), Cb))
             if corrected != exact:
                 return CheckResult("falsified", f"instance {idx}: corrected tail sum fails at k = {k}",
                                    counterexample={"instance": idx, "k": k})
@@ -175,7 +177,7 @@ def _jordan_power(lam, size: int, k: int) -> tuple:
 
 
 @statement(
-    id="000:theorem-2-proof-jordan-signs", paper=PAPER, kind="construction",
+    id="000:theorem-2-proof-jordan-signs", paper=PAPER, perturb={"as_printed": True}, kind="construction",
     statement="(Proof of Theorem 2, App. B.2) For a Jordan block with real eigenvalue lambda <= -1 the entries above "
               "the diagonal are z_k = binom(k, j) (-1)^{k-t} |lambda|^{k-t}, and 'lim z_{2k} = infinity, "
               "lim z_{2k+1} = -infinity'.",
@@ -191,7 +193,8 @@ def _jordan_power(lam, size: int, k: int) -> tuple:
              "offset 1 and 2, k <= 16: constant sign per parity, |z| strictly increasing). What the proof needs "
              "(each parity subsequence of every entry tends to one point of the extended line) still holds.",
     notes="000, App. B.2, the limits display of the one-layer case.")
-def check_theorem_2_jordan_signs(profile: str = "quick") -> CheckResult:
+def check_theorem_2_jordan_signs(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed signs (+infinity for even powers) as the correction."""
     for k in range(1, 9):
         if _jordan_power(F(-1), 2, 2 * k)[0][1] != -2 * k or _jordan_power(F(-1), 2, 2 * k + 1)[0][1] != 2 * k + 1:
             return CheckResult("open", "J^k entry differs from k (-1)^(k-1): the recorded instance does not verify",
@@ -204,7 +207,7 @@ def check_theorem_2_jordan_signs(profile: str = "quick") -> CheckResult:
         for t in (1, 2):
             for par in (0, 1):
                 seq = [pw[k][0][t] for k in range(4, Kmax + 1) if k % 2 == par]
-                want = (-1) ** t * (1 if par == 0 else -1)       # corrected sign of z_{2k} / z_{2k+1}
+                want = (1 if as_printed else (-1) ** t) * (1 if par == 0 else -1)   # sign of z_{2k} / z_{2k+1}
                 if any(x * want <= 0 for x in seq) or any(abs(a) >= abs(b) for a, b in zip(seq, seq[1:])):
                     return CheckResult("falsified", "corrected sign / divergence fails",
                                        counterexample={"lambda": str(lam), "t": t, "parity": par})
@@ -236,7 +239,7 @@ def _thm2_corrected(C, D, tau: int, k: int) -> tuple:
 
 
 @statement(
-    id="000:theorem-2-proof-tail-count", paper=PAPER, kind="construction",
+    id="000:theorem-2-proof-tail-count", paper=PAPER, perturb={"as_printed": True}, kind="construction",
     statement="(Proof of Theorem 2, App. B.2) With cast(A(1)^k B) = C1 / C2 and cast(A(1)^k H_0) = D1 / D2 for odd / "
               "even k >= tau, tau even: 'Hhat_{2k} = cast(sum_{i=1}^{tau-1} C_i + (k - tau/2 + 1) C2 + (k - tau/2) C1 "
               "+ k D2), Hhat_{2k+1} = cast(sum_{i=1}^{tau-1} C_i + (k - tau/2 + 1)(C2 + C1) + k D1)'.",
@@ -254,7 +257,8 @@ def _thm2_corrected(C, D, tau: int, k: int) -> tuple:
              "2-periodic cast terms; the proof's conclusion (Hhat_k eventually 2-periodic) holds on them. The limit "
              "argument survives the correction (k D is replaced by a constant).",
     notes="000, App. B.2, the display 'Finally if for simplicity we consider tau mod 2 = 0'.")
-def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
+def check_theorem_2_tail(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed expressions as the correction."""
     K = 200
     instances = [(((F(-1),),), (F(1),), (F(1),)),
                  (((F(-2),),), (F(1),), (F(0),)),
@@ -271,7 +275,7 @@ def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
         for c in C:
             pre.append(_vsum((F(1), pre[-1]), (F(1), c)))
         for k in range(tau // 2, K // 2):
-            ev, od = _thm2_corrected(C, D, tau, k)
+            ev, od = (_thm2_printed if as_printed else _thm2_corrected)(C, D, tau, k)
             tev = _vsum((F(1), pre[2 * k]), (F(1), D[2 * k]))
             tod = _vsum((F(1), pre[2 * k + 1]), (F(1), D[2 * k + 1]))
             if ev != tev or od != tod:
@@ -298,7 +302,7 @@ _P13_REPAIR = ("run the norm argument over C^n: C^2 = I - beta(2 - beta) k k^T g
 
 
 @statement(
-    id="000:proposition-1.3a-proof-real-vectors", paper=PAPER, kind="construction",
+    id="000:proposition-1.3a-proof-real-vectors", paper=PAPER, perturb={"factor_sign": 1}, kind="construction",
     statement="(Proof of Prop. 1, App. C.1, third item) 'Any unit vector v in R^n can then be written as v = v_1 + v_2 "
               "... Therefore, if v is also an eigenvector with eigenvalue lambda in C, then ||N v|| = |lambda| < 1. "
               "Hence, we proved that for every eigenvector with eigenvalue lambda either lambda = 1 or |lambda| < 1.'",
@@ -318,7 +322,8 @@ _P13_REPAIR = ("run the norm argument over C^n: C^2 = I - beta(2 - beta) k k^T g
           "(000:proposition-1.3a notes: 'min x(2 - x) = 1'; 000:proposition-1.3b: the division by v^T C_k v). "
           "A sign slip of the same paragraph: 'v^T k_{i'} = v_1^T k_{i'} in (0, 1]' should read |v^T k_{i'}| in "
           "(0, 1] (v = -k_{i'} gives -1); only (v^T k_{i'})^2 > 0 is used.")
-def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
+def check_prop_1_3a_real_vectors(profile: str = "quick", factor_sign: int = -1) -> CheckResult:
+    """``factor_sign`` = +1 (the perturbation) tests C^2 = I - beta(2 + beta) k k^T, a wrong repair."""
     b = F(3, 2)
     C1, C2 = gh(b, (F(1), F(0))), gh(b, (F(3, 5), F(4, 5)))
     N = mm(C1, C2)
@@ -332,7 +337,7 @@ def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
     for k in ((F(1), F(0)), (F(3, 5), F(4, 5))):
         C = gh(b, k)
         kk = tuple(tuple(x * y for y in k) for x in k)
-        if mm(C, C) != madd(eye(2), kk, -b * (2 - b)):
+        if mm(C, C) != madd(eye(2), kk, -b * (2 + factor_sign * b)):
             return CheckResult("falsified", "C^2 != I - beta(2 - beta) k k^T", counterexample=_mat_json(C))
     return CheckResult("holds-as-corrected", f"N = {_mat_json(N)}: discriminant {disc} < 0 (no real eigenvector), "
                        f"|lambda|^2 = det N = {det_} < 1; C^2 = I - beta(2 - beta) k k^T exact",
@@ -346,7 +351,7 @@ _T3_COUNT = ("k = max_w sum_{q in Q} 1{delta(q, w) != q} counts displaced states
 
 
 @statement(
-    id="000:theorem-3-proof-displaced-count", paper=PAPER, kind="construction",
+    id="000:theorem-3-proof-displaced-count", paper=PAPER, perturb={"below_k_n": True}, kind="construction",
     statement="(Proof of Theorem 3, App. C.2) 'Let k = max_w sum_{q in Q} 1{delta(q, w) != q} = max_w sum_{i=1}^n "
               "1{(A(w) H_0)_i != H_{0,i}} be the maximum number of displaced elements of the permutation associated "
               "with the alphabet'; 'from Cayley's theorem ... isomorphic to a subgroup of S_n'.",
@@ -366,7 +371,9 @@ _T3_COUNT = ("k = max_w sum_{q in Q} 1{delta(q, w) != q} counts displaced states
     notes="000, App. C.2, last paragraph of the permutation case. A second slip of the same proof, not checked "
           "separately: in the parity case the printed 'g(1) = 1 while g(0) = -1' inverts g; with H_0 = -1 for q_0 = 0 "
           "it should read g(-1) = 0, g(1) = 1 (g maps the states {-1, 1} to Q = {0, 1}).")
-def check_theorem_3_displaced(profile: str = "quick") -> CheckResult:
+def check_theorem_3_displaced(profile: str = "quick", below_k_n: bool = False) -> CheckResult:
+    """``below_k_n`` (the perturbation) demands at most k_n - 2 swaps per letter, one fewer than the minimal-degree
+    construction needs."""
     rows = {}
     for name in ("S3", "Z6"):
         letters = regular_automaton(THM3_REGULAR[name])
@@ -379,7 +386,7 @@ def check_theorem_3_displaced(profile: str = "quick") -> CheckResult:
         mats = []
         for im in best:
             sw = transpositions(im)
-            if len(sw) > kQ - 1:
+            if len(sw) > (kn - 2 if below_k_n else kQ - 1):
                 return CheckResult("falsified", f"{name}: a letter needs more than k - 1 swaps",
                                    counterexample=rows[name])
             mats.append(prod([gh(2, swap_vector(i, j, n)) for i, j in sw], n) if sw else eye(n))
@@ -399,7 +406,7 @@ _T6_STEP = ("h_{i+1} = H(theta(x_{i+1}, 0)) c_{y_i} = d_{y_{i+1}} if i mod 2 = 1
 
 
 @statement(
-    id="000:theorem-6-proof-induction", paper=PAPER, kind="construction",
+    id="000:theorem-6-proof-induction", paper=PAPER, perturb={"as_printed": True}, kind="construction",
     statement="(Proof of Theorem 6, App. D, induction step) 'h_{i+1} = H(theta(x_{i+1}, 1)) h_i = H(theta(x_{i+1}, 1)) "
               "c_{y_i} = c_{x_{i+1} + y_i mod m} = c_{y_{i+1}} if i mod 2 = 1, and H(theta(x_{i+1}, 0)) d_{y_i} = "
               "d_{y_{i+1}} if i mod 2 = 0'.",
@@ -419,7 +426,8 @@ _T6_STEP = ("h_{i+1} = H(theta(x_{i+1}, 0)) c_{y_i} = d_{y_{i+1}} if i mod 2 = 1
              "identities (7), (8) themselves are right (checked on the same grid). The statement holds "
              "(000:theorem-6, exact reachable-state search).",
     notes="000, App. D, the display after 'then, using again (7) and (8), we obtain'.")
-def check_theorem_6_induction(profile: str = "quick") -> CheckResult:
+def check_theorem_6_induction(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): check the printed H(theta(j, 1)) c_i = c_{i+j} as if it were the fix."""
     from ._common import refl, rot
     first = None
     for m in range(1, 7 if profile == "quick" else 17):
@@ -437,6 +445,9 @@ def check_theorem_6_induction(profile: str = "quick") -> CheckResult:
                     return CheckResult("falsified", "identity (7) or (8) fails",
                                        counterexample={"m": m, "i": i, "j": j})
                 printed = mv(refl(th1[j], N2), c[i])
+                if as_printed and printed != c[(i + j) % m]:
+                    return CheckResult("falsified", "H(theta(j, 1)) c_i != c_{i+j}", counterexample={"m": m, "i": i,
+                                                                                                   "j": j})
                 if printed != d[(i - j) % m]:
                     return CheckResult("open", "H(theta(j, 1)) c_i is not d_{i-j} (the recorded analysis fails)",
                                        details={"m": m, "i": i, "j": j})

@@ -14,7 +14,7 @@ from ._common import PAPER, rot, swap_vector, transpositions
 
 
 @statement(
-    id="000:section-4.3-multi-token", paper=PAPER, kind="claim",
+    id="000:section-4.3-multi-token", paper=PAPER, perturb={"swap_slack": -1}, kind="claim",
     statement="(Section 4.3, after Theorem 3) If each transition uses k letters and B = 0, A: R^l -> M_1^n([-1, 1]), "
               "the layer can model permutations that change up to k + 1 elements since H_t = C(x_t, ..., x_{t-k}) "
               "H_{t-k}, C(x_t, ..., x_{t-k}) := A(x_t) A(x_{t-1}) ... A(x_{t-k}) in M_k^n([-1, 1]).",
@@ -31,7 +31,7 @@ from ._common import PAPER, rot, swap_vector, transpositions
                     "why": "C is not symmetric, every element of M_1^2 is"},
     corrected="With k letters per transition: H_t = C(x_t, ..., x_{t-k+1}) H_{t-k}, C = A(x_t)...A(x_{t-k+1}) in "
               "M_k^n([-1, 1]); permutations moving up to k + 1 elements are products of <= k swaps.")
-def check_multi_token(profile: str = "quick") -> CheckResult:
+def check_multi_token(profile: str = "quick", swap_slack: int = 0) -> CheckResult:
     A1 = gh(2, (F(0), F(1)))
     A0 = gh(2, swap_vector(0, 1, 2))
     C = mm(A1, A0)
@@ -40,7 +40,7 @@ def check_multi_token(profile: str = "quick") -> CheckResult:
     for n in range(2, 6):
         for p in itertools.permutations(range(n)):
             moved = sum(1 for i in range(n) if p[i] != i)
-            if moved and len(transpositions(p)) > max(moved - 1, 0):
+            if moved and len(transpositions(p)) > max(moved - 1 + swap_slack, 0):
                 return CheckResult("falsified", "a permutation moving k + 1 points needs more than k swaps",
                                    counterexample=list(p))
     return CheckResult("holds-as-corrected", f"C = {_mat_json(C)} is not symmetric, so not in M_1^2; corrected "
@@ -49,7 +49,7 @@ def check_multi_token(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="000:section-4.2-rotation", paper=PAPER, kind="claim",
+    id="000:section-4.2-rotation", paper=PAPER, perturb={"second": ((F(-1), F(0)), (F(0), F(1)))}, kind="claim",
     statement="(Section 4.2) For any m in N there exist unit vectors v_1, v_2 in R^2 with R(theta) = "
               "(I - 2 v_1 v_1^T)(I - 2 v_2 v_2^T), theta = 2 pi / m; with A(1) = R(theta), H0 = (1, 0)^T and "
               "dec(H, x) = argmax_i D_i^T H, D_i = R(i theta) H0, the one-layer LRNN outputs t mod m on 1^t.",
@@ -60,12 +60,12 @@ def check_multi_token(profile: str = "quick") -> CheckResult:
              "cos(theta/2)) give R(theta) entrywise; the states R(t theta) H0 are m distinct unit vectors, so the "
              "argmax decoder returns t mod m exactly (strict maximum D_i^T D_i = 1 > D_j^T D_i).",
     notes="000, Section 4.2.")
-def check_rotation(profile: str = "quick") -> CheckResult:
+def check_rotation(profile: str = "quick", second=((F(1), F(0)), (F(0), F(-1)))) -> CheckResult:
     M = 12 if profile == "quick" else 30
     for m in range(1, M + 1):
         v1 = (-sin2pi(1, 2 * m), cos2pi(1, 2 * m))       # angle pi/m + pi/2
         H1 = householder(2, v1)
-        H2 = ((F(1), F(0)), (F(0), F(-1)))
+        H2 = second
         if mm(H1, H2) != rot(1, m):
             return CheckResult("falsified", "R(2 pi/m) is not H1 H2", counterexample={"m": m})
         states = [mv(rot(t, m), (F(1), F(0))) for t in range(m)]

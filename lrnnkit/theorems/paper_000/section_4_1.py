@@ -27,7 +27,7 @@ def counter_parity_failure(fmt, mode: str = "nearest-even", limit: int = 1 << 12
 
 
 @statement(
-    id="000:equation-2", paper=PAPER, kind="claim",
+    id="000:equation-2", paper=PAPER, perturb={"a": 2}, kind="claim",
     statement="(Section 4.1, eq. 2) h_t = h_{t-1} + x_t, h_0 = 0, y_t = h_t mod 2 solves parity (A(x) = 1, B(x) = x, "
               "dec = mod 2); but in finite precision the state grows without bound: h_t in {0..t} needs "
               "log2(t + 1) bits, eventually reaching the limit of the precision range.",
@@ -41,13 +41,13 @@ def counter_parity_failure(fmt, mode: str = "nearest-even", limit: int = 1 << 12
              "1^t the first wrong output is at t = 2^p + 1: t = 257 in bf16 (p = 8) and t = 17 in the 8-bit toy "
              "format (p = 4).",
     notes="000, Section 4.1. The constant-size alternative is eq. (3) (000:equation-3).")
-def check_equation_2(profile: str = "quick") -> CheckResult:
+def check_equation_2(profile: str = "quick", a: int = 1) -> CheckResult:
     L = 12 if profile == "quick" else 16
     for n in range(1, L + 1):
         for w in itertools.product((0, 1), repeat=n):
             h = 0
             for t, x in enumerate(w, 1):
-                h = 1 * h + x                       # A(x) = 1, B(x) = x
+                h = a * h + x                       # A(x) = a (1 in eq. 2), B(x) = x
                 if h % 2 != sum(w[:t]) % 2 or h > t or h.bit_length() > t.bit_length():
                     return CheckResult("falsified", "eq. (2) gives a wrong parity", counterexample=list(w[:t]))
     fails = {"bf16": counter_parity_failure(BF16), "toy8": counter_parity_failure(TOY8)}
@@ -87,7 +87,7 @@ def _triangular_lrnns(n_max: int):
 
 
 @statement(
-    id="000:section-4.1-triangular", paper=PAPER, kind="claim",
+    id="000:section-4.1-triangular", paper=PAPER, perturb={"fill_below": True}, kind="claim",
     statement="(Sections 4.1 and 4.3) Repeated products of triangular matrices with eigenvalues in [-1, 1] remain "
               "triangular, with eigenvalues in the same range; so LRNNs with diagonal or triangular (real) "
               "state-transition matrices cannot solve counting modulo m (m not a power of two).",
@@ -107,7 +107,7 @@ def _triangular_lrnns(n_max: int):
              "K = 120).",
     notes="000, Sections 4.1 and 4.3. The same grid does contain a parity solver (eigenvalue -1), as Theorem 1 "
           "allows: the search has power (recorded in the details).")
-def check_triangular(profile: str = "quick") -> CheckResult:
+def check_triangular(profile: str = "quick", fill_below: bool = False) -> CheckResult:
     # random rational upper-triangular products (a seeded stream: hypothesis' generation of Fraction matrices
     # costs ~0.1 s per example here, too slow for the quick profile)
     rng = np.random.default_rng(2)
@@ -115,7 +115,7 @@ def check_triangular(profile: str = "quick") -> CheckResult:
     n = 3
     for _ in range(N):
         mats = [tuple(tuple(F(int(rng.integers(-6, 7)), 6) if i == j else
-                            (F(int(rng.integers(-9, 10)), int(rng.integers(1, 5))) if j > i else F(0))
+                            (F(int(rng.integers(-9, 10)), int(rng.integers(1, 5))) if j > i or fill_below else F(0))
                             for j in range(n)) for i in range(n)) for _ in range(int(rng.integers(1, 5)))]
         if not triangular_product_ok(mats):
             return CheckResult("falsified", "a product of triangular matrices is not triangular",
@@ -140,7 +140,7 @@ def check_triangular(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="000:zero-matrix-factors", paper=PAPER, kind="claim",
+    id="000:zero-matrix-factors", paper=PAPER, perturb={"beta": F(1, 2)}, kind="claim",
     statement="(Section 4.3 and App. C.4) 0 = prod_{i=1}^n (I - e_i e_i^T) in M_n^n({0}); the zero matrix can be "
               "obtained only inefficiently, as a product of n GH matrices.",
     hypotheses="GH matrices I - beta v v^T, ||v|| = 1, any real beta.",
@@ -152,9 +152,9 @@ def check_triangular(profile: str = "quick") -> CheckResult:
              "exact random search (n = 2..4, k = 1..n-1 factors, beta in [-3, 3], rational directions; 150 quick, "
              "1500 deep) and attained (rank exactly n - k for the factors I - e_i e_i^T).",
     notes="000, Section 4.3 ('we can obtain the zero matrix only inefficiently as a product of n GH matrices').")
-def check_zero_matrix(profile: str = "quick") -> CheckResult:
+def check_zero_matrix(profile: str = "quick", beta=1) -> CheckResult:
     for n in range(1, 7):
-        Z = prod([gh(1, basis_vector(i, n)) for i in range(n)], n)
+        Z = prod([gh(beta, basis_vector(i, n)) for i in range(n)], n)
         if any(x != 0 for r in Z for x in r):
             return CheckResult("falsified", f"prod (I - e_i e_i^T) != 0 for n = {n}", counterexample={"n": n})
         for k in range(1, n):

@@ -12,7 +12,7 @@ from ._common import PAPER, refl, rot
 
 
 @statement(
-    id="000:theorem-6", paper=PAPER, kind="theorem",
+    id="000:theorem-6", paper=PAPER, perturb={"theta1_sign": 1}, kind="theorem",
     statement="Theorem 6 (Modular addition with reflections). An LRNN with two layers in the form (1), where "
               "A: N -> {-1} for the first layer and A: R^2 -> M_1^2({-1}) for the second layer, can perform "
               "addition modulo m. In particular, the LRNN will have 2 scalar states in the first layer and 2m states, "
@@ -28,7 +28,7 @@ from ._common import PAPER, refl, rot
              "y the running sum, the 2m vectors c_i, d_i are distinct unit vectors (so the argmax is strict and "
              "correct), and the search closes; both layers use the printed transition sets.",
     notes="000, Appendix D. The proof's closing line writes y_t = (sum_{i=1}^m x_i) mod m for sum_{i=1}^t.")
-def check_theorem_6(profile: str = "quick") -> CheckResult:
+def check_theorem_6(profile: str = "quick", theta1_sign: int = -1) -> CheckResult:
     M = 8 if profile == "quick" else 16
     for m in range(1, M + 1):
         N2 = 2 * m                                         # angles are multiples of pi/m = 2 pi / (2m)
@@ -38,7 +38,7 @@ def check_theorem_6(profile: str = "quick") -> CheckResult:
         allv = d + cs
         if len(set(allv)) != 2 * m or any(dot(v, v) != 1 for v in allv):
             return CheckResult("falsified", "c_i, d_i not distinct unit vectors", counterexample={"m": m})
-        theta = {(i, 1): (1 - 2 * i) % N2 for i in range(m)}
+        theta = {(i, 1): (1 + theta1_sign * 2 * i) % N2 for i in range(m)}
         theta.update({(i, 0): (2 * i + 1) % N2 for i in range(m)})
         start = (F(0), d[0], 0)
         seen, todo = {start}, [start]
