@@ -77,7 +77,7 @@ def check_rotation(profile: str = "quick", second=((F(1), F(0)), (F(0), F(-1))))
 
 
 @statement(
-    id="000:equation-5-inclusion", paper=PAPER, kind="claim",
+    id="000:equation-5-inclusion", paper=PAPER, perturb={"pad_beta": 1}, kind="claim",
     statement="(Section 4.3, after eq. 5) M_k^n(Omega) subset M_{k'}^n(Omega') if 1 in Omega, k' >= k and "
               "Omega subset Omega'.",
     hypotheses="1 in Omega (the identity I - 0 v v^T is an admissible factor), k' >= k, Omega subset Omega'.",
@@ -89,14 +89,14 @@ def check_rotation(profile: str = "quick", second=((F(1), F(0)), (F(0), F(-1))))
              "reflection has determinant -1, a product of two has determinant +1 (checked), so the hypothesis "
              "1 in Omega is needed.",
     notes="000, Section 4.3.")
-def check_inclusion(profile: str = "quick") -> CheckResult:
+def check_inclusion(profile: str = "quick", pad_beta=0) -> CheckResult:
     N = 40 if profile == "quick" else 400
     st = _st()
 
     def bad(args):
         facs, pad = args
         n = len(facs[0][1])
-        padded = list(facs) + [(F(0), facs[0][1])] * pad
+        padded = list(facs) + [(F(pad_beta), facs[0][1])] * pad
         return gh_product(facs, n) != gh_product(padded, n)
     found = search(st.tuples(st_gh_product(2, 3, 0, 2), st.integers(0, 2)), bad, N)
     if found is not None:

@@ -129,7 +129,7 @@ def _controls() -> dict:
 
 
 @statement(
-    id="000:theorem-1.generic-cast", paper=PAPER, kind="theorem",
+    id="000:theorem-1.generic-cast", paper=PAPER, perturb={"units": (F(-1),)}, kind="theorem",
     statement="Theorem 1 as printed (parity needs, in some layer, an eigenvalue lambda with |lambda| >= 1 and lambda "
               "not a non-negative real), for casts that are continuous at the limit points of the exact sequences.",
     hypotheses="The finite-precision model of App. A.3 / B.1 with a saturating cast that is continuous at every "
@@ -150,7 +150,7 @@ def _controls() -> dict:
              "generic) makes its cast state constant from some k on (k <= 300: the alternating second coordinate must first underflow).",
     notes="Complements 000:theorem-1 (printed statement falsified at the boundary; corrected there for monotone "
           "casts). Random search over one layer; the multi-layer step is the proof's induction.")
-def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
+def check_theorem_1_generic(profile: str = "quick", units: tuple = (F(1),)) -> CheckResult:
     ctrl = _controls()
     if not (ctrl["t1_limit_is_boundary"] and ctrl["perturbed_t1_constant_tail"]):
         return CheckResult("open", f"controls failed: {ctrl}", details=ctrl)
@@ -158,7 +158,7 @@ def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
     power, _, _, _ = generic_search([F(-1)], 1, 2, "quick")
     if power is None:
         return CheckResult("open", "the search finds no parity solver even with eigenvalue -1: it has no power")
-    cx, tried, excluded, K = generic_search([F(1)], 1, 2, profile)
+    cx, tried, excluded, K = generic_search(list(units), 1, 2, profile)
     if cx is not None:
         return CheckResult("falsified", "a generic-cast LRNN with non-negative unit spectrum solves parity",
                            counterexample=cx)
@@ -167,7 +167,7 @@ def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="000:theorem-2.generic-cast", paper=PAPER, kind="theorem",
+    id="000:theorem-2.generic-cast", paper=PAPER, perturb={"m": 2}, kind="theorem",
     statement="Theorem 2 as printed (counting modulo m, m not a power of two, needs a product of 2^{i-1} "
               "transitions of layer i with an eigenvalue of modulus >= 1 and nonzero imaginary part), for casts "
               "that are continuous at the limit points of the exact sequences.",
@@ -185,11 +185,11 @@ def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
              "(excluded).",
     notes="Complements 000:theorem-2 (printed statement falsified at the boundary; corrected there for monotone "
           "casts).")
-def check_theorem_2_generic(profile: str = "quick") -> CheckResult:
+def check_theorem_2_generic(profile: str = "quick", m: int = 3) -> CheckResult:
     ctrl = _controls()
     if not ctrl["t2_limit_is_boundary"]:
         return CheckResult("open", f"control failed: {ctrl}", details=ctrl)
-    cx, tried, excluded, K = generic_search([F(1), F(-1)], 2, 3, profile)
+    cx, tried, excluded, K = generic_search([F(1), F(-1)], 2 if m == 3 else 1, m, profile)
     if cx is not None:
         return CheckResult("falsified", "a generic-cast LRNN with real unit spectrum counts modulo 3",
                            counterexample=cx)

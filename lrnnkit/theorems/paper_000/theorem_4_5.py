@@ -74,7 +74,7 @@ def brute_force_agrees(model, fsa, max_len: int) -> tuple:
 
 
 @statement(
-    id="000:theorem-4", paper=PAPER, kind="theorem",
+    id="000:theorem-4", paper=PAPER, perturb={"construction": "krohn-rhodes-as-printed"}, kind="theorem",
     statement="Theorem 4. LRNNs with state transition matrices that are repeated products of GH matrices, each with "
               "eigenvalues in the range [-1, 1], can recognize any regular languages. In particular, every FSA "
               "A = (Sigma, Q, q0, delta) can be implemented by a finite precision LRNN with s <= 2^{|Q|} layers, each "
@@ -99,7 +99,7 @@ def brute_force_agrees(model, fsa, max_len: int) -> tuple:
              "per-layer construction itself.",
     tests=["proofs_tests/test_theorems_A_000.py::test_theorem_4_library_agrees"],
     notes="000, Section 4.3 and App. C.4.")
-def check_theorem_4(profile: str = "quick") -> CheckResult:
+def check_theorem_4(profile: str = "quick", construction: str = "krohn-rhodes") -> CheckResult:
     for N in (1, 2, 3):
         maps = list(itertools.product(range(N), repeat=N))
         pr = [m for m in maps if len(set(m)) in (1, N)]
@@ -120,7 +120,7 @@ def check_theorem_4(profile: str = "quick") -> CheckResult:
     words = 0
     for src in srcs:
         fsa = load_source(src)
-        model = R.compile(fsa, "krohn-rhodes")
+        model = R.compile(fsa, construction)
         cert = certify(model, float_steps=0)
         if not (cert.certified and cert.eigenvalues_in_unit_interval):
             return CheckResult("falsified", f"{src}: not certified ({cert.reason})",
@@ -151,7 +151,7 @@ def _cascade_runs(top: list, bottom: dict, word: list, wiring: str) -> list:
 
 
 @statement(
-    id="000:theorem-4-proof-wiring", paper=PAPER, kind="construction",
+    id="000:theorem-4-proof-wiring", paper=PAPER, perturb={"lag": 0}, kind="construction",
     statement="(Proof of Theorem 4, App. C.4) Feeding layer i with the output of layer i - 1, w^(i)_j = y^(i-1)_j = "
               "(delta^(i-1)(q0^(i-1), w^(i-1)_1..w^(i-1)_j), ...), the first s elements of y^(s)_t are exactly the "
               "output of the cascade C = A^(s) o ... o A^(1) (Definition 1: delta''((q, q'), w) = (delta(q, w), "
@@ -172,7 +172,7 @@ def _cascade_runs(top: list, bottom: dict, word: list, wiring: str) -> list:
               "delay layer per level inside eq. (1).",
     notes="lrnnkit's 'krohn-rhodes' construction implements the corrected wiring; 'krohn-rhodes-as-printed' keeps the "
           "printed one and fails certification (e.g. on even-pairs).")
-def check_theorem_4_wiring(profile: str = "quick") -> CheckResult:
+def check_theorem_4_wiring(profile: str = "quick", lag: int = 1) -> CheckResult:
     top = {0: [1, 1]}
     bottom = {(0, 0): [1, 0], (1, 0): [0, 1]}
     a = _cascade_runs(top, bottom, [0], "cascade")
@@ -190,7 +190,7 @@ def check_theorem_4_wiring(profile: str = "quick") -> CheckResult:
                 # corrected: token shift = the layer reads the previous output (the old top state)
                 q, r, ok = 0, 0, True
                 for k, w in enumerate(word):
-                    prev = c[k - 1][0] if k else 0
+                    prev = (c[k - 1][0] if k else 0) if lag else top[w][q]
                     r = bottom[(prev, w)][r]
                     q = top[w][q]
                     ok &= (q, r) == c[k]
