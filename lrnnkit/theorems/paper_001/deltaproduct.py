@@ -20,7 +20,7 @@ def deltaproduct_A(factors, n: int) -> tuple:
 
 
 @statement(
-    id="001:claim-rank", paper=PAPER, kind="claim",
+    id="001:claim-rank", paper=PAPER, perturb={"slack": -1}, kind="claim",
     statement="(Section 3) By expanding the product, A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T) "
               "takes the form of identity plus a matrix of rank at most n_h; for identical keys the product "
               "collapses to a single GH matrix (Lemma 1).",
@@ -31,14 +31,14 @@ def deltaproduct_A(factors, n: int) -> tuple:
              "beta in [0, 2]): rank(I - A) <= n_h and every column of I - A lies in the span of the keys (rank does "
              "not grow when the keys are appended). The bound is attained (rank n_h for generic keys, n_h <= n).",
     notes="001, Section 3.")
-def check_rank(profile: str = "quick") -> CheckResult:
+def check_rank(profile: str = "quick", slack: int = 0) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3, 4):
         def bad(facs, n=n):
             A = deltaproduct_A(facs, n)
             D = madd(eye(n), A, -1)
             keys = [v for _, v in facs]
-            return rank(D) > len(facs) or rank(list(tr(D)) + keys) > rank(keys)
+            return rank(D) > len(facs) + slack or rank(list(tr(D)) + keys) > rank(keys)
         found = search(st_gh_product(n, 4, 0, 2), bad, N)
         if found is not None:
             return CheckResult("falsified", "rank bound fails", counterexample=_fac_json(found))
@@ -50,7 +50,7 @@ def check_rank(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:claim-norm-eigenvalues", paper=PAPER, kind="claim",
+    id="001:claim-norm-eigenvalues", paper=PAPER, perturb={"beta_hi": 3}, kind="claim",
     statement="(Section 3 / Figure 2) The norm of A(x_i) is upper bounded by the product of the norms of the "
               "Householder factors (each <= 1), so ||A(x_i)|| <= 1 and every eigenvalue has modulus <= 1 (each "
               "factor has eigenvalues in [-1, 1] for beta in [0, 2]); this bound would not be possible with the "
@@ -62,13 +62,13 @@ def check_rank(profile: str = "quick") -> CheckResult:
              "(so ||A|| <= 1 and |lambda| <= 1). The direct formulation with k_1 = k_2 = e_1, beta = 2, 2 gives "
              "I - 4 e_1 e_1^T with eigenvalue -3 (norm 3).",
     notes="001, Section 3.")
-def check_norm(profile: str = "quick") -> CheckResult:
+def check_norm(profile: str = "quick", beta_hi=2) -> CheckResult:
     N = 80 if profile == "quick" else 800
     for n in (2, 3):
         def bad(facs, n=n):
             A = deltaproduct_A(facs, n)
             return not is_psd(madd(eye(n), mm(tr(A), A), -1))
-        found = search(st_gh_product(n, 4, 0, 2), bad, N)
+        found = search(st_gh_product(n, 4, 0, beta_hi), bad, N)
         if found is not None:
             return CheckResult("falsified", "||A|| > 1", counterexample=_fac_json(found))
     e1 = (F(1), F(0))
@@ -79,7 +79,7 @@ def check_norm(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:claim-reset", paper=PAPER, kind="claim",
+    id="001:claim-reset", paper=PAPER, perturb={"slack": 1}, kind="claim",
     statement="(Section 5.3) While DeltaNet requires n rank-1 updates to reset its state to zero, DeltaProduct can "
               "accelerate this forgetting process by a factor of n_h; with a head dimension of 128, DeltaProduct_3 "
               "can reset its state in approximately 43 tokens.",
@@ -93,11 +93,11 @@ def check_norm(profile: str = "quick") -> CheckResult:
              "last token padded with beta = 0), give exactly 0 after ceil(n / n_h) tokens -- verified exactly for "
              "n <= 8, n_h <= 4 and for n = 128, n_h = 3 (43 tokens; 42 tokens leave rank 2).",
     notes="001, Section 5.3.")
-def check_reset(profile: str = "quick") -> CheckResult:
+def check_reset(profile: str = "quick", slack: int = 0) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3, 4):
         def bad(facs, n=n):
-            return rank(gh_product(facs, n)) < n - len(facs)
+            return rank(gh_product(facs, n)) < n - len(facs) + slack
         found = search(st_gh_product(n, 4, 0, 2), bad, N)
         if found is not None:
             return CheckResult("falsified", "rank dropped faster than one per factor", counterexample=_fac_json(found))
@@ -124,7 +124,7 @@ def check_reset(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:equation-unrolled", paper=PAPER, kind="claim",
+    id="001:equation-unrolled", paper=PAPER, perturb={"reading": "ascending"}, kind="claim",
     statement="(Section 3) The n_h gradient steps H_{i,j} = (I - beta_{i,j} k_{i,j} k_{i,j}^T) H_{i,j-1} + "
               "beta_{i,j} k_{i,j} v_{i,j}^T, H_{i,0} = H_{i-1}, H_{i,n_h} = H_i unroll to H_i = A(x_i) H_{i-1} + "
               "B(x_i) with A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T) and B(x_i) = "
@@ -142,7 +142,7 @@ def check_reset(profile: str = "quick") -> CheckResult:
              "such a token at once), so the reading is part of the statement (docs/conventions.rst adopts it).",
     notes="Notation, not a mathematical error; the counterexample to the left-to-right reading is in the check's "
           "details.")
-def check_unrolled(profile: str = "quick") -> CheckResult:
+def check_unrolled(profile: str = "quick", reading: str = "descending") -> CheckResult:
     st = _st()
     N = 40 if profile == "quick" else 400
 
@@ -181,7 +181,7 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
         n, d, toks, g = args
         return (n, d, [(b, k, tuple(v[:d])) for b, k, v in toks], g)
     for n in (2, 3):
-        found = search(strat(n), lambda a: (lambda r: r[0] != r[1] or r[2] != r[3])(run(fix(a))), N)
+        found = search(strat(n), lambda a: (lambda r: r[0] != r[1] or r[2] != r[3])(run(fix(a), reading)), N)
         if found is not None:
             return CheckResult("falsified", "closed form / interleaving mismatch", counterexample=repr(found))
     # the left-to-right reading on a fixed two-step token with non-commuting factors
@@ -194,7 +194,7 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:figure-4", paper=PAPER, kind="claim",
+    id="001:figure-4", paper=PAPER, perturb={"factor": 1}, kind="claim",
     statement="(Figure 4) Two reflections produce a rotation: reflecting x across planes H_0 and H_1 (normals k_0, "
               "k_1) yields a rotation by 2 theta, where theta is the angle between the planes.",
     hypotheses="Reflections of R^2 (and of R^3 across planes through a common axis).",
@@ -205,14 +205,14 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
              "angles a, b; in R^3 the same holds on the plane orthogonal to the common axis (block check with e_3 "
              "fixed).",
     notes="001, Figure 4 (and 000 App. D: H(alpha) H(gamma) = R(alpha - gamma)).")
-def check_figure_4(profile: str = "quick") -> CheckResult:
+def check_figure_4(profile: str = "quick", factor: int = 2) -> CheckResult:
     N = 12 if profile == "quick" else 24             # angles k * 2 pi / N
     for a, b in itertools.product(range(N), repeat=2):
         n0 = (-sin2pi(a, N), cos2pi(a, N))           # normal of the line at angle 2 pi a / N
         n1 = (-sin2pi(b, N), cos2pi(b, N))
         H0 = householder(2, n0)
         H1 = householder(2, n1)
-        if mm(H1, H0) != rot(2 * (b - a), N):
+        if mm(H1, H0) != rot(factor * (b - a), N):
             return CheckResult("falsified", "not a rotation by twice the angle", counterexample={"a": a, "b": b})
         if b == (a + 1) % N:
             H03 = tuple(tuple(H0[i][j] if i < 2 and j < 2 else F(int(i == j)) for j in range(3)) for i in range(3))

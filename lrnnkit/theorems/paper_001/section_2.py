@@ -43,7 +43,7 @@ def gradient_by_differences(H, k, v) -> tuple:
 
 
 @statement(
-    id="001:equation-2-gradient-step", paper=PAPER, kind="claim",
+    id="001:equation-2-gradient-step", paper=PAPER, perturb={"write_sign": -1}, kind="claim",
     statement="(Section 2) Each step of the DeltaNet recurrence, A(x_t) = I - beta_t k_t k_t^T, B(x_t) = beta_t k_t "
               "v_t^T, is one step of online gradient descent on L_t(H) = 1/2 ||H^T k_t - v_t||^2: H_t = H_{t-1} - "
               "beta_t grad L_t(H_{t-1}) = H_{t-1} - beta_t k_t (k_t^T H_{t-1} - v_t^T).",
@@ -56,7 +56,7 @@ def gradient_by_differences(H, k, v) -> tuple:
              "the loss for beta in (0, 2) (and is an exact minimizer at beta = 1). Unit keys are rational points on "
              "the sphere (2t/(1+t^2), (1-t^2)/(1+t^2), ...).",
     notes="001, Section 2 (the online-learning reading of Yang et al. 2024b).")
-def check_gradient_step(profile: str = "quick") -> CheckResult:
+def check_gradient_step(profile: str = "quick", write_sign: int = 1) -> CheckResult:
     rng = np.random.default_rng(5)
     N = 200 if profile == "quick" else 2000
     for _ in range(N):
@@ -71,7 +71,8 @@ def check_gradient_step(profile: str = "quick") -> CheckResult:
         G = gradient_by_differences(H, k, v)
         step = tuple(tuple(H[i][j] - beta * G[i][j] for j in range(d)) for i in range(n))
         A = tuple(tuple(F(int(i == j)) - beta * k[i] * k[j] for j in range(n)) for i in range(n))
-        rec = tuple(tuple(x + beta * k[i] * v[j] for j, x in enumerate(row)) for i, row in enumerate(mm(A, H)))
+        rec = tuple(tuple(x + write_sign * beta * k[i] * v[j] for j, x in enumerate(row))
+                    for i, row in enumerate(mm(A, H)))
         res_old = mv(tr(H), k)
         res_new = mv(tr(rec), k)
         if sum(x * x for x in k) != 1 or step != rec or any(
@@ -84,7 +85,7 @@ def check_gradient_step(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:beta-geometry", paper=PAPER, kind="claim",
+    id="001:beta-geometry", paper=PAPER, perturb={"reflection_beta": F(3, 2)}, kind="claim",
     statement="(Section 2) For the GH matrix I - beta k k^T (||k|| = 1): beta = 0 corresponds to the identity, "
               "beta = 1 yields a projection operation, and beta = 2 produces a reflection in the hyperplane with "
               "normal vector k.",
@@ -96,7 +97,7 @@ def check_gradient_step(profile: str = "quick") -> CheckResult:
              "I - beta w w^T / (w^T w); each property checked separately (idempotent, symmetric, kernel = span k, "
              "rank n - 1; involution, orthogonal, R k = -k, R u = u for u orthogonal to k, det = -1).",
     notes="001, Section 2.")
-def check_beta_geometry(profile: str = "quick") -> CheckResult:
+def check_beta_geometry(profile: str = "quick", reflection_beta=2) -> CheckResult:
     rng = np.random.default_rng(6)
     N = 150 if profile == "quick" else 1500
     for _ in range(N):
@@ -104,7 +105,7 @@ def check_beta_geometry(profile: str = "quick") -> CheckResult:
         w = tuple(_rand_q(rng) for _ in range(n))
         if not any(w):
             continue
-        I, P, R = gh(0, w), gh(1, w), gh(2, w)
+        I, P, R = gh(0, w), gh(1, w), gh(reflection_beta, w)
         ww = sum(x * x for x in w)
         # a vector orthogonal to w (n >= 2): project a random vector
         u0 = tuple(_rand_q(rng) for _ in range(n))

@@ -79,7 +79,7 @@ def dihedral_lrnn_counterexample(m: int, corrected: bool, max_states: int = 100_
 
 
 @statement(
-    id="001:theorem-1", paper=PAPER, kind="theorem",
+    id="001:theorem-1", paper=PAPER, perturb={"as_printed": True}, kind="theorem",
     statement="Theorem 1 (Dihedral group word problems with reflections). A finite precision linear RNN with two "
               "layers in the form (1), where in the first layer A(x_t) = diag(a(x_t)), with a(x_t) in {1, -1}^2 and "
               "in the second layer A(x_t) in H subset R^{2x2} where H = {I - 2 v v^T : v in R^2, ||v|| = 1} is the "
@@ -110,14 +110,14 @@ def dihedral_lrnn_counterexample(m: int, corrected: bool, max_states: int = 100_
            "proofs_tests/test_theorems_A_001.py::test_dihedral_corrected_long_words"],
     notes="The extraction prints theta(s_j, 1) = -2 i pi/m and theta(s_i, 0) = (2 + 2j) pi/m (indices mixed); read "
           "with one index. m = 1 works as printed (theta(s_0, 0) = 2 pi).")
-def check_theorem_1(profile: str = "quick") -> CheckResult:
+def check_theorem_1(profile: str = "quick", as_printed: bool = False) -> CheckResult:
     M = 6 if profile == "quick" else 12
     first = None
     for m in range(1, M + 1):
         bad, info = dihedral_lrnn_counterexample(m, corrected=False)
         if bad is not None and first is None:
             first = {"m": m, "word": bad, **info}
-        bad_c, info_c = dihedral_lrnn_counterexample(m, corrected=True)
+        bad_c, info_c = dihedral_lrnn_counterexample(m, corrected=not as_printed)
         if bad_c is not None:
             return CheckResult("falsified", f"the corrected construction fails for m = {m}",
                                counterexample={"m": m, "word": bad_c, **info_c})
@@ -160,7 +160,7 @@ def check_equation_3(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:claim-first-layer-two-heads", paper=PAPER, kind="claim",
+    id="001:claim-first-layer-two-heads", paper=PAPER, perturb={"v": F(1)}, kind="claim",
     statement="(App. B, after the first-layer recurrence h_t = a(x_t) * h_{t-1} + b(x_t), a in {1,-1}^2) 'This "
               "recurrence can be implemented also by DeltaNet, which uses generalized Householder matrices, but it "
               "requires at least 2 heads.' (Section 4: 'implemented using a 2-layer DeltaNet model with two heads in "
@@ -178,7 +178,7 @@ def check_equation_3(profile: str = "quick") -> CheckResult:
                     "A": "I - 2 k k^T = diag(a(x))", "B": "beta k v = b(x)"},
     notes="Two heads are a convenient implementation, not a requirement (with one head the state is the same "
           "2-vector; the decoder reads both coordinates).")
-def check_two_heads(profile: str = "quick") -> CheckResult:
+def check_two_heads(profile: str = "quick", v=F(1, 2)) -> CheckResult:
     for m in range(1, 7):
         G = [("r", i) for i in range(m)] + [("s", i) for i in range(m)]
         seen, todo = {(F(0), F(0))}, [(F(0), F(0))]
@@ -191,7 +191,7 @@ def check_two_heads(profile: str = "quick") -> CheckResult:
                 printed = tuple(ai * hi + bi for ai, hi, bi in zip(a, h, b))
                 k = (F(1), F(0)) if rotn else (F(0), F(1))
                 A = gh(2, k)
-                delta = tuple(a_ + 2 * ki * F(1, 2) for a_, ki in zip(mv(A, h), k))
+                delta = tuple(a_ + 2 * ki * v for a_, ki in zip(mv(A, h), k))
                 if delta != printed:
                     return CheckResult("open", "this one-head candidate does not reproduce the recurrence (no "
                                        "lower bound follows)",
@@ -205,7 +205,7 @@ def check_two_heads(profile: str = "quick") -> CheckResult:
 
 
 @statement(
-    id="001:lemma-1", paper=PAPER, kind="lemma",
+    id="001:lemma-1", paper=PAPER, perturb={"sign": 1}, kind="lemma",
     statement="Lemma 1. Let k in R^n be nonzero, and let alpha_1, ..., alpha_m be real scalars. Then "
               "prod_{j=1}^m (I - alpha_j k k^T) = I - alpha* k k^T for some real scalar alpha* depending on "
               "{alpha_j}.",
@@ -217,7 +217,7 @@ def check_two_heads(profile: str = "quick") -> CheckResult:
              "alpha^(m+1) = alpha^(m) + alpha_{m+1} - alpha^(m) alpha_{m+1} for ||k|| = 1); exact random search "
              "(hypothesis, rational k and alpha) as well. For unit k and alpha_j in [0, 2], alpha* in [0, 2].",
     notes="001, App. A. The proof writes alpha* = alpha for m = 1 (alpha_1).")
-def check_lemma_1(profile: str = "quick") -> CheckResult:
+def check_lemma_1(profile: str = "quick", sign: int = -1) -> CheckResult:
     import sympy
     for n in ((2,) if profile == "quick" else (2, 3)):
         ks = sympy.symbols(f"k0:{n}")
@@ -228,7 +228,7 @@ def check_lemma_1(profile: str = "quick") -> CheckResult:
             P = sympy.eye(n)
             for a in al:
                 P = P * (sympy.eye(n) - a * kv * kv.T)
-            astar = (1 - sympy.prod([1 - a * s for a in al])) / s
+            astar = (1 - sympy.prod([1 + sign * a * s for a in al])) / s
             diff = sympy.simplify(P - (sympy.eye(n) - astar * kv * kv.T))
             if diff != sympy.zeros(n, n):
                 return CheckResult("falsified", "symbolic identity fails", counterexample={"n": n, "m": mcount})
