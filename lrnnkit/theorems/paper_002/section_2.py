@@ -71,7 +71,7 @@ def subtraction_value(w: str) -> int | None:
 
 
 @statement(
-    id="002:claim-section-2", paper=PAPER, kind="claim",
+    id="002:claim-section-2", paper=PAPER, perturb={"transitions": "dense"}, kind="claim",
     tests=["proofs_tests/test_theorems_B_002.py::test_base4_encoding_is_injective",
            "proofs_tests/test_theorems_B_002.py::test_subtraction_value"],
     statement="'In this section, we theoretically show that most LRNNs are unable to represent arithmetic operations' "
@@ -94,9 +94,12 @@ def subtraction_value(w: str) -> int | None:
     notes="Earlier revisions recorded 'falsified' under the readout reading; the section's proofs only use the "
           "state-level reading, which is what the paper most plausibly meant. The readout encoder is kept as a note "
           "(details of the check).")
-def check_claim_section_2(profile: str) -> CheckResult:
+def check_claim_section_2(profile: str, transitions: str | None = None) -> CheckResult:
+    """``transitions`` (the perturbation ``dense``) re-decides both propositions for that transition class."""
     from .propositions import check_proposition_1, check_proposition_2
-    props = {"002:proposition-1": check_proposition_1(profile), "002:proposition-2": check_proposition_2(profile)}
+    kw = {} if transitions is None else {"transitions": transitions}
+    props = {"002:proposition-1": check_proposition_1(profile, **kw),
+             "002:proposition-2": check_proposition_2(profile, **kw)}
     if any(r.verdict != "holds" for r in props.values()):
         bad = {k: r.verdict for k, r in props.items()}
         return CheckResult("falsified", f"the propositions the claim rests on do not hold: {bad}",

@@ -82,7 +82,7 @@ def _pnorm_mp(v, p):
 
 
 @statement(
-    id="002:equation-6.normalization", paper=PAPER, kind="claim",
+    id="002:equation-6.normalization", paper=PAPER, perturb={"scale": F(11, 10)}, kind="claim",
     statement="For any vector v, v' = v / max(1, ||v||_p) satisfies the p-norm constraint ||v'||_p <= 1 of eq. (6).",
     hypotheses="p >= 1, v real.",
     conclusion="||v'||_p <= 1.",
@@ -90,7 +90,8 @@ def _pnorm_mp(v, p):
     evidence="Exact for p = 1 (Fractions) and 60-digit mpmath for p in {6/5, 3/2, 2, 3, 7/2} over a hypothesis "
              "search (dimension <= 6, entries k/4): no violation (||v'||_p = min(||v||_p, 1)). Tolerance for "
              "mpmath: 1e-50.")
-def check_eq6_normalization(profile: str) -> CheckResult:
+def check_eq6_normalization(profile: str, scale=F(1)) -> CheckResult:
+    """``scale`` (1 in eq. 6; the perturbation 11/10) multiplies the normalized vector v / max(1, ||v||_p)."""
     import mpmath
     from hypothesis import strategies as st
     strat = st.tuples(st.sampled_from([F(1), F(6, 5), F(3, 2), F(2), F(3), F(7, 2)]),
@@ -100,12 +101,12 @@ def check_eq6_normalization(profile: str) -> CheckResult:
         p, v = args
         if p == 1:
             n = sum((abs(x) for x in v), F(0))
-            vp = [x / max(F(1), n) for x in v]
+            vp = [scale * x / max(F(1), n) for x in v]
             return sum((abs(x) for x in vp), F(0)) > 1
         with mpmath.workdps(60):
             pm = mpmath.mpf(p.numerator) / p.denominator
             n = _pnorm_mp(v, pm)
-            s = max(mpmath.mpf(1), n)
+            s = max(mpmath.mpf(1), n) * scale.denominator / scale.numerator
             vp = [abs(mpmath.mpf(x.numerator) / x.denominator) / s for x in v]
             return mpmath.fsum(x ** pm for x in vp) ** (1 / pm) > 1 + mpmath.mpf(10) ** -50
 
@@ -117,7 +118,7 @@ def check_eq6_normalization(profile: str) -> CheckResult:
 
 
 @statement(
-    id="002:equation-6.monotonicity", paper=PAPER, kind="claim",
+    id="002:equation-6.monotonicity", paper=PAPER, perturb={"reverse": True}, kind="claim",
     statement="Because ||v||_p >= ||v||_q when p <= q, a smaller p imposes a stronger constraint on the columns of "
               "A_k^(i).",
     hypotheses="1 <= p <= q.",
@@ -125,7 +126,8 @@ def check_eq6_normalization(profile: str) -> CheckResult:
     verdict="holds",
     evidence="60-digit mpmath over a hypothesis search (dimension <= 6, entries k/4, p < q from {1, 6/5, 3/2, 2, 3, "
              "7/2}); tolerance 1e-50.")
-def check_eq6_monotonicity(profile: str) -> CheckResult:
+def check_eq6_monotonicity(profile: str, reverse: bool = False) -> CheckResult:
+    """``reverse`` (the perturbation) checks the opposite order ||v||_q >= ||v||_p for p < q."""
     import mpmath
     from hypothesis import strategies as st
     ps = [F(1), F(6, 5), F(3, 2), F(2), F(3), F(7, 2)]
@@ -138,7 +140,7 @@ def check_eq6_monotonicity(profile: str) -> CheckResult:
         with mpmath.workdps(60):
             a = _pnorm_mp(v, mpmath.mpf(p.numerator) / p.denominator)
             b = _pnorm_mp(v, mpmath.mpf(q.numerator) / q.denominator)
-            return a < b - mpmath.mpf(10) ** -50
+            return (b < a - mpmath.mpf(10) ** -50) if reverse else (a < b - mpmath.mpf(10) ** -50)
 
     cx = find_or_none(strat, bad, profile, 150, 2000)
     if cx is not None:
@@ -163,7 +165,7 @@ def _abs(M):
 
 
 @statement(
-    id="002:equation-7", paper=PAPER, kind="claim",
+    id="002:equation-7", paper=PAPER, perturb={"normalize": False}, kind="claim",
     statement="Take p = 1: if no column of A_k^(i) or A_{k+1}^(i) has 1-norm greater than 1, then A_{k+1}^(i) A_k^(i) "
               "is the same kind of matrix: 1^T |A_{k+1} A_k| <= 1^T |A_{k+1}| |A_k| <= 1^T |A_k| <= 1^T (eq. 7); "
               "hence p = 1 stabilizes the block-diagonal recurrence (5).",
@@ -173,7 +175,7 @@ def _abs(M):
     verdict="holds",
     evidence="Exact (Fractions) hypothesis search over b <= 4, products of up to 6 blocks, each inequality of the "
              "chain checked entrywise at every step: no violation.")
-def check_eq7(profile: str) -> CheckResult:
+def check_eq7(profile: str, normalize: bool = True) -> CheckResult:
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 4), st.integers(2, 6)).flatmap(
         lambda bk: st.lists(st.lists(st.lists(st.integers(-9, 9).map(lambda k: F(k, 4)), min_size=bk[0],
@@ -181,7 +183,7 @@ def check_eq7(profile: str) -> CheckResult:
                             min_size=bk[1], max_size=bk[1]))
 
     def bad(blocks):
-        blocks = [_normalize_columns_l1(M) for M in blocks]
+        blocks = [_normalize_columns_l1(M) if normalize else M for M in blocks]
         b = len(blocks[0])
         one = [[F(1)] * b]
         P = blocks[0]
@@ -223,7 +225,7 @@ def column_pnorm_le1_exact(M: list, p: F) -> bool:
 
 
 @statement(
-    id="002:claim-section-3.3.small-p", paper=PAPER, kind="claim",
+    id="002:claim-section-3.3.small-p", paper=PAPER, perturb={"scale": F(11, 10)}, kind="claim",
     tests=["proofs_tests/test_theorems_B_002.py::test_small_p_counterexample_by_hand"],
     statement="'A smaller p imposes a stronger constraint on the columns of A_k^(i). In other words, we can stabilize "
               "Eq. (5) by selecting a sufficiently small p' ... 'p = 1.2 is small enough' (Section 4.4 uses p = 1.2).",
@@ -242,7 +244,7 @@ def column_pnorm_le1_exact(M: list, p: F) -> bool:
              "(the paper's empirical remark) but is not stable for all lengths.",
     notes="Before this revision the entry read 'sufficiently small p' as 'p = 1.2 (or any p > 1)' and recorded "
           "holds-as-corrected; the paper's sentence is met by p = 1, so the p > 1 growth is a note.")
-def check_small_p(profile: str) -> CheckResult:
+def check_small_p(profile: str, scale=F(1)) -> CheckResult:
     # the claim: p = 1 stabilizes (exact rational products)
     rng = np.random.default_rng(7)
     n_prod = 60 if profile == "quick" else 600
@@ -252,6 +254,7 @@ def check_small_p(profile: str) -> CheckResult:
         for _ in range(k):
             M = _normalize_columns_l1([[F(int(rng.integers(-9, 10)), int(rng.integers(1, 6))) for _ in range(b)]
                                        for _ in range(b)])
+            M = [[scale * x for x in r] for r in M]
             P = mm(M, P)
         if any(sum(abs(P[i][j]) for i in range(b)) > 1 for j in range(b)):
             return CheckResult("falsified", "a product of p = 1 blocks has a column 1-norm > 1",

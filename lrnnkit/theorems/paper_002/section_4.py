@@ -24,7 +24,7 @@ def _mod_arith_value(expr: list, M: int) -> int:
 
 
 @statement(
-    id="002:section-4.1.examples", paper=PAPER, kind="claim",
+    id="002:section-4.1.examples", paper=PAPER, perturb={"modulus": 6}, kind="claim",
     tests=["proofs_tests/test_theorems_B_002.py::test_mod_arith_precedence"],
     statement="Sum(5): input 0324 -> 4; EvenPair(5): input 0320 -> 1; ModArith(5): input 1+2-3x4 -> 1 "
               "(1 + 2 - 3 x 4 mod 5 = -9 mod 5 = 1).",
@@ -33,10 +33,10 @@ def _mod_arith_value(expr: list, M: int) -> int:
     verdict="holds",
     evidence="Independent evaluators (sum mod M, first == last, precedence-aware modular arithmetic without eval) "
              "reproduce every printed output.")
-def check_examples(profile: str) -> CheckResult:
-    ok = sum(map(int, "0324")) % 5 == 4
+def check_examples(profile: str, modulus: int = 5) -> CheckResult:
+    ok = sum(map(int, "0324")) % modulus == 4
     ok &= int("0320"[0] == "0320"[-1]) == 1
-    ok &= _mod_arith_value(["1", "+", "2", "-", "3", "*", "4"], 5) == 1
+    ok &= _mod_arith_value(["1", "+", "2", "-", "3", "*", "4"], modulus) == 1
     if not ok:
         return CheckResult("falsified", "an example disagrees", counterexample="see evaluators")
     return CheckResult("holds", "all printed examples reproduced")
