@@ -20,7 +20,7 @@ def circulant(c: list) -> list:
 
 
 @statement(
-    id="003:claim-D.3.2.circulant", paper=PAPER, kind="claim",
+    id="003:claim-D.3.2.circulant", paper=PAPER, perturb={"corner": 1}, kind="claim",
     statement="(App. D.3.2) Certain structures such as circulant matrices do not improve the expressivity due to "
               "being co-diagonalizable (Cirone et al., 2024b).",
     hypotheses="A linear RNN h_t = A(x_t) h_{t-1} + B(x_t) with every A(x) circulant (any input dependence), "
@@ -36,12 +36,15 @@ def circulant(c: list) -> list:
              "words of length 20 (relative 1e-9: 20 steps of O(1e-15) errors with spectral radius <= 1).",
     notes="003, App. D.3.2. 'Expressivity' is read as what the diagonal (complex) class can compute: the two "
           "classes coincide up to the fixed basis change.")
-def check_circulant(profile: str = "quick") -> CheckResult:
+def check_circulant(profile: str = "quick", corner=0) -> CheckResult:
+    """``corner`` (the perturbation 1) is added to the top-right entry: the matrices are no longer circulant."""
     rng = np.random.default_rng(8)
     N = 40 if profile == "quick" else 400
     for _ in range(N):
         n = int(rng.integers(2, 6))
         mats = [circulant([F(int(rng.integers(-5, 6)), int(rng.integers(1, 4))) for _ in range(n)]) for _ in range(3)]
+        mats = [[[x + (corner if (i, j) == (0, n - 1) and k == 0 else 0) for j, x in enumerate(r)]
+                 for i, r in enumerate(M)] for k, M in enumerate(mats)]
         for X, Y in itertools.combinations(mats, 2):
             if mm(X, Y) != mm(Y, X):
                 return CheckResult("falsified", "two circulants do not commute",

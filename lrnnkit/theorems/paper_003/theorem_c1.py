@@ -121,7 +121,7 @@ def check_theorem_C_1(profile: str) -> CheckResult:
 
 # =========================================================================== Appendix C.3
 @statement(
-    id="003:appendix-C.3.lower-bound", paper=PAPER, kind="claim",
+    id="003:appendix-C.3.lower-bound", paper=PAPER, perturb={"delta_max": 2000}, kind="claim",
     statement="With lambda_t = exp(-c softplus(omega) Delta_t), selective parameter 0 <= Delta_t <= 1 and temperature "
               "c > 0, the transition obeys the lower bound lambda_t >= exp(-c softplus(omega)).",
     hypotheses="c > 0, 0 <= Delta <= 1, omega real.",
@@ -129,11 +129,12 @@ def check_theorem_C_1(profile: str) -> CheckResult:
     verdict="holds",
     evidence="mpmath (50 digits) on a hypothesis search over c in (0, 20], omega in [-30, 30], Delta in [0, 1]: no "
              "violation (the exponent is monotone in Delta).")
-def check_appendix_C3(profile: str) -> CheckResult:
+def check_appendix_C3(profile: str, delta_max: int = 1000) -> CheckResult:
+    """``delta_max``: Delta ranges over [0, delta_max / 1000] (the claim: Delta <= 1; the perturbation 2)."""
     import mpmath
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 2000).map(lambda k: F(k, 100)), st.integers(-3000, 3000).map(lambda k: F(k, 100)),
-                      st.integers(0, 1000).map(lambda k: F(k, 1000)))
+                      st.integers(0, delta_max).map(lambda k: F(k, 1000)))
 
     def bad(args):
         c, w, D = args
