@@ -65,7 +65,7 @@ THM21_CX = {"d": 1, "T": 1, "Lambda": "-1/2", "Q": "1/4"}
 
 
 @statement(
-    id="003:theorem-2.1", paper=PAPER, kind="theorem",
+    id="003:theorem-2.1", paper=PAPER, perturb={"corrected_lam_lo": -7}, kind="theorem",
     tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_1_counterexample_by_hand",
            "proofs_tests/test_theorems_B_003.py::test_theorem_2_1_corrected_bound_float",
            "proofs_tests/test_theorems_B_003.py::test_is_pd_matches_sympy",
@@ -92,7 +92,9 @@ THM21_CX = {"d": 1, "T": 1, "Lambda": "-1/2", "Q": "1/4"}
     notes="The extraction printed the Neumann bound as 'sum Lambda^{t-tau} <= I - Lambda'; reconstructed as "
           "(I - Lambda)^{-1}. Mamba-style gates lambda = exp(-...) lie in (0, 1), so the corrected hypothesis covers "
           "the paper's model; the printed 'contractive' hypothesis does not suffice.")
-def check_theorem_2_1(profile: str) -> CheckResult:
+def check_theorem_2_1(profile: str, corrected_lam_lo: int = 0) -> CheckResult:
+    """``corrected_lam_lo``: the corrected statement searched with Lambda entries >= corrected_lam_lo / 8 (0; the
+    perturbation -7 readmits negative entries)."""
     # 1. the recorded hand-checkable counterexample, exactly
     lam, Q = F(-1, 2), F(1, 4)
     P = [[1 - Q]]
@@ -105,7 +107,7 @@ def check_theorem_2_1(profile: str) -> CheckResult:
         err = lip * err
     # 2. hypothesis search on the printed statement and on the corrected one
     cx_printed = _thm21_search(profile, -7, shrink=True)   # this shrink is quick (d = 1, T = 1 is found early)
-    cx_corr = _thm21_search(profile, 0)
+    cx_corr = _thm21_search(profile, corrected_lam_lo)
     details = {"recorded_counterexample_lipschitz": fstr(lip), "iteration_error_growth_after_10": fstr(err),
                "shrunk_counterexample": None if cx_printed is None else
                {"T": cx_printed[0], "Lambda": [fstr(x) for x in cx_printed[1]], "I_minus_Q": mstr(cx_printed[2])}}
