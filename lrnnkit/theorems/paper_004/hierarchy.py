@@ -15,7 +15,7 @@ from ._common import PAPER, diagonal_power_states, noncommuting_pair, readout_fe
 
 
 @statement(
-    id="004:hierarchy.positive-diagonal", paper=PAPER, kind="claim",
+    id="004:hierarchy.positive-diagonal", paper=PAPER, perturb={"a_lo": -2.0}, kind="claim",
     statement="(reconstructed, Introduction and Figure 1) Further constraining the transition matrix to positive "
               "diagonal impedes a model's ability to perform state tracking: models with diagonal and positive state "
               "transitions (e.g. Mamba) cannot learn parity.",
@@ -25,12 +25,12 @@ from ._common import PAPER, diagonal_power_states, noncommuting_pair, readout_fe
     evidence="Along 1^k every score difference is sum_i alpha_i r_i^k + c with r_i > 0, which changes sign at most H "
              "times (Descartes' rule for exponential sums), while parity alternates; the check: for 60 (quick) / 600 "
              "(deep) random positive-diagonal models (H <= 4) an LP finds no read-out correct on 1^k, k <= 2H + 6.")
-def check_positive_diagonal(profile: str) -> CheckResult:
+def check_positive_diagonal(profile: str, a_lo: float = 0.05) -> CheckResult:
     rng = np.random.default_rng(5)
     trials = 60 if profile == "quick" else 600
     for _ in range(trials):
         H = int(rng.integers(1, 5))
-        a = rng.uniform(0.05, 2.0, H)
+        a = rng.uniform(a_lo, 2.0, H)
         h0 = rng.uniform(-1, 1, H)
         K = 2 * H + 6
         if readout_feasible(diagonal_power_states(a, h0, K), np.arange(1, K + 1) % 2, 2):

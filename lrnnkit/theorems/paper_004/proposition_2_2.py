@@ -62,7 +62,7 @@ def bilinear_model(fsa):
 
 # =========================================================================== Proposition 2.2
 @statement(
-    id="004:proposition-2.2", paper=PAPER, kind="proposition",
+    id="004:proposition-2.2", paper=PAPER, perturb={"transpose": True}, kind="proposition",
     tests=["proofs_tests/test_theorems_B_004.py::test_one_hot_tensor_slices_are_letter_matrices",
            "proofs_tests/test_theorems_B_004.py::test_bilinear_model_certifies_group_word_problem",
            "proofs_tests/test_theorems_B_004.py::test_bfs_detects_a_wrong_tensor"],
@@ -81,12 +81,15 @@ def bilinear_model(fsa):
              "parity, flipflop-like resets and a random 5-state FSM.",
     notes="The extraction lost the proposition's label ('propstatemachine') and every formula; the statement and "
           "eqs. 2, 3, 6-8 are reconstructed from the proof's prose.")
-def check_proposition_2_2(profile: str) -> CheckResult:
+def check_proposition_2_2(profile: str, transpose: bool = False) -> CheckResult:
+    """``transpose`` (the perturbation) swaps the two state indices of the one-hot tensor."""
     count = 0
     for n in range(1, 4):
         for table in itertools.product(range(n), repeat=2 * n):
             delta = np.array(table).reshape(n, 2)
             T = one_hot_tensor(delta)
+            if transpose:
+                T = [[T[j][i] for j in range(n)] for i in range(n)]
             for s in range(n):
                 ok, _ = bfs_simulates(delta, s, T)
                 count += 1
@@ -125,7 +128,7 @@ def check_proposition_2_2(profile: str) -> CheckResult:
 
 # =========================================================================== scale invariance
 @statement(
-    id="004:section-2.2.scale-invariance", paper=PAPER, kind="claim",
+    id="004:section-2.2.scale-invariance", paper=PAPER, perturb={"additive": True}, kind="claim",
     statement="The absence of any additive terms in eq. (2) makes the hidden units scale-invariant: one can multiply a "
               "hidden state vector by a constant at any time-step and divide by the same constant at a later "
               "time-step without any effect on the final result (up to floating point accuracy).",
@@ -143,7 +146,8 @@ def check_proposition_2_2(profile: str) -> CheckResult:
              "transverse to the growing direction are damped; 1e-9 is 10^6 unit roundoffs); with an additive "
              "term the renormalized run does not follow the unnormalized model (direction differs by > 0.1 on a "
              "witness), so the hypothesis 'no additive terms' is necessary.")
-def check_scale_invariance(profile: str) -> CheckResult:
+def check_scale_invariance(profile: str, additive: bool = False) -> CheckResult:
+    """``additive`` (the perturbation) adds b = (1, .., 1) after every step: the claim needs its absence."""
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 3), st.integers(2, 8), st.integers(0, 2**31 - 1))
 
@@ -167,7 +171,8 @@ def check_scale_invariance(profile: str) -> CheckResult:
         s = int(rng.integers(0, T - 1))
         t = int(rng.integers(s + 1, T))
         c = F(int(rng.integers(1, 9)), int(rng.integers(1, 9))) * (1 if rng.random() < 0.5 else -1)
-        return run(Ws, word, h0) != run(Ws, word, h0, s, c, t)
+        b = [F(1)] * d if additive else None
+        return run(Ws, word, h0, b=b) != run(Ws, word, h0, s, c, t, b=b)
 
     cx = find_or_none(strat, bad, profile, 100, 3000)
     if cx is not None:

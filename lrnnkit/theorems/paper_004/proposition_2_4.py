@@ -120,7 +120,7 @@ def check_proposition_2_4(profile: str) -> CheckResult:
 
 # =========================================================================== real diagonal: parity only
 @statement(
-    id="004:section-2.4.real-diagonal", paper=PAPER, kind="claim",
+    id="004:section-2.4.real-diagonal", paper=PAPER, perturb={"moduli": (2,)}, kind="claim",
     tests=["proofs_tests/test_theorems_B_004.py::test_readout_lp_positive_controls"],
     statement="(reconstructed) The real-diagonal bilinear model (block size 1) can learn parity but cannot learn "
               "modular addition for larger moduli ('such models are incapable of learning modular addition'; 'the "
@@ -138,7 +138,8 @@ def check_proposition_2_4(profile: str) -> CheckResult:
              "1^k, k <= 40: infeasible every time. Tolerance: HiGHS feasibility 1e-7 on normalized rows.",
     notes="Complex diagonal (one 2x2 rotation block) does Z_m for every m (004:proposition-2.3), so this is a strict "
           "level of the hierarchy.")
-def check_real_diagonal(profile: str) -> CheckResult:
+def check_real_diagonal(profile: str, moduli: tuple = (3, 4, 5)) -> CheckResult:
+    """``moduli``: Z_m searched for a real-diagonal read-out (the claim: none for m >= 3; the perturbation m = 2)."""
     from ...automata.fsa import FSA
     from ...certify import certify
     from ...model import Decoder, Layer, Model, TableMap, Transition
@@ -160,7 +161,7 @@ def check_real_diagonal(profile: str) -> CheckResult:
     grid = np.array([-1, -0.5, 0, 0.5, 1])
     K = 40
     for t in range(trials):
-        m = int(rng.choice([3, 4, 5]))
+        m = int(rng.choice(list(moduli)))
         H = int(rng.integers(1, 5))
         a = rng.choice(grid, H) if t % 3 == 0 else rng.uniform(-2, 2, H)
         h0 = rng.uniform(-1, 1, H)

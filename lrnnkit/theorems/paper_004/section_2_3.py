@@ -59,7 +59,7 @@ ABELIAN_CASES = [[2], [3], [4], [5], [6], [7], [12], [2, 2], [2, 4], [3, 3], [2,
 
 
 @statement(
-    id="004:proposition-2.3", paper=PAPER, kind="proposition",
+    id="004:proposition-2.3", paper=PAPER, perturb={"angle_offset": 1}, kind="proposition",
     tests=["proofs_tests/test_theorems_B_004.py::test_rotation_model_float_long_words"],
     statement="(reconstructed) A linear RNN of the form eq. (3) with orthogonal state-transition matrices that share a "
               "common, input-independent eigenbasis (W(x) = P D(x) P^{-1} with fixed P) can simulate any abelian group "
@@ -74,12 +74,14 @@ ABELIAN_CASES = [[2], [3], [4], [5], [6], [7], [12], [2, 2], [2, 4], [3, 3], [2,
     notes="The proposition's label ('propcomplexabelian') survived, its formula did not. The proof's 'simple "
           "construction with (i.e., )' is reconstructed as d = 2 (one rotation block) for Z_m; products use one "
           "block per factor.")
-def check_proposition_2_3(profile: str) -> CheckResult:
+def check_proposition_2_3(profile: str, angle_offset: int = 0) -> CheckResult:
+    """``angle_offset`` (the perturbation 1) rotates by 2 pi k / (m + 1) for Z_m."""
     from ...certify import certify
     from ...exact import cos2pi, sin2pi
     cases = ABELIAN_CASES if profile == "deep" else ABELIAN_CASES[:9]
     for m in (3, 5, 8, 12):
-        R = lambda k: [[cos2pi(k, m), -sin2pi(k, m)], [sin2pi(k, m), cos2pi(k, m)]]  # noqa: E731
+        M_ = m + angle_offset
+        R = lambda k: [[cos2pi(k, M_), -sin2pi(k, M_)], [sin2pi(k, M_), cos2pi(k, M_)]]  # noqa: E731
         for a in range(m):
             for b in range(m):
                 if mm(R(a), R(b)) != R((a + b) % m):
