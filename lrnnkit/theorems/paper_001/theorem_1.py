@@ -129,7 +129,7 @@ def check_theorem_1(profile: str = "quick", as_printed: bool = False) -> CheckRe
 
 
 @statement(
-    id="001:equation-3", paper=PAPER, kind="claim",
+    id="001:equation-3", paper=PAPER, perturb={"refl_sign": -1}, kind="claim",
     statement="(App. B, eq. 3) The dihedral group D_m, elements r_0..r_{m-1} (rotations, identity r_0) and "
               "s_0..s_{m-1} (reflections), has the product r_i r_j = r_{i+j}, r_i s_j = s_{i+j}, s_i r_j = s_{i-j}, "
               "s_i s_j = r_{i-j} (mod m); for m >= 3 it is not abelian.",
@@ -140,14 +140,15 @@ def check_theorem_1(profile: str = "quick", as_printed: bool = False) -> CheckRe
              "s_i -> H(2 pi i/m) is an injective homomorphism into O(2) (exact cyclotomic matrices, with the "
              "product read as matrix product); non-commuting pair for every m >= 3, abelian for m <= 2.",
     notes="001, App. B.")
-def check_equation_3(profile: str = "quick") -> CheckResult:
+def check_equation_3(profile: str = "quick", refl_sign: int = 1) -> CheckResult:
+    """``refl_sign`` (the perturbation -1) represents s_i by H(-2 pi i / m)."""
     for m in range(1, 9 if profile == "quick" else 17):
         G = [("r", i) for i in range(m)] + [("s", i) for i in range(m)]
         mul = {(g, h): dihedral_mul(g, h, m) for g in G for h in G}
         for a, b, c in itertools.product(G, repeat=3):
             if mul[(mul[(a, b)], c)] != mul[(a, mul[(b, c)])]:
                 return CheckResult("falsified", "not associative", counterexample={"m": m, "a": a, "b": b, "c": c})
-        rep = {g: (rot(g[1], m) if g[0] == "r" else refl(g[1], m)) for g in G}
+        rep = {g: (rot(g[1], m) if g[0] == "r" else refl(refl_sign * g[1], m)) for g in G}
         if len(set(rep.values())) != 2 * m:
             return CheckResult("falsified", "representation not injective", counterexample={"m": m})
         for g, h in itertools.product(G, repeat=2):

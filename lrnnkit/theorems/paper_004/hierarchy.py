@@ -227,7 +227,7 @@ def check_block_vs_full(profile: str) -> CheckResult:
 
 
 @statement(
-    id="004:hierarchy.inclusions", paper=PAPER, kind="claim",
+    id="004:hierarchy.inclusions", paper=PAPER, perturb={"drop_terms": 1}, kind="claim",
     statement="(reconstructed, Sections 2.2.1-2.4) The model classes are nested: real-diagonal within complex-"
               "diagonal within block-diagonal within full bilinear, and the CP-factorized model (eq. 4) with enough "
               "factors equals the full bilinear model ('a factored model with higher R more closely approximates a "
@@ -240,7 +240,8 @@ def check_block_vs_full(profile: str) -> CheckResult:
              "block-sparse slices; and T = sum_{i, k} (T_k e_i) (x) e_i (x) e_k is a CP decomposition with R = d k "
              "terms (W(x) = U diag(V^T x) Z^T reproduces T exactly).",
     notes="Eq. 4 (factorized transition) is reconstructed as W(x) = U diag(V^T x) Z^T (CP factors U, V, Z).")
-def check_inclusions(profile: str) -> CheckResult:
+def check_inclusions(profile: str, drop_terms: int = 0) -> CheckResult:
+    """``drop_terms`` (the perturbation 1) leaves the last rank-one term out of the CP decomposition."""
     rng = np.random.default_rng(8)
     trials = 20 if profile == "quick" else 300
     for _ in range(trials):
@@ -253,6 +254,7 @@ def check_inclusions(profile: str) -> CheckResult:
                 U.append([T[r][i][kk] for r in range(d)])
                 Z.append([F(int(j == i)) for j in range(d)])
                 V.append([F(int(j == kk)) for j in range(k)])
+        U, V, Z = U[:len(U) - drop_terms], V[:len(V) - drop_terms], Z[:len(Z) - drop_terms]
         x = [F(int(v)) for v in rng.integers(-3, 4, size=k)]
         W = w_of_input(T, x)
         Wcp = [[sum((U[r][i] * sum((V[r][j] * x[j] for j in range(k)), F(0)) * Z[r][jj] for r in range(len(U))), F(0))

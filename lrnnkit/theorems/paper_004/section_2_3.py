@@ -175,7 +175,7 @@ def _rot_scale(a: F, b: F) -> list:
 
 
 @statement(
-    id="004:section-2.3.commutation", paper=PAPER, kind="claim",
+    id="004:section-2.3.commutation", paper=PAPER, perturb={"free_blocks": True}, kind="claim",
     tests=["proofs_tests/test_theorems_B_004.py::test_rotation_scaling_blocks_commute_symbolically"],
     statement="(reconstructed) Fixing P while D varies with the input implies that W(x) = P D(x) P^{-1} and W(x') "
               "commute iff D(x) and D(x') commute; since blocks of the form (a) (real eigenvalue) or [[a, -b], [b, a]] "
@@ -190,7 +190,8 @@ def _rot_scale(a: F, b: F) -> list:
              "(sympy) commutation of generic 2x2 rotation-scaling blocks in proofs_tests/test_theorems_B_004.py. "
              "With a non-rotation 2x2 block ([[1, 1], [0, 1]] vs [[1, 0], [1, 1]]) commutation fails, so the block "
              "type matters.")
-def check_commutation(profile: str) -> CheckResult:
+def check_commutation(profile: str, free_blocks: bool = False) -> CheckResult:
+    """``free_blocks`` (the perturbation) draws arbitrary 2 x 2 blocks instead of rotation-scalings a I + b J."""
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 4), st.integers(2, 6), st.integers(0, 2**31 - 1))
 
@@ -213,7 +214,8 @@ def check_commutation(profile: str) -> CheckResult:
             blocks = []
             for s in pattern:
                 a, b = F(int(rng.integers(-4, 5)), 3), F(int(rng.integers(-4, 5)), 3)
-                blocks.append([[a]] if s == 1 else _rot_scale(a, b))
+                c = F(int(rng.integers(-4, 5)), 3)
+                blocks.append([[a]] if s == 1 else [[a, b], [c, a + b]] if free_blocks else _rot_scale(a, b))
             Ws.append(mm(mm(P, block_diag(blocks)), Pinv))
         word = [int(v) for v in rng.integers(0, 3, size=T)]
         perm = [word[i] for i in rng.permutation(T)]
@@ -235,7 +237,7 @@ def check_commutation(profile: str) -> CheckResult:
 
 
 @statement(
-    id="004:section-2.3.abelian-only", paper=PAPER, kind="claim",
+    id="004:section-2.3.abelian-only", paper=PAPER, perturb={"groups": ("S3", "Z6")}, kind="claim",
     tests=["proofs_tests/test_theorems_B_004.py::test_abelian_decision_against_gap"],
     statement="(reconstructed; hierarchy 'rotations with a shared basis: abelian only') A pure bilinear RNN whose "
               "transition matrices share an input-independent eigenbasis (W(x) = P D(x) P^{-1}, D(x) of complex-"
@@ -249,9 +251,10 @@ def check_commutation(profile: str) -> CheckResult:
              "decided by brute force over the multiplication table) a witness pair with ab != ba is found and the "
              "prefix products differ; for abelian groups no pair exists and 004:proposition-2.3 certifies the "
              "rotation construction. Commutation of the model is 004:section-2.3.commutation.")
-def check_abelian_only(profile: str) -> CheckResult:
+def check_abelian_only(profile: str, groups: tuple = ("S3", "D4", "D5", "A4", "D6")) -> CheckResult:
+    """``groups``: the non-abelian groups tested (the perturbation adds the abelian Z6)."""
     from ...automata.groups import group_word_problem
-    nonab = ["S3", "D4", "D5", "A4", "D6"] + (["S4"] if profile == "deep" else [])
+    nonab = list(groups) + (["S4"] if profile == "deep" else [])
     witnesses = {}
     for name in nonab:
         fsa = group_word_problem(name)
