@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from lrnnkit.theorems import all_statements, get
 from lrnnkit.theorems import paper_000 as P
+from lrnnkit.theorems._exact import dot, eye, gh_product, mv
+from lrnnkit.theorems.paper_000.proposition_1 import _gh_float
 
 EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b", "000:proposition-1.2c",
             "000:proposition-1.2c-proof-swaps", "000:proposition-1.3a", "000:proposition-1.3b",
@@ -54,7 +56,7 @@ def test_theorem_1_state_matches_closed_form():
     H = P.T1_H0
     for c in range(40):
         assert H[0] == 1 + F(1, 2 ** 8) + F(1, 2 ** 8) * F(-1, 2) ** c
-        H = P.mv(A, H)
+        H = mv(A, H)
 
 
 def test_theorem_2_counterexample_with_ml_dtypes():
@@ -65,7 +67,7 @@ def test_theorem_2_counterexample_with_ml_dtypes():
         assert F(float(x)) == H[0]            # exact in float32 for these k
         y = float(np.array(x).astype(ml.bfloat16))
         assert y == (1 + 2.0 ** -7 if k % 3 == 0 else 1.0)
-        H = P.mv(P.T2_A1, H)
+        H = mv(P.T2_A1, H)
 
 
 def test_theorem_2_eigenvalues_numpy():
@@ -76,7 +78,7 @@ def test_theorem_2_eigenvalues_numpy():
 
 
 def test_prop_1_3b_counterexample_numpy():
-    M = np.array([[float(x) for x in r] for r in P.gh_product(P.P13B_CE, 2)])
+    M = np.array([[float(x) for x in r] for r in gh_product(P.P13B_CE, 2)])
     ev = np.linalg.eigvals(M)
     # the exact discriminant is -4604/31640625, so |Im lambda| = sqrt(4604/31640625)/2 ~ 6.0e-3 >> 1e-12 round-off
     assert min(abs(ev.imag)) > 5e-3
@@ -111,7 +113,7 @@ def test_householder_reduction_float_random():
         ws = P.householder_factors(Q.tolist(), exact=False)
         R = np.eye(n)
         for w in ws:
-            R = R @ P._gh_float(2.0, w)
+            R = R @ _gh_float(2.0, w)
         assert len(ws) <= n
         assert np.abs(R - Q).max() < 1e-10   # float64 Householder products are backward stable (~1e-15)
 
@@ -154,7 +156,7 @@ def _proof_policy_model(A1, H0, fsa, W, c, labels):
     n = len(H0)
     z = [F(0)] * n
     letters = list(fsa.alphabet)
-    mats = [A1] if len(letters) == 1 else [P.eye(n), A1]
+    mats = [A1] if len(letters) == 1 else [eye(n), A1]
     trans = [Transition.from_exact([list(r) for r in A], z) for A in mats]
     dec = Decoder.exact(W, c, labels)
     L = Layer("dense", n, trans, np.array([float(x) for x in H0]), TableMap.identity("input", len(letters)), dec,
@@ -195,12 +197,12 @@ def test_unit_interval_k3_counter_independent_oracles():
     # only while |x_k| > 2^-24: k <= 2 here (x_3 = (2/99)^3 2^-8 ~ 3e-8 is rounded onto the midpoint first).
     import sympy
     from lrnnkit.precision.cast import cast_exact
-    A = P.gh_product(P.UNIT_K3_FACTORS, 3)
+    A = gh_product(P.UNIT_K3_FACTORS, 3)
     x = sympy.Symbol("x")
     S = sympy.Matrix([[sympy.Rational(a.numerator, a.denominator) for a in r] for r in A])
     r = sympy.Rational(2, 99)
     assert sympy.expand(S.charpoly(x).as_expr() - (x - 1) * (x ** 2 + r * x + r ** 2)) == 0
-    assert all(P.dot(u, u) > 0 and 0 <= b <= 1 for b, u in P.UNIT_K3_FACTORS)
+    assert all(dot(u, u) > 0 and 0 <= b <= 1 for b, u in P.UNIT_K3_FACTORS)
     ml = pytest.importorskip("ml_dtypes")
     H = P.UNIT_K3_H0
     for k in range(40):
@@ -208,7 +210,7 @@ def test_unit_interval_k3_counter_independent_oracles():
         assert F(cast_exact(H[0], "bf16", "nearest-even")) == want, k
         if k <= 2:
             assert float(np.array(np.float32(float(H[0]))).astype(ml.bfloat16)) == want, k
-        H = P.mv(A, H)
+        H = mv(A, H)
 
 
 def test_unit_interval_k3_counter_library_proof_policy():
@@ -217,7 +219,7 @@ def test_unit_interval_k3_counter_library_proof_policy():
     from lrnnkit.precision.simulate import collapse
     fsa = FSA(("1",), [[1], [2], [0]], 0, frozenset({0}), None, None, "(111)*")
     thr = 1 + F(1, 2 ** 8)
-    A = P.gh_product(P.UNIT_K3_FACTORS, 3)
+    A = gh_product(P.UNIT_K3_FACTORS, 3)
     M = _proof_policy_model(A, P.UNIT_K3_H0, fsa, [[1, 0, 0], [-1, 0, 0]], [-thr, thr], ["1", "0"])
     assert collapse(M, "bf16", "proof", steps=120).first_wrong_step is None
 
