@@ -6,6 +6,10 @@ re-derives the verdict: ``check(profile)`` returns a :class:`CheckResult`. The t
 check and fails if the verdict it derives differs from the recorded one, so a recorded verdict is always
 reproducible by one command: ``lrnnkit theorems --check ID``.
 
+A paper's entry is declared once, on its check: ``@entry("000:theorem-2", perturb={...})``; its words (the statement
+as printed, hypotheses, conclusion, recorded verdict, evidence, counterexample, correction, notes) live in the paper
+package's ``statements.json`` and the code holds only the mathematics.
+
 Verdicts:
 
 * ``holds``: the check searched for counterexamples (property search with shrinking, exhaustive search over a
@@ -33,7 +37,7 @@ from typing import Callable
 
 from ..errors import InputError
 
-__all__ = ["Statement", "CheckResult", "statement", "register", "get", "all_statements", "paper_statements",
+__all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", "register", "get", "all_statements", "paper_statements",
            "run_check", "VERDICTS", "OWN"]
 
 VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
@@ -104,9 +108,39 @@ def register(s: Statement) -> Statement:
 
 
 def statement(**kw) -> Callable:
-    """Decorator form: ``@statement(id=..., ...)`` on the check function registers the statement."""
+    """Decorator form: ``@statement(id=..., ...)`` on the check function registers the statement with every field
+    given in code (for statements that are not a paper's, e.g. built from a results file)."""
     def deco(fn: Callable) -> Callable:
         register(Statement(check=fn, **kw))
+        return fn
+    return deco
+
+
+_TEXTS: dict = {}
+
+
+def statement_texts(paper: str) -> dict:
+    """The words of paper ``paper``'s entries: ``paper_NNN/statements.json`` beside this module, one record per id
+    (kind, statement as printed, hypotheses, conclusion, recorded verdict, evidence, counterexample, corrected,
+    tests, notes), read once."""
+    if paper not in _TEXTS:
+        import json
+        import os
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"paper_{paper}", "statements.json")
+        with open(path, encoding="utf-8") as fh:
+            _TEXTS[paper] = json.load(fh)
+    return _TEXTS[paper]
+
+
+def entry(sid: str, perturb: dict | None = None) -> Callable:
+    """The one way a paper's statement is declared: ``@entry("000:theorem-2", perturb={...})`` on its check.
+
+    The check function is the entry's mathematics (its keyword arguments default to the statement as printed);
+    ``perturb`` names the arguments of a nearby false statement (see :func:`run_check`); the paper's words and the
+    recorded verdict come from the paper's ``statements.json`` (:func:`statement_texts`)."""
+    def deco(fn: Callable) -> Callable:
+        paper = sid.split(":", 1)[0]
+        register(Statement(id=sid, paper=paper, check=fn, perturb=perturb, **statement_texts(paper)[sid]))
         return fn
     return deco
 

@@ -10,8 +10,8 @@ from typing import Sequence
 from ...exact import cos2pi, sin2pi
 from .._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_product, householder, is_psd, madd, mm
 from .._exact import mv, prod, search, st_fraction, st_gh_product, st_unit, tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, charpoly, poly_div_linear, rot, swap_vector, transpositions
+from ..registry import CheckResult, entry
+from ._common import charpoly, poly_div_linear, rot, swap_vector, transpositions
 
 
 def schur_cohn_inside(p: list) -> bool:
@@ -52,21 +52,8 @@ def spectrum_13a_ok(M) -> bool:
     return schur_cohn_inside(p)
 
 
-_P1 = ("000, Proposition 1 (Expressivity of products of GH matrices), eq. (5): "
-       "M_k^n(Omega) = {C_1 ... C_k : C_i = I - beta_i v_i v_i^T, 1 - beta_i in Omega, ||v_i|| = 1}.")
 
-
-@statement(
-    id="000:proposition-1.1", paper=PAPER, kind="proposition",
-    statement="For any N in M_k^n([-1, 1]), ||N|| <= 1.",
-    hypotheses="N = C_1...C_k, C_i = I - beta_i v_i v_i^T, beta_i in [0, 2], ||v_i|| = 1; any n, k.",
-    conclusion="The spectral norm of N is at most 1.",
-    verdict="holds",
-    evidence="Exact search (hypothesis, derandomized, shrinking) over products of k <= 4 GH factors in R^2, R^3 with "
-             "rational beta in [0, 2] (both ends included) and rational unit vectors: ||N|| <= 1 decided exactly as "
-             "'I - N^T N is positive semidefinite'. No counterexample (quick: 80 products per n; deep: 600).",
-    perturb={"beta_hi": 3},
-    notes=_P1 + " The proof (sub-multiplicativity, ||C_i|| <= 1) is correct.")
+@entry("000:proposition-1.1", perturb={"beta_hi": 3})
 def check_prop_1_1(profile: str = "quick", beta_hi=2) -> CheckResult:
     N = 80 if profile == "quick" else 600
     found = None
@@ -138,18 +125,7 @@ def cayley_orthogonal(S_entries: Sequence, n: int, flip: bool = False) -> tuple:
     return tuple(tuple(F(str(Q[i, j])) for j in range(n)) for i in range(n))
 
 
-@statement(
-    id="000:proposition-1.2a", paper=PAPER, perturb={"per_n": 2}, kind="proposition",
-    statement="For any M in R^{n x n} with ||M|| <= 1, M in M_{3n}^n([-1, 1]).",
-    hypotheses="M real n x n with spectral norm at most 1.",
-    conclusion="M is a product of 3n GH matrices with eigenvalues in [-1, 1].",
-    verdict="holds",
-    evidence="Constructive check of the proof (M = U S V^T; U, V^T products of <= n reflections by Householder "
-             "reduction; S = prod_i (I - (1 - sigma_i) e_i e_i^T); padding with identities, beta = 0): exact in "
-             "rational arithmetic for M = U S V^T with rational orthogonal U, V (Cayley transforms, det +-1) and "
-             "rational sigma_i in [0, 1] (n = 2, 3), and in float64 via numpy's SVD for random M scaled to norm <= 1 "
-             "(n = 1..5, including rank-deficient and norm exactly 1; reconstruction error <= 1e-9).",
-    notes=_P1)
+@entry("000:proposition-1.2a", perturb={"per_n": 2})
 def check_prop_1_2a(profile: str = "quick", per_n: int = 3) -> CheckResult:
     import numpy as np
     st = _st()
@@ -193,16 +169,7 @@ def check_prop_1_2a(profile: str = "quick", per_n: int = 3) -> CheckResult:
                                 f"n = 2, 3) and in float64 ({2 * N} random cases, n = 1..5)")
 
 
-@statement(
-    id="000:proposition-1.2b", paper=PAPER, perturb={"slack": -1}, kind="proposition",
-    statement="If M is orthogonal then M in M_n^n({-1, 1}).",
-    hypotheses="M real orthogonal n x n.",
-    conclusion="M is a product of n GH matrices each being a reflection (beta = 2) or the identity (beta = 0).",
-    verdict="holds",
-    evidence="Exact: rational orthogonal matrices (Cayley transforms, both determinants, n = 2..4) are reduced by at "
-             "most n reflections with rational GH matrices; the product is compared entrywise with M; every "
-             "signed permutation matrix of size <= 3 as well.",
-    notes=_P1 + " (Cartan-Dieudonne for R^n.)")
+@entry("000:proposition-1.2b", perturb={"slack": -1})
 def check_prop_1_2b(profile: str = "quick", slack: int = 0) -> CheckResult:
     st = _st()
     N = 40 if profile == "quick" else 400
@@ -233,15 +200,7 @@ def perm_matrix(p: Sequence[int]) -> tuple:
     return tuple(tuple(F(int(p[j] == i)) for j in range(n)) for i in range(n))
 
 
-@statement(
-    id="000:proposition-1.2c", paper=PAPER, perturb={"slack": -1}, kind="proposition",
-    statement="M in M_{n-1}^n({-1, 1}) when M is a permutation matrix.",
-    hypotheses="M an n x n permutation matrix, n >= 2 (for n = 1, M = I in M_1^1({1}) as the proof remarks).",
-    conclusion="M is a product of n - 1 GH matrices, each a reflection (swap, v = (e_i - e_j)/sqrt 2) or I.",
-    verdict="holds",
-    evidence="Exhaustive and exact over all permutation matrices of size 2..5 (quick) / 2..6 (deep): the product of "
-             "the n - c(P) <= n - 1 swap reflections I - (e_i - e_j)(e_i - e_j)^T equals P entrywise.",
-    notes=_P1)
+@entry("000:proposition-1.2c", perturb={"slack": -1})
 def check_prop_1_2c(profile: str = "quick", slack: int = 0) -> CheckResult:
     nmax = 5 if profile == "quick" else 6
     count = 0
@@ -258,21 +217,7 @@ def check_prop_1_2c(profile: str = "quick", slack: int = 0) -> CheckResult:
                                 f"reflections (exact)")
 
 
-@statement(
-    id="000:proposition-1.2c-proof-swaps", paper=PAPER, perturb={"as_printed": True}, kind="construction",
-    statement="(Proof of Prop. 1, App. C.1, second item) If P is a permutation matrix different from the identity, "
-              "there exist k <= n - 1 and indices i_1..i_k, j_1..j_k with i_l != j_l such that "
-              "P = prod_{l=1}^{k-1} P_{i_l j_l}, P_ij = I - 2 v_ij v_ij^T, v_ij = (e_i - e_j)/sqrt(2); "
-              "'P_ij in M_k^n({-1})'.",
-    hypotheses="P a non-identity n x n permutation matrix.",
-    conclusion="P equals the product of the first k - 1 of the k swaps.",
-    verdict="holds-as-corrected",
-    evidence="Exhaustive over n = 2..5: the printed product stops at k - 1 and so omits one swap; it fails for every "
-             "transposition (k = 1: empty product = I). Corrected: P = prod_{l=1}^{k} P_{i_l j_l} (and P_ij in "
-             "M_1^n({-1})), verified exactly for every permutation of size 2..5.",
-    counterexample={"n": 2, "P": [[0, 1], [1, 0]], "k": 1, "printed_product": "empty = I != P"},
-    corrected="P = prod_{l=1}^{k} P_{i_l j_l} with k = n - (number of cycles of P) <= n - 1; each P_ij in M_1^n({-1}).",
-    notes="Off-by-one in the upper index of the product (and M_k^n for a single swap, which should read M_1^n).")
+@entry("000:proposition-1.2c-proof-swaps", perturb={"as_printed": True})
 def check_prop_1_2c_proof(profile: str = "quick", as_printed: bool = False) -> CheckResult:
     printed_fails = None
     for n in range(2, 6):
@@ -294,19 +239,7 @@ def check_prop_1_2c_proof(profile: str = "quick", as_printed: bool = False) -> C
                        corrected="P = prod_{l=1}^{k} P_{i_l j_l}")
 
 
-@statement(
-    id="000:proposition-1.3a", paper=PAPER, kind="proposition",
-    statement="Any eigenvalue lambda of N in M_k^n((-1, 1]) is either 1 or satisfies |lambda| < 1.",
-    hypotheses="N = C_1...C_k with beta_i in [0, 2) (eigenvalue 1 - beta_i in (-1, 1]), ||v_i|| = 1.",
-    conclusion="Every eigenvalue is 1 or lies in the open unit disk.",
-    verdict="holds",
-    evidence="Exact search (hypothesis) over products of k <= 4 GH factors in R^2, R^3 with rational beta in [0, 2) "
-             "(including values close to 2) and rational unit vectors: the characteristic polynomial (sympy, exact) "
-             "with all factors (x - 1) removed passes the exact Schur-Cohn test (all roots in the open unit disk). "
-             "Control: with beta = 2 allowed the same search finds the reflection (eigenvalue -1) at once.",
-    perturb={"beta_2_allowed": True},
-    notes=_P1 + " The proof's aside 'min_{x in [0,2]} x(2 - x) = 1 and is only reached at x = 0 and x = 2' should "
-                "read min = 0 (the bound used, beta(2 - beta) > 0 on (0, 2), is right).")
+@entry("000:proposition-1.3a", perturb={"beta_2_allowed": True})
 def check_prop_1_3a(profile: str = "quick", beta_2_allowed: bool = False) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3):
@@ -326,29 +259,7 @@ def check_prop_1_3a(profile: str = "quick", beta_2_allowed: bool = False) -> Che
 P13B_CE = [(F(2, 3), (F(1), F(0))), (F(2, 3), (F(3, 5), F(4, 5))), (F(2, 3), (F(-3, 5), F(4, 5)))]
 
 
-@statement(
-    id="000:proposition-1.3b", paper=PAPER, kind="proposition",
-    statement="If in addition N in M_k^n([0, 1]), then lambda in R (every eigenvalue of a product of GH matrices "
-              "with eigenvalues in [0, 1] is real). Section 4.3: 'if every GH matrix in the product has only "
-              "positive eigenvalues, matrices with complex eigenvalues cannot be represented.'",
-    hypotheses="N = C_1...C_k, beta_i in [0, 1], ||v_i|| = 1, any k.",
-    conclusion="All eigenvalues of N are real.",
-    verdict="holds-as-corrected",
-    evidence="Falsified for k = 3, n = 2: beta_1 = beta_2 = beta_3 = 2/3, v_1 = (1, 0), v_2 = (3/5, 4/5), "
-             "v_3 = (-3/5, 4/5) give N = [[99/625, 112/5625], [-112/1875, 1273/5625]] with tr(N)^2 - 4 det(N) = "
-             "-4604/31640625 < 0: two non-real eigenvalues (modulus sqrt(det N) < 1). The proof divides by "
-             "v^T C_k v for a complex eigenvector v, which need not be real. Corrected statement (k <= 2) holds: "
-             "exact search over products of <= 2 factors (n = 2, 3) finds no non-real eigenvalue (Sturm count).",
-    perturb={"beta_hi": 2},
-    counterexample={"n": 2, "k": 3, "factors": _fac_json(P13B_CE),
-                    "N": [["99/625", "112/5625"], ["-112/1875", "1273/5625"]],
-                    "discriminant": "-4604/31640625"},
-    corrected="If N in M_k^n([0, 1]) with k <= 2, every eigenvalue of N is real (and in [0, 1]: N = C_1 C_2 is "
-              "similar to C_1^{1/2} C_2 C_1^{1/2}, which is symmetric PSD). For k >= 3 only the first part "
-              "(lambda = 1 or |lambda| < 1) survives.",
-    notes=_P1 + " Consequence for the paper: the remark after Prop. 1 that an LRNN with A: R^l -> M_k^n([0,1]) cannot "
-                "count modulo m still follows from Prop. 1.3a (all eigenvalues 1 or |lambda| < 1) together with "
-                "Theorem 2 as printed, not from the reality of the spectrum.")
+@entry("000:proposition-1.3b", perturb={"beta_hi": 2})
 def check_prop_1_3b(profile: str = "quick", beta_hi=1) -> CheckResult:
     M = gh_product(P13B_CE, 2)
     disc = (M[0][0] + M[1][1]) ** 2 - 4 * (M[0][0] * M[1][1] - M[0][1] * M[1][0])
@@ -368,33 +279,7 @@ def check_prop_1_3b(profile: str = "quick", beta_hi=1) -> CheckResult:
                        corrected="k <= 2")
 
 
-@statement(
-    id="000:proposition-1-consequence", paper=PAPER, kind="corollary",
-    statement="(Section 4.3, after Proposition 1) A consequence of Proposition 1 is that if for every layer of an "
-              "LRNN, there exists n, k in N such that the map A from inputs to state-transition matrices is such "
-              "that A: R^l -> M_k^n([-1, 1]), then the LRNN cannot learn to count modulo m, with m not a power of "
-              "two, due to Theorem 2.",
-    hypotheses="Every layer's transitions are products of k GH matrices with eigenvalues in [-1, 1].",
-    conclusion="The LRNN cannot count modulo m (m not a power of two).",
-    verdict="holds-as-corrected",
-    evidence="As printed (range [-1, 1]) it contradicts the paper's own Section 4.2: R(2 pi/3) = (I - 2 v_1 v_1^T)"
-             "(I - 2 e_2 e_2^T) lies in M_2^2({-1}) and one layer with A(1) = R(2 pi/3), H0 = e_1 counts modulo 3 "
-             "exactly (three exact states; checked in cyclotomic arithmetic). The intended range is [0, 1] (the "
-             "next sentence contrasts it with [-1, 1]); that reading is a separate entry "
-             "(000:proposition-1-consequence.unit-interval-reading): it is false for k >= 3 when the exact state's "
-             "limit sits on a rounding midpoint (an exact bf16 instance with k = 3), and true for k <= 2 and for "
-             "casts continuous at the limit points. Corrected here: with A: R^l -> M_k^n([0, 1]) and either "
-             "k 2^{i-1} <= 2 in layer i (products of <= 2 such factors have real spectra: exact search, n = 3) and a "
-             "monotone cast (corrected 000:theorem-2), or any k and a cast continuous at the limit points "
-             "(000:theorem-2.generic-cast, with 000:proposition-1.3a), the LRNN cannot count modulo m.",
-    counterexample={"A(1)": "R(2 pi/3) = (I - 2 v v^T)(I - 2 e_2 e_2^T), v = (-sin(pi/3), cos(pi/3))",
-                    "H0": [1, 0], "states": "e_1, R e_1, R^2 e_1 (period 3)"},
-    corrected="With [0, 1] in place of [-1, 1], and either (a) k 2^{i-1} <= 2 for every layer i and a monotone cast, "
-              "or (b) any k and a cast continuous at every limit point of the exact state sequences: no counting "
-              "modulo m (m not a power of two). For k >= 3 with a rounding midpoint as limit the [0, 1] reading fails "
-              "(000:proposition-1-consequence.unit-interval-reading).",
-    perturb={"beta_hi": 2},
-    notes="Depends on 000:theorem-2 (corrected), 000:theorem-2.generic-cast and 000:proposition-1.3b.")
+@entry("000:proposition-1-consequence", perturb={"beta_hi": 2})
 def check_prop1_consequence(profile: str = "quick", beta_hi=1) -> CheckResult:
     v1 = (-sin2pi(1, 6), cos2pi(1, 6))
     H1 = householder(2, v1)
@@ -462,37 +347,8 @@ def unit_interval_counter_facts(K: int, h0: tuple = UNIT_K3_H0) -> dict:
     }
 
 
-@statement(
-    id="000:proposition-1-consequence.unit-interval-reading", paper=PAPER, kind="corollary",
-    statement="(Section 4.3, after Proposition 1, with the intended range [0, 1] for the printed [-1, 1]) If for "
-              "every layer of an LRNN there exist n, k in N such that A: R^l -> M_k^n([0, 1]), then the LRNN cannot "
-              "learn to count modulo m, with m not a power of two, due to Theorem 2.",
-    hypotheses="Every layer's transitions are products of k GH matrices with eigenvalues in [0, 1]; the finite "
-               "precision model of App. A.3 / B.1 (products exact, each term cast, the sum cast).",
-    conclusion="The LRNN cannot count modulo m (m not a power of two).",
-    verdict="falsified",
-    evidence="Falsified for k = 3, n = 3, m = 3 in bf16 with round-to-nearest-even, one layer, B = 0, A(0) = I and "
-             "A(1) = C_1 C_2 C_3, C_i = I - beta_i u_i u_i^T / |u_i|^2 with beta = (10/11, 8/9, 95/99) (eigenvalues "
-             "1/11, 1/9, 4/99, all in [0, 1]) and u = (2, 1, -2), (2, -5, 4), (8, -3, -1), all orthogonal to "
-             "p = (1, 2, 2)/3. A(1) fixes p and acts on p^perp with trace -2/99 and determinant (2/99)^2, so "
-             "A(1)^3 = c I + (1 - c) p p^T with c = (2/99)^3 exactly (eigenvalues 1 and (2/99) e^{+-2 pi i/3}). With "
-             "H0 = (129/128, 1027/512, 257/128) the first coordinate is (A(1)^k H0)_1 = 1 + 2^-8 + x_k with "
-             "x_{k+3} = c x_k, x_0 = 2^-8, x_1 = -13/879120, x_2 = -41/31648320: for every k >= 1, |x_k| < 2^-8 and "
-             "x_k > 0 iff 3 | k, so cast((A(1)^k H0)_1) = 1 + 2^-7 iff 3 | k and 1 otherwise, and dec(H) = "
-             "1{H_1 > 1} recognizes (111)* at every length (checked exactly, and by casting the first 300 / 3000 "
-             "states directly). The limit 1 + 2^-8 is a bf16 rounding midpoint. Three factors are the fewest: "
-             "products of <= 2 factors with eigenvalues in [0, 1] have real spectra (000:proposition-1.3b, "
-             "corrected), so with k <= 2 the corrected Theorem 2 (monotone cast) excludes counting; and for any k a "
-             "cast continuous at the limit points excludes it (000:theorem-2.generic-cast).",
-    counterexample={"format": "bf16, round-to-nearest-even", "m": 3, "k": 3, "n": 3, "layers": 1, "B": "0",
-                    "betas": ["10/11", "8/9", "95/99"], "u": [[2, 1, -2], [2, -5, 4], [8, -3, -1]],
-                    "H0": ["129/128", "1027/512", "257/128"], "A(1)^3": "c I + (1 - c) p p^T, c = (2/99)^3, "
-                    "p = (1, 2, 2)/3", "state_after_k_ones": "cast(A(1)^k H0)_1 = 1 + 2^-7 if k % 3 == 0 else 1",
-                    "decoder": "1{H_1 > 1}"},
-    perturb={"h0": (F(129, 128), F(1027, 512), F(257, 128) + F(1, 64))},
-    notes="Decides the k >= 3 case that earlier versions of 000:proposition-1-consequence left open. The instance "
-          "was found by an exact search: directions of rational slope, beta_1, beta_2 on a grid, beta_3 a rational "
-          "root of tr(M)^2 = det(M) (both affine in beta_3).")
+@entry("000:proposition-1-consequence.unit-interval-reading",
+       perturb={"h0": (F(129, 128), F(1027, 512), F(257, 128) + F(1, 64))})
 def check_prop1_consequence_unit_interval(profile: str = "quick", h0: tuple = UNIT_K3_H0) -> CheckResult:
     facts = unit_interval_counter_facts(300 if profile == "quick" else 3000, h0)
     A = facts.pop("A")

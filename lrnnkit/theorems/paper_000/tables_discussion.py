@@ -9,8 +9,7 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction as F
 
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 #: Table 4 columns; "avg" is the printed Avg. column, the mean of the six accuracy columns LMB..ARC-c
 T4_COLS = ("wiki_ppl", "lmb_ppl", "lmb", "piqa", "hella", "wino", "arc_e", "arc_c", "avg", "swde", "squad", "fda")
@@ -44,18 +43,8 @@ def acc_mean(r: dict) -> F:
     return sum(r[c] for c in T4_ACC) / len(T4_ACC)
 
 
-@statement(
-    id="000:table-4.avg-column", paper=PAPER, kind="claim",
-    statement="Table 4's 'Avg.' column: the average accuracy of each row (over LMB. acc, PIQA, Hella. acc_n, Wino., "
-              "ARC-e, ARC-c).",
-    hypotheses="The printed numbers, each rounded to one decimal.",
-    conclusion="|mean of the six printed accuracies - Avg.| <= 0.1 for every row (0.05 for rounding the Avg., 0.05 "
-               "for averaging unrounded accuracies).",
-    verdict="holds",
-    evidence="Exact arithmetic on the transcribed table: for all 16 rows the mean of the six accuracy columns is within "
-             "0.05 of the printed Avg. (largest gap 1/30: 340M SPJ Transformer++, 247.4 / 6 = 41.233, printed "
-             "41.2). Perturbed (one row's Avg. moved by 0.5) the check fails.",
-    perturb={"rows": {**T4, ("340M FW", "Mamba [-1, 1]"):
+@entry("000:table-4.avg-column",
+       perturb={"rows": {**T4, ("340M FW", "Mamba [-1, 1]"):
                       "25.02 24.71 36.2 70.5 47.8 53.3 54.7 26.7 48.7 20.9 24.8 2.5"}})
 def check_avg_column(profile: str = "quick", rows: dict = None) -> CheckResult:
     t = table_4(rows)
@@ -70,23 +59,7 @@ def check_avg_column(profile: str = "quick", rows: dict = None) -> CheckResult:
     return CheckResult("holds", f"every row's Avg. is the mean of its six accuracies to within {float(gap):.3f}")
 
 
-@statement(
-    id="000:table-4.mamba-average", paper=PAPER, kind="claim",
-    statement="(Section 5.3) 'At 340-370M parameters, with the extended range both architectures show enhanced "
-              "performance in some of the tasks: Mamba in the second subset of tasks (+2.1% average accuracy)'.",
-    hypotheses="Table 4, 340M parameters, 100B tokens FineWeb, Mamba [0, 1] vs Mamba [-1, 1].",
-    conclusion="The average accuracy gain of Mamba [-1, 1] over Mamba [0, 1] is +2.1 (points or percent) on a subset "
-               "of Table 4's tasks.",
-    verdict="falsified",
-    evidence="Exact arithmetic on Table 4: the Avg. column gives 47.3 -> 48.2 (+0.9 points, +1.9% relative); the "
-             "second group of commonsense tasks (Wino., ARC-e, ARC-c) gives (2.1 + 1.3 + 1.9) / 3 = +1.77 points "
-             "(+4.1% relative); the retrieval tasks (SWDE, SQUAD, FDA) drop (-0.7, -2.9, -0.3). No average over "
-             "any set of two or more of the nine accuracy columns is +2.1 to one decimal (all 502 such sets "
-             "checked); +2.1 is the gain on Winogrande alone. The enhanced-performance part "
-             "holds (Wino., ARC-e, ARC-c all improve).",
-    counterexample={"Avg. [0, 1] -> [-1, 1]": "47.3 -> 48.2 (+0.9)", "Wino., ARC-e, ARC-c mean gain": "+53/30 = "
-                    "+1.77", "Winogrande alone": "+2.1"},
-    perturb={"claimed": F(9, 10)})
+@entry("000:table-4.mamba-average", perturb={"claimed": F(9, 10)})
 def check_mamba_average(profile: str = "quick", claimed: F = F(21, 10)) -> CheckResult:
     t = table_4()
     a, b = t[("340M FW", "Mamba [0, 1]")], t[("340M FW", "Mamba [-1, 1]")]
@@ -107,20 +80,8 @@ def check_mamba_average(profile: str = "quick", claimed: F = F(21, 10)) -> Check
                                        "Winogrande alone": "+2.1"})
 
 
-@statement(
-    id="000:table-4.duplicate-rows", paper=PAPER, kind="claim",
-    statement="Table 4 reports, for the SlimPajama (SPJ) models 'reproduced from Yang et al. (2024b)', results of "
-              "DeltaNet with the extended eigenvalue range [-1, 1] at 340M and 1.3B parameters.",
-    hypotheses="Each row of Table 4 is a separate model's evaluation.",
-    conclusion="The DeltaNet [-1, 1] SPJ rows are measurements of DeltaNet [-1, 1].",
-    verdict="falsified",
-    evidence="Exact comparison of the printed rows: at 340M SPJ the 'DeltaNet [-1, 1]' row equals the 'Mamba [0, 1]' "
-             "row in all 12 columns; at 1.3B SPJ it equals the 'DeltaNet [0, 1]' row in all 12 columns. The SPJ "
-             "rows are copied from Yang et al. (2024b), who trained no [-1, 1] model, so these two rows are copies "
-             "of other rows, not results. No other pair of rows agrees in more than 2 columns.",
-    counterexample={"340M SPJ": "DeltaNet [-1, 1] == Mamba [0, 1] (12 of 12 columns)",
-                    "1.3B SPJ": "DeltaNet [-1, 1] == DeltaNet [0, 1] (12 of 12 columns)"},
-    perturb={"rows": {k: v for k, v in T4.items() if "[-1, 1]" not in k[1] or "FW" in k[0]}})
+@entry("000:table-4.duplicate-rows",
+       perturb={"rows": {k: v for k, v in T4.items() if "[-1, 1]" not in k[1] or "FW" in k[0]}})
 def check_duplicate_rows(profile: str = "quick", rows: dict = None) -> CheckResult:
     t = table_4(rows)
     dups = [(k1, k2) for k1, k2 in itertools.combinations(t, 2) if t[k1] == t[k2]]
@@ -130,23 +91,7 @@ def check_duplicate_rows(profile: str = "quick", rows: dict = None) -> CheckResu
         f"{k1[0]}": f"{k2[1]} == {k1[1]} (12 of 12 columns)" for k1, k2 in dups})
 
 
-@statement(
-    id="000:discussion.width-exponential", paper=PAPER, kind="claim",
-    statement="(Discussion) 'our result requires both the number of layers and the width of the LRNN to be (in the "
-              "worst case) exponential in the number of states of the FSA'.",
-    hypotheses="Theorem 4's construction: s <= 2^{|Q|} layers, each of width n <= |Q|.",
-    conclusion="Both the number of layers and the width are (worst case) exponential in |Q|.",
-    verdict="holds-with-wording-slip",
-    evidence="Literally, 'the width' (of a layer, Theorem 4's n) is at most |Q| in the paper's own Theorem 4, not "
-             "exponential: the tile-indicator layers of 000:theorem-4.bounds have width <= |Q| (S4_IDEMPOTENT: width "
-             "4 = |Q| although its holonomy level has 6 tiles). What is exponential is the number of layers "
-             "(s <= 2^|Q|) and hence the total width (sum over layers, <= |Q| 2^|Q|): the intended statement, checked "
-             "on the same automata (the bound |Q| (2^|Q| - |Q| - 1) on the total width holds for all of them). "
-             "Perturbed to a per-layer width bound |Q| - 1, the check fails.",
-    counterexample={"Theorem 4": "n <= |Q| per layer", "S4_IDEMPOTENT": "|Q| = 4, per-layer width 4 < 2^4"},
-    corrected="The number of layers (s <= 2^|Q|) and the total width (at most |Q| per layer) are exponential in "
-              "|Q| in the worst case; each layer's width is at most |Q|.",
-    perturb={"width_slack": -1})
+@entry("000:discussion.width-exponential", perturb={"width_slack": -1})
 def check_width_exponential(profile: str = "quick", width_slack: int = 0) -> CheckResult:
     from ...automata.holonomy import holonomy_decomposition, members
     from .theorem_4_5 import S4_IDEMPOTENT, tile_indicator_widths

@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 from .._exact import basis_vector, gh
 from .._exact import mv, prod
-from ..registry import CheckResult, statement
+from ..registry import CheckResult, entry
 from ._common import PAPER, swap_vector, transpositions
 
 
@@ -73,32 +73,7 @@ def brute_force_agrees(model, fsa, max_len: int) -> tuple:
     return count, None
 
 
-@statement(
-    id="000:theorem-4", paper=PAPER, perturb={"construction": "krohn-rhodes-as-printed"}, kind="theorem",
-    statement="Theorem 4. LRNNs with state transition matrices that are repeated products of GH matrices, each with "
-              "eigenvalues in the range [-1, 1], can recognize any regular languages. In particular, every FSA "
-              "A = (Sigma, Q, q0, delta) can be implemented by a finite precision LRNN with s <= 2^{|Q|} layers, each "
-              "of the form 1, where n <= |Q|, p <= s, d = 1, A: R^l -> M_n^n([-1, 1]) and B: R^l -> N^n.",
-    hypotheses="Any FSA.",
-    conclusion="A multi-layer LRNN with GH-product transitions (eigenvalues in [-1, 1]) implements it.",
-    verdict="holds",
-    evidence="(1) The per-layer construction of App. C.4 checked exhaustively and exactly on every permutation-reset "
-             "automaton with 1..3 states and 1..2 letters (permutation letters as <= n - 1 swap reflections, reset "
-             "letters as A = prod (I - e_i e_i^T) = 0 with B one-hot). (2) End to end: lrnnkit's Krohn-Rhodes "
-             "(holonomy) construction, certified for all input lengths by exact BFS (lrnnkit.certify) on parity, "
-             "flip-flop, even-pairs, counters, cycle navigation and small transformation automata (deep: every pair "
-             "of maps on 3 states); every letter matrix is a product of GH factors with beta in [0, 2], B in N^n. "
-             "(3) Independent of the certifier: the same compiled models stepped exactly along every word of length "
-             "<= 6 (deep: 8) agree with the FSA's output after every step. "
-             "The size bounds are recorded separately (000:theorem-4.bounds); the proof's cascade wiring is "
-             "000:theorem-4-proof-wiring. Weaker than printed in one respect: lrnnkit's end-to-end construction feeds "
-             "each level the previous level's state from BEFORE the current token (a one-step token shift between "
-             "layers, as Definition 1's cascade needs), which is not part of eq. (1); inside eq. (1) the shift costs "
-             "one delay layer per level (state = one-hot of the last input, A = 0, B = one-hot; the read-out of the "
-             "next layer then sees the pair), which the checked models do not contain. Part (1) is the printed "
-             "per-layer construction itself.",
-    tests=["proofs_tests/test_theorems_A_000.py::test_theorem_4_library_agrees"],
-    notes="000, Section 4.3 and App. C.4.")
+@entry("000:theorem-4", perturb={"construction": "krohn-rhodes-as-printed"})
 def check_theorem_4(profile: str = "quick", construction: str = "krohn-rhodes") -> CheckResult:
     for N in (1, 2, 3):
         maps = list(itertools.product(range(N), repeat=N))
@@ -150,28 +125,7 @@ def _cascade_runs(top: list, bottom: dict, word: list, wiring: str) -> list:
     return out
 
 
-@statement(
-    id="000:theorem-4-proof-wiring", paper=PAPER, perturb={"lag": 0}, kind="construction",
-    statement="(Proof of Theorem 4, App. C.4) Feeding layer i with the output of layer i - 1, w^(i)_j = y^(i-1)_j = "
-              "(delta^(i-1)(q0^(i-1), w^(i-1)_1..w^(i-1)_j), ...), the first s elements of y^(s)_t are exactly the "
-              "output of the cascade C = A^(s) o ... o A^(1) (Definition 1: delta''((q, q'), w) = (delta(q, w), "
-              "delta'(q', (q, w)))).",
-    hypotheses="A^(i) permutation-reset automata in cascade.",
-    conclusion="The layered LRNN reproduces the cascade product.",
-    verdict="holds-as-corrected",
-    evidence="Falsified: Definition 1 feeds the lower automaton the OLD state q of the higher one, the proof feeds "
-             "the NEW state delta(q, w). Minimal counterexample (one letter a, two 2-state permutation-reset levels): "
-             "A^(1): a resets to 1; A^(2): input (0, a) toggles, (1, a) is the identity. On the word 'a' the cascade "
-             "goes (0, 0) -> (1, 1), the printed wiring gives (1, 0). Corrected wiring (layer i reads the higher "
-             "layers' outputs of step t - 1, a token shift, with the initial states before t = 1) equals the cascade "
-             "on every word of length <= 6 for every pair of 2-state permutation-reset levels over a 2-letter "
-             "alphabet (exhaustive, exact).",
-    counterexample={"top": {"a": [1, 1]}, "bottom": {"(0,a)": [1, 0], "(1,a)": [0, 1]}, "word": ["a"],
-                    "cascade": [[1, 1]], "printed": [[1, 0]]},
-    corrected="w^(i)_t = (x_t, y^(1)_{t-1}, ..., y^(i-1)_{t-1}) with y^(j)_0 = q0^(j) (token shift), or one extra "
-              "delay layer per level inside eq. (1).",
-    notes="lrnnkit's 'krohn-rhodes' construction implements the corrected wiring; 'krohn-rhodes-as-printed' keeps the "
-          "printed one and fails certification (e.g. on even-pairs).")
+@entry("000:theorem-4-proof-wiring", perturb={"lag": 0})
 def check_theorem_4_wiring(profile: str = "quick", lag: int = 1) -> CheckResult:
     top = {0: [1, 1]}
     bottom = {(0, 0): [1, 0], (1, 0): [0, 1]}
@@ -341,29 +295,7 @@ def tile_indicator_widths(hd) -> tuple:
     return widest, hd.n_levels, None
 
 
-@statement(
-    id="000:theorem-4.bounds", paper=PAPER, kind="theorem",
-    statement="(Part of Theorem 4 / Theorem 5) ... with s <= 2^{|Q|} layers, each of width n <= |Q| (|Q^(i)| <= |Q| "
-              "in the Krohn-Rhodes cascade of Theorem 5), p <= s.",
-    hypotheses="Any FSA; layers of the form (1) with A: R^l -> M_n^n([-1, 1]), B: R^l -> N^n, d = 1.",
-    conclusion="An implementing LRNN with at most 2^|Q| layers, each of width at most |Q|.",
-    verdict="holds",
-    perturb={"width_slack": -1},
-    evidence="Holds for the LRNN, through tile-indicator states (independent of whether the cascade levels of "
-             "Theorem 5 have <= |Q| states, 000:theorem-5): take the holonomy cascade with one level per "
-             "non-singleton image class (fewer than 2^|Q| classes of subsets of Q); the level of a class with "
-             "representative X keeps its tile T as the indicator 1_T in R^{|X|}, |X| <= |Q|. Its transitions are "
-             "holonomy-group elements, i.e. permutations of the tiles induced by bijections sigma of X (X.s = X with "
-             "X finite), acting as the permutation matrix P_sigma (a product of <= |X| - 1 swap reflections, "
-             "M_{|X|}^{|X|}({-1, 1})), or resets to a tile T, A = 0 = prod_i (I - e_i e_i^T), B = 1_T in N^{|X|}; "
-             "distinct tiles have distinct indicators, so a linear read-out recovers them. Checked: every Schreier "
-             "generator of every class is induced by a bijection of its X, for every automaton on 2 and 3 points "
-             "with 1..2 letters, 60 (deep: 3000) random automata on 4 points with 1..3 letters, and "
-             "S4_IDEMPOTENT = <(0 1), (0 1 2 3), [0,1,0,1]>, whose holonomy level has 6 tiles > |Q| = 4 points but "
-             "indicator width 4; widths <= |Q| and levels <= 2^|Q| throughout. Perturbed to width <= |Q| - 1 the "
-             "check fails (a class with X = Q). The cascade is wired as in 000:theorem-4 (token shift noted there).",
-    notes="000, Theorem 4 and App. C.3. The cascade level sizes |Q^(i)| <= |Q| of Theorem 5 stay open "
-          "(000:theorem-5); the LRNN's width does not need them.")
+@entry("000:theorem-4.bounds", perturb={"width_slack": -1})
 def check_theorem_4_bounds(profile: str = "quick", width_slack: int = 0) -> CheckResult:
     import random
 
@@ -389,25 +321,7 @@ def check_theorem_4_bounds(profile: str = "quick", width_slack: int = 0) -> Chec
                                 "width 4", details={"S4_IDEMPOTENT_level_size": list(hd.level_size)})
 
 
-@statement(
-    id="000:theorem-5", paper=PAPER, kind="theorem",
-    statement="Theorem 5 (Krohn-Rhodes, Theorem 4 in Maler & Pnueli (1994)). For every FSA A = (Sigma, Q, q0, delta) "
-              "there exists s <= 2^{|Q|} and a cascade product FSA C = A^(s) o ... o A^(1) with |Q^(i)| <= |Q|, and "
-              "a function W: Q^x -> Q such that for any w in Sigma*, delta(q0, w) = W(delta^x(q0^x, w)) and each "
-              "A^(i) is a permutation-reset automaton.",
-    hypotheses="Any FSA.",
-    conclusion="A permutation-reset cascade with the stated bounds emulates A.",
-    verdict="open",
-    evidence="Cited result: the proof is Maler & Pnueli (1994), Theorem 4 (their holonomy decomposition, after "
-             "Eilenberg's holonomy theorem), which this paper quotes without proof; nothing of it is re-derived in "
-             "000. What can be checked is checked: existence of a permutation-reset cascade emulating A: lrnnkit's "
-             "holonomy decomposition "
-             "(checked on the preset automata by 000:theorem-4). The bounds: decided for |Q| <= 3 (every level of the "
-             "one-level-per-class holonomy cascade has <= 3 points: proof by Sperner's bound, checked exhaustively "
-             "on every automaton on 3 points with <= 2 letters); for |Q| = 4 the holonomy witness with 6 tiles has "
-             "a hand-written 3-level cascade of 3, 2, 2 states (checked by brute force). " + _T5_OPEN,
-    notes="000, App. C.3. Theorem 4's LRNN bounds do not depend on this question: tile-indicator layers have width "
-          "<= |Q| whatever the level sizes (000:theorem-4.bounds).")
+@entry("000:theorem-5")
 def check_theorem_5(profile: str = "quick") -> CheckResult:
     bad, ev, det = _t5_evidence(profile)
     if bad:   # the decided part failed: not a verdict to record, an error to look at

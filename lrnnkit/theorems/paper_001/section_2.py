@@ -10,8 +10,7 @@ from fractions import Fraction as F
 import numpy as np
 
 from .._exact import det, eye, gh, mm, mv, rank, tr
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 from .theorem_1 import dihedral_mul
 
 
@@ -42,20 +41,7 @@ def gradient_by_differences(H, k, v) -> tuple:
     return tuple(G)
 
 
-@statement(
-    id="001:equation-2-gradient-step", paper=PAPER, perturb={"write_sign": -1}, kind="claim",
-    statement="(Section 2) Each step of the DeltaNet recurrence, A(x_t) = I - beta_t k_t k_t^T, B(x_t) = beta_t k_t "
-              "v_t^T, is one step of online gradient descent on L_t(H) = 1/2 ||H^T k_t - v_t||^2: H_t = H_{t-1} - "
-              "beta_t grad L_t(H_{t-1}) = H_{t-1} - beta_t k_t (k_t^T H_{t-1} - v_t^T).",
-    hypotheses="||k_t|| = 1, any beta_t, H in R^{n x d}, v_t in R^d.",
-    conclusion="H_{t-1} - beta grad L(H_{t-1}) = A H_{t-1} + B; and the new residual is (1 - beta) times the old one.",
-    verdict="holds",
-    evidence="Exact over 200 random rational cases (n, d in 1..3; deep 2000): the gradient computed by central "
-             "differences (exact for a quadratic, independent of the printed closed form) gives H - beta grad L = "
-             "(I - beta k k^T) H + beta k v^T, and H_t^T k - v = (1 - beta)(H_{t-1}^T k - v), so the step decreases "
-             "the loss for beta in (0, 2) (and is an exact minimizer at beta = 1). Unit keys are rational points on "
-             "the sphere (2t/(1+t^2), (1-t^2)/(1+t^2), ...).",
-    notes="001, Section 2 (the online-learning reading of Yang et al. 2024b).")
+@entry("001:equation-2-gradient-step", perturb={"write_sign": -1})
 def check_gradient_step(profile: str = "quick", write_sign: int = 1) -> CheckResult:
     rng = np.random.default_rng(5)
     N = 200 if profile == "quick" else 2000
@@ -84,19 +70,7 @@ def check_gradient_step(profile: str = "quick", write_sign: int = 1) -> CheckRes
                                 "residual scales by (1 - beta)")
 
 
-@statement(
-    id="001:beta-geometry", paper=PAPER, perturb={"reflection_beta": F(3, 2)}, kind="claim",
-    statement="(Section 2) For the GH matrix I - beta k k^T (||k|| = 1): beta = 0 corresponds to the identity, "
-              "beta = 1 yields a projection operation, and beta = 2 produces a reflection in the hyperplane with "
-              "normal vector k.",
-    hypotheses="||k|| = 1, n >= 1.",
-    conclusion="beta = 0: I. beta = 1: the orthogonal projection onto k^perp (P^2 = P = P^T, P k = 0, rank n - 1). "
-               "beta = 2: the reflection across k^perp (R^2 = I, R^T R = I, R k = -k, R fixes k^perp, det -1).",
-    verdict="holds",
-    evidence="Exact over 150 random rational directions (n = 1..4; deep 1500), written without square roots as "
-             "I - beta w w^T / (w^T w); each property checked separately (idempotent, symmetric, kernel = span k, "
-             "rank n - 1; involution, orthogonal, R k = -k, R u = u for u orthogonal to k, det = -1).",
-    notes="001, Section 2.")
+@entry("001:beta-geometry", perturb={"reflection_beta": F(3, 2)})
 def check_beta_geometry(profile: str = "quick", reflection_beta=2) -> CheckResult:
     rng = np.random.default_rng(6)
     N = 150 if profile == "quick" else 1500
@@ -139,16 +113,7 @@ def d3_s3_isomorphisms() -> list:
     return out
 
 
-@statement(
-    id="001:d3-is-s3", paper=PAPER, kind="claim",
-    statement="(Section 4) As a notable example, D_3 is isomorphic to the symmetric group S_3.",
-    hypotheses="D_3 with the multiplication of eq. (3).",
-    conclusion="There is a group isomorphism D_3 -> S_3.",
-    verdict="holds",
-    evidence="Exhaustive: among the 720 bijections from D_3 (eq. 3's table, m = 3) to S_3, exactly |Aut(S_3)| = 6 "
-             "are isomorphisms (the check also confirms D_4 and S_4 have different orders, 8 vs 24, so the "
-             "isomorphism is special to m = 3).",
-    notes="001, Section 4 (used to read Theorem 1 as covering S_3).")
+@entry("001:d3-is-s3")
 def check_d3_s3(profile: str = "quick") -> CheckResult:
     isos = d3_s3_isomorphisms()
     if len(isos) != 6:
@@ -157,27 +122,7 @@ def check_d3_s3(profile: str = "quick") -> CheckResult:
     return CheckResult("holds", "6 isomorphisms D_3 -> S_3 (= |Aut(S_3)|)", details={"example": isos[0]})
 
 
-@statement(
-    id="001:section-2.1.citation", paper=PAPER, kind="claim",
-    statement="(Section 2.1) Scaling beta by 2 enables 'one layer to handle state-tracking tasks such as parity "
-              "checking and, more generally, any group word problem where each element of the input sequence "
-              "corresponds to a permutation of at most two elements, while for other state-tracking tasks, DeltaNet "
-              "requires multiple layers (Grazzi et al., 2025, Theorem 2 and 6)'.",
-    hypotheses="The cited paper is 000 (Grazzi et al.); its statements as numbered there.",
-    conclusion="000's Theorems 2 and 6 are the one-layer swap result and the multi-layer result.",
-    verdict="holds-with-wording-slip",
-    evidence="The mathematics holds, the citation is misnumbered. The one-layer result is 000's Theorem 3 with "
-             "k = 2 (A: Sigma -> M_1^n({-1, 1}), one reflection per swap; recorded holds as 000:theorem-3), checked "
-             "here directly: one layer with A(swap(i, j)) = I - (e_i - e_j)(e_i - e_j)^T and H_0 = (1, 2, 3) tracks "
-             "every word of swaps of length <= 5 in S_3 exactly (the state is the permuted vector, distinct for "
-             "distinct group elements). 000's Theorem 2 is the modular-counting impossibility ('only if'), not a "
-             "construction; Theorem 6 (two layers, addition modulo m with reflections) and Theorem 4 (any FSA, "
-             "several layers) are the multi-layer results. Perturbed to cite Theorem 2 for the one-layer result the "
-             "check fails.",
-    counterexample={"cited": "000, Theorem 2 and 6", "000 Theorem 2": "impossibility (modular counting)",
-                    "one-layer swap result": "000, Theorem 3 (k = 2)"},
-    corrected="(Grazzi et al., 2025, Theorem 3 for one layer with swaps; Theorems 4 and 6 for multiple layers).",
-    perturb={"one_layer_theorem": "000:theorem-2"})
+@entry("001:section-2.1.citation", perturb={"one_layer_theorem": "000:theorem-2"})
 def check_citation_2_1(profile: str = "quick", one_layer_theorem: str = "000:theorem-3") -> CheckResult:
     from .. import get
     s = get(one_layer_theorem)

@@ -8,8 +8,8 @@ from fractions import Fraction as F
 import numpy as np
 
 from .._exact import exact_matmul as mm, fstr, madd_list as add, mstr, solve
-from ..registry import CheckResult, statement
-from ._common import CHARS, PAPER
+from ..registry import CheckResult, entry
+from ._common import CHARS
 
 
 # --------------------------------------------------------------------------- LRNN states of the four strings
@@ -49,10 +49,6 @@ def dense_subtraction_model() -> tuple[dict, dict, list]:
 
 
 # =========================================================================== Propositions 1 and 2
-#: the transition classes of Propositions 1-2 and the dense class that escapes them
-TRANSITIONS = ("input-independent", "diagonal", "dense")
-
-
 def symbolic_gap(transitions: str):
     """``(x_{0-1} - x_{1-0}) - (x_{0-0-1} - x_{0-1-0})`` for the class of transitions, symbolically: for
     ``input-independent`` one non-commutative symbol A for every character (so the identity, if it vanishes, holds
@@ -121,43 +117,12 @@ def _decide_subtraction(transitions: str, profile: str, witness_note: str) -> Ch
     return CheckResult("open", f"the identity does not vanish ({gap}) and no witness was found")
 
 
-@statement(
-    id="002:proposition-1", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_002.py::test_proposition_1_symbolic_identity"],
-    statement="An input-independent LRNN is inconsistent in representing subtraction.",
-    hypotheses="x_k = A x_{k-1} + B u_k with A, B input-independent (any dimension, any initial state z); "
-               "'consistent' (from the proof): x_{0-1} != x_{1-0} since 0-1 != 1-0, and x_{0-0-1} = x_{0-1-0} since "
-               "0-0-1 = 0-1-0.",
-    conclusion="The two requirements cannot both hold.",
-    verdict="holds",
-    evidence="Decided symbolically in the check: with one non-commutative symbol A (so for matrices of every size) "
-             "and vectors u_c = B u_c, z, both differences equal (A^2 - I)(u_0 - u_1): their difference expands to 0 "
-             "(sympy), so x_{0-0-1} = x_{0-1-0} forces x_{0-1} = x_{1-0}. Perturbed to input-dependent (dense) "
-             "transitions the identity no longer vanishes and the check finds an exact consistent model (z solving "
-             "the equality requirement).",
-    perturb={"transitions": "dense"},
-    notes="The proposition concerns states; with a non-linear readout h (allowed by eq. 1) an input-independent "
-          "LRNN can still output the value of every subtraction expression: see 002:claim-section-2.")
+@entry("002:proposition-1", perturb={"transitions": "dense"})
 def check_proposition_1(profile: str, transitions: str = "input-independent") -> CheckResult:
     return _decide_subtraction(transitions, profile, "non-commutative A: every dimension")
 
 
-@statement(
-    id="002:proposition-2", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_002.py::test_dense_subtraction_model_states"],
-    statement="A diagonal input-dependent LRNN is inconsistent in representing subtraction.",
-    hypotheses="x_k = diag(v_k) x_{k-1} + B u_k with v_k = f(u_k) (A_0, A_-, A_1 diagonal), any initial state z; "
-               "consistency as in Proposition 1.",
-    conclusion="x_{0-1} != x_{1-0} and x_{0-0-1} = x_{0-1-0} cannot both hold.",
-    verdict="holds",
-    evidence="Decided symbolically in the check: coordinate-wise (diagonal maps decouple), x_{0-1} - x_{1-0} and "
-             "x_{0-0-1} - x_{0-1-0} are the same polynomial in commuting (a_0, a_-, a_1, u_0, u_-, u_1, z), because "
-             "a_1 a_- a_0 = a_0 a_- a_1 multiplies both z and x_{0-}: sympy expands the difference to 0. Perturbed "
-             "to dense (non-commuting) input-dependent transitions the identity fails and the check finds an exact "
-             "consistent model; the 2x2 model (value, sign) with A_d = [[1, d], [0, 1]], A_- = [[1, 0], [0, 0]], "
-             "u_- = (0, -1), z = (0, 1) is another (non-diagonal transitions escape the proposition).",
-    perturb={"transitions": "dense"},
-    notes="Appendix A.1 prints x_{0-} = A_- A_0 z + A_- u_0 + u_ (the last subscript lost); reconstructed as u_-.")
+@entry("002:proposition-2", perturb={"transitions": "dense"})
 def check_proposition_2(profile: str, transitions: str = "diagonal") -> CheckResult:
     return _decide_subtraction(transitions, profile, "commuting scalars per coordinate")
 
@@ -180,17 +145,7 @@ def liquid_witness():
     return mats, w, z, A
 
 
-@statement(
-    id="002:section-3.2.liquid-s4", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_002.py::test_liquid_witness_is_noncommuting"],
-    statement="Liquid-S4, x_k = (A + diag(B u_k)) x_{k-1} + B u_k (eq. 4), 'does not suffer from the limitation "
-              "outlined in Proposition 2'.",
-    hypotheses="A input-independent (not diagonal), B u_k input vectors.",
-    conclusion="Some Liquid-S4 instance satisfies x_{0-1} != x_{1-0} and x_{0-0-1} = x_{0-1-0}.",
-    verdict="holds",
-    evidence="Exact witness: A = [[0, 1], [1, 1]], B u_0 = (0, 1), B u_- = (0, 1), B u_1 = (1, 0), and the initial "
-             "state z = (5/4, -5/4) solving the (linear) equation x_{0-0-1} = x_{0-1-0}; then x_{0-1} != x_{1-0}. "
-             "(Needs A_1 A_- A_0 != A_0 A_- A_1, i.e. non-commuting transitions.)")
+@entry("002:section-3.2.liquid-s4")
 def check_liquid(profile: str) -> CheckResult:
     mats, w, z, A = liquid_witness()
     ok = consistent_on_proof_strings(mats, w, z)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction as F
 
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 #: 000, Table 3, column 'Mod. Arithm. w/ brackets': (000's own best-of-3 run, the number quoted from Beck et al.)
 T3_BRACKETS = {"Transformer": ("0.025", None), "mLSTM": ("0.034", "0.03"), "sLSTM": ("0.173", "0.57"),
@@ -23,21 +22,7 @@ T1_SOURCE = {"2L Transformer": "Transformer", "2L mLSTM": "mLSTM", "2L sLSTM": "
              "2L DeltaNet": "DeltaNet [-1, 1]"}
 
 
-@statement(
-    id="003:appendix-E.1.best-reported", paper=PAPER, kind="claim",
-    statement="(App. E.1) 'the mod arithmetic task with brackets, for which the best performance reported so far "
-              "according to Grazzi et al. (2024) is an accuracy of 0.2'.",
-    hypotheses="000 (Grazzi et al.), Table 3, column 'Mod. Arithm. w/ brackets'.",
-    conclusion="The best score in that column is 0.2.",
-    verdict="holds-with-wording-slip",
-    evidence="Literally false: 000's Table 3 also reports, in parentheses, Beck et al.'s sLSTM score 0.57 on the same "
-             "task, so 'the best performance reported so far according to Grazzi et al.' is 0.57. The intended "
-             "reading, the best of 000's own runs, holds exactly: max over the seven models is 0.200 (DeltaNet "
-             "[-1, 1]; next 0.173 sLSTM, 0.137 DeltaNet [0, 1]). Perturbed to a claimed 0.25 the check fails.",
-    counterexample={"000 Table 3, sLSTM (Beck et al.)": "0.57", "000's own best": "0.200 (DeltaNet [-1, 1])"},
-    corrected="The best score among 000's own runs (Table 3, best of 3) is 0.200 (DeltaNet [-1, 1]); 000 also quotes "
-              "Beck et al.'s 0.57 for sLSTM, which 000 could not reproduce (0.173).",
-    perturb={"claimed": "0.25"})
+@entry("003:appendix-E.1.best-reported", perturb={"claimed": "0.25"})
 def check_best_reported(profile: str = "quick", claimed: str = "0.2") -> CheckResult:
     own = max(F(v) for v, _ in T3_BRACKETS.values())
     quoted = max(F(q) for _, q in T3_BRACKETS.values() if q is not None)
@@ -52,23 +37,8 @@ def check_best_reported(profile: str = "quick", claimed: str = "0.2") -> CheckRe
                        corrected="best of 000's own runs")
 
 
-@statement(
-    id="003:table-1.baselines", paper=PAPER, kind="claim",
-    statement="(Table 1) Accuracies on modular arithmetic with brackets of '2L Transformer 0.025, 2L mLSTM 0.034, 2L "
-              "sLSTM 0.173, 2L Mamba 0.136, 2L DeltaNet 0.200'; 'We adopt the reported numbers by Grazzi et al. "
-              "(2024) who evaluate baselines with extended eigenvalue range'; 'we use two layers (2L) for the "
-              "diagonal linear RNN baselines'.",
-    hypotheses="000, Table 3 (the numbers) and App. E.1.1 (the models behind them).",
-    conclusion="The adopted numbers are 000's results of two-layer models.",
-    verdict="holds-as-corrected",
-    evidence="The five numbers equal 000's Table 3 best-of-3 column exactly (Mamba and DeltaNet with range [-1, 1]), "
-             "but 000's App. E.1.1 says 'For modular arithmetic, we increase the number of layers to 3': the "
-             "adopted baselines are three-layer models, not 2L as labelled (and as the comparison with the 2-layer "
-             "Bedouin assumes). Corrected: the same numbers labelled 3L. Perturbed (a transcription error in one "
-             "number) the check fails.",
-    counterexample={"003 Table 1": "2L", "000 App. E.1.1": "modular arithmetic: 3 layers"},
-    corrected="Table 1's baselines are 000's three-layer models (000, App. E.1.1), with the numbers as printed.",
-    perturb={"table": [("2L Transformer", "0.025"), ("2L mLSTM", "0.034"), ("2L sLSTM", "0.173"),
+@entry("003:table-1.baselines",
+       perturb={"table": [("2L Transformer", "0.025"), ("2L mLSTM", "0.034"), ("2L sLSTM", "0.173"),
                        ("2L Mamba", "0.163"), ("2L DeltaNet", "0.200")]})
 def check_table_1_baselines(profile: str = "quick", table: list = None) -> CheckResult:
     table = T1_003 if table is None else table

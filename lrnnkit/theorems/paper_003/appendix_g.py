@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 
 # =========================================================================== Proposition G.2 / Theorem D.1
@@ -50,30 +49,7 @@ def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: s
 G_WORDS = ["", "1", "2", "12", "21", "112"]
 
 
-@statement(
-    id="003:proposition-G.2", paper=PAPER, perturb={"ranks": (8, 8)}, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_003.py::test_gram_normalization_statistical"],
-    statement="The sequence (R^{NxN}, R^N, P_N) where P_N draws Y0 with i.i.d. N(0,1) entries and A^i i.i.d. "
-              "~ (N r_N)^{-1/2} W M^T with W, M independent N x r_N standard Gaussian matrices, with r_N -> infinity, "
-              "achieves maximal probabilistic expressivity for compact sets; the proof reduces this to the bound "
-              "|| (1/N)<A_I Y0, A_J Y0> - delta_{IJ} ||_{L2(P_N)} <= (kappa(|I|+|J|))!! o(1) with "
-              "o(1) = O(1/sqrt(N ^ r_N)) (eq. 15).",
-    hypotheses="r_N -> infinity.",
-    conclusion="The Gram deviation of eq. 15 tends to 0 at rate O((N ^ r_N)^{-1/2}) for every fixed pair of words.",
-    verdict="holds",
-    evidence="What is checked is eq. 15 only, the proof's one own step: the conclusion (maximal probabilistic "
-             "expressivity) is reduced to eq. 15 by the cited result (Cirone et al. 2024b, App. B.3.5), taken as "
-             "given and not re-derived here. "
-             "Monte Carlo (the statement is asymptotic: the check tests consistency with the stated rate and that "
-              "the test can detect its failure). All pairs of the words '', 1, 2, 12, 21, 112 (lengths 0..3 over 2 "
-              "letters, so |I| + |J| up to 6), r_N = sqrt(N), N = 64 -> 1024: the largest deviation shrinks by a "
-              "factor consistent with (r_64 / r_1024)^{1/2} = 1/2 (accepted range [0.2, 0.75], eq. 15 being an upper bound; 400 samples; "
-              "observed 0.35-0.44 over 5 seeds); with r fixed at 1 (Remark G.4) it does not shrink on the words '', 1, 2 "
-              "(ratio > 0.75; on longer words the fixed-rank deviations are too heavy-tailed for a stable L2 "
-              "estimate), showing the check has power.",
-    notes="The extraction garbled the distribution line ('A^{i iid -> } ...'); reconstructed as "
-          "A^i ~ (N r_N)^{-1/2} W M^T. With that scaling E |A y|^2 = |y|^2, so the diagonal terms of eq. 15 tend "
-          "to 1 as required.")
+@entry("003:proposition-G.2", perturb={"ranks": (8, 8)})
 def check_proposition_G_2(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
     """``ranks``: r_N at N = 64 and 1024 (sqrt N, diverging); the perturbation (8, 8) drops r_N -> infinity."""
     samples = 400 if profile == "quick" else 3000
@@ -100,19 +76,7 @@ def check_proposition_G_2(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
     return CheckResult("open", "inconclusive Monte Carlo", details=details)
 
 
-@statement(
-    id="003:remark-G.3", paper=PAPER, perturb={"ranks": (1, 1)}, kind="remark",
-    statement="Following (Cirone et al., 2024a)[6.1] W and M can be taken as having i.i.d. entries from a centred, "
-              "symmetric but heavy tailed distribution given finiteness of even moments (and Proposition G.2 still "
-              "holds).",
-    hypotheses="W, M entries i.i.d. centred symmetric with unit variance and finite even moments; r_N -> infinity.",
-    conclusion="The Gram deviation of eq. 15 still decays like (N ^ r_N)^{-1/2}.",
-    verdict="holds",
-    evidence="Monte Carlo as for 003:proposition-G.2 (all pairs of words of length <= 3) with Laplace (variance 1) "
-             "and Rademacher entries, r_N = sqrt(N), N = 64 -> 1024, 400 samples: the deviation ratio lies in the "
-             "accepted band [0.2, 0.75] around the predicted 1/2 for both distributions (observed 0.30-0.47 over 6 "
-             "seeds).",
-    notes="Y0 stays standard Gaussian, as in Proposition G.2.")
+@entry("003:remark-G.3", perturb={"ranks": (1, 1)})
 def check_remark_G_3(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
     samples = 400 if profile == "quick" else 3000
     words = G_WORDS
@@ -130,21 +94,7 @@ def check_remark_G_3(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
     return CheckResult("open", f"inconclusive: {ratios}", details=ratios)
 
 
-@statement(
-    id="003:remark-G.4", paper=PAPER, perturb={"ranks": (8,)}, kind="remark",
-    statement="While the proof crucially uses r_N -> infinity, ... if r_N does not diverge then the asymptotics differ "
-              "from the dense ones: some symmetries are lost, impossible to recover due to unavoidable noise "
-              "(Figure 9: I = 12, J = 1112).",
-    hypotheses="r_N = r fixed.",
-    conclusion="The Gram deviation of eq. 15 does not tend to 0.",
-    verdict="holds",
-    evidence="Monte Carlo (400 samples). (1) Diagonal terms (words '', 1, 2): with r = 1 and r = 2 fixed, the "
-             "deviation at N = 4096 stays above 0.7 sqrt(2/r), where sqrt(2/r) is its N -> infinity limit "
-             "((1/N)|A y|^2 tends to chi^2_r / r, not to 1). (2) The remark's own pairing (Figure 9: I = 12, "
-             "J = 1112, an off-diagonal term whose dense limit is 0): with r = 1, 2 fixed its deviation at "
-             "N = 2048 (deep: 4096) stays above 1, while with diverging rank (r = 32 at N = 1024) it is about 0.27 "
-             "and the check requires it below 0.5 (so the same estimator does see the decay).",
-    notes="Figure 9 itself is a plot; the check tests the pairing it shows and the diagonal terms.")
+@entry("003:remark-G.4", perturb={"ranks": (8,)})
 def check_remark_G_4(profile: str, ranks: tuple = (1, 2)) -> CheckResult:
     """``ranks``: the fixed ranks of the remark; the perturbation (8,) takes a rank too large for the remark."""
     samples = 400 if profile == "quick" else 3000
@@ -192,24 +142,7 @@ _G2_COUNT = ("the number of admissible pairings of G_{I,J} u G_{I,J} is at most 
              "matchings of its 4(|I| + |J|) edges) < (4(|I| + |J|))!!, so (15) holds with kappa = 4")
 
 
-@statement(
-    id="003:proposition-G.2-proof-pairings", paper=PAPER, perturb={"printed_count": True}, kind="construction",
-    statement="(Proof of Proposition G.2) 'Since the total number of admissible pairings of G_{I,J} u G_{I,J} is "
-              "(4(|I| + |J|))!!, we conclude that equation (15) holds with kappa = 4', where G_{I,J} is a ladder "
-              "with 2|I| + 2|J| edges.",
-    hypotheses="Pairings (Wick / Isserlis) of the Gaussian factors on the 4(|I| + |J|) edges of G_{I,J} u G_{I,J}.",
-    conclusion="The number of pairings of 4m edges (m = |I| + |J|) is at most (4m)!!, so eq. (15) with kappa = 4 "
-               "follows.",
-    verdict="holds-with-wording-slip",
-    counterexample={"m": 1, "admissible pairings": 1, "all pairings": 3, "printed (4m)!!": 8},
-    corrected=_G2_COUNT,
-    evidence="A wording slip, not a false step: the argument needs only an upper bound on the number of pairings, "
-             "and (4m)!! is one. Literally, 'the total number ... is (4(|I| + |J|))!!' is false: the number of all pairings (perfect matchings) of 4m edges is "
-             "(4m - 1)!!, not (4m)!! (brute-force count for 2..12 items), and admissible pairings (only edges of "
-             "the same Gaussian matrix pair) are fewer still (brute force on typed edge lists: each of the 2m "
-             "letters' W and M edges, for m = 1..3); since (4m - 1)!! < (4m)!!, the printed count is an upper "
-             "bound and kappa = 4 stands.",
-    notes="003, App. G, proof of Proposition G.2 (the count of pairings of G_{I,J} u G_{I,J}).")
+@entry("003:proposition-G.2-proof-pairings", perturb={"printed_count": True})
 def check_g2_pairings(profile: str = "quick", printed_count: bool = False) -> CheckResult:
     """``printed_count`` (the perturbation): test the literal count (2n)!! in place of (2n - 1)!!."""
     for n in range(1, 7):

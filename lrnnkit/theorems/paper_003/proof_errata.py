@@ -12,8 +12,7 @@ from fractions import Fraction as F
 
 from .._exact import exact_identity as eye, exact_matmul as mm, find_or_none, is_psd, mstr, msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 from .theorem_2 import _descent_ok, lipschitz_operator
 
 #: Lambda = diag(1/2, 1/2), I - Q = [[0, -1/2], [1/2, 0]] (a rotation by 90 degrees scaled by 1/2: ||I - Q|| = 1/2)
@@ -31,28 +30,7 @@ def _sym(M: list) -> list:
     return [[(M[i][j] + M[j][i]) / 2 for j in range(len(M))] for i in range(len(M))]
 
 
-@statement(
-    id="003:theorem-2.2-proof-eigenvalues", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 2.2, App. F.2) 'we need to show that delta^T J (I - J)^{-1} J^T delta > 0 for all "
-              "delta ... Note that from our assumption for the Lipschitz constant of the function, we have "
-              "||J||_2 < 1, which means (I - J) has strictly positive eigenvalues. This completes our proof.'",
-    hypotheses="J = J_x = J_h the Jacobian of h -> f_theta(x, h) (Theorem 2.1's layer over T steps), ||J||_2 < 1.",
-    conclusion="(I - J) has strictly positive eigenvalues, hence the symmetric part of (I - J)^{-1} is PSD.",
-    verdict="holds-as-corrected",
-    counterexample=_T22_CE,
-    corrected=_T22_STEP,
-    evidence="Proof erratum, theorem unaffected: J is the Jacobian over the whole sequence (block lower triangular "
-             "in time, diagonal blocks (I - Lambda)(I - Q)) and is not symmetric, so (1) ||J|| < 1 does not give "
-             "real eigenvalues of I - J: Lambda = diag(1/2, 1/2), I - Q = [[0, -1/2], [1/2, 0]] (||I - Q|| = 1/2), "
-             "T = 1 give J = [[0, -1/4], [1/4, 0]] with ||J|| < 1 and I - J with eigenvalues 1 +- i/4 (trace 2, "
-             "det 17/16: discriminant -1/4 < 0); (2) positive eigenvalues would not suffice either: M = [[1, 10], "
-             "[0, 1]] has eigenvalues 1, 1 but omega^T M^{-1} omega = -8 for omega = (1, 1). Also '> 0 for all "
-             "delta' should read '>= 0' (delta in ker J^T gives 0). The right step: ||J|| < 1 gives omega^T (I - J) "
-             "omega >= (1 - ||J||) ||omega||^2 > 0, so the symmetric part of I - J, hence of (I - J)^{-1}, is "
-             "positive definite. Checked exactly on the instance for T = 1, 2, 3 (||J|| < 1; symmetric part of "
-             "(I - J)^{-1} J J^T PSD; <g, g*> >= 0 on basis and sign vectors), so the statement holds there.",
-    notes="003, App. F.2, last paragraph. Independent of 003:theorem-2.2's own check (a counterexample search over "
-          "the conclusion).")
+@entry("003:theorem-2.2-proof-eigenvalues")
 def check_theorem_2_2_eigenvalues(profile: str = "quick") -> CheckResult:
     import itertools
     rows = {}
@@ -124,30 +102,7 @@ def repaired_f1_bound(lams: list, t: int):
     return max(sum((F(l) ** s * (1 - F(l))) ** 2 for s in range(t + 1)) for l in lams)
 
 
-@statement(
-    id="003:theorem-2.1-proof-neumann", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 2.1, App. F.1) 'From the Cauchy-Schwarz inequality, we can upper-bound the LHS of "
-              "(11) as ... <= ||sum_{tau=0}^t Lambda^{t-tau}||_2 ||I - Lambda||_2 ||I - Q||_2 ||h_{<=t} - "
-              "h'_{<=t}||_2 ... Assuming Lambda is contractive, we use the Neumann series sum_{tau=0}^t "
-              "Lambda^{t-tau} <= (I - Lambda)^{-1} and get ||sum_{tau=0}^t Lambda^{t-tau}||_2 ||I - Lambda||_2 <= 1.'",
-    hypotheses="Lambda diagonal and contractive; the step is needed (and claimed) also for 0 <= Lambda < I, the "
-               "hypothesis of the corrected Theorem 2.1.",
-    conclusion="||sum_{s<=t} Lambda^s||_2 ||I - Lambda||_2 <= 1, so the product of the printed chain is < 1.",
-    verdict="holds-as-corrected",
-    evidence="Proof erratum; the corrected theorem (003:theorem-2.1, 0 <= lambda_i < 1) is unaffected. The two norms "
-             "are maxima over different coordinates: Lambda = diag(0, 1/2), t = 1 give ||Lambda^0 + Lambda^1||_2 = 3/2 "
-             "(from 1/2) and ||I - Lambda||_2 = 1 (from 0), product 3/2 > 1; with I - Q = (3/4) I (||I - Q|| < 1) the "
-             "printed bound on the Lipschitz constant is 9/8 > 1 while the true constant (two steps, whole sequence "
-             "and per step, exact) is 3/4. (For negative entries even the Cauchy-Schwarz step fails: the norm of "
-             "the sum can be smaller than the root sum of squares; that case is outside the corrected theorem.) "
-             "Repaired step: " + _F1_STEP + " Checked exactly: the instance, and a search over Lambda entries in "
-             "[0, 1) (k/8), I - Q with entries k/8 and ||I - Q|| < 1, T <= 3: the true per-step and whole-sequence "
-             "constants never exceed the repaired bound (quick: 120 examples, deep: 2000).",
-    counterexample=_F1_CE,
-    corrected=_F1_STEP,
-    perturb={"bound_scale": F(1, 2)},
-    notes="003, App. F.1. The extraction prints the Neumann bound as '<= I - Lambda'; reconstructed as "
-          "(I - Lambda)^{-1} (see 003:theorem-2.1).")
+@entry("003:theorem-2.1-proof-neumann", perturb={"bound_scale": F(1, 2)})
 def check_theorem_2_1_neumann(profile: str = "quick", bound_scale=1) -> CheckResult:
     from hypothesis import strategies as st
 

@@ -9,8 +9,8 @@ from ...model import exact_matvec
 from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, is_psd, mstr
 from .._exact import msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, _mat_strategy, _rat_strategy
+from ..registry import CheckResult, entry
+from ._common import _mat_strategy, _rat_strategy
 
 
 # =========================================================================== Theorem 2.1
@@ -64,34 +64,7 @@ def _thm21_search(profile: str, lam_lo: int, shrink: bool = False):
 THM21_CX = {"d": 1, "T": 1, "Lambda": "-1/2", "Q": "1/4"}
 
 
-@statement(
-    id="003:theorem-2.1", paper=PAPER, perturb={"corrected_lam_lo": -7}, kind="theorem",
-    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_1_counterexample_by_hand",
-           "proofs_tests/test_theorems_B_003.py::test_theorem_2_1_corrected_bound_float",
-           "proofs_tests/test_theorems_B_003.py::test_is_pd_matches_sympy",
-           "proofs_tests/test_theorems_B_003.py::test_norm2_lt1_matches_svd"],
-    statement="Let f_theta(x,h)_t = Lambda f_theta(x,h)_{t-1} + (I - Lambda)(Q B_t x_t + (I - Q) h_t), where Lambda "
-              "and Q "
-              "are input-independent matrices and Lambda is diagonal. If Lambda and I - Q are contractive (i.e. "
-              "||.||_2 < 1), then f_theta(x,h) has a Lipschitz constant < 1 in h.",
-    hypotheses="Lambda diagonal with ||Lambda||_2 < 1 (|lambda_i| < 1, negative entries allowed), ||I - Q||_2 < 1.",
-    conclusion="||f(x,h) - f(x,h')|| < ||h - h'|| (checked both per step t, as the proof states it, and for the "
-               "whole sequence, which the fixed-point iteration needs).",
-    verdict="holds-as-corrected",
-    evidence="Exact search (hypothesis, d <= 2, T <= 3, entries k/8): the printed statement fails as soon as Lambda "
-             "has a negative entry, because ||I - Lambda||_2 = 1 - lambda_min > 1. Minimal counterexample: d = 1, "
-             "T = 1, Lambda = -1/2, Q = 1/4: f(x,h) - f(x,h') = (1 - Lambda)(1 - Q)(h - h') = (3/2)(3/4)(h - h') = "
-             "(9/8)(h - h'), and the iteration of eq. 4 multiplies its error by 9/8 per step (diverges). Corrected "
-             "statement (Lambda entries in [0, 1)) passes the same search. Its proof is not App. F.1's chain: the "
-             "bound ||sum_tau Lambda^{t-tau}||_2 ||I - Lambda||_2 <= 1 is false even for 0 <= Lambda < I "
-             "(Lambda = diag(0, 1/2): 3/2); the repaired step bounds each coordinate's kernel "
-             "lambda_i^s (1 - lambda_i) together (003:theorem-2.1-proof-neumann).",
-    counterexample=THM21_CX,
-    corrected="If Lambda = diag(lambda_i) with 0 <= lambda_i < 1 and ||I - Q||_2 < 1, then h -> f_theta(x,h) has "
-              "Lipschitz constant <= ||I - Q||_2 < 1 (per step and for the whole sequence, uniformly in T).",
-    notes="The extraction printed the Neumann bound as 'sum Lambda^{t-tau} <= I - Lambda'; reconstructed as "
-          "(I - Lambda)^{-1}. Mamba-style gates lambda = exp(-...) lie in (0, 1), so the corrected hypothesis covers "
-          "the paper's model; the printed 'contractive' hypothesis does not suffice.")
+@entry("003:theorem-2.1", perturb={"corrected_lam_lo": -7})
 def check_theorem_2_1(profile: str, corrected_lam_lo: int = 0) -> CheckResult:
     """``corrected_lam_lo``: the corrected statement searched with Lambda entries >= corrected_lam_lo / 8 (0; the
     perturbation -7 readmits negative entries)."""
@@ -159,28 +132,7 @@ def spectral_radius_lt1(J: list) -> bool:
     return schur_cohn_inside(charpoly(J))
 
 
-@statement(
-    id="003:theorem-2.2", paper=PAPER, kind="theorem",
-    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_2_weak_hypothesis_witness"],
-    statement="Let f_theta(x,h) be a diagonal linear RNN, with fixed point h* and Lipschitz constant < 1 in h. Let "
-              "L(.,.) be a loss and y a target. If the Jacobians J_x(h) = df/dx(x,h) and J_h = df/dh(x,h) are equal, "
-              "then the gradient computed at the fixed point h = h* is a descent direction of L(f_theta(x,h*), y).",
-    hypotheses="J := J_x = J_h square with ||J||_2 < 1 (Lipschitz < 1 in the 2-norm); true Jacobian "
-               "J* = (I - J)^{-1} J (App. B, eq. 7); delta = dL/df.",
-    conclusion="<J^T delta, (J*)^T delta> >= 0 for every delta, with > 0 whenever the true gradient (J*)^T delta != 0.",
-    verdict="holds",
-    perturb={"hypothesis": "spectral-radius"},
-    evidence="Exact hypothesis search over J (d <= 3, entries k/8 in [-2, 2], ||J||_2 < 1 decided exactly); for each "
-             "J every delta at once: <g, g*> = delta^T S delta with S the symmetric part of J J^T (I - J)^-T, PSD "
-             "decided exactly (and the strict part on sampled delta): no counterexample. Perturbed to spectral "
-             "radius < 1 the same quick search finds one. Note: the proof's step '(I - J) has strictly positive eigenvalues' is false for "
-             "non-symmetric J (eigenvalues may be complex); the conclusion holds because ||J||_2 < 1 makes the "
-             "symmetric part of I - J, hence of (I - J)^{-1}, positive definite. The printed strict inequality "
-             "'> 0 for all delta' fails when J^T delta = 0 (e.g. J = 0); the check uses >= 0, and > 0 when the "
-             "true gradient is nonzero. The 2-norm hypothesis matters: with only spectral radius < 1, J = [[1, 1/2], "
-             "[-3/2, -1]] (eigenvalues +-1/2) and delta = (-14, -10) give <g, g*> = -4/3 < 0 (ascent).",
-    notes="The proof writes the descent condition as delta^T J_x^* J_x^T delta >= 0; with J_x = J_h this is "
-          "omega^T (I - J)^{-1} omega, omega = J^T delta (using (I - J)^{-1} J = J (I - J)^{-1}).")
+@entry("003:theorem-2.2", perturb={"hypothesis": "spectral-radius"})
 def check_theorem_2_2(profile: str, hypothesis: str = "2-norm") -> CheckResult:
     """Exact search over J (d <= 3, entries k/8 in [-2, 2]) satisfying the hypothesis (``2-norm``: ||J||_2 < 1 as
     printed; ``spectral-radius``: only rho(J) < 1, the perturbation); for each J the conclusion for all delta is

@@ -11,8 +11,8 @@ from ...model import exact_matvec
 from .._exact import exact_identity as eye, exact_matmul as mm, mstr
 from .._exact import madd_list as add, msub as sub, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, gh
+from ..registry import CheckResult, entry
+from ._common import gh
 
 
 # =========================================================================== Theorem D.2
@@ -57,27 +57,7 @@ def reflections_of_orthogonal(U: list) -> list:
     return hs  # H_m ... H_1 U = I  =>  U = H_1 ... H_m
 
 
-@statement(
-    id="003:theorem-D.2", paper=PAPER, perturb={"slack": -1}, kind="theorem",
-    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_D2_complex_single_reflection",
-           "proofs_tests/test_theorems_B_003.py::test_reflections_of_orthogonal_exact"],
-    statement="(Householder factorization of unitary matrices, Urias 2010) A matrix U in C^{NxN} is unitary if and "
-              "only "
-              "if for every vector y in C^N there exists a set of Householder matrices {H_1, ..., H_l} with "
-              "1 <= l <= N such that U y = z H_1 H_2 ... H_l y, where z is a phase factor.",
-    hypotheses="Householder matrix H = I - 2 v v^*/(v^* v); |z| = 1.",
-    conclusion="Both directions.",
-    verdict="holds",
-    evidence="(=>) constructive and exact for real orthogonal U (rational, Cayley transform, det +1 and -1, N <= 5): "
-             "one "
-             "reflection and z = +-1 suffice for every rational y; complex unitary U (N <= 6) in float64 with one "
-             "reflection and z = phase(y^* U y), residual < 1e-10. The stronger matrix form used for eq. 10 (U = "
-             "H_1 ... H_m, m <= N, real orthogonal) is also built and verified exactly. (<=) for non-orthogonal "
-             "rational U an exact search finds y in {e_i, e_i + e_j} with ||U y|| != ||y||, which no phase times "
-             "Householder product can match.",
-    notes="As printed the factorization may depend on y, which makes the forward direction easy (l = 1). The "
-          "paper uses it to motivate Q_t as a product of generalized Householder matrices; see "
-          "003:claim-D.3.2.* for what that parametrization does and does not give.")
+@entry("003:theorem-D.2", perturb={"slack": -1})
 def check_theorem_D_2(profile: str, slack: int = 0) -> CheckResult:
     rng = np.random.default_rng(7)
     trials = 40 if profile == "quick" else 600
@@ -145,20 +125,7 @@ def check_theorem_D_2(profile: str, slack: int = 0) -> CheckResult:
 
 
 # =========================================================================== Appendix D.2, eq. (9)
-@statement(
-    id="003:appendix-D.2.equation-9", paper=PAPER, perturb={"transpose_q": False}, kind="claim",
-    tests=["proofs_tests/test_theorems_B_003.py::test_equation_9_symbolic"],
-    statement="The Bedouin iteration (6) h_t^l = lambda_t . h_{t-1}^l + B_t (Delta_t Q_t x_t)^T + B_t (Delta_t (I - "
-              "Q_t) "
-              "y_t^{l-1})^T equals Mamba (8) with the adjusted input x~_t = Q_t (x_t - y_t^{l-1}) + y_t^{l-1} (eq. 9), "
-              "and its last term equals B_t C_t^T h_t^{l-1} (I - Q_t)^T Delta_t when y_t^{l-1 T} = C_t^T h_t^{l-1}.",
-    hypotheses="Delta_t diagonal; B_t, C_t vectors; h matrix-valued (d_state x d_inner).",
-    conclusion="Both algebraic identities.",
-    verdict="holds",
-    evidence="Exact rational identity check on random instances (d_state, d_inner <= 3) and a sympy symbolic proof "
-              "for d_state = d_inner = 2 in proofs_tests/test_theorems_B_003.py.",
-    notes="In the expanded recurrence the C of iteration l-1 multiplies h_t^{l-1}; the extraction's superscripts "
-          "are kept.")
+@entry("003:appendix-D.2.equation-9", perturb={"transpose_q": False})
 def check_appendix_D2_eq9(profile: str, transpose_q: bool = True) -> CheckResult:
     """``transpose_q`` (eq. 9 has (I - Q)^T; the perturbation drops the transpose)."""
     rng = np.random.default_rng(3)
@@ -184,27 +151,7 @@ def check_appendix_D2_eq9(profile: str, transpose_q: bool = True) -> CheckResult
     return CheckResult("holds", f"{trials} exact random instances")
 
 
-@statement(
-    id="003:theorem-D.1", paper=PAPER, kind="theorem",
-    statement="(Informal) While diagonal transition RNNs are confined to learning linear filters over pointwise "
-              "transformations of the input path, RNNs with hidden dimension N and input-dependent transition matrix "
-              "of rank ~ log(N) achieve expressive universality: they can approximate any path-to-vector function "
-              "arbitrarily well on compact domains, when N is sufficiently large.",
-    hypotheses="informal",
-    conclusion="informal",
-    verdict="open",
-    evidence="Formalized as two parts. (a) Dense side: 'rank ~ log N suffices for universality when N is large' is "
-             "formal only through Proposition G.2 (maximal probabilistic expressivity of A^i ~ W M^T / sqrt(N r_N) "
-             "with r_N -> infinity, any rate, so log N is one admissible choice) plus the cited universality of "
-             "such kernels (Cirone et al. 2024a); G.2's eq. 15 is checked by 003:proposition-G.2 (words of length "
-             "<= 3) and the check here re-runs it. (b) Diagonal side, decided: formalized as 'the state is a linear "
-             "filter of b(x_t) whose weights depend only on the path increment after t', it holds exactly "
-             "(003:theorem-D.1.diagonal-half). Open for the dense half only: what remains unknown is a quantified "
-             "'rank ~ log N' and 'N sufficiently large' (the paper gives none; searched: App. G states only G.2, "
-             "with r_N -> infinity at any rate) and the step from eq. 15 to universality, which is cited (Cirone et "
-             "al. 2024b, App. B.3.5), not re-derived.",
-    notes="Informal statement ('rank ~ log(N)', 'sufficiently large'): a verdict needs the formal version, which "
-          "the paper only gives for the dense half (G.2).")
+@entry("003:theorem-D.1")
 def check_theorem_D_1(profile: str) -> CheckResult:
     from .appendix_g import check_proposition_G_2
     g2 = check_proposition_G_2(profile)
@@ -235,27 +182,7 @@ def suffix_filter_state(mats: dict, adds: dict, h0: list, word: str) -> list:
     return h
 
 
-@statement(
-    id="003:theorem-D.1.diagonal-half", paper=PAPER, kind="theorem",
-    statement="(Theorem D.1, first half, informal) 'diagonal transition RNNs are confined to learning linear filters "
-              "over pointwise transformations of the input path'.",
-    hypotheses="h_t = A(x_t) h_{t-1} + b(x_t) with every A(x) diagonal (so all transition matrices commute); inputs "
-               "from a finite alphabet (a path whose increments are the one-hot letters).",
-    conclusion="Formalized: h_T = D(n(x_1..x_T)) h_0 + sum_t D(n(x_{t+1}..x_T)) b(x_t), D(n) = prod_c A(c)^{n_c}: "
-               "a linear filter of the pointwise-transformed inputs b(x_t) whose weights depend only on the path "
-               "increment after t (letter counts), never on the order; in particular without b the state is a "
-               "function of the increment of the whole path alone, so no read-out separates 'ab' from 'ba'.",
-    verdict="holds",
-    evidence="Decided exactly: for random rational diagonal A(c), b(c), h_0 (3 letters, d = 3; quick 5 models, "
-             "deep 60) the state after every word of length <= 4 (deep: 5) equals the filter form, and words with "
-             "the same letter counts reach the same state when b = 0. Proof: diagonal matrices commute, so the "
-             "product of the transitions after t is D(counts after t). Perturbed to dense (non-commuting) "
-             "transitions the filter form fails at once ('ab' vs 'ba'). The other half of D.1 (rank ~ log N "
-             "suffices) stays with 003:theorem-D.1.",
-    perturb={"transitions": "dense"},
-    notes="003, Theorem D.1 (informal; proof in App. G, which cites Cirone et al. 2024b for this half). The "
-          "continuous-time form, dY = sum_i A_i Y dw^i with diagonal A_i, gives Y_t = exp(sum_i A_i (w^i_t - w^i_0)) "
-          "Y_0: the same statement with the path increment w_t - w_0.")
+@entry("003:theorem-D.1.diagonal-half", perturb={"transitions": "dense"})
 def check_theorem_D_1_diagonal(profile: str, transitions: str = "diagonal") -> CheckResult:
     import itertools
     import random

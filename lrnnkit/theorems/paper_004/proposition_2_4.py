@@ -8,8 +8,8 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ..registry import CheckResult, statement
-from ._common import PAPER, diagonal_power_states, readout_feasible
+from ..registry import CheckResult, entry
+from ._common import diagonal_power_states, readout_feasible
 
 
 # =========================================================================== Proposition 2.4 (parity, random net)
@@ -48,34 +48,7 @@ PARITY_CX = {"H": 1, "a (symbol 0)": "-1/2", "b (symbol 1)": "1/2", "h0": "1",
                     "although a and b have opposite signs"}
 
 
-@statement(
-    id="004:proposition-2.4", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_004.py::test_parity_hand_counterexample_exhaustive_thresholds",
-           "proofs_tests/test_theorems_B_004.py::test_readout_lp_positive_controls",
-           "proofs_tests/test_theorems_B_004.py::test_clopper_pearson_against_scipy_binomtest"],
-    statement="(reconstructed) A random network with frozen real-diagonal transition matrix (without additive terms) "
-              "and learnable linear read-out layer learns parity with probability 1 - (1/2)^H (H = hidden width), for "
-              "arbitrary sequence length, from only 2 training examples of odd and even parity.",
-    hypotheses="Diagonal entries of A_0 = diag(a), A_1 = diag(b) i.i.d. symmetric around 0; h_0 of fixed positive "
-               "sign; the read-out is any linear classifier (the check grants the best one, which only helps the "
-               "claim).",
-    conclusion="P(a linear read-out computes parity for every length) = 1 - (1/2)^H (the proof: a coordinate with "
-               "sign(a_i) != sign(b_i) exists with that probability).",
-    verdict="holds-as-corrected",
-    evidence="The proof's case a_i < 0 < b_i gives sign(h_i) = (-1)^{#0} = parity XOR (length mod 2), which a linear "
-             "read-out cannot use for all lengths. Exact counterexample H = 1, a = -1/2, b = 1/2 (details). "
-             "Monte Carlo with a, b ~ U(-1, 1)^H, h0 = 1 (success decided exactly when a coordinate with a_i > 0 > "
-             "b_i exists, otherwise by LP infeasibility of a separating read-out on all words of length <= 5; 120 "
-             "networks per H quick, 2000 and length <= 8 deep): the 99.9% Clopper-Pearson interval excludes "
-             "1 - (1/2)^H for small H (all of H = 1..4 in the recorded runs) and contains the corrected 1 - (3/4)^H "
-             "(the paper's own Remark) for H = 1..4; no sample without a good coordinate was separable.",
-    counterexample=PARITY_CX,
-    corrected="A linear read-out computes parity for every length iff some coordinate has a_i > 0 > b_i (up to the "
-              "sign of h_0), which happens with probability 1 - (3/4)^H; this matches the paper's Remark.",
-    notes="The extraction lost both probabilities and the number of training examples; reconstructed from the "
-          "proof ('opposite signs' has probability 1/2 per coordinate, so 1 - (1/2)^H) and the Remark (1/4 per "
-          "coordinate, 1 - (3/4)^H). The learnability from two examples (which training pair, which learner) is "
-          "not checked: only the existence of a read-out, which is necessary for it.")
+@entry("004:proposition-2.4")
 def check_proposition_2_4(profile: str) -> CheckResult:
     # exact hand counterexample: H = 1, a = -1/2, b = 1/2, h0 = 1, words of length <= 2
     a, b = F(-1, 2), F(1, 2)
@@ -119,25 +92,7 @@ def check_proposition_2_4(profile: str) -> CheckResult:
 
 
 # =========================================================================== real diagonal: parity only
-@statement(
-    id="004:section-2.4.real-diagonal", paper=PAPER, perturb={"moduli": (2,)}, kind="claim",
-    tests=["proofs_tests/test_theorems_B_004.py::test_readout_lp_positive_controls"],
-    statement="(reconstructed) The real-diagonal bilinear model (block size 1) can learn parity but cannot learn "
-              "modular addition for larger moduli ('such models are incapable of learning modular addition'; 'the "
-              "real-diagonal model can only learn parity (i.e., modular addition with m = 2)').",
-    hypotheses="Pure bilinear h_t = diag(a(x_t)) h_{t-1}, real entries, linear-argmax read-out; task = word problem of "
-               "Z_m.",
-    conclusion="Z_2: some model simulates it for every length; Z_m, m >= 3: no model does.",
-    verdict="holds",
-    evidence="Z_2: a(0) = 1, a(1) = -1, h_0 = 1 certified by the library certifier (exact-bfs). Z_m, m in {3, 4, 5}: "
-             "along the words 1^k the scores are exponential sums in k with real bases, so along even k (and odd k) "
-             "each pairwise score difference has finitely many sign changes and the argmax is eventually constant, "
-             "while k mod m is not; the check searches for a counterexample: 60 (quick) / 600 (deep) random "
-             "real-diagonal models (H <= 4, "
-             "entries from U(-2, 2) and the grid {-1, -1/2, 0, 1/2, 1}) and asks an LP for a read-out correct on "
-             "1^k, k <= 40: infeasible every time. Tolerance: HiGHS feasibility 1e-7 on normalized rows.",
-    notes="Complex diagonal (one 2x2 rotation block) does Z_m for every m (004:proposition-2.3), so this is a strict "
-          "level of the hierarchy.")
+@entry("004:section-2.4.real-diagonal", perturb={"moduli": (2,)})
 def check_real_diagonal(profile: str, moduli: tuple = (3, 4, 5)) -> CheckResult:
     """``moduli``: Z_m searched for a real-diagonal read-out (the claim: none for m >= 3; the perturbation m = 2)."""
     from ...automata.fsa import FSA
@@ -189,27 +144,7 @@ def _sign_readout_parity(a: np.ndarray, b: np.ndarray, L: int) -> np.ndarray:
     return ok_pos | ok_neg
 
 
-@statement(
-    id="004:appendix-A.3.remark", paper=PAPER, kind="claim",
-    statement="(reconstructed) Remark after Proposition 2.4: for the model to learn parity for arbitrary sequence "
-              "lengths using a simple sign-based read-out from a single component i, the ideal condition is a_i > 0 "
-              "and b_i < 0; under the same i.i.d. symmetric initialization this occurs with probability 1/4 per "
-              "component, so at least one ideally suited component exists with probability 1 - (3/4)^H.",
-    hypotheses="a_i, b_i i.i.d. symmetric around 0 and continuous (no atom at 0); h_0 > 0.",
-    conclusion="(a) a_i > 0 > b_i makes sign(h_i) = (-1)^{#1} for every word; (b) P(exists such i) = 1 - (3/4)^H.",
-    verdict="holds",
-    evidence="(a) exact, and only this sign pattern: for each of the four sign patterns of (a, b) (magnitudes 1/2, "
-             "1/3 and 3/2, 2) the recurrence h <- a h (symbol 0), h <- b h (symbol 1), h_0 = 1 is run on every word "
-             "of length <= 10; a fixed sign read-out (sign or -sign) gives the parity of #1 on all of them exactly "
-             "for a > 0 > b. (b) Probability, on the model rather than on the sampler: random networks (a_i, b_i "
-             "i.i.d. U(-1, 1) or N(0, 1), H = 1..6, 4000 each; deep 100000) are RUN on all 126 words of length "
-             "1..6, and a network counts if some single component's fixed sign read-out computes parity on all of "
-             "them; the 99.9% Clopper-Pearson interval of that frequency contains 1 - (3/4)^H every time (and "
-             "excludes the 1 - (1/2)^H that two good sign patterns would give). Exact "
-             "count behind 1 - (3/4)^H: of the 4^H equally likely sign vectors (symmetry), 4^H - 3^H have an "
-             "ideal component.",
-    notes="Numbers lost in the extraction ('probability .', 'is .'); reconstructed as 1/4 and 1 - (3/4)^H. This is "
-          "the corrected form of 004:proposition-2.4.")
+@entry("004:appendix-A.3.remark")
 def check_remark_A3(profile: str) -> CheckResult:
     # (a) which sign patterns make a fixed sign read-out compute parity (exact)
     works = {}
@@ -285,27 +220,7 @@ TWO_EXAMPLES_CX = {"H": 2, "a (symbol 0)": ["1/4", "-3/4"], "b (symbol 1)": ["-3
                    "misclassified": {"00": "w.h = 1/16 - 9/16 = -1/2 (predicts odd; '00' is even)"}}
 
 
-@statement(
-    id="004:proposition-2.4.two-examples", paper=PAPER, kind="proposition",
-    statement="(Proposition 2.4 and the abstract) the frozen random network 'can learn parity with perfect accuracy "
-              "from only two training examples' (the proof: the read-out needs 'one example of even and one of odd "
-              "parity' to decode parity from a component with opposite-sign transitions).",
-    hypotheses="Frozen diagonal transitions A_0 = diag(a), A_1 = diag(b), h_0 = 1; a component with a_i > 0 > b_i "
-               "exists (the proof's good case); the read-out is trained on two examples of odd and even parity by a "
-               "standard learner (minimum-norm interpolation: gradient descent from 0 on the squared loss).",
-    conclusion="The learned read-out computes parity for every length.",
-    verdict="falsified",
-    evidence="Exact counterexample, H = 2: a = (1/4, -3/4), b = (-3/4, 1/4) (component 1 is the Remark's ideal one, "
-             "a_1 > 0 > b_1), trained on '0' (even) and '1' (odd): the learned read-out is w = (1, -1) (it fits both: "
-             "1/4 + 3/4 = 1, -3/4 - 1/4 = -1) and misclassifies '00': w.h = 1/16 - 9/16 = -1/2. The second, useless "
-             "component enters the read-out because it separates the two training examples too. A read-out that "
-             "works exists (w = e_1: 004:proposition-2.4 checks existence), but two examples do not single it out. "
-             "On random networks (entries k/8 in (-1, 1), H = 2, 3, with a good component) the learned read-out "
-             "fails on some word of length <= 6 for more than half of them (exact; quick 60, deep 400 networks).",
-    counterexample=TWO_EXAMPLES_CX,
-    perturb={"a": [F(1, 4)], "b": [F(-3, 4)]},
-    notes="Which learner and which two examples the paper means is not said; any learner that can return w = (1, -1) "
-          "on this pair fails the same way. With H = 1 (only the good component) two examples do suffice.")
+@entry("004:proposition-2.4.two-examples", perturb={"a": [F(1, 4)], "b": [F(-3, 4)]})
 def check_two_examples(profile: str = "quick", a: list = None, b: list = None) -> CheckResult:
     import itertools
     import random
