@@ -332,3 +332,16 @@ def st_gh_product(n: int, kmax: int, beta_lo, beta_hi, hi_open=False):
     st = _st()
     return st.lists(st.tuples(st_fraction(beta_lo, beta_hi, hi_open=hi_open), st_unit(n)), min_size=1,
                     max_size=kmax)
+
+
+def search_norm_above_1(make: Callable, dims: Sequence, beta_hi, max_examples: int):
+    """The first list of <= 4 GH factors (beta in [0, beta_hi], rational unit vectors) in R^n, n in ``dims``, for
+    which ``make(factors, n)`` has spectral norm > 1 (exact: I - M^T M not PSD), as (n, factors); None if none."""
+    for n in dims:
+        def above(facs, n=n):
+            M = make(facs, n)
+            return not is_psd(madd(eye(n), mm(tr(M), M), -1))
+        found = search(st_gh_product(n, 4, 0, beta_hi), above, max_examples)
+        if found is not None:
+            return n, found
+    return None

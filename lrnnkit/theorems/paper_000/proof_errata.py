@@ -82,6 +82,15 @@ def check_theorem_1_unrolling(profile: str = "quick", as_printed: bool = False) 
                                        "printed": str(printed1[0])}, corrected=_UNROLLED)
 
 
+def _tail_erratum(printed_fail, message: str, corrected: str) -> CheckResult:
+    """Verdict of a tail-count erratum (000, App. B): holds-as-corrected with the first model state the printed
+    expression gets wrong as the counterexample; open if the printed expression never disagreed."""
+    if printed_fail is None:
+        return CheckResult("open", "the printed expression matched the model everywhere (erratum not confirmed)")
+    return CheckResult("holds-as-corrected", message, counterexample=printed_fail, corrected=corrected,
+                       details=printed_fail)
+
+
 _THM1_TAIL = "Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (k - tau) C)"
 
 
@@ -119,12 +128,9 @@ def check_theorem_1_tail(profile: str = "quick", as_printed: bool = False) -> Ch
         if len(set(H[K - 20:])) != 1:
             return CheckResult("falsified", f"instance {idx}: the cast state is not eventually constant",
                                counterexample={"instance": idx})
-    if printed_fail is None:
-        return CheckResult("open", "the printed expression matched the model everywhere (erratum not confirmed)")
-    return CheckResult("holds-as-corrected", f"printed (1 - tau) C gives a wrong state ({printed_fail}); corrected "
-                       f"(k - tau) C exact on {len(instances)} instances, k <= {K}; states eventually constant",
-                       counterexample=printed_fail, corrected=_THM1_TAIL,
-                       details=printed_fail)
+    return _tail_erratum(printed_fail, f"printed (1 - tau) C gives a wrong state ({printed_fail}); corrected "
+                         f"(k - tau) C exact on {len(instances)} instances, k <= {K}; states eventually constant",
+                         _THM1_TAIL)
 
 
 _JORDAN = "lim z_{2k} = (-1)^t infinity, lim z_{2k+1} = -(-1)^t infinity (t the offset above the diagonal)"
@@ -218,11 +224,8 @@ def check_theorem_2_tail(profile: str = "quick", as_printed: bool = False) -> Ch
         if any(tail[i] != tail[i + 2] for i in range(len(tail) - 2)):
             return CheckResult("falsified", f"instance {idx}: cast state not eventually 2-periodic",
                                counterexample={"instance": idx})
-    if printed_fail is None:
-        return CheckResult("open", "the printed expressions matched the model (erratum not confirmed)")
-    return CheckResult("holds-as-corrected", f"printed expressions give a wrong state ({printed_fail}); corrected "
-                       f"ones exact on {len(instances)} instances; states eventually 2-periodic",
-                       counterexample=printed_fail, corrected=_THM2_TAIL, details=printed_fail)
+    return _tail_erratum(printed_fail, f"printed expressions give a wrong state ({printed_fail}); corrected ones exact "
+                         f"on {len(instances)} instances; states eventually 2-periodic", _THM2_TAIL)
 
 
 _P13_REPAIR = ("run the norm argument over C^n: C^2 = I - beta(2 - beta) k k^T gives ||C v||^2 = ||v||^2 - "

@@ -8,8 +8,8 @@ from fractions import Fraction as F
 from typing import Sequence
 
 from ...exact import cos2pi, sin2pi
-from .._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_product, householder, is_psd, madd, mm
-from .._exact import mv, prod, search, st_fraction, st_gh_product, st_unit, tr
+from .._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_product, householder, mm
+from .._exact import mv, prod, search, search_norm_above_1, st_fraction, st_gh_product, st_unit, tr
 from ..registry import CheckResult, entry
 from ._common import charpoly, poly_div_linear, rot, swap_vector, transpositions
 
@@ -56,14 +56,9 @@ def spectrum_13a_ok(M) -> bool:
 @entry("000:proposition-1.1", perturb={"beta_hi": 3})
 def check_prop_1_1(profile: str = "quick", beta_hi=2) -> CheckResult:
     N = 80 if profile == "quick" else 600
-    found = None
-    for n in (2, 3):
-        def bad(facs, n=n):
-            M = gh_product(facs, n)
-            return not is_psd(madd(eye(n), mm(tr(M), M), -1))
-        found = search(st_gh_product(n, 4, 0, beta_hi), bad, N)
-        if found is not None:
-            return CheckResult("falsified", "found N with ||N|| > 1", counterexample=_fac_json(found))
+    found = search_norm_above_1(gh_product, (2, 3), beta_hi, N)
+    if found is not None:
+        return CheckResult("falsified", "found N with ||N|| > 1", counterexample=_fac_json(found[1]))
     return CheckResult("holds", f"no product of <= 4 GH factors (beta in [0,2]) in R^2, R^3 with ||N|| > 1 "
                                 f"among {N} searched per dimension (exact PSD test)")
 

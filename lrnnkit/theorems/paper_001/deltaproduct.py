@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 from ...exact import cos2pi, sin2pi
 from .._exact import (_fac_json, _st, basis_vector, eye, gh, gh_product, householder, is_psd, madd, mm, mscale, prod,
-    rank, search, st_fraction, st_gh_product, st_unit, tr)
+    rank, search, search_norm_above_1, st_fraction, st_gh_product, st_unit, tr)
 from ..paper_000 import rot
 from ..registry import CheckResult, entry
 
@@ -39,19 +39,15 @@ def check_rank(profile: str = "quick", slack: int = 0) -> CheckResult:
 
 @entry("001:claim-norm-eigenvalues", perturb={"beta_hi": 3})
 def check_norm(profile: str = "quick", beta_hi=2) -> CheckResult:
-    N = 80 if profile == "quick" else 800
-    for n in (2, 3):
-        def bad(facs, n=n):
-            A = deltaproduct_A(facs, n)
-            return not is_psd(madd(eye(n), mm(tr(A), A), -1))
-        found = search(st_gh_product(n, 4, 0, beta_hi), bad, N)
-        if found is not None:
-            return CheckResult("falsified", "||A|| > 1", counterexample=_fac_json(found))
+    found = search_norm_above_1(deltaproduct_A, (2, 3), beta_hi, 80 if profile == "quick" else 800)
+    if found is not None:
+        return CheckResult("falsified", "||A|| > 1", counterexample=_fac_json(found[1]))
     e1 = (F(1), F(0))
     S = madd(eye(2), mscale(mm(((e1[0],), (e1[1],)), ((e1[0], e1[1]),)), 4), -1)
     if is_psd(madd(eye(2), mm(tr(S), S), -1)):
         return CheckResult("open", "direct formulation example has norm <= 1")
-    return CheckResult("holds", f"||A|| <= 1 on {N} tokens per n = 2, 3 (exact); I - 4 e1 e1^T has norm 3")
+    return CheckResult("holds", f"||A|| <= 1 on {80 if profile == 'quick' else 800} tokens per n = 2, 3 (exact); "
+                                "I - 4 e1 e1^T has norm 3")
 
 
 @entry("001:claim-reset", perturb={"slack": 1})

@@ -22,6 +22,16 @@ def cayley_orthogonal(S: list) -> list:
     return tr(solve(tr(add(eye(n), S)), tr(sub(eye(n), S))))
 
 
+def random_skew(rng, n: int, lo: int, hi: int, den_hi: int) -> list:
+    """A rational skew-symmetric n x n matrix with entries k / q, lo <= k < hi, 1 <= q < den_hi (numpy ``rng``)."""
+    S = [[F(0)] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            v = F(int(rng.integers(lo, hi)), int(rng.integers(1, den_hi)))
+            S[i][j], S[j][i] = v, -v
+    return S
+
+
 def householder_for(y: list, w: list) -> tuple[list, object]:
     """A real Householder reflection H and sign z with z H y = w, for ||y|| = ||w|| (rational data), exactly."""
     n = len(y)
@@ -59,16 +69,10 @@ def reflections_of_orthogonal(U: list) -> list:
 
 @entry("003:theorem-D.2", perturb={"slack": -1})
 def check_theorem_D_2(profile: str, slack: int = 0) -> CheckResult:
-    rng = np.random.default_rng(7)
-    trials = 40 if profile == "quick" else 600
+    rng, trials = np.random.default_rng(7), 40 if profile == "quick" else 600
     for trial in range(trials):
         n = int(rng.integers(1, 6))
-        S = [[F(0)] * n for _ in range(n)]
-        for i in range(n):
-            for j in range(i + 1, n):
-                v = F(int(rng.integers(-4, 5)), int(rng.integers(1, 4)))
-                S[i][j], S[j][i] = v, -v
-        U = cayley_orthogonal(S)
+        U = cayley_orthogonal(random_skew(rng, n, -4, 5, 4))
         if trial % 2:
             U = [[-x for x in U[0]]] + U[1:]        # det -1
         assert mm(tr(U), U) == eye(n)

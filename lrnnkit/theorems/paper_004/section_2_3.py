@@ -101,18 +101,14 @@ def _eig_multiplicity(A: list, root: int) -> int:
 
 @entry("004:section-2.3.orthogonal-rotation-form")
 def check_orthogonal_rotation_form(profile: str) -> CheckResult:
-    from ..paper_003 import cayley_orthogonal
+    from ..paper_003.theorem_d import cayley_orthogonal, random_skew
     W = [[F(1), F(0)], [F(0), F(-1)]]
     printed_fails = det(W) == -1 and _eig_multiplicity(W, -1) % 2 == 1
     rng = np.random.default_rng(17)
     trials = 12 if profile == "quick" else 150
     for trial in range(trials):
         d = int(rng.choice([2, 4, 6]))
-        S = [[F(0)] * d for _ in range(d)]
-        for i in range(d):
-            for j in range(i + 1, d):
-                v = F(int(rng.integers(-3, 4)), int(rng.integers(1, 3)))
-                S[i][j], S[j][i] = v, -v
+        S = random_skew(rng, d, -3, 4, 3)
         Q = cayley_orthogonal(S)
         if trial % 2:
             Q = [[-x for x in Q[0]]] + Q[1:]
