@@ -128,10 +128,10 @@ def check_proposition_2(profile: str, transitions: str = "diagonal") -> CheckRes
 
 
 # =========================================================================== Section 3.2, Liquid-S4
-def liquid_witness():
+def liquid_witness(A: list | None = None):
     """Liquid-S4 (eq. 4): A_k = A + diag(B u_k), additive term B u_k. Fixed rational A and w_c = B u_c; the initial
     state z solves the linear equation x_{0-0-1} = x_{0-1-0} exactly."""
-    A = [[F(0), F(1)], [F(1), F(1)]]
+    A = [[F(0), F(1)], [F(1), F(1)]] if A is None else A
     w = {"0": [F(0), F(1)], "-": [F(0), F(1)], "1": [F(1), F(0)]}
     mats = {c: [[A[i][j] + (w[c][i] if i == j else 0) for j in range(2)] for i in range(2)] for c in CHARS}
 
@@ -141,13 +141,18 @@ def liquid_witness():
     c0 = diff([F(0), F(0)])
     K = [[diff([F(int(j == 0)), F(int(j == 1))])[i] - c0[i] for j in range(2)] for i in range(2)]
     sol = solve(K, [[-c0[0]], [-c0[1]]])
-    z = [r[0] for r in sol]
+    z = None if sol is None else [r[0] for r in sol]
     return mats, w, z, A
 
 
-@entry("002:section-3.2.liquid-s4")
-def check_liquid(profile: str) -> CheckResult:
-    mats, w, z, A = liquid_witness()
+@entry("002:section-3.2.liquid-s4", perturb={"A": [[F(1, 2), F(0)], [F(0), F(1)]]})
+def check_liquid(profile: str, A: list | None = None) -> CheckResult:
+    """``A``: the input-independent part (the witness's [[0, 1], [1, 1]]; the perturbation, a diagonal A, makes
+    every transition diagonal, so Proposition 2 applies and no initial state is consistent)."""
+    mats, w, z, A = liquid_witness(A)
+    if z is None:
+        return CheckResult("falsified", "x_{0-0-1} = x_{0-1-0} has no solution z for this A",
+                           counterexample={"A": mstr(A)})
     ok = consistent_on_proof_strings(mats, w, z)
     if not ok:
         return CheckResult("falsified", "witness not consistent", counterexample={"z": [fstr(x) for x in z]})

@@ -37,8 +37,9 @@ def cp_effective_dims(H: int, D: int, R: int, seed: int = 0) -> int:
     return int((s > 1e-8 * s[0]).sum())
 
 
-@entry("004:section-2.2.parameter-counts")
-def check_parameter_counts(profile: str = "quick") -> CheckResult:
+@entry("004:section-2.2.parameter-counts", perturb={"cp_count_offset": 1})
+def check_parameter_counts(profile: str = "quick", cp_count_offset: int = 0) -> CheckResult:
+    """``cp_count_offset`` (the perturbation 1) is added to the claimed CP count R(2H + D)."""
     rng = np.random.default_rng(9)
     for H in range(2, 9):
         for D in range(1, 5):
@@ -50,7 +51,7 @@ def check_parameter_counts(profile: str = "quick") -> CheckResult:
                 if not np.allclose(W, cp_transition(A, B, C, x), rtol=1e-12, atol=1e-12):
                     return CheckResult("falsified", "eq. (4) differs from the CP tensor's transition",
                                        counterexample={"H": H, "D": D, "R": R})
-                if A.size + B.size + C.size != R * (2 * H + D) or T.size != H * H * D:
+                if A.size + B.size + C.size != R * (2 * H + D) + cp_count_offset or T.size != H * H * D:
                     return CheckResult("falsified", "CP count", counterexample={"H": H, "D": D, "R": R})
             for b in [b for b in range(1, H + 1) if H % b == 0]:
                 blocks = [rng.standard_normal((b, b, D)) for _ in range(H // b)]

@@ -48,8 +48,9 @@ PARITY_CX = {"H": 1, "a (symbol 0)": "-1/2", "b (symbol 1)": "1/2", "h0": "1",
                     "although a and b have opposite signs"}
 
 
-@entry("004:proposition-2.4")
-def check_proposition_2_4(profile: str) -> CheckResult:
+@entry("004:proposition-2.4", perturb={"corrected_q": 0.5})
+def check_proposition_2_4(profile: str, corrected_q: float = 0.75) -> CheckResult:
+    """``corrected_q``: the corrected law is 1 - corrected_q^H (3/4; the perturbation 1/2 is the printed law)."""
     # exact hand counterexample: H = 1, a = -1/2, b = 1/2, h0 = 1, words of length <= 2
     a, b = F(-1, 2), F(1, 2)
     pts = sorted([(a, 0), (a * a, 0), (b, 1), (a * b, 1), (b * a, 1), (b * b, 0)])
@@ -73,7 +74,7 @@ def check_proposition_2_4(profile: str) -> CheckResult:
             gap += feas and not g
         lo, hi = clopper_pearson(upper, n, alpha)
         lo_g, hi_g = clopper_pearson(good, n, alpha)
-        printed, corrected = 1 - 0.5 ** H, 1 - 0.75 ** H
+        printed, corrected = 1 - 0.5 ** H, 1 - corrected_q ** H
         table[H] = {"p_hat_upper": upper / n, "p_hat_good": good / n, "ci_upper": [lo, hi], "ci_good": [lo_g, hi_g],
                     "printed": printed, "corrected": corrected}
         if not (lo <= printed <= hi):
@@ -144,8 +145,9 @@ def _sign_readout_parity(a: np.ndarray, b: np.ndarray, L: int) -> np.ndarray:
     return ok_pos | ok_neg
 
 
-@entry("004:appendix-A.3.remark")
-def check_remark_A3(profile: str) -> CheckResult:
+@entry("004:appendix-A.3.remark", perturb={"q": F(1, 2)})
+def check_remark_A3(profile: str, q=F(3, 4)) -> CheckResult:
+    """``q``: the remark's law is 1 - q^H with q = 3/4 (the perturbation 1/2 is the proposition's printed law)."""
     # (a) which sign patterns make a fixed sign read-out compute parity (exact)
     works = {}
     for sa, sb in itertools.product((1, -1), repeat=2):
@@ -165,7 +167,7 @@ def check_remark_A3(profile: str) -> CheckResult:
     # exact count behind 1 - (3/4)^H: sign vectors with an ideal component
     for H in range(1, 7):
         cnt = sum(1 for v in itertools.product(range(4), repeat=H) if 1 in v)     # 1 = the (+, -) pattern
-        if F(cnt, 4 ** H) != 1 - F(3, 4) ** H:
+        if F(cnt, 4 ** H) != 1 - q ** H:
             return CheckResult("falsified", f"count of sign vectors with an ideal component at H = {H}: {cnt}",
                                counterexample={"H": H, "count": cnt})
     # (b) the probability, measured on the model's behaviour (not on the sampler's signs)

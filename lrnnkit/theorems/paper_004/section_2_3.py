@@ -99,8 +99,10 @@ def _eig_multiplicity(A: list, root: int) -> int:
     return k
 
 
-@entry("004:section-2.3.orthogonal-rotation-form")
-def check_orthogonal_rotation_form(profile: str) -> CheckResult:
+@entry("004:section-2.3.orthogonal-rotation-form", perturb={"criterion": "always"})
+def check_orthogonal_rotation_form(profile: str, criterion: str = "det") -> CheckResult:
+    """``criterion``: the corrected characterization (``det``: det W = +1; the perturbation ``always`` is the
+    printed claim that every orthogonal W pairs into rotation blocks)."""
     from ..paper_003.theorem_d import cayley_orthogonal, random_skew
     W = [[F(1), F(0)], [F(0), F(-1)]]
     printed_fails = det(W) == -1 and _eig_multiplicity(W, -1) % 2 == 1
@@ -124,7 +126,7 @@ def check_orthogonal_rotation_form(profile: str) -> CheckResult:
         assert mm(tr(Q), Q) == eye(d)
         dq = det(Q)
         pairable = _eig_multiplicity(Q, 1) % 2 == 0 and _eig_multiplicity(Q, -1) % 2 == 0
-        if pairable != (dq == 1):
+        if pairable != (dq == 1 or criterion == "always"):
             return CheckResult("falsified", "corrected statement fails", counterexample=mstr(Q))
     if not printed_fails:
         return CheckResult("holds", "no counterexample")
