@@ -6,7 +6,7 @@ a random initialisation, and the construction with its betas clipped to [0, 1]. 
     python benchmarks/learn_init_from_construction.py [--steps 100] [--record]
 
 Writes benchmarks/results/learning/init_from_construction.json (read by the registry entry
-``001:empirical-construction-init``) and, with --record, the section "learning: construction as init" of RESULTS.md.
+``lrnnkit:construction-init``) and, with --record, the section "learning: construction as init" of RESULTS.md.
 """
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def _record_section(results):
                "but it rotates the keys, so the letters become rotations by slightly wrong angles: no longer a finite "
                "group, the state's phase drifts, and accuracy at length 10^4 falls to chance for Z3 (rotation "
                "construction) and to 0.64-0.77 for S3 after 100 steps, at lr 1e-3 as at 1e-2. Parity (K = 1, a "
-               "reflection has no angle) is unaffected. Registry: 000:empirical-construction-init (falsified, "
+               "reflection has no angle) is unaffected. Registry: lrnnkit:construction-init (falsified, "
                "counterexample Z3 at lr 1e-3). Loading the construction into the [0, 1] range (betas clipped to 1) "
                "leaves chance accuracy everywhere, and fine-tuning does not recover it.")
 

@@ -434,6 +434,13 @@ def cmd_theorems(a) -> int:
         print("\n".join(lines[:2]))
         for s, line in zip(sts, lines[2:]):
             print(f"{line}\n    reproduce: {_reproduce(s)}")
+        own = sum(s["paper"] == "lrnnkit" for s in sts)
+        tally: dict = {}
+        for s in sts:
+            if s["paper"] != "lrnnkit":
+                tally[s["verdict"]] = tally.get(s["verdict"], 0) + 1
+        print(f"papers: {len(sts) - own} statements ({', '.join(f'{v} {n}' for v, n in sorted(tally.items()))}); "
+              f"lrnnkit's own claims: {own}")
         print("(full text: --long or --json)")
     return 0
 

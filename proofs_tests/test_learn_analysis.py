@@ -159,7 +159,7 @@ def test_construction_init_unit_range_clips_betas_and_finetune_smoke():
 
 
 def test_empirical_init_verdict_logic():
-    """The registry entry 000:empirical-construction-init: falsified iff some construction run drops below 0.99 at
+    """The registry entry lrnnkit:construction-init: falsified iff some construction run drops below 0.99 at
     the long length after fine-tuning; the counterexample is the run with the smallest learning rate."""
     from lrnnkit.theorems.empirical import _init_verdict
 

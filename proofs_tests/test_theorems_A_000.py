@@ -10,14 +10,17 @@ from hypothesis import strategies as st
 
 from lrnnkit.theorems import all_statements, get
 from lrnnkit.theorems import paper_000 as P
+from lrnnkit.theorems._exact import dot, eye, gh_product, mv
+from lrnnkit.theorems.paper_000.proposition_1 import _gh_float
 
 EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b", "000:proposition-1.2c",
             "000:proposition-1.2c-proof-swaps", "000:proposition-1.3a", "000:proposition-1.3b",
             "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
-            "000:proposition-1-consequence", "000:equation-5-inclusion", "000:appendix-D-identities",
-            # proof errata (issue 15, item 5): wrong proof steps of statements that hold
+            "000:proposition-1-consequence", "000:proposition-1-consequence.unit-interval-reading",
+            "000:equation-5-inclusion", "000:appendix-D-identities",
+            # proof errata: wrong proof steps of statements that hold
             "000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
             "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
             "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction"}
@@ -53,7 +56,7 @@ def test_theorem_1_state_matches_closed_form():
     H = P.T1_H0
     for c in range(40):
         assert H[0] == 1 + F(1, 2 ** 8) + F(1, 2 ** 8) * F(-1, 2) ** c
-        H = P.mv(A, H)
+        H = mv(A, H)
 
 
 def test_theorem_2_counterexample_with_ml_dtypes():
@@ -64,7 +67,7 @@ def test_theorem_2_counterexample_with_ml_dtypes():
         assert F(float(x)) == H[0]            # exact in float32 for these k
         y = float(np.array(x).astype(ml.bfloat16))
         assert y == (1 + 2.0 ** -7 if k % 3 == 0 else 1.0)
-        H = P.mv(P.T2_A1, H)
+        H = mv(P.T2_A1, H)
 
 
 def test_theorem_2_eigenvalues_numpy():
@@ -75,7 +78,7 @@ def test_theorem_2_eigenvalues_numpy():
 
 
 def test_prop_1_3b_counterexample_numpy():
-    M = np.array([[float(x) for x in r] for r in P.gh_product(P.P13B_CE, 2)])
+    M = np.array([[float(x) for x in r] for r in gh_product(P.P13B_CE, 2)])
     ev = np.linalg.eigvals(M)
     # the exact discriminant is -4604/31640625, so |Im lambda| = sqrt(4604/31640625)/2 ~ 6.0e-3 >> 1e-12 round-off
     assert min(abs(ev.imag)) > 5e-3
@@ -110,7 +113,7 @@ def test_householder_reduction_float_random():
         ws = P.householder_factors(Q.tolist(), exact=False)
         R = np.eye(n)
         for w in ws:
-            R = R @ P._gh_float(2.0, w)
+            R = R @ _gh_float(2.0, w)
         assert len(ws) <= n
         assert np.abs(R - Q).max() < 1e-10   # float64 Householder products are backward stable (~1e-15)
 
@@ -153,7 +156,7 @@ def _proof_policy_model(A1, H0, fsa, W, c, labels):
     n = len(H0)
     z = [F(0)] * n
     letters = list(fsa.alphabet)
-    mats = [A1] if len(letters) == 1 else [P.eye(n), A1]
+    mats = [A1] if len(letters) == 1 else [eye(n), A1]
     trans = [Transition.from_exact([list(r) for r in A], z) for A in mats]
     dec = Decoder.exact(W, c, labels)
     L = Layer("dense", n, trans, np.array([float(x) for x in H0]), TableMap.identity("input", len(letters)), dec,
@@ -185,6 +188,40 @@ def test_theorem_2_counterexample_library_proof_policy():
     thr = 1 + F(1, 2 ** 8)
     M = _proof_policy_model(P.T2_A1, P.T2_H0, fsa, [[1, 0, 0], [-1, 0, 0]], [-thr, thr], ["1", "0"])
     assert collapse(M, "bf16", "proof", steps=400).first_wrong_step is None
+
+
+def test_unit_interval_k3_counter_independent_oracles():
+    # sympy: the characteristic polynomial is (x - 1)(x^2 + (2/99) x + (2/99)^2), so the non-real pair is
+    # (2/99) e^{+-2 pi i/3}; lrnnkit.precision's exact cast and ml_dtypes: bf16 round-to-nearest-even of the first
+    # coordinate. ml_dtypes converts through float32 (spacing 2^-23 near 1), which keeps the side of the midpoint
+    # only while |x_k| > 2^-24: k <= 2 here (x_3 = (2/99)^3 2^-8 ~ 3e-8 is rounded onto the midpoint first).
+    import sympy
+    from lrnnkit.precision.cast import cast_exact
+    A = gh_product(P.UNIT_K3_FACTORS, 3)
+    x = sympy.Symbol("x")
+    S = sympy.Matrix([[sympy.Rational(a.numerator, a.denominator) for a in r] for r in A])
+    r = sympy.Rational(2, 99)
+    assert sympy.expand(S.charpoly(x).as_expr() - (x - 1) * (x ** 2 + r * x + r ** 2)) == 0
+    assert all(dot(u, u) > 0 and 0 <= b <= 1 for b, u in P.UNIT_K3_FACTORS)
+    ml = pytest.importorskip("ml_dtypes")
+    H = P.UNIT_K3_H0
+    for k in range(40):
+        want = 1 + F(1, 2 ** 7) if k % 3 == 0 else F(1)
+        assert F(cast_exact(H[0], "bf16", "nearest-even")) == want, k
+        if k <= 2:
+            assert float(np.array(np.float32(float(H[0]))).astype(ml.bfloat16)) == want, k
+        H = mv(A, H)
+
+
+def test_unit_interval_k3_counter_library_proof_policy():
+    # lrnnkit.precision's own implementation of the paper's cast model agrees: no wrong output on 1^k
+    from lrnnkit.automata.fsa import FSA
+    from lrnnkit.precision.simulate import collapse
+    fsa = FSA(("1",), [[1], [2], [0]], 0, frozenset({0}), None, None, "(111)*")
+    thr = 1 + F(1, 2 ** 8)
+    A = gh_product(P.UNIT_K3_FACTORS, 3)
+    M = _proof_policy_model(A, P.UNIT_K3_H0, fsa, [[1, 0, 0], [-1, 0, 0]], [-thr, thr], ["1", "0"])
+    assert collapse(M, "bf16", "proof", steps=120).first_wrong_step is None
 
 
 @pytest.mark.slow
@@ -253,7 +290,7 @@ def test_theorem_4_brute_force_detects_the_printed_wiring():
 ERRATA = ["000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",
           "000:theorem-2-proof-tail-count", "000:proposition-1.3a-proof-real-vectors",
           "000:theorem-3-proof-displaced-count", "000:theorem-6-proof-induction", "003:theorem-2.2-proof-eigenvalues",
-          "003:proposition-G.2-proof-pairings"]
+          "003:theorem-2.1-proof-neumann"]
 
 
 @pytest.mark.parametrize("sid", ERRATA)
@@ -263,6 +300,15 @@ def test_proof_errata_record_the_instance_their_check_finds(sid):
     from lrnnkit.theorems.registry import run_check
     s, r = get(sid), run_check(sid, "quick")
     assert s.verdict == r.verdict == "holds-as-corrected"
+    assert r.counterexample == s.counterexample and r.corrected == s.corrected
+
+
+def test_wording_slip_entries_record_the_literal_counterexample_and_the_intended_statement():
+    """003, App. G: 'the total number of admissible pairings is (4m)!!' is literally false (1 and 3 pairings for
+    m = 1, not 8) but the proof needs only the upper bound, which holds: a wording slip, not a false step."""
+    from lrnnkit.theorems.registry import run_check
+    s, r = get("003:proposition-G.2-proof-pairings"), run_check("003:proposition-G.2-proof-pairings", "quick")
+    assert s.verdict == r.verdict == "holds-with-wording-slip"
     assert r.counterexample == s.counterexample and r.corrected == s.corrected
 
 

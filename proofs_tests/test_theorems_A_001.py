@@ -1,9 +1,13 @@
 """Targeted tests for the paper-001 statements (lrnnkit/theorems/paper_001/)."""
+from fractions import Fraction as F
 import numpy as np
 import pytest
 
 from lrnnkit.theorems import all_statements
 from lrnnkit.theorems import paper_001 as Q
+from lrnnkit.theorems._exact import eye, mv
+from lrnnkit.theorems.paper_001.groups import _cube_group, _icosahedral_group
+from lrnnkit.theorems.paper_001.theorem_1 import _theta
 
 EXPECTED = {"001:theorem-1", "001:equation-3", "001:claim-first-layer-two-heads", "001:lemma-1", "001:claim-rank",
             "001:claim-norm-eigenvalues", "001:claim-sn-one-layer", "001:claim-s4-a5-rotations", "001:claim-reset",
@@ -27,7 +31,7 @@ def _float_dihedral(word, m, corrected):
             pr ^= 1
         else:
             ps ^= 1
-        h = H(Q._theta(x, pr, m, corrected) * np.pi / m) @ h
+        h = H(_theta(x, pr, m, corrected) * np.pi / m) @ h
         i = int(np.argmax([max(C[j] @ h, D[j] @ h) for j in range(m)]))
         y = Q.dihedral_mul(y, x, m)
         out.append((("r", i) if ps == 0 else ("s", (m - i) % m), y))
@@ -67,11 +71,11 @@ def test_lemma_1_float():
 def test_s4_a5_isomorphism_types_sympy():
     from sympy.combinatorics import Permutation, PermutationGroup
     from fractions import Fraction as F
-    for G, order, derived in ((Q._cube_group(), 24, 12), (Q._icosahedral_group(), 60, 60)):
+    for G, order, derived in ((_cube_group(), 24, 12), (_icosahedral_group(), 60, 60)):
         H0 = (F(1), F(2), F(5))
-        orbit = [Q.mv(R, H0) for R in G]
+        orbit = [mv(R, H0) for R in G]
         idx = {v: i for i, v in enumerate(orbit)}
-        perms = [Permutation([idx[Q.mv(R, v)] for v in orbit]) for R in G]
+        perms = [Permutation([idx[mv(R, v)] for v in orbit]) for R in G]
         PG = PermutationGroup(perms)
         assert PG.order() == order
         # S4: derived subgroup A4 (order 12, non-abelian); A5: perfect (the only perfect group of order 60)
@@ -81,16 +85,16 @@ def test_s4_a5_isomorphism_types_sympy():
 
 
 def test_two_reflections_float():
-    G = Q._icosahedral_group()
+    G = _icosahedral_group()
     for R in G[:20]:
-        if R == Q.eye(3):
+        if R == eye(3):
             continue
         u, w = Q.two_reflections(R)
-        u = np.array([complex(x).real if not isinstance(x, Q.F) else float(x) for x in u])
-        w = np.array([complex(x).real if not isinstance(x, Q.F) else float(x) for x in w])
+        u = np.array([complex(x).real if not isinstance(x, F) else float(x) for x in u])
+        w = np.array([complex(x).real if not isinstance(x, F) else float(x) for x in w])
         Hu = np.eye(3) - 2 * np.outer(u, u) / (u @ u)
         Hw = np.eye(3) - 2 * np.outer(w, w) / (w @ w)
-        Rf = np.array([[complex(x).real if not isinstance(x, Q.F) else float(x) for x in r] for r in R])
+        Rf = np.array([[complex(x).real if not isinstance(x, F) else float(x) for x in r] for r in R])
         assert np.abs(Hw @ Hu - Rf).max() < 1e-12   # float64 round-off on O(1) entries
 
 

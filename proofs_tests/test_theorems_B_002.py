@@ -7,6 +7,8 @@ import sympy
 from hypothesis import given, strategies as st
 
 from lrnnkit.theorems import paper_002 as p2
+from lrnnkit.theorems._exact import exact_matmul as mm
+from lrnnkit.theorems.paper_002.section_4 import _mod_arith_value
 
 
 def test_proposition_1_symbolic_identity():
@@ -39,8 +41,8 @@ def test_dense_subtraction_model_states():
 
 def test_liquid_witness_is_noncommuting():
     mats, w, z, _ = p2.liquid_witness()
-    P = p2.mm(p2.mm(mats["1"], mats["-"]), mats["0"])
-    Q = p2.mm(p2.mm(mats["0"], mats["-"]), mats["1"])
+    P = mm(mm(mats["1"], mats["-"]), mats["0"])
+    Q = mm(mm(mats["0"], mats["-"]), mats["1"])
     assert P != Q      # the escape from Proposition 2 needs non-commuting transitions
     assert p2.consistent_on_proof_strings(mats, w, z)
 
@@ -68,7 +70,7 @@ def test_small_p_counterexample_by_hand():
     assert (2 * 0.55 ** 1.2) ** (1 / 1.2) < 0.99
     P = A
     for k in range(2, 12):
-        P = p2.mm(A, P)
+        P = mm(A, P)
         assert P == [[F(11, 10) ** (k - 1) * x for x in r] for r in A]
 
 
@@ -97,5 +99,5 @@ def test_pscan_round_count():
 
 
 def test_mod_arith_precedence():
-    assert p2._mod_arith_value(["2", "+", "3", "*", "4"], 5) == (2 + 12) % 5
-    assert p2._mod_arith_value(["2", "*", "3", "-", "4"], 5) == (6 - 4) % 5
+    assert _mod_arith_value(["2", "+", "3", "*", "4"], 5) == (2 + 12) % 5
+    assert _mod_arith_value(["2", "*", "3", "-", "4"], 5) == (6 - 4) % 5

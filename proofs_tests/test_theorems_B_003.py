@@ -4,22 +4,27 @@ import math
 from fractions import Fraction as F
 
 import numpy as np
+import pytest
 import sympy
 from hypothesis import given, strategies as st
 
 from lrnnkit.theorems import paper_003 as p3
+from lrnnkit.theorems._exact import det, exact_identity as eye, exact_matmul as mm, is_pd, is_psd, msub as sub
+from lrnnkit.theorems._exact import norm2_lt1, solve, transpose as tr
+from lrnnkit.theorems.paper_003.mixer import _sym_from
+from lrnnkit.theorems.paper_003.theorem_2 import _descent_ok
 
 rat = st.integers(-12, 12).map(lambda k: F(k, 4))
 
 
 def sym_matrix(n):
-    return st.lists(rat, min_size=n * (n + 1) // 2, max_size=n * (n + 1) // 2).map(lambda v: p3._sym_from(v, n))
+    return st.lists(rat, min_size=n * (n + 1) // 2, max_size=n * (n + 1) // 2).map(lambda v: _sym_from(v, n))
 
 
 @given(st.integers(1, 4).flatmap(sym_matrix))
 def test_is_pd_matches_sympy(S):
-    assert p3.is_pd(S) == sympy.Matrix(S).is_positive_definite
-    assert p3.is_psd(S) == sympy.Matrix(S).is_positive_semidefinite
+    assert is_pd(S) == sympy.Matrix(S).is_positive_definite
+    assert is_psd(S) == sympy.Matrix(S).is_positive_semidefinite
 
 
 @given(st.integers(1, 3).flatmap(lambda n: st.lists(st.lists(rat, min_size=n, max_size=n), min_size=n, max_size=n)))
@@ -27,7 +32,7 @@ def test_norm2_lt1_matches_svd(P):
     s = np.linalg.svd(np.array(P, dtype=float), compute_uv=False).max()
     # float64 singular values are accurate to ~1e-15 here; skip the boundary band where float cannot decide
     if abs(s - 1) > 1e-9:
-        assert p3.norm2_lt1(P) == (s < 1)
+        assert norm2_lt1(P) == (s < 1)
 
 
 def test_theorem_2_1_counterexample_by_hand():
@@ -56,11 +61,25 @@ def test_theorem_2_1_corrected_bound_float(d, T, seed):
     assert np.linalg.norm(L, 2) <= np.linalg.norm(np.array(P, dtype=float), 2) + 1e-12
 
 
+def test_f1_erratum_instance_float():
+    """003:theorem-2.1-proof-neumann, independent float check (numpy SVD; tolerance 1e-12, far below the gap between
+    the printed bound 9/8 and the true constant 3/4): the printed chain's factors and the true Lipschitz constant."""
+    lams, P = p3.F1_LAMS, p3.F1_P
+    D = np.diag([float(x) for x in lams])
+    S = np.eye(2) + D                                                    # sum_{s <= 1} Lambda^s
+    printed = np.linalg.norm(S, 2) * np.linalg.norm(np.eye(2) - D, 2) * np.linalg.norm(np.array(P, float), 2)
+    assert printed == pytest.approx(9 / 8, abs=1e-12)
+    L = np.array(p3.lipschitz_operator(lams, P, 2), dtype=float)
+    assert np.linalg.norm(L, 2) == pytest.approx(3 / 4, abs=1e-12)
+    assert p3.printed_f1_bound(lams, F(3, 4), 1) == F(9, 8)
+    assert p3.repaired_f1_bound(lams, 1) == 1                            # max_i sum_s (lambda^s (1 - lambda))^2
+
+
 def test_theorem_2_2_weak_hypothesis_witness():
     """Spectral radius < 1 is not enough for Theorem 2.2: J = [[1, 1/2], [-3/2, -1]], delta = (-14, -10)."""
     J = [[F(1), F(1, 2)], [F(-3, 2), F(-1)]]
     assert sympy.Matrix(J).eigenvals() == {sympy.Rational(1, 2): 1, sympy.Rational(-1, 2): 1}
-    ok, info = p3._descent_ok(J, [F(-14), F(-10)])
+    ok, info = _descent_ok(J, [F(-14), F(-10)])
     assert not ok and info["inner_product"] == "-4/3"
 
 
@@ -94,12 +113,12 @@ def test_theorem_D2_complex_single_reflection(n, seed):
 def test_reflections_of_orthogonal_exact():
     S = [[F(0), F(1, 2), F(-1)], [F(-1, 2), F(0), F(2)], [F(1), F(-2), F(0)]]
     U = p3.cayley_orthogonal(S)
-    assert p3.mm(p3.tr(U), U) == p3.eye(3)
+    assert mm(tr(U), U) == eye(3)
     hs = p3.reflections_of_orthogonal(U)
-    P = p3.eye(3)
+    P = eye(3)
     for H in hs:
-        assert p3.mm(H, H) == p3.eye(3)
-        P = p3.mm(P, H)
+        assert mm(H, H) == eye(3)
+        P = mm(P, H)
     assert P == U and len(hs) <= 3
 
 
@@ -124,18 +143,18 @@ def test_negative_eigenvalue_excludes_contractive(entries, k):
     """Any Q with a real negative eigenvalue has ||I - Q||_2 > 1: build Q = S diag(-k/4, mu) S^{-1}."""
     a, b, c, d = entries
     S = [[F(a), F(b)], [F(c), F(d)]]
-    if p3.det(S) == 0:
+    if det(S) == 0:
         return
-    Sinv = p3.solve(S, p3.eye(2))
-    Q = p3.mm(p3.mm(S, [[F(-k, 4), F(0)], [F(0), F(1, 2)]]), Sinv)
-    assert not p3.norm2_lt1(p3.sub(p3.eye(2), Q))
+    Sinv = solve(S, eye(2))
+    Q = mm(mm(S, [[F(-k, 4), F(0)], [F(0), F(1, 2)]]), Sinv)
+    assert not norm2_lt1(sub(eye(2), Q))
 
 
 def test_mixer_r2_witness():
     """r = 2 with both alpha < 1/2 can still give a non-contractive I - Q."""
     Q = p3.mixer([F(7, 16), F(7, 16)], [[F(1), F(0)], [F(1), F(1)]])
     assert np.linalg.norm(np.eye(2) - np.array(Q, dtype=float), 2) > 1
-    assert not p3.norm2_lt1(p3.sub(p3.eye(2), Q))
+    assert not norm2_lt1(sub(eye(2), Q))
 
 
 def test_gram_normalization_statistical():

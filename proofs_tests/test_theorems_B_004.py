@@ -10,6 +10,8 @@ from hypothesis import given, strategies as st
 from lrnnkit.certify import certify
 from lrnnkit.executor import run_float
 from lrnnkit.theorems import paper_004 as p4
+from lrnnkit.theorems._exact import det
+from lrnnkit.theorems.paper_004.section_2_3 import _eig_multiplicity
 
 
 def test_rotation_scaling_blocks_commute_symbolically():
@@ -99,8 +101,8 @@ def test_clopper_pearson_against_scipy_binomtest():
 def test_orthogonal_rotation_form_reflection():
     """diag(1, -1) has det -1, a rotation block has det cos^2 + sin^2 = 1 (Pythagorean triple, exact)."""
     R = [[F(3, 5), F(-4, 5)], [F(4, 5), F(3, 5)]]
-    assert p4.det(R) == 1 and p4.det([[F(1), F(0)], [F(0), F(-1)]]) == -1
-    assert p4._eig_multiplicity([[F(1), F(0)], [F(0), F(-1)]], -1) == 1
+    assert det(R) == 1 and det([[F(1), F(0)], [F(0), F(-1)]]) == -1
+    assert _eig_multiplicity([[F(1), F(0)], [F(0), F(-1)]], -1) == 1
 
 
 @pytest.mark.gap

@@ -564,9 +564,11 @@ def _theorems(out: str) -> dict:
              "Every formal statement of the five papers is an executable check with a recorded verdict "
              "(:mod:`lrnnkit.theorems`): ``holds`` (the check searched for counterexamples and found none), "
              "``falsified`` (a minimal counterexample to the statement as printed), ``holds-as-corrected`` "
-             "(falsified as printed; the corrected statement passes the same check) or ``open``. The test suite "
-             "re-derives every verdict; ``lrnnkit theorems --check ID`` re-runs one. The verdicts below are the "
-             "recorded ones.\n"]
+             "(falsified as printed; the corrected statement passes the same check), ``holds-with-wording-slip`` "
+             "(the literal words are false only through an evident slip; the intended statement holds) or "
+             "``open``. The test suite re-derives every verdict; ``lrnnkit theorems --check ID`` re-runs one. The "
+             "verdicts below are the recorded ones; the tally counts the papers' statements only, lrnnkit's own "
+             "claims (ids ``lrnnkit:...``) are listed last, apart.\n"]
     try:
         from ..theorems import all_statements
         sts = all_statements()
@@ -575,8 +577,10 @@ def _theorems(out: str) -> dict:
                             f"Loading the registry failed: {one_line(exc)}")
     rec["count"] = len(sts)
     counts: dict = {}
+    from ..theorems.registry import OWN
     for s in sts:
-        counts[s.verdict] = counts.get(s.verdict, 0) + 1
+        if s.paper != OWN:
+            counts[s.verdict] = counts.get(s.verdict, 0) + 1
     rec["verdicts"] = counts
     if not sts:
         lines.append("No statement is registered in this build.\n")
@@ -589,7 +593,7 @@ def _theorems(out: str) -> dict:
         for s in sts:
             if s.paper != paper:
                 paper = s.paper
-                lines.append(_title(f"Paper {paper}", "-"))
+                lines.append(_title("lrnnkit's own claims" if paper == OWN else f"Paper {paper}", "-"))
             lines.append(f".. _stmt-{slug(s.id)}:\n")
             lines.append(_title(f"{s.id} ({s.kind}): {s.verdict}", "~"))
             fields = [("Statement (as printed)", s.statement), ("Hypotheses", s.hypotheses),

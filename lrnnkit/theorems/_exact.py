@@ -16,6 +16,7 @@ primitives of :mod:`lrnnkit.model` are reused.
 """
 from __future__ import annotations
 
+import contextvars
 from fractions import Fraction as F
 from typing import Callable, Sequence
 
@@ -265,13 +266,20 @@ def _fac_json(factors) -> list:
 # hypothesis: a check searches for a counterexample and returns it (shrunk or not), or None
 
 
+#: set while a check runs on its perturbation (registry.run_check): a counterexample is then only detected, never
+#: shrunk (the perturbation test asks whether the check fails, not for a minimal instance)
+DETECT_ONLY = contextvars.ContextVar("DETECT_ONLY", default=False)
+
+
 def search(strategy, is_counterexample: Callable, max_examples: int):
-    """``hypothesis.find`` (derandomized, no example database, shrinking on): the shrunk counterexample or None."""
-    from hypothesis import HealthCheck, find, settings
+    """``hypothesis.find`` (derandomized, no example database, shrinking on unless :data:`DETECT_ONLY`): the
+    (shrunk) counterexample or None."""
+    from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
+    phases = (Phase.explicit, Phase.generate) + (() if DETECT_ONLY.get() else (Phase.shrink,))
     try:
         return find(strategy, is_counterexample,
-                    settings=settings(max_examples=max_examples, derandomize=True, database=None,
+                    settings=settings(max_examples=max_examples, derandomize=True, database=None, phases=phases,
                                       suppress_health_check=list(HealthCheck), deadline=None))
     except NoSuchExample:
         return None
@@ -283,7 +291,7 @@ def hyp_settings(profile: str, quick: int, deep: int, shrink: bool = False):
     predicates it can take minutes, and every check that records a counterexample verifies its recorded, minimal-by-
     construction counterexample exactly instead of relying on the shrinker."""
     from hypothesis import HealthCheck, Phase, settings
-    phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if shrink else ())
+    phases = (Phase.explicit, Phase.generate) + ((Phase.shrink,) if shrink and not DETECT_ONLY.get() else ())
     return settings(max_examples=quick if profile == "quick" else deep, database=None, derandomize=True,
                     deadline=None, suppress_health_check=list(HealthCheck), phases=phases)
 
@@ -324,3 +332,16 @@ def st_gh_product(n: int, kmax: int, beta_lo, beta_hi, hi_open=False):
     st = _st()
     return st.lists(st.tuples(st_fraction(beta_lo, beta_hi, hi_open=hi_open), st_unit(n)), min_size=1,
                     max_size=kmax)
+
+
+def search_norm_above_1(make: Callable, dims: Sequence, beta_hi, max_examples: int):
+    """The first list of <= 4 GH factors (beta in [0, beta_hi], rational unit vectors) in R^n, n in ``dims``, for
+    which ``make(factors, n)`` has spectral norm > 1 (exact: I - M^T M not PSD), as (n, factors); None if none."""
+    for n in dims:
+        def above(facs, n=n):
+            M = make(facs, n)
+            return not is_psd(madd(eye(n), mm(tr(M), M), -1))
+        found = search(st_gh_product(n, 4, 0, beta_hi), above, max_examples)
+        if found is not None:
+            return n, found
+    return None

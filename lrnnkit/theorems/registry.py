@@ -1,10 +1,14 @@
 """The statement registry: every formal statement of the five papers as an executable check with a verdict.
 
 Each :class:`Statement` records the statement *as printed*, its hypotheses and conclusion, the verdict recorded in
-the registry (``holds``, ``falsified``, ``holds-as-corrected``, ``open``) with its evidence, and a ``check`` that
+the registry (see ``VERDICTS``) with its evidence, and a ``check`` that
 re-derives the verdict: ``check(profile)`` returns a :class:`CheckResult`. The test suite (proofs_tests/) runs every
 check and fails if the verdict it derives differs from the recorded one, so a recorded verdict is always
 reproducible by one command: ``lrnnkit theorems --check ID``.
+
+A paper's entry is declared once, on its check: ``@entry("000:theorem-2", perturb={...})``; its words (the statement
+as printed, hypotheses, conclusion, recorded verdict, evidence, counterexample, correction, notes) live in the paper
+package's ``statements.json`` and the code holds only the mathematics.
 
 Verdicts:
 
@@ -14,7 +18,15 @@ Verdicts:
   shrinking) and checkable by hand.
 * ``holds-as-corrected``: falsified as printed, and a corrected statement (recorded in ``corrected``) passes the
   same check.
+* ``holds-with-wording-slip``: the literal wording is false only through an evident slip (a bound stated with the
+  wrong count, a symbol for its neighbour) while the mathematics it serves holds; ``corrected`` gives the intended
+  wording, the check confirms both the slip (a counterexample to the literal words) and the intended statement.
+  Used where ``holds-as-corrected`` would suggest a false step that the argument does not need.
 * ``open``: no decisive check yet (the evidence says why).
+
+Every check takes its input as keyword arguments whose defaults are the statement as printed; ``perturb`` names
+the arguments of a nearby false statement, and the test suite runs each check on it too (a check that cannot fail
+would pass its perturbation).
 
 Profiles: ``quick`` (inside ``make test``) and ``deep`` (many more examples; ``pytest -m slow``).
 """
@@ -25,9 +37,14 @@ from typing import Callable
 
 from ..errors import InputError
 
-__all__ = ["Statement", "CheckResult", "statement", "register", "get", "all_statements", "run_check", "VERDICTS"]
+__all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", "register", "get", "all_statements", "paper_statements",
+           "run_check", "VERDICTS", "OWN"]
 
-VERDICTS = ("holds", "falsified", "holds-as-corrected", "open")
+VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
+#: verdicts that record a counterexample to the literal statement and a corrected (intended) one
+CORRECTED_VERDICTS = ("holds-as-corrected", "holds-with-wording-slip")
+#: the ``paper`` of lrnnkit's own claims (its measurements and questions): kept apart from the five papers' tallies
+OWN = "lrnnkit"
 PROFILES = ("quick", "deep")
 _REGISTRY: dict = {}
 _LOADED = False
@@ -49,7 +66,7 @@ class CheckResult:
 @dataclass
 class Statement:
     id: str                            # "000:theorem-2", "000:proposition-1.3", "001:lemma-1"
-    paper: str
+    paper: str                         # "000".."004", or OWN for lrnnkit's own claims
     kind: str                          # theorem / proposition / lemma / corollary / construction / claim
     statement: str                     # as printed (reconstructed where the extraction garbled it: say so)
     hypotheses: str
@@ -61,14 +78,15 @@ class Statement:
     corrected: str | None = None
     tests: list = field(default_factory=list)   # pytest node ids that exercise it beyond the check
     notes: str = ""
+    perturb: dict | None = None        # keyword arguments of ``check`` that perturb its input (see run_check)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"{self.id}: bad verdict {self.verdict!r}")
-        if self.verdict in ("falsified", "holds-as-corrected") and self.counterexample is None:
+        if (self.verdict == "falsified" or self.verdict in CORRECTED_VERDICTS) and self.counterexample is None:
             raise ValueError(f"{self.id}: a {self.verdict} verdict needs a counterexample")
-        if self.verdict == "holds-as-corrected" and not self.corrected:
-            raise ValueError(f"{self.id}: holds-as-corrected needs the corrected statement")
+        if self.verdict in CORRECTED_VERDICTS and not self.corrected:
+            raise ValueError(f"{self.id}: {self.verdict} needs the corrected statement")
 
     @property
     def reproduce(self) -> str:
@@ -90,9 +108,39 @@ def register(s: Statement) -> Statement:
 
 
 def statement(**kw) -> Callable:
-    """Decorator form: ``@statement(id=..., ...)`` on the check function registers the statement."""
+    """Decorator form: ``@statement(id=..., ...)`` on the check function registers the statement with every field
+    given in code (for statements that are not a paper's, e.g. built from a results file)."""
     def deco(fn: Callable) -> Callable:
         register(Statement(check=fn, **kw))
+        return fn
+    return deco
+
+
+_TEXTS: dict = {}
+
+
+def statement_texts(paper: str) -> dict:
+    """The words of paper ``paper``'s entries: ``paper_NNN/statements.json`` beside this module, one record per id
+    (kind, statement as printed, hypotheses, conclusion, recorded verdict, evidence, counterexample, corrected,
+    tests, notes), read once."""
+    if paper not in _TEXTS:
+        import json
+        import os
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"paper_{paper}", "statements.json")
+        with open(path, encoding="utf-8") as fh:
+            _TEXTS[paper] = json.load(fh)
+    return _TEXTS[paper]
+
+
+def entry(sid: str, perturb: dict | None = None) -> Callable:
+    """The one way a paper's statement is declared: ``@entry("000:theorem-2", perturb={...})`` on its check.
+
+    The check function is the entry's mathematics (its keyword arguments default to the statement as printed);
+    ``perturb`` names the arguments of a nearby false statement (see :func:`run_check`); the paper's words and the
+    recorded verdict come from the paper's ``statements.json`` (:func:`statement_texts`)."""
+    def deco(fn: Callable) -> Callable:
+        paper = sid.split(":", 1)[0]
+        register(Statement(id=sid, paper=paper, check=fn, perturb=perturb, **statement_texts(paper)[sid]))
         return fn
     return deco
 
@@ -116,6 +164,11 @@ def all_statements() -> list:
     return sorted(_REGISTRY.values(), key=lambda s: (s.paper, s.id))
 
 
+def paper_statements() -> list:
+    """The five papers' statements only (lrnnkit's own claims, ``paper == OWN``, excluded): what tallies count."""
+    return [s for s in all_statements() if s.paper != OWN]
+
+
 def get(sid: str) -> Statement:
     _load_all()
     if sid not in _REGISTRY:
@@ -123,10 +176,23 @@ def get(sid: str) -> Statement:
     return _REGISTRY[sid]
 
 
-def run_check(sid: str, profile: str = "quick") -> CheckResult:
+def run_check(sid: str, profile: str = "quick", perturbed: bool = False) -> CheckResult:
+    """Run the check of ``sid``. With ``perturbed``, run it on the entry's declared perturbation (``perturb``: a
+    nearby statement that is false, e.g. a hypothesis dropped, a constant moved, a recorded instance altered): a check
+    with teeth then derives ``falsified`` (for a ``falsified`` entry, whose perturbation breaks the counterexample,
+    any other verdict)."""
     if profile not in PROFILES:
         raise InputError(f"unknown profile {profile!r} (quick or deep)")
     s = get(sid)
     if s.check is None:
         return CheckResult("open", "no executable check registered")
+    if perturbed:
+        if s.perturb is None:
+            raise InputError(f"{sid} declares no perturbation")
+        from ._exact import DETECT_ONLY
+        token = DETECT_ONLY.set(True)
+        try:
+            return s.check(profile, **s.perturb)
+        finally:
+            DETECT_ONLY.reset(token)
     return s.check(profile)

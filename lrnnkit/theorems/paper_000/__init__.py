@@ -23,33 +23,47 @@ One module per statement group: ``proposition_1``, ``section_4``, ``theorem_1_2`
 package registers every statement."""
 from __future__ import annotations
 
-# the names the former single-module paper exposed through its imports (tests and other papers use them)
-import functools  # noqa: F401
-import itertools  # noqa: F401
-import math  # noqa: F401
-from fractions import Fraction as F  # noqa: F401
-from typing import Sequence  # noqa: F401
-
-from ...exact import cos2pi, sin2pi  # noqa: F401
-from .._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_product, householder, is_psd, madd, mm  # noqa: F401
-from .._exact import det, mv, prod, search, st_fraction, st_gh_product, st_unit, tr  # noqa: F401
-from ._common import PAPER, charpoly, poly_div_linear, refl, rot, swap_vector, transpositions  # noqa: F401
-from .proposition_1 import (P13B_CE, _P1, _gh_float, _mmf, all_roots_real, cayley_orthogonal, check_prop1_consequence,
-    check_prop_1_1, check_prop_1_2a, check_prop_1_2b, check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a,
-    check_prop_1_3b, householder_factors, perm_matrix, schur_cohn_inside, spectrum_13a_ok)  # noqa: F401
-from .section_4 import check_inclusion, check_multi_token, check_rotation  # noqa: F401
-from .theorem_1_2 import (BF16, BinaryFormat, MODES, T1_A1, T1_H0, T2_A1, T2_H0, TOY8, _corrected_search, _random_lrnn,
-    cast_model_states, cast_model_terms, check_theorem_1, check_theorem_2, separates, tail_monotone)  # noqa: F401
-from .theorem_1_2_generic import (cast_continuous_at, check_theorem_1_generic, check_theorem_2_generic,  # noqa: F401
-    generic_lrnn, generic_search, limit_points)  # noqa: F401
-from .theorem_3 import THM3_REGULAR, regular_automaton, check_theorem_3, closure, compose, embeddings, group_fsas, implements  # noqa: F401
-from .theorem_4_5 import (S4_IDEMPOTENT, _KR_FSAS, _cascade_runs, cascade_check, check_theorem_4, check_theorem_4_bounds,
-    check_theorem_4_wiring, s4_idempotent_cascade, small_holonomy_widths, brute_force_agrees,
-    check_theorem_5, pr_layer_ok)  # noqa: F401
-from .theorem_6 import check_theorem_6  # noqa: F401
-from .equations import check_eq3, check_eq4  # noqa: F401
-from .appendix import check_appendix_a2, check_appendix_d  # noqa: F401
-from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix, counter_parity_failure,  # noqa: F401
-    triangular_product_ok)  # noqa: F401
-from .proof_errata import (check_prop_1_3a_real_vectors, check_theorem_1_tail, check_theorem_1_unrolling,  # noqa: F401
+# the public names of the paper's statement groups (checks, recorded instances, helpers the tests use);
+# importing a statement group registers its entries
+from ._common import (PAPER, charpoly, poly_div_linear, refl, rot, swap_vector, transpositions)
+from .appendix import (check_appendix_a2, check_appendix_d)
+from .equations import (check_eq3, check_eq4)
+from .proof_errata import (check_prop_1_3a_real_vectors, check_theorem_1_tail, check_theorem_1_unrolling,
     check_theorem_2_jordan_signs, check_theorem_2_tail, check_theorem_3_displaced, check_theorem_6_induction)
+from .proposition_1 import (P13B_CE, UNIT_K3_FACTORS, UNIT_K3_H0, all_roots_real, cayley_orthogonal,
+    check_prop1_consequence, check_prop1_consequence_unit_interval, check_prop_1_1, check_prop_1_2a, check_prop_1_2b,
+    check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a, check_prop_1_3b, householder_factors, perm_matrix,
+    schur_cohn_inside, spectrum_13a_ok, unit_interval_counter_facts)
+from .section_4 import (check_inclusion, check_multi_token, check_rotation)
+from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix, counter_parity_failure,
+    triangular_product_ok)
+from .theorem_1_2 import (BF16, BinaryFormat, MODES, T1_A1, T1_H0, T2_A1, T2_H0, TOY8, cast_model_states,
+    cast_model_terms, check_theorem_1, check_theorem_2, separates, tail_monotone)
+from .theorem_1_2_generic import (cast_continuous_at, check_theorem_1_generic, check_theorem_2_generic, generic_lrnn,
+    generic_search, limit_points)
+from .theorem_3 import (THM3_REGULAR, check_theorem_3, closure, compose, embeddings, group_fsas, implements,
+    regular_automaton)
+from .theorem_4_5 import (S4_IDEMPOTENT, brute_force_agrees, cascade_check, check_theorem_4, check_theorem_4_bounds,
+    check_theorem_4_wiring, check_theorem_5, pr_layer_ok, s4_idempotent_cascade, small_holonomy_widths)
+from .theorem_6 import (check_theorem_6)
+from . import tables_discussion  # noqa: F401  (registers its entries)
+
+__all__ = ["BF16", "BinaryFormat", "MODES", "P13B_CE", "PAPER", "S4_IDEMPOTENT", "T1_A1", "T1_H0", "T2_A1", "T2_H0",
+           "THM3_REGULAR", "TOY8", "UNIT_K3_FACTORS", "UNIT_K3_H0", "all_roots_real", "brute_force_agrees",
+           "cascade_check", "cast_continuous_at", "cast_model_states", "cast_model_terms",
+           "cayley_orthogonal", "charpoly", "check_appendix_a2", "check_appendix_d", "check_eq3",
+           "check_eq4", "check_equation_2", "check_inclusion", "check_multi_token",
+           "check_prop1_consequence", "check_prop1_consequence_unit_interval", "check_prop_1_1",
+           "check_prop_1_2a", "check_prop_1_2b", "check_prop_1_2c", "check_prop_1_2c_proof",
+           "check_prop_1_3a", "check_prop_1_3a_real_vectors", "check_prop_1_3b", "check_rotation",
+           "check_theorem_1", "check_theorem_1_generic", "check_theorem_1_tail",
+           "check_theorem_1_unrolling", "check_theorem_2", "check_theorem_2_generic",
+           "check_theorem_2_jordan_signs", "check_theorem_2_tail", "check_theorem_3",
+           "check_theorem_3_displaced", "check_theorem_4", "check_theorem_4_bounds",
+           "check_theorem_4_wiring", "check_theorem_5", "check_theorem_6", "check_theorem_6_induction",
+           "check_triangular", "check_zero_matrix", "closure", "compose", "counter_parity_failure",
+           "embeddings", "generic_lrnn", "generic_search", "group_fsas", "householder_factors",
+           "implements", "limit_points", "perm_matrix", "poly_div_linear", "pr_layer_ok", "refl",
+           "regular_automaton", "rot", "s4_idempotent_cascade", "schur_cohn_inside", "separates",
+           "small_holonomy_widths", "spectrum_13a_ok", "swap_vector", "tail_monotone", "transpositions",
+           "triangular_product_ok", "unit_interval_counter_facts"]

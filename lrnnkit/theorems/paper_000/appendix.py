@@ -8,28 +8,18 @@ from fractions import Fraction as F
 
 from .._exact import _mat_json, basis_vector, eye, is_psd, madd, mm
 from .._exact import mv, tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, refl, rot
+from ..registry import CheckResult, entry
+from ._common import refl, rot
 
 
-@statement(
-    id="000:appendix-A.2", paper=PAPER, kind="claim",
-    statement="(App. A.2) Any FSA is implemented by a single-layer LRNN with n = |Q|, H0 = e_1, B = 0 and "
-              "A(w)_{q',q} = 1{delta(q, w) = q'}; such A(w) can have norm greater than one (and be neither symmetric "
-              "nor triangular).",
-    hypotheses="Any complete DFA.",
-    conclusion="One-hot states track the automaton; some letter matrices have ||A(w)|| > 1.",
-    verdict="holds",
-    evidence="Exhaustive and exact over every transformation letter on 1..3 states (all single-letter automata and "
-             "all pairs on 2 states): the one-hot state after every word is e_{delta(q0, w)} (BFS); the constant map "
-             "on 2 states has A = [[1, 1], [0, 0]] with ||A||^2 = 2 > 1.",
-    notes="000, Appendix A.2.")
-def check_appendix_a2(profile: str = "quick") -> CheckResult:
+@entry("000:appendix-A.2", perturb={"row_form": True})
+def check_appendix_a2(profile: str = "quick", row_form: bool = False) -> CheckResult:
     for N in (1, 2, 3):
         maps = list(itertools.product(range(N), repeat=N))
         sets = [[m] for m in maps] + ([list(c) for c in itertools.combinations(maps, 2)] if N == 2 else [])
         for letters in sets:
-            mats = [tuple(tuple(F(int(p[q] == r)) for q in range(N)) for r in range(N)) for p in letters]
+            mats = [tuple(tuple(F(int((p[r] == q) if row_form else (p[q] == r))) for q in range(N)) for r in range(N))
+                    for p in letters]
             H0 = basis_vector(0, N)
             seen, todo = {0}, [0]
             while todo:
@@ -49,24 +39,11 @@ def check_appendix_a2(profile: str = "quick") -> CheckResult:
     return CheckResult("holds", "one-hot construction exact on every automaton tried; ||[[1,1],[0,0]]|| > 1")
 
 
-@statement(
-    id="000:appendix-D-identities", paper=PAPER, kind="lemma",
-    statement="(App. D) With R(alpha) the rotation by alpha and H(alpha) = [[cos alpha, sin alpha], [sin alpha, "
-              "-cos alpha]] the reflection across the line at angle alpha/2: R(alpha) R(gamma) = R(alpha + gamma), "
-              "H(alpha) H(gamma) = R(alpha - gamma), R(alpha) H(gamma) = H(alpha + gamma), H(gamma) R(alpha) = "
-              "H(gamma - alpha).",
-    hypotheses="alpha, gamma real.",
-    conclusion="The four product identities.",
-    verdict="holds",
-    evidence="Exact in cyclotomic arithmetic for all alpha, gamma in multiples of 2 pi / 12 (quick) / 2 pi / 24 "
-             "(deep); the identities are polynomial identities in (cos, sin), so agreement on this grid plus "
-             "the angle-addition formulas is the proof; a float64 check on random real angles (tolerance 1e-12) is "
-             "in the tests.",
-    notes="000, App. D (also used by 001, App. B).")
-def check_appendix_d(profile: str = "quick") -> CheckResult:
+@entry("000:appendix-D-identities", perturb={"hh_sign": -1})
+def check_appendix_d(profile: str = "quick", hh_sign: int = 1) -> CheckResult:
     N = 12 if profile == "quick" else 24
     for a, g in itertools.product(range(N), repeat=2):
-        if mm(rot(a, N), rot(g, N)) != rot(a + g, N) or mm(refl(a, N), refl(g, N)) != rot(a - g, N) \
+        if mm(rot(a, N), rot(g, N)) != rot(a + g, N) or mm(refl(a, N), refl(g, N)) != rot(hh_sign * (a - g), N) \
                 or mm(rot(a, N), refl(g, N)) != refl(a + g, N) or mm(refl(g, N), rot(a, N)) != refl(g - a, N):
             return CheckResult("falsified", "identity fails", counterexample={"alpha": f"2pi*{a}/{N}",
                                                                               "gamma": f"2pi*{g}/{N}"})

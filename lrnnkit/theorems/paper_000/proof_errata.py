@@ -1,4 +1,4 @@
-"""Paper 000: proof steps that are wrong while the statement they serve holds (issue 15, item 5).
+"""Paper 000: proof steps that are wrong while the statement they serve holds.
 
 Each entry's statement is the proof step as printed, so its verdict is ``holds-as-corrected`` (the step is
 falsified by the recorded instance, the corrected step passes the same check), as for 000:theorem-4-proof-wiring;
@@ -17,8 +17,8 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 from .._exact import _mat_json, eye, gh, madd, mm, mv, prod
-from ..registry import CheckResult, statement
-from ._common import PAPER, swap_vector, transpositions
+from ..registry import CheckResult, entry
+from ._common import swap_vector, transpositions
 from .theorem_1_2 import TOY8, cast_model_terms
 from .theorem_3 import THM3_REGULAR, embeddings, implements, regular_automaton
 
@@ -53,24 +53,9 @@ def _unrolled(As: list, Bs: list, H0, upto: int) -> tuple:
     return out
 
 
-@statement(
-    id="000:theorem-1-proof-unrolling", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 1, App. B.1) 'By unrolling the recursion in 1 we obtain H_k = sum_{i=1}^{k-1} "
-              "(prod_{j=i+1}^{k-1} A(x_j)) B(x_i) + (prod_{i=1}^k A(x_i)) H_0' (with prod_{j=k}^{k-1} = I).",
-    hypotheses="H_i = A(x_i) H_{i-1} + B(x_i) (eq. 1).",
-    conclusion="The closed form of H_k.",
-    verdict="holds-as-corrected",
-    counterexample={"k": 1, "A(x_1)": "1/2", "B(x_1)": "1", "H_0": "0", "H_1": "1", "printed": "0"},
-    corrected=_UNROLLED,
-    evidence="Proof erratum, theorem unaffected: the printed sum stops at i = k - 1 and its products at j = k - 1, so "
-             "it drops B(x_k) and the last factor A(x_k) of every B term. Exact instance: scalar, k = 1, A = 1/2, "
-             "B = 1, H_0 = 0: H_1 = 1 but the printed form gives 0 (empty sum); k = 2, A = (1/2, 1/3), B = (1, 1): "
-             "H_2 = 4/3, printed 1. Corrected: H_k = sum_{i=1}^{k} (prod_{j=i+1}^{k} A(x_j)) B(x_i) + "
-             "(prod_{i=1}^k A(x_i)) H_0, equal to the recursion exactly on every word of length <= 4 over two "
-             "2 x 2 rational letters. The proof then uses the input 1^k form H_k = sum_{i=0}^{k-1} A(1)^i B(1) + "
-             "A(1)^k H_0, which is right (it is the corrected form), so Theorem 1's argument is unaffected.",
-    notes="000, App. B.1, first display.")
-def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-1-proof-unrolling", perturb={"as_printed": True})
+def check_theorem_1_unrolling(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed closed form in place of the corrected one."""
     import itertools
     one = ((F(1, 2),),)
     printed1 = _unrolled([one], [(F(1),)], (F(0),), 0)
@@ -88,7 +73,7 @@ def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
     for k in range(1, 5 if profile == "quick" else 7):
         for w in itertools.product((0, 1), repeat=k):
             As, Bs = [letters[c][0] for c in w], [letters[c][1] for c in w]
-            if _unrolled(As, Bs, H0, k) != _unrolled_true(As, Bs, H0):
+            if _unrolled(As, Bs, H0, k - 1 if as_printed else k) != _unrolled_true(As, Bs, H0):
                 return CheckResult("falsified", f"the corrected closed form fails on {w}", counterexample=list(w))
             count += 1
     return CheckResult("holds-as-corrected", f"printed closed form: H_1 = {printed1[0]} (true {true1[0]}), H_2 = "
@@ -97,33 +82,21 @@ def check_theorem_1_unrolling(profile: str = "quick") -> CheckResult:
                                        "printed": str(printed1[0])}, corrected=_UNROLLED)
 
 
+def _tail_erratum(printed_fail, message: str, corrected: str) -> CheckResult:
+    """Verdict of a tail-count erratum (000, App. B): holds-as-corrected with the first model state the printed
+    expression gets wrong as the counterexample; open if the printed expression never disagreed."""
+    if printed_fail is None:
+        return CheckResult("open", "the printed expression matched the model everywhere (erratum not confirmed)")
+    return CheckResult("holds-as-corrected", message, counterexample=printed_fail, corrected=corrected,
+                       details=printed_fail)
+
+
 _THM1_TAIL = "Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (k - tau) C)"
 
 
-@statement(
-    id="000:theorem-1-proof-tail-count", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 1, App. B.1) With C_k = cast(A(1)^k B(1)) = C and D_k = cast(A(1)^k H_0) = D for "
-              "k >= tau: 'Hhat_k = cast(sum_{i=0}^{tau-1} C_i + D + (1 - tau) C + k C)'.",
-    hypotheses="k >= tau; Hhat_k = cast(sum_{i=0}^{k-1} C_i + D_k) (the paper's finite-precision model).",
-    conclusion="The tail of the sum counts k - tau + 1 copies of C.",
-    verdict="holds-as-corrected",
-    counterexample={"instance": 0, "tau": 0, "k": 0, "model_state": ["0"], "printed_state": ["1"]},
-    corrected=_THM1_TAIL,
-    evidence="Proof erratum, theorem unaffected: sum_{i=0}^{k-1} C_i = sum_{i=0}^{tau-1} C_i + (k - tau) C, so the "
-             "coefficient is -tau, not 1 - tau (one C too many). Exact instance in the paper's cast model (toy "
-             "8-bit format, p = 4, saturating at 240): A(1) = 1, B(1) = 1, H_0 = 0, tau = 0: Hhat_0 = 0 and "
-             "Hhat_1 = 1, but the printed expression gives 1 and cast(2) = 2. The corrected expression equals "
-             "the model's state at every k in tau..300 on this and on further one-state and two-state "
-             "instances with eventually constant C_k, D_k; the proof's conclusion (Hhat_k constant for large "
-             "k) holds on the instance (saturation).",
-    notes="000, App. B.1, the display after 'Now let C_k = cast(...)'. The only k-dependent term is still k C, so "
-          "the argument goes through with the corrected constant. A justification gap of the paragraph before, not "
-          "checked here: 'a linear combination of sequences with well-defined limits (0, 1 or +infinity) ... either "
-          "converges ... or diverges to a specific point in the complex infinity' does not follow as stated "
-          "(infinity - infinity: k + (k mod 2) and k both tend to +infinity, their difference alternates 0, 1); it "
-          "holds for the Jordan terms binom(k, j) lambda^(k - j), lambda >= 1 real, because distinct (lambda, j) "
-          "have distinct growth orders, so a non-zero combination is dominated by one term.")
-def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-1-proof-tail-count", perturb={"as_printed": True})
+def check_theorem_1_tail(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed coefficient 1 - tau (plus k C) as the correction."""
     K = 300
     instances = [(((F(1),),), (F(1),), (F(0),)),
                  (((F(1, 2),),), (F(3),), (F(5),)),
@@ -143,7 +116,7 @@ def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
             run = _vsum((F(1), run), (F(1), C[k]))
             if k < tau:
                 continue
-            corrected = _vsum(*head, (F(1), Db), (F(k - tau), Cb))
+            corrected = _vsum(*head, (F(1), Db), (F(k - tau + int(as_printed)), Cb))
             if corrected != exact:
                 return CheckResult("falsified", f"instance {idx}: corrected tail sum fails at k = {k}",
                                    counterexample={"instance": idx, "k": k})
@@ -155,12 +128,9 @@ def check_theorem_1_tail(profile: str = "quick") -> CheckResult:
         if len(set(H[K - 20:])) != 1:
             return CheckResult("falsified", f"instance {idx}: the cast state is not eventually constant",
                                counterexample={"instance": idx})
-    if printed_fail is None:
-        return CheckResult("open", "the printed expression matched the model everywhere (erratum not confirmed)")
-    return CheckResult("holds-as-corrected", f"printed (1 - tau) C gives a wrong state ({printed_fail}); corrected "
-                       f"(k - tau) C exact on {len(instances)} instances, k <= {K}; states eventually constant",
-                       counterexample=printed_fail, corrected=_THM1_TAIL,
-                       details=printed_fail)
+    return _tail_erratum(printed_fail, f"printed (1 - tau) C gives a wrong state ({printed_fail}); corrected "
+                         f"(k - tau) C exact on {len(instances)} instances, k <= {K}; states eventually constant",
+                         _THM1_TAIL)
 
 
 _JORDAN = "lim z_{2k} = (-1)^t infinity, lim z_{2k+1} = -(-1)^t infinity (t the offset above the diagonal)"
@@ -174,24 +144,9 @@ def _jordan_power(lam, size: int, k: int) -> tuple:
     return P
 
 
-@statement(
-    id="000:theorem-2-proof-jordan-signs", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 2, App. B.2) For a Jordan block with real eigenvalue lambda <= -1 the entries above "
-              "the diagonal are z_k = binom(k, j) (-1)^{k-t} |lambda|^{k-t}, and 'lim z_{2k} = infinity, "
-              "lim z_{2k+1} = -infinity'.",
-    hypotheses="lambda real, lambda <= -1, Jordan block of size >= 2; t = j the offset above the diagonal.",
-    conclusion="Even powers' superdiagonal entries tend to +infinity, odd ones to -infinity.",
-    verdict="holds-as-corrected",
-    counterexample={"lambda": -1, "size": 2, "J^2[0][1]": "-2", "J^16[0][1]": "-16"},
-    corrected=_JORDAN,
-    evidence="Proof erratum, theorem unaffected: the sign of z_{2k} is (-1)^t, so for odd offsets t the limits are "
-             "swapped: lambda = -1, 2 x 2 block, J^{2k} has entry (1, 2) equal to -2k -> -infinity and J^{2k+1} "
-             "has 2k + 1 -> +infinity (exact, k <= 8). Corrected: lim z_{2k} = (-1)^t infinity, lim z_{2k+1} = "
-             "-(-1)^t infinity; checked exactly on blocks of size 3 with lambda in {-1, -3/2, -2} (entries of "
-             "offset 1 and 2, k <= 16: constant sign per parity, |z| strictly increasing). What the proof needs "
-             "(each parity subsequence of every entry tends to one point of the extended line) still holds.",
-    notes="000, App. B.2, the limits display of the one-layer case.")
-def check_theorem_2_jordan_signs(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-2-proof-jordan-signs", perturb={"as_printed": True})
+def check_theorem_2_jordan_signs(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed signs (+infinity for even powers) as the correction."""
     for k in range(1, 9):
         if _jordan_power(F(-1), 2, 2 * k)[0][1] != -2 * k or _jordan_power(F(-1), 2, 2 * k + 1)[0][1] != 2 * k + 1:
             return CheckResult("open", "J^k entry differs from k (-1)^(k-1): the recorded instance does not verify",
@@ -204,7 +159,7 @@ def check_theorem_2_jordan_signs(profile: str = "quick") -> CheckResult:
         for t in (1, 2):
             for par in (0, 1):
                 seq = [pw[k][0][t] for k in range(4, Kmax + 1) if k % 2 == par]
-                want = (-1) ** t * (1 if par == 0 else -1)       # corrected sign of z_{2k} / z_{2k+1}
+                want = (1 if as_printed else (-1) ** t) * (1 if par == 0 else -1)   # sign of z_{2k} / z_{2k+1}
                 if any(x * want <= 0 for x in seq) or any(abs(a) >= abs(b) for a, b in zip(seq, seq[1:])):
                     return CheckResult("falsified", "corrected sign / divergence fails",
                                        counterexample={"lambda": str(lam), "t": t, "parity": par})
@@ -235,26 +190,9 @@ def _thm2_corrected(C, D, tau: int, k: int) -> tuple:
     return even, odd
 
 
-@statement(
-    id="000:theorem-2-proof-tail-count", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 2, App. B.2) With cast(A(1)^k B) = C1 / C2 and cast(A(1)^k H_0) = D1 / D2 for odd / "
-              "even k >= tau, tau even: 'Hhat_{2k} = cast(sum_{i=1}^{tau-1} C_i + (k - tau/2 + 1) C2 + (k - tau/2) C1 "
-              "+ k D2), Hhat_{2k+1} = cast(sum_{i=1}^{tau-1} C_i + (k - tau/2 + 1)(C2 + C1) + k D1)'.",
-    hypotheses="2k >= tau; Hhat_k = cast(sum_{i=0}^{k-1} C_i + D_k) (the paper's finite-precision model).",
-    conclusion="The even and odd tails of the state.",
-    verdict="holds-as-corrected",
-    counterexample={"instance": 0, "tau": 0, "k": 1, "model_H_2k": ["1"], "printed_H_2k": ["2"]},
-    corrected=_THM2_TAIL,
-    evidence="Proof erratum, theorem unaffected: the head sum must start at i = 0 (C_0 = cast(B) is dropped), the "
-             "H_0 term appears once (D2, D1), not k times, and the counts are k - tau/2 copies of C2 and of C1 for "
-             "Hhat_{2k}, k - tau/2 + 1 of C2 and k - tau/2 of C1 for Hhat_{2k+1}. Exact instance in the paper's "
-             "cast model (toy 8-bit format): A(1) = -1, B = 1, H_0 = 1, tau = 0: the model gives Hhat_{2k} = 1, "
-             "Hhat_{2k+1} = 0, the printed expressions give k + 1 and -k. The corrected expressions equal the model "
-             "at every 2k >= tau up to 200 on this and further one- and two-state instances with eventually "
-             "2-periodic cast terms; the proof's conclusion (Hhat_k eventually 2-periodic) holds on them. The limit "
-             "argument survives the correction (k D is replaced by a constant).",
-    notes="000, App. B.2, the display 'Finally if for simplicity we consider tau mod 2 = 0'.")
-def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-2-proof-tail-count", perturb={"as_printed": True})
+def check_theorem_2_tail(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): test the printed expressions as the correction."""
     K = 200
     instances = [(((F(-1),),), (F(1),), (F(1),)),
                  (((F(-2),),), (F(1),), (F(0),)),
@@ -271,7 +209,7 @@ def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
         for c in C:
             pre.append(_vsum((F(1), pre[-1]), (F(1), c)))
         for k in range(tau // 2, K // 2):
-            ev, od = _thm2_corrected(C, D, tau, k)
+            ev, od = (_thm2_printed if as_printed else _thm2_corrected)(C, D, tau, k)
             tev = _vsum((F(1), pre[2 * k]), (F(1), D[2 * k]))
             tod = _vsum((F(1), pre[2 * k + 1]), (F(1), D[2 * k + 1]))
             if ev != tev or od != tod:
@@ -286,39 +224,17 @@ def check_theorem_2_tail(profile: str = "quick") -> CheckResult:
         if any(tail[i] != tail[i + 2] for i in range(len(tail) - 2)):
             return CheckResult("falsified", f"instance {idx}: cast state not eventually 2-periodic",
                                counterexample={"instance": idx})
-    if printed_fail is None:
-        return CheckResult("open", "the printed expressions matched the model (erratum not confirmed)")
-    return CheckResult("holds-as-corrected", f"printed expressions give a wrong state ({printed_fail}); corrected "
-                       f"ones exact on {len(instances)} instances; states eventually 2-periodic",
-                       counterexample=printed_fail, corrected=_THM2_TAIL, details=printed_fail)
+    return _tail_erratum(printed_fail, f"printed expressions give a wrong state ({printed_fail}); corrected ones exact "
+                         f"on {len(instances)} instances; states eventually 2-periodic", _THM2_TAIL)
 
 
 _P13_REPAIR = ("run the norm argument over C^n: C^2 = I - beta(2 - beta) k k^T gives ||C v||^2 = ||v||^2 - "
                "beta(2 - beta) |k^T v|^2 for complex v, so every eigenvalue (real or not) is 1 or of modulus < 1")
 
 
-@statement(
-    id="000:proposition-1.3a-proof-real-vectors", paper=PAPER, kind="construction",
-    statement="(Proof of Prop. 1, App. C.1, third item) 'Any unit vector v in R^n can then be written as v = v_1 + v_2 "
-              "... Therefore, if v is also an eigenvector with eigenvalue lambda in C, then ||N v|| = |lambda| < 1. "
-              "Hence, we proved that for every eigenvector with eigenvalue lambda either lambda = 1 or |lambda| < 1.'",
-    hypotheses="N in M_k^n((-1, 1]).",
-    conclusion="The norm argument over real unit vectors covers every eigenvalue.",
-    verdict="holds-as-corrected",
-    counterexample={"beta": "3/2", "v_1": ["1", "0"], "v_2": ["3/5", "4/5"],
-                    "N": [["-23/100", "9/25"], ["-18/25", "1/25"]], "discriminant": "-9639/10000", "det N": "1/4"},
-    corrected=_P13_REPAIR,
-    evidence="Proof erratum, statement unaffected: the argument runs over real unit vectors, but a non-real "
-             "eigenvalue has no real eigenvector, and M_2^2((-1, 1]) has non-real eigenvalues: C_1 = I - (3/2) e_1 "
-             "e_1^T, C_2 = I - (3/2) v v^T with v = (3/5, 4/5) give N = C_1 C_2 with tr(N)^2 - 4 det N < 0 (exact), "
-             "|lambda|^2 = det N = 1/4 < 1, so the statement holds there. Repair: the same computation works over "
-             "C^n, since C^2 = I - beta(2 - beta) k k^T (exact matrix identity, checked on these factors) gives "
-             "||C v||^2 = ||v||^2 - beta(2 - beta)|k^T v|^2 for complex v.",
-    notes="000, App. C.1, third item (first part). Independent of the recorded slips of the same item "
-          "(000:proposition-1.3a notes: 'min x(2 - x) = 1'; 000:proposition-1.3b: the division by v^T C_k v). "
-          "A sign slip of the same paragraph: 'v^T k_{i'} = v_1^T k_{i'} in (0, 1]' should read |v^T k_{i'}| in "
-          "(0, 1] (v = -k_{i'} gives -1); only (v^T k_{i'})^2 > 0 is used.")
-def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
+@entry("000:proposition-1.3a-proof-real-vectors", perturb={"factor_sign": 1})
+def check_prop_1_3a_real_vectors(profile: str = "quick", factor_sign: int = -1) -> CheckResult:
+    """``factor_sign`` = +1 (the perturbation) tests C^2 = I - beta(2 + beta) k k^T, a wrong repair."""
     b = F(3, 2)
     C1, C2 = gh(b, (F(1), F(0))), gh(b, (F(3, 5), F(4, 5)))
     N = mm(C1, C2)
@@ -332,7 +248,7 @@ def check_prop_1_3a_real_vectors(profile: str = "quick") -> CheckResult:
     for k in ((F(1), F(0)), (F(3, 5), F(4, 5))):
         C = gh(b, k)
         kk = tuple(tuple(x * y for y in k) for x in k)
-        if mm(C, C) != madd(eye(2), kk, -b * (2 - b)):
+        if mm(C, C) != madd(eye(2), kk, -b * (2 + factor_sign * b)):
             return CheckResult("falsified", "C^2 != I - beta(2 - beta) k k^T", counterexample=_mat_json(C))
     return CheckResult("holds-as-corrected", f"N = {_mat_json(N)}: discriminant {disc} < 0 (no real eigenvector), "
                        f"|lambda|^2 = det N = {det_} < 1; C^2 = I - beta(2 - beta) k k^T exact",
@@ -345,28 +261,10 @@ _T3_COUNT = ("k = max_w sum_{q in Q} 1{delta(q, w) != q} counts displaced states
              "swaps")
 
 
-@statement(
-    id="000:theorem-3-proof-displaced-count", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 3, App. C.2) 'Let k = max_w sum_{q in Q} 1{delta(q, w) != q} = max_w sum_{i=1}^n "
-              "1{(A(w) H_0)_i != H_{0,i}} be the maximum number of displaced elements of the permutation associated "
-              "with the alphabet'; 'from Cayley's theorem ... isomorphic to a subgroup of S_n'.",
-    hypotheses="T(A) a group; A(w) the n x n permutation matrices of a faithful action on n points, H_0 = (1..n).",
-    conclusion="The number of states a letter moves equals the number of coordinates A(w) moves.",
-    verdict="holds-as-corrected",
-    counterexample={"S3": {"states": 6, "k_Q": 6, "n": 3, "k_n": 3}, "Z6": {"states": 6, "k_Q": 6, "n": 5, "k_n": 5}},
-    corrected=_T3_COUNT,
-    evidence="Proof erratum, theorem unaffected on every case checked: the equality holds only when the action on n "
-             "points is the automaton's own (n = |Q|); Theorem 3's n is the minimal faithful degree (and Cayley's "
-             "theorem gives n = |T(A)|, a third number). Exact instance: the regular automaton of S_3 (6 states, "
-             "letters a transposition and a 3-cycle, each moving all 6 states: k = 6), minimal degree n = 3, where "
-             "the letters move 2 and 3 of the 3 coordinates (max 3 != 6); the regular automaton of Z_6 (k = 6, "
-             "n = 5, the generator moves 5). The construction on the minimal-degree action still implements the "
-             "automaton with <= k - 1 swap reflections per letter (exact BFS), as the statement says; the entry "
-             "000:theorem-3 checks that bound over all its cases (the proof does not show it in general).",
-    notes="000, App. C.2, last paragraph of the permutation case. A second slip of the same proof, not checked "
-          "separately: in the parity case the printed 'g(1) = 1 while g(0) = -1' inverts g; with H_0 = -1 for q_0 = 0 "
-          "it should read g(-1) = 0, g(1) = 1 (g maps the states {-1, 1} to Q = {0, 1}).")
-def check_theorem_3_displaced(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-3-proof-displaced-count", perturb={"below_k_n": True})
+def check_theorem_3_displaced(profile: str = "quick", below_k_n: bool = False) -> CheckResult:
+    """``below_k_n`` (the perturbation) demands at most k_n - 2 swaps per letter, one fewer than the minimal-degree
+    construction needs."""
     rows = {}
     for name in ("S3", "Z6"):
         letters = regular_automaton(THM3_REGULAR[name])
@@ -379,7 +277,7 @@ def check_theorem_3_displaced(profile: str = "quick") -> CheckResult:
         mats = []
         for im in best:
             sw = transpositions(im)
-            if len(sw) > kQ - 1:
+            if len(sw) > (kn - 2 if below_k_n else kQ - 1):
                 return CheckResult("falsified", f"{name}: a letter needs more than k - 1 swaps",
                                    counterexample=rows[name])
             mats.append(prod([gh(2, swap_vector(i, j, n)) for i, j in sw], n) if sw else eye(n))
@@ -398,28 +296,9 @@ _T6_STEP = ("h_{i+1} = H(theta(x_{i+1}, 0)) c_{y_i} = d_{y_{i+1}} if i mod 2 = 1
             "H(theta(x_{i+1}, 1)) d_{y_i} = c_{y_{i+1}} if i mod 2 = 0")
 
 
-@statement(
-    id="000:theorem-6-proof-induction", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 6, App. D, induction step) 'h_{i+1} = H(theta(x_{i+1}, 1)) h_i = H(theta(x_{i+1}, 1)) "
-              "c_{y_i} = c_{x_{i+1} + y_i mod m} = c_{y_{i+1}} if i mod 2 = 1, and H(theta(x_{i+1}, 0)) d_{y_i} = "
-              "d_{y_{i+1}} if i mod 2 = 0'.",
-    hypotheses="The construction of Theorem 6 (d_0 = (1, 0), c_0 = H(pi/m) d_0, d_i = R(2 i pi/m) d_0, c_i = "
-               "R(-2 i pi/m) c_0, theta(i, 1) = (1 - 2i) pi/m, theta(i, 0) = (2i + 1) pi/m).",
-    conclusion="The induction step of (9).",
-    verdict="holds-as-corrected",
-    counterexample={"m": 1, "i": 0, "j": 0, "H(theta(j,1)) c_i": ["1", "0"], "printed c_{i+j}": ["-1", "0"]},
-    corrected=_T6_STEP,
-    evidence="Proof erratum, theorem unaffected: the two cases of the step are swapped. When i is odd, step i + 1 is "
-             "even, so the layer-1 parity is 0 and the matrix is H(theta(x_{i+1}, 0)), which maps c_{y_i} to "
-             "d_{y_{i+1}} by (8); the printed H(theta(j, 1)) c_i is d_{i - j}, never a c-vector (exact cyclotomic, "
-             "every m = 1..6 (deep 1..16) and i, j: H(theta(j, 1)) c_i = d_{i-j mod m} and the c's and d's are "
-             "disjoint). For i even the matrix is H(theta(x_{i+1}, 1)), mapping d_{y_i} to c_{y_{i+1}} by (7). "
-             "Corrected step: h_{i+1} = H(theta(x_{i+1}, 0)) c_{y_i} = d_{y_{i+1}} (i odd), "
-             "H(theta(x_{i+1}, 1)) d_{y_i} = c_{y_{i+1}} (i even), which is (9) (c for odd t, d for even t); "
-             "identities (7), (8) themselves are right (checked on the same grid). The statement holds "
-             "(000:theorem-6, exact reachable-state search).",
-    notes="000, App. D, the display after 'then, using again (7) and (8), we obtain'.")
-def check_theorem_6_induction(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-6-proof-induction", perturb={"as_printed": True})
+def check_theorem_6_induction(profile: str = "quick", as_printed: bool = False) -> CheckResult:
+    """``as_printed`` (the perturbation): check the printed H(theta(j, 1)) c_i = c_{i+j} as if it were the fix."""
     from ._common import refl, rot
     first = None
     for m in range(1, 7 if profile == "quick" else 17):
@@ -437,6 +316,9 @@ def check_theorem_6_induction(profile: str = "quick") -> CheckResult:
                     return CheckResult("falsified", "identity (7) or (8) fails",
                                        counterexample={"m": m, "i": i, "j": j})
                 printed = mv(refl(th1[j], N2), c[i])
+                if as_printed and printed != c[(i + j) % m]:
+                    return CheckResult("falsified", "H(theta(j, 1)) c_i != c_{i+j}", counterexample={"m": m, "i": i,
+                                                                                                   "j": j})
                 if printed != d[(i - j) % m]:
                     return CheckResult("open", "H(theta(j, 1)) c_i is not d_{i-j} (the recorded analysis fails)",
                                        details={"m": m, "i": i, "j": j})

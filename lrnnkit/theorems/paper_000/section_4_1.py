@@ -10,8 +10,7 @@ from fractions import Fraction as F
 import numpy as np
 
 from .._exact import basis_vector, gh, mm, prod, rank
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 from .theorem_1_2 import BF16, TOY8, cast_model_states, separates
 
 
@@ -26,28 +25,14 @@ def counter_parity_failure(fmt, mode: str = "nearest-even", limit: int = 1 << 12
     return None
 
 
-@statement(
-    id="000:equation-2", paper=PAPER, kind="claim",
-    statement="(Section 4.1, eq. 2) h_t = h_{t-1} + x_t, h_0 = 0, y_t = h_t mod 2 solves parity (A(x) = 1, B(x) = x, "
-              "dec = mod 2); but in finite precision the state grows without bound: h_t in {0..t} needs "
-              "log2(t + 1) bits, eventually reaching the limit of the precision range.",
-    hypotheses="Exact arithmetic for the first part; a binary floating-point format with the cast of App. A.3 "
-               "(round to nearest even, saturating) for the second.",
-    conclusion="Exactly: y_t = parity of x_1..x_t for every word. In a format with p significand bits: parity "
-               "fails first at t = 2^p + 1 on 1^t (h = 2^p + 1 is not representable and rounds to 2^p).",
-    verdict="holds",
-    evidence="Exact, every binary word of length <= 12 (quick; deep 16): y_t = parity after every step, and "
-             "h_t = #ones <= t needs ceil(log2(t + 1)) bits. Finite precision (exact rounding on Fractions): on "
-             "1^t the first wrong output is at t = 2^p + 1: t = 257 in bf16 (p = 8) and t = 17 in the 8-bit toy "
-             "format (p = 4).",
-    notes="000, Section 4.1. The constant-size alternative is eq. (3) (000:equation-3).")
-def check_equation_2(profile: str = "quick") -> CheckResult:
+@entry("000:equation-2", perturb={"a": 2})
+def check_equation_2(profile: str = "quick", a: int = 1) -> CheckResult:
     L = 12 if profile == "quick" else 16
     for n in range(1, L + 1):
         for w in itertools.product((0, 1), repeat=n):
             h = 0
             for t, x in enumerate(w, 1):
-                h = 1 * h + x                       # A(x) = 1, B(x) = x
+                h = a * h + x                       # A(x) = a (1 in eq. 2), B(x) = x
                 if h % 2 != sum(w[:t]) % 2 or h > t or h.bit_length() > t.bit_length():
                     return CheckResult("falsified", "eq. (2) gives a wrong parity", counterexample=list(w[:t]))
     fails = {"bf16": counter_parity_failure(BF16), "toy8": counter_parity_failure(TOY8)}
@@ -86,28 +71,8 @@ def _triangular_lrnns(n_max: int):
                     yield A, tuple(F(1) if i == 0 else F(0) for i in range(n)), H0
 
 
-@statement(
-    id="000:section-4.1-triangular", paper=PAPER, kind="claim",
-    statement="(Sections 4.1 and 4.3) Repeated products of triangular matrices with eigenvalues in [-1, 1] remain "
-              "triangular, with eigenvalues in the same range; so LRNNs with diagonal or triangular (real) "
-              "state-transition matrices cannot solve counting modulo m (m not a power of two).",
-    hypotheses="Real upper-triangular (or diagonal) transition matrices with diagonal entries in [-1, 1]; the "
-               "finite-precision model of App. A.3 / B (monotone cast), as in Theorem 2.",
-    conclusion="(a) Products stay triangular with diagonal = product of diagonals, in [-1, 1]. (b) Hence every "
-               "product of consecutive transitions has real eigenvalues, the hypothesis of the corrected Theorem 2 "
-               "(000:theorem-2), so such LRNNs cannot recognize (1^m)* for m not a power of two.",
-    verdict="holds",
-    evidence="(a) exact random search (products of 1..4 random rational upper-triangular 3x3 matrices with "
-             "diagonal in [-1, 1]; 200 quick, 2000 deep): always triangular with the product diagonal. (b) the "
-             "consequence rests on 000:theorem-2 (corrected: real spectra of the products), checked there; "
-             "directly, every one-layer upper-triangular LRNN on a grid (n <= 2, diagonal in {-1, -1/2, 0, 1/2, 1}, "
-             "off-diagonal in {0, 1, -3/2}, H0 including the rounding-midpoint offsets of 000:theorem-1's "
-             "counterexample, B in {0, e_1}) run on 1^k in the 8-bit toy format (k <= 240, nearest-even): none "
-             "separates the residues mod 3 on [K/2, K] (deep: all 2440 grid points, K = 240; quick: every 29th, "
-             "K = 120).",
-    notes="000, Sections 4.1 and 4.3. The same grid does contain a parity solver (eigenvalue -1), as Theorem 1 "
-          "allows: the search has power (recorded in the details).")
-def check_triangular(profile: str = "quick") -> CheckResult:
+@entry("000:section-4.1-triangular", perturb={"fill_below": True})
+def check_triangular(profile: str = "quick", fill_below: bool = False) -> CheckResult:
     # random rational upper-triangular products (a seeded stream: hypothesis' generation of Fraction matrices
     # costs ~0.1 s per example here, too slow for the quick profile)
     rng = np.random.default_rng(2)
@@ -115,7 +80,7 @@ def check_triangular(profile: str = "quick") -> CheckResult:
     n = 3
     for _ in range(N):
         mats = [tuple(tuple(F(int(rng.integers(-6, 7)), 6) if i == j else
-                            (F(int(rng.integers(-9, 10)), int(rng.integers(1, 5))) if j > i else F(0))
+                            (F(int(rng.integers(-9, 10)), int(rng.integers(1, 5))) if j > i or fill_below else F(0))
                             for j in range(n)) for i in range(n)) for _ in range(int(rng.integers(1, 5)))]
         if not triangular_product_ok(mats):
             return CheckResult("falsified", "a product of triangular matrices is not triangular",
@@ -139,22 +104,10 @@ def check_triangular(profile: str = "quick") -> CheckResult:
                        details={"parity_solver": parity_solver})
 
 
-@statement(
-    id="000:zero-matrix-factors", paper=PAPER, kind="claim",
-    statement="(Section 4.3 and App. C.4) 0 = prod_{i=1}^n (I - e_i e_i^T) in M_n^n({0}); the zero matrix can be "
-              "obtained only inefficiently, as a product of n GH matrices.",
-    hypotheses="GH matrices I - beta v v^T, ||v|| = 1, any real beta.",
-    conclusion="The product of the n factors I - e_i e_i^T is 0, and no product of k < n GH matrices is 0 (rank "
-               ">= n - k).",
-    verdict="holds",
-    evidence="Exact: the product is 0 for n = 1..6; every GH matrix has rank >= n - 1 (it is the identity on v^perp), "
-             "so by Sylvester's inequality a product of k factors has rank >= n - k > 0 for k < n: checked by an "
-             "exact random search (n = 2..4, k = 1..n-1 factors, beta in [-3, 3], rational directions; 150 quick, "
-             "1500 deep) and attained (rank exactly n - k for the factors I - e_i e_i^T).",
-    notes="000, Section 4.3 ('we can obtain the zero matrix only inefficiently as a product of n GH matrices').")
-def check_zero_matrix(profile: str = "quick") -> CheckResult:
+@entry("000:zero-matrix-factors", perturb={"beta": F(1, 2)})
+def check_zero_matrix(profile: str = "quick", beta=1) -> CheckResult:
     for n in range(1, 7):
-        Z = prod([gh(1, basis_vector(i, n)) for i in range(n)], n)
+        Z = prod([gh(beta, basis_vector(i, n)) for i in range(n)], n)
         if any(x != 0 for r in Z for x in r):
             return CheckResult("falsified", f"prod (I - e_i e_i^T) != 0 for n = {n}", counterexample={"n": n})
         for k in range(1, n):

@@ -7,9 +7,9 @@ import math
 from fractions import Fraction as F
 
 from .._exact import _mat_json, _st
-from .._exact import mv, search
-from ..registry import CheckResult, statement
-from ._common import PAPER, charpoly, poly_div_linear
+from .._exact import find_or_none, mv
+from ..registry import CheckResult, entry
+from ._common import charpoly, poly_div_linear
 
 
 class BinaryFormat:
@@ -162,7 +162,7 @@ def _corrected_search(eigs, period: int, profile: str, m: int):
     strat = st.tuples(st.lists(st.integers(0, 1000), min_size=8, max_size=8), st.integers(1, 3 if profile == "deep"
                                                                                           else 2),
                       st.sampled_from(MODES))
-    return search(strat, bad, N), K, N
+    return find_or_none(strat, bad, profile, N, N), K, N       # no shrinking: a found LRNN is reported as drawn
 
 
 def _corrected_verdict(found, printed_false: bool, control: bool, message: str, **evidence) -> CheckResult:
@@ -179,43 +179,9 @@ def _corrected_verdict(found, printed_false: bool, control: bool, message: str, 
     return CheckResult("holds-as-corrected", message, **evidence)
 
 
-@statement(
-    id="000:theorem-1", paper=PAPER, kind="theorem",
-    statement="Theorem 1 (Parity). A finite precision LRNN with finitely many layers as in (1) can solve parity for "
-              "arbitrary input lengths, in particular, it can recognize the language (11)*, only if in at least one "
-              "layer, there exist x such that A(x) has at least one eigenvalue lambda with |lambda| >= 1 and "
-              "lambda not in {x in R : x >= 0}.",
-    hypotheses="Finite precision as in App. A.3 / B.1: D finite, cast: R -> D (e.g. floating point numbers), products "
-               "of transition matrices exact, each term cast, the sum cast; dec arbitrary.",
-    conclusion="Some A(x) has an eigenvalue lambda with |lambda| >= 1 that is not a non-negative real.",
-    verdict="holds-as-corrected",
-    evidence="Falsified in the paper's own cast model with a standard format: bf16, round-to-nearest-even. One layer, "
-              "n = 2, A(0) = I, B = 0, A(1) = [[1, -3/2], [0, -1/2]] (eigenvalues 1 and -1/2: no eigenvalue with "
-              "|lambda| >= 1 outside [0, inf)), H0 = (1 + 2^-7, 2^-8) (both bf16 numbers). The exact product gives "
-              "(A(1)^c H0)_1 = 1 + 2^-8 + 2^-8 (-1/2)^c, which for every c >= 1 lies strictly inside (1, 1 + 2^-7) "
-              "on the side of the midpoint 1 + 2^-8 given by the parity of c; so cast(.)_1 = 1 + 2^-7 for even c and "
-              "1 for odd c, for every c (c = number of ones). dec(H) = 1{H_1 > 1} recognizes (11)* and solves parity "
-              "for all lengths. The proof's step 'cast of a convergent sequence is eventually constant' fails when "
-              "the limit is a rounding boundary and is approached from both sides. Corrected: if cast is monotone "
-              "(any rounding mode), the conclusion 'some eigenvalue is not a non-negative real' (the |lambda| >= 1 "
-              "part dropped) is necessary: exact search over one-layer LRNNs with spectra in {0, 1/4, 1/2, 3/4, 1, "
-              "5/4, 2} (Jordan blocks included), an 8-bit format and all four directed/nearest roundings found no "
-              "cast-state sequence that recognizes (11)*: candidates that are not monotone on [K/2, K] are re-run "
-              "4x longer and must stay non-monotone and separate even from odd k there (control: the counterexample "
-              "above passes that test; a saturating transient found by a deep run does not, see the tests).",
-    counterexample={"format": "bf16, round-to-nearest-even", "layers": 1, "A(0)": "I_2", "B": "0",
-                    "A(1)": [["1", "-3/2"], ["0", "-1/2"]], "H0": ["1 + 2^-7", "2^-8"],
-                    "state_after_c_ones": "cast(A(1)^c H0)_1 = 1 + 2^-7 if c even else 1",
-                    "decoder": "1{H_1 > 1}"},
-    corrected="In the cast model of App. B.1 with a monotone (non-decreasing) cast -- every rounding mode of every "
-              "float format -- an LRNN can recognize (11)* only if in some layer some A(x) has an eigenvalue that is "
-              "not a non-negative real number (eigenvalues of modulus < 1 count).",
-    notes="The counterexample needs no exotic cast: round-to-nearest-even bf16, all weights bf16 numbers, the limit of "
-          "the product sequence is the bf16 midpoint 1 + 2^-8. With a scalar state the trick stops at bf16 underflow, "
-          "so n >= 2 is what makes it work for all lengths. The corrected statement's own proof: entries of A^k B, "
-          "A^k H0 are exponential polynomials with non-negative bases, hence eventually monotone; a monotone cast "
-          "of an eventually monotone sequence with finite range is eventually constant.")
-def check_theorem_1(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-1", perturb={"spectrum": ("-1",)})
+def check_theorem_1(profile: str = "quick", spectrum: tuple = ("0", "1/4", "1/2", "3/4", "1", "5/4", "2")
+                    ) -> CheckResult:
     K = 300 if profile == "quick" else 3000
     # exact spectrum of the counterexample: A(1) upper triangular, eigenvalues on the diagonal
     eig = [T1_A1[0][0], T1_A1[1][1]]
@@ -225,7 +191,7 @@ def check_theorem_1(profile: str = "quick") -> CheckResult:
     # for all c beyond K: |2^-8 (1/2)^c| <= 2^-9 < 2^-8 = distance from the midpoint to the grid points
     all_c = F(1, 2 ** 8) * F(1, 2) < F(1, 2 ** 8)
     printed_false = hyp_violated and parity_ok and all_c
-    found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "3/4", "1", "5/4", "2")], 1, profile, 2)
+    found, K2, N = _corrected_search([F(x) for x in spectrum], 1, profile, 2)
     ctrl = cast_model_states(T1_A1, (F(0), F(0)), T1_H0, 4 * K2, BF16, "nearest-even")
     control = not tail_monotone(ctrl, 1, 2 * K2) and separates(ctrl, 2, 2 * K2)
     return _corrected_verdict(
@@ -236,39 +202,9 @@ def check_theorem_1(profile: str = "quick") -> CheckResult:
         corrected="eigenvalue not in [0, inf), monotone cast")
 
 
-@statement(
-    id="000:theorem-2", paper=PAPER, kind="theorem",
-    statement="Theorem 2 (Modular Counting). A finite precision LRNN with L layers, each as in (1), can count modulo "
-              "m, i.e. it can recognize the language (1^m)*, with m not a power of two, only if there exist "
-              "i in {1, ..., L} and x_1, ..., x_{2^{i-1}} such that for the i-th layer the product "
-              "A(x_1) A(x_2) ... A(x_{2^{i-1}}) has at least one eigenvalue lambda with |lambda| >= 1 and nonzero "
-              "imaginary part.",
-    hypotheses="Finite precision model of App. A.3 / B.1 (as for Theorem 1); m not a power of two.",
-    conclusion="Some product of 2^{i-1} transition matrices of layer i has a non-real eigenvalue of modulus >= 1.",
-    verdict="holds-as-corrected",
-    evidence="Falsified for m = 3 with one layer (so i = 1 and the product is the single matrix A(1)): bf16, "
-              "round-to-nearest-even, n = 3, B = 0, A(1) = [[1, -1, -1/4], [0, 0, -1/4], [0, 1, -1/2]] (eigenvalues "
-              "1 and (1/2) e^{+-2 pi i/3}: the non-real ones have modulus 1/2 < 1), H0 = (1 + 2^-7, 2^-8, 2^-8). "
-              "Exactly, (A(1)^k H0)_1 = 1 + 2^-8 + 2^-8 2^-k cos(2 pi k / 3) (= 1 + 2^-7 at k = 0), strictly inside "
-              "(1, 1 + 2^-7) for k >= 1, above the midpoint iff 3 | k; so cast(.)_1 = 1 + 2^-7 iff 3 | k and "
-              "dec(H) = 1{H_1 > 1} recognizes (111)* for every length. Corrected (monotone cast): counting modulo m "
-              "(m not a power of two) needs some product of 2^{i-1} matrices of layer i with a NON-REAL eigenvalue "
-              "(any modulus); exact search over one-layer LRNNs with real spectra (negative eigenvalues included) "
-              "found no cast-state sequence that recognizes (111)*: candidates whose even and odd subsequences are "
-              "not monotone on [K/2, K] are re-run 4x longer and must stay so and separate 3 | k from the other k "
-              "there (control: the counterexample above passes that test).",
-    counterexample={"format": "bf16, round-to-nearest-even", "m": 3, "layers": 1, "B": "0",
-                    "A(1)": [["1", "-1", "-1/4"], ["0", "0", "-1/4"], ["0", "1", "-1/2"]],
-                    "H0": ["1 + 2^-7", "2^-8", "2^-8"],
-                    "state_after_k_ones": "cast(A(1)^k H0)_1 = 1 + 2^-7 if k % 3 == 0 else 1",
-                    "decoder": "1{H_1 > 1}"},
-    corrected="With a monotone cast: an LRNN with L layers can recognize (1^m)*, m not a power of two, only if for "
-              "some i and x_1..x_{2^{i-1}} the product A(x_1)...A(x_{2^{i-1}}) of layer i has an eigenvalue with "
-              "nonzero imaginary part.",
-    notes="The extraction prints the index as 'x_{2^i-1}'; the proof (App. B.2: 'powers of the product of 2^{i-1} "
-          "state-transition matrices') fixes it as 2^{i-1} (for i = 1 both readings give one matrix, which is all "
-          "the counterexample needs). The proof also writes 'k mod d = 1' for 'k mod m = 1'.")
-def check_theorem_2(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-2", perturb={"spectrum": ("-1",), "period": 1, "m": 2})
+def check_theorem_2(profile: str = "quick", spectrum: tuple = ("0", "1/4", "1/2", "1", "2", "-1/4", "-1/2", "-1", "-2"),
+                    period: int = 2, m: int = 3) -> CheckResult:
     K = 300 if profile == "quick" else 3000
     p = charpoly(T2_A1)                       # (x - 1)(x^2 + x/2 + 1/4)
     q, rem = poly_div_linear(p, F(1))
@@ -277,8 +213,7 @@ def check_theorem_2(profile: str = "quick") -> CheckResult:
     count_ok = all((s[0] > 1) == (k % 3 == 0) for k, s in enumerate(states))
     # all k: |2^-8 2^-k cos(.)| <= 2^-9 < 2^-8 for k >= 1
     printed_false = nonreal_small and count_ok
-    found, K2, N = _corrected_search([F(x) for x in ("0", "1/4", "1/2", "1", "2", "-1/4", "-1/2", "-1", "-2")], 2,
-                                     profile, 3)
+    found, K2, N = _corrected_search([F(x) for x in spectrum], period, profile, m)
     ctrl = cast_model_states(T2_A1, (F(0),) * 3, T2_H0, 4 * K2, BF16, "nearest-even")
     control = not tail_monotone(ctrl, 2, 2 * K2) and separates(ctrl, 3, 2 * K2)
     return _corrected_verdict(

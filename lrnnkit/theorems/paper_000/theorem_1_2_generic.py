@@ -11,8 +11,7 @@ import random
 from fractions import Fraction as F
 
 from .._exact import _mat_json, block_diag, mm, mv, solve
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 from .theorem_1_2 import BF16, MODES, T1_A1, T1_H0, T2_A1, T2_H0, TOY8, cast_model_states, separates, tail_monotone
 
 _EPS = F(1, 2 ** 60)      # far below every spacing of the formats used (bf16 subnormals: 2^-133 is not used here)
@@ -128,29 +127,8 @@ def _controls() -> dict:
             "perturbed_t1_constant_tail": len(set(st[300:])) == 1}
 
 
-@statement(
-    id="000:theorem-1.generic-cast", paper=PAPER, kind="theorem",
-    statement="Theorem 1 as printed (parity needs, in some layer, an eigenvalue lambda with |lambda| >= 1 and lambda "
-              "not a non-negative real), for casts that are continuous at the limit points of the exact sequences.",
-    hypotheses="The finite-precision model of App. A.3 / B.1 with a saturating cast that is continuous at every "
-               "finite limit point of the coordinates of A^k H0 and A^k B (the generic case: the recorded "
-               "counterexample of 000:theorem-1 puts that limit exactly on a bf16 midpoint).",
-    conclusion="If every eigenvalue of modulus >= 1 of every A(x) is a non-negative real, the LRNN does not "
-               "recognize (11)*.",
-    verdict="holds",
-    evidence="Proof: with such a spectrum every coordinate of A^k H0 and A^k B either tends to +-infinity "
-             "(eventually monotone, the cast saturates) or converges (eigenvalue 1 parts plus decaying terms, any "
-             "sign or phase); a cast continuous at the limit is eventually constant on it, so the summed state is "
-             "eventually monotone and, with finitely many values, eventually constant; by induction over layers "
-             "(the input to the next layer becomes constant) no layer sees parity. Checked: one-layer LRNNs (n = 2, "
-             "3; eigenvalue 1 semisimple; the rest real, Jordan or complex of modulus <= sqrt(1/2)) in the 8-bit "
-             "toy format under all four roundings, generic instances only (200 quick / 2000 deep draws, the "
-             "non-generic ones counted and skipped): none recognizes (11)*. Controls: the recorded counterexample's "
-             "limit 1 + 2^-8 is a rounding boundary (excluded), and moving H0_2 to 2^-8 + 2^-10 (limit 1 + 3 2^-10, "
-             "generic) makes its cast state constant from some k on (k <= 300: the alternating second coordinate must first underflow).",
-    notes="Complements 000:theorem-1 (printed statement falsified at the boundary; corrected there for monotone "
-          "casts). Random search over one layer; the multi-layer step is the proof's induction.")
-def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-1.generic-cast", perturb={"units": (F(-1),)})
+def check_theorem_1_generic(profile: str = "quick", units: tuple = (F(1),)) -> CheckResult:
     ctrl = _controls()
     if not (ctrl["t1_limit_is_boundary"] and ctrl["perturbed_t1_constant_tail"]):
         return CheckResult("open", f"controls failed: {ctrl}", details=ctrl)
@@ -158,7 +136,7 @@ def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
     power, _, _, _ = generic_search([F(-1)], 1, 2, "quick")
     if power is None:
         return CheckResult("open", "the search finds no parity solver even with eigenvalue -1: it has no power")
-    cx, tried, excluded, K = generic_search([F(1)], 1, 2, profile)
+    cx, tried, excluded, K = generic_search(list(units), 1, 2, profile)
     if cx is not None:
         return CheckResult("falsified", "a generic-cast LRNN with non-negative unit spectrum solves parity",
                            counterexample=cx)
@@ -166,30 +144,12 @@ def check_theorem_1_generic(profile: str = "quick") -> CheckResult:
                                 f"(re-run 4K): none recognizes (11)*; controls {ctrl}", details=ctrl)
 
 
-@statement(
-    id="000:theorem-2.generic-cast", paper=PAPER, kind="theorem",
-    statement="Theorem 2 as printed (counting modulo m, m not a power of two, needs a product of 2^{i-1} "
-              "transitions of layer i with an eigenvalue of modulus >= 1 and nonzero imaginary part), for casts "
-              "that are continuous at the limit points of the exact sequences.",
-    hypotheses="As 000:theorem-1.generic-cast, with the limit points of the subsequences A^{2k + r} H0, "
-               "A^{2k + r} B (r = 0, 1) for one layer, and of the 2^{i-1}-step products for layer i.",
-    conclusion="If every eigenvalue of modulus >= 1 of every such product is real, the LRNN does not recognize "
-               "(1^m)* for m not a power of two.",
-    verdict="holds",
-    evidence="Proof as for 000:theorem-1.generic-cast on the subsequences of period 2^i (real eigenvalues of "
-             "modulus >= 1 are >= 1 or <= -1, and squaring makes them non-negative): each residue class is "
-             "eventually constant, so the output has period dividing 2^L. Checked: one-layer LRNNs with semisimple "
-             "unit eigenvalues 1 and/or -1 and the rest of modulus < 1 (real, Jordan, complex), 8-bit toy format, "
-             "all four roundings, generic instances only (200 quick / 2000 deep draws): none recognizes (111)*. "
-             "Control: the recorded counterexample of 000:theorem-2 has its limit 1 + 2^-8 on a bf16 midpoint "
-             "(excluded).",
-    notes="Complements 000:theorem-2 (printed statement falsified at the boundary; corrected there for monotone "
-          "casts).")
-def check_theorem_2_generic(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-2.generic-cast", perturb={"m": 2})
+def check_theorem_2_generic(profile: str = "quick", m: int = 3) -> CheckResult:
     ctrl = _controls()
     if not ctrl["t2_limit_is_boundary"]:
         return CheckResult("open", f"control failed: {ctrl}", details=ctrl)
-    cx, tried, excluded, K = generic_search([F(1), F(-1)], 2, 3, profile)
+    cx, tried, excluded, K = generic_search([F(1), F(-1)], 2 if m == 3 else 1, m, profile)
     if cx is not None:
         return CheckResult("falsified", "a generic-cast LRNN with real unit spectrum counts modulo 3",
                            counterexample=cx)

@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 from .._exact import basis_vector, gh
 from .._exact import mv, prod
-from ..registry import CheckResult, statement
+from ..registry import CheckResult, entry
 from ._common import PAPER, swap_vector, transpositions
 
 
@@ -73,28 +73,8 @@ def brute_force_agrees(model, fsa, max_len: int) -> tuple:
     return count, None
 
 
-@statement(
-    id="000:theorem-4", paper=PAPER, kind="theorem",
-    statement="Theorem 4. LRNNs with state transition matrices that are repeated products of GH matrices, each with "
-              "eigenvalues in the range [-1, 1], can recognize any regular languages. In particular, every FSA "
-              "A = (Sigma, Q, q0, delta) can be implemented by a finite precision LRNN with s <= 2^{|Q|} layers, each "
-              "of the form 1, where n <= |Q|, p <= s, d = 1, A: R^l -> M_n^n([-1, 1]) and B: R^l -> N^n.",
-    hypotheses="Any FSA.",
-    conclusion="A multi-layer LRNN with GH-product transitions (eigenvalues in [-1, 1]) implements it.",
-    verdict="holds",
-    evidence="(1) The per-layer construction of App. C.4 checked exhaustively and exactly on every permutation-reset "
-             "automaton with 1..3 states and 1..2 letters (permutation letters as <= n - 1 swap reflections, reset "
-             "letters as A = prod (I - e_i e_i^T) = 0 with B one-hot). (2) End to end: lrnnkit's Krohn-Rhodes "
-             "(holonomy) construction, certified for all input lengths by exact BFS (lrnnkit.certify) on parity, "
-             "flip-flop, even-pairs, counters, cycle navigation and small transformation automata (deep: every pair "
-             "of maps on 3 states); every letter matrix is a product of GH factors with beta in [0, 2], B in N^n. "
-             "(3) Independent of the certifier: the same compiled models stepped exactly along every word of length "
-             "<= 6 (deep: 8) agree with the FSA's output after every step. "
-             "The size bounds are recorded separately (000:theorem-4.bounds); the proof's cascade wiring is "
-             "000:theorem-4-proof-wiring.",
-    tests=["proofs_tests/test_theorems_A_000.py::test_theorem_4_library_agrees"],
-    notes="000, Section 4.3 and App. C.4.")
-def check_theorem_4(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-4", perturb={"construction": "krohn-rhodes-as-printed"})
+def check_theorem_4(profile: str = "quick", construction: str = "krohn-rhodes") -> CheckResult:
     for N in (1, 2, 3):
         maps = list(itertools.product(range(N), repeat=N))
         pr = [m for m in maps if len(set(m)) in (1, N)]
@@ -115,7 +95,7 @@ def check_theorem_4(profile: str = "quick") -> CheckResult:
     words = 0
     for src in srcs:
         fsa = load_source(src)
-        model = R.compile(fsa, "krohn-rhodes")
+        model = R.compile(fsa, construction)
         cert = certify(model, float_steps=0)
         if not (cert.certified and cert.eigenvalues_in_unit_interval):
             return CheckResult("falsified", f"{src}: not certified ({cert.reason})",
@@ -145,29 +125,8 @@ def _cascade_runs(top: list, bottom: dict, word: list, wiring: str) -> list:
     return out
 
 
-@statement(
-    id="000:theorem-4-proof-wiring", paper=PAPER, kind="construction",
-    statement="(Proof of Theorem 4, App. C.4) Feeding layer i with the output of layer i - 1, w^(i)_j = y^(i-1)_j = "
-              "(delta^(i-1)(q0^(i-1), w^(i-1)_1..w^(i-1)_j), ...), the first s elements of y^(s)_t are exactly the "
-              "output of the cascade C = A^(s) o ... o A^(1) (Definition 1: delta''((q, q'), w) = (delta(q, w), "
-              "delta'(q', (q, w)))).",
-    hypotheses="A^(i) permutation-reset automata in cascade.",
-    conclusion="The layered LRNN reproduces the cascade product.",
-    verdict="holds-as-corrected",
-    evidence="Falsified: Definition 1 feeds the lower automaton the OLD state q of the higher one, the proof feeds "
-             "the NEW state delta(q, w). Minimal counterexample (one letter a, two 2-state permutation-reset levels): "
-             "A^(1): a resets to 1; A^(2): input (0, a) toggles, (1, a) is the identity. On the word 'a' the cascade "
-             "goes (0, 0) -> (1, 1), the printed wiring gives (1, 0). Corrected wiring (layer i reads the higher "
-             "layers' outputs of step t - 1, a token shift, with the initial states before t = 1) equals the cascade "
-             "on every word of length <= 6 for every pair of 2-state permutation-reset levels over a 2-letter "
-             "alphabet (exhaustive, exact).",
-    counterexample={"top": {"a": [1, 1]}, "bottom": {"(0,a)": [1, 0], "(1,a)": [0, 1]}, "word": ["a"],
-                    "cascade": [[1, 1]], "printed": [[1, 0]]},
-    corrected="w^(i)_t = (x_t, y^(1)_{t-1}, ..., y^(i-1)_{t-1}) with y^(j)_0 = q0^(j) (token shift), or one extra "
-              "delay layer per level inside eq. (1).",
-    notes="lrnnkit's 'krohn-rhodes' construction implements the corrected wiring; 'krohn-rhodes-as-printed' keeps the "
-          "printed one and fails certification (e.g. on even-pairs).")
-def check_theorem_4_wiring(profile: str = "quick") -> CheckResult:
+@entry("000:theorem-4-proof-wiring", perturb={"lag": 0})
+def check_theorem_4_wiring(profile: str = "quick", lag: int = 1) -> CheckResult:
     top = {0: [1, 1]}
     bottom = {(0, 0): [1, 0], (1, 0): [0, 1]}
     a = _cascade_runs(top, bottom, [0], "cascade")
@@ -185,7 +144,7 @@ def check_theorem_4_wiring(profile: str = "quick") -> CheckResult:
                 # corrected: token shift = the layer reads the previous output (the old top state)
                 q, r, ok = 0, 0, True
                 for k, w in enumerate(word):
-                    prev = c[k - 1][0] if k else 0
+                    prev = (c[k - 1][0] if k else 0) if lag else top[w][q]
                     r = bottom[(prev, w)][r]
                     q = top[w][q]
                     ok &= (q, r) == c[k]
@@ -315,42 +274,54 @@ def _t5_evidence(profile: str) -> tuple:
     return None, ev, {"holonomy_level_size": list(hd.level_size), "cascade_level_sizes": sizes}
 
 
-@statement(
-    id="000:theorem-4.bounds", paper=PAPER, kind="theorem",
-    statement="(Part of Theorem 4 / Theorem 5) ... with s <= 2^{|Q|} layers, each of width n <= |Q| (|Q^(i)| <= |Q| "
-              "in the Krohn-Rhodes cascade of Theorem 5), p <= s.",
-    hypotheses="Any FSA; the cascade given by Theorem 5 (Maler & Pnueli 1994, Theorem 4).",
-    conclusion="Depth and width bounds of the implementing LRNN.",
-    verdict="open",
-    evidence="Formalized: for every FSA there is a permutation-reset cascade with <= 2^|Q| levels of <= |Q| states "
-             "each (then App. C.4 gives one layer of width |Q^(i)| per level: 000:theorem-4 checks that layer). "
-             "Decided for |Q| <= 3 (proof + exhaustive check of every automaton on 3 points with <= 2 letters). "
-             "For |Q| = 4 the holonomy decomposition exceeds the width (6 points on "
-             "S4_IDEMPOTENT = <(0 1), (0 1 2 3), [0,1,0,1]>) but a hand-written cascade with levels of 3, 2, 2 states "
-             "emulates that automaton, so it is no counterexample. " + _T5_OPEN,
-    notes="000, Theorem 4 and App. C.3. Same question as 000:theorem-5.")
-def check_theorem_4_bounds(profile: str = "quick") -> CheckResult:
-    bad, ev, det = _t5_evidence(profile)
-    if bad:   # the decided part failed: not a verdict to record, an error to look at
-        raise RuntimeError(f"{PAPER} Theorem 5 small cases: {bad}")
-    return CheckResult("open", ev, details=det)
+def tile_indicator_widths(hd) -> tuple:
+    """Tile-indicator states for the one-level-per-class holonomy cascade ``hd``: the level of a class with
+    representative X keeps its tile T as the indicator 1_T in R^{|X|}. A permutation of the tiles that is induced by a
+    bijection sigma of X acts as the permutation matrix P_sigma (1_{sigma(T)} = P_sigma 1_T; Prop. 1.2c: a product of
+    <= |X| - 1 swap reflections); a reset to T is A = 0 = prod_i (I - e_i e_i^T), B = 1_T in N^{|X|}. Distinct tiles
+    have distinct indicators, so a linear read-out recovers the tile. Returns (widest |X|, number of levels, None)
+    when every Schreier generator of every class is induced by a bijection of its X (then so is every element of
+    the holonomy group), else (.., .., the class and generator that is not)."""
+    from ...automata.holonomy import members
+    widest = 0
+    for c, gens in hd.schreier.items():
+        X = members(hd.sets[hd.rep[c]])
+        tiles = [frozenset(members(t)) for t in hd.tiles[c]]
+        widest = max(widest, len(X))
+        for pi in gens:
+            if not any(all(frozenset(dict(zip(X, img))[q] for q in T) == tiles[pi[i]] for i, T in enumerate(tiles))
+                       for img in itertools.permutations(X)):
+                return widest, hd.n_levels, {"class": c, "generator": list(pi), "X": X}
+    return widest, hd.n_levels, None
 
 
-@statement(
-    id="000:theorem-5", paper=PAPER, kind="theorem",
-    statement="Theorem 5 (Krohn-Rhodes, Theorem 4 in Maler & Pnueli (1994)). For every FSA A = (Sigma, Q, q0, delta) "
-              "there exists s <= 2^{|Q|} and a cascade product FSA C = A^(s) o ... o A^(1) with |Q^(i)| <= |Q|, and "
-              "a function W: Q^x -> Q such that for any w in Sigma*, delta(q0, w) = W(delta^x(q0^x, w)) and each "
-              "A^(i) is a permutation-reset automaton.",
-    hypotheses="Any FSA.",
-    conclusion="A permutation-reset cascade with the stated bounds emulates A.",
-    verdict="open",
-    evidence="Cited result. Existence of a permutation-reset cascade emulating A: lrnnkit's holonomy decomposition "
-             "(checked on the preset automata by 000:theorem-4). The bounds: decided for |Q| <= 3 (every level of the "
-             "one-level-per-class holonomy cascade has <= 3 points: proof by Sperner's bound, checked exhaustively "
-             "on every automaton on 3 points with <= 2 letters); for |Q| = 4 the holonomy witness with 6 tiles has "
-             "a hand-written 3-level cascade of 3, 2, 2 states (checked by brute force). " + _T5_OPEN,
-    notes="000, App. C.3. Same question as 000:theorem-4.bounds.")
+@entry("000:theorem-4.bounds", perturb={"width_slack": -1})
+def check_theorem_4_bounds(profile: str = "quick", width_slack: int = 0) -> CheckResult:
+    import random
+
+    from ...automata.holonomy import holonomy_decomposition
+    cases = [(n, [list(g) for g in gs]) for n in (2, 3) for k in (1, 2)
+             for gs in itertools.combinations(itertools.product(range(n), repeat=n), k)]
+    rng = random.Random(4)
+    cases += [(4, [[rng.randrange(4) for _ in range(4)] for _ in range(rng.choice([1, 2, 3]))])
+              for _ in range(60 if profile == "quick" else 3000)]
+    cases.append((4, S4_IDEMPOTENT))
+    widest_seen = 0
+    for n, gens in cases:
+        widest, levels, bad = tile_indicator_widths(holonomy_decomposition(gens, n, levels="class"))
+        widest_seen = max(widest_seen, widest)
+        if bad is not None or widest > n + width_slack or levels > 2 ** n:
+            return CheckResult("falsified", f"{gens}: indicator width {widest}, {levels} levels (bound {n + width_slack}"
+                               f", {2 ** n}); generator not induced by a bijection: {bad}",
+                               counterexample={"n": n, "generators": gens, "width": widest, "levels": levels})
+    hd = holonomy_decomposition(S4_IDEMPOTENT, 4, levels="class")
+    return CheckResult("holds", f"{len(cases)} automata (every one on 2, 3 points with <= 2 letters, random ones on 4 "
+                                f"points, S4_IDEMPOTENT): tile-indicator layers of width <= |Q| (widest {widest_seen}) "
+                                f"and <= 2^|Q| layers; S4_IDEMPOTENT: tiles per level {list(hd.level_size)}, indicator "
+                                "width 4", details={"S4_IDEMPOTENT_level_size": list(hd.level_size)})
+
+
+@entry("000:theorem-5")
 def check_theorem_5(profile: str = "quick") -> CheckResult:
     bad, ev, det = _t5_evidence(profile)
     if bad:   # the decided part failed: not a verdict to record, an error to look at

@@ -15,19 +15,18 @@ One module per statement group: ``theorem_1``, ``deltaproduct``, ``groups``; hel
 ``_common``. Importing the package registers every statement."""
 from __future__ import annotations
 
-# the names the former single-module paper exposed through its imports (tests and other papers use them)
-import itertools  # noqa: F401
-import math  # noqa: F401
-from fractions import Fraction as F  # noqa: F401
+# the public names of the paper's statement groups (checks, recorded instances, helpers the tests use);
+# importing a statement group registers its entries
+from ._common import (PAPER)
+from .deltaproduct import (check_figure_4, check_norm, check_rank, check_reset, check_unrolled, deltaproduct_A)
+from .groups import (check_s4_a5, check_sn, two_reflections)
+from .section_2 import (S3_PERMS, check_beta_geometry, check_d3_s3, check_gradient_step, d3_s3_isomorphisms,
+    deltanet_loss, gradient_by_differences)
+from .theorem_1 import (check_equation_3, check_lemma_1, check_theorem_1, check_two_heads,
+    dihedral_lrnn_counterexample, dihedral_mul)
 
-from ...exact import cos2pi, sin2pi  # noqa: F401
-from .._exact import (_fac_json, _mat_json, _st, basis_vector, det, dot, eye, gh, gh_product, householder, is_psd,
-    madd, mm, mscale, mv, prod, rank, search, st_fraction, st_gh_product, st_unit, tr)  # noqa: F401
-from ..paper_000 import perm_matrix, refl, rot, swap_vector, transpositions  # noqa: F401
-from ._common import PAPER  # noqa: F401
-from .theorem_1 import (_theta, check_equation_3, check_lemma_1, check_theorem_1, check_two_heads,
-    dihedral_lrnn_counterexample, dihedral_mul)  # noqa: F401
-from .deltaproduct import check_figure_4, check_norm, check_rank, check_reset, check_unrolled, deltaproduct_A  # noqa: F401
-from .section_2 import (S3_PERMS, check_beta_geometry, check_d3_s3, check_gradient_step,  # noqa: F401
-    d3_s3_isomorphisms, deltanet_loss, gradient_by_differences)  # noqa: F401
-from .groups import _cube_group, _icosahedral_group, _order, _refl_scaled, check_s4_a5, check_sn, two_reflections  # noqa: F401
+__all__ = ["PAPER", "S3_PERMS", "check_beta_geometry", "check_d3_s3", "check_equation_3", "check_figure_4",
+           "check_gradient_step", "check_lemma_1", "check_norm", "check_rank", "check_reset", "check_s4_a5",
+           "check_sn", "check_theorem_1", "check_two_heads", "check_unrolled", "d3_s3_isomorphisms",
+           "deltanet_loss", "deltaproduct_A", "dihedral_lrnn_counterexample", "dihedral_mul",
+           "gradient_by_differences", "two_reflections"]

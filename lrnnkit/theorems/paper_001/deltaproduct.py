@@ -8,10 +8,9 @@ from fractions import Fraction as F
 
 from ...exact import cos2pi, sin2pi
 from .._exact import (_fac_json, _st, basis_vector, eye, gh, gh_product, householder, is_psd, madd, mm, mscale, prod,
-    rank, search, st_fraction, st_gh_product, st_unit, tr)
+    rank, search, search_norm_above_1, st_fraction, st_gh_product, st_unit, tr)
 from ..paper_000 import rot
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 
 def deltaproduct_A(factors, n: int) -> tuple:
@@ -19,26 +18,15 @@ def deltaproduct_A(factors, n: int) -> tuple:
     return prod([gh(b, v) for b, v in reversed(factors)], n)
 
 
-@statement(
-    id="001:claim-rank", paper=PAPER, kind="claim",
-    statement="(Section 3) By expanding the product, A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T) "
-              "takes the form of identity plus a matrix of rank at most n_h; for identical keys the product "
-              "collapses to a single GH matrix (Lemma 1).",
-    hypotheses="||k_{i,j}|| = 1, beta in [0, 2].",
-    conclusion="rank(I - A(x_i)) <= n_h, and I - A(x_i) has its column space inside span{k_{i,j}}.",
-    verdict="holds",
-    evidence="Exact search (hypothesis) over tokens with n_h <= 4 factors in R^2..R^4 (rational unit keys, rational "
-             "beta in [0, 2]): rank(I - A) <= n_h and every column of I - A lies in the span of the keys (rank does "
-             "not grow when the keys are appended). The bound is attained (rank n_h for generic keys, n_h <= n).",
-    notes="001, Section 3.")
-def check_rank(profile: str = "quick") -> CheckResult:
+@entry("001:claim-rank", perturb={"slack": -1})
+def check_rank(profile: str = "quick", slack: int = 0) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3, 4):
         def bad(facs, n=n):
             A = deltaproduct_A(facs, n)
             D = madd(eye(n), A, -1)
             keys = [v for _, v in facs]
-            return rank(D) > len(facs) or rank(list(tr(D)) + keys) > rank(keys)
+            return rank(D) > len(facs) + slack or rank(list(tr(D)) + keys) > rank(keys)
         found = search(st_gh_product(n, 4, 0, 2), bad, N)
         if found is not None:
             return CheckResult("falsified", "rank bound fails", counterexample=_fac_json(found))
@@ -49,55 +37,25 @@ def check_rank(profile: str = "quick") -> CheckResult:
     return CheckResult("holds", f"rank(I - A) <= n_h on {N} tokens per n = 2, 3, 4; attained for orthogonal keys")
 
 
-@statement(
-    id="001:claim-norm-eigenvalues", paper=PAPER, kind="claim",
-    statement="(Section 3 / Figure 2) The norm of A(x_i) is upper bounded by the product of the norms of the "
-              "Householder factors (each <= 1), so ||A(x_i)|| <= 1 and every eigenvalue has modulus <= 1 (each "
-              "factor has eigenvalues in [-1, 1] for beta in [0, 2]); this bound would not be possible with the "
-              "direct formulation A(x_i) = I - sum_j beta_{i,j} k_{i,j} k_{i,j}^T.",
-    hypotheses="beta_{i,j} in [0, 2], ||k_{i,j}|| = 1.",
-    conclusion="||A|| <= 1 for the product; the sum form can have norm > 1.",
-    verdict="holds",
-    evidence="Exact search (hypothesis) over DeltaProduct tokens with n_h <= 4 in R^2, R^3: I - A^T A is PSD "
-             "(so ||A|| <= 1 and |lambda| <= 1). The direct formulation with k_1 = k_2 = e_1, beta = 2, 2 gives "
-             "I - 4 e_1 e_1^T with eigenvalue -3 (norm 3).",
-    notes="001, Section 3.")
-def check_norm(profile: str = "quick") -> CheckResult:
-    N = 80 if profile == "quick" else 800
-    for n in (2, 3):
-        def bad(facs, n=n):
-            A = deltaproduct_A(facs, n)
-            return not is_psd(madd(eye(n), mm(tr(A), A), -1))
-        found = search(st_gh_product(n, 4, 0, 2), bad, N)
-        if found is not None:
-            return CheckResult("falsified", "||A|| > 1", counterexample=_fac_json(found))
+@entry("001:claim-norm-eigenvalues", perturb={"beta_hi": 3})
+def check_norm(profile: str = "quick", beta_hi=2) -> CheckResult:
+    found = search_norm_above_1(deltaproduct_A, (2, 3), beta_hi, 80 if profile == "quick" else 800)
+    if found is not None:
+        return CheckResult("falsified", "||A|| > 1", counterexample=_fac_json(found[1]))
     e1 = (F(1), F(0))
     S = madd(eye(2), mscale(mm(((e1[0],), (e1[1],)), ((e1[0], e1[1]),)), 4), -1)
     if is_psd(madd(eye(2), mm(tr(S), S), -1)):
         return CheckResult("open", "direct formulation example has norm <= 1")
-    return CheckResult("holds", f"||A|| <= 1 on {N} tokens per n = 2, 3 (exact); I - 4 e1 e1^T has norm 3")
+    return CheckResult("holds", f"||A|| <= 1 on {80 if profile == 'quick' else 800} tokens per n = 2, 3 (exact); "
+                                "I - 4 e1 e1^T has norm 3")
 
 
-@statement(
-    id="001:claim-reset", paper=PAPER, kind="claim",
-    statement="(Section 5.3) While DeltaNet requires n rank-1 updates to reset its state to zero, DeltaProduct can "
-              "accelerate this forgetting process by a factor of n_h; with a head dimension of 128, DeltaProduct_3 "
-              "can reset its state in approximately 43 tokens.",
-    hypotheses="Transitions A(x) products of n_h GH factors (beta in [0, 2], unit keys) on R^n; reset = A(x_t)...A(x_1) "
-               "= 0 (then H = B-terms only; B = 0 for a pure reset).",
-    conclusion="A zero product needs at least ceil(n / n_h) tokens and ceil(n / n_h) tokens suffice.",
-    verdict="holds",
-    evidence="Lower bound: every GH factor has rank >= n - 1, so a product of k factors has rank >= n - k (checked "
-             "exactly on random products, hypothesis, n <= 4); zero needs k >= n factors, i.e. ceil(n / n_h) "
-             "tokens. Upper bound: tokens carrying the projections I - e_i e_i^T (beta = 1), n_h per token (the "
-             "last token padded with beta = 0), give exactly 0 after ceil(n / n_h) tokens -- verified exactly for "
-             "n <= 8, n_h <= 4 and for n = 128, n_h = 3 (43 tokens; 42 tokens leave rank 2).",
-    notes="001, Section 5.3.")
-def check_reset(profile: str = "quick") -> CheckResult:
+@entry("001:claim-reset", perturb={"slack": 1})
+def check_reset(profile: str = "quick", slack: int = 0) -> CheckResult:
     N = 60 if profile == "quick" else 600
     for n in (2, 3, 4):
         def bad(facs, n=n):
-            return rank(gh_product(facs, n)) < n - len(facs)
+            return rank(gh_product(facs, n)) < n - len(facs) + slack
         found = search(st_gh_product(n, 4, 0, 2), bad, N)
         if found is not None:
             return CheckResult("falsified", "rank dropped faster than one per factor", counterexample=_fac_json(found))
@@ -123,26 +81,8 @@ def check_reset(profile: str = "quick") -> CheckResult:
                                 "exactly ceil(n / n_h) tokens (n <= 8, and 43 for n = 128, n_h = 3)")
 
 
-@statement(
-    id="001:equation-unrolled", paper=PAPER, kind="claim",
-    statement="(Section 3) The n_h gradient steps H_{i,j} = (I - beta_{i,j} k_{i,j} k_{i,j}^T) H_{i,j-1} + "
-              "beta_{i,j} k_{i,j} v_{i,j}^T, H_{i,0} = H_{i-1}, H_{i,n_h} = H_i unroll to H_i = A(x_i) H_{i-1} + "
-              "B(x_i) with A(x_i) = prod_{j=1}^{n_h} (I - beta_{i,j} k_{i,j} k_{i,j}^T) and B(x_i) = "
-              "sum_{j=1}^{n_h} (prod_{k=j+1}^{n_h} (I - beta_{i,k} k_{i,k} k_{i,k}^T)) beta_{i,j} k_{i,j} "
-              "v_{i,j}^T; 'Implementation': running DeltaNet on the interleaved sequence [k_{1,1}, ..., k_{1,n_h}, "
-              "k_{2,1}, ...] (gates [g_1, 1, ..., 1, g_2, 1, ...]) and keeping every n_h-th output gives the same "
-              "states.",
-    hypotheses="||k|| = 1, beta in [0, 2]; states n x d.",
-    conclusion="Closed form and interleaved DeltaNet agree with the sequential steps.",
-    verdict="holds",
-    evidence="Exact search (hypothesis) over tokens with n_h <= 3 steps, n = 2, 3, d = 1, 2, random rational values "
-             "and gates: sequential steps == closed form == interleaved (gated) DeltaNet, provided the products are "
-             "read with the later step on the LEFT (prod_{j=1}^{n_h} as G_{n_h} ... G_1). Read left to right "
-             "(G_1 G_2 ... G_{n_h}) the printed A is wrong whenever the factors do not commute (the search finds "
-             "such a token at once), so the reading is part of the statement (docs/conventions.rst adopts it).",
-    notes="Notation, not a mathematical error; the counterexample to the left-to-right reading is in the check's "
-          "details.")
-def check_unrolled(profile: str = "quick") -> CheckResult:
+@entry("001:equation-unrolled", perturb={"reading": "ascending"})
+def check_unrolled(profile: str = "quick", reading: str = "descending") -> CheckResult:
     st = _st()
     N = 40 if profile == "quick" else 400
 
@@ -181,7 +121,7 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
         n, d, toks, g = args
         return (n, d, [(b, k, tuple(v[:d])) for b, k, v in toks], g)
     for n in (2, 3):
-        found = search(strat(n), lambda a: (lambda r: r[0] != r[1] or r[2] != r[3])(run(fix(a))), N)
+        found = search(strat(n), lambda a: (lambda r: r[0] != r[1] or r[2] != r[3])(run(fix(a), reading)), N)
         if found is not None:
             return CheckResult("falsified", "closed form / interleaving mismatch", counterexample=repr(found))
     # the left-to-right reading on a fixed two-step token with non-commuting factors
@@ -193,26 +133,15 @@ def check_unrolled(profile: str = "quick") -> CheckResult:
                        details={"ascending_reading_counterexample": repr(tok) if asc_fails else None})
 
 
-@statement(
-    id="001:figure-4", paper=PAPER, kind="claim",
-    statement="(Figure 4) Two reflections produce a rotation: reflecting x across planes H_0 and H_1 (normals k_0, "
-              "k_1) yields a rotation by 2 theta, where theta is the angle between the planes.",
-    hypotheses="Reflections of R^2 (and of R^3 across planes through a common axis).",
-    conclusion="H_1 H_0 = R(2 theta) (first H_0, then H_1), theta the signed angle from H_0 to H_1.",
-    verdict="holds",
-    evidence="Exact (cyclotomic) for every pair of line angles a, b in multiples of pi/6 (quick) / pi/12 (deep): "
-             "(I - 2 k_1 k_1^T)(I - 2 k_0 k_0^T) = R(2 (b - a)) with k_0, k_1 the unit normals of the lines at "
-             "angles a, b; in R^3 the same holds on the plane orthogonal to the common axis (block check with e_3 "
-             "fixed).",
-    notes="001, Figure 4 (and 000 App. D: H(alpha) H(gamma) = R(alpha - gamma)).")
-def check_figure_4(profile: str = "quick") -> CheckResult:
+@entry("001:figure-4", perturb={"factor": 1})
+def check_figure_4(profile: str = "quick", factor: int = 2) -> CheckResult:
     N = 12 if profile == "quick" else 24             # angles k * 2 pi / N
     for a, b in itertools.product(range(N), repeat=2):
         n0 = (-sin2pi(a, N), cos2pi(a, N))           # normal of the line at angle 2 pi a / N
         n1 = (-sin2pi(b, N), cos2pi(b, N))
         H0 = householder(2, n0)
         H1 = householder(2, n1)
-        if mm(H1, H0) != rot(2 * (b - a), N):
+        if mm(H1, H0) != rot(factor * (b - a), N):
             return CheckResult("falsified", "not a rotation by twice the angle", counterexample={"a": a, "b": b})
         if b == (a + 1) % N:
             H03 = tuple(tuple(H0[i][j] if i < 2 and j < 2 else F(int(i == j)) for j in range(3)) for i in range(3))

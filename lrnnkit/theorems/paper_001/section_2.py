@@ -10,8 +10,7 @@ from fractions import Fraction as F
 import numpy as np
 
 from .._exact import det, eye, gh, mm, mv, rank, tr
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 from .theorem_1 import dihedral_mul
 
 
@@ -42,21 +41,8 @@ def gradient_by_differences(H, k, v) -> tuple:
     return tuple(G)
 
 
-@statement(
-    id="001:equation-2-gradient-step", paper=PAPER, kind="claim",
-    statement="(Section 2) Each step of the DeltaNet recurrence, A(x_t) = I - beta_t k_t k_t^T, B(x_t) = beta_t k_t "
-              "v_t^T, is one step of online gradient descent on L_t(H) = 1/2 ||H^T k_t - v_t||^2: H_t = H_{t-1} - "
-              "beta_t grad L_t(H_{t-1}) = H_{t-1} - beta_t k_t (k_t^T H_{t-1} - v_t^T).",
-    hypotheses="||k_t|| = 1, any beta_t, H in R^{n x d}, v_t in R^d.",
-    conclusion="H_{t-1} - beta grad L(H_{t-1}) = A H_{t-1} + B; and the new residual is (1 - beta) times the old one.",
-    verdict="holds",
-    evidence="Exact over 200 random rational cases (n, d in 1..3; deep 2000): the gradient computed by central "
-             "differences (exact for a quadratic, independent of the printed closed form) gives H - beta grad L = "
-             "(I - beta k k^T) H + beta k v^T, and H_t^T k - v = (1 - beta)(H_{t-1}^T k - v), so the step decreases "
-             "the loss for beta in (0, 2) (and is an exact minimizer at beta = 1). Unit keys are rational points on "
-             "the sphere (2t/(1+t^2), (1-t^2)/(1+t^2), ...).",
-    notes="001, Section 2 (the online-learning reading of Yang et al. 2024b).")
-def check_gradient_step(profile: str = "quick") -> CheckResult:
+@entry("001:equation-2-gradient-step", perturb={"write_sign": -1})
+def check_gradient_step(profile: str = "quick", write_sign: int = 1) -> CheckResult:
     rng = np.random.default_rng(5)
     N = 200 if profile == "quick" else 2000
     for _ in range(N):
@@ -71,7 +57,8 @@ def check_gradient_step(profile: str = "quick") -> CheckResult:
         G = gradient_by_differences(H, k, v)
         step = tuple(tuple(H[i][j] - beta * G[i][j] for j in range(d)) for i in range(n))
         A = tuple(tuple(F(int(i == j)) - beta * k[i] * k[j] for j in range(n)) for i in range(n))
-        rec = tuple(tuple(x + beta * k[i] * v[j] for j, x in enumerate(row)) for i, row in enumerate(mm(A, H)))
+        rec = tuple(tuple(x + write_sign * beta * k[i] * v[j] for j, x in enumerate(row))
+                    for i, row in enumerate(mm(A, H)))
         res_old = mv(tr(H), k)
         res_new = mv(tr(rec), k)
         if sum(x * x for x in k) != 1 or step != rec or any(
@@ -83,20 +70,8 @@ def check_gradient_step(profile: str = "quick") -> CheckResult:
                                 "residual scales by (1 - beta)")
 
 
-@statement(
-    id="001:beta-geometry", paper=PAPER, kind="claim",
-    statement="(Section 2) For the GH matrix I - beta k k^T (||k|| = 1): beta = 0 corresponds to the identity, "
-              "beta = 1 yields a projection operation, and beta = 2 produces a reflection in the hyperplane with "
-              "normal vector k.",
-    hypotheses="||k|| = 1, n >= 1.",
-    conclusion="beta = 0: I. beta = 1: the orthogonal projection onto k^perp (P^2 = P = P^T, P k = 0, rank n - 1). "
-               "beta = 2: the reflection across k^perp (R^2 = I, R^T R = I, R k = -k, R fixes k^perp, det -1).",
-    verdict="holds",
-    evidence="Exact over 150 random rational directions (n = 1..4; deep 1500), written without square roots as "
-             "I - beta w w^T / (w^T w); each property checked separately (idempotent, symmetric, kernel = span k, "
-             "rank n - 1; involution, orthogonal, R k = -k, R u = u for u orthogonal to k, det = -1).",
-    notes="001, Section 2.")
-def check_beta_geometry(profile: str = "quick") -> CheckResult:
+@entry("001:beta-geometry", perturb={"reflection_beta": F(3, 2)})
+def check_beta_geometry(profile: str = "quick", reflection_beta=2) -> CheckResult:
     rng = np.random.default_rng(6)
     N = 150 if profile == "quick" else 1500
     for _ in range(N):
@@ -104,7 +79,7 @@ def check_beta_geometry(profile: str = "quick") -> CheckResult:
         w = tuple(_rand_q(rng) for _ in range(n))
         if not any(w):
             continue
-        I, P, R = gh(0, w), gh(1, w), gh(2, w)
+        I, P, R = gh(0, w), gh(1, w), gh(reflection_beta, w)
         ww = sum(x * x for x in w)
         # a vector orthogonal to w (n >= 2): project a random vector
         u0 = tuple(_rand_q(rng) for _ in range(n))
@@ -138,19 +113,38 @@ def d3_s3_isomorphisms() -> list:
     return out
 
 
-@statement(
-    id="001:d3-is-s3", paper=PAPER, kind="claim",
-    statement="(Section 4) As a notable example, D_3 is isomorphic to the symmetric group S_3.",
-    hypotheses="D_3 with the multiplication of eq. (3).",
-    conclusion="There is a group isomorphism D_3 -> S_3.",
-    verdict="holds",
-    evidence="Exhaustive: among the 720 bijections from D_3 (eq. 3's table, m = 3) to S_3, exactly |Aut(S_3)| = 6 "
-             "are isomorphisms (the check also confirms D_4 and S_4 have different orders, 8 vs 24, so the "
-             "isomorphism is special to m = 3).",
-    notes="001, Section 4 (used to read Theorem 1 as covering S_3).")
+@entry("001:d3-is-s3")
 def check_d3_s3(profile: str = "quick") -> CheckResult:
     isos = d3_s3_isomorphisms()
     if len(isos) != 6:
         return CheckResult("falsified" if not isos else "open", f"{len(isos)} isomorphisms found (expected 6)",
                            counterexample={"isomorphisms": len(isos)} if not isos else None)
     return CheckResult("holds", "6 isomorphisms D_3 -> S_3 (= |Aut(S_3)|)", details={"example": isos[0]})
+
+
+@entry("001:section-2.1.citation", perturb={"one_layer_theorem": "000:theorem-2"})
+def check_citation_2_1(profile: str = "quick", one_layer_theorem: str = "000:theorem-3") -> CheckResult:
+    from .. import get
+    s = get(one_layer_theorem)
+    if s.verdict != "holds" or "one layer" not in s.statement or "M_{k-1}^n({-1, 1})" not in s.statement:
+        return CheckResult("falsified", f"{one_layer_theorem} is not a one-layer reflection construction that holds",
+                           counterexample={"cited": one_layer_theorem, "verdict": s.verdict})
+    if "only if" not in get("000:theorem-2").statement or "two layers" not in get("000:theorem-6").statement:
+        return CheckResult("holds", "the cited numbering matches 000 after all")
+    swaps = [(0, 1), (0, 2), (1, 2)]
+    H0 = (F(1), F(2), F(3))
+    mats = {sw: gh(2, tuple(F(1) if r == sw[0] else F(-1) if r == sw[1] else F(0) for r in range(3))) for sw in swaps}
+    for n in range(6):
+        for word in itertools.product(swaps, repeat=n):
+            h, perm = H0, [0, 1, 2]
+            for sw in word:
+                h = mv(mats[sw], h)
+                perm = [sw[1] if p == sw[0] else sw[0] if p == sw[1] else p for p in perm]
+            if h != tuple(H0[perm.index(r)] for r in range(3)):
+                return CheckResult("falsified", "one reflection layer does not track the swaps",
+                                   counterexample=[list(w) for w in word])
+    return CheckResult("holds-with-wording-slip", "000 Theorem 3 (one layer, reflections) tracks every swap word "
+                       "of length <= 5 in S_3 exactly; 000 Theorem 2 is an impossibility result",
+                       counterexample={"cited": "000, Theorem 2 and 6", "000 Theorem 2": "impossibility (modular "
+                                       "counting)", "one-layer swap result": "000, Theorem 3 (k = 2)"},
+                       corrected="Theorem 3 (one layer); Theorems 4 and 6 (multiple layers)")

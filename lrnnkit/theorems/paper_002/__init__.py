@@ -15,18 +15,22 @@ One module per statement group: ``propositions``, ``section_2``, ``section_3``, 
 helpers shared by several groups live in ``_common``. Importing the package registers every statement."""
 from __future__ import annotations
 
-# the names the former single-module paper exposed through its imports (tests and other papers use them)
-import math  # noqa: F401
-from fractions import Fraction as F  # noqa: F401
-import numpy as np  # noqa: F401
+# the public names of the paper's statement groups (checks, recorded instances, helpers the tests use);
+# importing a statement group registers its entries
+from ._common import (CHARS, PAPER)
+from .appendix_a2 import (PRINTED_SPT, check_cost, check_pscan, check_spt, pscan_matmul_counts, pscan_printed,
+    sequential, spt, spt_rounds)
+from .propositions import (check_liquid, check_proposition_1, check_proposition_2, consistent_on_proof_strings,
+    dense_subtraction_model, four_strings, liquid_witness, run_affine)
+from .section_2 import (base4_collapse_length, base4_decode, base4_states, check_claim_section_2, subtraction_value)
+from .section_3 import (P12_BLOCK, check_eq6_monotonicity, check_eq6_normalization, check_eq7, check_fsa_columns,
+    check_small_p, column_pnorm_le1_exact)
+from .section_4 import (check_examples)
 
-from .._exact import exact_matmul as mm, find_or_none, fstr, madd_list as add, mstr, solve  # noqa: F401
-from ._common import CHARS, PAPER  # noqa: F401
-from .propositions import (_rand_mat, _rand_vec, check_liquid, check_proposition_1, check_proposition_2,
-    consistent_on_proof_strings, dense_subtraction_model, four_strings, liquid_witness, run_affine)  # noqa: F401
-from .section_2 import base4_collapse_length, base4_decode, base4_states, check_claim_section_2, subtraction_value  # noqa: F401
-from .section_3 import (P12_BLOCK, _abs, _normalize_columns_l1, _pnorm_mp, check_eq6_monotonicity,
-    check_eq6_normalization, check_eq7, check_fsa_columns, check_small_p, column_pnorm_le1_exact)  # noqa: F401
-from .appendix_a2 import (PRINTED_SPT, check_cost, check_pscan, check_spt, pscan_matmul_counts, pscan_printed,  # noqa: F401
-    sequential, spt, spt_rounds)  # noqa: F401
-from .section_4 import _mod_arith_value, check_examples  # noqa: F401
+__all__ = ["CHARS", "P12_BLOCK", "PAPER", "PRINTED_SPT", "base4_collapse_length", "base4_decode", "base4_states",
+           "check_claim_section_2", "check_cost", "check_eq6_monotonicity", "check_eq6_normalization",
+           "check_eq7", "check_examples", "check_fsa_columns", "check_liquid", "check_proposition_1",
+           "check_proposition_2", "check_pscan", "check_small_p", "check_spt", "column_pnorm_le1_exact",
+           "consistent_on_proof_strings", "dense_subtraction_model", "four_strings", "liquid_witness",
+           "pscan_matmul_counts", "pscan_printed", "run_affine", "sequential", "spt", "spt_rounds",
+           "subtraction_value"]

@@ -7,9 +7,9 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from .._exact import exact_matmul as mm, find_or_none, fstr, madd_list as add, mstr, solve
-from ..registry import CheckResult, statement
-from ._common import CHARS, PAPER
+from .._exact import exact_matmul as mm, fstr, madd_list as add, mstr, solve
+from ..registry import CheckResult, entry
+from ._common import CHARS
 
 
 # --------------------------------------------------------------------------- LRNN states of the four strings
@@ -48,95 +48,90 @@ def dense_subtraction_model() -> tuple[dict, dict, list]:
     return mats, adds, [F(0), F(1)]
 
 
-# =========================================================================== Proposition 1
-@statement(
-    id="002:proposition-1", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_002.py::test_proposition_1_symbolic_identity"],
-    statement="An input-independent LRNN is inconsistent in representing subtraction.",
-    hypotheses="x_k = A x_{k-1} + B u_k with A, B input-independent (any dimension, any initial state z); "
-               "'consistent' (from the proof): x_{0-1} != x_{1-0} since 0-1 != 1-0, and x_{0-0-1} = x_{0-1-0} since "
-               "0-0-1 = 0-1-0.",
-    conclusion="The two requirements cannot both hold.",
-    verdict="holds",
-    evidence="Both differences equal (A^2 - I)(u_0 - u_1) (sympy symbolic identity for generic 2x2 A in "
-             "proofs_tests/test_theorems_B_002.py); exact hypothesis search (d <= 3, rational A, u, z) for a "
-             "consistent input-independent LRNN finds none. The same predicate is satisfiable by an input-dependent "
-             "2x2 model (see 002:proposition-2), so the check can fail.",
-    notes="The proposition concerns states; with a non-linear readout h (allowed by eq. 1) an input-independent "
-          "LRNN can still output the value of every subtraction expression: see 002:claim-section-2.")
-def check_proposition_1(profile: str) -> CheckResult:
-    from hypothesis import strategies as st
-    strat = st.tuples(st.integers(1, 3), st.integers(0, 2**31 - 1))
-
-    def consistent(args):
-        d, seed = args
-        rng = np.random.default_rng(seed)
-        A = _rand_mat(rng, d)
-        mats = {c: A for c in CHARS}
-        adds = {c: _rand_vec(rng, d) for c in CHARS}
-        return consistent_on_proof_strings(mats, adds, _rand_vec(rng, d))
-
-    cx = find_or_none(strat, consistent, profile, 150, 2000)
-    if cx is not None:
-        return CheckResult("falsified", "consistent input-independent LRNN found", counterexample=list(cx))
-    witness = consistent_on_proof_strings(*dense_subtraction_model())
-    return CheckResult("holds", "no consistent input-independent LRNN in the search; the predicate is satisfiable "
-                                "by an input-dependent model", details={"input_dependent_witness_consistent": witness})
-
-
-# =========================================================================== Proposition 2
-@statement(
-    id="002:proposition-2", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_002.py::test_dense_subtraction_model_states"],
-    statement="A diagonal input-dependent LRNN is inconsistent in representing subtraction.",
-    hypotheses="x_k = diag(v_k) x_{k-1} + B u_k with v_k = f(u_k) (A_0, A_-, A_1 diagonal), any initial state z; "
-               "consistency as in Proposition 1.",
-    conclusion="x_{0-1} != x_{1-0} and x_{0-0-1} = x_{0-1-0} cannot both hold.",
-    verdict="holds",
-    evidence="Coordinate-wise (diagonal maps decouple), x_{0-1} - x_{1-0} and x_{0-0-1} - x_{0-1-0} are the same "
-             "polynomial in (a_0, a_-, a_1, u_0, u_-, u_1) because a_1 a_- a_0 = a_0 a_- a_1 multiplies both z and "
-             "x_{0-}: sympy proves the scalar identity; exact hypothesis search (d <= 3) finds no consistent diagonal "
-             "model, while the 2x2 input-dependent model (value, sign) with A_d = [[1, d], [0, 1]], A_- = [[1, 0], "
-             "[0, 0]], u_- = (0, -1), z = (0, 1) is consistent (non-diagonal transitions escape the proposition).",
-    notes="Appendix A.1 prints x_{0-} = A_- A_0 z + A_- u_0 + u_ (the last subscript lost); reconstructed as u_-.")
-def check_proposition_2(profile: str) -> CheckResult:
+# =========================================================================== Propositions 1 and 2
+def symbolic_gap(transitions: str):
+    """``(x_{0-1} - x_{1-0}) - (x_{0-0-1} - x_{0-1-0})`` for the class of transitions, symbolically: for
+    ``input-independent`` one non-commutative symbol A for every character (so the identity, if it vanishes, holds
+    for matrices of every size), for ``diagonal`` commutative scalars a_c per coordinate (diagonal maps decouple),
+    for ``dense`` non-commutative A_c per character. Zero means no model of the class is consistent."""
     import sympy
-    a0, am, a1, u0, um, u1, z = sympy.symbols("a0 am a1 u0 um u1 z")
-    mats = {"0": a0, "-": am, "1": a1}
-    adds = {"0": u0, "-": um, "1": u1}
+    nc = transitions != "diagonal"
+    if transitions == "input-independent":
+        A = sympy.Symbol("A", commutative=False)
+        mats = {c: A for c in CHARS}
+    else:
+        mats = {c: sympy.Symbol(f"A{i}", commutative=not nc) for i, c in enumerate(CHARS)}
+    adds = {c: sympy.Symbol(f"u{i}", commutative=not nc) for i, c in enumerate(CHARS)}
+    z = sympy.Symbol("z", commutative=not nc)
 
     def run(w, x):
         for c in w:
             x = mats[c] * x + adds[c]
         return x
-    d1 = run("0-1", z) - run("1-0", z)
-    d2 = run("0-0-1", z) - run("0-1-0", z)
-    symbolic = sympy.expand(d1 - d2) == 0
-    from hypothesis import strategies as st
-    strat = st.tuples(st.integers(1, 3), st.integers(0, 2**31 - 1))
+    return sympy.expand((run("0-1", z) - run("1-0", z)) - (run("0-0-1", z) - run("0-1-0", z)))
 
-    def consistent(args):
-        d, seed = args
-        rng = np.random.default_rng(seed)
-        M = {c: [[F(int(rng.integers(-4, 5)), 3) if i == j else F(0) for j in range(d)] for i in range(d)]
-             for c in CHARS}
-        adds_ = {c: _rand_vec(rng, d) for c in CHARS}
-        return consistent_on_proof_strings(M, adds_, _rand_vec(rng, d))
 
-    cx = find_or_none(strat, consistent, profile, 150, 2000)
-    witness = consistent_on_proof_strings(*dense_subtraction_model())
-    if not symbolic or cx is not None:
-        return CheckResult("falsified", "consistent diagonal LRNN found",
-                           counterexample=None if cx is None else list(cx))
-    return CheckResult("holds", "scalar identity proved symbolically; no consistent diagonal model in the search",
-                       details={"non_diagonal_witness_consistent": witness})
+def consistent_witness(transitions: str, seed: int, d: int = 2):
+    """An exact model of the class with x_{0-0-1} = x_{0-1-0} (z solves that linear equation) and
+    x_{0-1} != x_{1-0}, from random rational transitions; None when this draw has none."""
+    rng = np.random.default_rng(seed)
+    if transitions == "input-independent":
+        A = _rand_mat(rng, d)
+        mats = {c: A for c in CHARS}
+    elif transitions == "diagonal":
+        mats = {c: [[F(int(rng.integers(-4, 5)), 3) if i == j else F(0) for j in range(d)] for i in range(d)]
+                for c in CHARS}
+    else:
+        mats = {c: _rand_mat(rng, d) for c in CHARS}
+    adds = {c: _rand_vec(rng, d) for c in CHARS}
+
+    def diff(z):
+        return [a - b for a, b in zip(run_affine(mats, adds, z, "0-0-1"), run_affine(mats, adds, z, "0-1-0"))]
+    c0 = diff([F(0)] * d)
+    K = [[diff([F(int(j == k)) for k in range(d)])[i] - c0[i] for j in range(d)] for i in range(d)]
+    sol = solve(K, [[-x] for x in c0])
+    if sol is None:
+        return None
+    z = [r[0] for r in sol]
+    return (mats, adds, z) if consistent_on_proof_strings(mats, adds, z) else None
+
+
+def _decide_subtraction(transitions: str, profile: str, witness_note: str) -> CheckResult:
+    """Propositions 1-2 decided: the symbolic identity proves inconsistency for every model of the class; if it
+    does not vanish, exact witnesses are searched (z solves the equality requirement, so a draw that satisfies the
+    inequality is a consistent model)."""
+    gap = symbolic_gap(transitions)
+    if gap == 0:
+        witness = consistent_on_proof_strings(*dense_subtraction_model())
+        return CheckResult("holds", f"(x_{{0-1}} - x_{{1-0}}) - (x_{{0-0-1}} - x_{{0-1-0}}) = 0 identically for "
+                           f"{transitions} transitions (sympy, {witness_note}): the two requirements contradict each "
+                           "other for every model of the class", details={"dense_witness_consistent": witness})
+    for seed in range(20 if profile == "quick" else 200):
+        w = consistent_witness(transitions, seed)
+        if w is not None:
+            mats, adds, z = w
+            return CheckResult("falsified", f"consistent model with {transitions} transitions",
+                               counterexample={"A": {c: mstr(m) for c, m in mats.items()},
+                                               "u": {c: [fstr(x) for x in v] for c, v in adds.items()},
+                                               "z": [fstr(x) for x in z]})
+    return CheckResult("open", f"the identity does not vanish ({gap}) and no witness was found")
+
+
+@entry("002:proposition-1", perturb={"transitions": "dense"})
+def check_proposition_1(profile: str, transitions: str = "input-independent") -> CheckResult:
+    return _decide_subtraction(transitions, profile, "non-commutative A: every dimension")
+
+
+@entry("002:proposition-2", perturb={"transitions": "dense"})
+def check_proposition_2(profile: str, transitions: str = "diagonal") -> CheckResult:
+    return _decide_subtraction(transitions, profile, "commuting scalars per coordinate")
 
 
 # =========================================================================== Section 3.2, Liquid-S4
-def liquid_witness():
+def liquid_witness(A: list | None = None):
     """Liquid-S4 (eq. 4): A_k = A + diag(B u_k), additive term B u_k. Fixed rational A and w_c = B u_c; the initial
     state z solves the linear equation x_{0-0-1} = x_{0-1-0} exactly."""
-    A = [[F(0), F(1)], [F(1), F(1)]]
+    A = [[F(0), F(1)], [F(1), F(1)]] if A is None else A
     w = {"0": [F(0), F(1)], "-": [F(0), F(1)], "1": [F(1), F(0)]}
     mats = {c: [[A[i][j] + (w[c][i] if i == j else 0) for j in range(2)] for i in range(2)] for c in CHARS}
 
@@ -146,23 +141,18 @@ def liquid_witness():
     c0 = diff([F(0), F(0)])
     K = [[diff([F(int(j == 0)), F(int(j == 1))])[i] - c0[i] for j in range(2)] for i in range(2)]
     sol = solve(K, [[-c0[0]], [-c0[1]]])
-    z = [r[0] for r in sol]
+    z = None if sol is None else [r[0] for r in sol]
     return mats, w, z, A
 
 
-@statement(
-    id="002:section-3.2.liquid-s4", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_002.py::test_liquid_witness_is_noncommuting"],
-    statement="Liquid-S4, x_k = (A + diag(B u_k)) x_{k-1} + B u_k (eq. 4), 'does not suffer from the limitation "
-              "outlined in Proposition 2'.",
-    hypotheses="A input-independent (not diagonal), B u_k input vectors.",
-    conclusion="Some Liquid-S4 instance satisfies x_{0-1} != x_{1-0} and x_{0-0-1} = x_{0-1-0}.",
-    verdict="holds",
-    evidence="Exact witness: A = [[0, 1], [1, 1]], B u_0 = (0, 1), B u_- = (0, 1), B u_1 = (1, 0), and the initial "
-             "state z = (5/4, -5/4) solving the (linear) equation x_{0-0-1} = x_{0-1-0}; then x_{0-1} != x_{1-0}. "
-             "(Needs A_1 A_- A_0 != A_0 A_- A_1, i.e. non-commuting transitions.)")
-def check_liquid(profile: str) -> CheckResult:
-    mats, w, z, A = liquid_witness()
+@entry("002:section-3.2.liquid-s4", perturb={"A": [[F(1, 2), F(0)], [F(0), F(1)]]})
+def check_liquid(profile: str, A: list | None = None) -> CheckResult:
+    """``A``: the input-independent part (the witness's [[0, 1], [1, 1]]; the perturbation, a diagonal A, makes
+    every transition diagonal, so Proposition 2 applies and no initial state is consistent)."""
+    mats, w, z, A = liquid_witness(A)
+    if z is None:
+        return CheckResult("falsified", "x_{0-0-1} = x_{0-1-0} has no solution z for this A",
+                           counterexample={"A": mstr(A)})
     ok = consistent_on_proof_strings(mats, w, z)
     if not ok:
         return CheckResult("falsified", "witness not consistent", counterexample={"z": [fstr(x) for x in z]})

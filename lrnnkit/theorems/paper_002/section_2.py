@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
-from ..registry import CheckResult, statement
-from ._common import CHARS, PAPER
+from ..registry import CheckResult, entry
+from ._common import CHARS
 
 
 # =========================================================================== Section 2 claim, non-linear readout
@@ -70,33 +70,13 @@ def subtraction_value(w: str) -> int | None:
     return digits[0] - sum(digits[1:])
 
 
-@statement(
-    id="002:claim-section-2", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_002.py::test_base4_encoding_is_injective",
-           "proofs_tests/test_theorems_B_002.py::test_subtraction_value"],
-    statement="'In this section, we theoretically show that most LRNNs are unable to represent arithmetic operations' "
-              "... 'such an input-independent matrix A cannot represent subtraction' (Section 2.1), for the LRNN of "
-              "eq. (1) whose readout y_k = h(x_k) 'may or may not be a linear operation'.",
-    hypotheses="Input-independent LRNN x_k = A x_{k-1} + B u_k (and, 'most LRNNs', diagonal input-dependent ones). "
-               "'Represent' as the section's proofs use it: a consistent representation gives expressions of equal "
-               "value equal states and expressions of different value different states (Proposition 1's proof "
-               "forces x_{0-1} != x_{1-0} and x_{0-0-1} = x_{0-1-0}).",
-    conclusion="No such LRNN represents subtraction consistently (Propositions 1 and 2).",
-    verdict="holds",
-    evidence="Under the proofs' reading the claim is 002:proposition-1 and 002:proposition-2, and the check re-runs "
-             "both (holds). Note on another reading (not the paper's): if 'represent' only asks that some readout h "
-             "of eq. (1) output the value, the claim fails in exact arithmetic: scalar state, A = 1/4, B u_0 = 1, "
-             "B u_- = 2, B u_1 = 3, z = 0 gives x_k = x_{k-1}/4 + c_k, injective on strings (the last symbol is "
-             "floor(x_k) because 0 <= x_{k-1}/4 < 1), so h = value o decode works; checked exhaustively on all strings "
-             "of length <= 7 (deep: 10). That encoder is not consistent (x_{0-0-1} != x_{0-1-0}), and in finite "
-             "precision it collapses: with paper 000's cast model it maps 0(-0)^m and 1(-0)^m (values 0 and 1) to the "
-             "same state from m = 7 on in fp32 (bf16: m = 3).",
-    notes="Earlier revisions recorded 'falsified' under the readout reading; the section's proofs only use the "
-          "state-level reading, which is what the paper most plausibly meant. The readout encoder is kept as a note "
-          "(details of the check).")
-def check_claim_section_2(profile: str) -> CheckResult:
+@entry("002:claim-section-2", perturb={"transitions": "dense"})
+def check_claim_section_2(profile: str, transitions: str | None = None) -> CheckResult:
+    """``transitions`` (the perturbation ``dense``) re-decides both propositions for that transition class."""
     from .propositions import check_proposition_1, check_proposition_2
-    props = {"002:proposition-1": check_proposition_1(profile), "002:proposition-2": check_proposition_2(profile)}
+    kw = {} if transitions is None else {"transitions": transitions}
+    props = {"002:proposition-1": check_proposition_1(profile, **kw),
+             "002:proposition-2": check_proposition_2(profile, **kw)}
     if any(r.verdict != "holds" for r in props.values()):
         bad = {k: r.verdict for k, r in props.items()}
         return CheckResult("falsified", f"the propositions the claim rests on do not hold: {bad}",

@@ -8,27 +8,14 @@ from fractions import Fraction as F
 import numpy as np
 
 from .._exact import exact_matmul as mm, find_or_none, fstr, mstr
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 
 # =========================================================================== Section 3: FSA columns
-@statement(
-    id="002:section-3.fsa-columns", paper=PAPER, kind="claim",
-    statement="The transition function of an FSA, represented in matrix form, is input-dependent and its column "
-              "vectors all have unit norm (in ||.||_1).",
-    hypotheses="Complete deterministic FSA; matrix of letter a: M(a)[q', q] = 1 iff delta(q, a) = q'.",
-    conclusion="Every column of every M(a) has 1-norm exactly 1 (indeed is a standard basis vector, so every p-norm "
-               "is 1 and the p-norm constraint of eq. 6 holds for every p).",
-    verdict="holds",
-    evidence="The matrix form is one-hot by definition, so the check tests lrnnkit's implementation of it (the "
-             "'block-diagonal-normalized' construction of 002 Section 3.3, which the simulator and the certifier "
-             "use): for every transformation automaton on 1..3 states with 2 letters (deep; quick: every 7th of "
-             "them, 107 automata) the compiled letter matrices are exactly M(a)[q', q] = 1{delta(q, a) = q'} "
-             "(input-dependent: M(a) = M(b) iff a and b act alike), every column has 1-norm exactly 1, and every "
-             "product along the words of length <= 3 equals the matrix of the composed transformation (so the "
-             "columns stay unit vectors, as eq. 7 needs).")
-def check_fsa_columns(profile: str) -> CheckResult:
+@entry("002:section-3.fsa-columns", perturb={"matrix_form": "rows"})
+def check_fsa_columns(profile: str, matrix_form: str = "columns") -> CheckResult:
+    """``matrix_form``: ``columns`` is the statement's M(a)[q', q] = 1{delta(q, a) = q'}; ``rows`` (the
+    perturbation) is its transpose, whose columns are not unit vectors for a non-injective letter."""
     import itertools
 
     from ...automata.sources import load_source
@@ -48,6 +35,11 @@ def check_fsa_columns(profile: str) -> CheckResult:
         mats = [layer.transitions[s].A_exact for s in sym]
         for a, M in enumerate(mats):
             want = [[F(int(fsa.delta[q, a] == r)) for q in range(n)] for r in range(n)]
+            if matrix_form == "rows":
+                want = [list(col) for col in zip(*want)]
+            if any(sum(abs(want[r][q]) for r in range(n)) != 1 for q in range(n)):     # the statement itself
+                return CheckResult("falsified", "a column of the matrix form is not a unit vector",
+                                   counterexample={"generators": gens, "letter": a, "matrix": mstr(want)})
             if M != want:
                 return CheckResult("falsified", "the compiled matrix form is not the FSA's one-hot matrix",
                                    counterexample={"generators": gens, "letter": a, "matrix": mstr(M)})
@@ -72,16 +64,9 @@ def _pnorm_mp(v, p):
     return mpmath.fsum(abs(mpmath.mpf(x.numerator) / x.denominator) ** p for x in v) ** (1 / p)
 
 
-@statement(
-    id="002:equation-6.normalization", paper=PAPER, kind="claim",
-    statement="For any vector v, v' = v / max(1, ||v||_p) satisfies the p-norm constraint ||v'||_p <= 1 of eq. (6).",
-    hypotheses="p >= 1, v real.",
-    conclusion="||v'||_p <= 1.",
-    verdict="holds",
-    evidence="Exact for p = 1 (Fractions) and 60-digit mpmath for p in {6/5, 3/2, 2, 3, 7/2} over a hypothesis "
-             "search (dimension <= 6, entries k/4): no violation (||v'||_p = min(||v||_p, 1)). Tolerance for "
-             "mpmath: 1e-50.")
-def check_eq6_normalization(profile: str) -> CheckResult:
+@entry("002:equation-6.normalization", perturb={"scale": F(11, 10)})
+def check_eq6_normalization(profile: str, scale=F(1)) -> CheckResult:
+    """``scale`` (1 in eq. 6; the perturbation 11/10) multiplies the normalized vector v / max(1, ||v||_p)."""
     import mpmath
     from hypothesis import strategies as st
     strat = st.tuples(st.sampled_from([F(1), F(6, 5), F(3, 2), F(2), F(3), F(7, 2)]),
@@ -91,12 +76,12 @@ def check_eq6_normalization(profile: str) -> CheckResult:
         p, v = args
         if p == 1:
             n = sum((abs(x) for x in v), F(0))
-            vp = [x / max(F(1), n) for x in v]
+            vp = [scale * x / max(F(1), n) for x in v]
             return sum((abs(x) for x in vp), F(0)) > 1
         with mpmath.workdps(60):
             pm = mpmath.mpf(p.numerator) / p.denominator
             n = _pnorm_mp(v, pm)
-            s = max(mpmath.mpf(1), n)
+            s = max(mpmath.mpf(1), n) * scale.denominator / scale.numerator
             vp = [abs(mpmath.mpf(x.numerator) / x.denominator) / s for x in v]
             return mpmath.fsum(x ** pm for x in vp) ** (1 / pm) > 1 + mpmath.mpf(10) ** -50
 
@@ -107,16 +92,9 @@ def check_eq6_normalization(profile: str) -> CheckResult:
     return CheckResult("holds", "no violation")
 
 
-@statement(
-    id="002:equation-6.monotonicity", paper=PAPER, kind="claim",
-    statement="Because ||v||_p >= ||v||_q when p <= q, a smaller p imposes a stronger constraint on the columns of "
-              "A_k^(i).",
-    hypotheses="1 <= p <= q.",
-    conclusion="||v||_p >= ||v||_q for all v; hence {||v||_p <= 1} is contained in {||v||_q <= 1}.",
-    verdict="holds",
-    evidence="60-digit mpmath over a hypothesis search (dimension <= 6, entries k/4, p < q from {1, 6/5, 3/2, 2, 3, "
-             "7/2}); tolerance 1e-50.")
-def check_eq6_monotonicity(profile: str) -> CheckResult:
+@entry("002:equation-6.monotonicity", perturb={"reverse": True})
+def check_eq6_monotonicity(profile: str, reverse: bool = False) -> CheckResult:
+    """``reverse`` (the perturbation) checks the opposite order ||v||_q >= ||v||_p for p < q."""
     import mpmath
     from hypothesis import strategies as st
     ps = [F(1), F(6, 5), F(3, 2), F(2), F(3), F(7, 2)]
@@ -129,7 +107,7 @@ def check_eq6_monotonicity(profile: str) -> CheckResult:
         with mpmath.workdps(60):
             a = _pnorm_mp(v, mpmath.mpf(p.numerator) / p.denominator)
             b = _pnorm_mp(v, mpmath.mpf(q.numerator) / q.denominator)
-            return a < b - mpmath.mpf(10) ** -50
+            return (b < a - mpmath.mpf(10) ** -50) if reverse else (a < b - mpmath.mpf(10) ** -50)
 
     cx = find_or_none(strat, bad, profile, 150, 2000)
     if cx is not None:
@@ -153,18 +131,8 @@ def _abs(M):
     return [[abs(x) for x in r] for r in M]
 
 
-@statement(
-    id="002:equation-7", paper=PAPER, kind="claim",
-    statement="Take p = 1: if no column of A_k^(i) or A_{k+1}^(i) has 1-norm greater than 1, then A_{k+1}^(i) A_k^(i) "
-              "is the same kind of matrix: 1^T |A_{k+1} A_k| <= 1^T |A_{k+1}| |A_k| <= 1^T |A_k| <= 1^T (eq. 7); "
-              "hence p = 1 stabilizes the block-diagonal recurrence (5).",
-    hypotheses="Square blocks with column 1-norms <= 1 (obtained by eq. 6's normalization).",
-    conclusion="Each inequality of the chain (entrywise), and by induction every product of any length has column "
-               "1-norms <= 1.",
-    verdict="holds",
-    evidence="Exact (Fractions) hypothesis search over b <= 4, products of up to 6 blocks, each inequality of the "
-             "chain checked entrywise at every step: no violation.")
-def check_eq7(profile: str) -> CheckResult:
+@entry("002:equation-7", perturb={"normalize": False})
+def check_eq7(profile: str, normalize: bool = True) -> CheckResult:
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 4), st.integers(2, 6)).flatmap(
         lambda bk: st.lists(st.lists(st.lists(st.integers(-9, 9).map(lambda k: F(k, 4)), min_size=bk[0],
@@ -172,7 +140,7 @@ def check_eq7(profile: str) -> CheckResult:
                             min_size=bk[1], max_size=bk[1]))
 
     def bad(blocks):
-        blocks = [_normalize_columns_l1(M) for M in blocks]
+        blocks = [_normalize_columns_l1(M) if normalize else M for M in blocks]
         b = len(blocks[0])
         one = [[F(1)] * b]
         P = blocks[0]
@@ -213,27 +181,8 @@ def column_pnorm_le1_exact(M: list, p: F) -> bool:
     return True
 
 
-@statement(
-    id="002:claim-section-3.3.small-p", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_002.py::test_small_p_counterexample_by_hand"],
-    statement="'A smaller p imposes a stronger constraint on the columns of A_k^(i). In other words, we can stabilize "
-              "Eq. (5) by selecting a sufficiently small p' ... 'p = 1.2 is small enough' (Section 4.4 uses p = 1.2).",
-    hypotheses="Blocks A^(i) whose columns all have p-norm <= 1 (eq. 6). Read as the paper's own next sentence "
-               "does: some sufficiently small p stabilizes eq. (5), and eq. (7) shows p = 1 does; 'p = 1.2 is small "
-               "enough' is an empirical statement about Section 4.4's training results, not a stability claim.",
-    conclusion="With p = 1, every product A_k ... A_1 of such blocks has column 1-norms <= 1, for every k.",
-    verdict="holds",
-    evidence="p = 1 (exact): products of up to 6 random rational blocks (sizes 1..4, columns scaled to 1-norm <= 1) "
-             "keep every column 1-norm <= 1 (and 002:equation-7 checks the one-step inequality). Note on p > 1 "
-             "(recorded, not the claim): stability then fails in general: the 2x2 block with all entries 11/20 has "
-             "columns of 6/5-norm (2 (11/20)^{6/5})^{5/6} <= 1 (equivalently 2^5 11^6 = 56689952 <= 20^6 = "
-             "64000000), yet A^k = (11/10)^{k-1} A (A^100 entries > 6800); for every p > 1 the block b^{-1/p} J_b "
-             "has spectral radius b^{1 - 1/p} > 1, and ||A_k...A_1||_1 <= b^{k(1 - 1/p)} (Hoelder), attained; "
-             "checked in float64 over random normalized blocks (relative tolerance 1e-9). So p = 1.2 trains well "
-             "(the paper's empirical remark) but is not stable for all lengths.",
-    notes="Before this revision the entry read 'sufficiently small p' as 'p = 1.2 (or any p > 1)' and recorded "
-          "holds-as-corrected; the paper's sentence is met by p = 1, so the p > 1 growth is a note.")
-def check_small_p(profile: str) -> CheckResult:
+@entry("002:claim-section-3.3.small-p", perturb={"scale": F(11, 10)})
+def check_small_p(profile: str, scale=F(1)) -> CheckResult:
     # the claim: p = 1 stabilizes (exact rational products)
     rng = np.random.default_rng(7)
     n_prod = 60 if profile == "quick" else 600
@@ -243,6 +192,7 @@ def check_small_p(profile: str) -> CheckResult:
         for _ in range(k):
             M = _normalize_columns_l1([[F(int(rng.integers(-9, 10)), int(rng.integers(1, 6))) for _ in range(b)]
                                        for _ in range(b)])
+            M = [[scale * x for x in r] for r in M]
             P = mm(M, P)
         if any(sum(abs(P[i][j]) for i in range(b)) > 1 for j in range(b)):
             return CheckResult("falsified", "a product of p = 1 blocks has a column 1-norm > 1",

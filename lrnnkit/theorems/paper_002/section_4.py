@@ -3,8 +3,7 @@
 See the package docstring (lrnnkit/theorems/paper_002/__init__.py) for the paper and conventions."""
 from __future__ import annotations
 
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 
 # =========================================================================== Section 4.1 examples
@@ -23,20 +22,11 @@ def _mod_arith_value(expr: list, M: int) -> int:
     return (total + sign * prod) % M
 
 
-@statement(
-    id="002:section-4.1.examples", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_002.py::test_mod_arith_precedence"],
-    statement="Sum(5): input 0324 -> 4; EvenPair(5): input 0320 -> 1; ModArith(5): input 1+2-3x4 -> 1 "
-              "(1 + 2 - 3 x 4 mod 5 = -9 mod 5 = 1).",
-    hypotheses="Task definitions of Section 4.1.",
-    conclusion="The printed outputs.",
-    verdict="holds",
-    evidence="Independent evaluators (sum mod M, first == last, precedence-aware modular arithmetic without eval) "
-             "reproduce every printed output.")
-def check_examples(profile: str) -> CheckResult:
-    ok = sum(map(int, "0324")) % 5 == 4
+@entry("002:section-4.1.examples", perturb={"modulus": 6})
+def check_examples(profile: str, modulus: int = 5) -> CheckResult:
+    ok = sum(map(int, "0324")) % modulus == 4
     ok &= int("0320"[0] == "0320"[-1]) == 1
-    ok &= _mod_arith_value(["1", "+", "2", "-", "3", "*", "4"], 5) == 1
+    ok &= _mod_arith_value(["1", "+", "2", "-", "3", "*", "4"], modulus) == 1
     if not ok:
         return CheckResult("falsified", "an example disagrees", counterexample="see evaluators")
     return CheckResult("holds", "all printed examples reproduced")

@@ -17,24 +17,30 @@ One module per statement group: ``equation_3``, ``theorem_2``, ``theorem_c1``, `
 ``appendix_g``; helpers shared by several groups live in ``_common``. Importing the package registers every statement."""
 from __future__ import annotations
 
-# the names the former single-module paper exposed through its imports (tests and other papers use them)
-import math  # noqa: F401
-from fractions import Fraction as F  # noqa: F401
-import numpy as np  # noqa: F401
-
-from ...model import exact_matvec, gh_matrix_exact  # noqa: F401
-from .._exact import det, dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, is_psd, mstr  # noqa: F401
-from .._exact import madd_list as add, mscale_list as scal, msub as sub, norm2_lt1, rank, solve  # noqa: F401
-from .._exact import transpose as tr  # noqa: F401
-from ._common import PAPER, _mat_strategy, _rat_strategy, gh  # noqa: F401
-from .equation_3 import _dense_states, _diag_rnn, check_appendix_B_eq7, check_equation_3  # noqa: F401
-from .theorem_2 import (THM21_CX, _descent_ok, _thm21_search, _thm21_strategy, check_theorem_2_1, check_theorem_2_2,
-    lipschitz_lt1, lipschitz_operator)  # noqa: F401
-from .theorem_c1 import LN99, THMC1_CX, check_appendix_C3, check_theorem_C_1, memory_closed_form, memory_monte_carlo  # noqa: F401
+# the public names of the paper's statement groups (checks, recorded instances, helpers the tests use);
+# importing a statement group registers its entries
+from ._common import (PAPER, gh)
+from .appendix_g import (G_WORDS, check_g2_pairings, check_proposition_G_2, check_remark_G_3, check_remark_G_4,
+    count_pairings, double_factorial, gram_deviation)
+from .circulant import (check_circulant, circulant)
+from .equation_3 import (check_appendix_B_eq7, check_equation_3)
+from .mixer import (check_claim_contractive, check_claim_full_rank, check_claim_mixer_contractive,
+    check_claim_negative_eigenvalues, check_claim_rank_r, mixer)
+from .proof_errata import (F1_LAMS, F1_P, T22_LAMS, T22_P, check_theorem_2_1_neumann, check_theorem_2_2_eigenvalues,
+    printed_f1_bound, repaired_f1_bound)
+from .theorem_2 import (THM21_CX, check_theorem_2_1, check_theorem_2_2, lipschitz_lt1, lipschitz_operator)
+from .theorem_c1 import (LN99, THMC1_CX, check_appendix_C3, check_theorem_C_1, memory_closed_form, memory_monte_carlo)
 from .theorem_d import (cayley_orthogonal, check_appendix_D2_eq9, check_theorem_D_1, check_theorem_D_2,
-    householder_for, reflections_of_orthogonal)  # noqa: F401
-from .mixer import (_mixer_contractive, _mixer_json, _mixer_strategy, _sym_from, check_claim_contractive,
-    check_claim_full_rank, check_claim_mixer_contractive, check_claim_negative_eigenvalues, check_claim_rank_r, mixer)  # noqa: F401
-from .circulant import check_circulant, circulant  # noqa: F401
-from .appendix_g import G_WORDS, check_g2_pairings, count_pairings, double_factorial, check_proposition_G_2, check_remark_G_3, check_remark_G_4, gram_deviation  # noqa: F401
-from .proof_errata import T22_LAMS, T22_P, check_theorem_2_2_eigenvalues  # noqa: F401
+    householder_for, reflections_of_orthogonal)
+from . import appendix_e  # noqa: F401  (registers its entries)
+
+__all__ = ["F1_LAMS", "F1_P", "G_WORDS", "LN99", "PAPER", "T22_LAMS", "T22_P", "THM21_CX", "THMC1_CX",
+           "cayley_orthogonal", "check_appendix_B_eq7", "check_appendix_C3", "check_appendix_D2_eq9",
+           "check_circulant", "check_claim_contractive", "check_claim_full_rank",
+           "check_claim_mixer_contractive", "check_claim_negative_eigenvalues", "check_claim_rank_r",
+           "check_equation_3", "check_g2_pairings", "check_proposition_G_2", "check_remark_G_3",
+           "check_remark_G_4", "check_theorem_2_1", "check_theorem_2_1_neumann", "check_theorem_2_2",
+           "check_theorem_2_2_eigenvalues", "check_theorem_C_1", "check_theorem_D_1", "check_theorem_D_2",
+           "circulant", "count_pairings", "double_factorial", "gh", "gram_deviation", "householder_for",
+           "lipschitz_lt1", "lipschitz_operator", "memory_closed_form", "memory_monte_carlo", "mixer",
+           "printed_f1_bound", "reflections_of_orthogonal", "repaired_f1_bound"]

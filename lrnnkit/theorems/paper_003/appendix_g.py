@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from ..registry import CheckResult, statement
-from ._common import PAPER
+from ..registry import CheckResult, entry
 
 
 # =========================================================================== Proposition G.2 / Theorem D.1
@@ -50,32 +49,13 @@ def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: s
 G_WORDS = ["", "1", "2", "12", "21", "112"]
 
 
-@statement(
-    id="003:proposition-G.2", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_003.py::test_gram_normalization_statistical"],
-    statement="The sequence (R^{NxN}, R^N, P_N) where P_N draws Y0 with i.i.d. N(0,1) entries and A^i i.i.d. "
-              "~ (N r_N)^{-1/2} W M^T with W, M independent N x r_N standard Gaussian matrices, with r_N -> infinity, "
-              "achieves maximal probabilistic expressivity for compact sets; the proof reduces this to the bound "
-              "|| (1/N)<A_I Y0, A_J Y0> - delta_{IJ} ||_{L2(P_N)} <= (kappa(|I|+|J|))!! o(1) with "
-              "o(1) = O(1/sqrt(N ^ r_N)) (eq. 15).",
-    hypotheses="r_N -> infinity.",
-    conclusion="The Gram deviation of eq. 15 tends to 0 at rate O((N ^ r_N)^{-1/2}) for every fixed pair of words.",
-    verdict="holds",
-    evidence="Monte Carlo (the statement is asymptotic: the check tests consistency with the stated rate and that "
-              "the test can detect its failure). All pairs of the words '', 1, 2, 12, 21, 112 (lengths 0..3 over 2 "
-              "letters, so |I| + |J| up to 6), r_N = sqrt(N), N = 64 -> 1024: the largest deviation shrinks by a "
-              "factor consistent with (r_64 / r_1024)^{1/2} = 1/2 (accepted range [0.2, 0.75], eq. 15 being an upper bound; 400 samples; "
-              "observed 0.35-0.44 over 5 seeds); with r fixed at 1 (Remark G.4) it does not shrink on the words '', 1, 2 "
-              "(ratio > 0.75; on longer words the fixed-rank deviations are too heavy-tailed for a stable L2 "
-              "estimate), showing the check has power.",
-    notes="The extraction garbled the distribution line ('A^{i iid -> } ...'); reconstructed as "
-          "A^i ~ (N r_N)^{-1/2} W M^T. With that scaling E |A y|^2 = |y|^2, so the diagonal terms of eq. 15 tend "
-          "to 1 as required.")
-def check_proposition_G_2(profile: str) -> CheckResult:
+@entry("003:proposition-G.2", perturb={"ranks": (8, 8)})
+def check_proposition_G_2(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
+    """``ranks``: r_N at N = 64 and 1024 (sqrt N, diverging); the perturbation (8, 8) drops r_N -> infinity."""
     samples = 400 if profile == "quick" else 3000
     words = G_WORDS
-    e_small = gram_deviation(64, 8, words, samples, seed=1)
-    e_large = gram_deviation(1024, 32, words, samples, seed=2)
+    e_small = gram_deviation(64, ranks[0], words, samples, seed=1)
+    e_large = gram_deviation(1024, ranks[1], words, samples, seed=2)
     # power control on the short words '', 1, 2: with r = 1 and longer words the deviations are heavy-tailed and
     # their L2 estimate is unstable (a deep run saw the ratio fall to 0.48 at 3000 samples)
     f_small = gram_deviation(64, 1, ["", "1", "2"], samples, seed=3)
@@ -96,26 +76,14 @@ def check_proposition_G_2(profile: str) -> CheckResult:
     return CheckResult("open", "inconclusive Monte Carlo", details=details)
 
 
-@statement(
-    id="003:remark-G.3", paper=PAPER, kind="remark",
-    statement="Following (Cirone et al., 2024a)[6.1] W and M can be taken as having i.i.d. entries from a centred, "
-              "symmetric but heavy tailed distribution given finiteness of even moments (and Proposition G.2 still "
-              "holds).",
-    hypotheses="W, M entries i.i.d. centred symmetric with unit variance and finite even moments; r_N -> infinity.",
-    conclusion="The Gram deviation of eq. 15 still decays like (N ^ r_N)^{-1/2}.",
-    verdict="holds",
-    evidence="Monte Carlo as for 003:proposition-G.2 (all pairs of words of length <= 3) with Laplace (variance 1) "
-             "and Rademacher entries, r_N = sqrt(N), N = 64 -> 1024, 400 samples: the deviation ratio lies in the "
-             "accepted band [0.2, 0.75] around the predicted 1/2 for both distributions (observed 0.30-0.47 over 6 "
-             "seeds).",
-    notes="Y0 stays standard Gaussian, as in Proposition G.2.")
-def check_remark_G_3(profile: str) -> CheckResult:
+@entry("003:remark-G.3", perturb={"ranks": (1, 1)})
+def check_remark_G_3(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
     samples = 400 if profile == "quick" else 3000
     words = G_WORDS
     ratios = {}
     for k, dist in enumerate(("laplace", "rademacher")):
-        a = gram_deviation(64, 8, words, samples, seed=10 + k, dist=dist)
-        b = gram_deviation(1024, 32, words, samples, seed=20 + k, dist=dist)
+        a = gram_deviation(64, ranks[0], words, samples, seed=10 + k, dist=dist)
+        b = gram_deviation(1024, ranks[1], words, samples, seed=20 + k, dist=dist)
         ratios[dist] = b / a
     # band as in G.2 (an upper bound: faster decay allowed; Monte Carlo relative error ~10% per estimate)
     if all(0.2 <= v <= 0.75 for v in ratios.values()):
@@ -126,27 +94,14 @@ def check_remark_G_3(profile: str) -> CheckResult:
     return CheckResult("open", f"inconclusive: {ratios}", details=ratios)
 
 
-@statement(
-    id="003:remark-G.4", paper=PAPER, kind="remark",
-    statement="While the proof crucially uses r_N -> infinity, ... if r_N does not diverge then the asymptotics differ "
-              "from the dense ones: some symmetries are lost, impossible to recover due to unavoidable noise "
-              "(Figure 9: I = 12, J = 1112).",
-    hypotheses="r_N = r fixed.",
-    conclusion="The Gram deviation of eq. 15 does not tend to 0.",
-    verdict="holds",
-    evidence="Monte Carlo (400 samples). (1) Diagonal terms (words '', 1, 2): with r = 1 and r = 2 fixed, the "
-             "deviation at N = 4096 stays above 0.7 sqrt(2/r), where sqrt(2/r) is its N -> infinity limit "
-             "((1/N)|A y|^2 tends to chi^2_r / r, not to 1). (2) The remark's own pairing (Figure 9: I = 12, "
-             "J = 1112, an off-diagonal term whose dense limit is 0): with r = 1, 2 fixed its deviation at "
-             "N = 2048 (deep: 4096) stays above 1, while with diverging rank (r = 32 at N = 1024) it is about 0.27 "
-             "and the check requires it below 0.5 (so the same estimator does see the decay).",
-    notes="Figure 9 itself is a plot; the check tests the pairing it shows and the diagonal terms.")
-def check_remark_G_4(profile: str) -> CheckResult:
+@entry("003:remark-G.4", perturb={"ranks": (8,)})
+def check_remark_G_4(profile: str, ranks: tuple = (1, 2)) -> CheckResult:
+    """``ranks``: the fixed ranks of the remark; the perturbation (8,) takes a rank too large for the remark."""
     samples = 400 if profile == "quick" else 3000
     words = ["", "1", "2"]
     devs = {}
     ok = True
-    for r in (1, 2):
+    for r in ranks:
         d = gram_deviation(4096, r, words, samples, seed=40 + r)
         limit = math.sqrt(2 / r)      # L2 deviation of chi^2_r / r, the N -> infinity law of (1/N)|A y|^2
         devs[f"r={r}"] = {"N4096": d, "limit": limit}
@@ -156,7 +111,7 @@ def check_remark_G_4(profile: str) -> CheckResult:
     # the remark's pairing I = 12, J = 1112 (Figure 9); threshold 1 = about 4x the diverging-rank value (0.27)
     Np = 2048 if profile == "quick" else 4096
     pair = ["12", "1112"]
-    for r in (1, 2):
+    for r in ranks:
         d = gram_deviation(Np, r, pair, samples, seed=50 + r, pairs=[(0, 1)])
         devs[f"pair 12/1112 r={r}"] = {f"N{Np}": d}
         ok &= d > 1.0
@@ -187,27 +142,12 @@ _G2_COUNT = ("the number of admissible pairings of G_{I,J} u G_{I,J} is at most 
              "matchings of its 4(|I| + |J|) edges) < (4(|I| + |J|))!!, so (15) holds with kappa = 4")
 
 
-@statement(
-    id="003:proposition-G.2-proof-pairings", paper=PAPER, kind="construction",
-    statement="(Proof of Proposition G.2) 'Since the total number of admissible pairings of G_{I,J} u G_{I,J} is "
-              "(4(|I| + |J|))!!, we conclude that equation (15) holds with kappa = 4', where G_{I,J} is a ladder "
-              "with 2|I| + 2|J| edges.",
-    hypotheses="Pairings (Wick / Isserlis) of the Gaussian factors on the 4(|I| + |J|) edges of G_{I,J} u G_{I,J}.",
-    conclusion="The number of pairings of 4m edges (m = |I| + |J|) is at most (4m)!!, so eq. (15) with kappa = 4 "
-               "follows.",
-    verdict="holds-as-corrected",
-    counterexample={"m": 1, "admissible pairings": 1, "all pairings": 3, "printed (4m)!!": 8},
-    corrected=_G2_COUNT,
-    evidence="Proof erratum, conclusion unaffected: the number of all pairings (perfect matchings) of 4m edges is "
-             "(4m - 1)!!, not (4m)!! (brute-force count for 2..12 items), and admissible pairings (only edges of "
-             "the same Gaussian matrix pair) are fewer still (brute force on typed edge lists: each of the 2m "
-             "letters' W and M edges, for m = 1..3); since (4m - 1)!! < (4m)!!, the printed count is an upper "
-             "bound and kappa = 4 stands.",
-    notes="003, App. G, proof of Proposition G.2 (the count of pairings of G_{I,J} u G_{I,J}).")
-def check_g2_pairings(profile: str = "quick") -> CheckResult:
+@entry("003:proposition-G.2-proof-pairings", perturb={"printed_count": True})
+def check_g2_pairings(profile: str = "quick", printed_count: bool = False) -> CheckResult:
+    """``printed_count`` (the perturbation): test the literal count (2n)!! in place of (2n - 1)!!."""
     for n in range(1, 7):
         c = count_pairings([0] * (2 * n))
-        if c != double_factorial(2 * n - 1) or not c < double_factorial(2 * n):
+        if c != double_factorial(2 * n - 1 + int(printed_count)) or not c < double_factorial(2 * n):
             return CheckResult("falsified", f"pairings of {2 * n} items: {c}", counterexample={"items": 2 * n, "count": c})
     rows = {}
     for m in range(1, 4 if profile == "quick" else 5):
@@ -222,7 +162,7 @@ def check_g2_pairings(profile: str = "quick") -> CheckResult:
     if all(adm == printed for adm, _, printed in rows.values()):
         return CheckResult("open", "the admissible counts equal the printed (4m)!! (erratum not confirmed)")
     adm, allp, printed = rows[1]
-    return CheckResult("holds-as-corrected", f"(2n - 1)!! pairings of 2n items (n <= 6); admissible <= (4m - 1)!! < "
+    return CheckResult("holds-with-wording-slip", f"(2n - 1)!! pairings of 2n items (n <= 6); admissible <= (4m - 1)!! < "
                        f"(4m)!! (admissible, all, printed): {rows}",
                        counterexample={"m": 1, "admissible pairings": adm, "all pairings": allp,
                                        "printed (4m)!!": printed},

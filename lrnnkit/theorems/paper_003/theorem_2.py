@@ -6,11 +6,11 @@ from __future__ import annotations
 from fractions import Fraction as F
 
 from ...model import exact_matvec
-from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, mstr
+from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, is_psd, mstr
 from .._exact import msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, _mat_strategy, _rat_strategy
+from ..registry import CheckResult, entry
+from ._common import _mat_strategy, _rat_strategy
 
 
 # =========================================================================== Theorem 2.1
@@ -64,33 +64,10 @@ def _thm21_search(profile: str, lam_lo: int, shrink: bool = False):
 THM21_CX = {"d": 1, "T": 1, "Lambda": "-1/2", "Q": "1/4"}
 
 
-@statement(
-    id="003:theorem-2.1", paper=PAPER, kind="theorem",
-    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_1_counterexample_by_hand",
-           "proofs_tests/test_theorems_B_003.py::test_theorem_2_1_corrected_bound_float",
-           "proofs_tests/test_theorems_B_003.py::test_is_pd_matches_sympy",
-           "proofs_tests/test_theorems_B_003.py::test_norm2_lt1_matches_svd"],
-    statement="Let f_theta(x,h)_t = Lambda f_theta(x,h)_{t-1} + (I - Lambda)(Q B_t x_t + (I - Q) h_t), where Lambda "
-              "and Q "
-              "are input-independent matrices and Lambda is diagonal. If Lambda and I - Q are contractive (i.e. "
-              "||.||_2 < 1), then f_theta(x,h) has a Lipschitz constant < 1 in h.",
-    hypotheses="Lambda diagonal with ||Lambda||_2 < 1 (|lambda_i| < 1, negative entries allowed), ||I - Q||_2 < 1.",
-    conclusion="||f(x,h) - f(x,h')|| < ||h - h'|| (checked both per step t, as the proof states it, and for the "
-               "whole sequence, which the fixed-point iteration needs).",
-    verdict="holds-as-corrected",
-    evidence="Exact search (hypothesis, d <= 2, T <= 3, entries k/8): the printed statement fails as soon as Lambda "
-             "has a negative entry, because ||I - Lambda||_2 = 1 - lambda_min > 1. Minimal counterexample: d = 1, "
-             "T = 1, Lambda = -1/2, Q = 1/4: f(x,h) - f(x,h') = (1 - Lambda)(1 - Q)(h - h') = (3/2)(3/4)(h - h') = "
-             "(9/8)(h - h'), and the iteration of eq. 4 multiplies its error by 9/8 per step (diverges). The proof's "
-             "step 'sum_tau Lambda^{t-tau} <= (I - Lambda)^{-1}' (printed '<= I - Lambda') only bounds the product "
-             "by 1 for 0 <= Lambda < I. Corrected statement (Lambda entries in [0, 1)) passes the same search.",
-    counterexample=THM21_CX,
-    corrected="If Lambda = diag(lambda_i) with 0 <= lambda_i < 1 and ||I - Q||_2 < 1, then h -> f_theta(x,h) has "
-              "Lipschitz constant <= ||I - Q||_2 < 1 (per step and for the whole sequence, uniformly in T).",
-    notes="The extraction printed the Neumann bound as 'sum Lambda^{t-tau} <= I - Lambda'; reconstructed as "
-          "(I - Lambda)^{-1}. Mamba-style gates lambda = exp(-...) lie in (0, 1), so the corrected hypothesis covers "
-          "the paper's model; the printed 'contractive' hypothesis does not suffice.")
-def check_theorem_2_1(profile: str) -> CheckResult:
+@entry("003:theorem-2.1", perturb={"corrected_lam_lo": -7})
+def check_theorem_2_1(profile: str, corrected_lam_lo: int = 0) -> CheckResult:
+    """``corrected_lam_lo``: the corrected statement searched with Lambda entries >= corrected_lam_lo / 8 (0; the
+    perturbation -7 readmits negative entries)."""
     # 1. the recorded hand-checkable counterexample, exactly
     lam, Q = F(-1, 2), F(1, 4)
     P = [[1 - Q]]
@@ -103,7 +80,7 @@ def check_theorem_2_1(profile: str) -> CheckResult:
         err = lip * err
     # 2. hypothesis search on the printed statement and on the corrected one
     cx_printed = _thm21_search(profile, -7, shrink=True)   # this shrink is quick (d = 1, T = 1 is found early)
-    cx_corr = _thm21_search(profile, 0)
+    cx_corr = _thm21_search(profile, corrected_lam_lo)
     details = {"recorded_counterexample_lipschitz": fstr(lip), "iteration_error_growth_after_10": fstr(err),
                "shrunk_counterexample": None if cx_printed is None else
                {"T": cx_printed[0], "Lambda": [fstr(x) for x in cx_printed[1]], "I_minus_Q": mstr(cx_printed[2])}}
@@ -138,41 +115,47 @@ def _descent_ok(J: list, delta: list) -> tuple[bool, dict]:
                 "g_star": [fstr(x) for x in gs], "inner_product": fstr(ip)}
 
 
-@statement(
-    id="003:theorem-2.2", paper=PAPER, kind="theorem",
-    tests=["proofs_tests/test_theorems_B_003.py::test_theorem_2_2_weak_hypothesis_witness"],
-    statement="Let f_theta(x,h) be a diagonal linear RNN, with fixed point h* and Lipschitz constant < 1 in h. Let "
-              "L(.,.) be a loss and y a target. If the Jacobians J_x(h) = df/dx(x,h) and J_h = df/dh(x,h) are equal, "
-              "then the gradient computed at the fixed point h = h* is a descent direction of L(f_theta(x,h*), y).",
-    hypotheses="J := J_x = J_h square with ||J||_2 < 1 (Lipschitz < 1 in the 2-norm); true Jacobian "
-               "J* = (I - J)^{-1} J (App. B, eq. 7); delta = dL/df.",
-    conclusion="<J^T delta, (J*)^T delta> >= 0 for every delta, with > 0 whenever the true gradient (J*)^T delta != 0.",
-    verdict="holds",
-    evidence="Exact hypothesis search over J (d <= 3, entries k/8, ||J||_2 < 1 decided exactly) and delta: no "
-             "counterexample. Note: the proof's step '(I - J) has strictly positive eigenvalues' is false for "
-             "non-symmetric J (eigenvalues may be complex); the conclusion holds because ||J||_2 < 1 makes the "
-             "symmetric part of I - J, hence of (I - J)^{-1}, positive definite. The printed strict inequality "
-             "'> 0 for all delta' fails when J^T delta = 0 (e.g. J = 0); the check uses >= 0, and > 0 when the "
-             "true gradient is nonzero. The 2-norm hypothesis matters: with only spectral radius < 1, J = [[1, 1/2], "
-             "[-3/2, -1]] (eigenvalues +-1/2) and delta = (-14, -10) give <g, g*> = -4/3 < 0 (ascent).",
-    notes="The proof writes the descent condition as delta^T J_x^* J_x^T delta >= 0; with J_x = J_h this is "
-          "omega^T (I - J)^{-1} omega, omega = J^T delta (using (I - J)^{-1} J = J (I - J)^{-1}).")
-def check_theorem_2_2(profile: str) -> CheckResult:
+def descent_form(J: list) -> list:
+    """The symmetric matrix S with ``<g, g*> = delta^T S delta`` for all delta (g = J^T delta, g* = (J*)^T delta,
+    J* = (I - J)^{-1} J): S is the symmetric part of ``J J^T (I - J)^{-T}``. The conclusion of Theorem 2.2 for
+    every delta at once is ``S`` positive semidefinite (decided exactly)."""
+    d = len(J)
+    inv_t = tr(solve(sub(eye(d), J), eye(d)))
+    M = mm(mm(J, tr(J)), inv_t)
+    return [[(M[i][j] + M[j][i]) / 2 for j in range(d)] for i in range(d)]
+
+
+def spectral_radius_lt1(J: list) -> bool:
+    """Every eigenvalue of J lies in the open unit disk (exact: Schur-Cohn on the characteristic polynomial)."""
+    from ..paper_000._common import charpoly
+    from ..paper_000.proposition_1 import schur_cohn_inside
+    return schur_cohn_inside(charpoly(J))
+
+
+@entry("003:theorem-2.2", perturb={"hypothesis": "spectral-radius"})
+def check_theorem_2_2(profile: str, hypothesis: str = "2-norm") -> CheckResult:
+    """Exact search over J (d <= 3, entries k/8 in [-2, 2]) satisfying the hypothesis (``2-norm``: ||J||_2 < 1 as
+    printed; ``spectral-radius``: only rho(J) < 1, the perturbation); for each J the conclusion for all delta is
+    decided at once (:func:`descent_form` PSD), the strict part on sampled delta."""
     from hypothesis import strategies as st
     strat = st.integers(1, 3).flatmap(lambda d: st.tuples(
-        _mat_strategy(d, -7, 7, 8), st.lists(st.integers(-3, 3).map(F), min_size=d, max_size=d)))
+        _mat_strategy(d, -16, 16, 8), st.lists(st.integers(-3, 3).map(F), min_size=d, max_size=d)))
+    admissible = norm2_lt1 if hypothesis == "2-norm" else spectral_radius_lt1
 
     def bad(args):
         J, delta = args
-        if not norm2_lt1(J):
+        if not admissible(J):
             return False
-        return not _descent_ok(J, delta)[0]
+        return not is_psd(descent_form(J)) or not _descent_ok(J, delta)[0]
 
     cx = find_or_none(strat, bad, profile, 120, 2000)
     if cx is not None:
-        return CheckResult("falsified", "descent fails", counterexample=_descent_ok(*cx)[1])
-    # necessity of the 2-norm hypothesis: spectral radius < 1 alone is not enough. Witness J (eigenvalues +-1/2,
-    # ||J||_2 > 1) and delta with J^T delta = (1, 3): <g, g*> < 0.
+        J = cx[0]
+        return CheckResult("falsified", f"descent fails for some delta ({hypothesis} < 1)",
+                           counterexample={"J": mstr(J), "descent_form": mstr(descent_form(J)),
+                                           "delta": [fstr(x) for x in cx[1]]})
+    # necessity of the 2-norm hypothesis, on the recorded witness: J (eigenvalues +-1/2, ||J||_2 > 1) and delta with
+    # J^T delta = (1, 3): <g, g*> < 0.
     Jw = [[F(1), F(1, 2)], [F(-3, 2), F(-1)]]
     dw = [r[0] for r in solve(tr(Jw), [[F(1)], [F(3)]])]
     ok_w, info_w = _descent_ok(Jw, dw)
@@ -180,5 +163,6 @@ def check_theorem_2_2(profile: str) -> CheckResult:
     info_w["norm_lt_1"] = norm2_lt1(Jw)
     weak = None if ok_w else info_w
     n = 120 if profile == "quick" else 2000
-    return CheckResult("holds", f"{n} exact examples (d <= 3, ||J||_2 < 1): descent holds",
+    return CheckResult("holds", f"{n} exact examples (d <= 3, ||J||_2 < 1): the descent form J J^T (I - J)^-T has a "
+                                f"PSD symmetric part (every delta at once)",
                        details={"spectral_radius_only_counterexample": weak})

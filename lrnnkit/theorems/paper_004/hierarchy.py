@@ -10,27 +10,17 @@ import numpy as np
 from ...model import exact_matvec
 from .._exact import block_diag, exact_identity as eye, exact_matmul as mm, fstr, mstr, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
+from ..registry import CheckResult, entry
+from ._common import diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
 
 
-@statement(
-    id="004:hierarchy.positive-diagonal", paper=PAPER, kind="claim",
-    statement="(reconstructed, Introduction and Figure 1) Further constraining the transition matrix to positive "
-              "diagonal impedes a model's ability to perform state tracking: models with diagonal and positive state "
-              "transitions (e.g. Mamba) cannot learn parity.",
-    hypotheses="Pure bilinear h_t = diag(a(x_t)) h_{t-1} with a(x) > 0 entrywise, linear-argmax read-out.",
-    conclusion="No such model computes parity for every length.",
-    verdict="holds",
-    evidence="Along 1^k every score difference is sum_i alpha_i r_i^k + c with r_i > 0, which changes sign at most H "
-             "times (Descartes' rule for exponential sums), while parity alternates; the check: for 60 (quick) / 600 "
-             "(deep) random positive-diagonal models (H <= 4) an LP finds no read-out correct on 1^k, k <= 2H + 6.")
-def check_positive_diagonal(profile: str) -> CheckResult:
+@entry("004:hierarchy.positive-diagonal", perturb={"a_lo": -2.0})
+def check_positive_diagonal(profile: str, a_lo: float = 0.05) -> CheckResult:
     rng = np.random.default_rng(5)
     trials = 60 if profile == "quick" else 600
     for _ in range(trials):
         H = int(rng.integers(1, 5))
-        a = rng.uniform(0.05, 2.0, H)
+        a = rng.uniform(a_lo, 2.0, H)
         h0 = rng.uniform(-1, 1, H)
         K = 2 * H + 6
         if readout_feasible(diagonal_power_states(a, h0, K), np.arange(1, K + 1) % 2, 2):
@@ -40,24 +30,7 @@ def check_positive_diagonal(profile: str) -> CheckResult:
 
 
 # =========================================================================== hierarchy: S3 in block-2, inclusions
-@statement(
-    id="004:hierarchy.strict-levels", paper=PAPER, kind="claim",
-    statement="(reconstructed, Figure 1 and Sections 2.2-2.4) Bilinear models form a hierarchy full >= block-diagonal "
-              ">= complex-diagonal (shared eigenbasis) >= real-diagonal >= positive-diagonal, with task classes "
-              "'arbitrary state machines' >= ... >= 'abelian groups' >= 'parity' >= none; each level is strictly "
-              "weaker than the one above it (up to block-diagonal).",
-    hypotheses="Pure bilinear recurrences, linear read-out; block size 2 for the block-diagonal level.",
-    conclusion="Inclusions, and separating tasks: parity (real-diag, not positive), Z_3 (complex-diag, not real), S_3 "
-               "(block-diagonal with one 2x2 block, not complex-diag).",
-    verdict="holds",
-    evidence="Inclusions by construction (a real diagonal is a complex-diagonal with P = I and 1x1 blocks; a "
-             "complex-diagonal with P = I is block-diagonal; block-diagonal is a full bilinear tensor). Separations: "
-             "004:hierarchy.positive-diagonal and 004:section-2.4.real-diagonal (impossibility), "
-             "004:proposition-2.3 (Z_3 by one rotation block), 004:section-2.3.abelian-only (S_3 impossible for a "
-             "shared eigenbasis), and here: the S_3 word problem certified (exact-bfs, every length) with a single "
-             "rational 2x2 block (the 2-dimensional irreducible representation).",
-    notes="Whether block-diagonal with fixed block size is strictly below full bilinear is recorded separately as "
-          "004:hierarchy.block-vs-full.")
+@entry("004:hierarchy.strict-levels")
 def check_strict_levels(profile: str) -> CheckResult:
     from ...automata.groups import group_word_problem
     from ...certify import certify
@@ -175,37 +148,7 @@ def free_block_injective(max_len: int) -> tuple[int, int]:
     return words, len(states)
 
 
-@statement(
-    id="004:hierarchy.block-vs-full", paper=PAPER, kind="claim",
-    statement="(reconstructed, contribution list) Linear RNNs with block-diagonal transition matrices of [fixed] size "
-              "[b] are not able to learn general state machines (negative result), while the full bilinear model "
-              "simulates any state machine.",
-    hypotheses="Pure bilinear h_t = W(x_t) h_{t-1}, W(x) block-diagonal with free real b x b blocks, any number of "
-               "blocks; 'simulates' as in Proposition 2.2 (004:proposition-2.2): finitely many reachable states "
-               "and a decoder (any function) from the state to the FSM state.",
-    conclusion="For every b some finite state machine is simulated by no block-diagonal model with b x b blocks "
-               "(the full model simulates every FSM: 004:proposition-2.2).",
-    verdict="holds",
-    evidence="Proof, formalized: blocks evolve independently, so the model's transition monoid on its finite "
-             "reachable set R is a submonoid of prod_j M_j, M_j the monoid of block j on its reachable set R_j. "
-             "If the model simulates the word problem of a finite group G, then G is a quotient of a submonoid of "
-             "prod_j M_j, hence (finite semigroups) of a subgroup H of the product; each projection of H is a finite "
-             "group of invertible linear maps on a <= b-dimensional span, i.e. a finite subgroup of GL(b, R). For "
-             "b <= 2 these are cyclic or dihedral (conjugate into O(2)), so H is solvable and so is G: the word "
-             "problem of any non-solvable group (A_5) is not simulated. b = 3: finite subgroups of O(3) have no "
-             "non-abelian composition factor but A_5, so A_6 is not simulated. Any b: Jordan's theorem (an abelian "
-             "normal subgroup of index <= J(b)) bounds the non-abelian composition factors, so A_n with n!/2 > "
-             "J(b) is not simulated. Checked (exactly): the transition groups of lrnnkit's A_5 and A_6 word-problem "
-             "automata have orders 60 and 360 and are perfect (commutator subgroup = the whole group), hence not "
-             "solvable. Reading matters: with an arbitrary decoder on infinitely many reachable states the claim "
-             "fails for b >= 2: one 2x2 block with letters [[1,2],[0,1]], [[1,0],[2,1]] (a free monoid, Sanov) "
-             "maps distinct words to distinct states (checked on all words of length <= 10; deep: 12; and the deep profile checks A_6), so every FSM is a "
-             "function of the state; with a linear read-out on infinitely many states the question is not decided "
-             "here. The cited facts (finite subgroups of O(2), O(3); Jordan) are not re-derived.",
-    notes="The block size in the sentence was lost in the extraction ('of size are not able'). Under the reading of "
-          "2x2 rotation-scaling blocks in a shared basis (the real form of a complex diagonal) it is "
-          "004:section-2.3.abelian-only (holds). A single free 2x2 block already simulates the non-abelian S_3 "
-          "(004:hierarchy.strict-levels), so the negative result needs a non-solvable group.")
+@entry("004:hierarchy.block-vs-full")
 def check_block_vs_full(profile: str) -> CheckResult:
     from ...automata.groups import group_word_problem
     orders = {}
@@ -226,21 +169,9 @@ def check_block_vs_full(profile: str) -> CheckResult:
                        details={"orders": orders})
 
 
-@statement(
-    id="004:hierarchy.inclusions", paper=PAPER, kind="claim",
-    statement="(reconstructed, Sections 2.2.1-2.4) The model classes are nested: real-diagonal within complex-"
-              "diagonal within block-diagonal within full bilinear, and the CP-factorized model (eq. 4) with enough "
-              "factors equals the full bilinear model ('a factored model with higher R more closely approximates a "
-              "full bilinear model').",
-    hypotheses="d hidden units, k input dimensions.",
-    conclusion="Each class's W(x) is expressible exactly in the next; R = d k factors suffice for any tensor T.",
-    verdict="holds",
-    evidence="Exact constructions on random rational instances: diag(a) = P D P^{-1} with P = I and 1x1 blocks; "
-             "blockdiag of rotation-scaling blocks is a block-diagonal W; block-diagonal W(x) = sum_k x_k T_k with "
-             "block-sparse slices; and T = sum_{i, k} (T_k e_i) (x) e_i (x) e_k is a CP decomposition with R = d k "
-             "terms (W(x) = U diag(V^T x) Z^T reproduces T exactly).",
-    notes="Eq. 4 (factorized transition) is reconstructed as W(x) = U diag(V^T x) Z^T (CP factors U, V, Z).")
-def check_inclusions(profile: str) -> CheckResult:
+@entry("004:hierarchy.inclusions", perturb={"drop_terms": 1})
+def check_inclusions(profile: str, drop_terms: int = 0) -> CheckResult:
+    """``drop_terms`` (the perturbation 1) leaves the last rank-one term out of the CP decomposition."""
     rng = np.random.default_rng(8)
     trials = 20 if profile == "quick" else 300
     for _ in range(trials):
@@ -253,6 +184,7 @@ def check_inclusions(profile: str) -> CheckResult:
                 U.append([T[r][i][kk] for r in range(d)])
                 Z.append([F(int(j == i)) for j in range(d)])
                 V.append([F(int(j == kk)) for j in range(k)])
+        U, V, Z = U[:len(U) - drop_terms], V[:len(V) - drop_terms], Z[:len(Z) - drop_terms]
         x = [F(int(v)) for v in rng.integers(-3, 4, size=k)]
         W = w_of_input(T, x)
         Wcp = [[sum((U[r][i] * sum((V[r][j] * x[j] for j in range(k)), F(0)) * Z[r][jj] for r in range(len(U))), F(0))

@@ -10,8 +10,8 @@ import numpy as np
 
 from ...model import exact_matvec
 from .._exact import find_or_none, fstr
-from ..registry import CheckResult, statement
-from ._common import PAPER, w_of_input
+from ..registry import CheckResult, entry
+from ._common import w_of_input
 
 
 # --------------------------------------------------------------------------- exact bilinear machinery
@@ -61,32 +61,16 @@ def bilinear_model(fsa):
 
 
 # =========================================================================== Proposition 2.2
-@statement(
-    id="004:proposition-2.2", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_004.py::test_one_hot_tensor_slices_are_letter_matrices",
-           "proofs_tests/test_theorems_B_004.py::test_bilinear_model_certifies_group_word_problem",
-           "proofs_tests/test_theorems_B_004.py::test_bfs_detects_a_wrong_tensor"],
-    statement="(reconstructed) The bilinear state transition model h_t = W(x_t) h_{t-1}, W(x)_{ij} = sum_k T_{ijk} x_k "
-              "(eq. 2) is capable of simulating any finite state machine (Q, Sigma, delta, q_0).",
-    hypotheses="Any complete deterministic FSM; one-hot input embedding; construction of App. A.1: T[:, :, a] = M(a), "
-               "M(a)[i, j] = 1 iff delta(j, a) = i; h_0 = e_{q_0}.",
-    conclusion="For every input sequence of every length, h_t = e_{q_t}, so a linear read-out (argmax) produces the "
-               "state.",
-    verdict="holds",
-    evidence="Exact breadth-first search over reachable (automaton state, model state) pairs (closure proves every "
-             "length): exhaustive over all 2-letter FSMs with <= 3 states and every start state (1 + 16 + 729 "
-             "transition tables, 2220 (table, start) cases), plus a hypothesis search over n <= 7 states, k <= 4 "
-             "letters; and the library "
-             "certifier (lrnnkit.certify, exact-bfs) on the construction built as a 'bilinear' Model for the presets "
-             "parity, flipflop-like resets and a random 5-state FSM.",
-    notes="The extraction lost the proposition's label ('propstatemachine') and every formula; the statement and "
-          "eqs. 2, 3, 6-8 are reconstructed from the proof's prose.")
-def check_proposition_2_2(profile: str) -> CheckResult:
+@entry("004:proposition-2.2", perturb={"transpose": True})
+def check_proposition_2_2(profile: str, transpose: bool = False) -> CheckResult:
+    """``transpose`` (the perturbation) swaps the two state indices of the one-hot tensor."""
     count = 0
     for n in range(1, 4):
         for table in itertools.product(range(n), repeat=2 * n):
             delta = np.array(table).reshape(n, 2)
             T = one_hot_tensor(delta)
+            if transpose:
+                T = [[T[j][i] for j in range(n)] for i in range(n)]
             for s in range(n):
                 ok, _ = bfs_simulates(delta, s, T)
                 count += 1
@@ -124,26 +108,9 @@ def check_proposition_2_2(profile: str) -> CheckResult:
 
 
 # =========================================================================== scale invariance
-@statement(
-    id="004:section-2.2.scale-invariance", paper=PAPER, kind="claim",
-    statement="The absence of any additive terms in eq. (2) makes the hidden units scale-invariant: one can multiply a "
-              "hidden state vector by a constant at any time-step and divide by the same constant at a later "
-              "time-step without any effect on the final result (up to floating point accuracy).",
-    hypotheses="Pure bilinear h_t = W(x_t) h_{t-1}; constant c != 0.",
-    conclusion="Rescaling by c at step s and by 1/c at step t > s leaves h_T unchanged; and the argmax read-out is "
-               "invariant under positive rescaling.",
-    verdict="holds",
-    evidence="The exact statement is an identity by linearity (checked anyway: exact hypothesis search over random "
-             "W(x), d <= 3, words of length <= 8, c, s < t; with an additive term b != 0 it fails, witness in "
-             "details). What can fail is the use the paper makes of it, in floating point: renormalizing the state "
-             "at every step (h <- h / ||h||, the rescaling of Section 3) must give the direction of the exact state. "
-             "Checked in float64 against exact integer arithmetic: 20 random integer bilinear models (d = 3, "
-             "entries in -3..3, 2 letters) on words of length 1500: the unnormalized float64 run overflows (the "
-             "exact state has > 1024 bits) while the renormalized run matches the exact direction to 1e-9 (errors "
-             "transverse to the growing direction are damped; 1e-9 is 10^6 unit roundoffs); with an additive "
-             "term the renormalized run does not follow the unnormalized model (direction differs by > 0.1 on a "
-             "witness), so the hypothesis 'no additive terms' is necessary.")
-def check_scale_invariance(profile: str) -> CheckResult:
+@entry("004:section-2.2.scale-invariance", perturb={"additive": True})
+def check_scale_invariance(profile: str, additive: bool = False) -> CheckResult:
+    """``additive`` (the perturbation) adds b = (1, .., 1) after every step: the claim needs its absence."""
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 3), st.integers(2, 8), st.integers(0, 2**31 - 1))
 
@@ -167,7 +134,8 @@ def check_scale_invariance(profile: str) -> CheckResult:
         s = int(rng.integers(0, T - 1))
         t = int(rng.integers(s + 1, T))
         c = F(int(rng.integers(1, 9)), int(rng.integers(1, 9))) * (1 if rng.random() < 0.5 else -1)
-        return run(Ws, word, h0) != run(Ws, word, h0, s, c, t)
+        b = [F(1)] * d if additive else None
+        return run(Ws, word, h0, b=b) != run(Ws, word, h0, s, c, t, b=b)
 
     cx = find_or_none(strat, bad, profile, 100, 3000)
     if cx is not None:

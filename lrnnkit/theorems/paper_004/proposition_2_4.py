@@ -8,8 +8,8 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ..registry import CheckResult, statement
-from ._common import PAPER, diagonal_power_states, readout_feasible
+from ..registry import CheckResult, entry
+from ._common import diagonal_power_states, readout_feasible
 
 
 # =========================================================================== Proposition 2.4 (parity, random net)
@@ -48,35 +48,9 @@ PARITY_CX = {"H": 1, "a (symbol 0)": "-1/2", "b (symbol 1)": "1/2", "h0": "1",
                     "although a and b have opposite signs"}
 
 
-@statement(
-    id="004:proposition-2.4", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_004.py::test_parity_hand_counterexample_exhaustive_thresholds",
-           "proofs_tests/test_theorems_B_004.py::test_readout_lp_positive_controls",
-           "proofs_tests/test_theorems_B_004.py::test_clopper_pearson_against_scipy_binomtest"],
-    statement="(reconstructed) A random network with frozen real-diagonal transition matrix (without additive terms) "
-              "and learnable linear read-out layer learns parity with probability 1 - (1/2)^H (H = hidden width), for "
-              "arbitrary sequence length, from only 2 training examples of odd and even parity.",
-    hypotheses="Diagonal entries of A_0 = diag(a), A_1 = diag(b) i.i.d. symmetric around 0; h_0 of fixed positive "
-               "sign; the read-out is any linear classifier (the check grants the best one, which only helps the "
-               "claim).",
-    conclusion="P(a linear read-out computes parity for every length) = 1 - (1/2)^H (the proof: a coordinate with "
-               "sign(a_i) != sign(b_i) exists with that probability).",
-    verdict="holds-as-corrected",
-    evidence="The proof's case a_i < 0 < b_i gives sign(h_i) = (-1)^{#0} = parity XOR (length mod 2), which a linear "
-             "read-out cannot use for all lengths. Exact counterexample H = 1, a = -1/2, b = 1/2 (details). "
-             "Monte Carlo with a, b ~ U(-1, 1)^H, h0 = 1 (success decided exactly when a coordinate with a_i > 0 > "
-             "b_i exists, otherwise by LP infeasibility of a separating read-out on all words of length <= 5; 120 "
-             "networks per H quick, 2000 and length <= 8 deep): the 99.9% Clopper-Pearson interval excludes "
-             "1 - (1/2)^H for small H (all of H = 1..4 in the recorded runs) and contains the corrected 1 - (3/4)^H "
-             "(the paper's own Remark) for H = 1..4; no sample without a good coordinate was separable.",
-    counterexample=PARITY_CX,
-    corrected="A linear read-out computes parity for every length iff some coordinate has a_i > 0 > b_i (up to the "
-              "sign of h_0), which happens with probability 1 - (3/4)^H; this matches the paper's Remark.",
-    notes="The extraction lost both probabilities and the number of training examples; reconstructed from the "
-          "proof ('opposite signs' has probability 1/2 per coordinate, so 1 - (1/2)^H) and the Remark (1/4 per "
-          "coordinate, 1 - (3/4)^H). The learnability from two examples (which training pair, which learner) is "
-          "not checked: only the existence of a read-out, which is necessary for it.")
-def check_proposition_2_4(profile: str) -> CheckResult:
+@entry("004:proposition-2.4", perturb={"corrected_q": 0.5})
+def check_proposition_2_4(profile: str, corrected_q: float = 0.75) -> CheckResult:
+    """``corrected_q``: the corrected law is 1 - corrected_q^H (3/4; the perturbation 1/2 is the printed law)."""
     # exact hand counterexample: H = 1, a = -1/2, b = 1/2, h0 = 1, words of length <= 2
     a, b = F(-1, 2), F(1, 2)
     pts = sorted([(a, 0), (a * a, 0), (b, 1), (a * b, 1), (b * a, 1), (b * b, 0)])
@@ -100,7 +74,7 @@ def check_proposition_2_4(profile: str) -> CheckResult:
             gap += feas and not g
         lo, hi = clopper_pearson(upper, n, alpha)
         lo_g, hi_g = clopper_pearson(good, n, alpha)
-        printed, corrected = 1 - 0.5 ** H, 1 - 0.75 ** H
+        printed, corrected = 1 - 0.5 ** H, 1 - corrected_q ** H
         table[H] = {"p_hat_upper": upper / n, "p_hat_good": good / n, "ci_upper": [lo, hi], "ci_good": [lo_g, hi_g],
                     "printed": printed, "corrected": corrected}
         if not (lo <= printed <= hi):
@@ -119,26 +93,9 @@ def check_proposition_2_4(profile: str) -> CheckResult:
 
 
 # =========================================================================== real diagonal: parity only
-@statement(
-    id="004:section-2.4.real-diagonal", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_004.py::test_readout_lp_positive_controls"],
-    statement="(reconstructed) The real-diagonal bilinear model (block size 1) can learn parity but cannot learn "
-              "modular addition for larger moduli ('such models are incapable of learning modular addition'; 'the "
-              "real-diagonal model can only learn parity (i.e., modular addition with m = 2)').",
-    hypotheses="Pure bilinear h_t = diag(a(x_t)) h_{t-1}, real entries, linear-argmax read-out; task = word problem of "
-               "Z_m.",
-    conclusion="Z_2: some model simulates it for every length; Z_m, m >= 3: no model does.",
-    verdict="holds",
-    evidence="Z_2: a(0) = 1, a(1) = -1, h_0 = 1 certified by the library certifier (exact-bfs). Z_m, m in {3, 4, 5}: "
-             "along the words 1^k the scores are exponential sums in k with real bases, so along even k (and odd k) "
-             "each pairwise score difference has finitely many sign changes and the argmax is eventually constant, "
-             "while k mod m is not; the check searches for a counterexample: 60 (quick) / 600 (deep) random "
-             "real-diagonal models (H <= 4, "
-             "entries from U(-2, 2) and the grid {-1, -1/2, 0, 1/2, 1}) and asks an LP for a read-out correct on "
-             "1^k, k <= 40: infeasible every time. Tolerance: HiGHS feasibility 1e-7 on normalized rows.",
-    notes="Complex diagonal (one 2x2 rotation block) does Z_m for every m (004:proposition-2.3), so this is a strict "
-          "level of the hierarchy.")
-def check_real_diagonal(profile: str) -> CheckResult:
+@entry("004:section-2.4.real-diagonal", perturb={"moduli": (2,)})
+def check_real_diagonal(profile: str, moduli: tuple = (3, 4, 5)) -> CheckResult:
+    """``moduli``: Z_m searched for a real-diagonal read-out (the claim: none for m >= 3; the perturbation m = 2)."""
     from ...automata.fsa import FSA
     from ...certify import certify
     from ...model import Decoder, Layer, Model, TableMap, Transition
@@ -160,7 +117,7 @@ def check_real_diagonal(profile: str) -> CheckResult:
     grid = np.array([-1, -0.5, 0, 0.5, 1])
     K = 40
     for t in range(trials):
-        m = int(rng.choice([3, 4, 5]))
+        m = int(rng.choice(list(moduli)))
         H = int(rng.integers(1, 5))
         a = rng.choice(grid, H) if t % 3 == 0 else rng.uniform(-2, 2, H)
         h0 = rng.uniform(-1, 1, H)
@@ -188,28 +145,9 @@ def _sign_readout_parity(a: np.ndarray, b: np.ndarray, L: int) -> np.ndarray:
     return ok_pos | ok_neg
 
 
-@statement(
-    id="004:appendix-A.3.remark", paper=PAPER, kind="claim",
-    statement="(reconstructed) Remark after Proposition 2.4: for the model to learn parity for arbitrary sequence "
-              "lengths using a simple sign-based read-out from a single component i, the ideal condition is a_i > 0 "
-              "and b_i < 0; under the same i.i.d. symmetric initialization this occurs with probability 1/4 per "
-              "component, so at least one ideally suited component exists with probability 1 - (3/4)^H.",
-    hypotheses="a_i, b_i i.i.d. symmetric around 0 and continuous (no atom at 0); h_0 > 0.",
-    conclusion="(a) a_i > 0 > b_i makes sign(h_i) = (-1)^{#1} for every word; (b) P(exists such i) = 1 - (3/4)^H.",
-    verdict="holds",
-    evidence="(a) exact, and only this sign pattern: for each of the four sign patterns of (a, b) (magnitudes 1/2, "
-             "1/3 and 3/2, 2) the recurrence h <- a h (symbol 0), h <- b h (symbol 1), h_0 = 1 is run on every word "
-             "of length <= 10; a fixed sign read-out (sign or -sign) gives the parity of #1 on all of them exactly "
-             "for a > 0 > b. (b) Probability, on the model rather than on the sampler: random networks (a_i, b_i "
-             "i.i.d. U(-1, 1) or N(0, 1), H = 1..6, 4000 each; deep 100000) are RUN on all 126 words of length "
-             "1..6, and a network counts if some single component's fixed sign read-out computes parity on all of "
-             "them; the 99.9% Clopper-Pearson interval of that frequency contains 1 - (3/4)^H every time (and "
-             "excludes the 1 - (1/2)^H that two good sign patterns would give). Exact "
-             "count behind 1 - (3/4)^H: of the 4^H equally likely sign vectors (symmetry), 4^H - 3^H have an "
-             "ideal component.",
-    notes="Numbers lost in the extraction ('probability .', 'is .'); reconstructed as 1/4 and 1 - (3/4)^H. This is "
-          "the corrected form of 004:proposition-2.4.")
-def check_remark_A3(profile: str) -> CheckResult:
+@entry("004:appendix-A.3.remark", perturb={"q": F(1, 2)})
+def check_remark_A3(profile: str, q=F(3, 4)) -> CheckResult:
+    """``q``: the remark's law is 1 - q^H with q = 3/4 (the perturbation 1/2 is the proposition's printed law)."""
     # (a) which sign patterns make a fixed sign read-out compute parity (exact)
     works = {}
     for sa, sb in itertools.product((1, -1), repeat=2):
@@ -229,7 +167,7 @@ def check_remark_A3(profile: str) -> CheckResult:
     # exact count behind 1 - (3/4)^H: sign vectors with an ideal component
     for H in range(1, 7):
         cnt = sum(1 for v in itertools.product(range(4), repeat=H) if 1 in v)     # 1 = the (+, -) pattern
-        if F(cnt, 4 ** H) != 1 - F(3, 4) ** H:
+        if F(cnt, 4 ** H) != 1 - q ** H:
             return CheckResult("falsified", f"count of sign vectors with an ideal component at H = {H}: {cnt}",
                                counterexample={"H": H, "count": cnt})
     # (b) the probability, measured on the model's behaviour (not on the sampler's signs)
@@ -254,3 +192,66 @@ def check_remark_A3(profile: str) -> CheckResult:
     return CheckResult("holds", "only a > 0 > b gives a sign read-out of parity; the frequency of networks with such "
                                 "a component, measured by running them, matches 1 - (3/4)^H (99.9% intervals)",
                        details=table)
+
+
+def _diag_state(a: list, b: list, word: str) -> list:
+    """h after ``word`` for the frozen diagonal network h_t = diag(a or b) h_{t-1}, h_0 = (1, ..., 1)."""
+    h = [F(1)] * len(a)
+    for c in word:
+        h = [x * (a[i] if c == "0" else b[i]) for i, x in enumerate(h)]
+    return h
+
+
+def min_norm_readout(a: list, b: list, train: tuple) -> list | None:
+    """The read-out a standard learner fits to two labelled examples (label +1 for even parity, -1 for odd): the
+    minimum-norm interpolant w = sum_j c_j h_j with Gram(h) c = y, which gradient descent from 0 on the squared loss
+    converges to (and, both constraints being active, the hard-margin separator without bias). None if the two
+    states are parallel."""
+    hs = [_diag_state(a, b, t) for t in train]
+    ys = [F(1) if t.count("1") % 2 == 0 else F(-1) for t in train]
+    (p, q), (r, s) = [[sum(x * y for x, y in zip(hi, hj)) for hj in hs] for hi in hs]
+    d = p * s - q * r
+    if d == 0:
+        return None
+    c = [(s * ys[0] - q * ys[1]) / d, (-r * ys[0] + p * ys[1]) / d]
+    return [c[0] * hs[0][i] + c[1] * hs[1][i] for i in range(len(a))]
+
+
+TWO_EXAMPLES_CX = {"H": 2, "a (symbol 0)": ["1/4", "-3/4"], "b (symbol 1)": ["-3/4", "1/4"], "h0": ["1", "1"],
+                   "training pair": {"0": "even", "1": "odd"}, "learned read-out": ["1", "-1"],
+                   "misclassified": {"00": "w.h = 1/16 - 9/16 = -1/2 (predicts odd; '00' is even)"}}
+
+
+@entry("004:proposition-2.4.two-examples", perturb={"a": [F(1, 4)], "b": [F(-3, 4)]})
+def check_two_examples(profile: str = "quick", a: list = None, b: list = None) -> CheckResult:
+    import itertools
+    import random
+    a = [F(1, 4), F(-3, 4)] if a is None else a
+    b = [F(-3, 4), F(1, 4)] if b is None else b
+
+    def first_error(a, b, L=6):
+        w = min_norm_readout(a, b, ("0", "1"))
+        if w is None:
+            return None
+        for n in range(1, L + 1):
+            for t in map("".join, itertools.product("01", repeat=n)):
+                v = sum(x * y for x, y in zip(w, _diag_state(a, b, t)))
+                if v == 0 or (v > 0) != (t.count("1") % 2 == 0):
+                    return {"word": t, "w": [str(x) for x in w], "w.h": str(v)}
+        return None
+    err = first_error(a, b)
+    rng = random.Random(9)
+    grid = [F(k, 8) for k in range(-7, 8) if k]
+    fails = total = 0
+    while total < (60 if profile == "quick" else 400):
+        H = rng.choice([2, 3])
+        aa, bb = [rng.choice(grid) for _ in range(H)], [rng.choice(grid) for _ in range(H)]
+        if any(x > 0 > y for x, y in zip(aa, bb)):
+            total += 1
+            fails += first_error(aa, bb) is not None
+    if err is None:
+        return CheckResult("holds", "the learned read-out computes parity on every word of length <= 6 for this "
+                                    f"network ({fails}/{total} random networks fail)")
+    return CheckResult("falsified", f"the read-out learned from '0', '1' misclassifies {err['word']!r}; {fails}/{total} "
+                       "random networks with a good component fail likewise", counterexample=TWO_EXAMPLES_CX,
+                       details={"error": err, "random_failures": f"{fails}/{total}"})

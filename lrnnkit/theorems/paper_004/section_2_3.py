@@ -10,8 +10,8 @@ import numpy as np
 
 from .._exact import block_diag, det, exact_identity as eye, exact_matmul as mm, find_or_none, mstr, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, statement
-from ._common import PAPER, noncommuting_pair
+from ..registry import CheckResult, entry
+from ._common import noncommuting_pair
 
 
 # =========================================================================== Proposition 2.3 (rotations)
@@ -58,28 +58,15 @@ def rotation_model(invariants: list):
 ABELIAN_CASES = [[2], [3], [4], [5], [6], [7], [12], [2, 2], [2, 4], [3, 3], [2, 2, 2], [2, 6]]
 
 
-@statement(
-    id="004:proposition-2.3", paper=PAPER, kind="proposition",
-    tests=["proofs_tests/test_theorems_B_004.py::test_rotation_model_float_long_words"],
-    statement="(reconstructed) A linear RNN of the form eq. (3) with orthogonal state-transition matrices that share a "
-              "common, input-independent eigenbasis (W(x) = P D(x) P^{-1} with fixed P) can simulate any abelian group "
-              "(commutative operation).",
-    hypotheses="Finite abelian group G = Z_{m_1} x ... x Z_{m_k} (fundamental theorem); inputs are group elements.",
-    conclusion="The rotation-block construction of App. A.2 (angle 2 pi x / m per cyclic factor, linear read-out) "
-               "outputs the prefix product after every input, for every length.",
-    verdict="holds",
-    evidence="Library certifier (exact-bfs over cyclotomic weights, every length) on the construction for Z2, Z3, "
-             "Z4, Z5, Z6, Z7, Z12, Z2xZ2, Z2xZ4, Z3xZ3, Z2xZ2xZ2, Z2xZ6; plus an independent exact check that "
-             "R(2 pi a/m) R(2 pi b/m) = R(2 pi (a+b)/m) and R(2 pi/m)^m = I in Q(zeta_4m).",
-    notes="The proposition's label ('propcomplexabelian') survived, its formula did not. The proof's 'simple "
-          "construction with (i.e., )' is reconstructed as d = 2 (one rotation block) for Z_m; products use one "
-          "block per factor.")
-def check_proposition_2_3(profile: str) -> CheckResult:
+@entry("004:proposition-2.3", perturb={"angle_offset": 1})
+def check_proposition_2_3(profile: str, angle_offset: int = 0) -> CheckResult:
+    """``angle_offset`` (the perturbation 1) rotates by 2 pi k / (m + 1) for Z_m."""
     from ...certify import certify
     from ...exact import cos2pi, sin2pi
     cases = ABELIAN_CASES if profile == "deep" else ABELIAN_CASES[:9]
     for m in (3, 5, 8, 12):
-        R = lambda k: [[cos2pi(k, m), -sin2pi(k, m)], [sin2pi(k, m), cos2pi(k, m)]]  # noqa: E731
+        M_ = m + angle_offset
+        R = lambda k: [[cos2pi(k, M_), -sin2pi(k, M_)], [sin2pi(k, M_), cos2pi(k, M_)]]  # noqa: E731
         for a in range(m):
             for b in range(m):
                 if mm(R(a), R(b)) != R((a + b) % m):
@@ -112,37 +99,18 @@ def _eig_multiplicity(A: list, root: int) -> int:
     return k
 
 
-@statement(
-    id="004:section-2.3.orthogonal-rotation-form", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_004.py::test_orthogonal_rotation_form_reflection"],
-    statement="(App. A.2 and Section 2.3, reconstructed) Based on the real Jordan normal form, an orthogonal matrix "
-              "W is similar to a real block-diagonal matrix D composed entirely of 2-dimensional rotation matrices "
-              "(assuming d is even): W = P D P^{-1}.",
-    hypotheses="W real orthogonal, d even.",
-    conclusion="W is similar to blockdiag(R(theta_1), ..., R(theta_{d/2})).",
-    verdict="holds-as-corrected",
-    evidence="Counterexample: d = 2, W = diag(1, -1) (a reflection): det W = -1 but every block-diagonal of "
-             "rotations has det +1, and similarity preserves the determinant. Corrected statement (iff det W = +1): "
-             "exact check over rational orthogonal matrices (Cayley transforms, d in {2, 4, 6}, with and without a "
-             "reflection): the multiplicities of the eigenvalues +1 and -1 (from the exact characteristic "
-             "polynomial) are both even exactly when det W = +1, which is what pairing them into R(0) and R(pi) "
-             "blocks requires (orthogonal matrices are normal, hence diagonalizable).",
-    counterexample={"W": [["1", "0"], ["0", "-1"]], "det": "-1"},
-    corrected="A real orthogonal W (d even) is similar (indeed orthogonally) to a block-diagonal of 2x2 rotations "
-              "iff det W = +1; in general blocks R(theta_i) plus 1x1 blocks +-1 are needed.")
-def check_orthogonal_rotation_form(profile: str) -> CheckResult:
-    from ..paper_003 import cayley_orthogonal
+@entry("004:section-2.3.orthogonal-rotation-form", perturb={"criterion": "always"})
+def check_orthogonal_rotation_form(profile: str, criterion: str = "det") -> CheckResult:
+    """``criterion``: the corrected characterization (``det``: det W = +1; the perturbation ``always`` is the
+    printed claim that every orthogonal W pairs into rotation blocks)."""
+    from ..paper_003.theorem_d import cayley_orthogonal, random_skew
     W = [[F(1), F(0)], [F(0), F(-1)]]
     printed_fails = det(W) == -1 and _eig_multiplicity(W, -1) % 2 == 1
     rng = np.random.default_rng(17)
     trials = 12 if profile == "quick" else 150
     for trial in range(trials):
         d = int(rng.choice([2, 4, 6]))
-        S = [[F(0)] * d for _ in range(d)]
-        for i in range(d):
-            for j in range(i + 1, d):
-                v = F(int(rng.integers(-3, 4)), int(rng.integers(1, 3)))
-                S[i][j], S[j][i] = v, -v
+        S = random_skew(rng, d, -3, 4, 3)
         Q = cayley_orthogonal(S)
         if trial % 2:
             Q = [[-x for x in Q[0]]] + Q[1:]
@@ -158,7 +126,7 @@ def check_orthogonal_rotation_form(profile: str) -> CheckResult:
         assert mm(tr(Q), Q) == eye(d)
         dq = det(Q)
         pairable = _eig_multiplicity(Q, 1) % 2 == 0 and _eig_multiplicity(Q, -1) % 2 == 0
-        if pairable != (dq == 1):
+        if pairable != (dq == 1 or criterion == "always"):
             return CheckResult("falsified", "corrected statement fails", counterexample=mstr(Q))
     if not printed_fails:
         return CheckResult("holds", "no counterexample")
@@ -172,23 +140,9 @@ def _rot_scale(a: F, b: F) -> list:
     return [[a, -b], [b, a]]
 
 
-@statement(
-    id="004:section-2.3.commutation", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_004.py::test_rotation_scaling_blocks_commute_symbolically"],
-    statement="(reconstructed) Fixing P while D varies with the input implies that W(x) = P D(x) P^{-1} and W(x') "
-              "commute iff D(x) and D(x') commute; since blocks of the form (a) (real eigenvalue) or [[a, -b], [b, a]] "
-              "(complex pair) commute with other blocks of the same type, this architecture is restricted to "
-              "commutative transition dynamics: the state after a word depends only on how often each input occurs.",
-    hypotheses="P fixed and invertible; D(x) real block-diagonal with a fixed block pattern of 1x1 and 2x2 "
-               "rotation-scaling blocks; pure bilinear recurrence h_t = W(x_t) h_{t-1}.",
-    conclusion="W(x) W(x') = W(x') W(x) for all x, x'; h after any permutation of a word equals h after the word.",
-    verdict="holds",
-    evidence="Exact (Fractions) hypothesis search: random rational invertible P (d <= 4), random block patterns and "
-             "entries, random words of length <= 6 and random permutations of them: states always equal. Symbolic "
-             "(sympy) commutation of generic 2x2 rotation-scaling blocks in proofs_tests/test_theorems_B_004.py. "
-             "With a non-rotation 2x2 block ([[1, 1], [0, 1]] vs [[1, 0], [1, 1]]) commutation fails, so the block "
-             "type matters.")
-def check_commutation(profile: str) -> CheckResult:
+@entry("004:section-2.3.commutation", perturb={"free_blocks": True})
+def check_commutation(profile: str, free_blocks: bool = False) -> CheckResult:
+    """``free_blocks`` (the perturbation) draws arbitrary 2 x 2 blocks instead of rotation-scalings a I + b J."""
     from hypothesis import strategies as st
     strat = st.tuples(st.integers(1, 4), st.integers(2, 6), st.integers(0, 2**31 - 1))
 
@@ -211,7 +165,8 @@ def check_commutation(profile: str) -> CheckResult:
             blocks = []
             for s in pattern:
                 a, b = F(int(rng.integers(-4, 5)), 3), F(int(rng.integers(-4, 5)), 3)
-                blocks.append([[a]] if s == 1 else _rot_scale(a, b))
+                c = F(int(rng.integers(-4, 5)), 3)
+                blocks.append([[a]] if s == 1 else [[a, b], [c, a + b]] if free_blocks else _rot_scale(a, b))
             Ws.append(mm(mm(P, block_diag(blocks)), Pinv))
         word = [int(v) for v in rng.integers(0, 3, size=T)]
         perm = [word[i] for i in rng.permutation(T)]
@@ -232,24 +187,11 @@ def check_commutation(profile: str) -> CheckResult:
                        details={"free_2x2_blocks_commute": mm(J1, J2) == mm(J2, J1)})
 
 
-@statement(
-    id="004:section-2.3.abelian-only", paper=PAPER, kind="claim",
-    tests=["proofs_tests/test_theorems_B_004.py::test_abelian_decision_against_gap"],
-    statement="(reconstructed; hierarchy 'rotations with a shared basis: abelian only') A pure bilinear RNN whose "
-              "transition matrices share an input-independent eigenbasis (W(x) = P D(x) P^{-1}, D(x) of complex-"
-              "diagonal type) can simulate the word problem of a finite group G iff G is abelian.",
-    hypotheses="Pure bilinear recurrence, any read-out; G given by its multiplication table, alphabet = G.",
-    conclusion="(<=) Proposition 2.3; (=>) for non-abelian G there are letters a, b with ab != ba, while the model "
-               "reaches the same state after ab and ba (004:section-2.3.commutation), so no read-out can output both "
-               "prefix products.",
-    verdict="holds",
-    evidence="For the non-abelian groups S3, D4, Q8, D5, A4, D6, S4 (lrnnkit group word problems, commutativity "
-             "decided by brute force over the multiplication table) a witness pair with ab != ba is found and the "
-             "prefix products differ; for abelian groups no pair exists and 004:proposition-2.3 certifies the "
-             "rotation construction. Commutation of the model is 004:section-2.3.commutation.")
-def check_abelian_only(profile: str) -> CheckResult:
+@entry("004:section-2.3.abelian-only", perturb={"groups": ("S3", "Z6")})
+def check_abelian_only(profile: str, groups: tuple = ("S3", "D4", "D5", "A4", "D6")) -> CheckResult:
+    """``groups``: the non-abelian groups tested (the perturbation adds the abelian Z6)."""
     from ...automata.groups import group_word_problem
-    nonab = ["S3", "D4", "D5", "A4", "D6"] + (["S4"] if profile == "deep" else [])
+    nonab = list(groups) + (["S4"] if profile == "deep" else [])
     witnesses = {}
     for name in nonab:
         fsa = group_word_problem(name)
