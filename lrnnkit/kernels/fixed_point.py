@@ -19,8 +19,9 @@ Lambda h_{t-1} + (I - Lambda) Q v_t``: a dense RNN with ``A_t = (Lambda_t + (I -
     x~^l_t = Q_t (x_t - y^{l-1}_t) + y^{l-1}_t
 
 with unit vectors ``B^ = B / ||B||``, ``C^ = C / ||C||`` (App. D.2: "L2 normalized, to limit the Lipschitz
-constant"). ``normalization="delta"`` uses the paper's Mamba-compatible ``Delta_t`` in place of ``1 - lambda_t``
-(App. D.2); the default ``"theorem-2.1"`` keeps ``1 - lambda_t``.
+constant"). ``normalization``: ``"theorem-2.1"`` scales the input by ``1 - lambda_t`` (the default of the vector
+state), ``"delta"`` by the selective ``Delta_t`` (App. D.2, "to stay compatible with the Mamba implementation"; the
+default of the matrix state, as the paper's Bedouin).
 
 **Parametrisation** (003, App. D.3, for hidden input u_t and the previous output ``y^{l-1}_{t-1}``, 0 at t = 0):
 ``lambda_t = exp(-c softplus(omega) Delta_t)``, ``Delta_t = sigmoid(W_D u_t + b_D [+ W'_D y_{t-1}])``, c = 8
@@ -107,7 +108,7 @@ def _positive_int(name: str, val) -> int:
 class FixedPointLayer(torch.nn.Module):
     """``o, _, cache = FixedPointLayer(hidden_size=2048, num_heads=4, head_dim=None, mode="chunk", norm_eps=1e-5,
     num_reflections=1, state_size=None, max_iters=100, tol=0.1, train_max_iters=None, sample_max_iters=False,
-    alpha_range="paper", dependence=None, normalization="theorem-2.1", c=8.0, layer_idx=None)(hidden_states,
+    alpha_range="paper", dependence=None, normalization=None, c=8.0, layer_idx=None)(hidden_states,
     attention_mask=None, past_key_values=None, use_cache=False, output_attentions=False, cu_seqlens=None)``.
 
     ``hidden_states`` (B, T, hidden_size); the channels ``d = num_heads * head_dim`` (``head_dim`` defaults to
@@ -121,7 +122,7 @@ class FixedPointLayer(torch.nn.Module):
                  norm_eps: float = 1e-5, num_reflections: int = 1, state_size: int | None = None,
                  max_iters: int = 100, tol: float = 0.1, train_max_iters: int | None = None,
                  sample_max_iters: bool = False, alpha_range: str = "paper", dependence=None,
-                 normalization: str = "theorem-2.1", c: float = 8.0, layer_idx: int | None = None, **kwargs):
+                 normalization: str | None = None, c: float = 8.0, layer_idx: int | None = None, **kwargs):
         super().__init__()
         if kwargs:
             raise InputError(f"FixedPointLayer: unknown keyword {sorted(kwargs)[0]!r}")
@@ -138,6 +139,8 @@ class FixedPointLayer(torch.nn.Module):
             raise InputError(f"FixedPointLayer: unknown mode {mode!r} (choose from {', '.join(MODES)})")
         if alpha_range not in ("paper", "contractive"):
             raise InputError(f"FixedPointLayer: alpha_range must be 'paper' or 'contractive', got {alpha_range!r}")
+        if normalization is None:
+            normalization = "theorem-2.1" if state_size is None else "delta"
         if normalization not in ("theorem-2.1", "delta"):
             raise InputError(f"FixedPointLayer: normalization must be 'theorem-2.1' or 'delta', got "
                              f"{normalization!r}")
