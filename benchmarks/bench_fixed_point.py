@@ -87,10 +87,12 @@ def run_authors(a) -> str:
     from lrnnkit.kernels.fixed_point import FixedPointLayer
     from lrnnkit.learn.train import TrainConfig, train
     FPRNN = load_authors_fprnn(a.authors)
-    torch.set_num_threads(max(1, os.cpu_count() // 2))
+    if a.device == "cpu":
+        torch.set_num_threads(max(1, os.cpu_count() // 2))
     cfg = TrainConfig(task=a.task, layer="diagonal", width=a.width, steps=a.steps, batch=a.batch, lr=a.lr,
                       train_len=(a.train_len, a.train_len), test_len=tuple(a.test_len), eval_n=a.eval_n,
-                      eval_batch=a.eval_n, weight_decay=0.01, seed=a.seed, log_every=max(1, a.steps // 10))
+                      eval_batch=a.eval_n, weight_decay=0.01, seed=a.seed, log_every=max(1, a.steps // 10),
+                      device=a.device)
     rows = []
     for who in ("authors' FPRNN", "lrnnkit FixedPointLayer"):
         iters: list = []
@@ -119,9 +121,10 @@ def run_authors(a) -> str:
     body = table(head, rows)
     notes = (f"Task {a.task}, train length {a.train_len}, width {a.width} (2 x {a.width} channels), r = {a.r}, "
              f"cap {a.max_iters} iterations, tol 0.1, batch {a.batch}, lr {a.lr}, seed {a.seed}, AdamW + cosine, "
-             f"{a.eval_n} test words per length; CPU, torch threads {torch.get_num_threads()}. Reproduce: "
+             f"{a.eval_n} test words per length; {a.device}, torch threads {torch.get_num_threads()}. Reproduce: "
              f"`python benchmarks/bench_fixed_point.py --authors PATH --task {a.task} --steps {a.steps} "
-             f"--width {a.width} --r {a.r}` (PATH: a checkout of github.com/dr-faustus/fp-rnn, commit 4c28602). "
+             f"--width {a.width} --r {a.r} --batch {a.batch} --lr {a.lr} --device {a.device}` (PATH: a checkout "
+             "of github.com/dr-faustus/fp-rnn, commit 4c28602). "
              "Iterations: theirs counts its damped iterations plus the differentiable one, ours every iteration "
              "with the differentiable one.")
     return body, notes
@@ -215,11 +218,12 @@ def main():
     ap.add_argument("--max-iters", dest="max_iters", type=int, default=16)
     ap.add_argument("--eval-n", dest="eval_n", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", help="--authors on cpu (default) or cuda (the same substitutions)")
     a = ap.parse_args()
     from _record import record
     if a.authors:
         body, notes = run_authors(a)
-        record("fixed-point vs the authors' code (CPU)", body, notes)
+        record(f"fixed-point vs the authors' code ({a.device})", body, notes)
     if a.gpu:
         body = run_gpu(a)
         os.makedirs(a.out, exist_ok=True)

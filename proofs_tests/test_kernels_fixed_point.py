@@ -60,6 +60,31 @@ def test_diagonal_scan_matches_naive_values_and_gradients(B, T, D, seed, resets)
     assert torch.allclose(ga, ga0, rtol=0, atol=1e-12) and torch.allclose(gb, gb0, rtol=0, atol=1e-12)
 
 
+def test_chunk_kernel_backward_by_reverse_scan(monkeypatch):
+    """The CUDA path of diagonal_scan (the Triton chunk kernel for the forward and, on flipped inputs, for the
+    backward), run by the Triton interpreter on CPU tensors with chunks of 4 so that carries cross chunks; against
+    autograd through the sequential loop, with a reset (a = 0) inside. Tolerance 1e-12 (float64, as above)."""
+    from lrnnkit.kernels._triton import INTERPRET
+    if not INTERPRET:
+        pytest.skip("needs TRITON_INTERPRET=1 (CPU tensors through the Triton interpreter)")
+    from lrnnkit.kernels.diagonal import parallel
+    from lrnnkit.kernels.diagonal.chunk import diagonal_scan_chunk
+    monkeypatch.setattr(parallel, "_kernel", lambda a, b: diagonal_scan_chunk(a.contiguous(), b.contiguous(),
+                                                                              validate=False, chunk_size=4))
+    g = torch.Generator().manual_seed(7)
+    a = 2 * torch.rand(2, 11, 3, generator=g, dtype=D64) - 1
+    a[:, 6] = 0
+    a.requires_grad_()
+    b = torch.randn(2, 11, 3, generator=g, dtype=D64, requires_grad=True)
+    w = torch.randn(2, 11, 3, generator=g, dtype=D64)
+    h = parallel.diagonal_scan(a, b)
+    h0 = diagonal_scan_naive(a, b, validate=False)
+    assert torch.allclose(h, h0, rtol=0, atol=1e-12)
+    grads = torch.autograd.grad((h * w).sum(), (a, b))
+    grads0 = torch.autograd.grad((h0 * w).sum(), (a, b))
+    assert all(torch.allclose(x, y, rtol=0, atol=1e-12) for x, y in zip(grads, grads0))
+
+
 # ------------------------------------------------------------------------------------------------ the iteration
 def _eq4_oracle(layer, u):
     """The layer's vector-state iteration in eq. (4)'s form for the numpy oracle: ``Lambda' = Lambda``,
