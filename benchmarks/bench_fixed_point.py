@@ -21,8 +21,8 @@ iterations per forward in training and at evaluation.
 **GPU (``--gpu``)**: the cost model ``iterations x (channel mix + one diagonal scan)`` against DeltaProduct with
 ``n_h = r`` of the same width (``lrnnkit.kernels.DeltaProductLayer``), forward and forward + backward, at the
 papers' shapes; the fixed-point layer is forced to exactly ``l`` iterations (tol ~ 0) for l in 1, 4, 16 (its
-backward is one iteration whatever l). bf16 input (the layer computes in fp32), median of 20 timed calls after
-warm-up (CUDA events).
+backward is one iteration whatever l). fp32 input under bf16 autocast, as ``lrnnkit train`` runs (the fixed-point
+layer turns autocast off and computes in fp32), median of 20 timed calls after warm-up (CUDA events).
 """
 from __future__ import annotations
 
@@ -167,17 +167,19 @@ def run_gpu(a):
     dev = "cuda"
     rows = []
     for name, B, T, d in SHAPES:
-        x = torch.randn(B, T, d, device=dev, dtype=torch.bfloat16)
+        x = torch.randn(B, T, d, device=dev)
         for r in a.rs:
             dp = _deltaproduct(d, r).to(dev)
 
             def call(m):
-                y = m(x)
+                with torch.autocast(x.device.type, dtype=torch.bfloat16):
+                    y = m(x)
                 return y[0] if isinstance(y, tuple) else y
             xg = x.clone().requires_grad_()
 
             def fb(m):
-                y = m(xg)
+                with torch.autocast(x.device.type, dtype=torch.bfloat16):
+                    y = m(xg)
                 (y[0] if isinstance(y, tuple) else y).float().sum().backward()
             with torch.no_grad():
                 dp_f = _time(lambda: call(dp))
@@ -237,7 +239,7 @@ def main():
                "Command: on the GPU machine `python3 benchmarks/bench_fixed_point.py --gpu --out $OUT`; here "
                "`python benchmarks/bench_fixed_point.py --record fixed_point_gpu.md`. FP = FixedPointLayer forced to "
                "exactly `iterations` iterations (its backward is one iteration), DP = DeltaProductLayer with "
-               "n_h = r, same width; bf16 input, median of 20 calls.")
+               "n_h = r, same width; bf16 autocast, median of 20 calls.")
     if not (a.authors or a.gpu or a.record):
         ap.error("give --authors PATH, --gpu or --record FILE")
 
