@@ -275,9 +275,10 @@ class FixedPointLayer(torch.nn.Module):
             n = int(seg.max()) + 1
             num = torch.zeros(n, dtype=num.dtype, device=num.device).scatter_reduce(0, seg, num[0], "amax")
             den = torch.zeros(n, dtype=den.dtype, device=den.device).scatter_reduce(0, seg, den[0], "amax")
-        ok = num <= self.tol * den
+        ok = (num <= self.tol * den).all().to(num.dtype)
         rel = torch.where(den > 0, num / den.clamp_min(torch.finfo(den.dtype).tiny), (num > 0).to(num.dtype))
-        return bool(ok.all()), float(rel.max()) if rel.numel() else 0.0
+        done, worst = torch.stack([ok, rel.max()]).tolist()        # one device-to-host transfer per iteration
+        return bool(done), worst
 
     def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None) -> tuple:
         """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad); ``cap`` counts
