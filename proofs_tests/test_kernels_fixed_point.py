@@ -17,7 +17,6 @@ from lrnnkit.errors import InputError
 from lrnnkit.kernels.diagonal.naive import diagonal_scan_naive
 from lrnnkit.kernels.diagonal.parallel import diagonal_scan
 from lrnnkit.kernels.fixed_point import FixedPointLayer
-from lrnnkit.kernels.fixed_point import _shift as shift_prev
 
 D64 = torch.float64
 
