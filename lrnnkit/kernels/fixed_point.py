@@ -270,10 +270,10 @@ class FixedPointLayer(torch.nn.Module):
         den = y_new.abs().amax(-1)
         if seg is None:
             num, den = num.amax(-1), den.amax(-1)
-        else:
-            n = int(seg.max()) + 1
-            num = torch.zeros(n, dtype=num.dtype, device=num.device).scatter_reduce(0, seg, num[0], "amax")
-            den = torch.zeros(n, dtype=den.dtype, device=den.device).scatter_reduce(0, seg, den[0], "amax")
+        else:                                    # seg: (sequence index of every token, number of sequences)
+            idx, n = seg
+            num = torch.zeros(n, dtype=num.dtype, device=num.device).scatter_reduce(0, idx, num[0], "amax")
+            den = torch.zeros(n, dtype=den.dtype, device=den.device).scatter_reduce(0, idx, den[0], "amax")
         ok = (num <= self.tol * den).all().to(num.dtype)
         rel = torch.where(den > 0, num / den.clamp_min(torch.finfo(den.dtype).tiny), (num > 0).to(num.dtype))
         done, worst = torch.stack([ok, rel.max()]).tolist()        # one device-to-host transfer per iteration
@@ -350,7 +350,8 @@ class FixedPointLayer(torch.nn.Module):
         if cu_seqlens is not None and T:
             cu = cu_seqlens.to(u.device).long()
             starts = cu[:-1][cu[:-1] < T].unique()
-            seg = torch.searchsorted(cu[1:], torch.arange(T, device=u.device), right=True)
+            idx = torch.searchsorted(cu[1:], torch.arange(T, device=u.device), right=True)
+            seg = (idx, len(cu) - 1)
         P = self._inputs(u)
         y, it = self.fixed_point(P, (B, T, self.channels), starts, seg)
         y = self._step(P, y, starts)
