@@ -106,13 +106,18 @@ def jobs_for(names, scale: str, device: str, fla: bool):
 def run_job(job: dict, out: str, threads: int = 2) -> dict:
     import torch
     torch.set_num_threads(threads)
+    from lrnnkit.learn.experiments import get_experiment
     from lrnnkit.learn.train import TrainConfig, train
     cfg = TrainConfig.from_json(dict(job["config"]))
     t = time.time()
     try:
         model_fn = fla_model_fn(job["fla"], cfg.width, cfg.heads, cfg.head_dim or 32)[0] if job.get("fla") else None
         res = train(cfg, None, model_fn=model_fn)
-        res.pop("_model", None)
+        model = res.pop("_model", None)
+        measure = get_experiment(job["experiment"]).measure if job["experiment"] != "001-fla-anchor" else None
+        if measure is not None and model is not None:   # e.g. 003's fixed-point iterations per test length
+            from lrnnkit.learn.tasks import make_task
+            res.update(measure(model, make_task(cfg.task), cfg))
         res["ms_per_step"] = round(1000 * res["seconds"] / max(1, res["steps"]), 2)
         status = "ok"
     except Exception as exc:   # a failed run is recorded, the others go on

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..errors import InputError
+from .experiments_003 import EXPERIMENTS_003
 from .train import TrainConfig
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
@@ -42,6 +43,9 @@ class Experiment:
     # named sub-claims judged on their own: {part: (claim, [configuration labels], judge)}; e.g. 001 Fig. 3's S3
     # panel, which a GPU slot can run long enough while the whole grid cannot
     parts: dict = field(default_factory=dict)
+    # measured on each trained model before it is dropped: (model, task, config) -> dict merged into the run's
+    # result (e.g. 003's fixed-point iterations per test length)
+    measure: Callable | None = None
 
     def to_json(self) -> dict:
         return {"name": self.name, "paper": self.paper, "figure_or_table": self.figure_or_table, "claim": self.claim}
@@ -351,7 +355,7 @@ EXPERIMENTS = {e.name: e for e in [
                "Bilinear RNNs (no additive terms) learn parity, modular addition and modular arithmetic from "
                "lengths 2-10 and extrapolate to 500; a positive diagonal (Mamba-like [0,1]) cannot learn parity.",
                _bilinear_runs, _judge_bilinear, plot_len=10),
-]}
+] + [Experiment(**spec) for spec in EXPERIMENTS_003]}
 
 
 def list_experiments() -> list:
@@ -416,7 +420,10 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
         r = _finished(sub, cfg) if sub else None
         if r is None:
             r = train(cfg, sub, progress=progress)
-            r.pop("_model", None)
+            model = r.pop("_model", None)
+            if exp.measure is not None and model is not None:
+                from .tasks import make_task
+                r.update(exp.measure(model, make_task(cfg.task), cfg))
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
         results[label] = r

@@ -275,6 +275,9 @@ class SequenceModel(nn.Module):
                 m = gh_layer(width, heads, head_dim, n_h, eig, gate, short_conv, output_gate, backend)
             elif layer == "block-diagonal":
                 m = BlockDiagonalMixer(width, block_size, backend=nb)
+            elif layer == "fixed-point":   # 003: n_h reflections, block_size = the matrix state's rows
+                from ..kernels.fixed_point import FixedPointMixer
+                m = FixedPointMixer(width, heads, head_dim, n_h, eig, block_size, backend)
             else:
                 m = BilinearMixer(width, heads, head_dim, backend=nb)
             self.mixers.append(m)

@@ -26,7 +26,8 @@ Named tasks (:func:`make_task`): ``parity``; ``group:S5`` / any SOURCE; ``S5-swa
 restricted to permutations moving at most 2 / 3 points; 000, Section 5.2); ``S5-4tok``, ``Z60-2tok`` (k tokens
 per transition); ``sum:M`` (002's ``Sum(M)`` = ``counter``-like addition mod M over digits ``0..M-1``);
 ``even-pair:M`` (002's ``EvenPair(M)``); ``mod-arith:M`` (002 ``ModArith(M)``, all digits supervised);
-``mod-arith-nb:M`` (000's "w/o brackets", last position); ``mod-arith-br:M`` (000's "w/ brackets").
+``mod-arith-nb:M`` (000's "w/o brackets", last position); ``mod-arith-br:M`` (000's "w/ brackets");
+``copy:V`` (:class:`CopyTask`: copy a string over V letters, 003 App. E.1 after Jelassi et al.).
 
 ``chance`` is the accuracy of guessing uniformly among the output classes (000, App. E.1, ``Acc_rand``);
 :func:`lrnnkit.learn.evaluate.scaled_accuracy` rescales by it.
@@ -39,7 +40,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["Task", "AutomatonTask", "BracketArithTask", "make_task", "batch_rng", "IGNORE", "PAD", "TASK_NAMES"]
+__all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD", "TASK_NAMES"]
 
 IGNORE = -100          # target value of positions without supervision (torch's cross_entropy ignore_index)
 PAD = "<pad>"
@@ -47,7 +48,7 @@ BLANK = "<blank>"
 
 TASK_NAMES = ("parity", "SOURCE (any lrnnkit source, e.g. group:S5)", "S5-swaps", "S5-3perm", "S5-4tok",
               "Z60-2tok", "<group>-swaps", "<group>-<k>tok", "sum:M", "even-pair:M", "mod-arith:M",
-              "mod-arith-nb:M", "mod-arith-br:M")
+              "mod-arith-nb:M", "mod-arith-br:M", "copy:V")
 
 
 def batch_rng(seed: int, step: int, stream: int = 0) -> np.random.Generator:
@@ -281,6 +282,34 @@ class BracketArithTask(Task):
         return x, y
 
 
+# ------------------------------------------------------------------------------------------------ copying
+class CopyTask(Task):
+    """Copy a string (003, App. E.1, after Jelassi et al. 2024): for length ``L`` the word is ``w_1 .. w_L``
+    (uniform over V letters), the token ``<copy>``, then ``w_1 .. w_{L-1}`` (teacher forcing: the model reads the
+    copy so far); the target at ``<copy>`` and after it is the next letter of w (``w_1 .. w_L``), nothing before.
+    A word of length L has ``2 L`` tokens; ``accuracy`` is 003's character accuracy, ``final_accuracy`` the last
+    letter's."""
+
+    def __init__(self, V: int = 26, name: str | None = None):
+        if V < 2:
+            raise InputError(f"copy: alphabet size must be >= 2, got {V}")
+        self.V = V
+        letters = tuple(f"c{i}" for i in range(V))
+        super().__init__(name or f"copy:{V}", letters + ("<copy>", PAD), letters, 1.0 / V,
+                         {"alphabet": V, "tokens_per_length": 2})
+
+    def sample(self, batch: int, length, rng: np.random.Generator):
+        lens = _lengths(rng, batch, length)
+        T = 2 * int(lens.max())
+        toks = np.full((batch, T), self.pad_id, dtype=np.int64)
+        tgts = np.full((batch, T), IGNORE, dtype=np.int64)
+        for i, L in enumerate(lens):
+            w = rng.integers(self.V, size=int(L))
+            toks[i, :2 * L] = np.concatenate([w, [self.V], w[:-1]])
+            tgts[i, L:2 * L] = w
+        return toks, tgts
+
+
 # ------------------------------------------------------------------------------------------------ names
 def _moved_points_filter(group: str, max_moved: int) -> list[int]:
     from ..automata.groups import named_group
@@ -319,6 +348,8 @@ def make_task(name: str, **kw) -> Task:
         return AutomatonTask(fsa, name=name, words="alternate", supervise=kw.pop("supervise", sup), **kw)
     if sep and head == "mod-arith-br":
         return BracketArithTask(_int_arg(name, arg), name=name)
+    if sep and head == "copy":
+        return CopyTask(_int_arg(name, arg), name=name)
     # <group>-swaps / <group>-3perm / <group>-<k>tok  (e.g. S5-swaps, S5-4tok, Z60-2tok)
     base, dash, variant = name.rpartition("-")
     ktok = variant.endswith("tok") and variant[:-3].isdigit()

@@ -1,0 +1,275 @@
+"""The fixed-point layer (paper 003) beside the authors' code (CPU) and against DeltaProduct (GPU).
+
+    python benchmarks/bench_fixed_point.py --authors /path/to/fp-rnn [--steps 300]   # CPU: theirs vs ours
+    python benchmarks/bench_fixed_point.py --gpu --out DIR                          # on the GPU machine
+    python benchmarks/bench_fixed_point.py --record DIR/fixed_point_gpu.md          # here: GPU table -> RESULTS.md
+
+**Authors' code (``--authors``)**: a checkout of github.com/dr-faustus/fp-rnn (the code of the paper's later
+version; read from the given path, never copied here). Its vector-state ``FPRNN`` block (``models/fp_rnn_block.py``,
+Householder-product mixer, previous-output dependence of Q and C) runs on CPU in this process once three GPU-only
+dependencies are substituted, in this process only: ``causal_conv1d_fn`` by the same causal depthwise convolution
+in torch, ``torch.compile`` by the identity, and torch's ``associative_scan`` by its ``combine_mode="generic"``
+(the ``"pointwise"`` mode refuses CPU tensors). Their FPMamba (matrix state) needs mamba_ssm's CUDA scan and is not
+run. ``use_short_conv=True``: without it their block feeds (B, D, T) tensors to Linear layers (a shape error at
+the checked-out commit). Both models are ``embedding -> RMSNorm -> block (+ residual) -> RMSNorm -> linear head``,
+trained by :func:`lrnnkit.learn.train.train` on the same task, data (batches from ``batch_rng(seed, step)``),
+seed and schedule; the same width (their ``d_inner = 2 d_model`` channels: ours gets ``num_heads * head_dim =
+2 width``), ``r`` reflections, iteration cap and tolerance 0.1 (theirs: damped iteration, per-token residual,
+75%-quantile over the batch in training). Reported: test accuracy per length, seconds per training step, mean
+iterations per forward in training and at evaluation.
+
+**GPU (``--gpu``)**: the cost model ``iterations x (channel mix + one diagonal scan)`` against DeltaProduct with
+``n_h = r`` of the same width (``lrnnkit.kernels.DeltaProductLayer``), forward and forward + backward, at the
+papers' shapes; the fixed-point layer is forced to exactly ``l`` iterations (tol ~ 0) for l in 1, 4, 16 (its
+backward is one iteration whatever l). fp32 input under bf16 autocast, as ``lrnnkit train`` runs (the fixed-point
+layer turns autocast off and computes in fp32), median of 20 timed calls after warm-up (CUDA events).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+
+# ------------------------------------------------------------------------------------------------ authors' code
+def load_authors_fprnn(path: str):
+    """The authors' ``FPRNN`` class from a checkout at ``path`` (module text: the substitutions)."""
+    def causal_conv1d_fn(x, weight, bias=None, activation=None):
+        W = weight.shape[-1]
+        y = F.conv1d(F.pad(x, (W - 1, 0)), weight[:, None, :], bias, groups=x.shape[1])
+        return F.silu(y) if activation in ("silu", "swish") else y
+    sys.modules["causal_conv1d"] = types.SimpleNamespace(causal_conv1d_fn=causal_conv1d_fn)
+    torch.compile = lambda f=None, **kw: f if f is not None else (lambda g: g)
+    pkg = types.ModuleType("models")               # their models/__init__ imports CUDA-only models: skip it
+    pkg.__path__ = [os.path.join(os.path.abspath(path), "models")]
+    sys.modules["models"] = pkg
+    import importlib
+    linrec = importlib.import_module("models.ops.linrec")
+    from torch._higher_order_ops.associative_scan import associative_scan as _scan
+    linrec.associative_scan = lambda f, xs, dim, reverse=False: _scan(f, xs, dim, reverse=reverse,
+                                                                     combine_mode="generic")
+    return importlib.import_module("models.fp_rnn_block").FPRNN
+
+
+class Net(nn.Module):
+    """embedding -> RMSNorm -> block (+ residual) -> RMSNorm -> head, for either block."""
+
+    def __init__(self, vocab, n_out, width, block, iters):
+        super().__init__()
+        self.embed, self.block, self.iters = nn.Embedding(vocab, width), block, iters
+        self.norm, self.final, self.head = nn.RMSNorm(width), nn.RMSNorm(width), nn.Linear(width, n_out)
+
+    def forward(self, tokens):
+        x = self.embed(tokens.long())
+        y = self.block(self.norm(x))
+        y = y[0] if isinstance(y, tuple) else y
+        self.iters.append((self.training, self._last()))
+        return self.head(self.final(x + y))
+
+    def _last(self):
+        if hasattr(self.block, "fixed_point_iter"):
+            return self.block.fixed_point_iter[-1]
+        return self.block.last_iterations
+
+
+def run_authors(a) -> str:
+    from _record import table
+    from lrnnkit.kernels.fixed_point import FixedPointLayer
+    from lrnnkit.learn.train import TrainConfig, train
+    FPRNN = load_authors_fprnn(a.authors)
+    if a.device == "cpu":
+        torch.set_num_threads(max(1, os.cpu_count() // 2))
+    cfg = TrainConfig(task=a.task, layer="diagonal", width=a.width, steps=a.steps, batch=a.batch, lr=a.lr,
+                      train_len=(a.train_len, a.train_len), test_len=tuple(a.test_len), eval_n=a.eval_n,
+                      eval_batch=a.eval_n, weight_decay=0.01, seed=a.seed, log_every=max(1, a.steps // 10),
+                      device=a.device)
+    rows = []
+    for who in ("authors' FPRNN", "lrnnkit FixedPointLayer"):
+        iters: list = []
+
+        def model_fn(task, who=who, iters=iters):
+            if who.startswith("authors"):
+                blk = FPRNN(d_model=a.width, d_mixer=None, mixer_rank=a.r, mixer_type="householderproduct",
+                            max_iter=a.max_iters, mixer_proj_rank=-1, mixer_h_dep=True, use_short_conv=True,
+                            convergence_threshold=0.1)
+            else:
+                blk = FixedPointLayer(hidden_size=a.width, num_heads=2, head_dim=a.width, num_reflections=a.r,
+                                      max_iters=a.max_iters, tol=0.1, mode="torch")
+            return Net(task.n_in, task.n_out, a.width, blk, iters)
+        t0 = time.perf_counter()
+        res = train(cfg, model_fn=model_fn)
+        wall = time.perf_counter() - t0
+        res.pop("_model")
+        tr = [n for m, n in iters if m]
+        ev = [n for m, n in iters if not m]
+        rows.append([who, res["parameters"], res["steps"], f"{res['seconds'] / res['steps']:.3f}",
+                     f"{res['train_accuracy']:.3f}"]
+                    + [f"{res['test_accuracy'][str(L)]:.3f}" for L in a.test_len]
+                    + [f"{sum(tr) / max(1, len(tr)):.1f}", f"{sum(ev) / max(1, len(ev)):.1f}", f"{wall:.0f}"])
+    head = ["model", "params", "steps", "s/step", "train acc"] + [f"acc@{L}" for L in a.test_len] + \
+        ["iters (train)", "iters (eval)", "wall s"]
+    body = table(head, rows)
+    notes = (f"Task {a.task}, train length {a.train_len}, width {a.width} (2 x {a.width} channels), r = {a.r}, "
+             f"cap {a.max_iters} iterations, tol 0.1, batch {a.batch}, lr {a.lr}, seed {a.seed}, AdamW + cosine, "
+             f"{a.eval_n} test words per length; {a.device}, torch threads {torch.get_num_threads()}. Reproduce: "
+             f"`python benchmarks/bench_fixed_point.py --authors PATH --task {a.task} --train-len {a.train_len} "
+             f"--test-len {' '.join(map(str, a.test_len))} --eval-n {a.eval_n} --steps {a.steps} "
+             f"--width {a.width} --r {a.r} --batch {a.batch} --lr {a.lr} --device {a.device}` (PATH: a checkout "
+             "of github.com/dr-faustus/fp-rnn, commit 4c28602). "
+             "Iterations: theirs counts its damped iterations plus the differentiable one, ours every iteration "
+             "with the differentiable one.")
+    return body, notes
+
+
+# ------------------------------------------------------------------------------------------------ GPU
+SHAPES = [("003 A5 (B=128, T=16, d=512)", 128, 16, 512),
+          ("003 copy / mod-arith (B=128, T=256, d=128)", 128, 256, 128),
+          ("LM-like (B=8, T=2048, d=1024)", 8, 2048, 1024)]
+
+
+def _time(fn, reps=20):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return sorted(ts)[len(ts) // 2]
+
+
+def _deltaproduct(width, r):
+    from lrnnkit.kernels import DeltaProductLayer
+    heads, hd = max(1, width // 64), min(64, width)
+    try:
+        return DeltaProductLayer(hidden_size=width, num_heads=heads, head_dim=hd, expand_v=1, num_householder=r,
+                                 mode="chunk")
+    except TypeError:      # the earlier constructor
+        return DeltaProductLayer(width, heads, hd, n_h=r)
+
+
+def run_gpu(a):
+    from _record import table
+    from lrnnkit.kernels.fixed_point import FixedPointLayer
+    dev = "cuda"
+    rows = []
+    for name, B, T, d in SHAPES:
+        x = torch.randn(B, T, d, device=dev)
+        for r in a.rs:
+            dp = _deltaproduct(d, r).to(dev)
+
+            def call(m):
+                with torch.autocast(x.device.type, dtype=torch.bfloat16):
+                    y = m(x)
+                return y[0] if isinstance(y, tuple) else y
+            xg = x.clone().requires_grad_()
+
+            def fb(m):
+                with torch.autocast(x.device.type, dtype=torch.bfloat16):
+                    y = m(xg)
+                (y[0] if isinstance(y, tuple) else y).float().sum().backward()
+            with torch.no_grad():
+                dp_f = _time(lambda: call(dp))
+            dp_fb = _time(lambda: fb(dp))
+            for state in (None, 16):
+                for ell in (1, 4, 16):
+                    fp = FixedPointLayer(hidden_size=d, num_heads=max(1, d // 64), num_reflections=r,
+                                         state_size=state, max_iters=ell, tol=1e-30, mode="chunk").to(dev)
+                    with torch.no_grad():
+                        f = _time(lambda: call(fp))
+                    fbt = _time(lambda: fb(fp))
+                    rows.append([name, r, "vector" if state is None else f"matrix N={state}", ell, f"{f:.3f}",
+                                 f"{fbt:.3f}", f"{dp_f:.3f}", f"{dp_fb:.3f}", f"{f / dp_f:.1f}x",
+                                 f"{fbt / dp_fb:.1f}x"])
+                    del fp
+            del dp
+            torch.cuda.empty_cache()
+    check = _check_chunk_path(dev)
+    head = ["shape", "r = n_h", "state", "iterations", "FP fwd ms", "FP fwd+bwd ms", "DP fwd ms", "DP fwd+bwd ms",
+            "FP/DP fwd", "FP/DP fwd+bwd"]
+    return table(head, rows) + "\n\n" + check
+
+
+def _check_chunk_path(dev) -> str:
+    """The CUDA path (Triton chunk scan forward, reverse chunk scan backward) against the torch doubling scan on
+    the same GPU, fp32, 8 forced iterations: largest relative difference of the output and of the input gradient."""
+    from lrnnkit.kernels.fixed_point import FixedPointLayer
+    out = []
+    for state in (None, 4):
+        torch.manual_seed(0)
+        x = torch.randn(4, 300, 64, device=dev)
+        res = []
+        for mode in ("chunk", "torch"):
+            torch.manual_seed(1)
+            m = FixedPointLayer(hidden_size=64, num_heads=2, num_reflections=2, state_size=state, max_iters=8,
+                                tol=1e-30, mode=mode).to(dev)
+            xg = x.clone().requires_grad_()
+            o = m(xg)[0]
+            (o * torch.linspace(-1, 1, o.numel(), device=dev).reshape(o.shape)).sum().backward()
+            res.append((o.detach(), xg.grad))
+        (o1, g1), (o2, g2) = res
+        rel = lambda a, b: float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))  # noqa: E731
+        out.append(f"{'vector' if state is None else 'matrix N=4'}: output {rel(o1, o2):.1e}, "
+                   f"input gradient {rel(g1, g2):.1e}")
+    return ("Chunk path vs torch doubling scan on the GPU (fp32, 8 iterations, B=4, T=300, d=64; relative max "
+            "difference): " + "; ".join(out) + ".")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--authors", help="path to a checkout of the authors' fp-rnn repository (CPU comparison)")
+    ap.add_argument("--gpu", action="store_true", help="the GPU speed comparison against DeltaProduct")
+    ap.add_argument("--record", help="write a markdown file from --gpu --out into RESULTS.md")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--task", default="group:A5")
+    ap.add_argument("--train-len", dest="train_len", type=int, default=16)
+    ap.add_argument("--test-len", dest="test_len", type=int, nargs="+", default=[16, 32])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--width", type=int, default=32)
+    ap.add_argument("--r", type=int, default=2)
+    ap.add_argument("--rs", type=int, nargs="+", default=[1, 2, 4])
+    ap.add_argument("--max-iters", dest="max_iters", type=int, default=16)
+    ap.add_argument("--eval-n", dest="eval_n", type=int, default=256)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", help="--authors on cpu (default) or cuda (the same substitutions)")
+    a = ap.parse_args()
+    from _record import record
+    if a.authors:
+        body, notes = run_authors(a)
+        record(f"fixed-point vs the authors' code ({a.task}, {a.device})", body, notes)
+    if a.gpu:
+        body = run_gpu(a)
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "fixed_point_gpu.md"), "w") as fh:
+            fh.write(body + "\n")
+        print(body)
+    if a.record:
+        with open(a.record) as fh:
+            body = fh.read().strip()
+        record("fixed-point vs DeltaProduct (GPU)", body,
+               "Command: on the GPU machine `python3 benchmarks/bench_fixed_point.py --gpu --out $OUT`; here "
+               "`python benchmarks/bench_fixed_point.py --record fixed_point_gpu.md`. FP = FixedPointLayer forced to "
+               "exactly `iterations` iterations (its backward is one iteration), DP = DeltaProductLayer with "
+               "n_h = r, same width; bf16 autocast, median of 20 calls.")
+    if not (a.authors or a.gpu or a.record):
+        ap.error("give --authors PATH, --gpu or --record FILE")
+
+
+if __name__ == "__main__":
+    main()
