@@ -439,8 +439,10 @@ def cmd_theorems(a) -> int:
         for s in sts:
             if s["paper"] != "lrnnkit":
                 tally[s["verdict"]] = tally.get(s["verdict"], 0) + 1
-        print(f"papers: {len(sts) - own} statements ({', '.join(f'{v} {n}' for v, n in sorted(tally.items()))}); "
-              f"lrnnkit's own claims: {own}")
+        print(f"papers: {len(sts) - own} statements; lrnnkit's own claims: {own}")
+        import textwrap
+        print(textwrap.fill("verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(tally.items())), 78, break_on_hyphens=False,
+                            subsequent_indent="  "))
         print("(full text: --long or --json)")
     return 0
 

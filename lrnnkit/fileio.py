@@ -224,6 +224,8 @@ def open_regular(path: str | os.PathLike, what: str = "file"):
         st = os.stat(path)
     except OSError as exc:
         raise _cannot_read(path, what, exc.strerror or str(exc)) from None
+    except ValueError:   # an embedded NUL byte: no file can have that name
+        raise _cannot_read(path, what, "the name contains a NUL byte") from None
     if not stat.S_ISREG(st.st_mode):
         raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
     try:

@@ -85,8 +85,8 @@ def reference(sd: dict, cfg: dict, x: torch.Tensor, mutate: frozenset = frozense
     k = conv("k_conv1d", x @ sd["k_proj.weight"].T)
     k = k.reshape(T, H, n, K).transpose(1, 2) if "n-inner" in mutate else k.reshape(T, n, H, K)   # fla: (n h d)
     v = conv("v_conv1d", x @ sd["v_proj.weight"].T).reshape(T, n, Hv, V)
-    q = q / q.norm(dim=-1, keepdim=True)
-    k = k / k.norm(dim=-1, keepdim=True)
+    q = q / torch.sqrt(q.square().sum(-1, keepdim=True) + 1e-6)      # fla's l2norm, eps 1e-6
+    k = k / torch.sqrt(k.square().sum(-1, keepdim=True) + 1e-6)
     beta = torch.sigmoid(x @ sd["b_proj.weight"].T).reshape(T, n, Hv)
     if cfg["allow_neg_eigval"] and "beta" not in mutate:
         beta = 2 * beta
@@ -193,7 +193,11 @@ def test_analysis_accessors(neg):
     b, k, A = layer.betas(x), layer.keys(x), layer.transitions(x)
     assert b.shape == (2, 7, 2, 4) and k.shape == (2, 7, 2, 4, 4) and A.shape == (2, 7, 4, 4, 4)
     assert float(b.min()) >= 0 and float(b.max()) <= (2 if neg else 1) and float(b.max()) > (1 if neg else 0.5)
-    assert err(k.norm(dim=-1), torch.ones(())) <= 1e-12
+    # fla's l2norm k / sqrt(||k||^2 + 1e-6): ||k_out||^2 = r / (r + 1e-6) with r = ||k_in||^2, just below 1
+    u = layer.k_proj(x)
+    u = layer.k_conv1d(u) if layer.use_short_conv else torch.nn.functional.silu(u)
+    r = u.reshape(2, 7, 2, 2, 4).square().sum(-1).repeat_interleave(2, dim=-1)     # key heads -> value heads
+    assert err(k.norm(dim=-1).square(), r / (r + 1e-6)) <= 1e-12 and float(k.norm(dim=-1).max()) < 1
     assert float(torch.linalg.matrix_norm(A, ord=2).max()) <= 1 + 1e-12
     ev = torch.linalg.eigvals(A)
     assert (float(ev.real.min()) < -0.1) == neg
@@ -387,10 +391,13 @@ def test_layer_refuses_bad_forward():
             (lambda: layer(x, attention_mask=torch.ones(2, 5, 5)), "attention_mask"),
             (lambda: layer(x, cu_seqlens=torch.tensor([0, 2, 5])), "cu_seqlens"),
             (lambda: layer(x[:1], attention_mask=torch.ones(1, 5), cu_seqlens=torch.tensor([0, 5])), "not both"),
+            (lambda: layer(x, attention_mask=torch.full((2, 5), 2)), "only 0"),
             (lambda: layer(x[..., :7]), "hidden_states")):
         with pytest.raises(InputError) as exc:
             call()
         assert needle in _one_line(exc)
+    # other forward keywords are ignored, as fla's layers do (fla's model blocks pass extra ones)
+    assert torch.equal(layer(x, position_ids=None)[0], layer(x)[0])
 
 
 def _gh_inputs(n=1, T=6, H=2, K=8, V=3, seed=0):

@@ -18,7 +18,7 @@ EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b
             "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
-            "000:proposition-1-consequence", "000:proposition-1-consequence.unit-interval-reading",
+            "000:proposition-1-consequence", "000:proposition-1.unit-interval-reading",
             "000:equation-5-inclusion", "000:appendix-D-identities",
             # proof errata: wrong proof steps of statements that hold
             "000:theorem-1-proof-unrolling", "000:theorem-1-proof-tail-count", "000:theorem-2-proof-jordan-signs",

@@ -13,15 +13,18 @@ a chunk-parallel module for long sequences (``chunk.py``; ``gh/wy.py`` for the G
   fla's ``GatedDeltaProduct`` (same keywords, forward contract and state_dict), on :func:`chunk_gh`
   (:mod:`.gh.api`: fla's ``chunk_gated_delta_product`` signature, differentiable, gate, cu_seqlens)
 * :class:`ShortConvolution`, :class:`RMSNorm`, :class:`GatedRMSNorm`: its pieces, with fla's parameter names
+* :class:`FixedPointLayer` (:mod:`.fixed_point`): 003's Fixed-Point RNN, a diagonal scan iterated to the fixed
+  point of a dense linear RNN, with the same layer conventions
 
 Triton is imported lazily (first kernel use); without a GPU it runs in interpreter mode (TRITON_INTERPRET=1).
 """
 from .compiled import LoadedModel, load, run_model
 from .delta_product import DeltaProductLayer
+from .fixed_point import FixedPointLayer
 from .gh.api import chunk_gh
 from .layers import BilinearLayer, BlockDiagonalLayer, DiagonalLayer
 from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
 
 __all__ = ["load", "run_model", "LoadedModel", "DiagonalLayer", "BlockDiagonalLayer", "BilinearLayer",
-           "DeltaProductLayer", "chunk_gh", "ShortConvolution", "RMSNorm", "GatedRMSNorm"]
+           "DeltaProductLayer", "chunk_gh", "ShortConvolution", "RMSNorm", "GatedRMSNorm", "FixedPointLayer"]

@@ -7,7 +7,9 @@ For input x (B, T, hidden_size), with H = num_heads key heads of width K = head_
 of width V = K * expand_v, and n = num_householder, per value head h::
 
     q_t = silu(conv(W_q x))_t,  k_{t,j} = silu(conv(W_k x))_{t,j},  v_{t,j} = silu(conv(W_v x))_{t,j}  (j = 1..n)
-    q, k <- q / ||q||, k / ||k||                    (unit keys: every factor is a generalized Householder matrix)
+    q, k <- q / sqrt(||q||^2 + 1e-6), k / sqrt(||k||^2 + 1e-6)     (fla's l2norm: unit vectors up to the eps, so
+                                                    every factor is a generalized Householder matrix I - beta k k^T
+                                                    with ||k|| <= 1, eigenvalue 1 - beta ||k||^2 in [-1, 1])
     beta_{t,j} = 2 sigmoid(w_b . x_t)  if allow_neg_eigval (eigenvalue 1 - beta in [-1, 1])  else  sigmoid(w_b . x_t)
     g_t = -exp(A_log) softplus(w_a . x_t + dt_bias)                          (use_forget_gate; a log-decay <= 0)
     S <- exp(g_t) S;   S <- (I - beta_{t,j} k_{t,j} k_{t,j}^T) S + beta_{t,j} k_{t,j} v_{t,j}^T      (j = 1..n)
@@ -127,7 +129,8 @@ class DeltaProductLayer(torch.nn.Module):
     # ------------------------------------------------------------------------------------------ the pieces
     def gh_inputs(self, x: torch.Tensor, cu_seqlens=None):
         """The recurrence's inputs in lrnnkit's canonical per-token layout: q (B, T, H_v, K), k (B, T, n, H_v, K),
-        v (B, T, n, H_v, V), beta (B, T, n, H_v) in [0, 2], g (B, T, H_v) <= 0 or None; q and k unit vectors.
+        v (B, T, n, H_v, V), beta (B, T, n, H_v) in [0, 2], g (B, T, H_v) <= 0 or None; q and k of norm <= 1
+        (unit up to fla's l2norm eps).
         beta and g are float32 (float64 for a float64 layer), q, k, v in the projections' dtype."""
         B, T, _ = x.shape
         H, Hv, K, V, n = self.num_heads, self.num_v_heads, self.head_k_dim, self.head_v_dim, self.num_householder
@@ -175,9 +178,7 @@ class DeltaProductLayer(torch.nn.Module):
                              f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
         if past_key_values is not None or use_cache:
             raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
-        cu_seqlens = kwargs.pop("cu_seqlens", None)
-        if kwargs:
-            raise InputError(f"{where}: unknown forward keyword {sorted(kwargs)[0]!r}")
+        cu_seqlens = kwargs.get("cu_seqlens")   # other keywords are ignored, as fla's layers do inside fla's blocks
         B, T, _ = x.shape
         indices = None
         if attention_mask is not None:
@@ -186,6 +187,8 @@ class DeltaProductLayer(torch.nn.Module):
                                  f"{tuple(attention_mask.shape)}")
             if cu_seqlens is not None:
                 raise InputError(f"{where}: give attention_mask or cu_seqlens, not both")
+            if bool(((attention_mask != 0) & (attention_mask != 1)).any()):
+                raise InputError(f"{where}: attention_mask must hold only 0 (padding) and 1 (keep)")
             x, indices, cu_seqlens = _unpad(x, attention_mask)
         elif cu_seqlens is not None:
             if B != 1:

@@ -75,12 +75,19 @@ def add_parser(sub) -> None:
     s.add_argument("--gate", action="store_true", help="gated DeltaNet / DeltaProduct (fla's forget gate)")
     s.add_argument("--no-output-gate", action="store_true",
                    help="DeltaNet / DeltaProduct without fla's output gate RMSNorm(o) * silu(W_g x)")
-    s.add_argument("--no-short-conv", action="store_true", help="no short causal convolution before the LRNN")
+    sc = s.add_mutually_exclusive_group()
+    sc.add_argument("--short-conv", dest="short_conv", action="store_const", const=True, default=None,
+                    help="a short causal convolution before the LRNN (default: on for deltanet / deltaproduct, as "
+                    "fla; off for the other layers)")
+    sc.add_argument("--no-short-conv", dest="short_conv", action="store_const", const=False,
+                    help="no short causal convolution before the LRNN")
     s.add_argument("--train-len", default="3:40", help="training word lengths A:B (inclusive)")
     s.add_argument("--test-len", default="40,128,256", help="evaluation lengths, comma-separated")
-    s.add_argument("--steps", type=int, default=1000, help="optimizer steps (default 1000)")
+    s.add_argument("--steps", type=int, default=None, help="optimizer steps (default: 500 for diagonal, 1000 "
+                   "for the other layers)")
     s.add_argument("--batch", type=int, default=64, help="words per batch (default 64)")
-    s.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 1e-3)")
+    s.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-2 for diagonal, 1e-3 for the "
+                   "other layers)")
     s.add_argument("--seed", type=int, default=0, help="random seed of data and initialization (default 0)")
     s.add_argument("--device", default="cpu", help="cpu or cuda")
     s.add_argument("--max-seconds", type=float, default=None, help="stop after this many seconds")
@@ -106,15 +113,18 @@ def _print_json(obj) -> None:
 
 
 def run_train(a) -> int:
+    from .kinds import default_lr, default_short_conv, default_steps
     from ..fileio import atomic_write_text
     from .train import TrainConfig, train
     layer = a.layer
     every_steps, every_seconds = _every(a.checkpoint_every)
+    short_conv = default_short_conv(layer) if a.short_conv is None else a.short_conv
+    steps = default_steps(layer) if a.steps is None else a.steps
+    lr = default_lr(layer) if a.lr is None else a.lr
     cfg = TrainConfig(task=a.source, layer=layer, n_h=a.n_h, eig_range=a.eig_range, layers=a.layers, width=a.width,
-                      heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=not a.no_short_conv,
-                      output_gate=not a.no_output_gate,
-                      train_len=_range(a.train_len), test_len=_lengths(a.test_len), steps=a.steps, batch=a.batch,
-                      lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
+                      heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=short_conv,
+                      output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
+                      steps=steps, batch=a.batch, lr=lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())
     res.pop("_model", None)

@@ -20,12 +20,12 @@ BACKENDS = ("chunk", "torch", "naive")
 
 
 def _l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    return torch.nn.functional.normalize(x.to(torch.float64 if x.dtype == torch.float64 else torch.float32),
-                                         dim=-1, eps=eps).to(x.dtype)
+    xf = x.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
+    return (xf * torch.rsqrt(xf.square().sum(-1, keepdim=True) + eps)).to(x.dtype)
 
 
 l2norm = fused(_l2norm)
-l2norm.__doc__ = """``x / max(||x||_2, eps)`` along the last axis, computed in float32 (float64 for float64),
+l2norm.__doc__ = """``x / sqrt(||x||_2^2 + eps)`` along the last axis (fla's l2norm, eps = 1e-6), computed in float32 (float64 for float64),
 differentiable; one fused kernel each way on CUDA (:func:`lrnnkit.kernels.norm.fused`)."""
 
 
@@ -133,7 +133,8 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
         for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", initial_state)):
             if x is not None:
                 check_float(name, x)
-        check_unit_rows("k", k)
+        if not normalize_qk:   # normalized here: unit up to l2norm's eps (norm <= 1, the factors stay contractions)
+            check_unit_rows("k", k)
         check_range("beta", beta, 0.0, 2.0)
         if g is not None:
             check_range("g", g, float("-inf"), 0.0)

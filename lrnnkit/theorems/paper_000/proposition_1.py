@@ -342,7 +342,7 @@ def unit_interval_counter_facts(K: int, h0: tuple = UNIT_K3_H0) -> dict:
     }
 
 
-@entry("000:proposition-1-consequence.unit-interval-reading",
+@entry("000:proposition-1.unit-interval-reading",
        perturb={"h0": (F(129, 128), F(1027, 512), F(257, 128) + F(1, 64))})
 def check_prop1_consequence_unit_interval(profile: str = "quick", h0: tuple = UNIT_K3_H0) -> CheckResult:
     facts = unit_interval_counter_facts(300 if profile == "quick" else 3000, h0)

@@ -200,7 +200,7 @@ def has_negative_eigenvalue(Q: list) -> bool:
     return p.count_roots(-sympy.oo, 0) - (1 if p.eval(0) == 0 else 0) > 0
 
 
-@entry("003:claim-D.3.2.negative-eigenvalues.capability", perturb={"alpha_hi": 4, "r_max": 1})
+@entry("003:claim-D.3.2.capability", perturb={"alpha_hi": 4, "r_max": 1})
 def check_negative_capability(profile: str, alpha_hi: int = 7, r_max: int = 3) -> CheckResult:
     if 6 <= alpha_hi and r_max >= 1:
         Q = mixer([F(3, 4)], [[F(1)]])
