@@ -42,22 +42,10 @@ from torch import nn  # noqa: E402
 
 # ------------------------------------------------------------------------------------------------ the peers
 def fla_layer_cls():
-    """fla 0.6.0's GatedDeltaProduct (``fla.layers``' package init imports transformers, which the GPU machine
-    lacks: the layer module is then loaded under a bare package stub)."""
-    try:
-        from fla.layers.gated_deltaproduct import GatedDeltaProduct
-        return GatedDeltaProduct
-    except ModuleNotFoundError:
-        import types
-
-        import fla
-        for k in [k for k in sys.modules if k == "fla.layers" or k.startswith("fla.layers.")]:
-            del sys.modules[k]
-        pkg = types.ModuleType("fla.layers")
-        pkg.__path__ = [os.path.join(os.path.dirname(fla.__file__), "layers")]
-        sys.modules["fla.layers"] = pkg
-        from fla.layers.gated_deltaproduct import GatedDeltaProduct
-        return GatedDeltaProduct
+    """fla 0.6.0's GatedDeltaProduct (loaded as bench_learning.py loads it: fla.layers' package init needs
+    transformers, which the GPU machine lacks)."""
+    from bench_learning import _import_fla_layer
+    return _import_fla_layer()
 
 
 LAYER_KW = dict(hidden_size=384, head_dim=32, num_heads=12, expand_v=1, num_householder=2, allow_neg_eigval=True,
@@ -121,6 +109,16 @@ def _sync():
         torch.cuda.synchronize()
 
 
+def train_step(model, opt, lossf, toks, lab):
+    """One AdamW step under bf16 autocast with gradient clipping at 1.0 (the network's training step)."""
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = lossf(model(toks).flatten(0, 1).float(), lab.flatten())
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+
+
 def accuracy(model, data, device):
     model.eval()
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
@@ -149,12 +147,7 @@ def run(kind, group, seed, budget_s, probe, device, n_h=2, batch=512, length=128
         toks, lab = sample(tab, start, n, batch, length, gen, device)
         _sync()
         t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = lossf(model(toks).flatten(0, 1).float(), lab.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        train_step(model, opt, lossf, toks, lab)
         _sync()
         dt = time.perf_counter() - t0
         wall += dt
@@ -238,12 +231,7 @@ def profile(kind, device, steps=5):
     lossf = nn.CrossEntropyLoss()
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = lossf(model(toks).flatten(0, 1).float(), lab.flatten())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        train_step(model, opt, lossf, toks, lab)
     for _ in range(5):
         step()
     _sync()

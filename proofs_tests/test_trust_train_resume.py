@@ -155,9 +155,11 @@ def test_experiment_killed_at_random_points_resumes_like_an_uninterrupted_run(tm
             assert _metrics(os.path.join(ref, d)) == _metrics(os.path.join(out, d))
 
 
-def test_ctrl_c_saves_exits_130_and_resumes(tmp_path):
-    """A real SIGINT to `lrnnkit train` (no periodic checkpoints): exit 130 after saving the checkpoint of the
-    last complete step, no traceback; rerunning the same command continues from there to the end."""
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_saves_exits_130_and_resumes(tmp_path, sig):
+    """A real SIGINT (or SIGTERM, as a job manager sends) to `lrnnkit train` (no periodic checkpoints): exit 130
+    after saving the checkpoint of the last complete step, no traceback; rerunning the same command continues from
+    there to the end."""
     out = str(tmp_path / "run")
     argv = [sys.executable, "-m", "lrnnkit", "train", "parity", *B, "--steps", "200", "--train-len", "2:6",
             "--out", out, "--checkpoint-every", "off", "--json"]
@@ -165,7 +167,7 @@ def test_ctrl_c_saves_exits_130_and_resumes(tmp_path):
     t0 = time.time()
     while _lines(os.path.join(out, "metrics.jsonl")) < 1 and p.poll() is None and time.time() - t0 < 120:
         time.sleep(0.01)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130, err
     assert "Traceback" not in err and "internal error" not in err and "checkpoint saved" in err

@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from .layer_io import pack
 from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
 
@@ -171,32 +172,9 @@ class DeltaProductLayer(torch.nn.Module):
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 past_key_values=None, use_cache: bool | None = False, output_attentions: bool | None = False,
                 **kwargs):
-        where = "DeltaProductLayer"
-        x = hidden_states
-        if not isinstance(x, torch.Tensor) or x.ndim != 3 or x.shape[-1] != self.hidden_size:
-            raise InputError(f"{where}: expected hidden_states of shape (B, T, {self.hidden_size}), got "
-                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
-        if past_key_values is not None or use_cache:
-            raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
-        cu_seqlens = kwargs.get("cu_seqlens")   # other keywords are ignored, as fla's layers do inside fla's blocks
-        B, T, _ = x.shape
-        indices = None
-        if attention_mask is not None:
-            if attention_mask.ndim != 2 or tuple(attention_mask.shape) != (B, T):
-                raise InputError(f"{where}: attention_mask must be a 0/1 matrix of shape (B, T) = {(B, T)}, got "
-                                 f"{tuple(attention_mask.shape)}")
-            if cu_seqlens is not None:
-                raise InputError(f"{where}: give attention_mask or cu_seqlens, not both")
-            if bool(((attention_mask != 0) & (attention_mask != 1)).any()):
-                raise InputError(f"{where}: attention_mask must hold only 0 (padding) and 1 (keep)")
-            x, indices, cu_seqlens = _unpad(x, attention_mask)
-        elif cu_seqlens is not None:
-            if B != 1:
-                raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
-        o = self._mix(x, cu_seqlens)
-        if indices is not None:
-            o = _repad(o, indices, B, T)
-        return o, None, past_key_values
+        x, cu_seqlens, put_back = pack("DeltaProductLayer", hidden_states, self.hidden_size, attention_mask,
+                                       past_key_values, use_cache, kwargs)
+        return put_back(self._mix(x, cu_seqlens)), None, past_key_values
 
     def _mix(self, x: torch.Tensor, cu_seqlens) -> torch.Tensor:
         B, T, _ = x.shape
@@ -250,18 +228,3 @@ class DeltaProductLayer(torch.nn.Module):
     def keys(self, x: torch.Tensor) -> torch.Tensor:
         """The unit keys (B, T, n, H_v, K) (001, Fig. 5: PCA of the keys)."""
         return self.gh_inputs(x)[1]
-
-
-def _unpad(x: torch.Tensor, mask: torch.Tensor):
-    """Padded (B, T, D) + 0/1 mask -> packed (1, N, D), the kept positions' flat indices, cu_seqlens."""
-    keep = mask.to(torch.bool)
-    indices = keep.flatten().nonzero().flatten()
-    lens = keep.sum(-1, dtype=torch.int32)
-    cu = torch.nn.functional.pad(lens.cumsum(0, dtype=torch.int32), (1, 0))
-    return x.flatten(0, 1)[indices][None], indices, cu
-
-
-def _repad(o: torch.Tensor, indices: torch.Tensor, B: int, T: int) -> torch.Tensor:
-    out = o.new_zeros(B * T, o.shape[-1])
-    out[indices] = o[0]
-    return out.reshape(B, T, -1)

@@ -67,6 +67,7 @@ import torch.nn.functional as F
 
 from ..errors import InputError
 from .diagonal.parallel import diagonal_scan
+from .layer_io import pack
 
 __all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES"]
 
@@ -300,45 +301,11 @@ class FixedPointLayer(torch.nn.Module):
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 past_key_values=None, use_cache: bool | None = False, output_attentions: bool | None = False,
                 **kwargs):
-        where = "FixedPointLayer"
-        x = hidden_states
-        if not isinstance(x, torch.Tensor) or x.ndim != 3 or x.shape[-1] != self.hidden_size:
-            raise InputError(f"{where}: expected hidden_states of shape (B, T, {self.hidden_size}), got "
-                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
-        if not x.is_floating_point():
-            raise InputError(f"{where}: hidden_states must be floating point, got {x.dtype}")
-        if past_key_values is not None or use_cache:
-            raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
-        cu_seqlens = kwargs.pop("cu_seqlens", None)
-        if kwargs:
-            raise InputError(f"{where}: unknown forward keyword {sorted(kwargs)[0]!r}")
-        B, T, _ = x.shape
-        indices = None
-        if attention_mask is not None:
-            if attention_mask.ndim != 2 or tuple(attention_mask.shape) != (B, T):
-                raise InputError(f"{where}: attention_mask must be a 0/1 matrix of shape (B, T) = {(B, T)}, got "
-                                 f"{tuple(attention_mask.shape)}")
-            if cu_seqlens is not None:
-                raise InputError(f"{where}: give attention_mask or cu_seqlens, not both")
-            keep = attention_mask.to(torch.bool)
-            indices = keep.flatten().nonzero().flatten()
-            lens = keep.sum(-1)
-            cu_seqlens = F.pad(lens.cumsum(0), (1, 0))
-            cu_seqlens = cu_seqlens[torch.cat([cu_seqlens[:1] >= 0, lens > 0])]   # drop empty rows
-            x = x.flatten(0, 1)[indices][None]
-        elif cu_seqlens is not None:
-            if B != 1:
-                raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
-            cu = [int(t) for t in cu_seqlens.tolist()]
-            if not cu or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu, cu[1:])):
-                raise InputError(f"{where}: cu_seqlens must rise from 0 to T = {T}, got {cu}")
+        x, cu_seqlens, put_back = pack("FixedPointLayer", hidden_states, self.hidden_size, attention_mask,
+                                       past_key_values, use_cache, kwargs)
         with torch.autocast(device_type=x.device.type, enabled=False):
             o = self._mix(x, cu_seqlens)
-        if indices is not None:
-            full = o.new_zeros(B * T, o.shape[-1])
-            full[indices] = o[0]
-            o = full.reshape(B, T, -1)
-        return o.to(hidden_states.dtype), None, past_key_values
+        return put_back(o).to(hidden_states.dtype), None, past_key_values
 
     def _mix(self, x: torch.Tensor, cu_seqlens) -> torch.Tensor:
         u = x if x.dtype == torch.float64 else x.float()

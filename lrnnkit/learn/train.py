@@ -307,12 +307,14 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
 
 
 class _DeferredInterrupt:
-    """While active (main thread only, and only where SIGINT is not ignored): the first Ctrl-C sets
-    ``requested`` (the loop stops after the current step and saves); a second one raises KeyboardInterrupt."""
+    """While active (main thread only, and only for signals not ignored): the first Ctrl-C (SIGINT) or SIGTERM
+    sets ``requested`` (the loop stops after the current step and saves); a second one raises KeyboardInterrupt."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.requested = False
-        self._old = None
+        self._old = {}
 
     def _handler(self, signum, frame):
         if self.requested:
@@ -321,15 +323,15 @@ class _DeferredInterrupt:
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            old = signal.getsignal(signal.SIGINT)
-            if old is not signal.SIG_IGN:
-                self._old = signal.signal(signal.SIGINT, self._handler)
+            for sig in self.SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self._old[sig] = signal.signal(sig, self._handler)
         return self
 
     def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
-            self._old = None
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
         return False
 
 

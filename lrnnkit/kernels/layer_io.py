@@ -1,0 +1,59 @@
+"""The forward contract shared by lrnnkit's trainable layers (:class:`~lrnnkit.kernels.DeltaProductLayer`,
+:class:`~lrnnkit.kernels.FixedPointLayer`), fla's layer contract: ``forward(hidden_states, attention_mask=None,
+past_key_values=None, use_cache=False, output_attentions=False, **kwargs) -> (o, None, past_key_values)``.
+
+A 2-D 0/1 ``attention_mask`` (1 = keep) packs the kept tokens of every row into one sequence of B = 1 with
+``cu_seqlens`` boundaries (rows without tokens dropped); the outputs are put back in place, zeros at padding. A
+``cu_seqlens`` keyword (B = 1) packs sequences directly. Other keywords are ignored, as fla's layers do inside fla's
+model blocks. Incremental decoding (``past_key_values`` / ``use_cache``) is refused on one line.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import InputError
+
+
+def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_cache, kwargs: dict):
+    """Check the forward's inputs; returns ``(x_packed, cu_seqlens or None, put_back)`` where ``put_back(o)`` gives
+    the outputs of the packed tokens the input's (B, T) layout (the identity without a mask)."""
+    if not isinstance(x, torch.Tensor) or x.ndim != 3 or x.shape[-1] != hidden_size:
+        raise InputError(f"{where}: expected hidden_states of shape (B, T, {hidden_size}), got "
+                         f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+    if not x.is_floating_point():
+        raise InputError(f"{where}: hidden_states must be floating point, got {x.dtype}")
+    if past_key_values is not None or use_cache:
+        raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
+    cu_seqlens = kwargs.get("cu_seqlens")
+    B, T, _ = x.shape
+    if attention_mask is not None:
+        if not isinstance(attention_mask, torch.Tensor) or attention_mask.ndim != 2 \
+                or tuple(attention_mask.shape) != (B, T):
+            raise InputError(f"{where}: attention_mask must be a 0/1 matrix of shape (B, T) = {(B, T)}, got "
+                             f"{tuple(getattr(attention_mask, 'shape', ()))}")
+        if cu_seqlens is not None:
+            raise InputError(f"{where}: give attention_mask or cu_seqlens, not both")
+        if bool(((attention_mask != 0) & (attention_mask != 1)).any()):
+            raise InputError(f"{where}: attention_mask must hold only 0 (padding) and 1 (keep)")
+        keep = attention_mask.to(torch.bool)
+        indices = keep.flatten().nonzero().flatten()
+        lens = keep.sum(-1)
+        cu = F.pad(lens.cumsum(0), (1, 0))
+        cu = cu[torch.cat([cu[:1] >= 0, lens > 0])]                    # rows without tokens dropped
+        return x.flatten(0, 1)[indices][None], cu.to(torch.int32), lambda o: unpack(o, indices, B, T)
+    if cu_seqlens is not None:
+        if B != 1:
+            raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
+        cu = [int(t) for t in cu_seqlens.tolist()]
+        if len(cu) < 2 or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu, cu[1:])):
+            raise InputError(f"{where}: cu_seqlens must rise from 0 to T = {T}, got {cu[:8]}"
+                             f"{'...' if len(cu) > 8 else ''}")
+    return x, cu_seqlens, lambda o: o
+
+
+def unpack(o: torch.Tensor, indices, B: int, T: int) -> torch.Tensor:
+    """The packed outputs (1, N, D) back at their positions of a (B, T, D) batch, zeros at padding."""
+    out = o.new_zeros(B * T, o.shape[-1])
+    out[indices] = o[0]
+    return out.reshape(B, T, -1)
