@@ -116,3 +116,16 @@ def test_user_facing_text_cites_no_issue_numbers():
     for s in STATEMENTS:
         for text in (s.statement, s.evidence, s.notes, s.corrected or "", s.hypotheses, s.conclusion):
             assert not re.search(r"\bissue\s*#?\d", text, re.I), s.id
+
+
+def test_empirical_perturbation_is_falsified_only_at_the_papers_scale():
+    """The empirical entries' perturbation (their numbers turned against the claim, at the paper's scale) is
+    ``falsified`` because the judge rejects the numbers at the paper's scale: the same numbers at small scale stay
+    ``open`` (a miss at small scale is not evidence against the paper)."""
+    from lrnnkit.theorems.registry import OWN
+    empirical = [s for s in STATEMENTS if s.kind == "empirical" and s.paper != OWN and s.perturb is not None]
+    assert empirical
+    for s in empirical:
+        turned = s.perturb["record"]
+        assert s.check("quick", record=dict(turned, scale="small")).verdict == "open", s.id
+        assert s.check("quick", record=turned).verdict == "falsified", s.id
