@@ -18,8 +18,14 @@ Verdicts (the registry's four; an empirical claim is never ``falsified`` by a sm
 * ``open``: "partly reproduced" / "not reproduced" / not judged at this scale -- the evidence says so, with the
   numbers; a negative outcome at tiny or small scale is not evidence against the paper (fewer steps, smaller
   models, no seeds searched);
-* ``falsified`` only for lrnnkit's own statement about fine-tuning a construction (not a paper's claim), with the
-  run that contradicts it as the counterexample.
+* ``falsified`` for runs made at the paper's own scale (``paper``: its widths, steps and data sizes) that the judge
+  rejects, with the measurements as the counterexample (none is stored: those runs take hours on many GPUs), and for
+  lrnnkit's own statement about fine-tuning a construction (not a paper's claim), with the run that contradicts it
+  as the counterexample.
+
+Each check takes the loaded results as a keyword argument (default: the stored file); its perturbation
+(:func:`perturbed_record`) is the stored file as if measured at the paper's scale with the numbers turned against
+the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
 check re-derives it by applying the experiment's judge, as the code defines it now, to the stored per-run numbers,
@@ -76,6 +82,57 @@ def _rejudge(judge, who: str, path: str, what: str) -> CheckResult:
     return CheckResult(OUTCOME_VERDICT.get(j.get("outcome"), "open"),
                        f"re-judged {_rel(path)} ({what}): {j.get('outcome')}; {_summary(j.get('measured', {}))}",
                        details={"judgement": j})
+
+
+def _at_paper_scale(r: CheckResult, outcome: str, scale) -> CheckResult:
+    """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
+    (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
+    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open``."""
+    if scale != "paper" or not outcome.startswith(("not reproduced", "partly reproduced")):
+        return r
+    measured = (r.details.get("judgement") or {}).get("measured", {})
+    return CheckResult("falsified", f"at the paper's scale: {r.evidence}", counterexample=measured,
+                       details=r.details)
+
+
+def _exchanged(res: dict) -> dict:
+    """A run's record with success and failure exchanged: every accuracy below 1/2 set to 1, every other to 0."""
+    out = dict(res)
+    for k, v in res.items():
+        if k.endswith("_accuracy") and isinstance(v, dict):
+            out[k] = {L: 1.0 if a < 0.5 else 0.0 for L, a in v.items()}
+    return out
+
+
+def _iterations_reversed(runs: dict) -> dict:
+    """003's iteration runs with the claim's opposite: on A5 the fewer iterations the longer the training length,
+    and the copy model needing as many iterations as the sequence has tokens."""
+    out = {k: dict(r) for k, r in runs.items()}
+    a5 = sorted((k for k in out if k.startswith("A5")), key=lambda k: int(k.rsplit(" ", 1)[1]))
+    for i, k in enumerate(a5):
+        out[k]["fixed_point_iterations"] = {L: len(a5) - i for L in runs[k]["fixed_point_iterations"]}
+    for k, r in out.items():
+        if k.startswith("copy") and isinstance(r.get("fixed_point_iterations"), dict):
+            r["fixed_point_iterations"] = {L: int(L) for L in r["fixed_point_iterations"]}
+    return out
+
+
+def perturbed_record(rec: dict) -> dict:
+    """The perturbation of an empirical entry: the stored results file as if measured at the paper's scale with
+    every configuration finished and the numbers turned against the claim (each configuration's success and
+    failure exchanged; 003's iteration counts reversed); the judge must reject it, so the check derives ``falsified``."""
+    runs = rec["runs"]
+    turned = (_iterations_reversed(runs) if rec["name"] == "003-iterations"
+              else {k: _exchanged(r) for k, r in runs.items()})
+    return {**rec, "scale": "paper", "failed": {}, "runs": turned}
+
+
+def _perturbation(rec: dict) -> dict | None:
+    """``{"record": perturbed_record(rec)}``, or None where the file's runs lack what the perturbation turns."""
+    try:
+        return {"record": perturbed_record(rec)}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 #: sub-claims of an experiment's printed claim that its judge leaves out, judged here on the stored measurements:
@@ -138,9 +195,9 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
 
-    def check(profile: str, path=path, name=name, outcome=outcome) -> CheckResult:
+    def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
         from ..learn.experiments import get_experiment
-        d = _load(path)
+        d = _load(path) if record is None else record
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
         runs = d["runs"]
@@ -151,14 +208,15 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         j = r.details.get("judgement") or {}
         outcome2, extra2 = _with_extra_parts(name, j.get("outcome", ""), j.get("measured") or {})
         if outcome2 != j.get("outcome"):
-            return CheckResult(OUTCOME_VERDICT.get(outcome2, "open"), r.evidence + extra2, details=r.details)
-        return r
+            r = CheckResult(OUTCOME_VERDICT.get(outcome2, "open"), r.evidence + extra2, details=r.details)
+        return _at_paper_scale(r, outcome2, d.get("scale"))
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=rec["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
                                 f"training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     check=check if judged else None, notes=f"results: {_rel(path)}")
+                     check=check if judged else None, notes=f"results: {_rel(path)}",
+                     perturb=_perturbation(rec) if judged else None)
 
 
 # --------------------------------------------------------------------------- construction as initialisation
@@ -203,6 +261,17 @@ def _init_verdict(doc: dict) -> tuple:
     return "falsified", "; ".join(rows), worst[1]
 
 
+def _init_kept(doc: dict) -> dict:
+    """The perturbation of the construction-init entry: the same results with every construction run's accuracy
+    after fine-tuning equal to its accuracy before (the construction kept): no run contradicts the statement."""
+    results = []
+    for r in doc["results"]:
+        runs = [dict(run, after=dict(run["after"], long=run["before"]["long"])) if run["init"] == "construction"
+                else run for run in r["runs"]]
+        results.append(dict(r, runs=runs))
+    return {**doc, "results": results}
+
+
 def _init_entry() -> Statement | None:
     doc = _load(INIT_FILE)
     if not isinstance(doc, dict) or "results" not in doc:
@@ -218,8 +287,8 @@ def _init_entry() -> Statement | None:
                 f"fine-tuning (same budget): {'; '.join(controls)}. Results: {_rel(INIT_FILE)}; command: "
                 f"{doc.get('command', 'python benchmarks/learn_init_from_construction.py')}.")
 
-    def check(profile: str) -> CheckResult:
-        d = _load(INIT_FILE)
+    def check(profile: str, doc=None) -> CheckResult:
+        d = _load(INIT_FILE) if doc is None else doc
         if d is None:
             return CheckResult("open", f"{_rel(INIT_FILE)} is missing")
         v, e, c = _init_verdict(d)
@@ -229,7 +298,7 @@ def _init_entry() -> Statement | None:
                      hypotheses="one trainable DeltaProduct layer (lrnnkit.learn.init_from_model.ConstructionLRNN) "
                                 "initialised from the compiled construction; AdamW, batch 16, words of 3-40 letters",
                      conclusion=f"token accuracy at length 10^4 stays >= {KEEP}", verdict=verdict,
-                     evidence=evidence, check=check, counterexample=cex,
+                     evidence=evidence, check=check, counterexample=cex, perturb={"doc": _init_kept(doc)},
                      tests=["proofs_tests/test_learn_analysis.py::test_construction_init_reproduces_compiled_model"],
                      notes="falsified means: fine-tuning on short words moved the construction off its exact "
                            "reflections (betas away from 2, keys rotated), so the state drifts over 10^4 steps")
@@ -261,21 +330,23 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                 f"(benchmarks/RESULTS.md, section learning)."
                 + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
 
-    def check(profile: str, path=path, name=name, part=part, labels=tuple(labels)) -> CheckResult:
+    def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
         from ..learn.experiments import get_experiment
-        d = _load(path)
+        d = _load(path) if record is None else record
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
         bad = sorted(k for k in (d.get("failed") or {}) if k in labels)
         if bad:
             return CheckResult("open", f"{_rel(path)}: {', '.join(bad)} failed")
-        return _rejudge(lambda: get_experiment(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
+        r = _rejudge(lambda: get_experiment(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
+        return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"))
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "
                                 f"layers and training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     check=check if judged else None, notes=f"results: {_rel(path)}; whole experiment: "
+                     check=check if judged else None, perturb=_perturbation(rec) if judged else None,
+                     notes=f"results: {_rel(path)}; whole experiment: "
                                                             f"{paper}:empirical-{short}-{scale}")
 
 

@@ -321,8 +321,37 @@ def check_theorem_4_bounds(profile: str = "quick", width_slack: int = 0) -> Chec
                                 "width 4", details={"S4_IDEMPOTENT_level_size": list(hd.level_size)})
 
 
-@entry("000:theorem-5")
-def check_theorem_5(profile: str = "quick") -> CheckResult:
+def prime_cycle_witness(n: int, bound: int) -> dict | None:
+    """A lower bound on the level width: a letter permuting ``p`` of the ``n`` states cyclically, ``p`` prime and
+    ``p > bound``, or None. Its one-letter automaton (start in the cycle) has the cyclic group Z_p in its transition
+    monoid; every group dividing a cascade of permutation-reset automata with <= ``bound`` states divides an iterated
+    wreath product of subgroups of S_bound (Krohn-Rhodes), whose order has no prime factor above ``bound``: no such
+    cascade emulates it."""
+    for img in itertools.permutations(range(n)):
+        seen = set()
+        for q in range(n):
+            if q in seen:
+                continue
+            cyc, x = [], q
+            while x not in cyc:
+                cyc.append(x)
+                x = img[x]
+            seen.update(cyc)
+            p = len(cyc)
+            if p > bound and all(p % d for d in range(2, p)):
+                return {"states": n, "letter": list(img), "cycle": cyc, "prime": p, "level_bound": bound}
+    return None
+
+
+@entry("000:theorem-5", perturb={"width_bound": 2})
+def check_theorem_5(profile: str = "quick", width_bound: int | None = None) -> CheckResult:
+    """``width_bound``: the bound on every level's states for |Q| = 3 (the printed |Q|); the perturbation |Q| - 1,
+    which the 3-cycle refutes (:func:`prime_cycle_witness`)."""
+    cx = prime_cycle_witness(3, 3 if width_bound is None else width_bound)
+    if cx is not None:
+        return CheckResult("falsified", f"a letter cycling {cx['prime']} states (prime > the level bound "
+                                        f"{cx['level_bound']}) needs a level with a group of order divisible by it",
+                           counterexample=cx)
     bad, ev, det = _t5_evidence(profile)
     if bad:   # the decided part failed: not a verdict to record, an error to look at
         raise RuntimeError(f"{PAPER} Theorem 5 small cases: {bad}")

@@ -98,24 +98,29 @@ def check_beta_geometry(profile: str = "quick", reflection_beta=2) -> CheckResul
 S3_PERMS = list(itertools.permutations(range(3)))
 
 
-def d3_s3_isomorphisms() -> list:
-    """All isomorphisms D_3 -> S_3 (brute force over the 720 bijections), D_3 from 001 eq. (3) and S_3 as
-    permutations composed left to right."""
+#: Z_6 as the rotations of 6 points: a group of order 6 that is not isomorphic to D_3 (the perturbation)
+Z6_PERMS = [tuple((x + k) % 6 for x in range(6)) for k in range(6)]
+
+
+def d3_s3_isomorphisms(target: list = S3_PERMS) -> list:
+    """All isomorphisms D_3 -> ``target`` (brute force over the 720 bijections), D_3 from 001 eq. (3) and the
+    target (default S_3) as permutations composed left to right."""
     D = [("r", i) for i in range(3)] + [("s", i) for i in range(3)]
 
     def comp(p, q):
-        return tuple(q[p[x]] for x in range(3))
+        return tuple(q[p[x]] for x in range(len(p)))
     out = []
-    for img in itertools.permutations(S3_PERMS):
+    for img in itertools.permutations(target):
         f = dict(zip(D, img))
         if all(f[dihedral_mul(g, h, 3)] == comp(f[g], f[h]) for g in D for h in D):
             out.append({f"{a}{i}": list(p) for (a, i), p in f.items()})
     return out
 
 
-@entry("001:d3-is-s3")
-def check_d3_s3(profile: str = "quick") -> CheckResult:
-    isos = d3_s3_isomorphisms()
+@entry("001:d3-is-s3", perturb={"target": Z6_PERMS})
+def check_d3_s3(profile: str = "quick", target: list = S3_PERMS) -> CheckResult:
+    """``target``: the group D_3 is claimed isomorphic to (S_3); the perturbation Z_6 (abelian, not D_3)."""
+    isos = d3_s3_isomorphisms(target)
     if len(isos) != 6:
         return CheckResult("falsified" if not isos else "open", f"{len(isos)} isomorphisms found (expected 6)",
                            counterexample={"isomorphisms": len(isos)} if not isos else None)

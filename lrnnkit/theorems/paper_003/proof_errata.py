@@ -30,14 +30,21 @@ def _sym(M: list) -> list:
     return [[(M[i][j] + M[j][i]) / 2 for j in range(len(M))] for i in range(len(M))]
 
 
-@entry("003:theorem-2.2-proof-eigenvalues")
-def check_theorem_2_2_eigenvalues(profile: str = "quick") -> CheckResult:
+#: I - Q = [[0, 10], [0, 0]]: a shear of norm 10, so ||J|| >= 1 (the perturbation drops the hypothesis ||J|| < 1)
+T22_SHEAR = [[F(0), F(10)], [F(0), F(0)]]
+
+
+@entry("003:theorem-2.2-proof-eigenvalues", perturb={"p": T22_SHEAR, "contraction": False})
+def check_theorem_2_2_eigenvalues(profile: str = "quick", p: list = T22_P, contraction: bool = True) -> CheckResult:
+    """``p``: the matrix I - Q of the instance (Lambda = diag(1/2, 1/2)); ``contraction``: whether the hypothesis
+    ||J|| < 1 is required. The perturbation drops it on a shear I - Q = [[0, 10], [0, 0]], where the symmetric part
+    of (I - J)^{-1} is indefinite."""
     import itertools
     rows = {}
     for T in (1, 2, 3) if profile == "quick" else (1, 2, 3, 4):
-        J = lipschitz_operator(T22_LAMS, T22_P, T)
+        J = lipschitz_operator(T22_LAMS, p, T)
         n = len(J)
-        if not norm2_lt1(J):
+        if contraction and not norm2_lt1(J):
             return CheckResult("open", f"T = {T}: the instance has ||J|| >= 1 (outside the hypothesis)")
         IJ = sub(eye(n), J)
         inv = solve(IJ, eye(n))

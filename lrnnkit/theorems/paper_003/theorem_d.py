@@ -155,11 +155,16 @@ def check_appendix_D2_eq9(profile: str, transpose_q: bool = True) -> CheckResult
     return CheckResult("holds", f"{trials} exact random instances")
 
 
-@entry("003:theorem-D.1")
-def check_theorem_D_1(profile: str) -> CheckResult:
+@entry("003:theorem-D.1", perturb={"ranks": (8, 1)})
+def check_theorem_D_1(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
+    """``ranks``: r_N at N = 64 and 1024 in the re-run of 003:proposition-G.2 (its formal dense half); the
+    perturbation lets the rank fall to 1 instead of diverging, so eq. 15 fails and with it the statement."""
     from .appendix_g import check_proposition_G_2
-    g2 = check_proposition_G_2(profile)
-    if g2.verdict != "holds":     # the formal content failed: an error to look at, not an open question
+    g2 = check_proposition_G_2(profile, ranks=ranks)
+    if g2.verdict == "falsified":     # the formal dense half fails: so does the statement that contains it
+        return CheckResult("falsified", f"its formal dense half (003:proposition-G.2) fails: {g2.evidence}",
+                           counterexample=g2.counterexample, details=g2.details)
+    if g2.verdict != "holds":     # an inconclusive Monte Carlo: an error to look at, not an open question
         raise RuntimeError(f"003:proposition-G.2 (the formal content of D.1) derived {g2.verdict}: {g2.evidence}")
     return CheckResult("open", f"informal; its formal dense half (003:proposition-G.2) holds ({g2.evidence}); the "
                                "diagonal half and the step to universality are cited", details=g2.details)

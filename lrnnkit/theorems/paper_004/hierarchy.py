@@ -30,8 +30,15 @@ def check_positive_diagonal(profile: str, a_lo: float = 0.05) -> CheckResult:
 
 
 # =========================================================================== hierarchy: S3 in block-2, inclusions
-@entry("004:hierarchy.strict-levels")
-def check_strict_levels(profile: str) -> CheckResult:
+#: a basis of the plane x_0 + x_1 + x_2 = 0, invariant under every permutation of the coordinates
+S3_PLANE = ((1, 1), (-1, 1), (0, -2))
+
+
+@entry("004:hierarchy.strict-levels", perturb={"plane": ((1, 0), (0, 1), (0, 0))})
+def check_strict_levels(profile: str, plane: tuple = S3_PLANE) -> CheckResult:
+    """``plane``: the basis (columns) of the 2-dimensional subspace of R^3 whose 2x2 block carries S_3's permutation
+    action; the perturbation, the coordinate plane of points 0 and 1, is not invariant under the transpositions
+    that move point 2."""
     from ...automata.groups import group_word_problem
     from ...certify import certify
     from ...model import Decoder, Layer, Model, TableMap, Transition
@@ -47,7 +54,7 @@ def check_strict_levels(profile: str) -> CheckResult:
                 p[x] = pts[(i + 1) % len(pts)]
         return p
     perms = [parse(s) for s in fsa.alphabet]
-    basis = [[F(1), F(1)], [F(-1), F(1)], [F(0), F(-2)]]
+    basis = [[F(x) for x in row] for row in plane]
     BtB = mm(tr(basis), basis)
 
     def coords(v):
@@ -148,11 +155,15 @@ def free_block_injective(max_len: int) -> tuple[int, int]:
     return words, len(states)
 
 
-@entry("004:hierarchy.block-vs-full")
-def check_block_vs_full(profile: str) -> CheckResult:
+@entry("004:hierarchy.block-vs-full", perturb={"witnesses": (("S4", 24),)})
+def check_block_vs_full(profile: str, witnesses: tuple | None = None) -> CheckResult:
+    """``witnesses``: (group, order) of the non-solvable witnesses (A5, and A6 in the deep profile); the
+    perturbation S4 is solvable, so the block-diagonal argument does not apply to it."""
     from ...automata.groups import group_word_problem
     orders = {}
-    for name, order in (("A5", 60), ("A6", 360)) if profile == "deep" else (("A5", 60),):
+    if witnesses is None:
+        witnesses = (("A5", 60), ("A6", 360)) if profile == "deep" else (("A5", 60),)
+    for name, order in witnesses:
         t, d = transition_group_is_perfect(group_word_problem(name))
         orders[name] = (t, d)
         if t != order or d != t:
