@@ -12,7 +12,7 @@ reStructuredText that the Sphinx site in ``docs/`` includes:
   precision-collapse plot.
 * ``theorems.rst``: the statement registry (:func:`lrnnkit.theorems.all_statements`) as a table of recorded verdicts
   with their evidence, then every statement with its hypotheses, conclusion, counterexample and correction.
-* ``cli.rst``: the help of every command, from the argparse parser (:func:`lrnnkit.cli.build_parser`).
+* ``cli.rst``: the help of every command, from the argparse parser (:func:`lrnnkit.parser.build_parser`).
 * ``api.rst``: autodoc of every public module of the package (module names not starting with ``_``).
 
 Failure policy (decided here; CI relies on it). The generator never stops at the first problem: every page is
@@ -631,10 +631,10 @@ def _json_short(x: Any) -> str:
 def _cli(out: str) -> dict:
     rec: dict = {"status": "ok", "problems": []}
     lines = [_title("Command line"),
-             "Generated from the argparse parser of :mod:`lrnnkit.cli` (``build_parser()``). Errors print one line "
+             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Errors print one line "
              "on stderr and exit with status 2 (``--debug`` shows the traceback); files are written atomically.\n"]
     try:
-        from ..cli import build_parser
+        from ..parser import build_parser
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
         return _failed_page(rec, lines, os.path.join(out, "cli.rst"), f"build_parser() failed: {one_line(exc)}",
