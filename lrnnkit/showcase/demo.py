@@ -48,6 +48,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..automata.fsa import FSA
+from ..automata.sources import load_source as load_preset
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from .steps import StepTimeout, one_line, time_limit
@@ -317,30 +318,12 @@ class _Skip:
 
 # =========================================================================== pieces owned by other modules
 def load_source(spec: str) -> tuple:
-    """The automaton for a CLI source string: the project's preset parser when it is there and knows ``spec``,
-    else the demo's embedded copy. Returns (fsa, where) with where in {"preset", "embedded"}."""
-    loader = _preset_loader()
-    if loader is not None:
-        try:
-            return loader(spec), "preset"
-        except Exception:  # noqa: BLE001  (a parser that does not know this preset yet: use the embedded one)
-            pass
-    return embedded_fsa(spec), "embedded"
-
-
-def _preset_loader():
-    """The preset / source parser (lrnnkit.automata.sources.load_source, what ``lrnnkit.load_source`` and the CLI
-    use), if it has landed."""
-    import importlib
-    for mod, fn in (("lrnnkit.automata.sources", "load_source"),):
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        f = getattr(m, fn, None)
-        if callable(f):
-            return f
-    return None
+    """The automaton for a CLI source string: the project's preset parser (:func:`lrnnkit.automata.sources.load_source`)
+    when it knows ``spec``, else the demo's embedded copy. Returns (fsa, where) with where in {"preset", "embedded"}."""
+    try:
+        return load_preset(spec), "preset"
+    except InputError:   # a source the preset parser does not know: the embedded copy
+        return embedded_fsa(spec), "embedded"
 
 
 def _compile(fsa: FSA, construction: str | None):

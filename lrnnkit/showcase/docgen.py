@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..automata.sources import load_source
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
 
@@ -176,14 +177,9 @@ class _Latex:
 # =========================================================================== construction pages
 def _load(source: str):
     try:
-        from ..automata.sources import load_source
-    except ImportError:
-        load_source = None
-    if load_source is not None:
-        try:
-            return load_source(source)
-        except Exception:  # noqa: BLE001  (fall back to the demo's embedded copies)
-            pass
+        return load_source(source)
+    except Exception:  # noqa: BLE001  (fall back to the demo's embedded copies)
+        pass
     from .demo import embedded_fsa
     return embedded_fsa(source)
 
