@@ -40,7 +40,7 @@ def __getattr__(name):
     if name in _LAZY_KERNELS:
         from . import kernels
         return getattr(kernels, name)
-    if name in _LAZY_LEARN:   # issue 13: learning (torch), imported on first use like the kernels
+    if name in _LAZY_LEARN:   # learning (torch), imported on first use like the kernels
         import importlib
         return getattr(importlib.import_module(_LAZY_LEARN[name], __name__), name)
     raise AttributeError(f"module 'lrnnkit' has no attribute {name!r}")

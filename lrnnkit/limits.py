@@ -1,4 +1,4 @@
-"""Size limits on every input, in one place (issue 11: "every input bounded").
+"""Size limits on every input, in one place: every input is bounded.
 
 Each limit is checked *before* the work it protects starts, and a refusal is a
 :class:`~lrnnkit.errors.SizeLimitError` (an InputError: one line, exit status 2 at the command line) whose message

@@ -335,7 +335,7 @@ def from_regex(pattern: str) -> FSA:
     finals = set(fsm.finals)
     if not finals.intersection(queue):
         # every reachable state rejects: the constant-0 automaton, which a construction would compile silently
-        # into a one-state model (issue 11 found it named after parity); refuse with the reason instead
+        # into a one-state model (once found named after parity); refuse with the reason instead
         raise InputError(f"regex: pattern {pattern!r} matches no word at all (empty language); its automaton "
                          "would output 0 on every input")
     labels = ["1" if (s in finals) else "0" for s in queue] + (["0"] if sink is not None else [])

@@ -26,7 +26,7 @@ target: ``isomorphic`` (canonical forms equal) or the shortest distinguishing wo
 the target's outputs on it. L* certifies nothing about words it never asked: for a compiled lrnnkit model, use
 :func:`lrnnkit.certify` for the all-lengths guarantee; extraction is the tool for *trained* models, where it tells
 which automaton gradient descent found (000, Section 5 and 001, Section 5 read trained models only through accuracy
-curves; the issue asks for the automaton).
+curves; extraction names the automaton).
 """
 from __future__ import annotations
 

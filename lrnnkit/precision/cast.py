@@ -389,7 +389,7 @@ def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None
 
 def _mpf_to_fraction(v) -> Fraction:
     """The exact value of a finite mpmath mpf. (``mpf.man_exp`` gives the *magnitude's* mantissa: the sign is
-    ``_mpf_[0]``; reading man_exp alone turned cos(2*pi*3/7) = -0.90097 into +0.90097, issue 11.)"""
+    ``_mpf_[0]``; reading man_exp alone turned cos(2*pi*3/7) = -0.90097 into +0.90097.)"""
     import mpmath
     v = mpmath.mpf(v)
     sgn, man, exp, _bc = v._mpf_

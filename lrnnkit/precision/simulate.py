@@ -411,7 +411,7 @@ def collapse(model: Model, format="bf16", policy: str = "matvec", steps: int = 1
     if auto_periodic:
         prefix, cycle = [], [0]
         # ``steps`` bounds the work here too: the period is searched within ``steps`` steps, and past that the
-        # first ``steps`` outputs are checked (issue 11: a counter:7 model used to run 2,000,000 steps, 103 s)
+        # first ``steps`` outputs are checked (a counter:7 model used to run 2,000,000 steps)
         period_cap = min(period_cap, steps)
     periodic = cycle is not None
     if periodic:
