@@ -12,6 +12,22 @@ import sys
 
 from .errors import InputError
 from .parser import build_parser
+from . import precision as P
+from .automata.bridges.cli import complete_of
+from .automata.info import MONOID_CAP, describe
+from .automata.io import fsa_from_dict
+from .automata.sampling import random_word
+from .automata.sources import load_source
+from .certify import certify, resource_profile
+from .cli_format import escaped, escaping_terminal, shown, table, terminal_width
+from .constructions import catalogue, compile as compile_model
+from .executor import run_exact, run_float
+from .learn.cli import VERBS as _learn_verbs
+from . import limits
+from .limits import busy, check_automaton, check_int
+from .model import Model
+from .precision.commands import cast_argv
+from .showcase.demo import run_demo
 
 __all__ = ["main", "build_parser"]
 
@@ -35,26 +51,18 @@ def _json_default(o):
 
 
 def _load_model(path: str):
-    from .model import Model
     return Model.load(path)
 
 
 # --------------------------------------------------------------------------- verbs
 def cmd_info(a) -> int:
-    from .automata.bridges.cli import complete_of
-    from .automata.info import describe
-    from .automata.sources import load_source
-    from .limits import check_automaton
     fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
-    from .limits import busy
     with busy("info: monoid, group, holonomy"):
         d = describe(fsa, depth_rule=a.depth_rule)
     if a.json:
         _print_json(d)
         return 0
-    from .automata.info import MONOID_CAP
-    from .cli_format import shown
     alph = [shown(x) for x in d["alphabet"]]
     print(f"states {d['states']} (minimal {d['minimal_states']}), alphabet of {len(alph)}: "
           f"{' '.join(alph[:12])}{' ...' if len(alph) > 12 else ''}")
@@ -76,11 +84,6 @@ def cmd_info(a) -> int:
 
 
 def cmd_compile(a) -> int:
-    from .automata.sources import load_source
-    from .certify import resource_profile
-    from .constructions import compile as compile_model
-    from .automata.bridges.cli import complete_of
-    from .limits import check_automaton
     fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "compile", a.source)
     options = {}
@@ -94,7 +97,6 @@ def cmd_compile(a) -> int:
             options[key] = raw
     if a.explain:
         return _explain(fsa, a, options)
-    from .limits import busy
     try:
         with busy("compile"):
             model = compile_model(fsa, a.construction, **options)
@@ -121,9 +123,7 @@ def cmd_compile(a) -> int:
 def _explain(fsa, a, options) -> int:
     """``compile --explain``: the applicable constructions, cheapest first, with their costs (the chosen one
     marked), then the compile itself when ``-o`` is given."""
-    from .cli_format import table
     from .constructions import candidates, get
-    from .constructions import compile as compile_model
     cands = candidates(fsa)
     chosen = get(a.construction).name if a.construction else (cands[0][0].name if cands else None)
     rows = []
@@ -149,7 +149,6 @@ def _explain(fsa, a, options) -> int:
                      str(k["layers"]), ("GH" if k["gh"] else "not GH") + ("" if k["source"] == "formula"
                                                                           else ", measured")]
         body.append(["*" if r["chosen"] else "", r["name"]] + cells + [f"{r['paper']} {r['statement']}"])
-    from .cli_format import shown
     print(f"applicable constructions for {shown(fsa.name or a.source)}, cheapest first (* = chosen)\n"
           f"cost, compared in this order: GH layers first, total width, factors per token, layers")
     print(table(["", "construction", "width", "widths", "factors", "layers", "kind", "paper"], body,
@@ -164,10 +163,7 @@ def _explain(fsa, a, options) -> int:
 
 
 def cmd_verify(a) -> int:
-    from .automata.sources import load_source
-    from .certify import certify
-    from .limits import MAX_PAIRS_LIMIT, check_int
-    check_int("--max-pairs", a.max_pairs, 1, MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+    check_int("--max-pairs", a.max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
     model = _load_model(a.model)
     fsa = load_source(a.source) if a.source else None
     cert = certify(model, fsa, max_pairs=a.max_pairs)
@@ -181,7 +177,6 @@ def cmd_verify(a) -> int:
         print(f"  layers {cert.layers}, widths {cert.widths}, max factors per token {cert.max_factors_per_token}, "
               f"GH factors with beta in [0,2]: {cert.eigenvalues_in_unit_interval}")
         if cert.counterexample is not None:
-            from .cli_format import shown
             print(f"  shortest counterexample: {' '.join(shown(x) for x in cert.counterexample)} "
                   f"(expected {shown(cert.expected)}, got {shown(cert.got)})")
         if cert.float_check:
@@ -192,20 +187,19 @@ def cmd_verify(a) -> int:
 
 def cmd_run(a) -> int:
     import numpy as np
-    from .limits import MAX_SEED, RUN_MAX_LENGTH, check_int
-    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.random is not None:
-        check_int("--random", a.random, 0, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
-    elif len(a.word) > 64 * RUN_MAX_LENGTH or len(a.word.split()) > RUN_MAX_LENGTH:
-        raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
+        check_int("--random", a.random, 0, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+    elif len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH:
+        raise InputError(f"--word: more than {limits.RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = _load_model(a.model)
     if getattr(model, "inconsistencies", None):
         print(f"lrnnkit: warning: {a.model}: {model.inconsistencies[0]}; running the rounding of the exact weights "
               f"(`lrnnkit verify` refuses this file)", file=sys.stderr)
     if a.word is not None:
         word = model.encode(a.word)
-        if len(word) > RUN_MAX_LENGTH:
-            raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
+        if len(word) > limits.RUN_MAX_LENGTH:
+            raise InputError(f"--word: more than {limits.RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     else:
         word = _random_word(model, a.random, a.seed, a.uniform)
     backend = a.backend
@@ -213,11 +207,9 @@ def cmd_run(a) -> int:
         dtype = a.dtype or "float64"
         if dtype != "float64":
             raise InputError(f"the reference backend runs in float64 (got --dtype {dtype}); use torch or triton")
-        from .executor import run_float
         outs = run_float(model, np.array([word], dtype=np.int64)).outputs[0].tolist() if word else []
     elif backend == "exact":
         dtype = "exact"
-        from .executor import run_exact
         outs = run_exact(model, word)
     else:
         dtype = a.dtype or "float32"
@@ -229,7 +221,6 @@ def cmd_run(a) -> int:
     if a.json:
         _print_json(res)
     else:
-        from .cli_format import shown
         print(" ".join(shown(x) for x in labels))
     return 0
 
@@ -240,8 +231,6 @@ def _random_word(model, n: int, seed: int, uniform: bool) -> list:
     import numpy as np
     auto = (model.provenance or {}).get("automaton")
     if not uniform and auto:
-        from .automata.io import fsa_from_dict
-        from .automata.sampling import random_word
         fsa = fsa_from_dict(auto, "the model's recorded automaton")
         if list(fsa.alphabet) == list(model.alphabet):
             return random_word(fsa, n, seed)
@@ -249,7 +238,6 @@ def _random_word(model, n: int, seed: int, uniform: bool) -> list:
 
 
 def cmd_constructions(a) -> int:
-    from .constructions import catalogue
     cat = [c.to_json() for c in catalogue()]
     if a.json:
         _print_json(cat)
@@ -261,7 +249,6 @@ def cmd_constructions(a) -> int:
                 if c.get(key):
                     print(f"  {key.replace('_', ' ')}: {c[key]}")
     else:
-        from .cli_format import table
         rows = [[c["name"], f"{c['paper']} {c['statement']}", c["layers"], c["width"], c["factors_per_token"]]
                 for c in cat]
         print(table(["name", "paper, statement", "layers", "width", "factors/token"], rows,
@@ -298,7 +285,6 @@ def cmd_theorems(a) -> int:
                 print(f"  corrected: {s['corrected']}")
             print(f"  reproduce: {_reproduce(s)}")
     else:
-        from .cli_format import table
         lines = table(["id", "verdict", "statement"], [[s["id"], s["verdict"], s["statement"]] for s in sts],
                       shrink={2: 12}).split("\n")
         print("\n".join(lines[:2]))
@@ -322,7 +308,6 @@ def _reproduce(s: dict) -> str:
 
 
 def cmd_precision(a) -> int:
-    from . import precision as P
     if a.pcmd == "cast":
         res = P.cli_cast(a.values, a.fmt, a.rounding, a.seed)
         if a.json:
@@ -332,8 +317,7 @@ def cmd_precision(a) -> int:
                 print(f"{x} -> {y}")
         return 0
     if a.pcmd == "collapse":
-        from .limits import COLLAPSE_MAX_STEPS, check_int
-        check_int("--steps", a.steps, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+        check_int("--steps", a.steps, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
         res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding, seed=a.seed)
         if a.json:
             _print_json(res)
@@ -352,7 +336,6 @@ def _print_impossibility(res, indent: str = "") -> None:
     """The impossibility demo's result as text: ``key: value`` lines, nested dicts indented, lists of records as
     aligned tables (a nested ``{"pre_period": p, "period": q}`` cell prints as ``p+q``: pre-period + period)."""
     import textwrap
-    from .cli_format import table, terminal_width
 
     def cell(v):
         if isinstance(v, dict):
@@ -383,7 +366,6 @@ def _print_impossibility(res, indent: str = "") -> None:
 
 
 def cmd_demo(a) -> int:
-    from .showcase.demo import run_demo
     summary = run_demo(a.out, progress=True)
     if summary.get("incomplete"):
         print(f"lrnnkit: interrupted; the report in {a.out} is incomplete", file=sys.stderr)
@@ -414,7 +396,6 @@ def _interop_run(verb: str, a) -> int:
 
 
 def _learn_run(a) -> int:
-    from .learn.cli import VERBS as _learn_verbs
     return _learn_verbs[a.cmd](a)
 
 
@@ -430,21 +411,18 @@ def main(argv=None) -> int:
     debug = "--debug" in argv[:end]
     if debug:
         argv = [x for x in argv[:end] if x != "--debug"] + argv[end:]
-    from .cli_format import escaping_terminal
     with escaping_terminal():
         return _main(argv, debug)
 
 
 def _fail(text: str) -> None:
     """One error line on stderr, every control character escaped (newlines too: one line)."""
-    from .cli_format import escaped
     print(escaped(text), file=sys.stderr)
 
 
 def _main(argv: list, debug: bool) -> int:
     try:
         if argv[:2] == ["precision", "cast"]:   # values anywhere, negative ones too
-            from .precision.commands import cast_argv
             argv = cast_argv(argv)
         args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .errors import InputError, SizeLimitError
+from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
@@ -97,7 +98,6 @@ def read_bounded(path: str, limit: int, what: str, const: str) -> bytes:
     """Read at most ``limit`` bytes of the regular file ``path``; SizeLimitError past it, InputError for anything
     that is not a regular file (a FIFO, /dev/zero, a directory) before it is opened
     (:func:`lrnnkit.fileio.read_regular`)."""
-    from .fileio import read_regular
     return read_regular(path, limit, what, const)
 
 

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import InputError, SizeLimitError
 from ..limits import shorten
 from .fsa import FSA
+from .. import limits
 
 __all__ = ["parity", "counter", "flipflop", "even_pairs", "cycle_nav", "mod_arith", "from_regex",
            "from_transformations", "MAX_MODULUS", "MAX_MOD_ARITH", "MAX_REGEX_STATES"]
@@ -249,12 +250,11 @@ def regex_size(node) -> int:
 
 
 def _check_regex_size(parsed, pattern: str) -> None:
-    from ..limits import MAX_REGEX_SIZE
     n = regex_size(parsed)
-    if n > MAX_REGEX_SIZE:
+    if n > limits.MAX_REGEX_SIZE:
         shown = str(n) if n < 10 ** 12 else f"about 10^{len(str(n)) - 1}"
         raise SizeLimitError(f"regex: {shorten(pattern)} has {shown} positions once its counted repetitions are "
-                             f"written out; at most {MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
+                             f"written out; at most {limits.MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
 
 
 def from_regex(pattern: str) -> FSA:

@@ -31,6 +31,8 @@ import os
 from ..errors import InputError
 from . import builders
 from .fsa import FSA
+from ..errors import SizeLimitError
+from .. import limits
 
 __all__ = ["load_source", "PRESETS"]
 
@@ -101,10 +103,8 @@ def load_source(source, *, complete: bool | str = False) -> FSA:
         from .groups import group_word_problem
         return group_word_problem(arg.strip())
     if head == "regex":
-        from ..limits import MAX_REGEX_CHARS
-        if len(arg) > MAX_REGEX_CHARS:
-            from ..errors import SizeLimitError
-            raise SizeLimitError(f"regex of {len(arg)} characters; at most {MAX_REGEX_CHARS} "
+        if len(arg) > limits.MAX_REGEX_CHARS:
+            raise SizeLimitError(f"regex of {len(arg)} characters; at most {limits.MAX_REGEX_CHARS} "
                                  "(lrnnkit.limits.MAX_REGEX_CHARS)")
         return builders.from_regex(arg)
     if head == "transformations":

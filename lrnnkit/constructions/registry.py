@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import InputError, SizeLimitError
+from ..automata.fsa import FSA
+from ..automata.sources import load_source
+from ..certify import resource_profile
 
 __all__ = ["Construction", "Cost", "register", "get", "catalogue", "compile", "applicable", "candidates",
            "choose", "model_cost"]
@@ -71,7 +74,6 @@ class Cost:
 
 def model_cost(model) -> Cost:
     """The :class:`Cost` of a built model (measured: ``source="built"``)."""
-    from ..certify import resource_profile
     prof = resource_profile(model)
     gh = all(L.kind in ("gh", "diagonal") for L in model.layers)
     return Cost(tuple(int(w) for w in prof["widths"]), prof["max_factors_per_token"] if gh else None, gh, "built")
@@ -191,9 +193,7 @@ def choose(fsa) -> Construction:
 def compile(fsa, construction: str | None = None, **options):
     """Compile ``fsa`` into a Model with the named construction, or the best applicable one. ``fsa`` is an FSA or
     anything :func:`lrnnkit.automata.sources.load_source` reads (a source string, an automata-lib DFA, ...)."""
-    from ..automata.fsa import FSA
     if not isinstance(fsa, FSA):
-        from ..automata.sources import load_source
         fsa = load_source(fsa)
     if construction is not None:
         c = get(construction)

@@ -31,6 +31,10 @@ import numpy as np
 from ..errors import InputError
 from .formats import FloatFormat, get_format
 from .rounding import canonical_rounding
+from ..errors import SizeLimitError
+from ..exact import Cyc, cos2pi, sin2pi
+from .. import limits
+from ..limits import check_number_text
 
 __all__ = ["cast", "cast_torch", "cast_exact", "parse_exact_value", "exact_decimal", "overflow_value"]
 
@@ -405,7 +409,6 @@ def cast_exact(value, fmt, rounding: str = "nearest-even", u: Fraction | None = 
     ``value``: int, Fraction, float (its exact binary value), decimal string ("0.1" is exactly 1/10), "p/q",
     "inf"/"-inf"/"nan"/"-0", mpmath mpf (exact dyadic), or a real :class:`lrnnkit.exact.Cyc`. For stochastic
     rounding pass the uniform draw ``u`` in [0, 1) (rounds away from zero iff ``u`` < fractional distance)."""
-    from ..exact import Cyc
     fmt = get_format(fmt)
     mode = canonical_rounding(rounding)
     if isinstance(value, str):
@@ -486,8 +489,6 @@ def parse_exact_value(s: str):
     floats), "cos(2*pi*k/m)" / "sin(2*pi/m)" (exact cyclotomic), or a symbolic expression ("1/sqrt(2)", "2**-3",
     "pi/4": :mod:`lrnnkit.precision.expr`, a Fraction when it is rational, else a sympy expression). Never uses
     eval."""
-    from ..exact import cos2pi, sin2pi
-    from ..limits import check_number_text
     check_number_text(s, "value")
     t = s.strip().lower().replace(" ", "")
     if t in ("inf", "+inf", "infinity", "+infinity"):
@@ -502,11 +503,9 @@ def parse_exact_value(s: str):
         mm = int(mt.group(4))
         if mm == 0:
             raise InputError(f"bad value {s!r}: division by zero")
-        from ..limits import MAX_CYCLOTOMIC_ORDER
-        if mm * (4 if mt.group(2) == "sin" else 1) > MAX_CYCLOTOMIC_ORDER:
-            from ..errors import SizeLimitError
+        if mm * (4 if mt.group(2) == "sin" else 1) > limits.MAX_CYCLOTOMIC_ORDER:
             raise SizeLimitError(f"value {s!r}: the exact value lives in Q(zeta_N) with N = "
-                                 f"{mm * (4 if mt.group(2) == 'sin' else 1)}; at most N = {MAX_CYCLOTOMIC_ORDER} "
+                                 f"{mm * (4 if mt.group(2) == 'sin' else 1)}; at most N = {limits.MAX_CYCLOTOMIC_ORDER} "
                                  "(lrnnkit.limits.MAX_CYCLOTOMIC_ORDER)")
         v = cos2pi(k, mm) if mt.group(2) == "cos" else sin2pi(k, mm)
         return -v if mt.group(1) else v

@@ -10,6 +10,8 @@ from ..errors import InputError
 from .cast import cast_exact, exact_decimal, parse_exact_value
 from .formats import get_format
 from .rounding import canonical_rounding
+from ..errors import SizeLimitError
+from .. import limits
 
 __all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text", "cast_argv"]
 
@@ -56,10 +58,8 @@ def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int =
     mode = canonical_rounding(rounding)
     if not values:
         raise InputError("precision cast: give at least one value")
-    from ..limits import MAX_CAST_VALUES
-    if len(values) > MAX_CAST_VALUES:
-        from ..errors import SizeLimitError
-        raise SizeLimitError(f"precision cast: {len(values)} values, at most {MAX_CAST_VALUES} "
+    if len(values) > limits.MAX_CAST_VALUES:
+        raise SizeLimitError(f"precision cast: {len(values)} values, at most {limits.MAX_CAST_VALUES} "
                              "(lrnnkit.limits.MAX_CAST_VALUES)")
     rng = np.random.default_rng(seed)
     outs = []

@@ -33,6 +33,8 @@ from .demo_models import (counter_real, counter_rotation, deltanet_model, diagon
                           two_layer_period4)
 from .proof_model import proof_constant_input
 from .simulate import EventuallyPeriodic, Simulator, collapse
+from ..model import Decoder, Layer, Model, TableMap, Transition
+from .demo_models import _prov, counter_fsa
 
 __all__ = ["theorem1_demo", "theorem2_demo", "collapse_table", "impossibility_demo", "cast_model_findings",
            "DEMO_FORMATS"]
@@ -318,8 +320,6 @@ def _lookup_model(A, H0, fmt: str, m: int, name: str, statement: str):
     are consistent (no state seen at two counts with different residues)."""
     from fractions import Fraction
 
-    from ..model import Decoder, Layer, Model, TableMap, Transition
-    from .demo_models import _prov, counter_fsa
     fsa = counter_fsa(m)
     H0 = [Fraction(x) for x in H0]
     t = Transition.from_exact([[Fraction(x) for x in r] for r in A])

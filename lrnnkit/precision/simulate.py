@@ -34,6 +34,7 @@ from ..executor import read_values as _read
 from ..model import Model, TableMap
 from .formats import get_format
 from .policy import LayerKernel, ProofLayer, Rounder, canonical_policy
+from ..automata.io import fsa_from_dict
 
 __all__ = ["Simulator", "SimResult", "EventuallyPeriodic", "CollapseResult", "collapse", "fsa_of_model",
            "PROOF_MAX_STEPS"]
@@ -340,7 +341,6 @@ def fsa_of_model(model: Model, fsa=None):
     d = (model.provenance or {}).get("automaton")
     if not d:
         raise InputError(f"model {model.name!r} records no automaton in its provenance: pass the automaton")
-    from ..automata.io import fsa_from_dict  # the FSA file format lives with the automata
     return fsa_from_dict(d, "model provenance automaton")
 
 

@@ -52,6 +52,12 @@ from ..automata.sources import load_source as load_preset
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from .steps import StepTimeout, one_line, time_limit
+from . import report
+from .. import precision as P
+from ..certify import certify, resource_profile
+from ..constructions import compile as c_compile
+from ..executor import run_float
+from ..precision import collapse as fn
 
 __all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
 
@@ -327,12 +333,10 @@ def load_source(spec: str) -> tuple:
 
 
 def _compile(fsa: FSA, construction: str | None):
-    from ..constructions import compile as c_compile
     return c_compile(fsa, construction)
 
 
 def _certify(model, fsa):
-    from ..certify import certify
     return certify(model, fsa, max_pairs=CERT_MAX_PAIRS, float_steps=CERT_FLOAT_STEPS, seed=0)
 
 
@@ -373,7 +377,6 @@ def _case_word(case: DemoCase, fsa: FSA) -> list:
 
 
 def _worked_trace(model, fsa: FSA, word: list) -> dict:
-    from ..executor import run_float
     amap = {s: i for i, s in enumerate(model.alphabet)}
     res = run_float(model, np.array([[amap[fsa.alphabet[a]] for a in word]]), keep_states=True)
     got = [str(x) for x in res.labels()[0]]
@@ -399,7 +402,6 @@ def _kernel_backend() -> tuple:
 
 
 def _run_kernels(model, fsa: FSA, device: str) -> dict:
-    from ..executor import run_float
     from ..kernels import run_model
     B, T = (64, 1024) if device == "gpu" else (2, 24)
     rng = np.random.default_rng(1)
@@ -444,7 +446,6 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                     fsa, where = load_source(case.source)
                     entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
                     model = _compile(fsa, case.construction)
-                    from ..certify import resource_profile
                     prof = resource_profile(model)
                     entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),
                                  statement=model.provenance.get("statement"), layers=prof["layers"], widths=prof["widths"],
@@ -514,7 +515,6 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
 
 
             def do_plots():
-                from . import report
                 plots.extend(report.make_plots(out_dir, automata, precision_res))
                 return plots
 
@@ -538,7 +538,6 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
         "kernels": kernels_res, "plots": plots, "report": "report.html",
     }
     summary = _jsonable(summary)
-    from . import report
     try:
         report.write_report(os.path.join(out_dir, "report.html"), summary)
     except Exception as exc:  # noqa: BLE001  (the summary still gets written; the failure is recorded in it)
@@ -555,7 +554,6 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
     """The impossibility demo (000, Theorems 1-2; ``lrnnkit precision impossibility``) and the collapse of exact
     constructions in low precision (``lrnnkit precision collapse``)."""
     def do_impossibility():
-        from .. import precision as P
         fn = getattr(P, "cli_impossibility", None)
         if fn is None:
             return _Skip("lrnnkit.precision has no impossibility demo (cli_impossibility) yet")
@@ -571,7 +569,6 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
     R.run("precision: impossibility (000 Thms 1-2)", "precision", False, do_impossibility)
 
     def do_collapse():
-        from ..precision import collapse as fn
         rows: list = []
         res["collapse"] = rows          # filled as it goes: a step timeout keeps the rows done so far
         for key, (_fsa, model) in models.items():

@@ -50,6 +50,14 @@ import numpy as np
 from ..automata.sources import load_source
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
+from ..certify import certify
+from ..constructions import applicable, catalogue, compile as c_compile
+from ..errors import InputError
+from ..exact import exact_to_json, to_sympy
+from ..executor import run_exact, run_float
+from ..precision import collapse as fn
+from ..theorems.registry import OWN
+from .demo import embedded_fsa
 
 __all__ = ["generate", "ensure_generated", "setup_sphinx", "main", "CANDIDATE_INSTANCES", "rst_text", "slug"]
 
@@ -154,7 +162,6 @@ class _Latex:
         self.cache: dict = {}
 
     def value(self, x) -> str:
-        from ..exact import exact_to_json, to_sympy
         import sympy
         key = json.dumps(exact_to_json(x), sort_keys=True)
         got = self.cache.get(key)
@@ -180,7 +187,6 @@ def _load(source: str):
         return load_source(source)
     except Exception:  # noqa: BLE001  (fall back to the demo's embedded copies)
         pass
-    from .demo import embedded_fsa
     return embedded_fsa(source)
 
 
@@ -191,7 +197,6 @@ def _candidates() -> list:
     """(source, fsa or None, load error, names of the applicable constructions best first) per candidate instance,
     computed once per run."""
     if "list" not in _CANDIDATE_CACHE:
-        from ..constructions import applicable
         out = []
         for src in CANDIDATE_INSTANCES:
             try:
@@ -248,8 +253,6 @@ def _pick_instance(c) -> tuple:
         for _rank, src, fsa in ok[:6]:
             try:
                 with time_limit(15):
-                    from ..certify import certify
-                    from ..constructions import compile as c_compile
                     if not certify(c_compile(fsa, c.name), fsa, float_steps=0, max_pairs=50_000).certified:
                         return src, fsa, tried
             except (Exception, StepTimeout):  # noqa: BLE001  (the page itself reports build problems)
@@ -303,7 +306,6 @@ def _layer_matrices_rst(model, L, li: int, lx: _Latex) -> str:
 
 
 def _trace_rst(model, fsa, word: list) -> str:
-    from ..executor import run_exact, run_float
     amap = {s: i for i, s in enumerate(model.alphabet)}
     mword = [amap[fsa.alphabet[a]] for a in word]
     want = list(fsa.output_trace(word))
@@ -365,7 +367,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
     t0 = time.perf_counter()
     try:
         with time_limit(STEP_TIMEOUT):
-            from ..constructions import compile as c_compile
             model = c_compile(fsa, c.name)
     except Exception as exc:  # noqa: BLE001
         rec["status"] = "build-failed"
@@ -459,7 +460,6 @@ COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3-ieee")
 
 
 def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
-    from ..precision import collapse as fn
     rows, pts = [], []
     for fmt in COLLAPSE_FORMATS:
         try:
@@ -496,7 +496,6 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
 
 
 def _constructions(out: str, lx: _Latex, progress: bool) -> list:
-    from ..constructions import catalogue
     cdir = os.path.join(out, "constructions")
     img = os.path.join(cdir, "_images")
     os.makedirs(img, exist_ok=True)
@@ -573,7 +572,6 @@ def _theorems(out: str) -> dict:
                             f"Loading the registry failed: {one_line(exc)}")
     rec["count"] = len(sts)
     counts: dict = {}
-    from ..theorems.registry import OWN
     for s in sts:
         if s.paper != OWN:
             counts[s.verdict] = counts.get(s.verdict, 0) + 1
@@ -792,7 +790,6 @@ def _prepare(out: str) -> None:
     """Empty ``out`` when it is ours (marker file present) or does not exist; refuse a foreign non-empty folder."""
     if os.path.isdir(out) and os.listdir(out):
         if not os.path.exists(os.path.join(out, MARKER)):
-            from ..errors import InputError
             raise InputError(f"refusing to overwrite {out!r}: not empty and not made by lrnnkit.showcase.docgen")
         shutil.rmtree(out)
     os.makedirs(out, exist_ok=True)

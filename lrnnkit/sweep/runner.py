@@ -17,6 +17,7 @@ from .jobs import check_points, expand_grid, run_seed
 from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
+from ..fileio import exclusive_lock
 
 __all__ = ["run_sweep", "make_record", "strip_meta", "LOCK_FILE"]
 
@@ -67,7 +68,6 @@ def run_sweep(spec, out_dir: str, executor: str = "serial", address: str | None 
     if job_fn is None:
         check_points(spec, points)
     store = RecordStore(out_dir)
-    from ..fileio import exclusive_lock
     with exclusive_lock(os.path.join(store.out_dir, LOCK_FILE), "sweep output"):
         return _run_locked(spec, points, store, executor, address, job_fn, progress, plots, executor_options)
 

@@ -42,6 +42,9 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..errors import SizeLimitError
+from .. import limits
+from ..limits import read_bounded
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -116,8 +119,7 @@ class SweepSpec:
 def load_spec(path: str, kinds=None) -> SweepSpec:
     """Read and validate a TOML spec file; every problem is one :class:`InputError` naming the file. ``kinds``: as
     in :func:`parse_spec`."""
-    from ..limits import MAX_SPEC_BYTES, read_bounded
-    raw = read_bounded(path, MAX_SPEC_BYTES, "sweep spec", "MAX_SPEC_BYTES")
+    raw = read_bounded(path, limits.MAX_SPEC_BYTES, "sweep spec", "MAX_SPEC_BYTES")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -199,10 +201,8 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
                 or (key == "num_cpus" and v == 0 and data.get("num_gpus", 0) == 0):
             raise InputError(f"{where}: {key!r} must be a non-negative number (num_cpus > 0 unless num_gpus > 0), "
                              f"got {v!r}")
-        from ..limits import SWEEP_MAX_CPUS
-        if v > SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
-            from ..errors import SizeLimitError
-            raise SizeLimitError(f"{where}: {key!r} must be <= {SWEEP_MAX_CPUS}, got {v!r} "
+        if v > limits.SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
+            raise SizeLimitError(f"{where}: {key!r} must be <= {limits.SWEEP_MAX_CPUS}, got {v!r} "
                                  "(lrnnkit.limits.SWEEP_MAX_CPUS)")
         setattr(spec, key, float(v))
     n = spec.n_points()

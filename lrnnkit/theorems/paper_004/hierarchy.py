@@ -12,6 +12,9 @@ from .._exact import block_diag, exact_identity as eye, exact_matmul as mm, fstr
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from ._common import diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
+from ...automata.groups import group_word_problem
+from ...certify import certify
+from ...model import Decoder, Layer, Model, TableMap, Transition
 
 
 @entry("004:hierarchy.positive-diagonal", perturb={"a_lo": -2.0})
@@ -32,9 +35,6 @@ def check_positive_diagonal(profile: str, a_lo: float = 0.05) -> CheckResult:
 # =========================================================================== hierarchy: S3 in block-2, inclusions
 @entry("004:hierarchy.strict-levels")
 def check_strict_levels(profile: str) -> CheckResult:
-    from ...automata.groups import group_word_problem
-    from ...certify import certify
-    from ...model import Decoder, Layer, Model, TableMap, Transition
     fsa = group_word_problem("S3")
     n = fsa.n_states
     # action of each letter g on the points 0..2: the element names are cycle notations; recover the permutation
@@ -150,7 +150,6 @@ def free_block_injective(max_len: int) -> tuple[int, int]:
 
 @entry("004:hierarchy.block-vs-full")
 def check_block_vs_full(profile: str) -> CheckResult:
-    from ...automata.groups import group_word_problem
     orders = {}
     for name, order in (("A5", 60), ("A6", 360)) if profile == "deep" else (("A5", 60),):
         t, d = transition_group_is_perfect(group_word_problem(name))
