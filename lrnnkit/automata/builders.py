@@ -40,6 +40,7 @@ from ..errors import InputError, SizeLimitError
 from ..limits import shorten
 from .fsa import FSA
 from .. import limits
+from .minimize import minimize
 
 __all__ = ["parity", "counter", "flipflop", "even_pairs", "cycle_nav", "mod_arith", "from_regex",
            "from_transformations", "MAX_MODULUS", "MAX_MOD_ARITH", "MAX_REGEX_STATES"]
@@ -340,7 +341,6 @@ def from_regex(pattern: str) -> FSA:
                          "would output 0 on every input")
     labels = ["1" if (s in finals) else "0" for s in queue] + (["0"] if sink is not None else [])
     fsa = FSA(tuple(symbols), delta, 0, None, tuple(labels), None, f"regex:{pattern}")
-    from .minimize import minimize
     m = minimize(fsa)
     return FSA(m.alphabet, m.delta, m.start, None, m.labels, None, f"regex:{pattern}")
 

@@ -22,6 +22,7 @@ from .fsa import FSA
 from .holonomy import DEPTH_RULES, holonomy_summary
 from .minimize import minimal_states
 from .monoid import transition_monoid
+from .groups import group_structure
 
 __all__ = ["describe", "render", "MONOID_CAP", "INFO_KEYS"]
 
@@ -49,7 +50,6 @@ def describe(fsa: FSA, *, monoid_cap: int = MONOID_CAP, depth_rule: str = "sgpde
         M, size, aperiodic = None, None, None
     group = None
     if is_group and M is not None:
-        from .groups import group_structure
         group = group_structure(fsa)
     out = {
         "states": fsa.n_states,

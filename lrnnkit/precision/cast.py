@@ -35,6 +35,7 @@ from ..errors import SizeLimitError
 from ..exact import Cyc, cos2pi, sin2pi
 from .. import limits
 from ..limits import check_number_text
+from .expr import exact_bracket, parse_expression
 
 __all__ = ["cast", "cast_torch", "cast_exact", "parse_exact_value", "exact_decimal", "overflow_value"]
 
@@ -464,7 +465,6 @@ def _cast_cyc(x, fmt: FloatFormat, mode: str, u) -> float:
 
 def _cast_sympy(x, fmt: FloatFormat, mode: str, u) -> float:
     """A real sympy expression: bracketed by evaluations at increasing precision until both ends round alike."""
-    from .expr import exact_bracket
     import sympy
     digits = 30
     while digits <= 2000:
@@ -514,7 +514,6 @@ def parse_exact_value(s: str):
     except ZeroDivisionError:
         raise InputError(f"bad value {s!r}: division by zero") from None
     except ValueError:
-        from .expr import parse_expression
         v = parse_expression(t)
         if v.is_Rational:
             f = Fraction(int(v.p), int(v.q))

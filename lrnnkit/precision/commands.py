@@ -12,6 +12,8 @@ from .formats import get_format
 from .rounding import canonical_rounding
 from ..errors import SizeLimitError
 from .. import limits
+from .demos import impossibility_demo
+from .simulate import collapse
 
 __all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text", "cast_argv"]
 
@@ -79,7 +81,6 @@ def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = 100_000,
     """First step at which ``model`` run in ``fmt`` under ``policy`` disagrees with its automaton (provenance), on a
     seeded random word of ``steps`` symbols (one-letter alphabets: the periodic word, exact for all lengths), with
     the period information of the run."""
-    from .simulate import collapse
     return collapse(model, fmt, policy, steps, rounding, **options).to_json()
 
 
@@ -98,5 +99,4 @@ def collapse_text(res: dict) -> str:
 
 def cli_impossibility(out_dir: str | None = None, formats=None, cap: int = 5_000) -> dict:
     """``lrnnkit precision impossibility``: the Theorem 1 and Theorem 2 demos of paper 000 (plots in out_dir)."""
-    from .demos import impossibility_demo
     return impossibility_demo(out_dir, formats, cap)

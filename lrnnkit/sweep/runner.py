@@ -18,6 +18,7 @@ from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
 from ..fileio import exclusive_lock
+from .report import write_summary
 
 __all__ = ["run_sweep", "make_record", "strip_meta", "LOCK_FILE"]
 
@@ -107,7 +108,6 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
            "failed": sum(r["status"] != "ok" for r in records), "computed": computed,
            "spec_hash": spec.spec_hash, "total": len(points), "missing": len(points) - len(records),
            "executor": ex.name, "kind": spec.kind, "out": store.out_dir}
-    from .report import write_summary
     res["summary_files"] = write_summary(store, spec, records, plots=plots)
     store.write_text("summary.json", canonical_json({k: v for k, v in res.items() if k != "records"}) + "\n")
     return res

@@ -45,6 +45,7 @@ from ..errors import InputError
 from ..errors import SizeLimitError
 from .. import limits
 from ..limits import read_bounded
+from .jobs import JOB_KINDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -156,7 +157,6 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
     if not isinstance(kind, str) or not kind:
         raise InputError(f"{where}: missing or empty 'kind' (one of collapse, certify, theorems, train)")
     if kinds is None:
-        from .jobs import JOB_KINDS
         kinds = tuple(JOB_KINDS)
     if kinds and kind not in kinds:
         raise InputError(f"{where}: unknown kind {kind!r} (one of {', '.join(kinds)})")

@@ -9,6 +9,7 @@ from fractions import Fraction as F
 from ...precision.cast import cast_exact
 from ..registry import CheckResult, entry
 from ._common import CHARS
+from .propositions import check_proposition_1, check_proposition_2
 
 
 # =========================================================================== Section 2 claim, non-linear readout
@@ -70,7 +71,6 @@ def subtraction_value(w: str) -> int | None:
 @entry("002:claim-section-2", perturb={"transitions": "dense"})
 def check_claim_section_2(profile: str, transitions: str | None = None) -> CheckResult:
     """``transitions`` (the perturbation ``dense``) re-decides both propositions for that transition class."""
-    from .propositions import check_proposition_1, check_proposition_2
     kw = {} if transitions is None else {"transitions": transitions}
     props = {"002:proposition-1": check_proposition_1(profile, **kw),
              "002:proposition-2": check_proposition_2(profile, **kw)}

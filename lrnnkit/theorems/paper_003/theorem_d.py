@@ -13,6 +13,7 @@ from .._exact import madd_list as add, msub as sub, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from ._common import gh
+from .appendix_g import check_proposition_G_2
 
 
 # =========================================================================== Theorem D.2
@@ -157,7 +158,6 @@ def check_appendix_D2_eq9(profile: str, transpose_q: bool = True) -> CheckResult
 
 @entry("003:theorem-D.1")
 def check_theorem_D_1(profile: str) -> CheckResult:
-    from .appendix_g import check_proposition_G_2
     g2 = check_proposition_G_2(profile)
     if g2.verdict != "holds":     # the formal content failed: an error to look at, not an open question
         raise RuntimeError(f"003:proposition-G.2 (the formal content of D.1) derived {g2.verdict}: {g2.evidence}")
