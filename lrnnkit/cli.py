@@ -10,7 +10,13 @@ import json
 import os
 import sys
 
+from .automata.bridges.cli import run as convert_run
 from .errors import InputError
+from .export import run as export_run
+from .learn.extract_cli import run as extract_run
+from .sweep.cli import run as sweep_run
+from .theorems import all_statements, run_check
+from .theorems import get as get_statement
 from .parser import build_parser
 from . import precision as P
 from .automata.bridges.cli import complete_of
@@ -20,9 +26,10 @@ from .automata.sampling import random_word
 from .automata.sources import load_source
 from .certify import certify, resource_profile
 from .cli_format import escaped, escaping_terminal, shown, table, terminal_width
-from .constructions import catalogue, compile as compile_model
+from .constructions import candidates, catalogue, compile as compile_model
+from .constructions import get as get_construction
 from .executor import run_exact, run_float
-from .learn.cli import VERBS as _learn_verbs
+from .learn.cli import VERBS as learn_verbs
 from . import limits
 from .limits import busy, check_automaton, check_int
 from .model import Model
@@ -123,9 +130,8 @@ def cmd_compile(a) -> int:
 def _explain(fsa, a, options) -> int:
     """``compile --explain``: the applicable constructions, cheapest first, with their costs (the chosen one
     marked), then the compile itself when ``-o`` is given."""
-    from .constructions import candidates, get
     cands = candidates(fsa)
-    chosen = get(a.construction).name if a.construction else (cands[0][0].name if cands else None)
+    chosen = get_construction(a.construction).name if a.construction else (cands[0][0].name if cands else None)
     rows = []
     for c, k in cands:
         rows.append({"name": c.name, "chosen": c.name == chosen, "paper": c.paper, "statement": c.statement,
@@ -258,9 +264,8 @@ def cmd_constructions(a) -> int:
 
 
 def cmd_theorems(a) -> int:
-    from .theorems import all_statements, get, run_check
     if a.check:
-        s = get(a.check)
+        s = get_statement(a.check)
         r = run_check(a.check, a.profile)
         out = {"id": s.id, "recorded_verdict": s.verdict, "derived_verdict": r.verdict, "evidence": r.evidence,
                "counterexample": r.counterexample, "corrected": r.corrected, "agrees": r.verdict == s.verdict}
@@ -373,35 +378,8 @@ def cmd_demo(a) -> int:
 
 
 VERBS = {"info": cmd_info, "compile": cmd_compile, "verify": cmd_verify, "run": cmd_run,
-         "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo}
-VERBS["export"] = lambda a: _export_run(a)
-
-
-def _export_run(a) -> int:
-    from .export import run
-    return run(a)
-VERBS["sweep"] = lambda a: _sweep_run(a)
-VERBS["train"] = lambda a: _learn_run(a)
-VERBS["experiment"] = lambda a: _learn_run(a)
-VERBS["convert"] = lambda a: _interop_run("convert", a)
-VERBS["extract"] = lambda a: _interop_run("extract", a)
-
-
-def _interop_run(verb: str, a) -> int:
-    if verb == "convert":
-        from .automata.bridges.cli import run
-    else:
-        from .learn.extract_cli import run
-    return run(a)
-
-
-def _learn_run(a) -> int:
-    return _learn_verbs[a.cmd](a)
-
-
-def _sweep_run(a) -> int:
-    from .sweep.cli import run
-    return run(a)
+         "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo,
+         "export": export_run, "sweep": sweep_run, "convert": convert_run, "extract": extract_run, **learn_verbs}
 
 
 def main(argv=None) -> int:

@@ -65,7 +65,7 @@ import numpy as np
 from ..automata.holonomy import DEPTH_RULES, Holonomy, holonomy_decomposition
 from ..errors import InputError, SizeLimitError
 from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
-from .registry import Construction, register
+from .registry import Construction, get, register
 from ..automata.holonomy import refinement_report
 from ..certify import certify
 
@@ -581,7 +581,6 @@ def compile_report(fsa, model: Model | None = None, *, split: str = "depth") -> 
         moved = [n - _n_cycles(p) for p in perms]
         rep["group_construction"] = {"layers": 1, "width": n, "max_factors_per_token": max(moved)}
         try:
-            from .registry import get
             g = get("householder-permutation").build(fsa)
             rep["group_construction"] = {"layers": len(g.layers), "width": g.widths[0],
                                          "max_factors_per_token": g.layers[0].max_factors(),

@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import __version__
 from ..automata.fsa import FSA
 from ..automata.sources import load_source as load_preset
 from ..errors import InputError
@@ -57,7 +58,7 @@ from .. import precision as P
 from ..certify import certify, resource_profile
 from ..constructions import compile as c_compile
 from ..executor import run_float
-from ..precision import collapse as fn
+from ..precision import collapse as precision_collapse
 
 __all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
 
@@ -575,7 +576,7 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
             for fmt in COLLAPSE_FORMATS:
                 try:
                     with time_limit(COLLAPSE_CALL_BUDGET):
-                        r = fn(model, format=fmt, steps=COLLAPSE_STEPS)
+                        r = precision_collapse(model, format=fmt, steps=COLLAPSE_STEPS)
                     r = getattr(r, "to_json", lambda: r)()
                     step = r.get("first_wrong_step") if isinstance(r, dict) else r
                     rows.append({"model": key, "format": fmt, "first_wrong_step": step, "steps": COLLAPSE_STEPS})
@@ -595,7 +596,6 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
 
 
 def _version() -> str:
-    from .. import __version__
     return __version__
 
 

@@ -47,15 +47,19 @@ from typing import Any
 
 import numpy as np
 
+from .. import __path__ as _PACKAGE_PATH
 from ..automata.sources import load_source
+from ..certify import certify, resource_profile
+from ..parser import build_parser
+from ..theorems import all_statements
+from .report import eigenvalue_figure, figure
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
-from ..certify import certify
 from ..constructions import applicable, catalogue, compile as c_compile
 from ..errors import InputError
 from ..exact import exact_to_json, to_sympy
 from ..executor import run_exact, run_float
-from ..precision import collapse as fn
+from ..precision import collapse as precision_collapse
 from ..theorems.registry import OWN
 from .demo import embedded_fsa
 
@@ -375,7 +379,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         return "\n".join(head + body), rec
     rec["build_seconds"] = round(time.perf_counter() - t0, 3)
     try:
-        from ..certify import resource_profile
         prof = resource_profile(model)
         body.append(".. rubric:: Matrices (exact)\n")
         body.append("Every GH factor is written :math:`G(\\beta, u) = I - \\beta\\, u u^\\top / (u^\\top u)`; "
@@ -405,7 +408,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         body.append(f".. error::\n\n   The worked trace failed: {rst_text(one_line(exc))}\n")
     body.append(".. rubric:: Certificate\n")
     try:
-        from ..certify import certify
         with time_limit(STEP_TIMEOUT):
             cert = certify(model, fsa, float_steps=1000, max_pairs=500_000)
         rec["certified"] = cert.certified
@@ -437,7 +439,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         body.append(f".. error::\n\n   Certification raised: {rst_text(one_line(exc))}\n")
     # plots
     try:
-        from .report import eigenvalue_figure
         eig = []
         for L in model.layers:
             for t in L.transitions:
@@ -464,7 +465,7 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
     for fmt in COLLAPSE_FORMATS:
         try:
             with time_limit(20):
-                r = fn(model, format=fmt, steps=2000)
+                r = precision_collapse(model, format=fmt, steps=2000)
             r = r.to_json() if hasattr(r, "to_json") else r
             step = r.get("first_wrong_step") if isinstance(r, dict) else r
             rows.append([_lit(fmt), "none within 2000 steps" if step is None else str(step)])
@@ -474,7 +475,6 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
     out = _list_table(["format", "first wrong step"], rows)
     if pts:
         try:
-            from .report import figure
             fig = figure(4.5, 2.6)
             ax = fig.add_subplot(1, 1, 1)
             xs = [p[0] for p in pts]
@@ -565,7 +565,6 @@ def _theorems(out: str) -> dict:
              "verdicts below are the recorded ones; the tally counts the papers' statements only, lrnnkit's own "
              "claims (ids ``lrnnkit:...``) are listed last, apart.\n"]
     try:
-        from ..theorems import all_statements
         sts = all_statements()
     except Exception as exc:  # noqa: BLE001
         return _failed_page(rec, lines, os.path.join(out, "theorems.rst"), f"all_statements() raised {one_line(exc)}",
@@ -628,7 +627,6 @@ def _cli(out: str) -> dict:
              "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Errors print one line "
              "on stderr and exit with status 2 (``--debug`` shows the traceback); files are written atomically.\n"]
     try:
-        from ..parser import build_parser
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
         return _failed_page(rec, lines, os.path.join(out, "cli.rst"), f"build_parser() failed: {one_line(exc)}",
@@ -664,9 +662,8 @@ def _help(parser) -> str:
 # =========================================================================== API reference
 def public_modules() -> list:
     """Every importable public module of lrnnkit (no path component starting with ``_``), sorted."""
-    import lrnnkit
     names = ["lrnnkit"]
-    for m in pkgutil.walk_packages(lrnnkit.__path__, "lrnnkit.", onerror=lambda n: None):
+    for m in pkgutil.walk_packages(_PACKAGE_PATH, "lrnnkit.", onerror=lambda n: None):
         if any(part.startswith("_") for part in m.name.split(".")):
             continue
         names.append(m.name)
