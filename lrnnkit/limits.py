@@ -7,9 +7,8 @@ gives the offending size, the limit and the constant's name, e.g.::
     lrnnkit: error: info: 'counter:100000' has 100000 states x 1 letters = 100000 transitions; info analyses
     automata of at most 2000 states and 100000 transitions (lrnnkit.limits.INFO_MAX_STATES / INFO_MAX_TRANSITIONS)
 
-The numbers are chosen so that allowed work ends within about a minute on one CPU core (measured on the reference
-machine: ``info`` of ``counter:1000`` 14 s, of ``group:D100`` (200 states x 200 letters) 23 s, ``compile
-group:S6`` 7 s). Caps that live inside an algorithm (the transition monoid, holonomy, Krohn-Rhodes, the certifier's
+The numbers are chosen so that allowed work ends within about a minute on one CPU core (the measurements behind
+them: benchmarks/RESULTS.md, section "limits"). Caps that live inside an algorithm (the transition monoid, holonomy, Krohn-Rhodes, the certifier's
 ``--max-pairs``) are listed in the docs page "Limits and errors" (docs/limits.rst) next to these.
 """
 from __future__ import annotations
@@ -51,11 +50,11 @@ MAX_REGEX_SIZE = 300                # positions of a regex once counted repetiti
 INFO_MAX_STATES = 2_000             # info: monoid, group structure, holonomy of the automaton
 INFO_MAX_TRANSITIONS = 100_000
 COMPILE_MAX_STATES = 2_000          # compile: constructions + their exact bookkeeping
-COMPILE_MAX_TRANSITIONS = 600_000   # (group:S6, 720 x 720 = 518400, compiles in ~7 s)
+COMPILE_MAX_TRANSITIONS = 600_000   # (group:S6, 720 x 720 = 518400, compiles; RESULTS.md "limits")
 MAX_PAIRS_LIMIT = 50_000_000        # verify --max-pairs: reachable pairs of the exact search (each kept in memory)
 RUN_MAX_LENGTH = 1_000_000          # run: length of --word / --random N
 MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
-COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10^5 steps take ~30 s, states rarely repeat)
+COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: states rarely repeat)
 EXPORT_MAX_TOKEN_VALUES = 2 ** 27   # export --word/--random: entries of one per-token tensor (q or k), 512 MiB fp32
 FLOAT_CHECK_MAX_STEPS = 1_000_000   # certify's float64 cross-check: steps per random word (sweep float_steps)
 SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray); a spec's num_cpus / num_gpus per task

@@ -47,7 +47,7 @@ __all__ = ["parity", "counter", "flipflop", "even_pairs", "cycle_nav", "mod_arit
 
 MAX_MODULUS = 100_000       # counter / cycle-nav / even-pairs: states ~ M (even-pairs: M^2 transitions)
 MAX_MOD_ARITH = 200         # mod-arith has 2 M^2 + 2 M + 1 states and M + 3 letters
-MAX_REGEX_STATES = 5_000       # DFA states of a regex: (a|b)*a(a|b){11} has 4096 (~3 s); the subset construction is exponential
+MAX_REGEX_STATES = 5_000       # DFA states of a regex: (a|b)*a(a|b){11} has 4096; the subset construction is exponential
 
 
 def _check_modulus(M, what: str, cap: int = MAX_MODULUS) -> int:

@@ -22,8 +22,8 @@ because each factor is a rank-1 update of the state (cost ``O(width)``), so for 
 cheaper; layers last because extra layers of small width are cheap (D8: two width-2 layers with one factor beat
 one width-8 layer with seven). Costs come from the construction's resource formula (``Construction.cost``, no
 build); a construction without one (krohn-rhodes: its widths are known only after the holonomy decomposition,
-20 s for S5) is built and measured, but only when no GH construction with a cost formula applies. Variants
-that reproduce a paper as printed (``variant_of`` set) are never chosen automatically.
+seconds for S5: benchmarks/RESULTS.md, section "limits") is built and measured, but only when no GH construction
+with a cost formula applies. Variants that reproduce a paper as printed (``variant_of`` set) are never chosen automatically.
 """
 from __future__ import annotations
 

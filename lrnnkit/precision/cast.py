@@ -12,7 +12,7 @@ below ``2^emin`` without subnormals. With ``shift = q - (ex - 52) >= 0`` the tru
 ``rounding``); the result is ``(t + up) 2^q`` (exact in float64), followed by the overflow rule of the format.
 Why hand-written: ml_dtypes covers only its fixed formats, rounds to nearest even only, and converts float64 to
 bfloat16 and to its 8-, 6- and 4-bit formats through float32 (double rounding); pychop supports custom formats but
-is ~100x slower. For nearest-even, nearest-away and the directed modes, the normal range takes a shorter path on the
+is much slower (benchmarks/RESULTS.md, section "limits"). For nearest-even, nearest-away and the directed modes, the normal range takes a shorter path on the
 whole bit pattern (add a rounding increment, clear the low ``52 - m`` bits; a carry into the exponent is the correct
 binade change).
 
@@ -542,8 +542,8 @@ def scalar_caster(fmt, rounding: str = "nearest-even"):
     """A pure-Python ``float -> float`` cast for one value (deterministic modes), the same function as :func:`cast`:
     ``x = y 2^q`` with ``q`` the quantum exponent (``ldexp`` by a power of two is exact here: ``|y| < 2^53`` and
     scaling up never underflows), ``y`` rounded to an integer by ``round`` (ties to even), ``trunc``, ``ceil``,
-    ``floor``, ties away or to odd (from ``trunc(y)`` and the exact ``y - trunc(y)``). About 1 us per value: the
-    fast path of the memoized simulator, where numpy's per-call overhead on 2-to-8-element arrays dominates."""
+    ``floor``, ties away or to odd (from ``trunc(y)`` and the exact ``y - trunc(y)``). The fast path of the memoized
+    simulator, where numpy's per-call overhead on 2-to-8-element arrays dominates."""
     import math
     fmt = get_format(fmt)
     mode = canonical_rounding(rounding)
