@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from ..errors import InputError, SizeLimitError
 from .fsa import FSA
-from .holonomy import DEPTH_RULES, holonomy_summary
 from .minimize import minimal_states
 from .monoid import transition_monoid
 from .groups import group_structure
@@ -31,6 +30,7 @@ INFO_KEYS = ("states", "alphabet", "minimal_states", "monoid_size", "is_group", 
 
 
 def _holonomy(fsa: FSA, depth_rule: str = "sgpdec"):
+    from .holonomy import holonomy_summary   # networkx: imported only when the decomposition runs
     try:
         return holonomy_summary(fsa, depth_rule=depth_rule)
     except SizeLimitError:
@@ -40,6 +40,7 @@ def _holonomy(fsa: FSA, depth_rule: str = "sgpdec"):
 def describe(fsa: FSA, *, monoid_cap: int = MONOID_CAP, depth_rule: str = "sgpdec") -> dict:
     """The ``info --json`` dict of ``fsa`` (module docstring); ``depth_rule`` is passed to the holonomy
     decomposition (InputError for an unknown rule)."""
+    from .holonomy import DEPTH_RULES
     if depth_rule not in DEPTH_RULES:
         raise InputError(f"unknown depth rule {depth_rule!r} (known: {', '.join(DEPTH_RULES)})")
     is_group = all(sorted(t) == list(range(fsa.n_states)) for t in fsa.transformations())
