@@ -1,6 +1,6 @@
 """Benchmark of the automata core: transition-monoid closure and ``describe``.
 
-Targets (issue 2): a 7-state automaton whose monoid has ~10^5 elements closes in under 20 s, ~10^4 in under 2 s;
+Targets: a 7-state automaton whose monoid has ~10^5 elements closes in under 20 s, ~10^4 in under 2 s;
 ``describe(group:S5)`` in under 2 s (the holonomy part, another module, is timed separately). Timings are the
 best of ``REPEAT`` runs (wall clock); other processes sharing the machine make them noisy.
 

@@ -1,4 +1,4 @@
-"""Compile + certify benchmarks for the constructions (issue 3): D_8 in two DeltaNet layers (001, Theorem 1) and
+"""Compile + certify benchmarks for the constructions: D_8 in two DeltaNet layers (001, Theorem 1) and
 S_6 in one layer (000, Theorem 3; 720 group elements = 720 letters, 518,400 exact BFS transitions). Target: each
 < 5 s on 2 cores. Prints a table and records section "constructions" of benchmarks/RESULTS.md.
 

@@ -1,4 +1,4 @@
-"""The default construction's choice (issue 11, item 10): choosing by the cost formulas vs building every candidate.
+"""The default construction's choice: choosing by the cost formulas vs building every candidate.
 
 ``lrnnkit.constructions.choose`` ranks the applicable constructions by cost (GH layers first, total width, factors
 per token, layers) from each construction's resource formula, without building them; only a construction without a

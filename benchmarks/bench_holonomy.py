@@ -1,8 +1,8 @@
-"""Benchmark: holonomy decomposition and the Krohn-Rhodes compiler (issue 4; paper 000, Theorem 4).
+"""Benchmark: holonomy decomposition and the Krohn-Rhodes compiler (paper 000, Theorem 4).
 
 Targets: decomposition of T_5 (3125 elements) < 10 s, of T_6 < 60 s; compile + certify of a random 10-state,
 3-letter automaton < 10 s; the three checks (action, relational morphism over all pairs, emulation over the whole
-cascade closure) on T_5 < 2 s and on T_6 < 30 s (issue 15). Peer in the same run: the per-code reference lift
+cascade closure) on T_5 < 2 s and on T_6 < 30 s. Peer in the same run: the per-code reference lift
 (Holonomy.lift_map, the loop the checks used before) on the T_5 action check. Also: decomposition of larger random
 automata, SgpDec's BECKS under both depth rules, compile + certify of random automata, refinement.
 
@@ -147,7 +147,7 @@ def main() -> None:
              "compare. 'certify' is lrnnkit.certify (exact BFS + a 1000-step float64 check). Random automata: "
              "numpy default_rng(2026), delta uniform over states, start 0. Compile + certify and the refinement use "
              "the default depth rule 'sgpdec' (SgpDec >= 0.9.8; records before 2026-11-23 used 'sgpdec-0.9.7'). "
-             "The checks are vectorized since issue 15 (before: a per-code Python loop, 27.5 s for the three checks "
+             "The checks are vectorized (before: a per-code Python loop, 27.5 s for the three checks "
              "on T_5); the relational morphism covers all |S|^2 pairs through the distinct (lift(x)(c), c.x) pairs.")
     record("holonomy", "### Decomposition and checks\n\n" + body1 + "\n\n### Depth rules: SgpDec >= 0.9.8 "
            "('sgpdec', default) and <= 0.9.7\n\n" + body_r + "\n\n### Compile + certify (random 10-state, "

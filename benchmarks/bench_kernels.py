@@ -10,7 +10,7 @@ On the device machine (fla as wheels in .whl/, carried):
 ``--sweep`` re-tunes block sizes / warps first (many compilations, a few minutes); ``--quick`` runs smaller sizes
 (a smoke test; needs a GPU all the same).
 
-Sections: train, gate, varlen (issue 12): the trainable GH layer ``chunk_gh`` (Triton WY forward + backward,
+Sections: train, gate, varlen: the trainable GH layer ``chunk_gh`` (Triton WY forward + backward,
 :mod:`lrnnkit.kernels.gh.wy`) forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16 (and fp32), unit
 keys, beta in [0, 2], n_h in {1, 2, 3}, plain / gated / packed, vs fla (chunk_delta_rule for n_h = 1,
 chunk_gated_delta_product for n_h > 1: both interleave n_h Householder steps), with errors against float64;
@@ -75,7 +75,7 @@ VARLEN_LENGTHS = (1000, 7200, 2100, 6100, 3000, 5168, 4100, 4100)   # 8 sequence
 
 
 def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
-    """Issue 12: the trainable chunk_gh (Triton WY forward + backward) vs fla 0.6.0, plain / gated / packed.
+    """The trainable chunk_gh (Triton WY forward + backward) vs fla 0.6.0, plain / gated / packed.
 
     Timed: forward (no grad) and forward+backward (o.backward(do)) at bf16, ours also at fp32 (3xTF32 dots).
     Errors: relative L2 error of o and of every gradient against our float64 path (IEEE float64 dots; the

@@ -1,4 +1,4 @@
-"""The papers' learning experiments at a scale (issue 13): runs the named reproductions of
+"""The papers' learning experiments at a scale: runs the named reproductions of
 :mod:`lrnnkit.learn.experiments` (and flash-linear-attention 0.6.0's ``GatedDeltaProduct`` on S3 beside ours),
 several runs at once as separate processes on one GPU, and records what finished.
 
@@ -51,7 +51,7 @@ def _import_fla_layer():
 
 
 def fla_model_fn(n_h: int, width: int = 384, heads: int = 12, head_dim: int = 32, gate: bool = False):
-    """The anchor's model (issue 13): embedding, one fla GatedDeltaProduct layer (allow_neg_eigval, short
+    """The anchor's model: embedding, one fla GatedDeltaProduct layer (allow_neg_eigval, short
     convolutions, output gate as fla's defaults; no forget gate unless ``gate``), an MLP block, a linear head."""
     import torch
     from torch import nn
@@ -340,7 +340,7 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             if parts:
                 doc["parts"] = parts
         else:
-            doc.update({"paper": "001", "figure_or_table": "Fig. 3 / issue 13 anchor (fla 0.6.0 beside lrnnkit)",
+            doc.update({"paper": "001", "figure_or_table": "Fig. 3 / fla anchor (fla 0.6.0 beside lrnnkit)",
                         "kind": "comparison",   # not a registry entry (lrnnkit.theorems.empirical skips it)
                         "claim": "S3, one layer d=384, 12 heads of 32, MLP, batch 512, length 128: DeltaProduct "
                                  "n_h=2 reaches 1.0/1.0/0.9998 at 128/256/512 in 150 s (fla), n_h=1 stays 0.38"})

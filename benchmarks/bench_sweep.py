@@ -1,4 +1,4 @@
-"""Benchmark of lrnnkit sweep (issue 14): the collapse grid (every construction x 5 formats x 3 cast policies)
+"""Benchmark of lrnnkit sweep: the collapse grid (every construction x 5 formats x 3 cast policies)
 serial vs Ray on this machine's cores, Ray's overhead per task, and a small training grid packed with fractional
 resources vs run one after the other.
 

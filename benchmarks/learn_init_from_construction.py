@@ -1,4 +1,4 @@
-"""Construction as initialisation (issue 13, "the reverse direction"): a compiled construction loaded into a
+"""Construction as initialisation ("the reverse direction"): a compiled construction loaded into a
 trainable one-layer DeltaProduct model (lrnnkit.learn.init_from_model.ConstructionLRNN), its token accuracy at
 length 40 and 10^4 before and after AdamW fine-tuning on words of 3-40 letters; controls: the same model class from
 a random initialisation, and the construction with its betas clipped to [0, 1]. CPU, tiny scale.

@@ -19,7 +19,7 @@ forward+backward of each n_h with cudaProfilerStart / Stop, for ``ncu --profile-
 ``--roofline`` prints, per kernel of one fwd+bwd, the bytes it must move at the least (:func:`traffic`: every
 tensor it reads or writes, once), its device time, and the bandwidth that implies as a share of ``--peak`` (GB/s;
 default 3350, the H100 SXM's HBM3): a kernel far below the others is where time is lost.
-Shape of issue 12: B=8, T=4096, H=16, K=V=128.
+The training shape: B=8, T=4096, H=16, K=V=128.
 """
 from __future__ import annotations
 

@@ -6,144 +6,37 @@ atomically (temporary file, then rename).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 
+from .automata.bridges.cli import run as convert_run
 from .errors import InputError
+from .export import run as export_run
+from .learn.extract_cli import run as extract_run
+from .sweep.cli import run as sweep_run
+from .theorems import all_statements, run_check
+from .theorems import get as get_statement
+from .parser import build_parser
+from . import precision as P
+from .automata.bridges.cli import complete_of
+from .automata.info import MONOID_CAP, describe
+from .automata.io import fsa_from_dict
+from .automata.sampling import random_word
+from .automata.sources import load_source
+from .certify import certify, resource_profile
+from .cli_format import escaped, escaping_terminal, shown, table, terminal_width
+from .constructions import candidates, catalogue, compile as compile_model
+from .constructions import get as get_construction
+from .executor import run_exact, run_float
+from .learn.cli import VERBS as learn_verbs
+from . import limits
+from .limits import busy, check_automaton, check_int
+from .model import Model
+from .precision.commands import cast_argv
+from .showcase.demo import run_demo
 
 __all__ = ["main", "build_parser"]
-
-
-_JSON_HELP = "print machine-readable JSON (keys: docs/cli.rst) instead of text"
-_FORMAT_HELP = ("number format: fp64, fp32, tf32, bf16, fp16, fp8-e4m3fn, fp8-e5m2, fp8-e4m3-ieee (max 240), "
-                "fp6-e2m3fn, fp6-e3m2fn, fp4-e2m1fn, fp8-e8m0fnu, the fnuz formats, any ml_dtypes name "
-                "(float8_e4m3fn, ...), or eXmY for X exponent and Y mantissa bits (e.g. e5m7); docs: formats")
-_ROUNDING_HELP = ("rounding mode: nearest-even (default), nearest-away, toward-positive, toward-negative, "
-                  "toward-zero, to-odd, stochastic (with --seed)")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse prints usage + message by default)
-        raise InputError(f"{message} (see `{self.prog} --help`)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="lrnnkit", description="Linear RNNs and finite automata: certified constructions, "
-                "Krohn-Rhodes compilation, finite-precision simulation, Triton kernels.")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    from . import __version__
-    p.add_argument("--version", action="version", version=f"lrnnkit {__version__}",
-                   help="print the version and exit")
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-
-    s = sub.add_parser("info", help="structure of an automaton (monoid, group, holonomy)")
-    s.add_argument("source", help="FSA JSON file or preset (parity, counter:M, group:NAME, flipflop, even-pairs, "
-                   "cycle-nav:M, mod-arith:M, regex:PATTERN, transformations:[[...],...])")
-    s.add_argument("--json", action="store_true", help=_JSON_HELP)
-    s.add_argument("--depth-rule", choices=["sgpdec", "sgpdec-0.9.7"], default="sgpdec",
-                   help="holonomy levels: SgpDec >= 0.9.8's direct depth (default) or SgpDec <= 0.9.7's heights")
-    from .automata.bridges.cli import add_complete_flags
-    add_complete_flags(s)
-
-    s = sub.add_parser("compile", help="compile an automaton into an LRNN model")
-    s.add_argument("source", help="FSA JSON file or preset (as for `info`)")
-    s.add_argument("--construction", help="construction name (see `lrnnkit constructions`); default: the applicable "
-                   "one of least cost (total width, factors per token, layers; see --explain)")
-    s.add_argument("--explain", action="store_true", help="print the applicable constructions with their costs, the "
-                   "chosen one marked (the model is written only with -o)")
-    s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a construction option, e.g. split=class, refine=true or depth_rule=sgpdec-0.9.7 for krohn-rhodes "
-                   "(VALUE is read as JSON when it parses, else as a string); see the construction's docs page")
-    s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
-    s.add_argument("--json", action="store_true", help="print a JSON summary (with -o or --explain)")
-    add_complete_flags(s)
-
-    s = sub.add_parser("verify", help="certify a model for inputs of every length (exit 0 iff certified)")
-    s.add_argument("model", help="model JSON file (from `lrnnkit compile -o`)")
-    s.add_argument("--source", help="automaton to check against (default: the one recorded in the model)")
-    s.add_argument("--max-pairs", type=int, default=2_000_000, help="stop the exact search after this many "
-                   "(automaton state, model state) pairs (default 2000000): then not certified")
-    s.add_argument("--json", action="store_true", help=_JSON_HELP)
-
-    s = sub.add_parser("run", help="run a model on a word")
-    s.add_argument("model", help="model JSON file")
-    g = s.add_mutually_exclusive_group(required=True)
-    g.add_argument("--word", help='space-separated symbols, e.g. "a b c"; over one-character symbols also a plain '
-                   'string, e.g. "101"')
-    g.add_argument("--random", type=int, metavar="N", help="a random word of length N: uniform letters, avoiding "
-                   "letters that enter a trap state such as mod-arith's error state (see --uniform)")
-    s.add_argument("--uniform", action="store_true", help="with --random: uniform letters, traps included (random "
-                   "words over mod-arith's alphabet are then mostly ungrammatical)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the random word (default 0)")
-    s.add_argument("--backend", choices=["reference", "exact", "torch", "triton"], default="reference",
-                   help="reference: float64 numpy executor (default); exact: exact arithmetic; torch: torch layers; "
-                   "triton: the Triton kernels (interpreter on CPU)")
-    s.add_argument("--dtype", default=None, help="float64 (reference default) / float32 (torch, triton default) / "
-                   "bfloat16 / float16")
-    s.add_argument("--gh-mode", choices=["matrix", "factors"], default="matrix",
-                   help="torch/triton: run GH layers as precomputed letter matrices (matrix, default) or factor by "
-                   "factor through the GH kernel (factors)")
-    s.add_argument("--json", action="store_true", help=_JSON_HELP)
-
-    s = sub.add_parser("constructions", help="the catalogue of constructions")
-    s.add_argument("--json", action="store_true", help=_JSON_HELP)
-    s.add_argument("--long", action="store_true", help="full text of every entry instead of the table")
-
-    s = sub.add_parser("theorems", help="the statement registry with verdicts")
-    s.add_argument("--json", action="store_true", help=_JSON_HELP)
-    s.add_argument("--long", action="store_true", help="full text of every entry (statement, evidence, "
-                   "counterexample, correction) instead of the table")
-    s.add_argument("--check", metavar="ID", help="re-run the check of one statement and print its verdict")
-    s.add_argument("--profile", choices=["quick", "deep"], default="quick",
-                   help="with --check: quick (default, seconds) or deep (larger searches)")
-
-    s = sub.add_parser("precision", help="finite-precision tools")
-    psub = s.add_subparsers(dest="pcmd", metavar="SUBCOMMAND", parser_class=_Parser)
-    psub.required = True
-    c = psub.add_parser("cast", help="round values into a number format (exact decimal output)")
-    c.add_argument("values", nargs="+", help="decimals, fractions (1/3), inf, nan, -0 or expressions (1/sqrt(2), "
-                   "2**-3, pi/4, cos(2*pi/5)); negative values may stand anywhere, `--` is optional")
-    c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
-    c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
-    c.add_argument("--seed", type=int, default=0, help="seed of stochastic rounding (default 0)")
-    c.add_argument("--json", action="store_true", help=_JSON_HELP)
-    c = psub.add_parser("collapse", help="first step at which a model goes wrong in a format")
-    c.add_argument("model", help="model JSON file")
-    c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
-    c.add_argument("--policy", default="matvec", metavar="{op,matvec,proof}",
-                   help="where rounding happens: op (after every elementary operation), matvec (after every "
-                   "matrix-vector product, the default), proof (paper 000, App. A.3/B.1: products exact, each term "
-                   "cast, the sum cast)")
-    c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
-    c.add_argument("--steps", type=int, default=100_000, help="length of the input word to simulate "
-                   "(default 100000)")
-    c.add_argument("--seed", type=int, default=0, help="seed of the random input word and of stochastic rounding "
-                   "(default 0)")
-    c.add_argument("--json", action="store_true", help=_JSON_HELP)
-    c = psub.add_parser("impossibility", help="the Theorem 1 / Theorem 2 demos (paper 000)")
-    c.add_argument("--out", default="impossibility_out", help="directory for the plots (default impossibility_out)")
-    c.add_argument("--json", action="store_true", help=_JSON_HELP)
-
-    s = sub.add_parser("demo", help="the end-to-end showcase: compile, certify, precision demos, HTML report")
-    s.add_argument("--out", default="demo_out", help="directory for report.html and summary.json (default demo_out)")
-
-    from .export import add_parser as _add_export_parser  # issue 13: `export MODEL --to fla` (lrnnkit/export.py)
-    _add_export_parser(sub)
-
-    from .sweep.cli import add_parser as _add_sweep_parser  # issue 14: the verb lives in lrnnkit/sweep/cli.py
-    _add_sweep_parser(sub)
-
-    from .learn.cli import add_parser as _add_learn_parsers  # issue 13: `train`, `experiment` (lrnnkit/learn/cli.py)
-    _add_learn_parsers(sub)
-
-    from .automata.bridges.cli import add_parser as _add_convert_parser  # `convert` (lrnnkit/automata/bridges)
-    _add_convert_parser(sub)
-    from .learn.extract_cli import add_parser as _add_extract_parser  # `extract` (lrnnkit/learn/extract_cli.py)
-    _add_extract_parser(sub)
-    return p
 
 
 # --------------------------------------------------------------------------- helpers
@@ -165,26 +58,18 @@ def _json_default(o):
 
 
 def _load_model(path: str):
-    from .model import Model
     return Model.load(path)
 
 
 # --------------------------------------------------------------------------- verbs
 def cmd_info(a) -> int:
-    from .automata.bridges.cli import complete_of
-    from .automata.info import describe
-    from .automata.sources import load_source
-    from .limits import check_automaton
     fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
-    from .limits import busy
     with busy("info: monoid, group, holonomy"):
         d = describe(fsa, depth_rule=a.depth_rule)
     if a.json:
         _print_json(d)
         return 0
-    from .automata.info import MONOID_CAP
-    from .cli_format import shown
     alph = [shown(x) for x in d["alphabet"]]
     print(f"states {d['states']} (minimal {d['minimal_states']}), alphabet of {len(alph)}: "
           f"{' '.join(alph[:12])}{' ...' if len(alph) > 12 else ''}")
@@ -206,11 +91,6 @@ def cmd_info(a) -> int:
 
 
 def cmd_compile(a) -> int:
-    from .automata.sources import load_source
-    from .certify import resource_profile
-    from .constructions import compile as compile_model
-    from .automata.bridges.cli import complete_of
-    from .limits import check_automaton
     fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "compile", a.source)
     options = {}
@@ -224,7 +104,6 @@ def cmd_compile(a) -> int:
             options[key] = raw
     if a.explain:
         return _explain(fsa, a, options)
-    from .limits import busy
     try:
         with busy("compile"):
             model = compile_model(fsa, a.construction, **options)
@@ -251,11 +130,8 @@ def cmd_compile(a) -> int:
 def _explain(fsa, a, options) -> int:
     """``compile --explain``: the applicable constructions, cheapest first, with their costs (the chosen one
     marked), then the compile itself when ``-o`` is given."""
-    from .cli_format import table
-    from .constructions import candidates, get
-    from .constructions import compile as compile_model
     cands = candidates(fsa)
-    chosen = get(a.construction).name if a.construction else (cands[0][0].name if cands else None)
+    chosen = get_construction(a.construction).name if a.construction else (cands[0][0].name if cands else None)
     rows = []
     for c, k in cands:
         rows.append({"name": c.name, "chosen": c.name == chosen, "paper": c.paper, "statement": c.statement,
@@ -279,7 +155,6 @@ def _explain(fsa, a, options) -> int:
                      str(k["layers"]), ("GH" if k["gh"] else "not GH") + ("" if k["source"] == "formula"
                                                                           else ", measured")]
         body.append(["*" if r["chosen"] else "", r["name"]] + cells + [f"{r['paper']} {r['statement']}"])
-    from .cli_format import shown
     print(f"applicable constructions for {shown(fsa.name or a.source)}, cheapest first (* = chosen)\n"
           f"cost, compared in this order: GH layers first, total width, factors per token, layers")
     print(table(["", "construction", "width", "widths", "factors", "layers", "kind", "paper"], body,
@@ -294,10 +169,7 @@ def _explain(fsa, a, options) -> int:
 
 
 def cmd_verify(a) -> int:
-    from .automata.sources import load_source
-    from .certify import certify
-    from .limits import MAX_PAIRS_LIMIT, check_int
-    check_int("--max-pairs", a.max_pairs, 1, MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+    check_int("--max-pairs", a.max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
     model = _load_model(a.model)
     fsa = load_source(a.source) if a.source else None
     cert = certify(model, fsa, max_pairs=a.max_pairs)
@@ -311,7 +183,6 @@ def cmd_verify(a) -> int:
         print(f"  layers {cert.layers}, widths {cert.widths}, max factors per token {cert.max_factors_per_token}, "
               f"GH factors with beta in [0,2]: {cert.eigenvalues_in_unit_interval}")
         if cert.counterexample is not None:
-            from .cli_format import shown
             print(f"  shortest counterexample: {' '.join(shown(x) for x in cert.counterexample)} "
                   f"(expected {shown(cert.expected)}, got {shown(cert.got)})")
         if cert.float_check:
@@ -322,20 +193,19 @@ def cmd_verify(a) -> int:
 
 def cmd_run(a) -> int:
     import numpy as np
-    from .limits import MAX_SEED, RUN_MAX_LENGTH, check_int
-    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.random is not None:
-        check_int("--random", a.random, 0, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
-    elif len(a.word) > 64 * RUN_MAX_LENGTH or len(a.word.split()) > RUN_MAX_LENGTH:
-        raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
+        check_int("--random", a.random, 0, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+    elif len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH:
+        raise InputError(f"--word: more than {limits.RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = _load_model(a.model)
     if getattr(model, "inconsistencies", None):
         print(f"lrnnkit: warning: {a.model}: {model.inconsistencies[0]}; running the rounding of the exact weights "
               f"(`lrnnkit verify` refuses this file)", file=sys.stderr)
     if a.word is not None:
         word = model.encode(a.word)
-        if len(word) > RUN_MAX_LENGTH:
-            raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
+        if len(word) > limits.RUN_MAX_LENGTH:
+            raise InputError(f"--word: more than {limits.RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     else:
         word = _random_word(model, a.random, a.seed, a.uniform)
     backend = a.backend
@@ -343,11 +213,9 @@ def cmd_run(a) -> int:
         dtype = a.dtype or "float64"
         if dtype != "float64":
             raise InputError(f"the reference backend runs in float64 (got --dtype {dtype}); use torch or triton")
-        from .executor import run_float
         outs = run_float(model, np.array([word], dtype=np.int64)).outputs[0].tolist() if word else []
     elif backend == "exact":
         dtype = "exact"
-        from .executor import run_exact
         outs = run_exact(model, word)
     else:
         dtype = a.dtype or "float32"
@@ -359,7 +227,6 @@ def cmd_run(a) -> int:
     if a.json:
         _print_json(res)
     else:
-        from .cli_format import shown
         print(" ".join(shown(x) for x in labels))
     return 0
 
@@ -370,8 +237,6 @@ def _random_word(model, n: int, seed: int, uniform: bool) -> list:
     import numpy as np
     auto = (model.provenance or {}).get("automaton")
     if not uniform and auto:
-        from .automata.io import fsa_from_dict
-        from .automata.sampling import random_word
         fsa = fsa_from_dict(auto, "the model's recorded automaton")
         if list(fsa.alphabet) == list(model.alphabet):
             return random_word(fsa, n, seed)
@@ -379,7 +244,6 @@ def _random_word(model, n: int, seed: int, uniform: bool) -> list:
 
 
 def cmd_constructions(a) -> int:
-    from .constructions import catalogue
     cat = [c.to_json() for c in catalogue()]
     if a.json:
         _print_json(cat)
@@ -391,7 +255,6 @@ def cmd_constructions(a) -> int:
                 if c.get(key):
                     print(f"  {key.replace('_', ' ')}: {c[key]}")
     else:
-        from .cli_format import table
         rows = [[c["name"], f"{c['paper']} {c['statement']}", c["layers"], c["width"], c["factors_per_token"]]
                 for c in cat]
         print(table(["name", "paper, statement", "layers", "width", "factors/token"], rows,
@@ -401,9 +264,8 @@ def cmd_constructions(a) -> int:
 
 
 def cmd_theorems(a) -> int:
-    from .theorems import all_statements, get, run_check
     if a.check:
-        s = get(a.check)
+        s = get_statement(a.check)
         r = run_check(a.check, a.profile)
         out = {"id": s.id, "recorded_verdict": s.verdict, "derived_verdict": r.verdict, "evidence": r.evidence,
                "counterexample": r.counterexample, "corrected": r.corrected, "agrees": r.verdict == s.verdict}
@@ -428,7 +290,6 @@ def cmd_theorems(a) -> int:
                 print(f"  corrected: {s['corrected']}")
             print(f"  reproduce: {_reproduce(s)}")
     else:
-        from .cli_format import table
         lines = table(["id", "verdict", "statement"], [[s["id"], s["verdict"], s["statement"]] for s in sts],
                       shrink={2: 12}).split("\n")
         print("\n".join(lines[:2]))
@@ -452,7 +313,6 @@ def _reproduce(s: dict) -> str:
 
 
 def cmd_precision(a) -> int:
-    from . import precision as P
     if a.pcmd == "cast":
         res = P.cli_cast(a.values, a.fmt, a.rounding, a.seed)
         if a.json:
@@ -462,8 +322,7 @@ def cmd_precision(a) -> int:
                 print(f"{x} -> {y}")
         return 0
     if a.pcmd == "collapse":
-        from .limits import COLLAPSE_MAX_STEPS, check_int
-        check_int("--steps", a.steps, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+        check_int("--steps", a.steps, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
         res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding, seed=a.seed)
         if a.json:
             _print_json(res)
@@ -482,7 +341,6 @@ def _print_impossibility(res, indent: str = "") -> None:
     """The impossibility demo's result as text: ``key: value`` lines, nested dicts indented, lists of records as
     aligned tables (a nested ``{"pre_period": p, "period": q}`` cell prints as ``p+q``: pre-period + period)."""
     import textwrap
-    from .cli_format import table, terminal_width
 
     def cell(v):
         if isinstance(v, dict):
@@ -513,7 +371,6 @@ def _print_impossibility(res, indent: str = "") -> None:
 
 
 def cmd_demo(a) -> int:
-    from .showcase.demo import run_demo
     summary = run_demo(a.out, progress=True)
     if summary.get("incomplete"):
         print(f"lrnnkit: interrupted; the report in {a.out} is incomplete", file=sys.stderr)
@@ -521,36 +378,8 @@ def cmd_demo(a) -> int:
 
 
 VERBS = {"info": cmd_info, "compile": cmd_compile, "verify": cmd_verify, "run": cmd_run,
-         "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo}
-VERBS["export"] = lambda a: _export_run(a)  # issue 13
-
-
-def _export_run(a) -> int:
-    from .export import run
-    return run(a)
-VERBS["sweep"] = lambda a: _sweep_run(a)  # issue 14
-VERBS["train"] = lambda a: _learn_run(a)  # issue 13
-VERBS["experiment"] = lambda a: _learn_run(a)  # issue 13
-VERBS["convert"] = lambda a: _interop_run("convert", a)
-VERBS["extract"] = lambda a: _interop_run("extract", a)
-
-
-def _interop_run(verb: str, a) -> int:
-    if verb == "convert":
-        from .automata.bridges.cli import run
-    else:
-        from .learn.extract_cli import run
-    return run(a)
-
-
-def _learn_run(a) -> int:
-    from .learn.cli import VERBS as _learn_verbs
-    return _learn_verbs[a.cmd](a)
-
-
-def _sweep_run(a) -> int:
-    from .sweep.cli import run
-    return run(a)
+         "constructions": cmd_constructions, "theorems": cmd_theorems, "precision": cmd_precision, "demo": cmd_demo,
+         "export": export_run, "sweep": sweep_run, "convert": convert_run, "extract": extract_run, **learn_verbs}
 
 
 def main(argv=None) -> int:
@@ -560,21 +389,18 @@ def main(argv=None) -> int:
     debug = "--debug" in argv[:end]
     if debug:
         argv = [x for x in argv[:end] if x != "--debug"] + argv[end:]
-    from .cli_format import escaping_terminal
     with escaping_terminal():
         return _main(argv, debug)
 
 
 def _fail(text: str) -> None:
     """One error line on stderr, every control character escaped (newlines too: one line)."""
-    from .cli_format import escaped
     print(escaped(text), file=sys.stderr)
 
 
 def _main(argv: list, debug: bool) -> int:
     try:
         if argv[:2] == ["precision", "cast"]:   # values anywhere, negative ones too
-            from .precision.commands import cast_argv
             argv = cast_argv(argv)
         args = build_parser().parse_args(argv)
         return VERBS[args.cmd](args)

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Sequence
 import mpmath
 
 from .errors import InputError
+from .limits import check_number_text
 
 __all__ = ["Cyc", "cos2pi", "sin2pi", "zeta", "to_exact", "exact_to_json", "exact_from_json", "to_float",
            "to_complex", "sign", "is_zero", "to_sympy", "Exact", "exact_sqrt_rational"]
@@ -253,7 +254,6 @@ def to_exact(x: Any) -> Exact:
     if isinstance(x, float):
         return Fraction(x)  # exact binary value of the float
     if isinstance(x, str):
-        from .limits import check_number_text
         check_number_text(x, "exact number")
         try:
             return Fraction(x)

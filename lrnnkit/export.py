@@ -49,6 +49,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError
+from .errors import SizeLimitError
+from .executor import read_values, run_float
+from .fileio import atomic_write_bytes, atomic_write_text, read_regular, read_safetensors
+from . import limits
+from .limits import check_int
+from .model import Model, TableMap
 
 __all__ = ["FlaExport", "FlaLayer", "FlaRun", "export_fla", "fla_inputs", "decode_fla_outputs", "run_fla",
            "reference_kernel", "write_tokens", "add_parser", "run"]
@@ -144,7 +150,6 @@ class FlaExport:
     def save(self, out_dir: str) -> list:
         from safetensors.numpy import save as st_save
 
-        from .fileio import atomic_write_bytes, atomic_write_text
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
             raise InputError(f"cannot write the export to {out_dir!r}: it exists and is not a directory")
         try:
@@ -161,11 +166,8 @@ class FlaExport:
 
     @staticmethod
     def load(out_dir: str) -> "FlaExport":
-        from .limits import MAX_MODEL_BYTES
         p_js = os.path.join(out_dir, "fla_export.json")
-        from .fileio import read_regular, read_safetensors
-        from .limits import MAX_ARRAYS_BYTES
-        raw = read_regular(p_js, MAX_MODEL_BYTES, "fla export", "MAX_MODEL_BYTES")
+        raw = read_regular(p_js, limits.MAX_MODEL_BYTES, "fla export", "MAX_MODEL_BYTES")
         try:
             doc = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
@@ -179,7 +181,7 @@ class FlaExport:
         if not isinstance(layers, list) or not layers:
             raise InputError(f"{p_js!r}: malformed fla export (no layers)")
         names = [f"layer{i}.{a}" for i in range(len(layers)) for a in LAYER_ARRAYS]
-        arrays = read_safetensors(os.path.join(out_dir, "fla_export.safetensors"), names, MAX_ARRAYS_BYTES,
+        arrays = read_safetensors(os.path.join(out_dir, "fla_export.safetensors"), names, limits.MAX_ARRAYS_BYTES,
                                   "fla export arrays")
         try:
             return _from_json(doc, arrays)
@@ -190,7 +192,6 @@ class FlaExport:
 
 
 def _from_json(doc: dict, arrays: dict) -> FlaExport:
-    from .model import TableMap
     alphabet, labels = [str(x) for x in doc["alphabet"]], [str(x) for x in doc["output_labels"]]
     layers = []
     for i, ld in enumerate(doc["layers"]):
@@ -292,7 +293,6 @@ def _not_gh(model, source_name: str) -> str | None:
 def export_fla(model, source_name: str = "") -> FlaExport:
     """The fla kernel tables of every layer of a GH model (kinds ``gh`` / ``diagonal``) and its wiring (see the
     module docstring)."""
-    from .model import Model
     if not isinstance(model, Model):
         raise InputError(f"export_fla expects an lrnnkit Model, got {type(model).__name__}")
     msg = _not_gh(model, source_name)
@@ -354,7 +354,6 @@ def _sources(exp: FlaExport, w: np.ndarray, below, upto: int) -> dict:
 
 
 def _symbols(exp: FlaExport, w: np.ndarray, layer: int, below) -> np.ndarray:
-    from .executor import read_values
     if not 0 <= layer < len(exp.layers):
         raise InputError(f"layer must lie in 0..{len(exp.layers) - 1}, got {layer}")
     tm = exp.layers[layer].input_map
@@ -510,7 +509,6 @@ def run_fla(exp: FlaExport, words, kernel=None, *, layout: str | None = None, dt
     lrnnkit's ``chunk_gh``, or any callable taking fla's keyword arguments (default :func:`reference_kernel`, a
     pure-torch stand-in); it is called by keyword, in the layout its signature asks for unless ``layout`` is given.
     ``dtype`` (default float32) and ``device``: those of the kernel inputs; ``min_K`` as in :func:`fla_inputs`."""
-    from .executor import read_values
     kernel = reference_kernel if kernel is None else kernel
     layout, call = _kernel_call(kernel, layout)
     w = _words(exp, words)
@@ -534,8 +532,6 @@ def write_tokens(exp: FlaExport, model, word, out_dir: str, layout: str = "delta
     import torch
     from safetensors.torch import save as st_save
 
-    from .executor import run_float
-    from .fileio import atomic_write_bytes
     w = np.asarray([word], dtype=np.int64)
     ref = run_float(model, w)
     tensors = {"word": torch.as_tensor(w[0]), "expected": torch.as_tensor(ref.outputs[0].astype(np.int64))}
@@ -554,14 +550,12 @@ def write_tokens(exp: FlaExport, model, word, out_dir: str, layout: str = "delta
 def _check_token_size(exp: FlaExport, T: int) -> None:
     """The per-token tensors ``q``, ``k`` of a word of ``T`` letters have ``T n_h H K`` entries each: refuse a word
     past EXPORT_MAX_TOKEN_VALUES before anything is allocated."""
-    from .errors import SizeLimitError
-    from .limits import EXPORT_MAX_TOKEN_VALUES
     for i, ly in enumerate(exp.layers):
         n = T * ly.n_h * ly.heads * ly.K
-        if n > EXPORT_MAX_TOKEN_VALUES:
+        if n > limits.EXPORT_MAX_TOKEN_VALUES:
             raise SizeLimitError(f"a word of {T} letters makes per-token tensors of {T} x {ly.n_h} x {ly.heads} x "
                                  f"{ly.K} = {n} entries in layer {i} (T x n_h x heads x K); at most "
-                                 f"{EXPORT_MAX_TOKEN_VALUES} (lrnnkit.limits.EXPORT_MAX_TOKEN_VALUES)")
+                                 f"{limits.EXPORT_MAX_TOKEN_VALUES} (lrnnkit.limits.EXPORT_MAX_TOKEN_VALUES)")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -584,13 +578,11 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from .limits import MAX_SEED, RUN_MAX_LENGTH, check_int
-    from .model import Model
-    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.random is not None:
-        check_int("--random", a.random, 1, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
-    elif a.word is not None and (len(a.word) > 64 * RUN_MAX_LENGTH or len(a.word.split()) > RUN_MAX_LENGTH):
-        raise InputError(f"--word: more than {RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
+        check_int("--random", a.random, 1, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+    elif a.word is not None and (len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH):
+        raise InputError(f"--word: more than {limits.RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = Model.load(a.model)
     exp = export_fla(model, os.path.basename(a.model))
     out = a.output or (os.path.splitext(a.model)[0] + "_fla")
@@ -602,7 +594,7 @@ def run(a) -> int:
     if word is not None:
         if not word:
             raise InputError("--word: the word is empty")
-        check_int("--word length", len(word), 1, RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
+        check_int("--word length", len(word), 1, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
         _check_token_size(exp, len(word))
     files = exp.save(out)
     if word is not None:

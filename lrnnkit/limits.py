@@ -1,4 +1,4 @@
-"""Size limits on every input, in one place (issue 11: "every input bounded").
+"""Size limits on every input, in one place: every input is bounded.
 
 Each limit is checked *before* the work it protects starts, and a refusal is a
 :class:`~lrnnkit.errors.SizeLimitError` (an InputError: one line, exit status 2 at the command line) whose message
@@ -7,9 +7,8 @@ gives the offending size, the limit and the constant's name, e.g.::
     lrnnkit: error: info: 'counter:100000' has 100000 states x 1 letters = 100000 transitions; info analyses
     automata of at most 2000 states and 100000 transitions (lrnnkit.limits.INFO_MAX_STATES / INFO_MAX_TRANSITIONS)
 
-The numbers are chosen so that allowed work ends within about a minute on one CPU core (measured on the reference
-machine: ``info`` of ``counter:1000`` 14 s, of ``group:D100`` (200 states x 200 letters) 23 s, ``compile
-group:S6`` 7 s). Caps that live inside an algorithm (the transition monoid, holonomy, Krohn-Rhodes, the certifier's
+The numbers are chosen so that allowed work ends within about a minute on one CPU core (the measurements behind
+them: benchmarks/RESULTS.md, section "limits"). Caps that live inside an algorithm (the transition monoid, holonomy, Krohn-Rhodes, the certifier's
 ``--max-pairs``) are listed in the docs page "Limits and errors" (docs/limits.rst) next to these.
 """
 from __future__ import annotations
@@ -20,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .errors import InputError, SizeLimitError
+from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
@@ -50,11 +50,11 @@ MAX_REGEX_SIZE = 300                # positions of a regex once counted repetiti
 INFO_MAX_STATES = 2_000             # info: monoid, group structure, holonomy of the automaton
 INFO_MAX_TRANSITIONS = 100_000
 COMPILE_MAX_STATES = 2_000          # compile: constructions + their exact bookkeeping
-COMPILE_MAX_TRANSITIONS = 600_000   # (group:S6, 720 x 720 = 518400, compiles in ~7 s)
+COMPILE_MAX_TRANSITIONS = 600_000   # (group:S6, 720 x 720 = 518400, compiles; RESULTS.md "limits")
 MAX_PAIRS_LIMIT = 50_000_000        # verify --max-pairs: reachable pairs of the exact search (each kept in memory)
 RUN_MAX_LENGTH = 1_000_000          # run: length of --word / --random N
 MAX_SEED = 2 ** 63 - 1              # run --seed: 0 .. MAX_SEED
-COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: 10^5 steps take ~30 s, states rarely repeat)
+COLLAPSE_MAX_STEPS = 1_000_000      # precision collapse --steps (S5 in fp32: states rarely repeat)
 EXPORT_MAX_TOKEN_VALUES = 2 ** 27   # export --word/--random: entries of one per-token tensor (q or k), 512 MiB fp32
 FLOAT_CHECK_MAX_STEPS = 1_000_000   # certify's float64 cross-check: steps per random word (sweep float_steps)
 SWEEP_MAX_CPUS = 4_096              # sweep --num-cpus (a local Ray); a spec's num_cpus / num_gpus per task
@@ -97,7 +97,6 @@ def read_bounded(path: str, limit: int, what: str, const: str) -> bytes:
     """Read at most ``limit`` bytes of the regular file ``path``; SizeLimitError past it, InputError for anything
     that is not a regular file (a FIFO, /dev/zero, a directory) before it is opened
     (:func:`lrnnkit.fileio.read_regular`)."""
-    from .fileio import read_regular
     return read_regular(path, limit, what, const)
 
 

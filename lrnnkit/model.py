@@ -40,6 +40,11 @@ import numpy as np
 
 from .errors import InputError
 from .exact import Cyc, exact_from_json, exact_to_json, to_exact, to_float
+from .automata.words import split_word
+from .exact import sign
+from .fileio import atomic_write_bytes, read_safetensors
+from . import limits
+from .limits import read_bounded
 
 __all__ = ["Read", "TableMap", "GHFactor", "Transition", "Decoder", "Layer", "Model", "SCHEMA", "VERSION",
            "consistency_problems", "canonicalize_floats", "exact_matmul", "exact_matvec", "exact_identity", "gh_matrix_exact", "gh_matrix_float"]
@@ -425,7 +430,6 @@ class Model:
 
     def encode(self, word) -> list:
         """Symbols (``"a b c"``, ``"101"`` over one-character symbols, or a sequence) to letter indices."""
-        from .automata.words import split_word
         word = split_word(word, self.alphabet)
         idx = {s: i for i, s in enumerate(self.alphabet)}
         out = []
@@ -560,8 +564,7 @@ class Model:
     @staticmethod
     def load(path: str | os.PathLike) -> "Model":
         path = os.fspath(path)
-        from .limits import MAX_MODEL_BYTES, read_bounded
-        raw = read_bounded(path, MAX_MODEL_BYTES, "model", "MAX_MODEL_BYTES")
+        raw = read_bounded(path, limits.MAX_MODEL_BYTES, "model", "MAX_MODEL_BYTES")
         if not raw.strip():
             raise InputError(f"model {path!r} is empty (expected a JSON object)")
         try:
@@ -577,10 +580,8 @@ class Model:
             st = doc["arrays"]
             if not isinstance(st, str) or os.sep in st or st.startswith("."):
                 raise InputError(f"model {path!r}: bad arrays file name {st!r}")
-            from .fileio import read_safetensors
-            from .limits import MAX_ARRAYS_BYTES
             arrays = read_safetensors(os.path.join(os.path.dirname(os.path.abspath(path)), st),
-                                      _tensor_names(doc), MAX_ARRAYS_BYTES, f"arrays file of model {path!r}")
+                                      _tensor_names(doc), limits.MAX_ARRAYS_BYTES, f"arrays file of model {path!r}")
         return Model.from_json(doc, path, arrays)
 
     @staticmethod
@@ -761,7 +762,6 @@ def _unit_key(u: Sequence) -> np.ndarray:
 
 
 def _exact_in(x, lo, hi) -> bool:
-    from .exact import sign
     return sign(x - lo) >= 0 and sign(hi - x) >= 0
 
 
@@ -955,5 +955,4 @@ def _tensor_names(doc: Any) -> set:
 
 def _atomic_write(path: str, data: bytes) -> None:
     # kept for old imports; the logic lives in lrnnkit.fileio
-    from .fileio import atomic_write_bytes
     atomic_write_bytes(path, data)

@@ -107,13 +107,14 @@ def test_long_and_json_give_the_full_text(capsys):
 
 def test_monoid_too_large_message(monkeypatch, capsys):
     import lrnnkit.automata.info as info
+    import lrnnkit.cli as cli_module
     real = info.describe
 
     def fake(fsa, **kw):
         d = real(fsa, **kw)
         d.update(monoid_size=None, aperiodic=None)
         return d
-    monkeypatch.setattr(info, "describe", fake)
+    monkeypatch.setattr(cli_module, "describe", fake)
     code, out, _ = _run(capsys, "info", "parity")
     assert code == 0
     assert f"monoid too large to enumerate (limit {info.MONOID_CAP:,} elements)" in out

@@ -114,11 +114,9 @@ def test_embedded_mod_arith_precedence(pairs):
 
 
 def test_embedded_fallbacks_agree_with_presets():
-    """Where the project's preset parser exists, the demo's embedded copies define the same automata (outputs on
-    random words; mod-arith compared after digits of well-formed words)."""
-    loader = D._preset_loader()
-    if loader is None:
-        pytest.skip("lrnnkit.automata.sources not present")
+    """The demo's embedded copies define the same automata as the project's preset parser (outputs on random
+    words; mod-arith compared after digits of well-formed words)."""
+    from lrnnkit.automata.sources import load_source as loader
     rng = np.random.default_rng(0)
     for spec in ("parity", "flipflop", "even-pairs", "group:Z5", D.RESET_SPEC):
         a, b = loader(spec), D.embedded_fsa(spec)

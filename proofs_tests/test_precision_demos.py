@@ -10,7 +10,8 @@ import pytest
 from lrnnkit.errors import InputError
 from lrnnkit.precision import cli_cast, cli_collapse, cli_impossibility
 from lrnnkit.precision.demo_models import counter_rotation, parity_scalar
-from lrnnkit.precision.demos import collapse_table, theorem1_demo, theorem2_demo
+from lrnnkit.precision.demos import theorem1_demo, theorem2_demo
+from lrnnkit.showcase.collapse import collapse_table
 
 
 def test_cli_cast_keys_and_exact_outputs():

@@ -188,7 +188,7 @@ def test_a_crash_between_tensors_and_json_leaves_a_resumable_checkpoint(tmp_path
     cfg = {**TINY, "steps": 12}
     ref = train(TrainConfig(**cfg), str(tmp_path / "ref"))
     out = str(tmp_path / "run")
-    import lrnnkit.fileio as fio
+    import lrnnkit.learn.checkpoint as fio   # the checkpoint writer's atomic_write_text
     real = fio.atomic_write_text
 
     def dying(path, text, *a, **k):

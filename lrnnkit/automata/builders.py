@@ -39,13 +39,15 @@ import numpy as np
 from ..errors import InputError, SizeLimitError
 from ..limits import shorten
 from .fsa import FSA
+from .. import limits
+from .minimize import minimize
 
 __all__ = ["parity", "counter", "flipflop", "even_pairs", "cycle_nav", "mod_arith", "from_regex",
            "from_transformations", "MAX_MODULUS", "MAX_MOD_ARITH", "MAX_REGEX_STATES"]
 
 MAX_MODULUS = 100_000       # counter / cycle-nav / even-pairs: states ~ M (even-pairs: M^2 transitions)
 MAX_MOD_ARITH = 200         # mod-arith has 2 M^2 + 2 M + 1 states and M + 3 letters
-MAX_REGEX_STATES = 5_000       # DFA states of a regex: (a|b)*a(a|b){11} has 4096 (~3 s); the subset construction is exponential
+MAX_REGEX_STATES = 5_000       # DFA states of a regex: (a|b)*a(a|b){11} has 4096; the subset construction is exponential
 
 
 def _check_modulus(M, what: str, cap: int = MAX_MODULUS) -> int:
@@ -249,12 +251,11 @@ def regex_size(node) -> int:
 
 
 def _check_regex_size(parsed, pattern: str) -> None:
-    from ..limits import MAX_REGEX_SIZE
     n = regex_size(parsed)
-    if n > MAX_REGEX_SIZE:
+    if n > limits.MAX_REGEX_SIZE:
         shown = str(n) if n < 10 ** 12 else f"about 10^{len(str(n)) - 1}"
         raise SizeLimitError(f"regex: {shorten(pattern)} has {shown} positions once its counted repetitions are "
-                             f"written out; at most {MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
+                             f"written out; at most {limits.MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
 
 
 def from_regex(pattern: str) -> FSA:
@@ -335,12 +336,11 @@ def from_regex(pattern: str) -> FSA:
     finals = set(fsm.finals)
     if not finals.intersection(queue):
         # every reachable state rejects: the constant-0 automaton, which a construction would compile silently
-        # into a one-state model (issue 11 found it named after parity); refuse with the reason instead
+        # into a one-state model (once found named after parity); refuse with the reason instead
         raise InputError(f"regex: pattern {pattern!r} matches no word at all (empty language); its automaton "
                          "would output 0 on every input")
     labels = ["1" if (s in finals) else "0" for s in queue] + (["0"] if sink is not None else [])
     fsa = FSA(tuple(symbols), delta, 0, None, tuple(labels), None, f"regex:{pattern}")
-    from .minimize import minimize
     m = minimize(fsa)
     return FSA(m.alphabet, m.delta, m.start, None, m.labels, None, f"regex:{pattern}")
 

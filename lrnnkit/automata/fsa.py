@@ -21,6 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import InputError
+from .words import split_word
 
 __all__ = ["FSA"]
 
@@ -170,7 +171,6 @@ class FSA:
     def encode(self, word: str | Iterable[str]) -> list[int]:
         """Symbol names (a space-separated string, a plain string over one-character symbols, or a sequence;
         :func:`lrnnkit.automata.words.split_word`) to indices; unknown symbols are an InputError."""
-        from .words import split_word
         word = split_word(word, self.alphabet)
         index = self.symbol_index
         out = []

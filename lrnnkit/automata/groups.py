@@ -47,6 +47,9 @@ import numpy as np
 from ..errors import InputError, SizeLimitError
 from .abelian import abelian_invariants, prime_divisors as _primes
 from .finite_group import FiniteGroup
+from .embeddings import minimal_faithful_permutation_degree, minimal_faithful_permutation_representation
+from .fsa import FSA
+from .monoid import RowEncoder, closure, transition_monoid
 
 __all__ = ["NamedGroup", "named_group", "parse_group_name", "group_word_problem", "group_structure",
            "identify", "cycle_notation", "abelian_invariants", "GROUP_ORDER_CAP", "perm_group_of"]
@@ -108,7 +111,6 @@ class NamedGroup:
 
     def finite_group(self) -> FiniteGroup:
         if "fg" not in self._cache:
-            from .monoid import closure
             M = closure(self.perms[1:] or [tuple(range(self.degree))], self.degree, cap=max(2, self.order))
             self._cache["fg"] = FiniteGroup.from_monoid(M, cap=max(self.order, 1))
         return self._cache["fg"]
@@ -218,11 +220,9 @@ def named_group(name: str, *, cap: int = GROUP_ORDER_CAP, allow_quaternion: bool
 
 def group_word_problem(name: str, *, cap: int = GROUP_ORDER_CAP):
     """The word-problem automaton of the named group (module docstring): ``delta(x, g) = x g``."""
-    from .fsa import FSA
     G = named_group(name, cap=cap)
     P = np.array(G.perms, dtype=np.int64)          # (N, d)
     N, d = P.shape
-    from .monoid import RowEncoder
     enc = RowEncoder(d)
     index = {k: i for i, k in enumerate(enc.keys(P))}
     delta = np.empty((N, N), dtype=np.int64)
@@ -400,7 +400,6 @@ def perm_group_of(G: FiniteGroup):
 def group_structure(fsa, *, with_name: bool = True, with_degree: bool = True) -> dict | None:
     """``{"order", "abelian", "solvable", "min_perm_degree", "name"}`` for an automaton whose transition monoid is
     a group, else None. ``min_perm_degree`` / ``name`` are None when the group is past the size caps."""
-    from .monoid import transition_monoid
     M = transition_monoid(fsa)
     if not M.is_group:
         return None
@@ -412,13 +411,11 @@ def group_structure(fsa, *, with_name: bool = True, with_degree: bool = True) ->
         G = None
     rep = None
     if G is not None and G.is_abelian:
-        from .embeddings import minimal_faithful_permutation_degree
         out.update(abelian=True, solvable=True,
                    min_perm_degree=minimal_faithful_permutation_degree(G) if with_degree else None,
                    name=identify(G) if with_name else None)
         return out
     if G is not None and with_degree:
-        from .embeddings import minimal_faithful_permutation_representation
         try:
             rep = minimal_faithful_permutation_representation(G)
             out["min_perm_degree"] = rep.degree

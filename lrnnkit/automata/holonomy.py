@@ -86,6 +86,8 @@ import networkx as nx
 import numpy as np
 
 from ..errors import InputError, SizeLimitError
+from .fsa import FSA
+from .monoid import closure
 
 __all__ = ["Holonomy", "holonomy_decomposition", "holonomy_summary", "semigroup_closure", "mask_of", "members",
            "check_action", "check_emulation", "check_relational_morphism", "check_cascade", "check_all",
@@ -161,7 +163,6 @@ def _image(mask: int, t) -> int:
 
 def _normalize_generators(source, n: int | None):
     """(generators as int64 arrays, n, letter names). ``source``: an FSA, or a sequence of image lists."""
-    from .fsa import FSA
     if isinstance(source, FSA):
         gens = [np.asarray(t, dtype=np.int64) for t in source.transformations()]
         return gens, source.n_states, list(source.alphabet)
@@ -199,7 +200,6 @@ def semigroup_closure(generators: Sequence, n: int | None = None, *, max_size: i
     belongs to the semigroup S iff it is a product of generators, i.e. iff some edge of the right Cayley graph
     enters it. Row order: (identity, if in S), generators (deduplicated), then BFS order of right multiplication.
     Raises SizeLimitError past ``max_size`` elements."""
-    from .monoid import closure
     gens, n, _ = _normalize_generators(generators, n)
     M = closure([g.tolist() for g in gens], n, cap=max_size + 1, what=f"transformation semigroup on {n} points")
     rows = np.asarray(M.elements, dtype=np.int64)

@@ -21,6 +21,7 @@ from ..errors import InputError, SizeLimitError
 from .fsa import FSA
 from .minimize import minimal_states
 from .monoid import transition_monoid
+from .groups import group_structure
 
 __all__ = ["describe", "render", "MONOID_CAP", "INFO_KEYS"]
 
@@ -29,10 +30,7 @@ INFO_KEYS = ("states", "alphabet", "minimal_states", "monoid_size", "is_group", 
 
 
 def _holonomy(fsa: FSA, depth_rule: str = "sgpdec"):
-    try:
-        from .holonomy import holonomy_summary  # another engineer's module; may be absent
-    except ImportError:
-        return None
+    from .holonomy import holonomy_summary   # networkx: imported only when the decomposition runs
     try:
         return holonomy_summary(fsa, depth_rule=depth_rule)
     except SizeLimitError:
@@ -53,7 +51,6 @@ def describe(fsa: FSA, *, monoid_cap: int = MONOID_CAP, depth_rule: str = "sgpde
         M, size, aperiodic = None, None, None
     group = None
     if is_group and M is not None:
-        from .groups import group_structure
         group = group_structure(fsa)
     out = {
         "states": fsa.n_states,

@@ -33,6 +33,7 @@ import os
 from .. import limits
 from ..errors import InputError, SizeLimitError
 from .fsa import FSA
+from ..fileio import atomic_write_text
 
 __all__ = ["load_fsa", "save_fsa", "fsa_from_dict", "fsa_from_json", "read_text", "named_after_file", "FORMAT",
            "VERSION"]
@@ -277,5 +278,4 @@ def load_fsa(path) -> FSA:
 
 def save_fsa(fsa: FSA, path) -> None:
     """Write ``fsa.to_dict()`` as JSON, atomically (temporary file in the same directory, then rename)."""
-    from ..fileio import atomic_write_text
     atomic_write_text(path, json.dumps(fsa.to_dict(), indent=1) + "\n")

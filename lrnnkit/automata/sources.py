@@ -31,6 +31,10 @@ import os
 from ..errors import InputError
 from . import builders
 from .fsa import FSA
+from ..errors import SizeLimitError
+from .. import limits
+from .bridges import from_object, load_file
+from .groups import group_word_problem
 
 __all__ = ["load_source", "PRESETS"]
 
@@ -66,7 +70,6 @@ def load_source(source, *, complete: bool | str = False) -> FSA:
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
-        from .bridges import from_object
         return from_object(source, complete=complete)
     if not source.strip():
         raise InputError(f"empty source {source!r}; expected a path to an FSA JSON file or one of {', '.join(PRESETS)}")
@@ -74,7 +77,6 @@ def load_source(source, *, complete: bool | str = False) -> FSA:
     if not _is_preset(source):
         if os.path.lexists(source) or os.sep in source or (os.altsep or os.sep) in source \
                 or source.endswith((".json", ".dot", ".gv")):
-            from .bridges import load_file
             return load_file(source, complete=complete)
     if not sep:
         if source == "parity":
@@ -98,13 +100,10 @@ def load_source(source, *, complete: bool | str = False) -> FSA:
     if head == "even-pairs":
         return builders.even_pairs(_modulus(source, arg))
     if head == "group":
-        from .groups import group_word_problem
         return group_word_problem(arg.strip())
     if head == "regex":
-        from ..limits import MAX_REGEX_CHARS
-        if len(arg) > MAX_REGEX_CHARS:
-            from ..errors import SizeLimitError
-            raise SizeLimitError(f"regex of {len(arg)} characters; at most {MAX_REGEX_CHARS} "
+        if len(arg) > limits.MAX_REGEX_CHARS:
+            raise SizeLimitError(f"regex of {len(arg)} characters; at most {limits.MAX_REGEX_CHARS} "
                                  "(lrnnkit.limits.MAX_REGEX_CHARS)")
         return builders.from_regex(arg)
     if head == "transformations":

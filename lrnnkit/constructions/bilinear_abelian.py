@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..model import Layer, Model, Transition
 from . import _support as S
 from .registry import Construction, Cost, register
+from ..exact import to_float
 
 NAME = "bilinear-abelian-rotations"
 MAX_CANDIDATES = 200_000
@@ -133,7 +134,6 @@ def build(fsa, **options) -> Model:
             o += len(b)
         return A
 
-    from ..exact import to_float
     trans = []
     for a in range(fsa.n_letters):
         bl = element_blocks(letter_elem[a])

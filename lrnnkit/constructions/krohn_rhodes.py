@@ -65,7 +65,9 @@ import numpy as np
 from ..automata.holonomy import DEPTH_RULES, Holonomy, holonomy_decomposition
 from ..errors import InputError, SizeLimitError
 from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
-from .registry import Construction, register
+from .registry import Construction, get, register
+from ..automata.holonomy import refinement_report
+from ..certify import certify
 
 NAME = "krohn-rhodes"
 PRINTED = "krohn-rhodes-as-printed"
@@ -563,7 +565,6 @@ def compile_report(fsa, model: Model | None = None, *, split: str = "depth") -> 
         "refinement": None,
     }
     if level_layers and model.notes.get("levels", 0):
-        from ..automata.holonomy import refinement_report
         hd = holonomy_decomposition(fsa, levels=model.notes.get("split", split),
                                     depth_rule=model.notes.get("depth_rule", "sgpdec"))
         rr = refinement_report(hd)
@@ -580,7 +581,6 @@ def compile_report(fsa, model: Model | None = None, *, split: str = "depth") -> 
         moved = [n - _n_cycles(p) for p in perms]
         rep["group_construction"] = {"layers": 1, "width": n, "max_factors_per_token": max(moved)}
         try:
-            from .registry import get
             g = get("householder-permutation").build(fsa)
             rep["group_construction"] = {"layers": len(g.layers), "width": g.widths[0],
                                          "max_factors_per_token": g.layers[0].max_factors(),
@@ -607,7 +607,6 @@ def _n_cycles(p) -> int:
 def printed_counterexample(fsa, split: str = "depth") -> dict:
     """Certify the printed wiring (lag 0) and the corrected one (lag 1) on ``fsa``; returns both verdicts and
     the shortest failing word of the printed one (None if it happens to pass)."""
-    from ..certify import certify
     bad = certify(build_as_printed(fsa, split), fsa, float_steps=200)
     good = certify(build(fsa, split), fsa, float_steps=200)
     return {"printed_certified": bad.certified, "counterexample": bad.counterexample, "expected": bad.expected,

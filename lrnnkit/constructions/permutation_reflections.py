@@ -31,6 +31,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..automata.embeddings import minimal_faithful_permutation_representation
+from ..automata.fsa import FSA
 from ..errors import InputError
 from ..model import GHFactor, Layer, Model, Transition
 from . import _support as S
@@ -122,12 +124,7 @@ def natural_representation(G: S.PermGroup) -> np.ndarray:
 def _library_representation(G: S.PermGroup):
     """Images of G's generators under lrnnkit.automata.embeddings.minimal_faithful_permutation_representation
     (given the group by G's generators only: closing all letters of a word-problem automaton would cost
-    |G| x |Sigma| products), or None when that module is unavailable."""
-    try:
-        from ..automata.embeddings import minimal_faithful_permutation_representation
-        from ..automata.fsa import FSA
-    except ImportError:
-        return None
+    |G| x |Sigma| products), or None for the trivial group given by no generators."""
     if len(G.gens) == 0:
         return None
     sub = FSA(tuple(f"g{i}" for i in range(len(G.gens))), np.asarray(G.gens).T.copy(), 0, name="generators")

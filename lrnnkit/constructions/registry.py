@@ -22,8 +22,8 @@ because each factor is a rank-1 update of the state (cost ``O(width)``), so for 
 cheaper; layers last because extra layers of small width are cheap (D8: two width-2 layers with one factor beat
 one width-8 layer with seven). Costs come from the construction's resource formula (``Construction.cost``, no
 build); a construction without one (krohn-rhodes: its widths are known only after the holonomy decomposition,
-20 s for S5) is built and measured, but only when no GH construction with a cost formula applies. Variants
-that reproduce a paper as printed (``variant_of`` set) are never chosen automatically.
+seconds for S5: benchmarks/RESULTS.md, section "limits") is built and measured, but only when no GH construction
+with a cost formula applies. Variants that reproduce a paper as printed (``variant_of`` set) are never chosen automatically.
 """
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import InputError, SizeLimitError
+from ..automata.fsa import FSA
+from ..automata.sources import load_source
+from ..certify import resource_profile
 
 __all__ = ["Construction", "Cost", "register", "get", "catalogue", "compile", "applicable", "candidates",
            "choose", "model_cost"]
@@ -71,7 +74,6 @@ class Cost:
 
 def model_cost(model) -> Cost:
     """The :class:`Cost` of a built model (measured: ``source="built"``)."""
-    from ..certify import resource_profile
     prof = resource_profile(model)
     gh = all(L.kind in ("gh", "diagonal") for L in model.layers)
     return Cost(tuple(int(w) for w in prof["widths"]), prof["max_factors_per_token"] if gh else None, gh, "built")
@@ -191,9 +193,7 @@ def choose(fsa) -> Construction:
 def compile(fsa, construction: str | None = None, **options):
     """Compile ``fsa`` into a Model with the named construction, or the best applicable one. ``fsa`` is an FSA or
     anything :func:`lrnnkit.automata.sources.load_source` reads (a source string, an automata-lib DFA, ...)."""
-    from ..automata.fsa import FSA
     if not isinstance(fsa, FSA):
-        from ..automata.sources import load_source
         fsa = load_source(fsa)
     if construction is not None:
         c = get(construction)

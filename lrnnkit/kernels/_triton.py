@@ -16,6 +16,7 @@ if not torch.cuda.is_available() and "TRITON_INTERPRET" not in os.environ:
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from ..errors import InputError
 
 INTERPRET = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
@@ -47,7 +48,6 @@ TL_DTYPE = {torch.float64: tl.float64, torch.float32: tl.float32, torch.float16:
 
 def check_device(*xs: torch.Tensor) -> None:
     """Compiled Triton needs CUDA tensors; the interpreter needs CPU tensors."""
-    from ..errors import InputError
     for x in xs:
         if x is None:
             continue

@@ -1,4 +1,4 @@
-"""Learning vs constructing (issue 13): tasks from automata, trainable LRNN models on lrnnkit's kernels, training,
+"""Learning vs constructing: tasks from automata, trainable LRNN models on lrnnkit's kernels, training,
 evaluation as the papers plot it, and the papers' experiments as named reproductions.
 
 * :mod:`.tasks` -- datasets (any FSA, group word problems and their 000 variants, 002's Sum / EvenPair /

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..model import Model
 
 __all__ = ["spectrum_summary", "beta_summary", "key_pca", "analyze", "analyze_compiled", "NEG_TOL"]
 
@@ -174,7 +175,6 @@ def analyze_compiled(model) -> dict:
     """The same summaries for a compiled lrnnkit :class:`~lrnnkit.model.Model`: per layer the letter matrices'
     spectra (per layer symbol), and for ``gh`` layers the factors' betas and keys (one 'head' per layer; tokens =
     layer symbols, factors padded with nothing: each symbol contributes its own factors)."""
-    from ..model import Model
     if not isinstance(model, Model):
         raise InputError(f"analyze_compiled expects an lrnnkit Model, got {type(model).__name__}")
     layers = []

@@ -41,6 +41,7 @@ import torch
 
 from ..errors import InputError, SizeLimitError
 from .. import limits
+from ..fileio import atomic_write_bytes, atomic_write_text
 
 __all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "RunLock", "make_run_dir", "save", "read", "find", "restore",
            "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics", "read_regular"]
@@ -164,7 +165,6 @@ def open_metrics(path: str):
 def truncate_metrics(path: str, step: int) -> None:
     """Keep the complete records of ``metrics.jsonl`` with ``step <= step`` (a resumed run writes the later ones
     again); lines cut short by a kill are dropped. Rewritten atomically."""
-    from ..fileio import atomic_write_bytes
     if not os.path.lexists(path):
         return
     data = read_regular(path, limits.CHECKPOINT_MAX_BYTES, "metrics file", "CHECKPOINT_MAX_BYTES", follow=False)
@@ -237,7 +237,6 @@ def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progr
     Returns the new JSON text."""
     from safetensors.torch import save as st_save
 
-    from ..fileio import atomic_write_bytes, atomic_write_text
     blob = st_save(_tensors_of(model, opt))
     sha = hashlib.sha256(blob).hexdigest()
     name = f"checkpoint-{step:09d}-{sha[:12]}.safetensors"

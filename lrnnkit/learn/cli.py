@@ -7,6 +7,8 @@ import re
 import sys
 
 from ..errors import InputError
+from ..fileio import atomic_write_text
+from .kinds import LAYER_KINDS, default_lr, default_short_conv, default_steps
 
 __all__ = ["add_parser", "run_train", "run_experiment_cmd", "VERBS"]
 
@@ -57,7 +59,6 @@ def _every(s: str) -> tuple:
 
 
 def add_parser(sub) -> None:
-    from .kinds import LAYER_KINDS
     s = sub.add_parser("train", help="train an LRNN on an automaton's words and evaluate it past the training length")
     s.add_argument("source", help="task: any SOURCE (parity, group:S5, mod-arith:5, a JSON file, ...) or a paper "
                    "variant (S5-swaps, S5-4tok, sum:5, even-pair:5, mod-arith-nb:5, mod-arith-br:5)")
@@ -113,8 +114,6 @@ def _print_json(obj) -> None:
 
 
 def run_train(a) -> int:
-    from .kinds import default_lr, default_short_conv, default_steps
-    from ..fileio import atomic_write_text
     from .train import TrainConfig, train
     layer = a.layer
     every_steps, every_seconds = _every(a.checkpoint_every)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..automata.fsa import FSA
 from ..errors import InputError
+from ..executor import run_float
 
 __all__ = ["Comparison", "shortest_disagreement", "torch_outputs", "model_outputs"]
 
@@ -116,7 +117,6 @@ def torch_outputs(module, labels: Sequence[str], device="cpu") -> Callable:
 
 def model_outputs(model) -> Callable:
     """The batch oracle of a compiled lrnnkit :class:`~lrnnkit.model.Model` (float64 reference executor)."""
-    from ..executor import run_float
     lab = np.array(list(model.output_labels) + ["<tie>"], dtype=object)
 
     def outputs(words: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ import torch
 
 from ..errors import InputError
 from .tasks import IGNORE, batch_rng
+from ..fileio import atomic_write_bytes
 
 __all__ = ["evaluate", "scaled_accuracy", "eigenvalue_summary", "plot_accuracy"]
 
@@ -90,7 +91,6 @@ def plot_accuracy(curves: dict, path: str, *, train_len: int | None = None, titl
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..fileio import atomic_write_bytes
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for label, c in curves.items():
         xs = sorted(int(k) for k in c)

@@ -23,6 +23,8 @@ from typing import Callable
 from ..errors import InputError
 from .experiments_003 import EXPERIMENTS_003
 from .train import TrainConfig
+from ..fileio import atomic_write_text
+from .tasks import make_task
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
            "best_per_config"]
@@ -407,7 +409,6 @@ def _finished(sub: str, cfg: TrainConfig) -> dict | None:
 
 
 def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only) -> dict:
-    from ..fileio import atomic_write_text
     from .evaluate import plot_accuracy
     from .train import train
     runs = exp.runs(scale)
@@ -422,7 +423,6 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
             r = train(cfg, sub, progress=progress)
             model = r.pop("_model", None)
             if exp.measure is not None and model is not None:
-                from .tasks import make_task
                 r.update(exp.measure(model, make_task(cfg.task), cfg))
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")

@@ -26,7 +26,7 @@ target: ``isomorphic`` (canonical forms equal) or the shortest distinguishing wo
 the target's outputs on it. L* certifies nothing about words it never asked: for a compiled lrnnkit model, use
 :func:`lrnnkit.certify` for the all-lengths guarantee; extraction is the tool for *trained* models, where it tells
 which automaton gradient descent found (000, Section 5 and 001, Section 5 read trained models only through accuracy
-curves; the issue asks for the automaton).
+curves; extraction names the automaton).
 """
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ import numpy as np
 from ..automata.fsa import FSA
 from ..automata.minimize import distinguishing_word, minimize
 from ..errors import InputError
+from .. import limits
+from ..automata.bridges import to_aalpy
+from ..automata.io import fsa_from_dict
+from ..automata.sources import load_source
+from ..model import Model
+from .compare import model_outputs, shortest_disagreement, torch_outputs
+from .tasks import make_task
 
 __all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
            "torch_oracle", "ModelOracle", "EQ_ORACLES"]
@@ -68,7 +75,6 @@ class ModelOracle:
     ``oracle.batch(words)`` the labels for a (B, T) array of words in one run."""
 
     def __init__(self, model):
-        from .compare import model_outputs
         self.model = model
         self.alphabet = list(model.alphabet)
         self.batch = model_outputs(model)
@@ -86,7 +92,6 @@ class ModelOracle:
 
 def model_oracle(model) -> ModelOracle:
     """``model_oracle(model)(word) -> label``: a compiled Model (or a path to one) as a membership oracle."""
-    from ..model import Model
     if isinstance(model, (str,)):
         model = Model.load(model)
     if not isinstance(model, Model):
@@ -96,7 +101,6 @@ def model_oracle(model) -> ModelOracle:
 
 class _TorchOracle:
     def __init__(self, module, labels, device, alphabet=None):
-        from .compare import torch_outputs
         self.module, self.labels, self.device = module, list(labels), device
         self.batch = torch_outputs(module, self.labels, device)
         if alphabet is not None:
@@ -171,7 +175,6 @@ class Extraction:
     def to_aalpy(self, kind: str = "auto"):
         """The extracted automaton as an AALpy ``Dfa`` (outputs ``"0"``/``"1"``) or ``MooreMachine``
         (:func:`lrnnkit.automata.bridges.to_aalpy`)."""
-        from ..automata.bridges import to_aalpy
         return to_aalpy(self.automaton, kind)
 
     def to_json(self) -> dict:
@@ -376,7 +379,6 @@ def _is_checkpoint(path: str) -> bool:
     import json
     import os
 
-    from .. import limits
     if os.path.isdir(path):
         return True
     raw = limits.read_bounded(path, limits.MAX_MODEL_BYTES, "model or checkpoint file", "MAX_MODEL_BYTES")
@@ -415,10 +417,7 @@ def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max
     the model itself on every word up to the length that ``max_words`` allows: its shortest disagreement with the
     target, or agreement up to a stated length.
     """
-    from ..automata.sources import load_source
-    from .compare import model_outputs, shortest_disagreement, torch_outputs
     if _is_checkpoint(path):
-        from .tasks import make_task
         from .train import load_checkpoint
         doc, net = load_checkpoint(path, device)
         net.eval()
@@ -432,8 +431,6 @@ def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max
         batch = torch_outputs(net, task.labels, device)
         default = fsa
     else:
-        from ..automata.io import fsa_from_dict
-        from ..model import Model
         model = Model.load(path)
         oracle = model_oracle(model)
         alphabet = list(model.alphabet)

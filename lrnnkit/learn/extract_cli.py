@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import json
+from ..automata.bridges import FORMATS, save
+from ..automata.bridges.cli import add_complete_flags, complete_of
+from ..automata.sources import load_source
+from .. import limits
+from ..limits import check_int
+from .extract import EQ_ORACLES, extract_checkpoint
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
-    from ..automata.bridges import FORMATS
-    from ..automata.bridges.cli import add_complete_flags
-    from .extract import EQ_ORACLES
     s = sub.add_parser("extract", help="the automaton a trained model implements (L*), compared with its target")
     s.add_argument("checkpoint", help="a `lrnnkit train --out` directory or its checkpoint.json, or a compiled "
                    "model JSON")
@@ -36,17 +39,12 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from ..automata.bridges import save
-    from ..automata.bridges.cli import complete_of
-    from ..automata.sources import load_source
-    from ..limits import MAX_SEED, MAX_STATES, check_int
-    from .extract import extract_checkpoint
     for flag, v, hi in (("--max-words", a.max_words, 2 ** 24), ("--max-length", a.max_length, 10_000),
                         ("--random-steps", a.random_steps, 10 ** 7)):
         check_int(flag, v, 1 if flag != "--random-steps" else 0, hi)
-    check_int("--seed", a.seed, 0, MAX_SEED, "MAX_SEED")
+    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.max_states is not None:
-        check_int("--max-states", a.max_states, 1, MAX_STATES, "MAX_STATES")
+        check_int("--max-states", a.max_states, 1, limits.MAX_STATES, "MAX_STATES")
     if a.max_rounds is not None:
         check_int("--max-rounds", a.max_rounds, 1, 10_000)
     complete = complete_of(a)

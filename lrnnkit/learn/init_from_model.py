@@ -34,7 +34,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..automata.sources import load_source
+from ..constructions import compile as compile_model
 from ..errors import InputError
+from ..export import export_fla
+from .models import parse_eig_range
+from .tasks import IGNORE, AutomatonTask, batch_rng
 
 __all__ = ["ConstructionLRNN", "finetune_from_construction", "accuracy_at"]
 
@@ -49,7 +54,6 @@ class ConstructionLRNN(nn.Module):
     def __init__(self, n_letters: int, n_labels: int, width: int, n_h: int, n_rows: int | None = None,
                  eig_range=(-1.0, 1.0), row_labels=None, dtype=torch.float32):
         super().__init__()
-        from .models import parse_eig_range
         self.beta_max = 2.0 if parse_eig_range(eig_range)[0] < 0 else 1.0
         n_rows = n_rows or n_labels
         self.config = {"vocab": n_letters, "n_out": n_labels, "layer": "deltaproduct", "n_h": n_h,
@@ -127,7 +131,6 @@ class ConstructionLRNN(nn.Module):
         decoder rows). ``labels``: the label order of the logits (default ``model.output_labels``);
         ``extra_letters``: identity letters appended to the alphabet (a task's ``<pad>``). With
         ``eig_range=(0, 1)`` the betas are clamped to [0, 1] (the construction loses its reflections)."""
-        from ..export import export_fla
         exp = export_fla(model)
         if len(exp.layers) != 1:
             raise InputError(f"construction-as-init needs a one-layer model; this one has {len(exp.layers)} layers")
@@ -167,7 +170,6 @@ class ConstructionLRNN(nn.Module):
 @torch.no_grad()
 def accuracy_at(model, task, length: int, n: int = 4, seed: int = 0) -> float:
     """Token accuracy on ``n`` words of exactly ``length`` letters from the task's test stream."""
-    from .tasks import IGNORE, batch_rng
     x, y = task.sample(n, int(length), batch_rng(seed, int(length), stream=1))
     pred = model(torch.as_tensor(x)).argmax(-1).numpy()
     m = y != IGNORE
@@ -175,7 +177,6 @@ def accuracy_at(model, task, length: int, n: int = 4, seed: int = 0) -> float:
 
 
 def _finetune(model, task, steps: int, batch: int, train_len, lr: float, seed: int) -> float:
-    from .tasks import IGNORE, batch_rng
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     loss = torch.tensor(float("nan"))
     for s in range(steps):
@@ -198,9 +199,6 @@ def finetune_from_construction(source: str, construction: str | None = None, *, 
     ``long_length`` before / after ``steps`` of AdamW fine-tuning on words of ``train_len`` letters. With
     ``controls``: the same budget from a random initialisation, and the construction loaded with betas clipped to
     the [0, 1] range. Returns a JSON-able dict (the numbers the registry and docs quote)."""
-    from .. import compile as compile_model
-    from ..automata.sources import load_source
-    from .tasks import AutomatonTask
     fsa = load_source(source)
     model = compile_model(fsa, construction)
     if list(model.alphabet) != list(fsa.alphabet):

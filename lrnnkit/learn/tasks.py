@@ -39,6 +39,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..automata import builders
+from ..automata.fsa import FSA
+from ..automata.groups import named_group
+from ..automata.sources import load_source
 
 __all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD", "TASK_NAMES"]
 
@@ -312,7 +316,6 @@ class CopyTask(Task):
 
 # ------------------------------------------------------------------------------------------------ names
 def _moved_points_filter(group: str, max_moved: int) -> list[int]:
-    from ..automata.groups import named_group
     G = named_group(group)
     P = np.array(G.perms, dtype=np.int64)
     moved = (P != np.arange(P.shape[1])[None, :]).sum(1)
@@ -327,15 +330,12 @@ def _int_arg(name: str, arg: str) -> int:
 
 def make_task(name: str, **kw) -> Task:
     """A task by name (module docstring): the papers' variants, or any lrnnkit SOURCE (per-position outputs)."""
-    from ..automata import builders
-    from ..automata.sources import load_source
     if not isinstance(name, str) or not name:
         raise InputError(f"empty task name {name!r}")
     head, sep, arg = name.partition(":")
     if sep and head == "sum":
         M = _int_arg(name, arg)
         # Sum(M) over digits 0..M-1: digit d adds d (002, Section 4.1); output = the sum mod M
-        from ..automata.fsa import FSA
         delta = [[(q + d) % M for d in range(M)] for q in range(M)]
         fsa = FSA(tuple(str(d) for d in range(M)), delta, 0, None, tuple(str(q) for q in range(M)), None,
                   f"sum:{M}")

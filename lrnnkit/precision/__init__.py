@@ -11,21 +11,11 @@ from .commands import cli_cast, cli_collapse, cli_impossibility, collapse_text
 from .formats import PRESETS, FloatFormat, format_names, get_format
 from .policy import POLICIES, canonical_policy
 from .rounding import ROUNDINGS, canonical_rounding
+from .demos import impossibility_demo
 from .simulate import CollapseResult, EventuallyPeriodic, Simulator, collapse
-
-
-def impossibility_demo(out_dir=None, formats=None, cap: int = 5_000) -> dict:
-    """The Theorem 1 and 2 demos of paper 000 (lazy import: matplotlib only when plotting)."""
-    from .demos import impossibility_demo as _d
-    return _d(out_dir, formats, cap)
-
-
-def collapse_table(**kw) -> dict:
-    from .demos import collapse_table as _c
-    return _c(**kw)
 
 
 __all__ = ["FloatFormat", "get_format", "format_names", "PRESETS", "ROUNDINGS", "POLICIES", "canonical_rounding",
            "canonical_policy", "cast", "cast_torch", "cast_exact", "scalar_caster", "exact_decimal",
            "parse_exact_value", "Simulator", "EventuallyPeriodic", "CollapseResult", "collapse", "cli_cast",
-           "cli_collapse", "cli_impossibility", "collapse_text", "impossibility_demo", "collapse_table"]
+           "cli_collapse", "cli_impossibility", "collapse_text", "impossibility_demo"]

@@ -12,7 +12,7 @@ below ``2^emin`` without subnormals. With ``shift = q - (ex - 52) >= 0`` the tru
 ``rounding``); the result is ``(t + up) 2^q`` (exact in float64), followed by the overflow rule of the format.
 Why hand-written: ml_dtypes covers only its fixed formats, rounds to nearest even only, and converts float64 to
 bfloat16 and to its 8-, 6- and 4-bit formats through float32 (double rounding); pychop supports custom formats but
-is ~100x slower. For nearest-even, nearest-away and the directed modes, the normal range takes a shorter path on the
+is much slower (benchmarks/RESULTS.md, section "limits"). For nearest-even, nearest-away and the directed modes, the normal range takes a shorter path on the
 whole bit pattern (add a rounding increment, clear the low ``52 - m`` bits; a carry into the exponent is the correct
 binade change).
 
@@ -31,6 +31,11 @@ import numpy as np
 from ..errors import InputError
 from .formats import FloatFormat, get_format
 from .rounding import canonical_rounding
+from ..errors import SizeLimitError
+from ..exact import Cyc, cos2pi, sin2pi
+from .. import limits
+from ..limits import check_number_text
+from .expr import exact_bracket, parse_expression
 
 __all__ = ["cast", "cast_torch", "cast_exact", "parse_exact_value", "exact_decimal", "overflow_value"]
 
@@ -389,7 +394,7 @@ def _round_fraction(x: Fraction, fmt: FloatFormat, mode: str, u: Fraction | None
 
 def _mpf_to_fraction(v) -> Fraction:
     """The exact value of a finite mpmath mpf. (``mpf.man_exp`` gives the *magnitude's* mantissa: the sign is
-    ``_mpf_[0]``; reading man_exp alone turned cos(2*pi*3/7) = -0.90097 into +0.90097, issue 11.)"""
+    ``_mpf_[0]``; reading man_exp alone turned cos(2*pi*3/7) = -0.90097 into +0.90097.)"""
     import mpmath
     v = mpmath.mpf(v)
     sgn, man, exp, _bc = v._mpf_
@@ -405,7 +410,6 @@ def cast_exact(value, fmt, rounding: str = "nearest-even", u: Fraction | None = 
     ``value``: int, Fraction, float (its exact binary value), decimal string ("0.1" is exactly 1/10), "p/q",
     "inf"/"-inf"/"nan"/"-0", mpmath mpf (exact dyadic), or a real :class:`lrnnkit.exact.Cyc`. For stochastic
     rounding pass the uniform draw ``u`` in [0, 1) (rounds away from zero iff ``u`` < fractional distance)."""
-    from ..exact import Cyc
     fmt = get_format(fmt)
     mode = canonical_rounding(rounding)
     if isinstance(value, str):
@@ -461,7 +465,6 @@ def _cast_cyc(x, fmt: FloatFormat, mode: str, u) -> float:
 
 def _cast_sympy(x, fmt: FloatFormat, mode: str, u) -> float:
     """A real sympy expression: bracketed by evaluations at increasing precision until both ends round alike."""
-    from .expr import exact_bracket
     import sympy
     digits = 30
     while digits <= 2000:
@@ -486,8 +489,6 @@ def parse_exact_value(s: str):
     floats), "cos(2*pi*k/m)" / "sin(2*pi/m)" (exact cyclotomic), or a symbolic expression ("1/sqrt(2)", "2**-3",
     "pi/4": :mod:`lrnnkit.precision.expr`, a Fraction when it is rational, else a sympy expression). Never uses
     eval."""
-    from ..exact import cos2pi, sin2pi
-    from ..limits import check_number_text
     check_number_text(s, "value")
     t = s.strip().lower().replace(" ", "")
     if t in ("inf", "+inf", "infinity", "+infinity"):
@@ -502,11 +503,9 @@ def parse_exact_value(s: str):
         mm = int(mt.group(4))
         if mm == 0:
             raise InputError(f"bad value {s!r}: division by zero")
-        from ..limits import MAX_CYCLOTOMIC_ORDER
-        if mm * (4 if mt.group(2) == "sin" else 1) > MAX_CYCLOTOMIC_ORDER:
-            from ..errors import SizeLimitError
+        if mm * (4 if mt.group(2) == "sin" else 1) > limits.MAX_CYCLOTOMIC_ORDER:
             raise SizeLimitError(f"value {s!r}: the exact value lives in Q(zeta_N) with N = "
-                                 f"{mm * (4 if mt.group(2) == 'sin' else 1)}; at most N = {MAX_CYCLOTOMIC_ORDER} "
+                                 f"{mm * (4 if mt.group(2) == 'sin' else 1)}; at most N = {limits.MAX_CYCLOTOMIC_ORDER} "
                                  "(lrnnkit.limits.MAX_CYCLOTOMIC_ORDER)")
         v = cos2pi(k, mm) if mt.group(2) == "cos" else sin2pi(k, mm)
         return -v if mt.group(1) else v
@@ -515,7 +514,6 @@ def parse_exact_value(s: str):
     except ZeroDivisionError:
         raise InputError(f"bad value {s!r}: division by zero") from None
     except ValueError:
-        from .expr import parse_expression
         v = parse_expression(t)
         if v.is_Rational:
             f = Fraction(int(v.p), int(v.q))
@@ -544,8 +542,8 @@ def scalar_caster(fmt, rounding: str = "nearest-even"):
     """A pure-Python ``float -> float`` cast for one value (deterministic modes), the same function as :func:`cast`:
     ``x = y 2^q`` with ``q`` the quantum exponent (``ldexp`` by a power of two is exact here: ``|y| < 2^53`` and
     scaling up never underflows), ``y`` rounded to an integer by ``round`` (ties to even), ``trunc``, ``ceil``,
-    ``floor``, ties away or to odd (from ``trunc(y)`` and the exact ``y - trunc(y)``). About 1 us per value: the
-    fast path of the memoized simulator, where numpy's per-call overhead on 2-to-8-element arrays dominates."""
+    ``floor``, ties away or to odd (from ``trunc(y)`` and the exact ``y - trunc(y)``). The fast path of the memoized
+    simulator, where numpy's per-call overhead on 2-to-8-element arrays dominates."""
     import math
     fmt = get_format(fmt)
     mode = canonical_rounding(rounding)

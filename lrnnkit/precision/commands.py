@@ -10,6 +10,10 @@ from ..errors import InputError
 from .cast import cast_exact, exact_decimal, parse_exact_value
 from .formats import get_format
 from .rounding import canonical_rounding
+from ..errors import SizeLimitError
+from .. import limits
+from .demos import impossibility_demo
+from .simulate import collapse
 
 __all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text", "cast_argv"]
 
@@ -56,10 +60,8 @@ def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int =
     mode = canonical_rounding(rounding)
     if not values:
         raise InputError("precision cast: give at least one value")
-    from ..limits import MAX_CAST_VALUES
-    if len(values) > MAX_CAST_VALUES:
-        from ..errors import SizeLimitError
-        raise SizeLimitError(f"precision cast: {len(values)} values, at most {MAX_CAST_VALUES} "
+    if len(values) > limits.MAX_CAST_VALUES:
+        raise SizeLimitError(f"precision cast: {len(values)} values, at most {limits.MAX_CAST_VALUES} "
                              "(lrnnkit.limits.MAX_CAST_VALUES)")
     rng = np.random.default_rng(seed)
     outs = []
@@ -79,7 +81,6 @@ def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = 100_000,
     """First step at which ``model`` run in ``fmt`` under ``policy`` disagrees with its automaton (provenance), on a
     seeded random word of ``steps`` symbols (one-letter alphabets: the periodic word, exact for all lengths), with
     the period information of the run."""
-    from .simulate import collapse
     return collapse(model, fmt, policy, steps, rounding, **options).to_json()
 
 
@@ -98,5 +99,4 @@ def collapse_text(res: dict) -> str:
 
 def cli_impossibility(out_dir: str | None = None, formats=None, cap: int = 5_000) -> dict:
     """``lrnnkit precision impossibility``: the Theorem 1 and Theorem 2 demos of paper 000 (plots in out_dir)."""
-    from .demos import impossibility_demo
     return impossibility_demo(out_dir, formats, cap)

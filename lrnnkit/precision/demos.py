@@ -33,6 +33,8 @@ from .demo_models import (counter_real, counter_rotation, deltanet_model, diagon
                           two_layer_period4)
 from .proof_model import proof_constant_input
 from .simulate import EventuallyPeriodic, Simulator, collapse
+from ..model import Decoder, Layer, Model, TableMap, Transition
+from .demo_models import _prov, counter_fsa
 
 __all__ = ["theorem1_demo", "theorem2_demo", "collapse_table", "impossibility_demo", "cast_model_findings",
            "DEMO_FORMATS"]
@@ -144,35 +146,17 @@ def theorem2_demo(formats=None, cap: int = 20_000, moduli=(3, 5)) -> dict:
 
 
 # --------------------------------------------------------------------------- collapse table
-def _registry_models(names):
-    """(label, model) pairs compiled by the construction registry; skipped quietly when unavailable."""
-    out = []
-    try:
-        from ..automata.sources import load_source
-        from ..constructions.registry import compile as compile_fsa
-    except ImportError:
-        return out
-    for src in names:
-        try:
-            m = compile_fsa(load_source(src))
-            out.append((f"{src} [{m.provenance.get('construction', '?')}]", m))
-        except Exception:  # noqa: BLE001 - a construction that is not there yet
-            continue
-    return out
-
-
-def collapse_table(formats=("fp32", "bf16", "fp16", "fp8-e4m3-ieee", "fp8-e5m2", "fp4-e2m1"), policies=("op", "matvec"),
-                   steps: int = 5000, cap: int = 100_000, sources=("parity", "counter:3", "counter:5", "group:Z5",
-                                                                     "group:D4", "group:S3", "group:S4", "flipflop"),
-                   rotation_m=range(3, 17), time_budget: float = 120.0) -> dict:
-    """First wrong step per (construction, format, policy, variant). Multi-letter automata run a seeded random word of
-    ``steps`` symbols; one-letter ones the periodic word ``1 1 1 ...`` (exact for all lengths when a period is found
-    within ``cap``). Variants: ``gh="factors"`` (unit keys as stored, rounded), ``gh="scaled"`` (exact keys
+def collapse_table(models, formats=("fp32", "bf16", "fp16", "fp8-e4m3-ieee", "fp8-e5m2", "fp4-e2m1"),
+                   policies=("op", "matvec"), steps: int = 5000, cap: int = 100_000, rotation_m=range(3, 17),
+                   time_budget: float = 120.0) -> dict:
+    """First wrong step per (model, format, policy, variant); ``models`` is a list of ``(label, Model)`` (the
+    construction registry's models: :func:`lrnnkit.showcase.collapse.collapse_table`). Multi-letter automata run a
+    seeded random word of ``steps`` symbols; one-letter ones the periodic word ``1 1 1 ...`` (exact for all lengths
+    when a period is found within ``cap``). Variants: ``gh="factors"`` (unit keys as stored, rounded), ``gh="scaled"`` (exact keys
     ``u`` with ``beta / u^T u``: the exactly-representable mitigation), ``renorm`` (state renormalized to |H_0|
     after each step), ``decoder_fp64`` (diagnostic: float64 decoder on the rounded state)."""
     t_start = time.time()
     rows = []
-    models = _registry_models(sources)
     variants = [{"gh": "factors"}, {"gh": "scaled"}, {"gh": "factors", "renorm": True},
                 {"gh": "factors", "decoder_fp64": True}]
     for label, model in models:
@@ -336,8 +320,6 @@ def _lookup_model(A, H0, fmt: str, m: int, name: str, statement: str):
     are consistent (no state seen at two counts with different residues)."""
     from fractions import Fraction
 
-    from ..model import Decoder, Layer, Model, TableMap, Transition
-    from .demo_models import _prov, counter_fsa
     fsa = counter_fsa(m)
     H0 = [Fraction(x) for x in H0]
     t = Transition.from_exact([[Fraction(x) for x in r] for r in A])

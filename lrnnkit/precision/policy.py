@@ -62,6 +62,7 @@ from ..model import Layer
 from .cast import cast
 from .formats import FloatFormat, get_format
 from .rounding import canonical_rounding
+from .cast import cast_exact, scalar_caster
 
 __all__ = ["POLICIES", "canonical_policy", "Rounder", "LayerKernel", "ProofLayer"]
 
@@ -141,7 +142,6 @@ class Rounder:
 def scalar_adder(fmt, rounding: str):
     """The pure-Python counterpart of :meth:`Rounder.add` (same decisions, one pair of floats)."""
     import math
-    from .cast import scalar_caster
     c = scalar_caster(fmt, rounding)
     cu, cd, cz = (scalar_caster(fmt, m) for m in ("toward-positive", "toward-negative", "toward-zero"))
     mode = canonical_rounding(rounding)
@@ -223,7 +223,6 @@ class LayerKernel:
                 for f in t.factors:
                     if self.gh == "scaled" and f.u_exact is not None and f.beta_exact is not None \
                             and not isinstance(f.beta_exact, Cyc) and not any(isinstance(x, Cyc) for x in f.u_exact):
-                        from .cast import cast_exact
                         uu = sum((Fraction(x) * Fraction(x) for x in f.u_exact), Fraction(0))
                         gamma = Fraction(f.beta_exact) / uu
                         fs.append((cast_exact(gamma, fl.fmt, rnd),
@@ -330,7 +329,6 @@ class LayerKernel:
         if not self.fl.deterministic:
             self._c1 = None
             return
-        from .cast import scalar_caster
         self._c1 = scalar_caster(self.fl.fmt, self.fl.rounding)
         self._a1add = scalar_adder(self.fl.fmt, self.fl.rounding)
         self._B1 = self.B.tolist()
@@ -427,7 +425,6 @@ class ProofLayer:
     by one multiplication with ``A(s_{k+1})`` per step."""
 
     def __init__(self, layer: Layer, fl: Rounder):
-        from .cast import cast_exact
         self.layer, self.fl = layer, fl
         if not fl.deterministic:
             raise InputError("the proof policy needs a deterministic rounding mode (stochastic rounding of exact "

@@ -34,6 +34,7 @@ from ..executor import read_values as _read
 from ..model import Model, TableMap
 from .formats import get_format
 from .policy import LayerKernel, ProofLayer, Rounder, canonical_policy
+from ..automata.io import fsa_from_dict
 
 __all__ = ["Simulator", "SimResult", "EventuallyPeriodic", "CollapseResult", "collapse", "fsa_of_model",
            "PROOF_MAX_STEPS"]
@@ -340,7 +341,6 @@ def fsa_of_model(model: Model, fsa=None):
     d = (model.provenance or {}).get("automaton")
     if not d:
         raise InputError(f"model {model.name!r} records no automaton in its provenance: pass the automaton")
-    from ..automata.io import fsa_from_dict  # the FSA file format lives with the automata
     return fsa_from_dict(d, "model provenance automaton")
 
 
@@ -411,7 +411,7 @@ def collapse(model: Model, format="bf16", policy: str = "matvec", steps: int = 1
     if auto_periodic:
         prefix, cycle = [], [0]
         # ``steps`` bounds the work here too: the period is searched within ``steps`` steps, and past that the
-        # first ``steps`` outputs are checked (issue 11: a counter:7 model used to run 2,000,000 steps, 103 s)
+        # first ``steps`` outputs are checked (a counter:7 model used to run 2,000,000 steps)
         period_cap = min(period_cap, steps)
     periodic = cycle is not None
     if periodic:

@@ -10,7 +10,8 @@
 * :mod:`.steps` -- the step machinery both runs share: :func:`~lrnnkit.showcase.steps.time_limit`,
   :class:`~lrnnkit.showcase.steps.StepTimeout`, :func:`~lrnnkit.showcase.steps.one_line`.
 
-Imports flow one way: ``docgen`` imports ``demo``, ``report``, ``steps`` and the CLI (to document its parser);
-``demo`` imports ``report`` and ``steps``; the CLI imports :mod:`.demo` for ``lrnnkit demo``; nothing else in
-lrnnkit imports the showcase.
+Imports flow one way: ``docgen`` imports ``demo``, ``report``, ``steps`` and :mod:`lrnnkit.parser` (to document the
+CLI: the parser imports no verb's implementation, so the showcase and the CLI form no circle); ``demo`` imports
+``report`` and ``steps``; :mod:`.collapse` compiles the registry's models for the precision collapse table; the CLI
+imports :mod:`.demo` for ``lrnnkit demo``; nothing else in lrnnkit imports the showcase.
 """

@@ -47,10 +47,18 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import __version__
 from ..automata.fsa import FSA
+from ..automata.sources import load_source as load_preset
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from .steps import StepTimeout, one_line, time_limit
+from . import report
+from .. import precision as P
+from ..certify import certify, resource_profile
+from ..constructions import compile as c_compile
+from ..executor import run_float
+from ..precision import collapse as precision_collapse
 
 __all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
 
@@ -317,39 +325,19 @@ class _Skip:
 
 # =========================================================================== pieces owned by other modules
 def load_source(spec: str) -> tuple:
-    """The automaton for a CLI source string: the project's preset parser when it is there and knows ``spec``,
-    else the demo's embedded copy. Returns (fsa, where) with where in {"preset", "embedded"}."""
-    loader = _preset_loader()
-    if loader is not None:
-        try:
-            return loader(spec), "preset"
-        except Exception:  # noqa: BLE001  (a parser that does not know this preset yet: use the embedded one)
-            pass
-    return embedded_fsa(spec), "embedded"
-
-
-def _preset_loader():
-    """The preset / source parser (lrnnkit.automata.sources.load_source, what ``lrnnkit.load_source`` and the CLI
-    use), if it has landed."""
-    import importlib
-    for mod, fn in (("lrnnkit.automata.sources", "load_source"),):
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        f = getattr(m, fn, None)
-        if callable(f):
-            return f
-    return None
+    """The automaton for a CLI source string: the project's preset parser (:func:`lrnnkit.automata.sources.load_source`)
+    when it knows ``spec``, else the demo's embedded copy. Returns (fsa, where) with where in {"preset", "embedded"}."""
+    try:
+        return load_preset(spec), "preset"
+    except InputError:   # a source the preset parser does not know: the embedded copy
+        return embedded_fsa(spec), "embedded"
 
 
 def _compile(fsa: FSA, construction: str | None):
-    from ..constructions import compile as c_compile
     return c_compile(fsa, construction)
 
 
 def _certify(model, fsa):
-    from ..certify import certify
     return certify(model, fsa, max_pairs=CERT_MAX_PAIRS, float_steps=CERT_FLOAT_STEPS, seed=0)
 
 
@@ -390,7 +378,6 @@ def _case_word(case: DemoCase, fsa: FSA) -> list:
 
 
 def _worked_trace(model, fsa: FSA, word: list) -> dict:
-    from ..executor import run_float
     amap = {s: i for i, s in enumerate(model.alphabet)}
     res = run_float(model, np.array([[amap[fsa.alphabet[a]] for a in word]]), keep_states=True)
     got = [str(x) for x in res.labels()[0]]
@@ -416,7 +403,6 @@ def _kernel_backend() -> tuple:
 
 
 def _run_kernels(model, fsa: FSA, device: str) -> dict:
-    from ..executor import run_float
     from ..kernels import run_model
     B, T = (64, 1024) if device == "gpu" else (2, 24)
     rng = np.random.default_rng(1)
@@ -461,7 +447,6 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                     fsa, where = load_source(case.source)
                     entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
                     model = _compile(fsa, case.construction)
-                    from ..certify import resource_profile
                     prof = resource_profile(model)
                     entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),
                                  statement=model.provenance.get("statement"), layers=prof["layers"], widths=prof["widths"],
@@ -531,7 +516,6 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
 
 
             def do_plots():
-                from . import report
                 plots.extend(report.make_plots(out_dir, automata, precision_res))
                 return plots
 
@@ -555,7 +539,6 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
         "kernels": kernels_res, "plots": plots, "report": "report.html",
     }
     summary = _jsonable(summary)
-    from . import report
     try:
         report.write_report(os.path.join(out_dir, "report.html"), summary)
     except Exception as exc:  # noqa: BLE001  (the summary still gets written; the failure is recorded in it)
@@ -572,7 +555,6 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
     """The impossibility demo (000, Theorems 1-2; ``lrnnkit precision impossibility``) and the collapse of exact
     constructions in low precision (``lrnnkit precision collapse``)."""
     def do_impossibility():
-        from .. import precision as P
         fn = getattr(P, "cli_impossibility", None)
         if fn is None:
             return _Skip("lrnnkit.precision has no impossibility demo (cli_impossibility) yet")
@@ -588,14 +570,13 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
     R.run("precision: impossibility (000 Thms 1-2)", "precision", False, do_impossibility)
 
     def do_collapse():
-        from ..precision import collapse as fn
         rows: list = []
         res["collapse"] = rows          # filled as it goes: a step timeout keeps the rows done so far
         for key, (_fsa, model) in models.items():
             for fmt in COLLAPSE_FORMATS:
                 try:
                     with time_limit(COLLAPSE_CALL_BUDGET):
-                        r = fn(model, format=fmt, steps=COLLAPSE_STEPS)
+                        r = precision_collapse(model, format=fmt, steps=COLLAPSE_STEPS)
                     r = getattr(r, "to_json", lambda: r)()
                     step = r.get("first_wrong_step") if isinstance(r, dict) else r
                     rows.append({"model": key, "format": fmt, "first_wrong_step": step, "steps": COLLAPSE_STEPS})
@@ -615,7 +596,6 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
 
 
 def _version() -> str:
-    from .. import __version__
     return __version__
 
 

@@ -12,7 +12,7 @@ reStructuredText that the Sphinx site in ``docs/`` includes:
   precision-collapse plot.
 * ``theorems.rst``: the statement registry (:func:`lrnnkit.theorems.all_statements`) as a table of recorded verdicts
   with their evidence, then every statement with its hypotheses, conclusion, counterexample and correction.
-* ``cli.rst``: the help of every command, from the argparse parser (:func:`lrnnkit.cli.build_parser`).
+* ``cli.rst``: the help of every command, from the argparse parser (:func:`lrnnkit.parser.build_parser`).
 * ``api.rst``: autodoc of every public module of the package (module names not starting with ``_``).
 
 Failure policy (decided here; CI relies on it). The generator never stops at the first problem: every page is
@@ -47,8 +47,21 @@ from typing import Any
 
 import numpy as np
 
+from .. import __path__ as _PACKAGE_PATH
+from ..automata.sources import load_source
+from ..certify import certify, resource_profile
+from ..parser import build_parser
+from ..theorems import all_statements
+from .report import eigenvalue_figure, figure
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
+from ..constructions import applicable, catalogue, compile as c_compile
+from ..errors import InputError
+from ..exact import exact_to_json, to_sympy
+from ..executor import run_exact, run_float
+from ..precision import collapse as precision_collapse
+from ..theorems.registry import OWN
+from .demo import embedded_fsa
 
 __all__ = ["generate", "ensure_generated", "setup_sphinx", "main", "CANDIDATE_INSTANCES", "rst_text", "slug"]
 
@@ -153,7 +166,6 @@ class _Latex:
         self.cache: dict = {}
 
     def value(self, x) -> str:
-        from ..exact import exact_to_json, to_sympy
         import sympy
         key = json.dumps(exact_to_json(x), sort_keys=True)
         got = self.cache.get(key)
@@ -176,15 +188,9 @@ class _Latex:
 # =========================================================================== construction pages
 def _load(source: str):
     try:
-        from ..automata.sources import load_source
-    except ImportError:
-        load_source = None
-    if load_source is not None:
-        try:
-            return load_source(source)
-        except Exception:  # noqa: BLE001  (fall back to the demo's embedded copies)
-            pass
-    from .demo import embedded_fsa
+        return load_source(source)
+    except Exception:  # noqa: BLE001  (fall back to the demo's embedded copies)
+        pass
     return embedded_fsa(source)
 
 
@@ -195,7 +201,6 @@ def _candidates() -> list:
     """(source, fsa or None, load error, names of the applicable constructions best first) per candidate instance,
     computed once per run."""
     if "list" not in _CANDIDATE_CACHE:
-        from ..constructions import applicable
         out = []
         for src in CANDIDATE_INSTANCES:
             try:
@@ -252,8 +257,6 @@ def _pick_instance(c) -> tuple:
         for _rank, src, fsa in ok[:6]:
             try:
                 with time_limit(15):
-                    from ..certify import certify
-                    from ..constructions import compile as c_compile
                     if not certify(c_compile(fsa, c.name), fsa, float_steps=0, max_pairs=50_000).certified:
                         return src, fsa, tried
             except (Exception, StepTimeout):  # noqa: BLE001  (the page itself reports build problems)
@@ -307,7 +310,6 @@ def _layer_matrices_rst(model, L, li: int, lx: _Latex) -> str:
 
 
 def _trace_rst(model, fsa, word: list) -> str:
-    from ..executor import run_exact, run_float
     amap = {s: i for i, s in enumerate(model.alphabet)}
     mword = [amap[fsa.alphabet[a]] for a in word]
     want = list(fsa.output_trace(word))
@@ -369,7 +371,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
     t0 = time.perf_counter()
     try:
         with time_limit(STEP_TIMEOUT):
-            from ..constructions import compile as c_compile
             model = c_compile(fsa, c.name)
     except Exception as exc:  # noqa: BLE001
         rec["status"] = "build-failed"
@@ -378,7 +379,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         return "\n".join(head + body), rec
     rec["build_seconds"] = round(time.perf_counter() - t0, 3)
     try:
-        from ..certify import resource_profile
         prof = resource_profile(model)
         body.append(".. rubric:: Matrices (exact)\n")
         body.append("Every GH factor is written :math:`G(\\beta, u) = I - \\beta\\, u u^\\top / (u^\\top u)`; "
@@ -408,7 +408,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         body.append(f".. error::\n\n   The worked trace failed: {rst_text(one_line(exc))}\n")
     body.append(".. rubric:: Certificate\n")
     try:
-        from ..certify import certify
         with time_limit(STEP_TIMEOUT):
             cert = certify(model, fsa, float_steps=1000, max_pairs=500_000)
         rec["certified"] = cert.certified
@@ -440,7 +439,6 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         body.append(f".. error::\n\n   Certification raised: {rst_text(one_line(exc))}\n")
     # plots
     try:
-        from .report import eigenvalue_figure
         eig = []
         for L in model.layers:
             for t in L.transitions:
@@ -463,12 +461,11 @@ COLLAPSE_FORMATS = ("fp32", "bf16", "fp16", "fp8-e4m3-ieee")
 
 
 def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
-    from ..precision import collapse as fn
     rows, pts = [], []
     for fmt in COLLAPSE_FORMATS:
         try:
             with time_limit(20):
-                r = fn(model, format=fmt, steps=2000)
+                r = precision_collapse(model, format=fmt, steps=2000)
             r = r.to_json() if hasattr(r, "to_json") else r
             step = r.get("first_wrong_step") if isinstance(r, dict) else r
             rows.append([_lit(fmt), "none within 2000 steps" if step is None else str(step)])
@@ -478,7 +475,6 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
     out = _list_table(["format", "first wrong step"], rows)
     if pts:
         try:
-            from .report import figure
             fig = figure(4.5, 2.6)
             ax = fig.add_subplot(1, 1, 1)
             xs = [p[0] for p in pts]
@@ -500,7 +496,6 @@ def _collapse_section(model, c, img_dir: str, rel_img: str, rec: dict) -> str:
 
 
 def _constructions(out: str, lx: _Latex, progress: bool) -> list:
-    from ..constructions import catalogue
     cdir = os.path.join(out, "constructions")
     img = os.path.join(cdir, "_images")
     os.makedirs(img, exist_ok=True)
@@ -570,14 +565,12 @@ def _theorems(out: str) -> dict:
              "verdicts below are the recorded ones; the tally counts the papers' statements only, lrnnkit's own "
              "claims (ids ``lrnnkit:...``) are listed last, apart.\n"]
     try:
-        from ..theorems import all_statements
         sts = all_statements()
     except Exception as exc:  # noqa: BLE001
         return _failed_page(rec, lines, os.path.join(out, "theorems.rst"), f"all_statements() raised {one_line(exc)}",
                             f"Loading the registry failed: {one_line(exc)}")
     rec["count"] = len(sts)
     counts: dict = {}
-    from ..theorems.registry import OWN
     for s in sts:
         if s.paper != OWN:
             counts[s.verdict] = counts.get(s.verdict, 0) + 1
@@ -631,10 +624,9 @@ def _json_short(x: Any) -> str:
 def _cli(out: str) -> dict:
     rec: dict = {"status": "ok", "problems": []}
     lines = [_title("Command line"),
-             "Generated from the argparse parser of :mod:`lrnnkit.cli` (``build_parser()``). Errors print one line "
+             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Errors print one line "
              "on stderr and exit with status 2 (``--debug`` shows the traceback); files are written atomically.\n"]
     try:
-        from ..cli import build_parser
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
         return _failed_page(rec, lines, os.path.join(out, "cli.rst"), f"build_parser() failed: {one_line(exc)}",
@@ -670,9 +662,8 @@ def _help(parser) -> str:
 # =========================================================================== API reference
 def public_modules() -> list:
     """Every importable public module of lrnnkit (no path component starting with ``_``), sorted."""
-    import lrnnkit
     names = ["lrnnkit"]
-    for m in pkgutil.walk_packages(lrnnkit.__path__, "lrnnkit.", onerror=lambda n: None):
+    for m in pkgutil.walk_packages(_PACKAGE_PATH, "lrnnkit.", onerror=lambda n: None):
         if any(part.startswith("_") for part in m.name.split(".")):
             continue
         names.append(m.name)
@@ -796,7 +787,6 @@ def _prepare(out: str) -> None:
     """Empty ``out`` when it is ours (marker file present) or does not exist; refuse a foreign non-empty folder."""
     if os.path.isdir(out) and os.listdir(out):
         if not os.path.exists(os.path.join(out, MARKER)):
-            from ..errors import InputError
             raise InputError(f"refusing to overwrite {out!r}: not empty and not made by lrnnkit.showcase.docgen")
         shutil.rmtree(out)
     os.makedirs(out, exist_ok=True)

@@ -23,6 +23,7 @@ import os
 import numpy as np
 
 from ..fileio import save_figure
+from ..fileio import atomic_write_text
 
 __all__ = ["make_plots", "write_report", "eigenvalue_figure"]
 
@@ -267,7 +268,6 @@ def write_report(path: str, summary: dict) -> None:
     parts.append(_table(["step", "", "status", "seconds", "reason"], rows))
     parts.append("<p class=\"small\">Machine-readable: <a href=\"summary.json\">summary.json</a>.</p>")
     parts.append("</body></html>\n")
-    from ..fileio import atomic_write_text
     atomic_write_text(path, "".join(parts))
 
 

@@ -1,4 +1,4 @@
-"""Sweeps: grids of jobs (collapse, certify, theorems, train) on a serial or a Ray executor (issue 14).
+"""Sweeps: grids of jobs (collapse, certify, theorems, train) on a serial or a Ray executor.
 
     from lrnnkit.sweep import run_sweep
     res = run_sweep("examples/sweeps/collapse_small.toml", "sweep_out", executor="ray")

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
+from ..errors import InputError
+from ..fileio import read_regular
+from .. import limits
+from ..limits import check_int
+from .runner import check_spec_file, run_sweep
 
 __all__ = ["add_parser", "run"]
 
@@ -29,14 +34,11 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..errors import InputError
-    from .runner import check_spec_file, run_sweep
     spec = check_spec_file(args.spec)
     if args.num_cpus is not None and (args.num_cpus < 1 or args.executor != "ray" or args.address):
         raise InputError(f"--num-cpus {args.num_cpus} needs --executor ray without --address and a value >= 1")
     if args.num_cpus is not None:
-        from ..limits import SWEEP_MAX_CPUS, check_int
-        check_int("--num-cpus", args.num_cpus, 1, SWEEP_MAX_CPUS, "SWEEP_MAX_CPUS")
+        check_int("--num-cpus", args.num_cpus, 1, limits.SWEEP_MAX_CPUS, "SWEEP_MAX_CPUS")
     out = args.out or f"sweep_out/{spec.spec_hash}"
     opts = {"num_cpus": args.num_cpus} if args.executor == "ray" and not args.address else {}
     try:
@@ -49,9 +51,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(res, indent=1, sort_keys=False))
     else:
-        from ..fileio import read_regular
-        from ..limits import MAX_FILE_BYTES
-        sys.stdout.write(read_regular(f"{res['out']}/summary.txt", MAX_FILE_BYTES, "sweep summary")
+        sys.stdout.write(read_regular(f"{res['out']}/summary.txt", limits.MAX_FILE_BYTES, "sweep summary")
                          .decode("utf-8", "replace"))
         print(f"computed {res['computed']} point(s) now; records in {res['out']}/records.jsonl")
     return 0 if res["failed"] == 0 and res["missing"] == 0 else 1

@@ -22,6 +22,7 @@ import traceback
 from typing import Callable
 
 from ..errors import InputError
+from .jobs import get_job, jsonable
 
 __all__ = ["execute_point", "SerialExecutor", "RayExecutor", "make_executor", "EXECUTORS"]
 
@@ -32,7 +33,6 @@ def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = N
     """Run one point (in whatever process the executor chose): ``{"result", "status", "error", "seconds",
     "pid"}``. Exceptions of the job become ``status = "failed"`` with ``error = "Type: message"``; process exits
     and Ctrl-C are not caught."""
-    from .jobs import get_job, jsonable
     t0 = time.perf_counter()
     try:
         fn = job_fn if job_fn is not None else get_job(kind).run

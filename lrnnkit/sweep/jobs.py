@@ -30,6 +30,15 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import InputError
+from ..automata.fsa import FSA
+from ..automata.sources import load_source
+from ..certify import certify
+from ..constructions import compile as compile_model
+from ..errors import SizeLimitError
+from .. import limits
+from ..limits import check_automaton
+from ..precision import canonical_policy, canonical_rounding, collapse, get_format
+from ..theorems import all_statements, get, run_check
 
 __all__ = ["JobKind", "JOB_KINDS", "get_job", "check_points", "expand_grid", "jsonable", "run_seed"]
 
@@ -56,8 +65,7 @@ class JobKind:
             if bad:
                 raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the {self.name} job "
                                  f"(allowed: {', '.join(sorted(allowed))})")
-        from ..limits import MAX_SEED
-        _positive_int(point, "replicate", where, 0, MAX_SEED, "MAX_SEED")
+        _positive_int(point, "replicate", where, 0, limits.MAX_SEED, "MAX_SEED")
         if self.check is not None:
             self.check(point, where)
 
@@ -95,7 +103,6 @@ def _positive_int(point, key, where, lo=1, hi=None, const=""):
     if not isinstance(v, int) or isinstance(v, bool) or v < lo:
         raise InputError(f"{where}: {key!r} must be an integer >= {lo}, got {v!r}")
     if hi is not None and v > hi:
-        from ..errors import SizeLimitError
         raise SizeLimitError(f"{where}: {key!r} must be <= {hi}, got {v} (lrnnkit.limits.{const})")
 
 
@@ -104,8 +111,6 @@ def _check_source(source: str) -> None:
     """A point's ``source`` is within the size limits of its preset or file and of ``compile`` (checked once per
     source, before the sweep starts). Other defects of a source (an unknown group name) make that point a failed
     record, as when the job runs, and the other points go on."""
-    from ..errors import SizeLimitError
-    from ..limits import check_automaton
     try:
         fsa = _load(source, 0)
     except SizeLimitError:
@@ -129,7 +134,6 @@ def _random_fsa(spec: str, seed: int):
     """``random:N:K``: a uniformly random complete DFA (N states, K letters ``a0..``, start 0, accepting set
     uniform over subsets) drawn from ``seed``."""
     import numpy as np
-    from ..automata.fsa import FSA
     parts = spec.split(":")
     try:
         n, k = int(parts[1]), int(parts[2])
@@ -150,15 +154,12 @@ def _load(source: str, seed: int):
         raise InputError(f"'source' must be a non-empty string, got {source!r}")
     if source.startswith("random:"):
         return _random_fsa(source, seed)
-    from ..automata.sources import load_source
     return load_source(source)
 
 
 @functools.lru_cache(maxsize=64)
 def _compiled(source: str, construction, options_json: str, seed: int):
     """Compile once per worker process and (source, construction, options) (random sources: per seed)."""
-    from ..constructions import compile as compile_model
-    from ..limits import check_automaton
     fsa = _load(source, seed)
     check_automaton(fsa, "compile", source)
     return compile_model(fsa, construction, **json.loads(options_json))
@@ -175,10 +176,8 @@ def _model_for(point: dict, seed: int):
 
 # --------------------------------------------------------------------------- collapse
 def _check_collapse(point, where):
-    from ..limits import COLLAPSE_MAX_STEPS
-    from ..precision import canonical_policy, canonical_rounding, get_format
-    _positive_int(point, "steps", where, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
-    _positive_int(point, "period_cap", where, 1, COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _positive_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _positive_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
     _checked_source(point, where)
     try:
         get_format(point["format"])
@@ -193,7 +192,6 @@ def run_collapse(point: dict, seed: int) -> dict:
     alphabets: the periodic word, exact for all lengths when the run's period shows within ``period_cap`` (default
     ``steps``; :func:`~lrnnkit.precision.collapse` itself bounds the search by ``steps`` and otherwise checks the
     word of ``steps`` letters)."""
-    from ..precision import collapse
     model = _model_for(point, seed)
     steps = point.get("steps", 10_000)
     kw = {k: point[k] for k in ("gh", "renorm", "decoder_fp64", "period_cap") if point.get(k) is not None}
@@ -206,15 +204,13 @@ def run_collapse(point: dict, seed: int) -> dict:
 
 # --------------------------------------------------------------------------- certify
 def _check_certify(point, where):
-    from ..limits import FLOAT_CHECK_MAX_STEPS, MAX_PAIRS_LIMIT
-    _positive_int(point, "max_pairs", where, 1, MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
-    _positive_int(point, "float_steps", where, 0, FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
+    _positive_int(point, "max_pairs", where, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+    _positive_int(point, "float_steps", where, 0, limits.FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
     _checked_source(point, where)
 
 
 def run_certify(point: dict, seed: int) -> dict:
     """Certify the compiled model for inputs of every length (:func:`lrnnkit.certify`)."""
-    from ..certify import certify
     model = _model_for(point, seed)
     fsa = _load(point["source"], seed)
     cert = certify(model, fsa, max_pairs=point.get("max_pairs", 2_000_000),
@@ -230,7 +226,6 @@ def run_certify(point: dict, seed: int) -> dict:
 
 # --------------------------------------------------------------------------- theorems
 def _check_theorems(point, where):
-    from ..theorems import get
     if point.get("profile", "quick") not in ("quick", "deep"):
         raise InputError(f"{where}: 'profile' must be quick or deep, got {point.get('profile')!r}")
     try:
@@ -241,7 +236,6 @@ def _check_theorems(point, where):
 
 def run_theorems(point: dict, seed: int) -> dict:
     """Re-derive one statement's verdict (:func:`lrnnkit.theorems.run_check`; checks are derandomized)."""
-    from ..theorems import get, run_check
     s = get(point["id"])
     r = run_check(point["id"], point.get("profile", "quick"))
     return {"verdict": r.verdict, "recorded_verdict": s.verdict, "agrees": r.verdict == s.verdict,
@@ -251,7 +245,6 @@ def run_theorems(point: dict, seed: int) -> dict:
 def _expand_theorem_ids(grid: dict) -> dict:
     ids = grid.get("id")
     if isinstance(ids, list) and "all" in ids:
-        from ..theorems import all_statements
         every = [s.id for s in all_statements()]
         new = []
         for v in ids:

@@ -8,6 +8,9 @@ Collapse cells: the first wrong step; ``-`` no wrong output within the steps run
 from __future__ import annotations
 
 import math
+from ..cli_format import escaped
+from ..fileio import save_figure
+from ..heatmap import label_cells, short_count
 
 __all__ = ["summary_table", "collapse_matrix", "plot_collapse_heatmap", "write_summary"]
 
@@ -42,7 +45,6 @@ def _cell(r) -> str:
 def collapse_matrix(records, params, compact: bool = False) -> tuple:
     """``(row_labels, formats, cells)``: rows = the varying parameters other than ``format`` (``name=value``; only
     the values with ``compact``); ``cells[i][j]`` the record of row i and format j (or None)."""
-    from ..cli_format import escaped
     var = _row_params(records, params)
     formats, rows, cells = [], [], {}
     for r in records:
@@ -100,7 +102,6 @@ def summary_table(spec, records) -> str:
 def _text(lines) -> str:
     """The lines of a summary, each with its control characters escaped (a value or key of the spec may hold
     any text: one spec line stays one summary line, and no escape sequence reaches a terminal)."""
-    from ..cli_format import escaped
     return "".join(escaped(x) + "\n" for x in lines)
 
 
@@ -111,7 +112,6 @@ def json_point(r, params) -> str:
 def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
-    from ..cli_format import escaped
     return "" if v is None else escaped(v)[:40]
 
 
@@ -134,7 +134,6 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     fig, ax = plt.subplots(figsize=(2.0 + 1.1 * len(formats), 1.2 + 0.32 * len(rows)))
     vmax = max(1.0, float(np.nanmax(val)) if np.isfinite(val).any() else 1.0)
     im = ax.imshow(np.ma.masked_invalid(val), cmap="viridis_r", vmin=0, vmax=vmax, aspect="auto")
-    from ..heatmap import label_cells
     label_cells(ax, im, val, [[_heat_label(r) for r in row] for row in cells])
     for i, row in enumerate(cells):
         for j, r in enumerate(row):
@@ -148,7 +147,6 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
     fig.tight_layout()
     fig.text(0.01, 0.0, "white: 'never' = no wrong step at any length; 'none<=N' = none within the N steps run",
              ha="left", va="top", fontsize=7, color="0.3")
-    from ..fileio import save_figure
     save_figure(fig, path, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -157,7 +155,6 @@ def plot_collapse_heatmap(spec, records, path: str) -> str | None:
 def _heat_label(r) -> str:
     """A heat-map cell: the first wrong step (abbreviated), "never" (exact for all lengths), "none<=N" (none
     within the N steps run), "FAIL"."""
-    from ..heatmap import short_count
     if r is None:
         return ""
     if r.get("status") != "ok":

@@ -17,6 +17,8 @@ from .jobs import check_points, expand_grid, run_seed
 from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
+from ..fileio import exclusive_lock
+from .report import write_summary
 
 __all__ = ["run_sweep", "make_record", "strip_meta", "LOCK_FILE"]
 
@@ -67,7 +69,6 @@ def run_sweep(spec, out_dir: str, executor: str = "serial", address: str | None 
     if job_fn is None:
         check_points(spec, points)
     store = RecordStore(out_dir)
-    from ..fileio import exclusive_lock
     with exclusive_lock(os.path.join(store.out_dir, LOCK_FILE), "sweep output"):
         return _run_locked(spec, points, store, executor, address, job_fn, progress, plots, executor_options)
 
@@ -107,7 +108,6 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
            "failed": sum(r["status"] != "ok" for r in records), "computed": computed,
            "spec_hash": spec.spec_hash, "total": len(points), "missing": len(points) - len(records),
            "executor": ex.name, "kind": spec.kind, "out": store.out_dir}
-    from .report import write_summary
     res["summary_files"] = write_summary(store, spec, records, plots=plots)
     store.write_text("summary.json", canonical_json({k: v for k, v in res.items() if k != "records"}) + "\n")
     return res

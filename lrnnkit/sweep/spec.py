@@ -42,6 +42,10 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..errors import SizeLimitError
+from .. import limits
+from ..limits import read_bounded
+from .jobs import JOB_KINDS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -116,8 +120,7 @@ class SweepSpec:
 def load_spec(path: str, kinds=None) -> SweepSpec:
     """Read and validate a TOML spec file; every problem is one :class:`InputError` naming the file. ``kinds``: as
     in :func:`parse_spec`."""
-    from ..limits import MAX_SPEC_BYTES, read_bounded
-    raw = read_bounded(path, MAX_SPEC_BYTES, "sweep spec", "MAX_SPEC_BYTES")
+    raw = read_bounded(path, limits.MAX_SPEC_BYTES, "sweep spec", "MAX_SPEC_BYTES")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -154,7 +157,6 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
     if not isinstance(kind, str) or not kind:
         raise InputError(f"{where}: missing or empty 'kind' (one of collapse, certify, theorems, train)")
     if kinds is None:
-        from .jobs import JOB_KINDS
         kinds = tuple(JOB_KINDS)
     if kinds and kind not in kinds:
         raise InputError(f"{where}: unknown kind {kind!r} (one of {', '.join(kinds)})")
@@ -199,10 +201,8 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
                 or (key == "num_cpus" and v == 0 and data.get("num_gpus", 0) == 0):
             raise InputError(f"{where}: {key!r} must be a non-negative number (num_cpus > 0 unless num_gpus > 0), "
                              f"got {v!r}")
-        from ..limits import SWEEP_MAX_CPUS
-        if v > SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
-            from ..errors import SizeLimitError
-            raise SizeLimitError(f"{where}: {key!r} must be <= {SWEEP_MAX_CPUS}, got {v!r} "
+        if v > limits.SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
+            raise SizeLimitError(f"{where}: {key!r} must be <= {limits.SWEEP_MAX_CPUS}, got {v!r} "
                                  "(lrnnkit.limits.SWEEP_MAX_CPUS)")
         setattr(spec, key, float(v))
     n = spec.n_points()

@@ -24,6 +24,7 @@ import os
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from ..fileio import open_append, open_regular
 
 __all__ = ["RecordStore", "RECORDS_FILE"]
 
@@ -47,7 +48,6 @@ class RecordStore:
     def load(self) -> dict:
         """``point_key -> record`` (the last record of each key), skipping lines cut short by a crash and lines
         longer than MAX_RECORD_BYTES (not written by lrnnkit)."""
-        from ..fileio import open_regular
         out: dict = {}
         if not os.path.lexists(self.path):
             return out
@@ -80,7 +80,6 @@ class RecordStore:
         ``fsync`` (a symbolic link or non-regular file planted as ``records.jsonl`` is refused); a partial line
         left by a crash is repaired (terminated) before the next append."""
         line = (json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode()
-        from ..fileio import open_append
         fd = open_append(self.path)
         try:
             size = os.fstat(fd).st_size

@@ -9,7 +9,7 @@ benchmarks folder).
 
 An experiment may name sub-claims judged on their own (``parts`` in the results file, e.g. 001 Fig. 3's S3 panel:
 a GPU slot ran S3 long enough while the whole grid did not fit); each becomes an entry
-``PAPER:empirical-SHORT-PART-SCALE`` re-judged by the part's judge. Where one configuration ran in several GPU
+``PAPER:empirical-SHORT-PART-SCALE`` judged by the part's judge. Where one configuration ran in several GPU
 calls, the run with the most training steps speaks for it (:func:`lrnnkit.learn.experiments.best_per_config`).
 
 Verdicts (the registry's four; an empirical claim is never ``falsified`` by a small-scale run that misses it):
@@ -28,9 +28,10 @@ Each check takes the loaded results as a keyword argument (default: the stored f
 the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
-check re-derives it by applying the experiment's judge, as the code defines it now, to the stored per-run numbers,
-so a judge that changed, or a results file edited by hand, shows up as a disagreement in
-``proofs_tests/test_theorem_registry.py``. Re-running the training itself is the experiment's command (in the
+check reads the file again (it reads only stored JSON: the judges live with the experiments in
+:mod:`lrnnkit.learn.experiments`, above this package). ``proofs_tests/test_empirical_judges.py`` applies each
+experiment's judge, as the code defines it now, to the stored per-run numbers, so a judge that changed, or a results
+file edited by hand, shows up there as a disagreement. Re-running the training itself is the experiment's command (in the
 evidence), not the check: it takes minutes on a GPU.
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ import glob
 import json
 import os
 
+from ..automata.sources import load_source
 from .registry import OWN, CheckResult, Statement, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,6 +74,22 @@ def _summary(meas) -> str:
     return json.dumps(meas, sort_keys=True)[:600]
 
 
+#: experiment name -> its experiment (``judge_runs(runs)``, ``judge_part(part, runs)``), for judging a given record
+#: (a perturbation) afresh. Filled from above: lrnnkit.learn sits beside the registry, not below it, so the registry
+#: never imports it; the tests fill it from lrnnkit.learn.experiments.
+JUDGES: dict = {}
+
+
+def judge_of(name: str):
+    """The registered judge of experiment ``name`` (:data:`JUDGES`)."""
+    try:
+        return JUDGES[name]
+    except KeyError:
+        raise RuntimeError(f"no judge registered for experiment {name!r}: judging a given record needs "
+                           f"lrnnkit.theorems.empirical.JUDGES[{name!r}] = "
+                           f"lrnnkit.learn.experiments.get_experiment({name!r})") from None
+
+
 def _rejudge(judge, who: str, path: str, what: str) -> CheckResult:
     """Run an experiment's judge on recorded runs (``judge()``) and turn its outcome into a verdict; a judge that
     cannot read the file gives ``open``."""
@@ -82,6 +100,16 @@ def _rejudge(judge, who: str, path: str, what: str) -> CheckResult:
     return CheckResult(OUTCOME_VERDICT.get(j.get("outcome"), "open"),
                        f"re-judged {_rel(path)} ({what}): {j.get('outcome')}; {_summary(j.get('measured', {}))}",
                        details={"judgement": j})
+
+
+def _stored(judgement: dict, who: str, path: str, what: str) -> CheckResult:
+    """The verdict of a judgement stored in a results file (``{"outcome": ..., "measured": ...}``); a judgement
+    without an outcome gives ``open``."""
+    if not isinstance(judgement, dict) or "outcome" not in judgement:
+        return CheckResult("open", f"{_rel(path)} holds no judgement of {who}")
+    return CheckResult(OUTCOME_VERDICT.get(judgement.get("outcome"), "open"),
+                       f"read {_rel(path)} ({what}): {judgement.get('outcome')}; "
+                       f"{_summary(judgement.get('measured', {}))}", details={"judgement": judgement})
 
 
 def _at_paper_scale(r: CheckResult, outcome: str, scale) -> CheckResult:
@@ -196,7 +224,6 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
-        from ..learn.experiments import get_experiment
         d = _load(path) if record is None else record
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
@@ -204,7 +231,10 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         if d.get("failed"):   # some configurations did not finish: a partial grid is not judged
             return CheckResult("open", f"{_rel(path)}: incomplete, {len(runs)} runs finished, "
                                        f"{len(d['failed'])} failed ({', '.join(sorted(d['failed']))[:200]})")
-        r = _rejudge(lambda: get_experiment(name).judge_runs(runs), name, path, f"{len(runs)} runs")
+        if record is None:   # the stored judgement (tests re-apply the judges to the stored runs)
+            r = _stored(d.get("judgement"), name, path, f"{len(runs)} runs")
+        else:                # a given record (a perturbation) is judged afresh
+            r = _rejudge(lambda: judge_of(name).judge_runs(runs), name, path, f"{len(runs)} runs")
         j = r.details.get("judgement") or {}
         outcome2, extra2 = _with_extra_parts(name, j.get("outcome", ""), j.get("measured") or {})
         if outcome2 != j.get("outcome"):
@@ -231,7 +261,6 @@ KEEP = 0.99   # 'keeps its accuracy': token accuracy at the long length >= KEEP 
 def _states(source: str) -> int:
     """Minimal counterexample order: smaller learning rate, fewer steps, then the smaller automaton."""
     try:
-        from ..automata.sources import load_source
         return load_source(source).n_states
     except Exception:  # an unknown source name in a hand-edited file: order it last
         return 10**9
@@ -331,14 +360,16 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                 + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
 
     def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
-        from ..learn.experiments import get_experiment
         d = _load(path) if record is None else record
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
         bad = sorted(k for k in (d.get("failed") or {}) if k in labels)
         if bad:
             return CheckResult("open", f"{_rel(path)}: {', '.join(bad)} failed")
-        r = _rejudge(lambda: get_experiment(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
+        if record is None:
+            r = _stored(((d.get("parts") or {}).get(part) or {}).get("judgement"), f"{name} / {part}", path, part)
+        else:
+            r = _rejudge(lambda: judge_of(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
         return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"))
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import InputError
+from . import __path__ as p
+from ._exact import DETECT_ONLY
 
 __all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", "register", "get", "all_statements", "paper_statements",
            "run_check", "VERDICTS", "OWN"]
@@ -151,7 +153,6 @@ def _load_all() -> None:
         _LOADED = True
         import importlib
         import pkgutil
-        from . import __path__ as p
         # one subpackage per paper (paper_000/ .. paper_004/, one module per statement group), plus the
         # ``empirical`` module (entries of kind ``empirical``) when it is present
         for m in sorted(x.name for x in pkgutil.iter_modules(p)):
@@ -189,7 +190,6 @@ def run_check(sid: str, profile: str = "quick", perturbed: bool = False) -> Chec
     if perturbed:
         if s.perturb is None:
             raise InputError(f"{sid} declares no perturbation")
-        from ._exact import DETECT_ONLY
         token = DETECT_ONLY.set(True)
         try:
             return s.check(profile, **s.perturb)

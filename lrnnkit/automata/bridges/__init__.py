@@ -20,6 +20,8 @@ from .aalpy import from_aalpy, is_aalpy, to_aalpy
 from .automata_lib import (from_automata_lib, from_automata_lib_dict, is_automata_lib, to_automata_lib,
                            to_automata_lib_dict)
 from .dot import fsa_from_dot, fsa_to_dot, looks_like_dot
+from ...fileio import atomic_write_text
+from ..io import fsa_from_dict, fsa_from_json, named_after_file, read_text
 
 __all__ = ["from_object", "load_file", "dumps", "save", "FORMATS", "format_of_path", "from_automata_lib",
            "to_automata_lib", "from_aalpy", "to_aalpy", "fsa_from_dot", "fsa_to_dot"]
@@ -41,7 +43,6 @@ def from_object(obj, *, complete: bool | str = False) -> FSA:
     if isinstance(obj, dict):
         if "input_symbols" in obj:
             return from_automata_lib_dict(obj, complete=complete)
-        from ..io import fsa_from_dict
         return fsa_from_dict(obj, complete=complete)
     raise InputError(f"cannot read an automaton from a {type(obj).__module__}.{type(obj).__name__}; expected a "
                      "source string, an FSA, an automata-lib DFA/NFA, an AALpy Dfa/MooreMachine or a dict")
@@ -51,7 +52,6 @@ def load_file(path, *, complete: bool | str = False) -> FSA:
     """An automaton file: DOT (extension ``.dot``/``.gv``, or text beginning with ``digraph``), automata-lib
     keyword JSON (an object with ``input_symbols``), else lrnnkit's FSA JSON (:func:`lrnnkit.automata.io.load_fsa`'s
     messages). Read bounded; the automaton is named after the file unless it has a name."""
-    from ..io import fsa_from_json, named_after_file, read_text
     path = os.fspath(path)
     text = read_text(path)
     if os.path.splitext(path)[1].lower() in (".dot", ".gv") or looks_like_dot(text):
@@ -86,7 +86,6 @@ def dumps(fsa: FSA, fmt: str = "json") -> str:
 def save(fsa: FSA, path, fmt: str | None = None) -> str:
     """Write ``dumps(fsa, fmt)`` to ``path`` atomically (``fmt`` defaults to :func:`format_of_path`); returns
     the format written."""
-    from ...fileio import atomic_write_text
     fmt = fmt or format_of_path(path)
     atomic_write_text(path, dumps(fsa, fmt))
     return fmt

@@ -6,6 +6,10 @@ import json
 import sys
 
 from . import FORMATS
+from . import dumps
+from ...errors import InputError
+from ...fileio import atomic_write_text
+from ..sources import load_source
 
 __all__ = ["add_parser", "add_complete_flags", "complete_of", "run"]
 
@@ -20,7 +24,6 @@ def add_complete_flags(s) -> None:
 
 def complete_of(a):
     """The ``complete`` argument of :func:`lrnnkit.load_source` for parsed flags."""
-    from ...errors import InputError
     if a.sink is not None and not a.complete:
         raise InputError("--sink names the state added by --complete; give --complete too")
     return (a.sink or True) if a.complete else False
@@ -39,14 +42,11 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from ..sources import load_source
-    from . import dumps
     fsa = load_source(a.source, complete=complete_of(a))
     text = dumps(fsa, a.fmt)
     if not a.output:
         sys.stdout.write(text)
         return 0
-    from ...fileio import atomic_write_text
     atomic_write_text(a.output, text)
     summary = {"output": a.output, "format": a.fmt, "states": fsa.n_states, "alphabet": list(fsa.alphabet)}
     if a.json:

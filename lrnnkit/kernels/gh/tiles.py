@@ -33,7 +33,7 @@ def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: 
     T = (I - N)(I + N^2) D: four BT x BT tensor-core products instead of BT sequential row updates. Else
     row-by-row substitution, used for float64: the blocked variant, compiled by triton 3.6 for an H200, gave wrong
     float64 results at chunk 64 (rows after the first 16-row block; right in float32 / bf16 and in the interpreter;
-    benchmarks/RESULTS.md, "kernels", issue 6); the cause was not isolated."""
+    benchmarks/RESULTS.md, section "kernels"); the cause was not isolated."""
     r = tl.arange(0, BT)
     if BLOCKED:
         BC: tl.constexpr = 16

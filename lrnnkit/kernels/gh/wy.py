@@ -74,6 +74,7 @@ import torch
 from .._checks import acc_dtype
 from .._triton import INTERPRET, TL_DTYPE, check_device, tl, triton
 from .tiles import _dot, _op, _tinv
+from ...errors import InputError
 
 FP32_PRECISION = "tf32x3"
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep,
@@ -658,7 +659,6 @@ def fp32_mode(fp32_precision=None) -> str:
     unless it is one of FP32_MODES."""
     prec = FP32_PRECISION if fp32_precision is None else fp32_precision
     if prec not in FP32_MODES:
-        from ...errors import InputError
         raise InputError(f"fp32_precision must be one of {', '.join(FP32_MODES)}, got {prec!r}")
     return prec
 
@@ -908,7 +908,6 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
     """Canonical inputs (see :func:`lrnnkit.kernels.gh.api.canonical`) -> ``(o, final_state)``, differentiable.
     ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION. ``keep_states``:
     :func:`lrnnkit.kernels.gh.api.chunk_gh`."""
-    from ...errors import InputError
     check_device(q, k, v, beta, g, h0)
     fp32_mode(fp32_precision)   # a bad mode is refused before any padding or launch
     if chunk_size not in (16, 32, 64):

@@ -21,6 +21,7 @@ from ..registry import CheckResult, entry
 from ._common import swap_vector, transpositions
 from .theorem_1_2 import TOY8, cast_model_terms
 from .theorem_3 import THM3_REGULAR, embeddings, implements, regular_automaton
+from ._common import refl, rot
 
 _MODE = "nearest-even"
 
@@ -299,7 +300,6 @@ _T6_STEP = ("h_{i+1} = H(theta(x_{i+1}, 0)) c_{y_i} = d_{y_{i+1}} if i mod 2 = 1
 @entry("000:theorem-6-proof-induction", perturb={"as_printed": True})
 def check_theorem_6_induction(profile: str = "quick", as_printed: bool = False) -> CheckResult:
     """``as_printed`` (the perturbation): check the printed H(theta(j, 1)) c_i = c_{i+j} as if it were the fix."""
-    from ._common import refl, rot
     first = None
     for m in range(1, 7 if profile == "quick" else 17):
         N2 = 2 * m

@@ -12,6 +12,7 @@ from .._exact import _fac_json, _mat_json, _st, basis_vector, dot, eye, gh, gh_p
 from .._exact import mv, prod, search, search_norm_above_1, st_fraction, st_gh_product, st_unit, tr
 from ..registry import CheckResult, entry
 from ._common import charpoly, poly_div_linear, rot, swap_vector, transpositions
+from .theorem_1_2 import BF16, cast_model_states
 
 
 def schur_cohn_inside(p: list) -> bool:
@@ -315,7 +316,6 @@ def unit_interval_counter_facts(K: int, h0: tuple = UNIT_K3_H0) -> dict:
     ``k >= 1`` lies in ``(-2^-8, 2^-8)``, positive iff ``3 | k``: the bf16 round-to-nearest-even cast of
     ``(A^k H0)_1`` is ``1 + 2^-7`` iff ``3 | k`` and 1 otherwise, for every k. ``K`` more steps are also cast
     directly (:func:`cast_model_states`) as an independent confirmation."""
-    from .theorem_1_2 import BF16, cast_model_states
     n = 3
     A = gh_product(UNIT_K3_FACTORS, n)
     p = UNIT_K3_FIXED

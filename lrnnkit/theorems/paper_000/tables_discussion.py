@@ -10,6 +10,8 @@ import itertools
 from fractions import Fraction as F
 
 from ..registry import CheckResult, entry
+from ...automata.holonomy import holonomy_decomposition, members
+from .theorem_4_5 import S4_IDEMPOTENT, tile_indicator_widths
 
 #: Table 4 columns; "avg" is the printed Avg. column, the mean of the six accuracy columns LMB..ARC-c
 T4_COLS = ("wiki_ppl", "lmb_ppl", "lmb", "piqa", "hella", "wino", "arc_e", "arc_c", "avg", "swde", "squad", "fda")
@@ -93,8 +95,6 @@ def check_duplicate_rows(profile: str = "quick", rows: dict = None) -> CheckResu
 
 @entry("000:discussion.width-exponential", perturb={"width_slack": -1})
 def check_width_exponential(profile: str = "quick", width_slack: int = 0) -> CheckResult:
-    from ...automata.holonomy import holonomy_decomposition, members
-    from .theorem_4_5 import S4_IDEMPOTENT, tile_indicator_widths
     cases = [(n, [list(g) for g in gs]) for n in (2, 3) for gs in itertools.combinations(
         itertools.product(range(n), repeat=n), 2)] + [(4, S4_IDEMPOTENT)]
     for n, gens in cases:

@@ -6,10 +6,15 @@ from __future__ import annotations
 import itertools
 from fractions import Fraction as F
 
+from ...automata.sources import load_source
+from ...certify import certify
+from ...constructions import registry as R
 from .._exact import basis_vector, gh
 from .._exact import mv, prod
 from ..registry import CheckResult, entry
 from ._common import PAPER, swap_vector, transpositions
+from ...automata.holonomy import check_all, holonomy_decomposition, members
+from ...executor import ExactModel
 
 
 _KR_FSAS = ["parity", "flipflop", "even-pairs", "counter:3", "cycle-nav:3", "transformations:[[1,2,0],[0,0,2]]",
@@ -52,7 +57,6 @@ def brute_force_agrees(model, fsa, max_len: int) -> tuple:
     semantics) along every word of length <= max_len (depth-first, sharing prefixes) and compare its decoded label
     after every step with the FSA's output label of the state reached. Returns (words checked, first mismatch or
     None)."""
-    from ...executor import ExactModel
     em = ExactModel(model)
     amap = [list(model.alphabet).index(a) for a in fsa.alphabet]
     labels, outs, delta = model.output_labels, fsa.outputs, fsa.delta
@@ -82,12 +86,6 @@ def check_theorem_4(profile: str = "quick", construction: str = "krohn-rhodes") 
             for letters in itertools.combinations_with_replacement(pr, L):
                 if not pr_layer_ok(list(letters), N):
                     return CheckResult("falsified", "permutation-reset layer fails", counterexample=list(letters))
-    try:
-        from ...automata.sources import load_source
-        from ...certify import certify
-        from ...constructions import registry as R
-    except ImportError as exc:  # pragma: no cover - library pieces missing
-        return CheckResult("open", f"layer construction holds; awaiting the Krohn-Rhodes construction ({exc})")
     srcs = list(_KR_FSAS)
     if profile == "deep":
         maps = [list(m) for m in itertools.product(range(3), repeat=3)]
@@ -222,7 +220,6 @@ def small_holonomy_widths(n: int, letters: int) -> tuple:
     """Every transformation automaton on n points with 1..letters letters: the largest level of lrnnkit's holonomy
     decomposition with one level per class (``levels="class"``) and the most levels. Returns (count, widest,
     most_levels, witness)."""
-    from ...automata.holonomy import holonomy_decomposition
     maps = [list(m) for m in itertools.product(range(n), repeat=n)]
     count, widest, most, witness = 0, 0, 0, None
     for k in range(1, letters + 1):
@@ -251,13 +248,11 @@ def _t5_evidence(profile: str) -> tuple:
         return (f"holonomy (one level per class) on {wit}: a level of {widest} > {n} points or {most} levels", "",
                 {"witness": wit})
     if profile == "deep":
-        from ...automata.holonomy import check_all, holonomy_decomposition
         maps = [list(m) for m in itertools.product(range(n), repeat=n)]
         for gs in itertools.combinations(maps, 2):
             res = check_all(holonomy_decomposition([list(g) for g in gs], n, levels="class"))
             if not all(bool(v) for v in res.values()):
                 return f"holonomy self-checks fail on {list(gs)}: {res}", "", {}
-    from ...automata.holonomy import holonomy_decomposition
     hd = holonomy_decomposition(S4_IDEMPOTENT, 4, levels="class")
     states, encode, lifts, W = s4_idempotent_cascade()
     bad = cascade_check(states, encode, lifts, W, S4_IDEMPOTENT)
@@ -282,7 +277,6 @@ def tile_indicator_widths(hd) -> tuple:
     have distinct indicators, so a linear read-out recovers the tile. Returns (widest |X|, number of levels, None)
     when every Schreier generator of every class is induced by a bijection of its X (then so is every element of
     the holonomy group), else (.., .., the class and generator that is not)."""
-    from ...automata.holonomy import members
     widest = 0
     for c, gens in hd.schreier.items():
         X = members(hd.sets[hd.rep[c]])
@@ -299,7 +293,6 @@ def tile_indicator_widths(hd) -> tuple:
 def check_theorem_4_bounds(profile: str = "quick", width_slack: int = 0) -> CheckResult:
     import random
 
-    from ...automata.holonomy import holonomy_decomposition
     cases = [(n, [list(g) for g in gs]) for n in (2, 3) for k in (1, 2)
              for gs in itertools.combinations(itertools.product(range(n), repeat=n), k)]
     rng = random.Random(4)

@@ -10,6 +10,7 @@ from fractions import Fraction as F
 from .._exact import _mat_json, det, dot, eye, gh, mm, mscale, mv, prod
 from ..paper_000 import perm_matrix, swap_vector, transpositions
 from ..registry import CheckResult, entry
+from ...exact import zeta
 
 
 @entry("001:claim-sn-one-layer", perturb={"slack": -1})
@@ -63,7 +64,6 @@ def _icosahedral_group() -> list:
     """The 60 rotations of the icosahedron, generated exactly in Q(sqrt 5) subset Q(zeta_5) by the cyclic coordinate
     permutation (order 3) and (1/2)[[1, -phi, 1/phi], [phi, 1/phi, -1], [1/phi, 1, phi]] (order 5), phi the golden
     ratio = 1 + zeta_5 + zeta_5^4."""
-    from ...exact import zeta
     phi = 1 + zeta(5, 1) + zeta(5, 4)
     iphi = phi - 1
     h = F(1, 2)

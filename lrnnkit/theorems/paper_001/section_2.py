@@ -12,6 +12,7 @@ import numpy as np
 from .._exact import det, eye, gh, mm, mv, rank, tr
 from ..registry import CheckResult, entry
 from .theorem_1 import dihedral_mul
+from .. import get
 
 
 def _rand_q(rng, lo=-6, hi=6, den=4) -> F:
@@ -129,7 +130,6 @@ def check_d3_s3(profile: str = "quick", target: list = S3_PERMS) -> CheckResult:
 
 @entry("001:section-2.1.citation", perturb={"one_layer_theorem": "000:theorem-2"})
 def check_citation_2_1(profile: str = "quick", one_layer_theorem: str = "000:theorem-3") -> CheckResult:
-    from .. import get
     s = get(one_layer_theorem)
     if s.verdict != "holds" or "one layer" not in s.statement or "M_{k-1}^n({-1, 1})" not in s.statement:
         return CheckResult("falsified", f"{one_layer_theorem} is not a one-layer reflection construction that holds",

@@ -6,8 +6,10 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
+from ...precision.cast import cast_exact
 from ..registry import CheckResult, entry
 from ._common import CHARS
+from .propositions import check_proposition_1, check_proposition_2
 
 
 # =========================================================================== Section 2 claim, non-linear readout
@@ -44,11 +46,7 @@ def base4_decode(x: F) -> str:
 def base4_collapse_length(fmt: str) -> int | None:
     """Shortest m such that the expressions "0" + "-0"*m and "1" + "-0"*m (values 0 and 1) reach the same state when
     the encoder runs in the number format ``fmt`` with paper 000's cast model (product x/4 exact then cast, sum cast;
-    lrnnkit.precision.cast.cast_exact). None if the precision module is unavailable or no collapse up to m = 80."""
-    try:
-        from ...precision.cast import cast_exact
-    except ImportError:  # the precision module is another engineer's; the verdict does not depend on it
-        return None
+    lrnnkit.precision.cast.cast_exact). None if no collapse up to m = 80."""
     code = {"0": F(1), "-": F(2), "1": F(3)}
 
     def run(word):
@@ -73,7 +71,6 @@ def subtraction_value(w: str) -> int | None:
 @entry("002:claim-section-2", perturb={"transitions": "dense"})
 def check_claim_section_2(profile: str, transitions: str | None = None) -> CheckResult:
     """``transitions`` (the perturbation ``dense``) re-decides both propositions for that transition class."""
-    from .propositions import check_proposition_1, check_proposition_2
     kw = {} if transitions is None else {"transitions": transitions}
     props = {"002:proposition-1": check_proposition_1(profile, **kw),
              "002:proposition-2": check_proposition_2(profile, **kw)}

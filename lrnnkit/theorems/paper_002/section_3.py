@@ -9,6 +9,8 @@ import numpy as np
 
 from .._exact import exact_matmul as mm, find_or_none, fstr, mstr
 from ..registry import CheckResult, entry
+from ...automata.sources import load_source
+from ...constructions import registry as R
 
 
 # =========================================================================== Section 3: FSA columns
@@ -18,8 +20,6 @@ def check_fsa_columns(profile: str, matrix_form: str = "columns") -> CheckResult
     perturbation) is its transpose, whose columns are not unit vectors for a non-injective letter."""
     import itertools
 
-    from ...automata.sources import load_source
-    from ...constructions import registry as R
     autos = []
     for n in range(1, 4):
         maps = [list(m) for m in itertools.product(range(n), repeat=n)]

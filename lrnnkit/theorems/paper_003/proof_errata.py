@@ -14,6 +14,7 @@ from .._exact import exact_identity as eye, exact_matmul as mm, find_or_none, is
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from .theorem_2 import _descent_ok, lipschitz_operator
+from ._common import _mat_strategy, _rat_strategy
 
 #: Lambda = diag(1/2, 1/2), I - Q = [[0, -1/2], [1/2, 0]] (a rotation by 90 degrees scaled by 1/2: ||I - Q|| = 1/2)
 T22_LAMS = [F(1, 2), F(1, 2)]
@@ -113,8 +114,6 @@ def repaired_f1_bound(lams: list, t: int):
 def check_theorem_2_1_neumann(profile: str = "quick", bound_scale=1) -> CheckResult:
     from hypothesis import strategies as st
 
-    from ._common import _mat_strategy, _rat_strategy
-    from .theorem_2 import lipschitz_operator
     P_norm = F(3, 4)
     if not _norm_le(F1_P, P_norm) or not all(0 <= l < 1 for l in F1_LAMS):
         return CheckResult("open", "the instance is outside the hypotheses")

@@ -11,6 +11,8 @@ from .._exact import msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from ._common import _mat_strategy, _rat_strategy
+from ..paper_000._common import charpoly
+from ..paper_000.proposition_1 import schur_cohn_inside
 
 
 # =========================================================================== Theorem 2.1
@@ -127,8 +129,6 @@ def descent_form(J: list) -> list:
 
 def spectral_radius_lt1(J: list) -> bool:
     """Every eigenvalue of J lies in the open unit disk (exact: Schur-Cohn on the characteristic polynomial)."""
-    from ..paper_000._common import charpoly
-    from ..paper_000.proposition_1 import schur_cohn_inside
     return schur_cohn_inside(charpoly(J))
 
 

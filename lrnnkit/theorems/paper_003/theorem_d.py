@@ -13,6 +13,7 @@ from .._exact import madd_list as add, msub as sub, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from ._common import gh
+from .appendix_g import check_proposition_G_2
 
 
 # =========================================================================== Theorem D.2
@@ -159,7 +160,6 @@ def check_appendix_D2_eq9(profile: str, transpose_q: bool = True) -> CheckResult
 def check_theorem_D_1(profile: str, ranks: tuple = (8, 32)) -> CheckResult:
     """``ranks``: r_N at N = 64 and 1024 in the re-run of 003:proposition-G.2 (its formal dense half); the
     perturbation lets the rank fall to 1 instead of diverging, so eq. 15 fails and with it the statement."""
-    from .appendix_g import check_proposition_G_2
     g2 = check_proposition_G_2(profile, ranks=ranks)
     if g2.verdict == "falsified":     # the formal dense half fails: so does the statement that contains it
         return CheckResult("falsified", f"its formal dense half (003:proposition-G.2) fails: {g2.evidence}",

@@ -12,6 +12,9 @@ from .._exact import block_diag, exact_identity as eye, exact_matmul as mm, fstr
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from ._common import diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
+from ...automata.groups import group_word_problem
+from ...certify import certify
+from ...model import Decoder, Layer, Model, TableMap, Transition
 
 
 @entry("004:hierarchy.positive-diagonal", perturb={"a_lo": -2.0})
@@ -39,9 +42,6 @@ def check_strict_levels(profile: str, plane: tuple = S3_PLANE) -> CheckResult:
     """``plane``: the basis (columns) of the 2-dimensional subspace of R^3 whose 2x2 block carries S_3's permutation
     action; the perturbation, the coordinate plane of points 0 and 1, is not invariant under the transpositions
     that move point 2."""
-    from ...automata.groups import group_word_problem
-    from ...certify import certify
-    from ...model import Decoder, Layer, Model, TableMap, Transition
     fsa = group_word_problem("S3")
     n = fsa.n_states
     # action of each letter g on the points 0..2: the element names are cycle notations; recover the permutation
@@ -159,7 +159,6 @@ def free_block_injective(max_len: int) -> tuple[int, int]:
 def check_block_vs_full(profile: str, witnesses: tuple | None = None) -> CheckResult:
     """``witnesses``: (group, order) of the non-solvable witnesses (A5, and A6 in the deep profile); the
     perturbation S4 is solvable, so the block-diagonal argument does not apply to it."""
-    from ...automata.groups import group_word_problem
     orders = {}
     if witnesses is None:
         witnesses = (("A5", 60), ("A6", 360)) if profile == "deep" else (("A5", 60),)

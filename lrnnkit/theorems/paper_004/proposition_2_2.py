@@ -12,6 +12,9 @@ from ...model import exact_matvec
 from .._exact import find_or_none, fstr
 from ..registry import CheckResult, entry
 from ._common import w_of_input
+from ...automata.fsa import FSA
+from ...certify import certify
+from ...model import Decoder, Layer, Model, TableMap, Transition
 
 
 # --------------------------------------------------------------------------- exact bilinear machinery
@@ -46,7 +49,6 @@ def bfs_simulates(delta: np.ndarray, start: int, T: list) -> tuple[bool, int]:
 
 def bilinear_model(fsa):
     """Proposition 2.2's construction as an lrnnkit Model (layer kind 'bilinear'), for the library certifier."""
-    from ...model import Decoder, Layer, Model, TableMap, Transition
     n, k = fsa.n_states, fsa.n_letters
     T = one_hot_tensor(fsa.delta)
     trans = [Transition.from_exact(w_of_input(T, [int(b == a) for b in range(k)])) for a in range(k)]
@@ -90,8 +92,6 @@ def check_proposition_2_2(profile: str, transpose: bool = False) -> CheckResult:
     if cx is not None:
         return CheckResult("falsified", "construction fails", counterexample={"delta": cx[0].tolist(), "start": cx[1]})
     # library certifier on a few automata
-    from ...automata.fsa import FSA
-    from ...certify import certify
     rng = np.random.default_rng(1)
     fsas = [FSA(["0", "1"], [[0, 1], [1, 0]], 0, {1}, name="parity"),
             FSA(["s0", "s1", "r"], [[0, 1, 0], [0, 1, 1]], 0, name="flipflop"),

@@ -10,6 +10,9 @@ import numpy as np
 
 from ..registry import CheckResult, entry
 from ._common import diagonal_power_states, readout_feasible
+from ...automata.fsa import FSA
+from ...certify import certify
+from ...model import Decoder, Layer, Model, TableMap, Transition
 
 
 # =========================================================================== Proposition 2.4 (parity, random net)
@@ -96,9 +99,6 @@ def check_proposition_2_4(profile: str, corrected_q: float = 0.75) -> CheckResul
 @entry("004:section-2.4.real-diagonal", perturb={"moduli": (2,)})
 def check_real_diagonal(profile: str, moduli: tuple = (3, 4, 5)) -> CheckResult:
     """``moduli``: Z_m searched for a real-diagonal read-out (the claim: none for m >= 3; the perturbation m = 2)."""
-    from ...automata.fsa import FSA
-    from ...certify import certify
-    from ...model import Decoder, Layer, Model, TableMap, Transition
     fsa = FSA(["0", "1"], [[0, 1], [1, 0]], 0, labels=["0", "1"], name="Z2")
     trans = []
     for s in (1, -1):

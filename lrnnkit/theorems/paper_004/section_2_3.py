@@ -12,12 +12,17 @@ from .._exact import block_diag, det, exact_identity as eye, exact_matmul as mm,
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry
 from ._common import noncommuting_pair
+from ...automata.fsa import FSA
+from ...automata.groups import group_word_problem
+from ...certify import certify
+from ...exact import cos2pi, sin2pi
+from ...model import Decoder, Layer, Model, TableMap, Transition
+from ..paper_003.theorem_d import cayley_orthogonal, random_skew
 
 
 # =========================================================================== Proposition 2.3 (rotations)
 def abelian_fsa(invariants: list):
     """Word problem of Z_{m_1} x ... x Z_{m_k}: states/letters = tuples (lexicographic), start = 0."""
-    from ...automata.fsa import FSA
     elems = list(itertools.product(*[range(m) for m in invariants]))
     index = {g: i for i, g in enumerate(elems)}
     names = ["x".join(map(str, g)) for g in elems]
@@ -29,8 +34,6 @@ def rotation_model(invariants: list):
     """Proposition 2.3's construction (App. A.2): one 2x2 rotation block per cyclic factor, angle 2 pi g_i / m_i
     for input g, h_0 = e_1 in every block, linear read-out with row (cos 2 pi r_i/m_i, sin 2 pi r_i/m_i)_i for
     class r (scores sum_i cos(2 pi (g_i - r_i)/m_i), uniquely maximal at r = g). Exact cyclotomic weights."""
-    from ...exact import cos2pi, sin2pi
-    from ...model import Decoder, Layer, Model, TableMap, Transition
     fsa, elems = abelian_fsa(invariants)
     k = len(invariants)
     d = 2 * k
@@ -61,8 +64,6 @@ ABELIAN_CASES = [[2], [3], [4], [5], [6], [7], [12], [2, 2], [2, 4], [3, 3], [2,
 @entry("004:proposition-2.3", perturb={"angle_offset": 1})
 def check_proposition_2_3(profile: str, angle_offset: int = 0) -> CheckResult:
     """``angle_offset`` (the perturbation 1) rotates by 2 pi k / (m + 1) for Z_m."""
-    from ...certify import certify
-    from ...exact import cos2pi, sin2pi
     cases = ABELIAN_CASES if profile == "deep" else ABELIAN_CASES[:9]
     for m in (3, 5, 8, 12):
         M_ = m + angle_offset
@@ -103,7 +104,6 @@ def _eig_multiplicity(A: list, root: int) -> int:
 def check_orthogonal_rotation_form(profile: str, criterion: str = "det") -> CheckResult:
     """``criterion``: the corrected characterization (``det``: det W = +1; the perturbation ``always`` is the
     printed claim that every orthogonal W pairs into rotation blocks)."""
-    from ..paper_003.theorem_d import cayley_orthogonal, random_skew
     W = [[F(1), F(0)], [F(0), F(-1)]]
     printed_fails = det(W) == -1 and _eig_multiplicity(W, -1) % 2 == 1
     rng = np.random.default_rng(17)
@@ -190,7 +190,6 @@ def check_commutation(profile: str, free_blocks: bool = False) -> CheckResult:
 @entry("004:section-2.3.abelian-only", perturb={"groups": ("S3", "Z6")})
 def check_abelian_only(profile: str, groups: tuple = ("S3", "D4", "D5", "A4", "D6")) -> CheckResult:
     """``groups``: the non-abelian groups tested (the perturbation adds the abelian Z6)."""
-    from ...automata.groups import group_word_problem
     nonab = list(groups) + (["S4"] if profile == "deep" else [])
     witnesses = {}
     for name in nonab:

@@ -1,0 +1,61 @@
+"""The judgements stored in the learning results files agree with the experiments' judges as the code defines them
+now (:mod:`lrnnkit.learn.experiments`): the registry's empirical entries read only the stored judgement
+(:mod:`lrnnkit.theorems.empirical`), so a judge that changed, or a results file edited by hand, shows up here."""
+import copy
+
+import pytest
+
+from lrnnkit.theorems.empirical import _experiment_files, _stored
+
+pytest.importorskip("torch")
+from lrnnkit.learn.experiments import get_experiment  # noqa: E402  (torch: the trainable layers)
+
+FILES = [(p, r) for p, r in _experiment_files() if r.get("judgement") and not r.get("failed")]
+PARTS = [(p, r, part) for p, r in _experiment_files() for part, pj in (r.get("parts") or {}).items()
+         if pj.get("judgement") and not any(k in pj.get("configurations", []) for k in (r.get("failed") or {}))]
+
+
+def _id(x):
+    return x[1]["name"] + "-" + x[1]["scale"] + ("-" + x[2] if len(x) > 2 else "")
+
+
+def test_there_are_judged_files():
+    assert FILES and PARTS
+
+
+@pytest.mark.parametrize("entry", FILES, ids=[_id(x) for x in FILES])
+def test_stored_judgement_is_the_judges(entry):
+    path, rec = entry
+    assert get_experiment(rec["name"]).judge_runs(rec["runs"])["outcome"] == rec["judgement"]["outcome"], path
+
+
+@pytest.mark.parametrize("entry", PARTS, ids=[_id(x) for x in PARTS])
+def test_stored_part_judgement_is_the_judges(entry):
+    path, rec, part = entry
+    got = get_experiment(rec["name"]).judge_part(part, rec["runs"])["outcome"]
+    assert got == rec["parts"][part]["judgement"]["outcome"], (path, part)
+
+
+def test_an_edited_file_is_caught():
+    """The check can fail: one configuration's accuracies zeroed changes some judge's outcome."""
+    changed = 0
+    for path, rec in FILES:
+        runs = copy.deepcopy(rec["runs"])
+        for r in runs.values():
+            for k, v in list(r.items()):
+                if "acc" in k and isinstance(v, (int, float)):
+                    r[k] = 0.0
+                elif "acc" in k and isinstance(v, dict):
+                    r[k] = {kk: 0.0 for kk in v}
+        try:
+            out = get_experiment(rec["name"]).judge_runs(runs)["outcome"]
+        except (KeyError, TypeError, ValueError, IndexError):
+            continue
+        changed += out != rec["judgement"]["outcome"]
+    assert changed
+
+
+def test_stored_reads_the_outcome():
+    assert _stored({"outcome": "reproduced", "measured": {}}, "x", "f.json", "w").verdict == "holds"
+    assert _stored({"outcome": "not reproduced"}, "x", "f.json", "w").verdict == "open"
+    assert _stored({}, "x", "f.json", "w").verdict == "open"
