@@ -13,7 +13,7 @@ from lrnnkit.theorems.registry import VERDICTS
 
 # the empirical entries judge a perturbed record afresh with the experiment's own judge (lrnnkit.learn sits beside
 # the registry, so the registry takes the judges from here rather than importing them)
-empirical.JUDGES.update({e.name: e for e in EXPERIMENTS})
+empirical.JUDGES.update(EXPERIMENTS)
 
 STATEMENTS = all_statements()
 IDS = [s.id for s in STATEMENTS]
