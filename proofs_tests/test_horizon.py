@@ -113,3 +113,29 @@ def test_targets_follow_the_task_letters_and_labels():
     for bad in ("mod-arith:5", "S5-4tok", "mod-arith-br:5"):
         with pytest.raises(InputError, match="no horizon"):
             horizon_target(bad)
+
+
+def test_experiment_records_carry_the_horizon_beside_the_accuracy(tmp_path, capsys):
+    from lrnnkit.cli import main
+    from lrnnkit.learn.experiments import EXPERIMENTS, run_experiment
+    exp = EXPERIMENTS["000-parity"]
+    orig = exp.runs
+    exp.runs = lambda scale: [(lab, cfg) for lab, cfg in orig(scale) if "diagonal" in lab]
+    try:
+        rec = run_experiment("000-parity", "tiny")
+        for lab, r in rec["runs"].items():
+            h = r["horizon"]
+            assert rec["horizons"][lab] == h["statement"] and "seconds" not in h
+            assert set(h["accuracy_by_length"]) >= {"1", "2", "256"}
+            assert h["exhaustive_up_to"] >= 10 or h["horizon"] is not None
+        pos = rec["runs"]["Mamba-like diagonal [0,1]"]["horizon"]
+        assert pos["horizon"] is not None and pos["isomorphic_to_target"] is False
+        assert main(["experiment", "000-parity", "--no-horizon"]) == 0
+        text = capsys.readouterr().out
+        assert "horizon, Mamba-like diagonal [0,1]: not computed" in text
+    finally:
+        exp.runs = orig
+    unsupported = _FlipFrom(3)
+    from lrnnkit.learn.experiments import _horizon
+    cfg = TrainConfig(task="mod-arith:5", test_len=(9,))
+    assert "no horizon" in _horizon(unsupported, cfg, "tiny")["statement"]

@@ -370,9 +370,13 @@ def get_experiment(name: str) -> Experiment:
 
 
 def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str | None = None,
-                   progress: bool = False, only: list | None = None) -> dict:
+                   progress: bool = False, only: list | None = None, horizons: bool = True) -> dict:
     """Run every configuration of an experiment (sequentially), judge, and (with ``out``) write
     ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement).
+
+    With ``horizons``, each newly trained model's horizon (:func:`lrnnkit.learn.horizon.horizon`, budgets per scale
+    in ``HORIZON_BUDGET``) goes into its result as ``horizon`` and, as one line per run, into the record's
+    ``horizons`` beside the judgement.
 
     With ``out``, each configuration trains in its own run directory (periodic checkpoints, :mod:`.train`) and
     leaves its result there (``result.json``); a second call with the same ``out`` -- after Ctrl-C or ``kill -9``
@@ -384,9 +388,9 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
     if not out:
-        return _run(exp, scale, device, None, progress, only)
+        return _run(exp, scale, device, None, progress, only, horizons)
     with RunLock(make_run_dir(out)):
-        return _run(exp, scale, device, out, progress, only)
+        return _run(exp, scale, device, out, progress, only, horizons)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:
@@ -406,7 +410,29 @@ def _finished(sub: str, cfg: TrainConfig) -> dict | None:
     return r if {k: r["config"].get(k) for k in want} == want and "test_accuracy" in r else None
 
 
-def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only) -> dict:
+# the horizon's budgets per scale: exhaustive words, random words for the accuracy curve, and the largest minimal
+# target (states x letters) that L* extracts (beyond it, e.g. A5 and S5 at tiny scale, extraction is skipped)
+HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=512),
+                  "small": dict(max_words=2 ** 16, samples=512, max_extract_cells=4096),
+                  "paper": dict(max_words=2 ** 18, samples=1024, max_extract_cells=4096)}
+
+
+def _horizon(model, cfg: TrainConfig, scale: str) -> dict:
+    """:func:`lrnnkit.learn.horizon.horizon` up to the longest test length, or why there is none; without its
+    timings, so that a resumed experiment's record equals an uninterrupted one's."""
+    from .horizon import horizon
+    try:
+        h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, **HORIZON_BUDGET[scale])
+    except InputError as exc:
+        return {"skipped": str(exc), "statement": f"horizon not computed ({exc})"}
+    h.pop("seconds", None)
+    if isinstance(h.get("extraction"), dict):
+        h["extraction"].pop("seconds", None)
+    return h
+
+
+def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only,
+         horizons: bool = True) -> dict:
     from ..fileio import atomic_write_text
     from .evaluate import plot_accuracy
     from .train import train
@@ -424,10 +450,13 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
             if exp.measure is not None and model is not None:
                 from .tasks import make_task
                 r.update(exp.measure(model, make_task(cfg.task), cfg))
+            if horizons and model is not None:
+                r["horizon"] = _horizon(model, cfg, scale)
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
         results[label] = r
-    rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results}
+    rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results,
+           "horizons": {k: v.get("horizon", {}).get("statement", "not computed") for k, v in results.items()}}
     if not only or len(results) == len(runs):
         rec["judgement"] = exp.judge(results)
     if out:
