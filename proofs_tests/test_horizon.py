@@ -122,7 +122,8 @@ def test_experiment_records_carry_the_horizon_beside_the_accuracy(tmp_path, caps
     orig = exp.runs
     exp.runs = lambda scale: [(lab, cfg) for lab, cfg in orig(scale) if "diagonal" in lab]
     try:
-        rec = run_experiment("000-parity", "tiny")
+        rec = run_experiment("000-parity", "tiny", out=str(tmp_path / "e"))
+        assert (tmp_path / "e" / "horizons.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         for lab, r in rec["runs"].items():
             h = r["horizon"]
             assert rec["horizons"][lab] == h["statement"] and "seconds" not in h
@@ -139,3 +140,15 @@ def test_experiment_records_carry_the_horizon_beside_the_accuracy(tmp_path, caps
     from lrnnkit.learn.experiments import _horizon
     cfg = TrainConfig(task="mod-arith:5", test_len=(9,))
     assert "no horizon" in _horizon(unsupported, cfg, "tiny")["statement"]
+
+
+def test_a_checkpoints_horizon_is_its_models(tmp_path):
+    from lrnnkit.learn.horizon import horizon_checkpoint
+    cfg = TrainConfig(task="parity", layer="diagonal", eig_range=(0.0, 1.0), width=16, heads=2, steps=30, batch=8,
+                      lr=1e-2, train_len=(3, 12), test_len=(24,), short_conv=False)
+    r = train(cfg, str(tmp_path / "run"))
+    a = horizon(r["_model"], "parity", max_len=24)
+    b = horizon_checkpoint(str(tmp_path / "run"))
+    a.pop("seconds"), b.pop("seconds")
+    a["extraction"].pop("seconds"), b["extraction"].pop("seconds")
+    assert a == b and set(b["accuracy_by_length"]) == {"1", "2", "4", "8", "16", "24"}

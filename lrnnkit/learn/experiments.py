@@ -463,6 +463,12 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
         atomic_write_text(os.path.join(out, "results.json"), json.dumps(rec, indent=1) + "\n")
         plot_accuracy({k: v["test_accuracy"] for k, v in results.items()}, os.path.join(out, "accuracy.png"),
                       train_len=exp.plot_len, title=f"{exp.paper} {exp.figure_or_table} ({scale})")
+        curves = {k: v["horizon"]["accuracy_by_length"] for k, v in results.items()
+                  if "accuracy_by_length" in v.get("horizon", {})}
+        if curves:   # final-position accuracy of random words, every length up to the longest test length
+            plot_accuracy(curves, os.path.join(out, "horizons.png"), train_len=exp.plot_len,
+                          title=f"{exp.paper} {exp.figure_or_table} ({scale}): last-position accuracy",
+                          ylabel="accuracy after the last letter")
     return rec
 
 

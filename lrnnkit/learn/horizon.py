@@ -35,7 +35,7 @@ from ..automata.fsa import FSA
 from ..automata.minimize import minimize
 from ..errors import InputError
 
-__all__ = ["horizon", "horizon_target", "horizon_statement"]
+__all__ = ["horizon", "horizon_checkpoint", "horizon_target", "horizon_statement"]
 
 
 def horizon_target(task_or_fsa):
@@ -177,6 +177,16 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     return out
 
 
+def horizon_checkpoint(path: str, *, max_len: int | None = None, device: str = "cpu", **kw) -> dict:
+    """:func:`horizon` of a trained checkpoint (a ``lrnnkit train --out`` run directory or its checkpoint JSON,
+    loaded by :func:`lrnnkit.learn.train.load_checkpoint`) on its own task, up to ``max_len`` (default: its longest
+    test length); ``kw`` go to :func:`horizon`."""
+    from .train import load_checkpoint
+    doc, net = load_checkpoint(path, device)
+    cfg = doc["config"]
+    return horizon(net, cfg["task"], max_len=int(max_len or max(cfg["test_len"])), device=device, **kw)
+
+
 def horizon_statement(h: dict) -> str:
     """One line for a :func:`horizon` result."""
     if h.get("skipped"):
@@ -194,4 +204,7 @@ def horizon_statement(h: dict) -> str:
     if h["extracted_states"] is not None:
         s += (f"; extracted {h['extracted_states']} states, "
               f"{'' if h['isomorphic_to_target'] else 'not '}isomorphic to the {h['target_states']}-state target")
+        bound = (h.get("extraction") or {}).get("stopped_at_state_bound")
+        if bound:
+            s += f" (L* stopped past its {bound}-state bound)"
     return s
