@@ -138,9 +138,9 @@ def test_experiment_records_carry_the_horizon_beside_the_accuracy(tmp_path, caps
     finally:
         exp.runs = orig
     unsupported = _FlipFrom(3)
-    from lrnnkit.learn.experiments import _horizon
+    from lrnnkit.learn.experiments import run_horizon
     cfg = TrainConfig(task="mod-arith:5", test_len=(9,))
-    assert "no horizon" in _horizon(unsupported, cfg, "tiny")["statement"]
+    assert "no horizon" in run_horizon(unsupported, cfg, "tiny")["statement"]
 
 
 def test_a_checkpoints_horizon_is_its_models(tmp_path):

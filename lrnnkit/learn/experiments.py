@@ -25,7 +25,7 @@ from .experiments_003 import EXPERIMENTS_003
 from .train import TrainConfig
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
-           "best_per_config"]
+           "best_per_config", "run_horizon"]
 
 SCALES = ("tiny", "small", "paper")
 RESULT = "result.json"      # a configuration's result, in its run directory
@@ -417,7 +417,7 @@ HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=
                   "paper": dict(max_words=2 ** 18, samples=1024, max_extract_cells=4096)}
 
 
-def _horizon(model, cfg: TrainConfig, scale: str) -> dict:
+def run_horizon(model, cfg: TrainConfig, scale: str) -> dict:
     """:func:`lrnnkit.learn.horizon.horizon` up to the longest test length, or why there is none; without its
     timings, so that a resumed experiment's record equals an uninterrupted one's."""
     from .horizon import horizon
@@ -451,7 +451,7 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
                 from .tasks import make_task
                 r.update(exp.measure(model, make_task(cfg.task), cfg))
             if horizons and model is not None:
-                r["horizon"] = _horizon(model, cfg, scale)
+                r["horizon"] = run_horizon(model, cfg, scale)
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
         results[label] = r
