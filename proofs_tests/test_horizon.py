@@ -7,6 +7,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
@@ -94,6 +96,20 @@ def test_a_model_wrong_from_length_k_on_has_horizon_k(k):
     assert h["shortest_wrong_word"] == ["0"] * k          # the lexicographically first word of length k
     assert h["accuracy_by_length"]["1"] == (0.0 if k == 1 else 1.0) and h["accuracy_by_length"]["32"] == 0.0
     assert h["first_length_below_1"] == k
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 14), budget=st.integers(1, 2 ** 13))
+def test_the_exhaustive_search_reaches_exactly_what_its_budget_allows(k, budget):
+    """Over 2 letters the words of lengths 1..L number 2^(L+1) - 2: the search reaches the largest such L within the
+    budget; the horizon is k when L >= k, else unknown, with k still found by the samples (all wrong from k on)."""
+    reach = max(L for L in range(0, 14) if 2 ** (L + 1) - 2 <= budget)
+    h = horizon(_FlipFrom(k), "parity", max_len=16, max_words=budget, samples=4, extract=False)
+    if reach >= k:
+        assert h["horizon"] == k and h["exhaustive_up_to"] == k - 1
+    else:
+        assert h["horizon"] is None and h["exhaustive_up_to"] == reach and h["words_checked"] == 2 ** (reach + 1) - 2
+    assert h["wrong_at_length"] == k and h["first_length_below_1"] == k
 
 
 def test_beyond_the_exhaustive_budget_a_sampled_wrong_length_is_an_upper_bound():

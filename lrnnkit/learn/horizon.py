@@ -82,6 +82,9 @@ class _Oracle:
         return self.trace(word)[-1]
 
 
+CURVE_TOKENS = 1 << 17     # tokens per forward pass of the accuracy curve (memory of one inference batch)
+
+
 def _curve_lengths(max_len: int) -> list:
     ls, L = [], 1
     while L < max_len:
@@ -136,7 +139,9 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         # the accuracy curve: one batch of random words of length max_len, read at every prefix
         rng = np.random.default_rng(seed)
         words = rng.integers(0, fsa.n_letters, size=(samples, max_len))
-        right = oracle.batch(words) == np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
+        per = max(1, CURVE_TOKENS // max_len)      # words per forward pass
+        got = np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, samples, per)])
+        right = got == np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
         acc = right.mean(axis=0)
         out["accuracy_by_length"] = {str(L): round(float(acc[L - 1]), 4) for L in _curve_lengths(max_len)}
         out["samples"] = samples
