@@ -418,11 +418,13 @@ HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=
 
 
 def run_horizon(model, cfg: TrainConfig, scale: str) -> dict:
-    """:func:`lrnnkit.learn.horizon.horizon` up to the longest test length, or why there is none; without its
+    """:func:`lrnnkit.learn.horizon.horizon` up to the longest test length (under bf16 autocast on CUDA where the
+    run trained so, as its test accuracy was measured), or why there is none; without its
     timings, so that a resumed experiment's record equals an uninterrupted one's."""
     from .horizon import horizon
     try:
-        h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, **HORIZON_BUDGET[scale])
+        h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, autocast=cfg.bf16,
+                    **HORIZON_BUDGET[scale])
     except InputError as exc:
         return {"skipped": str(exc), "statement": f"horizon not computed ({exc})"}
     h.pop("seconds", None)

@@ -63,9 +63,16 @@ def horizon_target(task_or_fsa):
 class _Oracle:
     """The model's label after every prefix, for words over the target's letters (indices into ``letters``)."""
 
-    def __init__(self, model, letters, labels, device):
+    def __init__(self, model, letters, labels, device, autocast: bool = False):
         from .compare import torch_outputs
         self.letters = np.asarray(letters, dtype=np.int64)
+        if autocast:     # the precision the model was trained and evaluated in (bf16 autocast on CUDA)
+            import torch
+            inner = model
+
+            def model(x):
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=x.is_cuda):
+                    return inner(x)
         self._out = torch_outputs(model, labels, device)
         self.calls = 0
 
@@ -95,7 +102,7 @@ def _curve_lengths(max_len: int) -> list:
 
 def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14, samples: int = 256,
             extract: bool = True, max_extract_cells: int = 512, max_rounds: int = 4, random_steps: int = 500,
-            seed: int = 0, device: str = "cpu") -> dict:
+            seed: int = 0, device: str = "cpu", autocast: bool = False) -> dict:
     """The horizon of ``model`` (a torch module: tokens ``(B, T)`` long -> logits ``(B, T, n_out)``, or a tuple
     whose first item is the logits) on ``task_or_fsa`` (an :class:`~lrnnkit.learn.tasks.AutomatonTask`, a task name,
     or an FSA whose letter ``i`` is token ``i`` and whose output labels are the model's classes in
@@ -104,7 +111,8 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``max_words``: the exhaustive search's budget (all words of length 1..L while the total fits); ``max_len`` and
     ``samples``: the accuracy curve's length and number of random words; ``extract``: run L* when the minimal target
     has at most ``max_extract_cells`` (states x letters) cells (``max_rounds`` rounds, ``random_steps`` letters of
-    random search per equivalence query). Returns a JSON-able dict: ``horizon`` (the length of a shortest wrong
+    random search per equivalence query); ``autocast``: run the model under bf16 autocast on CUDA (as training
+    evaluates it; the horizon is the model's in the precision it runs in). Returns a JSON-able dict: ``horizon`` (the length of a shortest wrong
     word, when the search found one, else None), ``shortest_wrong_word`` (its symbols) with ``model_output`` and
     ``target_output`` on it, ``exhaustive_up_to``, ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the
     shortest wrong word known from any source), ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ...,
@@ -120,11 +128,12 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     if was is not None:
         model.eval()
     try:
-        oracle = _Oracle(model, letters, labels, device)
+        oracle = _Oracle(model, letters, labels, device, autocast)
         sym = lambda w: [fsa.alphabet[a] for a in w]  # noqa: E731
         known: dict = {}
         comp = shortest_disagreement(oracle.batch, fsa, max_words=max_words, max_length=max_len, record=known)
-        out = {"target": fsa.name, "letters": len(letters), "horizon": None, "shortest_wrong_word": None,
+        out = {"target": fsa.name, "letters": len(letters),
+               "bf16_autocast": bool(autocast and str(device).startswith("cuda")), "horizon": None, "shortest_wrong_word": None,
                "model_output": None, "target_output": None, "exhaustive_up_to": comp.agrees_up_to,
                "words_checked": comp.words_checked}
         wrong = []      # (length, word) on which the model is wrong, re-run on the model
