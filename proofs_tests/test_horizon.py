@@ -73,6 +73,9 @@ def test_positive_parity_model_shortest_wrong_word_is_shortest_and_verified(posi
     first_wrong = next(x for x, y in zip(same, _labels(positive, same)) if y != _parity(x))
     assert w == first_wrong
     assert h["isomorphic_to_target"] is False and min(h["accuracy_by_length"].values()) < 0.9
+    stopped = horizon(positive, "parity", max_len=64, max_extract_queries=2)   # L* over budget: no extraction
+    assert stopped["extracted_states"] is None and "stopped after 2 model runs" in stopped["extraction"]["stopped"]
+    assert stopped["horizon"] == k and "extraction stopped after 2 model runs" in stopped["statement"]
 
 
 class _FlipFrom(torch.nn.Module):

@@ -411,10 +411,14 @@ def _finished(sub: str, cfg: TrainConfig) -> dict | None:
 
 
 # the horizon's budgets per scale: exhaustive words, random words for the accuracy curve, and the largest minimal
-# target (states x letters) that L* extracts (beyond it, e.g. A5 and S5 at tiny scale, extraction is skipped)
-HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=512),
-                  "small": dict(max_words=2 ** 16, samples=512, max_extract_cells=4096),
-                  "paper": dict(max_words=2 ** 18, samples=1024, max_extract_cells=4096)}
+# target (states x letters) that L* extracts (beyond it, e.g. A5 and S5 at tiny scale, extraction is skipped), and
+# L*'s model runs and seconds (a model far from the target can grow L*'s table without end)
+HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=512, max_extract_queries=5000,
+                               max_extract_seconds=20),
+                  "small": dict(max_words=2 ** 16, samples=512, max_extract_cells=4096, max_extract_queries=20000,
+                                max_extract_seconds=60),
+                  "paper": dict(max_words=2 ** 18, samples=1024, max_extract_cells=4096,
+                                max_extract_queries=100_000, max_extract_seconds=300)}
 
 
 def run_horizon(model, cfg: TrainConfig, scale: str) -> dict:

@@ -60,6 +60,11 @@ def horizon_target(task_or_fsa):
     return sub, letters, labels
 
 
+class _Budget(Exception):
+    """L*'s budget of model runs or seconds is spent (a trained model need not be finite-state: its observation
+    table can grow without end before the first equivalence query)."""
+
+
 class _Oracle:
     """The model's label after every prefix, for words over the target's letters (indices into ``letters``)."""
 
@@ -75,9 +80,14 @@ class _Oracle:
                     return inner(x)
         self._out = torch_outputs(model, labels, device)
         self.calls = 0
+        self.limit = None           # (max calls, deadline) while L* runs
 
     def batch(self, words) -> np.ndarray:
         self.calls += 1
+        if self.limit is not None and self.calls > self.limit[0]:
+            raise _Budget(f"stopped after {self.limit[2]} model runs")
+        if self.limit is not None and time.perf_counter() > self.limit[1]:
+            raise _Budget(f"stopped after {self.limit[3]:g} s")
         return np.asarray(self._out(self.letters[np.asarray(words, dtype=np.int64)])).astype(str)
 
     def trace(self, word: Sequence[int]) -> list:
@@ -101,7 +111,8 @@ def _curve_lengths(max_len: int) -> list:
 
 
 def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14, samples: int = 256,
-            extract: bool = True, max_extract_cells: int = 512, max_rounds: int = 4, random_steps: int = 500,
+            extract: bool = True, max_extract_cells: int = 512, max_extract_queries: int = 5000,
+            max_extract_seconds: float = 30.0, max_rounds: int = 4, random_steps: int = 500,
             seed: int = 0, device: str = "cpu", autocast: bool = False) -> dict:
     """The horizon of ``model`` (a torch module: tokens ``(B, T)`` long -> logits ``(B, T, n_out)``, or a tuple
     whose first item is the logits) on ``task_or_fsa`` (an :class:`~lrnnkit.learn.tasks.AutomatonTask`, a task name,
@@ -111,7 +122,8 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``max_words``: the exhaustive search's budget (all words of length 1..L while the total fits); ``max_len`` and
     ``samples``: the accuracy curve's length and number of random words; ``extract``: run L* when the minimal target
     has at most ``max_extract_cells`` (states x letters) cells (``max_rounds`` rounds, ``random_steps`` letters of
-    random search per equivalence query); ``autocast``: run the model under bf16 autocast on CUDA (as training
+    random search per equivalence query, stopped after ``max_extract_queries`` model runs or
+    ``max_extract_seconds``); ``autocast``: run the model under bf16 autocast on CUDA (as training
     evaluates it; the horizon is the model's in the precision it runs in). Returns a JSON-able dict: ``horizon`` (the length of a shortest wrong
     word, when the search found one, else None), ``shortest_wrong_word`` (its symbols) with ``model_output`` and
     ``target_output`` on it, ``exhaustive_up_to``, ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the
@@ -163,11 +175,20 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         out.update(extracted_states=None, target_states=minimize(fsa).n_states, isomorphic_to_target=None,
                    extraction_word=None, extraction=None)
         cells = out["target_states"] * fsa.n_letters
+        ext = None
         if extract and cells <= max_extract_cells:
             from .extract import extract_automaton
-            ext = extract_automaton(oracle, list(fsa.alphabet), target=fsa, eq_oracle="target",
-                                    random_steps=random_steps, max_rounds=max_rounds,
-                                    max_states=4 * out["target_states"], seed=seed, known=known)
+            oracle.limit = (oracle.calls + max_extract_queries, time.perf_counter() + max_extract_seconds,
+                            max_extract_queries, max_extract_seconds)
+            try:
+                ext = extract_automaton(oracle, list(fsa.alphabet), target=fsa, eq_oracle="target",
+                                        random_steps=random_steps, max_rounds=max_rounds,
+                                        max_states=4 * out["target_states"], seed=seed, known=known)
+            except _Budget as exc:
+                out["extraction"] = {"stopped": f"{exc} before L* finished"}
+            finally:
+                oracle.limit = None
+        if ext is not None:
             out.update(extracted_states=ext.automaton.n_states, isomorphic_to_target=bool(ext.isomorphic),
                        extraction_word=None if ext.distinguishing_word is None else sym(ext.distinguishing_word),
                        extraction={k: ext.stats.get(k) for k in ("rounds", "membership_queries", "seconds",
@@ -175,7 +196,7 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
             w = ext.distinguishing_word
             if w and oracle(w) != fsa.outputs[fsa.run(w)]:
                 wrong.append(list(w))
-        elif extract:
+        if extract and cells > max_extract_cells:
             out["extraction"] = {"skipped": f"{cells} cells (states x letters) > max_extract_cells "
                                             f"{max_extract_cells}"}
         if wrong:
@@ -215,6 +236,8 @@ def horizon_statement(h: dict) -> str:
         else:
             s += f"; no wrong word found up to length {max(int(k) for k in h['accuracy_by_length'])} " \
                  f"({h['samples']} samples)"
+    if (h.get("extraction") or {}).get("stopped"):
+        s += f"; extraction {h['extraction']['stopped']}"
     if h["extracted_states"] is not None:
         s += (f"; extracted {h['extracted_states']} states, "
               f"{'' if h['isomorphic_to_target'] else 'not '}isomorphic to the {h['target_states']}-state target")
