@@ -89,7 +89,8 @@ def jobs_for(names, scale: str, device: str, fla: bool):
     jobs = []
     for name in names:
         for label, cfg in get_experiment(name).runs(scale):
-            jobs.append({"experiment": name, "label": label, "config": dataclasses.replace(cfg, device=device).to_json()})
+            jobs.append({"experiment": name, "label": label, "scale": scale,
+                         "config": dataclasses.replace(cfg, device=device).to_json()})
     if fla:
         # the anchor: fla's layer on S3 (n_h = 1, 2), 150 s each; ours with the same settings and cap are the S3
         # runs of 001-deltaproduct (their cap raised to 150 s here), compared in summarise()
@@ -118,6 +119,12 @@ def run_job(job: dict, out: str, threads: int = 2) -> dict:
         if measure is not None and model is not None:   # e.g. 003's fixed-point iterations per test length
             from lrnnkit.learn.tasks import make_task
             res.update(measure(model, make_task(cfg.task), cfg))
+        if model is not None:   # the trained model's horizon (lrnnkit.learn.horizon), as `lrnnkit experiment` records
+            from lrnnkit.learn.experiments import run_horizon
+            try:
+                res["horizon"] = run_horizon(model, cfg, job.get("scale", "small"))
+            except Exception as exc:   # the training result stands without it
+                res["horizon"] = {"error": f"{type(exc).__name__}: {exc}", "statement": "horizon failed"}
         res["ms_per_step"] = round(1000 * res["seconds"] / max(1, res["steps"]), 2)
         status = "ok"
     except Exception as exc:   # a failed run is recorded, the others go on
@@ -309,6 +316,7 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
         e = EXPERIMENTS.get(exp)
         doc = {"name": exp, "scale": scale, "runs": ok,
                "failed": {k: r["result"].get("error") for k, r in recs.items() if r["status"] != "ok"}}
+        doc["horizons"] = {k: (r.get("horizon") or {}).get("statement", "not computed") for k, r in ok.items()}
         calls = {}
         for r in recs.values():
             pv = r.get("provenance")

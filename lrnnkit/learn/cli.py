@@ -106,6 +106,9 @@ def add_parser(sub) -> None:
                    help="tiny (default, minutes on a CPU), small, or the paper's own sizes")
     s.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     s.add_argument("--out", default=None, help="output directory for the runs and the result")
+    s.add_argument("--no-horizon", action="store_true",
+                   help="skip each trained model's horizon (shortest wrong word, accuracy against length, "
+                   "extracted automaton; docs/learning.rst)")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 
@@ -162,7 +165,8 @@ def run_experiment_cmd(a) -> int:
         return 0
     if not a.name:
         raise InputError("experiment: give a NAME or --list (see `lrnnkit experiment --list`)")
-    rec = run_experiment(a.name, a.scale, a.device, a.out, progress=not a.json and sys.stderr.isatty())
+    rec = run_experiment(a.name, a.scale, a.device, a.out, progress=not a.json and sys.stderr.isatty(),
+                         horizons=not a.no_horizon)
     if a.json:
         _print_json(rec)
     else:
@@ -170,6 +174,8 @@ def run_experiment_cmd(a) -> int:
         print(f"{rec['name']} ({rec['paper']}, {rec['figure_or_table']}), scale {a.scale}: {j.get('outcome')}")
         print(f"  claim: {rec['claim']}")
         print(f"  measured: {json.dumps(j.get('measured'))}")
+        for label, line in rec.get("horizons", {}).items():
+            print(f"  horizon, {label}: {line}")
         if a.out:
             print(f"  results: {os.path.join(a.out, 'results.json')}")
     return 0

@@ -22,12 +22,13 @@ from typing import Callable
 
 from ..errors import InputError
 from .experiments_003 import EXPERIMENTS_003
+from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text
 from .tasks import make_task
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
-           "best_per_config"]
+           "best_per_config", "run_horizon"]
 
 SCALES = ("tiny", "small", "paper")
 RESULT = "result.json"      # a configuration's result, in its run directory
@@ -372,9 +373,13 @@ def get_experiment(name: str) -> Experiment:
 
 
 def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str | None = None,
-                   progress: bool = False, only: list | None = None) -> dict:
+                   progress: bool = False, only: list | None = None, horizons: bool = True) -> dict:
     """Run every configuration of an experiment (sequentially), judge, and (with ``out``) write
     ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement).
+
+    With ``horizons``, each newly trained model's horizon (:func:`lrnnkit.learn.horizon.horizon`, budgets per scale
+    in ``HORIZON_BUDGET``) goes into its result as ``horizon`` and, as one line per run, into the record's
+    ``horizons`` beside the judgement.
 
     With ``out``, each configuration trains in its own run directory (periodic checkpoints, :mod:`.train`) and
     leaves its result there (``result.json``); a second call with the same ``out`` -- after Ctrl-C or ``kill -9``
@@ -386,9 +391,9 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
     if not out:
-        return _run(exp, scale, device, None, progress, only)
+        return _run(exp, scale, device, None, progress, only, horizons)
     with RunLock(make_run_dir(out)):
-        return _run(exp, scale, device, out, progress, only)
+        return _run(exp, scale, device, out, progress, only, horizons)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:
@@ -408,7 +413,34 @@ def _finished(sub: str, cfg: TrainConfig) -> dict | None:
     return r if {k: r["config"].get(k) for k in want} == want and "test_accuracy" in r else None
 
 
-def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only) -> dict:
+# the horizon's budgets per scale: exhaustive words, random words for the accuracy curve, and the largest minimal
+# target (states x letters) that L* extracts (beyond it, e.g. A5 and S5 at tiny scale, extraction is skipped), and
+# L*'s model runs and seconds (a model far from the target can grow L*'s table without end)
+HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=512, max_extract_queries=5000,
+                               max_extract_seconds=20),
+                  "small": dict(max_words=2 ** 16, samples=512, max_extract_cells=4096, max_extract_queries=20000,
+                                max_extract_seconds=60),
+                  "paper": dict(max_words=2 ** 18, samples=1024, max_extract_cells=4096,
+                                max_extract_queries=100_000, max_extract_seconds=300)}
+
+
+def run_horizon(model, cfg: TrainConfig, scale: str) -> dict:
+    """:func:`lrnnkit.learn.horizon.horizon` up to the longest test length (under bf16 autocast on CUDA where the
+    run trained so, as its test accuracy was measured), or why there is none; without its
+    timings, so that a resumed experiment's record equals an uninterrupted one's."""
+    try:
+        h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, autocast=cfg.bf16,
+                    **HORIZON_BUDGET[scale])
+    except InputError as exc:
+        return {"skipped": str(exc), "statement": f"horizon not computed ({exc})"}
+    h.pop("seconds", None)
+    if isinstance(h.get("extraction"), dict):
+        h["extraction"].pop("seconds", None)
+    return h
+
+
+def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only,
+         horizons: bool = True) -> dict:
     from .evaluate import plot_accuracy
     from .train import train
     runs = exp.runs(scale)
@@ -424,16 +456,25 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
             model = r.pop("_model", None)
             if exp.measure is not None and model is not None:
                 r.update(exp.measure(model, make_task(cfg.task), cfg))
+            if horizons and model is not None:
+                r["horizon"] = run_horizon(model, cfg, scale)
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
         results[label] = r
-    rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results}
+    rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results,
+           "horizons": {k: v.get("horizon", {}).get("statement", "not computed") for k, v in results.items()}}
     if not only or len(results) == len(runs):
         rec["judgement"] = exp.judge(results)
     if out:
         atomic_write_text(os.path.join(out, "results.json"), json.dumps(rec, indent=1) + "\n")
         plot_accuracy({k: v["test_accuracy"] for k, v in results.items()}, os.path.join(out, "accuracy.png"),
                       train_len=exp.plot_len, title=f"{exp.paper} {exp.figure_or_table} ({scale})")
+        curves = {k: v["horizon"]["accuracy_by_length"] for k, v in results.items()
+                  if "accuracy_by_length" in v.get("horizon", {})}
+        if curves:   # final-position accuracy of random words, every length up to the longest test length
+            plot_accuracy(curves, os.path.join(out, "horizons.png"), train_len=exp.plot_len,
+                          title=f"{exp.paper} {exp.figure_or_table} ({scale}): last-position accuracy",
+                          ylabel="accuracy after the last letter")
     return rec
 
 

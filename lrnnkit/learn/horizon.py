@@ -1,0 +1,247 @@
+"""The horizon of a trained model: the shortest input on which it is wrong, or the statement that none exists up to
+a stated length, beside its accuracy against length and the automaton it implements.
+
+A trained sequence model ``M`` and a target automaton ``A`` (the task's: the output label after every prefix) over
+the letters the task draws. Three measurements, each exact about what it states:
+
+* **Exhaustive search** (:func:`lrnnkit.learn.compare.shortest_disagreement`): every word of length 1, 2, ... in
+  turn, while the total stays within ``max_words``. Either a word ``w`` with ``M(w) != A(w)`` is found at length
+  ``L`` -- then it is a *shortest* wrong word, every shorter word having been checked -- and the ``horizon`` is
+  ``L``; or ``M`` is right on every word of length ``<= exhaustive_up_to``.
+* **Accuracy against length**: ``samples`` uniformly random words of length ``max_len`` (seeded); a causal model's
+  output after the first ``t`` letters is its answer on a uniformly random word of length ``t``, so one batch gives
+  the whole curve, ``accuracy_by_length[t]`` = the fraction of the samples right after ``t`` letters.
+  ``wrong_at_length`` is the shortest length at which any wrong word is known (from the search, the samples, or the
+  extraction below, every one re-run on the model): an upper bound on the horizon where the search did not reach.
+* **Extraction** (:func:`lrnnkit.learn.extract.extract_automaton`, Angluin's L* with the target as teacher): the
+  minimal automaton consistent with the model's answers, its number of states, whether it is isomorphic to the
+  minimal target, and otherwise a shortest word distinguishing the two (product search, any length). L* sees
+  finitely many words: an isomorphic extraction is evidence, not proof, that ``M`` implements ``A``; the proven part
+  is the exhaustive one.
+
+A compiled lrnnkit model certified by :func:`lrnnkit.certify` has horizon infinity (000, Theorem 3 and 001,
+Theorem 1 constructions; the certificate covers every length). A trained model's horizon is where state drift in
+finite precision, or a wrong automaton, first shows (000, Section 5 and 001, Section 5 report only accuracy at a
+few lengths).
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+import numpy as np
+
+from ..automata.fsa import FSA
+from ..automata.minimize import minimize
+from ..errors import InputError
+
+__all__ = ["horizon", "horizon_checkpoint", "horizon_target", "horizon_statement"]
+
+
+def horizon_target(task_or_fsa):
+    """``(fsa, letters, labels)``: the target automaton over the task's letters (outputs = the task's labels per
+    state), the token id of each of its letters, and the model's output classes in order. Raises InputError (with
+    the reason) for tasks whose inputs are not all words over their letters, one token per letter."""
+    from .tasks import AutomatonTask, make_task
+    if isinstance(task_or_fsa, FSA):
+        fsa = task_or_fsa
+        return fsa, np.arange(fsa.n_letters), list(fsa.output_alphabet)
+    task = make_task(task_or_fsa) if isinstance(task_or_fsa, str) else task_or_fsa
+    if not isinstance(task, AutomatonTask):
+        raise InputError(f"task {task.name!r} is not an automaton task: no horizon")
+    if task.k != 1:
+        raise InputError(f"task {task.name!r} has {task.k} tokens per letter: no horizon (one token per letter only)")
+    if task.words != "uniform" or task.supervise == "digits":
+        raise InputError(f"task {task.name!r} draws only well-formed words: no horizon over all words")
+    fsa, letters, labels = task.fsa, np.asarray(task.letters), list(task.labels)
+    outs = tuple(labels[i] for i in task._lab)      # the label of each state, as the task trains it
+    sub = FSA(tuple(fsa.alphabet[a] for a in letters), fsa.delta[:, letters], fsa.start, None, outs, None,
+              f"{task.name} (task labels)")
+    return sub, letters, labels
+
+
+class _Budget(Exception):
+    """L*'s budget of model runs or seconds is spent (a trained model need not be finite-state: its observation
+    table can grow without end before the first equivalence query)."""
+
+
+class _Oracle:
+    """The model's label after every prefix, for words over the target's letters (indices into ``letters``)."""
+
+    def __init__(self, model, letters, labels, device, autocast: bool = False):
+        from .compare import torch_outputs
+        self.letters = np.asarray(letters, dtype=np.int64)
+        if autocast:     # the precision the model was trained and evaluated in (bf16 autocast on CUDA)
+            import torch
+            inner = model
+
+            def model(x):
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=x.is_cuda):
+                    return inner(x)
+        self._out = torch_outputs(model, labels, device)
+        self.calls = 0
+        self.limit = None           # (max calls, deadline) while L* runs
+
+    def batch(self, words) -> np.ndarray:
+        self.calls += 1
+        if self.limit is not None and self.calls > self.limit[0]:
+            raise _Budget(f"stopped after {self.limit[2]} model runs")
+        if self.limit is not None and time.perf_counter() > self.limit[1]:
+            raise _Budget(f"stopped after {self.limit[3]:g} s")
+        return np.asarray(self._out(self.letters[np.asarray(words, dtype=np.int64)])).astype(str)
+
+    def trace(self, word: Sequence[int]) -> list:
+        return [] if len(word) == 0 else self.batch([list(word)])[0].tolist()
+
+    def __call__(self, word: Sequence[int]) -> str:
+        if len(word) == 0:
+            raise InputError("a membership query needs a non-empty word")
+        return self.trace(word)[-1]
+
+
+CURVE_TOKENS = 1 << 17     # tokens per forward pass of the accuracy curve (memory of one inference batch)
+
+
+def _curve_lengths(max_len: int) -> list:
+    ls, L = [], 1
+    while L < max_len:
+        ls.append(L)
+        L *= 2
+    return ls + [max_len]
+
+
+def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14, samples: int = 256,
+            extract: bool = True, max_extract_cells: int = 512, max_extract_queries: int = 5000,
+            max_extract_seconds: float = 30.0, max_rounds: int = 4, random_steps: int = 500,
+            seed: int = 0, device: str = "cpu", autocast: bool = False) -> dict:
+    """The horizon of ``model`` (a torch module: tokens ``(B, T)`` long -> logits ``(B, T, n_out)``, or a tuple
+    whose first item is the logits) on ``task_or_fsa`` (an :class:`~lrnnkit.learn.tasks.AutomatonTask`, a task name,
+    or an FSA whose letter ``i`` is token ``i`` and whose output labels are the model's classes in
+    ``output_alphabet`` order). Module docstring for the math.
+
+    ``max_words``: the exhaustive search's budget (all words of length 1..L while the total fits); ``max_len`` and
+    ``samples``: the accuracy curve's length and number of random words; ``extract``: run L* when the minimal target
+    has at most ``max_extract_cells`` (states x letters) cells (``max_rounds`` rounds, ``random_steps`` letters of
+    random search per equivalence query, stopped after ``max_extract_queries`` model runs or
+    ``max_extract_seconds``); ``autocast``: run the model under bf16 autocast on CUDA (as training
+    evaluates it; the horizon is the model's in the precision it runs in). Returns a JSON-able dict: ``horizon`` (the length of a shortest wrong
+    word, when the search found one, else None), ``shortest_wrong_word`` (its symbols) with ``model_output`` and
+    ``target_output`` on it, ``exhaustive_up_to``, ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the
+    shortest wrong word known from any source), ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ...,
+    ``max_len``), ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
+    ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
+    and ``statement`` (one line)."""
+    from .compare import shortest_disagreement
+    if max_len < 1 or max_words < 1 or samples < 1:
+        raise InputError(f"max_len, max_words and samples must be >= 1 (got {max_len}, {max_words}, {samples})")
+    t0 = time.perf_counter()
+    fsa, letters, labels = horizon_target(task_or_fsa)
+    was = getattr(model, "training", None)
+    if was is not None:
+        model.eval()
+    try:
+        oracle = _Oracle(model, letters, labels, device, autocast)
+        sym = lambda w: [fsa.alphabet[a] for a in w]  # noqa: E731
+        known: dict = {}
+        comp = shortest_disagreement(oracle.batch, fsa, max_words=max_words, max_length=max_len, record=known)
+        out = {"target": fsa.name, "letters": len(letters),
+               "bf16_autocast": bool(autocast and str(device).startswith("cuda")), "horizon": None, "shortest_wrong_word": None,
+               "model_output": None, "target_output": None, "exhaustive_up_to": comp.agrees_up_to,
+               "words_checked": comp.words_checked}
+        wrong = []      # (length, word) on which the model is wrong, re-run on the model
+        if comp.word is not None:
+            got = oracle(comp.word)
+            want = fsa.outputs[fsa.run(comp.word)]
+            if got == want:     # pragma: no cover - a model whose answer changes between two runs
+                raise InputError("the model answered the same word differently on two runs")
+            out.update(horizon=len(comp.word), shortest_wrong_word=sym(comp.word), model_output=got,
+                       target_output=want)
+            wrong.append(comp.word)
+        # the accuracy curve: one batch of random words of length max_len, read at every prefix
+        rng = np.random.default_rng(seed)
+        words = rng.integers(0, fsa.n_letters, size=(samples, max_len))
+        per = max(1, CURVE_TOKENS // max_len)      # words per forward pass
+        got = np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, samples, per)])
+        right = got == np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
+        acc = right.mean(axis=0)
+        out["accuracy_by_length"] = {str(L): round(float(acc[L - 1]), 4) for L in _curve_lengths(max_len)}
+        out["samples"] = samples
+        below = np.nonzero(~right.all(axis=0))[0]
+        out["first_length_below_1"] = int(below[0]) + 1 if below.size else None
+        if below.size:
+            t = int(below[0])
+            i = int(np.nonzero(~right[:, t])[0][0])
+            wrong.append(words[i, : t + 1].tolist())
+        out.update(extracted_states=None, target_states=minimize(fsa).n_states, isomorphic_to_target=None,
+                   extraction_word=None, extraction=None)
+        cells = out["target_states"] * fsa.n_letters
+        ext = None
+        if extract and cells <= max_extract_cells:
+            from .extract import extract_automaton
+            oracle.limit = (oracle.calls + max_extract_queries, time.perf_counter() + max_extract_seconds,
+                            max_extract_queries, max_extract_seconds)
+            try:
+                ext = extract_automaton(oracle, list(fsa.alphabet), target=fsa, eq_oracle="target",
+                                        random_steps=random_steps, max_rounds=max_rounds,
+                                        max_states=4 * out["target_states"], seed=seed, known=known)
+            except _Budget as exc:
+                out["extraction"] = {"stopped": f"{exc} before L* finished"}
+            finally:
+                oracle.limit = None
+        if ext is not None:
+            out.update(extracted_states=ext.automaton.n_states, isomorphic_to_target=bool(ext.isomorphic),
+                       extraction_word=None if ext.distinguishing_word is None else sym(ext.distinguishing_word),
+                       extraction={k: ext.stats.get(k) for k in ("rounds", "membership_queries", "seconds",
+                                                                  "stopped_at_state_bound")})
+            w = ext.distinguishing_word
+            if w and oracle(w) != fsa.outputs[fsa.run(w)]:
+                wrong.append(list(w))
+        if extract and cells > max_extract_cells:
+            out["extraction"] = {"skipped": f"{cells} cells (states x letters) > max_extract_cells "
+                                            f"{max_extract_cells}"}
+        if wrong:
+            best = min(wrong, key=len)
+            out["wrong_at_length"], out["wrong_word"] = len(best), sym(best)
+        else:
+            out["wrong_at_length"], out["wrong_word"] = None, None
+    finally:
+        if was is not None:
+            model.train(was)
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    out["statement"] = horizon_statement(out)
+    return out
+
+
+def horizon_checkpoint(path: str, *, max_len: int | None = None, device: str = "cpu", **kw) -> dict:
+    """:func:`horizon` of a trained checkpoint (a ``lrnnkit train --out`` run directory or its checkpoint JSON,
+    loaded by :func:`lrnnkit.learn.train.load_checkpoint`) on its own task, up to ``max_len`` (default: its longest
+    test length); ``kw`` go to :func:`horizon`."""
+    from .train import load_checkpoint
+    doc, net = load_checkpoint(path, device)
+    cfg = doc["config"]
+    return horizon(net, cfg["task"], max_len=int(max_len or max(cfg["test_len"])), device=device, **kw)
+
+
+def horizon_statement(h: dict) -> str:
+    """One line for a :func:`horizon` result."""
+    if h.get("skipped"):
+        return f"horizon not computed ({h['skipped']})"
+    if h["horizon"] is not None:
+        s = (f"horizon {h['horizon']}: wrong on {' '.join(h['shortest_wrong_word'])!r} (model "
+             f"{h['model_output']!r}, target {h['target_output']!r}); right on every shorter word")
+    else:
+        s = f"right on every word of length <= {h['exhaustive_up_to']} ({h['words_checked']} words)"
+        if h["wrong_at_length"] is not None:
+            s += f"; wrong at length {h['wrong_at_length']}"
+        else:
+            s += f"; no wrong word found up to length {max(int(k) for k in h['accuracy_by_length'])} " \
+                 f"({h['samples']} samples)"
+    if (h.get("extraction") or {}).get("stopped"):
+        s += f"; extraction {h['extraction']['stopped']}"
+    if h["extracted_states"] is not None:
+        s += (f"; extracted {h['extracted_states']} states, "
+              f"{'' if h['isomorphic_to_target'] else 'not '}isomorphic to the {h['target_states']}-state target")
+        bound = (h.get("extraction") or {}).get("stopped_at_state_bound")
+        if bound:
+            s += f" (L* stopped past its {bound}-state bound)"
+    return s

@@ -1,0 +1,174 @@
+"""The horizon of a trained model (lrnnkit.learn.horizon): a shortest wrong word that is really shortest (brute force),
+verified on the model; none up to the stated length for a model that learned parity; a hand-made model wrong exactly
+from length k on gets horizon k; experiments carry the horizon beside their accuracy."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch")
+
+from lrnnkit.errors import InputError  # noqa: E402
+from lrnnkit.learn.horizon import horizon, horizon_target  # noqa: E402
+from lrnnkit.learn.train import TrainConfig, train  # noqa: E402
+
+
+def _parity_model(lo: float):
+    r = train(TrainConfig(task="parity", layer="diagonal", eig_range=(lo, 1.0), width=16, heads=2, steps=150,
+                          batch=32, lr=1e-2, train_len=(3, 40), test_len=(40,), short_conv=False))
+    return r["_model"]
+
+
+@pytest.fixture(scope="module")
+def signed():
+    return _parity_model(-1.0)
+
+
+@pytest.fixture(scope="module")
+def positive():
+    return _parity_model(0.0)
+
+
+def _labels(model, words):
+    """The model's label (parity task: output classes "0", "1") after the last letter of each word."""
+    with torch.no_grad():
+        logits = model(torch.as_tensor(np.asarray(words), dtype=torch.long))
+    return [str(int(x)) for x in logits[:, -1].argmax(-1)]
+
+
+def _parity(w):
+    return str(sum(w) % 2)
+
+
+def test_signed_parity_model_has_no_wrong_word_up_to_the_stated_length(signed):
+    h = horizon(signed, "parity", max_len=128, max_words=2 ** 12)
+    assert h["horizon"] is None and h["shortest_wrong_word"] is None and h["wrong_at_length"] is None
+    assert h["exhaustive_up_to"] == 11 and h["words_checked"] == 2 ** 12 - 2    # 2 + 4 + ... + 2^11 <= 4096
+    assert h["isomorphic_to_target"] is True and h["extracted_states"] == h["target_states"] == 2
+    assert set(h["accuracy_by_length"]) == {"1", "2", "4", "8", "16", "32", "64", "128"}
+    assert all(v == 1.0 for v in h["accuracy_by_length"].values())
+    assert "right on every word of length <= 11" in h["statement"]
+    # independent check of the exhaustive claim on the longest length (all 2048 words of length 11)
+    words = list(itertools.product((0, 1), repeat=11))
+    assert _labels(signed, words) == [_parity(w) for w in words]
+
+
+def test_positive_parity_model_shortest_wrong_word_is_shortest_and_verified(positive):
+    h = horizon(positive, "parity", max_len=64)
+    k = h["horizon"]
+    assert k is not None and h["wrong_at_length"] == k and h["exhaustive_up_to"] == k - 1
+    w = [int(s) for s in h["shortest_wrong_word"]]
+    assert len(w) == k
+    (got,) = _labels(positive, [w])                     # the model, run again on the word
+    assert got == h["model_output"] != _parity(w) == h["target_output"]
+    for L in range(1, k):                               # brute force: every shorter word is right
+        words = list(itertools.product((0, 1), repeat=L))
+        assert _labels(positive, words) == [_parity(x) for x in words]
+    # the lexicographically first wrong word of its length (the search's order)
+    same = [list(x) for x in itertools.product((0, 1), repeat=k)]
+    first_wrong = next(x for x, y in zip(same, _labels(positive, same)) if y != _parity(x))
+    assert w == first_wrong
+    assert h["isomorphic_to_target"] is False and min(h["accuracy_by_length"].values()) < 0.9
+    stopped = horizon(positive, "parity", max_len=64, max_extract_queries=2)   # L* over budget: no extraction
+    assert stopped["extracted_states"] is None and "stopped after 2 model runs" in stopped["extraction"]["stopped"]
+    assert stopped["horizon"] == k and "extraction stopped after 2 model runs" in stopped["statement"]
+
+
+class _FlipFrom(torch.nn.Module):
+    """Exact parity (logits from the running sum mod 2), answers flipped from length ``k`` on."""
+
+    def __init__(self, k: int):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        par = torch.cumsum(x, dim=1) % 2
+        pos = torch.arange(1, x.shape[1] + 1)
+        par = torch.where(pos[None, :] >= self.k, 1 - par, par)
+        return torch.nn.functional.one_hot(par, 2).float()
+
+
+@pytest.mark.parametrize("k", [1, 5, 9])
+def test_a_model_wrong_from_length_k_on_has_horizon_k(k):
+    h = horizon(_FlipFrom(k), "parity", max_len=32, max_words=2 ** 12)
+    assert h["horizon"] == k and h["exhaustive_up_to"] == k - 1
+    assert h["shortest_wrong_word"] == ["0"] * k          # the lexicographically first word of length k
+    assert h["accuracy_by_length"]["1"] == (0.0 if k == 1 else 1.0) and h["accuracy_by_length"]["32"] == 0.0
+    assert h["first_length_below_1"] == k
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 14), budget=st.integers(1, 2 ** 13))
+def test_the_exhaustive_search_reaches_exactly_what_its_budget_allows(k, budget):
+    """Over 2 letters the words of lengths 1..L number 2^(L+1) - 2: the search reaches the largest such L within the
+    budget; the horizon is k when L >= k, else unknown, with k still found by the samples (all wrong from k on)."""
+    reach = max(L for L in range(0, 14) if 2 ** (L + 1) - 2 <= budget)
+    h = horizon(_FlipFrom(k), "parity", max_len=16, max_words=budget, samples=4, extract=False)
+    if reach >= k:
+        assert h["horizon"] == k and h["exhaustive_up_to"] == k - 1
+    else:
+        assert h["horizon"] is None and h["exhaustive_up_to"] == reach and h["words_checked"] == 2 ** (reach + 1) - 2
+    assert h["wrong_at_length"] == k and h["first_length_below_1"] == k
+
+
+def test_beyond_the_exhaustive_budget_a_sampled_wrong_length_is_an_upper_bound():
+    h = horizon(_FlipFrom(20), "parity", max_len=32, max_words=2 ** 8, extract=False)
+    assert h["horizon"] is None and h["exhaustive_up_to"] == 7 and h["wrong_at_length"] == 20
+    assert len(h["wrong_word"]) == 20 and "wrong at length 20" in h["statement"]
+
+
+def test_targets_follow_the_task_letters_and_labels():
+    from lrnnkit.learn.tasks import make_task
+    task = make_task("S5-swaps")                        # the identity and the 10 transpositions of S5
+    fsa, letters, labels = horizon_target(task)
+    assert fsa.n_letters == len(letters) == 11 < task.fsa.n_letters
+    assert list(fsa.alphabet) == [task.fsa.alphabet[a] for a in letters] and list(labels) == list(task.labels)
+    w = np.random.default_rng(0).integers(0, 11, size=(4, 9))   # same states as the full group on those letters
+    assert (fsa.trace_batch(w) == task.fsa.trace_batch(letters[w])).all()
+    for bad in ("mod-arith:5", "S5-4tok", "mod-arith-br:5"):
+        with pytest.raises(InputError, match="no horizon"):
+            horizon_target(bad)
+
+
+def test_experiment_records_carry_the_horizon_beside_the_accuracy(tmp_path, capsys):
+    from lrnnkit.cli import main
+    from lrnnkit.learn.experiments import EXPERIMENTS, run_experiment
+    exp = EXPERIMENTS["000-parity"]
+    orig = exp.runs
+    exp.runs = lambda scale: [(lab, cfg) for lab, cfg in orig(scale) if "diagonal" in lab]
+    try:
+        rec = run_experiment("000-parity", "tiny", out=str(tmp_path / "e"))
+        assert (tmp_path / "e" / "horizons.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        for lab, r in rec["runs"].items():
+            h = r["horizon"]
+            assert rec["horizons"][lab] == h["statement"] and "seconds" not in h
+            assert set(h["accuracy_by_length"]) >= {"1", "2", "256"}
+            assert h["exhaustive_up_to"] >= 10 or h["horizon"] is not None
+        pos = rec["runs"]["Mamba-like diagonal [0,1]"]["horizon"]
+        assert pos["horizon"] is not None and pos["isomorphic_to_target"] is False
+        exp.runs = lambda scale: [(lab, cfg) for lab, cfg in orig(scale) if lab == "Mamba-like diagonal [0,1]"]
+        assert main(["experiment", "000-parity", "--no-horizon"]) == 0
+        text = capsys.readouterr().out
+        assert "horizon, Mamba-like diagonal [0,1]: not computed" in text
+    finally:
+        exp.runs = orig
+    unsupported = _FlipFrom(3)
+    from lrnnkit.learn.experiments import run_horizon
+    cfg = TrainConfig(task="mod-arith:5", test_len=(9,))
+    assert "no horizon" in run_horizon(unsupported, cfg, "tiny")["statement"]
+
+
+def test_a_checkpoints_horizon_is_its_models(tmp_path):
+    from lrnnkit.learn.horizon import horizon_checkpoint
+    cfg = TrainConfig(task="parity", layer="diagonal", eig_range=(0.0, 1.0), width=16, heads=2, steps=30, batch=8,
+                      lr=1e-2, train_len=(3, 12), test_len=(24,), short_conv=False)
+    r = train(cfg, str(tmp_path / "run"))
+    a = horizon(r["_model"], "parity", max_len=24)
+    b = horizon_checkpoint(str(tmp_path / "run"))
+    a.pop("seconds"), b.pop("seconds")
+    a["extraction"].pop("seconds"), b["extraction"].pop("seconds")
+    assert a == b and set(b["accuracy_by_length"]) == {"1", "2", "4", "8", "16", "24"}
