@@ -34,6 +34,9 @@ import numpy as np
 from ..automata.fsa import FSA
 from ..automata.minimize import minimize
 from ..errors import InputError
+from .compare import shortest_disagreement, torch_outputs
+from .extract import extract_automaton
+from .tasks import AutomatonTask, make_task
 
 __all__ = ["horizon", "horizon_checkpoint", "horizon_target", "horizon_statement"]
 
@@ -42,7 +45,6 @@ def horizon_target(task_or_fsa):
     """``(fsa, letters, labels)``: the target automaton over the task's letters (outputs = the task's labels per
     state), the token id of each of its letters, and the model's output classes in order. Raises InputError (with
     the reason) for tasks whose inputs are not all words over their letters, one token per letter."""
-    from .tasks import AutomatonTask, make_task
     if isinstance(task_or_fsa, FSA):
         fsa = task_or_fsa
         return fsa, np.arange(fsa.n_letters), list(fsa.output_alphabet)
@@ -69,7 +71,6 @@ class _Oracle:
     """The model's label after every prefix, for words over the target's letters (indices into ``letters``)."""
 
     def __init__(self, model, letters, labels, device, autocast: bool = False):
-        from .compare import torch_outputs
         self.letters = np.asarray(letters, dtype=np.int64)
         if autocast:     # the precision the model was trained and evaluated in (bf16 autocast on CUDA)
             import torch
@@ -131,7 +132,6 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``max_len``), ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
     and ``statement`` (one line)."""
-    from .compare import shortest_disagreement
     if max_len < 1 or max_words < 1 or samples < 1:
         raise InputError(f"max_len, max_words and samples must be >= 1 (got {max_len}, {max_words}, {samples})")
     t0 = time.perf_counter()
@@ -177,7 +177,6 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         cells = out["target_states"] * fsa.n_letters
         ext = None
         if extract and cells <= max_extract_cells:
-            from .extract import extract_automaton
             oracle.limit = (oracle.calls + max_extract_queries, time.perf_counter() + max_extract_seconds,
                             max_extract_queries, max_extract_seconds)
             try:
