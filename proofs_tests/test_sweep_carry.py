@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 
 import pytest
+
+from _kill import kill_when
 
 pytest.importorskip("torch")
 
@@ -45,23 +44,7 @@ def _run_until(d: str, n_records: int, timeout: float = 120) -> bool:
     """Run the sweep into ``d`` in a child process; SIGKILL it once ``d`` holds ``n_records`` records (then it is
     in the next point, or between two). True if it was killed, False if it finished first."""
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
-    p = subprocess.Popen([sys.executable, "-c", CODE.format(spec=SPEC), d], env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    t0 = time.time()
-    try:
-        while p.poll() is None and time.time() - t0 < timeout:
-            if _records(d) >= n_records:
-                p.send_signal(signal.SIGKILL)
-                p.wait()
-                return True
-            time.sleep(0.002)
-        assert p.wait(timeout=timeout) == 0, p.stderr.read().decode()
-        return False
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        p.stderr.close()
+    return kill_when(CODE.format(spec=SPEC), env, lambda: _records(d), n_records, timeout, args=(d,))
 
 
 def _untimed(records) -> list:

@@ -18,6 +18,8 @@ import time
 
 import pytest
 import torch
+
+from _kill import kill_when
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,23 +59,7 @@ def _lines(path) -> int:
 def _kill_at(code: str, watch, target: int, timeout: float = 120) -> bool:
     """Start ``python -c code``; SIGKILL it once ``watch()`` reaches ``target``. True if it was killed (False: it
     finished first)."""
-    p = subprocess.Popen([sys.executable, "-c", code], env=_env(), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
-    t0 = time.time()
-    try:
-        while p.poll() is None and time.time() - t0 < timeout:
-            if watch() >= target:
-                p.send_signal(signal.SIGKILL)
-                p.wait()
-                return True
-            time.sleep(0.002)
-        assert p.wait(timeout=timeout) == 0, p.stderr.read().decode()
-        return False
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        p.stderr.close()
+    return kill_when(code, _env(), watch, target, timeout)
 
 
 TRAIN_CODE = """
