@@ -41,7 +41,7 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
    T x K x V).
 3. :func:`_output_kernel` (chunk-parallel, the split forward of float32 / float64): O from S_n and U'. Moving the
    two output products out of the sequential pass is what float32 needs: its 8-warp one-pass state kernel spilled
-   234 registers and took 2.4 ms against 0.88 + 0.76 ms split (H100, tf32; benchmarks/profile_gh.py --inspect).
+   registers and was slower than the two split kernels together (benchmarks/RESULTS.md, "kernels").
 4. :func:`_state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dv, dS_0 (the initial state's gradient).
    It stores dY = T^T dU' (which it forms anyway for W^T dU'), not dU': the later kernels then need no product
    with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", fifth round). With 2-byte
@@ -50,9 +50,8 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 6. :func:`_wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk, dbeta,
    dg (and dv for float32 / float64 inputs).
 5+6. :func:`_dqk_wy_kernel` (chunk-parallel): both in one launch, so dX and the non-WY part of dk are not written
-   and read back as separate tensors; the table's ``fuse`` (no gate) / ``fuse_gated`` entries pick it. On an H100
-   it took bf16 fwd+bwd from 3.02 to 2.77 ms; gated bf16 (4.27 against 4.15 ms) and float32 (tf32 8.78 against
-   8.69, 3xTF32 17.6 against 15.4; it spills there) ran faster as two kernels (RESULTS.md "kernels", sixth round).
+   and read back as separate tensors; the table's ``fuse`` (no gate) / ``fuse_gated`` entries pick it: faster for
+   bf16 without a gate, slower with a gate and for float32, where it spills (RESULTS.md "kernels", sixth round).
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
 (as fla); the stored intermediates T, S_n, U', dS_n, dY, dX are in the input dtype (as fla), the gradients are
@@ -92,17 +91,15 @@ FP32_PRECISION = "tf32x3"
 # K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
 # which is why it is off by default (fla recomputes too). "fuse" / "fuse_gated" (without / with a gate): the
 # backward's dq/dk part and WY part in one kernel (_dqk_wy_kernel, tiles "dqkwy", key block "dqkwy_bk") instead of
-# two (_dqkwg_kernel, _wy_bwd_kernel); H100, 2026-11-24, RESULTS.md "kernels", sixth round: bf16 without a gate
-# 2.77 against 3.02 ms fwd+bwd, with a gate 4.27 against 4.15; float32 slower fused (see the module text).
+# two (_dqkwg_kernel, _wy_bwd_kernel); chosen by the H100 measurements of RESULTS.md "kernels", sixth round.
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
           "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
           "keep": False, "fuse": True, "fuse_gated": False, "dqkwy": (64, 8, 3), "dqkwy_bk": 128}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
                "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "output": (64, 4), "split": True,
                "keep": False, "fuse": False, "fuse_gated": False, "dqkwy": (32, 4), "dqkwy_bk": 32}
-# float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (H100 sweeps, 2026-11-24: the
-# WY backward at (64, 8) spills 6 registers instead of 120 and takes 1.46 instead of 1.58 ms; with 3xTF32 and
-# with bf16 8 warps were slower)
+# float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (the WY backward at (64, 8)
+# spills far fewer registers; with 3xTF32 and with bf16 8 warps were slower: RESULTS.md "kernels")
 CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), state_bwd=(32, 4), dqkwg=(64, 8, 2),
                    wy_bwd=(64, 8), wy_bk=64, dqkwy=(64, 8, 2), dqkwy_bk=64)
 # float32 with 3xTF32 / IEEE products (float64 keeps CONFIG_WIDE: two pipeline stages of float64 tiles would not
@@ -926,11 +923,9 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
 
 
 def default_chunk(dtype, fp32_precision=None) -> int:
-    """The chunk size ``chunk_gh`` runs when none is given: 64, but 16 for float32 inputs with 3xTF32 products.
-    Measured on an H100 (B=8, T=4096, H=16, K=V=128, n_h = 1, fwd+bwd; benchmarks/RESULTS.md "kernels"): 3xTF32
-    21.4 / 18.7 / 15.5 ms at chunks 64 / 32 / 16 on the fifth round's kernels (third round: 25.3 / 25.0 / 19.4;
-    the smaller tiles are what float32 needs); one-pass tf32 10.6 / 13.1 / 15.3 and bf16 3.0 / 3.8 ms at 64 / 32
-    (third round): there 64 stays."""
+    """The chunk size ``chunk_gh`` runs when none is given: 64, but 16 for float32 inputs with 3xTF32 products
+    (the smaller tiles are what 3xTF32 needs; one-pass tf32 and bf16 are fastest at 64: the H100 measurements of
+    benchmarks/RESULTS.md, "kernels", B=8, T=4096, H=16, K=V=128)."""
     if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32x3":
         return 16
     return 64
