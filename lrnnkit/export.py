@@ -51,7 +51,7 @@ import numpy as np
 from .errors import InputError
 from .errors import SizeLimitError
 from .executor import read_values, run_float
-from .fileio import atomic_write_bytes, atomic_write_text, read_regular, read_safetensors
+from .fileio import atomic_write_bytes, atomic_write_text, make_dir, read_regular, read_safetensors
 from . import limits
 from .limits import check_int
 from .model import Model, TableMap
@@ -150,12 +150,7 @@ class FlaExport:
     def save(self, out_dir: str) -> list:
         from safetensors.numpy import save as st_save
 
-        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            raise InputError(f"cannot write the export to {out_dir!r}: it exists and is not a directory")
-        try:
-            os.makedirs(out_dir, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot create {out_dir!r}: {exc.strerror}") from None
+        make_dir(out_dir, "export directory")
         arrays = {f"layer{i}.{a}": np.ascontiguousarray(getattr(ly, a), dtype=np.float64)
                   for i, ly in enumerate(self.layers) for a in LAYER_ARRAYS}
         p_st = os.path.join(out_dir, "fla_export.safetensors")

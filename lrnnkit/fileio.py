@@ -322,3 +322,15 @@ def read_safetensors(path: str | os.PathLike, names, limit: int, what: str = "ar
                 raise _cannot_read(path, what, f"tensor {name!r} is cut short")
             out[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
     return out
+
+
+def make_dir(out: str, what: str = "output directory") -> str:
+    """Create the directory ``out`` (and its parents) if needed; InputError (one line) if it is something else or
+    cannot be made."""
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise InputError(f"{what} {out!r} exists and is not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {what} {out!r}: {exc.strerror or exc}") from None
+    return out

@@ -41,7 +41,7 @@ import torch
 
 from ..errors import InputError, SizeLimitError
 from .. import limits
-from ..fileio import atomic_write_bytes, atomic_write_text
+from ..fileio import atomic_write_bytes, atomic_write_text, make_dir
 
 __all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "RunLock", "make_run_dir", "save", "read", "find", "restore",
            "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics", "read_regular"]
@@ -96,13 +96,7 @@ def read_regular(path: str, limit: int, what: str, const: str, follow: bool = Tr
 
 def make_run_dir(out: str) -> str:
     """Create the output directory ``out`` (and its parents) if needed; InputError if it is something else."""
-    if os.path.lexists(out) and not os.path.isdir(out):
-        raise InputError(f"--out {out!r} exists and is not a directory")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create output directory {out!r}: {exc.strerror or exc}") from None
-    return out
+    return make_dir(out, "--out")
 
 
 class RunLock:
