@@ -216,12 +216,13 @@ def _cannot_read(path: str, what: str, why: str) -> InputError:
     return InputError(f"cannot read {what} {path!r}: {why}")
 
 
-def open_regular(path: str | os.PathLike, what: str = "file"):
-    """The regular file ``path`` opened for binary reading; anything else (FIFO, device, directory, socket) is
-    refused at once, before ``open`` could block (see the module docstring)."""
+def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = True):
+    """The regular file ``path`` opened for binary reading; anything else (FIFO, device, directory, socket, and
+    with ``follow=False`` a symbolic link) is refused at once, before ``open`` could block (see the module
+    docstring)."""
     path = os.fspath(path)
     try:
-        st = os.stat(path)
+        st = os.stat(path) if follow else os.lstat(path)
     except OSError as exc:
         raise _cannot_read(path, what, exc.strerror or str(exc)) from None
     except ValueError:   # an embedded NUL byte: no file can have that name
@@ -229,7 +230,7 @@ def open_regular(path: str | os.PathLike, what: str = "file"):
     if not stat.S_ISREG(st.st_mode):
         raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
     try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW))
     except OSError as exc:
         raise _cannot_read(path, what, exc.strerror or str(exc)) from None
     st = os.fstat(fd)
@@ -240,17 +241,20 @@ def open_regular(path: str | os.PathLike, what: str = "file"):
     return os.fdopen(fd, "rb")
 
 
-def _too_large(path: str, what: str, limit: int, const: str) -> SizeLimitError:
-    return SizeLimitError(f"{what} {path!r} is larger than {limit} bytes (lrnnkit.limits.{const})")
+def _too_large(path: str, what: str, limit: int, const: str, size: int | None = None) -> SizeLimitError:
+    has = f"has {size} bytes, more than {limit}" if size is not None else f"is larger than {limit} bytes"
+    return SizeLimitError(f"{what} {path!r} {has} (lrnnkit.limits.{const})")
 
 
-def read_regular(path: str | os.PathLike, limit: int, what: str = "file", const: str = "MAX_FILE_BYTES") -> bytes:
+def read_regular(path: str | os.PathLike, limit: int, what: str = "file", const: str = "MAX_FILE_BYTES",
+                 follow: bool = True) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (:class:`SizeLimitError` past it, naming
-    ``lrnnkit.limits.<const>``)."""
+    ``lrnnkit.limits.<const>``); ``follow=False`` refuses a symbolic link (:func:`open_regular`)."""
     path = os.fspath(path)
-    with open_regular(path, what) as fh:
-        if os.fstat(fh.fileno()).st_size > limit:
-            raise _too_large(path, what, limit, const)
+    with open_regular(path, what, follow) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise _too_large(path, what, limit, const, size)
         try:
             data = fh.read(limit + 1)
         except OSError as exc:

@@ -201,7 +201,7 @@ def test_a_crash_between_tensors_and_json_leaves_a_resumable_checkpoint(tmp_path
 def test_two_writers_on_one_run_directory(tmp_path, capsys):
     out = str(tmp_path / "run")
     os.makedirs(out)
-    with ck.RunLock(out):
+    with ck.run_lock(out):
         with pytest.raises(InputError, match="in use by another lrnnkit process"):
             train(TrainConfig(**{**TINY, "steps": 2}), out)
         assert main(["experiment", "000-parity", "--out", out]) == 2

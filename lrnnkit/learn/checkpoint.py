@@ -23,28 +23,26 @@ of the right length, ``param_groups`` is a list of tables of numbers, ``tensors`
 checkpoint's own directory (no path, no link), and the tensor file's SHA-256 is the recorded one. Tensor names and
 shapes are checked against the model and optimizer they are loaded into (:func:`restore`).
 
-**One writer.** :class:`RunLock` holds an exclusive ``flock`` on ``DIR/.lock`` while a run writes there; a second
+**One writer.** :func:`run_lock` holds an exclusive ``flock`` on ``DIR/.lock`` while a run writes there; a second
 process is refused at once (the kernel drops the lock when its holder dies, even by ``kill -9``).
 """
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import math
 import os
 import re
-import stat
 
 import numpy as np
 import torch
 
 from ..errors import InputError, SizeLimitError
 from .. import limits
-from ..fileio import atomic_write_bytes, atomic_write_text, make_dir
+from ..fileio import atomic_write_bytes, atomic_write_text, exclusive_lock, make_dir, open_append, read_regular
 
-__all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "RunLock", "make_run_dir", "save", "read", "find", "restore",
-           "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics", "read_regular"]
+__all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "run_lock", "make_run_dir", "save", "read", "find", "restore",
+           "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics"]
 
 CKPT_JSON = "checkpoint.json"
 PREV_JSON = "checkpoint.prev.json"
@@ -59,101 +57,21 @@ _REQUIRED = _KEYS - {"torch", "progress"}
 
 
 # ------------------------------------------------------------------------------------------------ files
-def read_regular(path: str, limit: int, what: str, const: str, follow: bool = True) -> bytes:
-    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes (checked on the open
-    descriptor before reading: a FIFO, a device or a directory is refused without blocking); ``follow=False``
-    refuses a symbolic link."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP and not follow:
-            raise InputError(f"{what} {path!r} is a symbolic link (a checkpoint's files must be regular files)"
-                             ) from None
-        raise InputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputError(f"{what} {path!r} is not a regular file")
-        if st.st_size > limit:
-            raise SizeLimitError(f"{what} {path!r} has {st.st_size} bytes, more than {limit} "
-                                 f"(lrnnkit.limits.{const})")
-        chunks, n = [], 0
-        while n <= limit:
-            b = os.read(fd, min(1 << 24, limit + 1 - n))
-            if not b:
-                break
-            chunks.append(b)
-            n += len(b)
-        if n > limit:
-            raise SizeLimitError(f"{what} {path!r} is larger than {limit} bytes (lrnnkit.limits.{const})")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InputError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-
-
 def make_run_dir(out: str) -> str:
     """Create the output directory ``out`` (and its parents) if needed; InputError if it is something else."""
     return make_dir(out, "--out")
 
 
-class RunLock:
-    """``with RunLock(directory):`` -- an exclusive, non-blocking ``flock`` on ``directory/.lock`` (created, never
-    through a link). A second holder gets an InputError naming the directory and the holder's pid."""
-
-    def __init__(self, directory: str):
-        self.directory = directory
-        self.fd = None
-
-    def __enter__(self):
-        try:
-            import fcntl
-        except ImportError:   # pragma: no cover - not POSIX: no lock
-            return self
-        path = os.path.join(self.directory, LOCK)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0),
-                         0o644)
-        except OSError as exc:
-            raise InputError(f"cannot lock {self.directory!r}: {path!r}: {exc.strerror or exc}") from None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise InputError(f"cannot lock {self.directory!r}: {path!r} is not a regular file")
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-                raise InputError(f"{self.directory!r} is in use by another lrnnkit process"
-                                 f"{f' (pid {holder})' if holder.isdigit() else ''}; wait for it to finish or "
-                                 "use another --out") from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self.fd = fd
-        return self
-
-    def __exit__(self, *exc):
-        if self.fd is not None:
-            os.close(self.fd)   # closing the descriptor releases the flock
-            self.fd = None
-        return False
+def run_lock(directory: str):
+    """``with run_lock(directory):`` -- one writer per run directory: :func:`lrnnkit.fileio.exclusive_lock` on
+    ``directory/.lock`` (a second holder gets an InputError naming the directory and the holder's pid)."""
+    return exclusive_lock(os.path.join(directory, LOCK), "run directory")
 
 
 def open_metrics(path: str):
-    """``metrics.jsonl`` opened for appending, never through a link or into a FIFO."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-                     | getattr(os, "O_NONBLOCK", 0), 0o666)
-    except OSError as exc:
-        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise InputError(f"cannot write {path!r}: it is not a regular file")
-    return os.fdopen(fd, "a", encoding="utf-8")
+    """``metrics.jsonl`` opened for appending text, never through a link or into a FIFO
+    (:func:`lrnnkit.fileio.open_append`)."""
+    return os.fdopen(open_append(path), "a", encoding="utf-8")
 
 
 def truncate_metrics(path: str, step: int) -> None:

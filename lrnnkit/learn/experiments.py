@@ -24,7 +24,7 @@ from ..errors import InputError
 from .experiments_003 import EXPERIMENTS_003
 from .horizon import horizon
 from .train import TrainConfig
-from ..fileio import atomic_write_text
+from ..fileio import atomic_write_text, read_regular
 from .tasks import make_task
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
@@ -386,19 +386,18 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     -- takes the finished configurations' results as they are and resumes the interrupted one from its last
     checkpoint, so the record equals an uninterrupted run's (timings aside). One process at a time writes ``out``.
     """
-    from .checkpoint import RunLock, make_run_dir
+    from .checkpoint import make_run_dir, run_lock
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
     if not out:
         return _run(exp, scale, device, None, progress, only, horizons)
-    with RunLock(make_run_dir(out)):
+    with run_lock(make_run_dir(out)):
         return _run(exp, scale, device, out, progress, only, horizons)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:
     """The result a configuration left in its run directory, if it is complete and of this very config."""
-    from .checkpoint import read_regular
     p = os.path.join(sub, RESULT)
     if not os.path.isfile(p):
         return None

@@ -16,7 +16,7 @@ Interruptions: with a run directory, a checkpoint is written every ``checkpoint_
 ``checkpoint_seconds`` seconds (default 60 s), and once more when the run ends for any reason -- Ctrl-C included:
 the first Ctrl-C lets the current step finish, saves, and raises KeyboardInterrupt (the command line exits 130); a
 second one stops at once (the last checkpoint stands). ``kill -9`` loses at most the steps since the last
-checkpoint. One process at a time writes a run directory (:class:`.checkpoint.RunLock`).
+checkpoint. One process at a time writes a run directory (:func:`.checkpoint.run_lock`).
 
 Every number of a :class:`TrainConfig` is range-checked when it is made (limits in :mod:`lrnnkit.limits`, listed
 in docs/limits.rst), and the model's parameter count before any memory is taken (:meth:`TrainConfig.check_size`).
@@ -344,7 +344,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     task, model, opt = build(cfg, model_fn)
     if not out:
         return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
-    with ck.RunLock(ck.make_run_dir(out)):
+    with ck.run_lock(ck.make_run_dir(out)):
         return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
 
 
