@@ -263,7 +263,7 @@ def main(argv=None):
     kinds = a.kinds.split(",")
     if a.no_pad:
         from lrnnkit.kernels.gh import wy
-        wy._padded = lambda n, dtype: n
+        wy._padded = lambda K, V, dtype: (K, V)
     seeds = [int(s) for s in a.seeds.split(",")]
     out = {"device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu", "torch": torch.__version__}
     try:

@@ -239,7 +239,7 @@ def test_every_gradient_padded_heads(monkeypatch):
     # the zero padding of head widths that the compiled kernels avoid (wy._padded, 17..32 -> 64 in bf16 on a GPU)
     # is exercised here on any device: K = 8 -> 16, V = 5 -> 12
     from lrnnkit.kernels.gh import wy
-    monkeypatch.setattr(wy, "_padded", lambda n, dtype: {8: 16, 5: 12}.get(n, n))
+    monkeypatch.setattr(wy, "_padded", lambda K, V, dtype: ({8: 16}.get(K, K), {5: 12}.get(V, V)))
     _check(13, 2, True, [0, 6, 13], F64, BT=16, K=8, V=5, seed=21)
 
 
@@ -308,3 +308,17 @@ def test_chunk_gh_refuses_bad_input():
         chunk_gh(q, k, v, None, b, num_householder=2, backend="fast")
     with pytest.raises(InputError, match="fp32_precision.*bf16x3"):
         chunk_gh(q, k, v, None, b, num_householder=2, fp32_precision="bf16x3")
+
+
+def test_padding_rule(monkeypatch):
+    # the compiled kernels' widths (wy._padded): 17..32 -> 64 for 2-byte inputs, except K = V = 32, which runs
+    # unpadded (checked right compiled on an H100); float32 and the interpreter never pad
+    from lrnnkit.kernels.gh import wy
+    monkeypatch.setattr(wy, "INTERPRET", False)
+    bf = torch.bfloat16
+    assert wy._padded(32, 32, bf) == (32, 32)
+    assert wy._padded(32, 128, bf) == (64, 128) and wy._padded(128, 32, bf) == (128, 64)
+    assert wy._padded(24, 24, torch.float16) == (64, 64) and wy._padded(16, 33, bf) == (16, 33)
+    assert wy._padded(32, 128, torch.float32) == (32, 128)
+    monkeypatch.setattr(wy, "INTERPRET", True)
+    assert wy._padded(32, 128, bf) == (32, 128)

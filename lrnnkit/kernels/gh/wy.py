@@ -910,7 +910,7 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
     if chunk_size not in (16, 32, 64):
         raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
     K, V = q.shape[-1], v.shape[-1]
-    pk, pv = (K, V) if K == V == 32 else (_padded(K, q.dtype), _padded(V, q.dtype))
+    pk, pv = _padded(K, V, q.dtype)
     if (pk, pv) == (K, V):
         return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size, fp32_precision,
                                      keep_states)
@@ -931,8 +931,9 @@ def default_chunk(dtype, fp32_precision=None) -> int:
     return 64
 
 
-def _padded(n: int, dtype) -> int:
-    """Head width the compiled kernels run at: widths 17..32 of 2-byte inputs are zero-padded to 64. Compiled by
+def _padded(K: int, V: int, dtype) -> tuple:
+    """Key and value head widths ``(pK, pV)`` the compiled kernels run at: widths 17..32 of 2-byte inputs are
+    zero-padded to 64 unless K = V = 32. Compiled by
     triton 3.6 on an H100, K = 32 gave a wrong dk and V = 32 a wrong dv / dbeta (bf16; 16, 64 and 128 were right;
     ``test_every_gradient_wide_heads`` in proofs_tests/test_kernels_wy.py, run compiled, shows it); the cause is in
     the compiler's handling of those tiles, not in the equations (the interpreter and float32 are right at 32).
@@ -940,7 +941,7 @@ def _padded(n: int, dtype) -> int:
     errors 0.6-1.1e-2 against float64, n_h = 1, 2, gated or not: the bf16 rounding), while K = 32 beside V = 128
     still gives NaN in dk / dbeta and K = 128 beside V = 32 wrong dk / dv / dbeta unpadded (benchmarks/RESULTS.md,
     "DeltaProduct layer against fla")."""
-    if INTERPRET or dtype not in (torch.float16, torch.bfloat16) or not 16 < n <= 32:
-        return n
-    return 64
+    if INTERPRET or dtype not in (torch.float16, torch.bfloat16) or K == V == 32:
+        return K, V
+    return tuple(64 if 16 < n <= 32 else n for n in (K, V))
 
