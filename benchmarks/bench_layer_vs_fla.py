@@ -13,6 +13,7 @@ Sections (``--parts``):
   same     fla's weights loaded into ours (and back): outputs and every gradient on the same input (bf16 and fp32)
   race     ms/step, first step / seconds to 0.99, final accuracy at 1x / 2x / 4x, per layer and seed
   ablate   the differences between the two layers, one at a time (ours with fla's choice switched off)
+  stages   forward + backward of the mixer and of its pieces (conv, recurrence), fla's beside ours
   profile  the CUDA kernels of one training step of each layer (torch.profiler), top entries
   fig3     001 Fig. 3 at small scale: S3, S4, A5, S5 x n_h = 1..4, ours beside fla
 
@@ -239,7 +240,100 @@ def profile(kind, device, steps=5):
         for _ in range(steps):
             step()
         _sync()
-    return p.key_averages().table(sort_by="cuda_time_total", row_limit=30)
+    return p.key_averages().table(sort_by="self_cuda_time_total", row_limit=40)
+
+
+# ------------------------------------------------------------------------------------------------ stages
+def _time(fn, iters=40, warmup=10):
+    """Median milliseconds of ``fn()`` (forward + backward of one piece) between CUDA events."""
+    for _ in range(warmup):
+        fn()
+    _sync()
+    ts = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def stages(device, batch=512, length=128):
+    """Forward + backward of the mixer and of its pieces at the race's shapes (bf16 autocast), fla's beside ours:
+    where the step-time difference lives."""
+    import lrnnkit.kernels.norm as norm_mod
+    from lrnnkit.kernels.gh.api import chunk_gh
+    from lrnnkit.kernels.short_conv import ShortConvolution
+    rows = []
+    torch.manual_seed(0)
+    x = torch.randn(batch, length, 384, device=device)
+
+    def mixer_fn(layer):
+        xx = x.clone().requires_grad_(True)
+
+        def f():
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                o = layer(xx)[0]
+            o.float().sum().backward()
+        return f
+    fla = make_mixer("fla").to(device)
+    ours = make_mixer("ours").to(device)
+    ours.load_state_dict(fla.state_dict())
+    rows.append(("mixer fla", _time(mixer_fn(fla))))
+    rows.append(("mixer ours", _time(mixer_fn(ours))))
+    norm_mod.FUSE = False
+    rows.append(("mixer ours, norms unfused", _time(mixer_fn(ours))))
+    norm_mod.FUSE = True
+    for m in ours.modules():
+        if isinstance(m, ShortConvolution):
+            m.backend = "torch"
+    rows.append(("mixer ours, conv torch", _time(mixer_fn(ours))))
+    for m in ours.modules():
+        if isinstance(m, ShortConvolution):
+            m.backend = "auto"
+    # the short convolution alone, 768 channels (k and v streams), bf16
+    xc = torch.randn(batch, length, 768, device=device, dtype=torch.bfloat16, requires_grad=True)
+    for name, conv in (("conv fla", fla.k_conv1d), ("conv ours", ours.k_conv1d)):
+        conv = conv.bfloat16()
+
+        def f(conv=conv, name=name):
+            y = conv(x=xc)[0] if name == "conv fla" else conv(xc)
+            y.float().sum().backward()
+        rows.append((name, _time(f)))
+    from lrnnkit.kernels import short_conv
+    default = dict(short_conv.BLOCKS)
+    for fb, bb in itertools.product([(64, 128, 4), (64, 64, 4)], [(64, 64, 4), (64, 32, 4), (32, 64, 4), (64, 128, 8)]):
+        short_conv.BLOCKS.update(fwd=fb, bwd=bb)
+
+        def f():
+            ours.k_conv1d(xc).float().sum().backward()
+        rows.append((f"conv ours fwd {fb} bwd {bb}", _time(f)))
+    short_conv.BLOCKS.update(default)
+    # the recurrence alone: q (B,T,H,K), k, v (B,T*n,H,K), beta (B,T*n,H)
+    from fla.ops.gated_delta_product import chunk_gated_delta_product
+    H, K, n = 12, 32, 2
+    q = torch.randn(batch, length, H, K, device=device, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(batch, length * n, H, K, device=device, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(batch, length * n, H, K, device=device, dtype=torch.bfloat16, requires_grad=True)
+    b32 = (torch.rand(batch, length * n, H, device=device) * 2).requires_grad_(True)
+    b16 = b32.detach().bfloat16().requires_grad_(True)
+
+    def core(which, beta, l2):
+        def f():
+            if which == "fla":
+                o, _ = chunk_gated_delta_product(q, k, v, None, beta, num_householder=n, use_qk_l2norm_in_kernel=True)
+            else:
+                qq, kk = (q, k) if l2 else (q.detach(), k.detach())
+                o, _ = chunk_gh(qq, kk, v, None, beta, n, use_qk_l2norm_in_kernel=l2, validate=False)
+            o.float().sum().backward()
+        return f
+    rows.append(("recurrence fla (l2norm in kernel, beta bf16)", _time(core("fla", b16, True))))
+    rows.append(("recurrence ours (l2norm Triton, beta fp32)", _time(core("ours", b32, True))))
+    rows.append(("recurrence ours (beta bf16)", _time(core("ours", b16, True))))
+    rows.append(("recurrence ours, no l2norm", _time(core("ours", b32, False))))
+    return [dict(piece=p, ms=round(t, 3)) for p, t in rows]
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -291,6 +385,12 @@ def main(argv=None):
             t = profile(kind, dev)
             out[f"profile_{kind}"] = t
             print(f"\n## profile {kind}\n{t}", flush=True)
+        save()
+    if "stages" in parts:
+        out["stages"] = stages(dev)
+        print("\n## fwd+bwd per piece (ms, median of 40)")
+        for r in out["stages"]:
+            print(f"{r['piece']:55s} {r['ms']:8.3f}", flush=True)
         save()
     if "race" in parts:
         for kind in kinds:

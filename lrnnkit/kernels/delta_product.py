@@ -36,6 +36,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from .l2norm import l2norm
 from .layer_io import pack
 from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
@@ -140,7 +141,6 @@ class DeltaProductLayer(torch.nn.Module):
             q, k, v = self.q_conv1d(q, cu_seqlens), self.k_conv1d(k, cu_seqlens), self.v_conv1d(v, cu_seqlens)
         else:
             q, k, v = F.silu(q), F.silu(k), F.silu(v)
-        from .gh.api import l2norm
         q = l2norm(q.reshape(B, T, H, K))
         k = l2norm(k.reshape(B, T, n, H, K))
         v = v.reshape(B, T, n, Hv, V)

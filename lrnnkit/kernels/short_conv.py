@@ -10,7 +10,8 @@ Packed sequences (``cu_seqlens``, B = 1) are reset at every boundary: no tap rea
 
 Two implementations of the same equations: :func:`causal_conv_torch` (the torch reference, any device and dtype,
 autograd) and :func:`causal_conv_triton` (one Triton pass forward, one backward, on the (B, T, C) layout the
-projections produce, fp32 accumulation, output in x's dtype; its backward recomputes z). ``backend="auto"`` runs
+projections produce, fp32 accumulation, output in x's dtype; its backward recomputes z once, in a first pass
+that writes dz in fp32). ``backend="auto"`` runs
 Triton on CUDA tensors (float64 excepted: it keeps the reference's float64 arithmetic) and the reference elsewhere. The backward of the Triton path::
 
     dz_{t,c} = dy_{t,c} act'(z_{t,c}),   dx_{t,c} = sum_r w_{c,W-1-r} dz_{t+r,c},   dw_{c,W-1-s} = sum_t dz_{t,c} x_{t-s,c}
@@ -59,6 +60,10 @@ def causal_conv_torch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
 # ------------------------------------------------------------------------------------------------ Triton
 _KERNELS = None
 
+# Block sizes (positions BT x channels BC) and warps of the two passes. Tiles of 64 x 64 keep the backward's live
+# fp32 tiles in registers (64 x 128 tiles spilled there on an H100).
+BLOCKS = {"fwd": (64, 128, 4), "bwd": (64, 64, 4)}
+
 
 def _kernels():
     """Compile-on-first-use: the Triton kernels (imported lazily, as every kernel module of lrnnkit)."""
@@ -68,8 +73,9 @@ def _kernels():
     from ._triton import tl, triton
 
     @triton.jit
-    def fwd(x, w, b, loc, y, T, C, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr, HAS_B: tl.constexpr,
-            HAS_LOC: tl.constexpr, ACT: tl.constexpr):
+    def fwd(x, w, b, loc, y, dy, T, C, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr, HAS_B: tl.constexpr,
+            HAS_LOC: tl.constexpr, ACT: tl.constexpr, GRAD: tl.constexpr):
+        """z = conv(x) + b; y = act(z), or with GRAD the backward's first pass dz = dy act'(z) (fp32 out)."""
         i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
         o_t = i_t * BT + tl.arange(0, BT)
         o_c = i_c * BC + tl.arange(0, BC)
@@ -87,14 +93,20 @@ def _kernels():
             acc += xs.to(tl.float32) * ws.to(tl.float32)[None, :]
         if HAS_B:
             acc += tl.load(b + o_c, mask=m_c, other=0).to(tl.float32)[None, :]
-        if ACT:
-            acc = acc * tl.sigmoid(acc)
-        tl.store(y + base + o_t[:, None] * C + o_c[None, :], acc.to(y.dtype.element_ty),
-                 mask=m_t[:, None] & m_c[None, :])
+        m = m_t[:, None] & m_c[None, :]
+        if GRAD:
+            g = tl.load(dy + base + o_t[:, None] * C + o_c[None, :], mask=m, other=0).to(tl.float32)
+            sg = tl.sigmoid(acc)
+            tl.store(y + base + o_t[:, None] * C + o_c[None, :], g * sg * (1 + acc * (1 - sg)), mask=m)
+        else:
+            if ACT:
+                acc = acc * tl.sigmoid(acc)
+            tl.store(y + base + o_t[:, None] * C + o_c[None, :], acc.to(y.dtype.element_ty), mask=m)
 
     @triton.jit
-    def bwd(x, w, b, loc, dy, dx, dwp, dbp, T, C, NT, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
-            HAS_B: tl.constexpr, HAS_LOC: tl.constexpr, ACT: tl.constexpr):
+    def bwd(x, w, loc, dz, dx, dwp, dbp, T, C, NT, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+            HAS_B: tl.constexpr, HAS_LOC: tl.constexpr):
+        """dx_t = sum_r w_{W-1-r} dz_{t+r}; per block the partial sums dw_{W-1-r} = sum_t dz_{t+r} x_t, db = sum dz."""
         i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
         o_t = i_t * BT + tl.arange(0, BT)
         o_c = i_c * BC + tl.arange(0, BC)
@@ -102,43 +114,22 @@ def _kernels():
         base = i_b.to(tl.int64) * T * C
         if HAS_LOC:
             l_t = tl.load(loc + o_t, mask=m_t, other=0)
-        else:
-            l_t = o_t
         row = (i_b * NT + i_t).to(tl.int64) * C
+        xt = tl.load(x + base + o_t[:, None] * C + o_c[None, :], mask=m_t[:, None] & m_c[None, :],
+                     other=0).to(tl.float32)
         acc_dx = tl.zeros([BT, BC], dtype=tl.float32)
         for r in tl.static_range(W):            # y_{t+r} reads x_t through tap r (weight column W-1-r)
             o_u = o_t + r
             m_u = o_u < T
-            if HAS_LOC:
+            if HAS_LOC:                         # and t + r in t's own sequence
                 l_u = tl.load(loc + o_u, mask=m_u, other=0)
                 m_u = m_u & (l_u - l_t == r)
-            else:
-                l_u = o_u
-            z = tl.zeros([BT, BC], dtype=tl.float32)
-            if ACT:
-                for s in tl.static_range(W):
-                    ok = m_u & (l_u >= s)
-                    xs = tl.load(x + base + (o_u - s)[:, None] * C + o_c[None, :], mask=ok[:, None] & m_c[None, :],
-                                 other=0)
-                    ws = tl.load(w + o_c * W + (W - 1 - s), mask=m_c, other=0)
-                    z += xs.to(tl.float32) * ws.to(tl.float32)[None, :]
-                if HAS_B:
-                    z += tl.load(b + o_c, mask=m_c, other=0).to(tl.float32)[None, :]
-            g = tl.load(dy + base + o_u[:, None] * C + o_c[None, :], mask=m_u[:, None] & m_c[None, :],
-                        other=0).to(tl.float32)
-            if ACT:
-                sg = tl.sigmoid(z)
-                g = g * sg * (1 + z * (1 - sg))
+            g = tl.load(dz + base + o_u[:, None] * C + o_c[None, :], mask=m_u[:, None] & m_c[None, :], other=0)
             wr = tl.load(w + o_c * W + (W - 1 - r), mask=m_c, other=0).to(tl.float32)
             acc_dx += g * wr[None, :]
-            if r == 0:                          # dz_t: the weight and bias gradients of this block
-                for s in tl.static_range(W):
-                    ok = m_t & (l_t >= s)
-                    xs = tl.load(x + base + (o_t - s)[:, None] * C + o_c[None, :], mask=ok[:, None] & m_c[None, :],
-                                 other=0)
-                    tl.store(dwp + row * W + o_c * W + (W - 1 - s), tl.sum(g * xs.to(tl.float32), 0), mask=m_c)
-                if HAS_B:
-                    tl.store(dbp + row + o_c, tl.sum(g, 0), mask=m_c)
+            tl.store(dwp + row * W + o_c * W + (W - 1 - r), tl.sum(g * xt, 0), mask=m_c)
+            if HAS_B and r == 0:
+                tl.store(dbp + row + o_c, tl.sum(g, 0), mask=m_c)
         tl.store(dx + base + o_t[:, None] * C + o_c[None, :], acc_dx.to(dx.dtype.element_ty),
                  mask=m_t[:, None] & m_c[None, :])
 
@@ -146,11 +137,21 @@ def _kernels():
     return _KERNELS
 
 
-def _blocks(T: int, C: int):
+def _blocks(which: str, T: int, C: int):
     from ._triton import triton
-    BT = min(64, triton.next_power_of_2(max(T, 1)))
-    BC = min(128, triton.next_power_of_2(max(C, 1)))
-    return BT, BC
+    BT, BC, warps = BLOCKS[which]
+    return min(BT, triton.next_power_of_2(max(T, 1))), min(BC, triton.next_power_of_2(max(C, 1))), warps
+
+
+def _conv_pass(x, w, bias, local, y, dy, act: bool, grad: bool):
+    """One launch of the forward kernel: y = act(conv(x)) or, with ``grad``, y = dz (the backward's first pass)."""
+    from ._triton import triton
+    B, T, C = x.shape
+    BT, BC, warps = _blocks("fwd", T, C)
+    fwd, _ = _kernels()
+    fwd[(triton.cdiv(T, BT), triton.cdiv(C, BC), B)](
+        x, w, w if bias is None else bias, x if local is None else local, y, x if dy is None else dy, T, C,
+        w.shape[-1], BT, BC, bias is not None, local is not None, act, grad, num_warps=warps)
 
 
 class _CausalConvFn(torch.autograd.Function):
@@ -161,31 +162,33 @@ class _CausalConvFn(torch.autograd.Function):
         x = x.contiguous()
         w = weight.reshape(C, W).contiguous()
         y = torch.empty_like(x)
-        BT, BC = _blocks(T, C)
-        fwd, _ = _kernels()
-        from ._triton import triton
-        grid = (triton.cdiv(T, BT), triton.cdiv(C, BC), B)
-        fwd[grid](x, w, w if bias is None else bias, x if local is None else local, y, T, C, W, BT, BC,
-                  bias is not None, local is not None, act)
+        _conv_pass(x, w, bias, local, y, None, act, False)
         ctx.save_for_backward(x, w, bias, local)
         ctx.act, ctx.wshape = act, weight.shape
         return y
 
     @staticmethod
     def backward(ctx, dy):
+        """Two passes: dz = dy act'(z) with z recomputed (fp32; dz = dy without the activation), then dx and the
+        per-block weight / bias partial sums, reduced over blocks in torch."""
         x, w, bias, local = ctx.saved_tensors
         B, T, C = x.shape
         W = w.shape[-1]
-        BT, BC = _blocks(T, C)
-        from ._triton import triton
-        NT = triton.cdiv(T, BT)
         dy = dy.contiguous()
+        if ctx.act:
+            dz = torch.empty(B, T, C, dtype=torch.float32, device=x.device)
+            _conv_pass(x, w, bias, local, dz, dy, True, True)
+        else:
+            dz = dy
+        from ._triton import triton
+        BT, BC, warps = _blocks("bwd", T, C)
+        NT = triton.cdiv(T, BT)
         dx = torch.empty_like(x)
         dwp = torch.empty(B * NT, C, W, dtype=torch.float32, device=x.device)
         dbp = torch.empty(B * NT, C, dtype=torch.float32, device=x.device) if bias is not None else dwp
         _, bwd = _kernels()
-        bwd[(NT, triton.cdiv(C, BC), B)](x, w, w if bias is None else bias, x if local is None else local, dy, dx,
-                                          dwp, dbp, T, C, NT, W, BT, BC, bias is not None, local is not None, ctx.act)
+        bwd[(NT, triton.cdiv(C, BC), B)](x, w, x if local is None else local, dz, dx, dwp, dbp, T, C, NT, W, BT,
+                                          BC, bias is not None, local is not None, num_warps=warps)
         dw = dwp.sum(0).reshape(ctx.wshape).to(w.dtype)
         db = dbp.sum(0).to(bias.dtype) if bias is not None else None
         return dx, dw, db, None, None

@@ -14,19 +14,9 @@ import torch
 
 from ...errors import InputError
 from .._checks import check_float, check_range, check_unit_rows
-from ..norm import fused
+from ..l2norm import l2norm
 
 BACKENDS = ("chunk", "torch", "naive")
-
-
-def _l2norm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    xf = x.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
-    return (xf * torch.rsqrt(xf.square().sum(-1, keepdim=True) + eps)).to(x.dtype)
-
-
-l2norm = fused(_l2norm)
-l2norm.__doc__ = """``x / sqrt(||x||_2^2 + eps)`` along the last axis (fla's l2norm, eps = 1e-6), computed in float32 (float64 for float64),
-differentiable; one fused kernel each way on CUDA (:func:`lrnnkit.kernels.norm.fused`)."""
 
 
 def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
