@@ -58,8 +58,8 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 The modules, by stage (each kernel beside the host function that launches it): :mod:`.wy_t` (1),
 :mod:`.wy_state` (2, 4), :mod:`.wy_output` (3), :mod:`.wy_grad` (5, 6, 5+6); the jit helpers they share are in
 :mod:`.wy_common`, every kernel setting (tables, float32 mode, chunk size, padded widths) in :mod:`.wy_config`.
-This module is the host side that runs the stages in order (:func:`_fwd`, :func:`_bwd`), the autograd Function
-and :func:`chunk_gh_triton`.
+This module is the host side that runs the stages in order (:func:`_fwd`, :func:`_bwd`; every launcher takes the
+call's shapes, tables and launch constants as one :class:`_Ctx`), the autograd Function and :func:`chunk_gh_triton`.
 
 Precision: bf16/fp16 inputs use tensor-core dots on operands rounded to the input dtype with float32 accumulation
 (as fla); the stored intermediates T, S_n, U', dS_n, dY, dX are in the input dtype (as fla), the gradients are

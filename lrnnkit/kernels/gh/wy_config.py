@@ -11,7 +11,8 @@ from .._checks import acc_dtype
 from .._triton import INTERPRET
 from ...errors import InputError
 
-FP32_PRECISION = "tf32x3"
+FP32_MODES = ("tf32x3", "tf32", "ieee")
+FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none (fp32_mode)
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep,
 # benchmarks/profile_gh.py --sweep / --set (K = V = 128; RESULTS.md "kernels");
 # float32 / float64 tiles take twice / four times the registers and shared memory, so they run one pipeline stage
@@ -41,7 +42,6 @@ CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), state_bwd=
 # float32 with 3xTF32 / IEEE products (float64 keeps CONFIG_WIDE: two pipeline stages of float64 tiles would not
 # fit in shared memory)
 CONFIG_F32 = dict(CONFIG_WIDE, state_bwd=(32, 4), dqkwg=(32, 4, 2), dqkwy=(32, 4), dqkwy_bk=64)
-FP32_MODES = ("tf32x3", "tf32", "ieee")
 
 
 def fp32_mode(fp32_precision=None) -> str:
