@@ -84,7 +84,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
     import torch
     import torch.nn.functional as F
 
-    from lrnnkit.kernels.gh import wy
+    from lrnnkit.kernels.gh import wy, wy_config
     from lrnnkit.kernels.gh.api import chunk_gh
     peer = fla_gh()
 
@@ -162,8 +162,8 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
             + "; ".join(notes) + ".")
     lean = getattr(a, "lean", False)
     out(f"Kernel settings used: {wy.CONFIG} (bf16), {wy.config_table(torch.float32)} (fp32), fp32 dot precision "
-        f"{wy.FP32_PRECISION!r}" + ("; lean run: bf16 timings, fp32 at n_h = 1 only, no error table" if lean else "")
-        + ".")
+        f"{wy_config.FP32_PRECISION!r}"
+        + ("; lean run: bf16 timings, fp32 at n_h = 1 only, no error table" if lean else "") + ".")
     out()
 
     if lean and "gate" in sections:
@@ -187,7 +187,8 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
                 ref = grads(lambda x_, n_, c_: chunk_gh(x_[0], x_[1], x_[2], x_[4], x_[3], n_, scale=1.0,
                                                         cu_seqlens=c_, backend="torch", validate=False)[0],
                             cast(xs, torch.float64, True), do_, nh, None)
-                for who, dt_ in (("ours bf16", torch.bfloat16), (f"ours fp32 ({wy.FP32_PRECISION})", torch.float32)):
+                for who, dt_ in (("ours bf16", torch.bfloat16),
+                                 (f"ours fp32 ({wy_config.FP32_PRECISION})", torch.float32)):
                     got = grads(ours, cast(xs, dt_, True), do_, nh, None)
                     out(f"| {nh} | {who} | " + " | ".join(f"{rel(a_, r_):.2e}" for a_, r_ in zip(got, ref)) + " |")
             except Exception as exc:
@@ -290,7 +291,7 @@ def run(a):
     import triton
     from triton.testing import do_bench
 
-    from lrnnkit.kernels.gh import wy
+    from lrnnkit.kernels.gh import wy_config
     from lrnnkit.kernels.gh.api import chunk_gh
     from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
 
@@ -325,7 +326,7 @@ def run(a):
     out()
 
     if a.fp32_precision:
-        wy.FP32_PRECISION = a.fp32_precision
+        wy_config.FP32_PRECISION = a.fp32_precision
     B, T, H, K, V = (2, 1024, 4, 128, 128) if a.quick else (8, 4096, 16, 128, 128)
     FR_BEST: dict = {}
     sections = set(a.sections.split(","))
@@ -391,7 +392,7 @@ def run(a):
     if "fp32" in sections:
         out(f"### GH layer forward, fp32 end to end, B={B} T={T} H={H} K=V={K} (fla's chunked kernels refuse fp32: "
             f"its peer here is fused_recurrent_delta_rule in fp32, on the interleaved sequence for n_h > 1; ours "
-            f"chunk: chunk_gh without autograd, fp32 dot precision {wy.FP32_PRECISION!r})")
+            f"chunk: chunk_gh without autograd, fp32 dot precision {wy_config.FP32_PRECISION!r})")
         out()
         out("| n_h | ours chunk fwd ms | ours fused recurrent fwd ms | fla fused recurrent fwd ms | ratio (best ours / "
             "fla) | IO floor ms | rel err chunk vs fused (fp32) |")

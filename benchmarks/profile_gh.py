@@ -46,13 +46,16 @@ def compiled(fn) -> list:
     return out
 
 
-def inspect(wy, dump=None, tag=""):
-    """One line per compiled kernel of :mod:`wy` (see the module text); ``dump``: write TTGIR and PTX there."""
+def inspect(dump=None, tag=""):
+    """One line per compiled kernel of :mod:`lrnnkit.kernels.gh.wy` (its module text lists them; each lives in the
+    module of its stage); ``dump``: write TTGIR and PTX there."""
+    from lrnnkit.kernels.gh import wy_grad, wy_output, wy_state, wy_t
     print(f"{'kernel':20s} {'regs':>5s} {'spill':>6s} {'smem':>7s} {'warps':>5s} {'stg':>3s} {'wgmma':>6s} "
           f"{'mma.sync':>8s}")
-    for name in ("_t_kernel", "_state_fwd_kernel", "_output_kernel", "_state_bwd_kernel", "_dqkwg_kernel",
-                 "_wy_bwd_kernel", "_dqk_wy_kernel"):
-        for i, ck in enumerate(compiled(getattr(wy, name))):
+    for mod, name in ((wy_t, "_t_kernel"), (wy_state, "_state_fwd_kernel"), (wy_output, "_output_kernel"),
+                      (wy_state, "_state_bwd_kernel"), (wy_grad, "_dqkwg_kernel"), (wy_grad, "_wy_bwd_kernel"),
+                      (wy_grad, "_dqk_wy_kernel")):
+        for i, ck in enumerate(compiled(getattr(mod, name))):
             ptx, md = ck.asm.get("ptx", ""), ck.metadata
             print(f"{name:20s} {ck.n_regs:5d} {ck.n_spills:6d} {md.shared:7d} {md.num_warps:5d} {md.num_stages:3d} "
                   f"{ptx.count('wgmma.mma_async'):6d} {ptx.count('mma.sync'):8d}", flush=True)
@@ -103,7 +106,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nh", default="1,2,3")
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
-    ap.add_argument("--prec", default=None, help="fp32 dot precision (wy.FP32_PRECISION)")
+    ap.add_argument("--prec", default=None, help="fp32 dot precision (wy_config.FP32_PRECISION)")
     ap.add_argument("--chunk", type=int, default=None, help="chunk size of ours (16, 32, 64; default: chunk_gh's)")
     ap.add_argument("--B", type=int, default=8)
     ap.add_argument("--T", type=int, default=4096)
@@ -130,12 +133,12 @@ def main():
     import torch
     import torch.nn.functional as F
 
-    from lrnnkit.kernels.gh import wy
+    from lrnnkit.kernels.gh import wy, wy_config
     from lrnnkit.kernels.gh.api import chunk_gh
     from _peers import fla_gh
     peer = None if a.no_fla else fla_gh()
     if a.prec:
-        wy.FP32_PRECISION = a.prec
+        wy_config.FP32_PRECISION = a.prec
     dev = "cuda" if torch.cuda.is_available() else "cpu"   # cpu: a smoke test under TRITON_INTERPRET=1
     dtype = getattr(torch, a.dtype)
     table = wy.config_table(dtype)
@@ -150,7 +153,7 @@ def main():
         cu = torch.tensor((0,) + VARLEN, device=dev).cumsum(0)
     print(f"# {torch.cuda.get_device_name() if dev == 'cuda' else 'cpu'}  B={B} T={T} H={H} K=V={K} {a.dtype}"
           + (" gated" if a.gate else "") + (f" packed {VARLEN}" if a.varlen else "")
-          + (f" fp32 dots {wy.FP32_PRECISION}" if dtype == torch.float32 else ""), flush=True)
+          + (f" fp32 dots {wy_config.FP32_PRECISION}" if dtype == torch.float32 else ""), flush=True)
 
     def make(nh, dt, grad, rows=None):
         g = torch.Generator(device=dev).manual_seed(nh)
@@ -267,7 +270,7 @@ def main():
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStop()
         if a.inspect and dev == "cuda":
-            inspect(wy, a.dump, f"{a.dtype}-nh{nh}-")
+            inspect(a.dump, f"{a.dtype}-nh{nh}-")
         txt = "  ".join(f"{k_} {v_:.3f}" for k_, v_ in line.items())
         if fl + " fwd" in line:
             txt += f"  | / {fl}: " + "  ".join(f"{k_} {line[k_] / line[fl + ' ' + k_.split()[1]]:.3f}"

@@ -205,14 +205,14 @@ def test_every_gradient_low_precision(dtype):
     _check(19, 1, False, None, dtype, BT=32, seed=4)
 
 
-# the one-pass float32 dot mode (wy.FP32_PRECISION = "tf32": operands rounded to tf32 to nearest, 2^-11 each),
-# with 2^-10 as the error of one product in the bound; the interpreter runs it as IEEE float32
+# the one-pass float32 dot mode (wy_config.FP32_PRECISION = "tf32": operands rounded to tf32 to nearest, 2^-11
+# each), with 2^-10 as the error of one product in the bound; the interpreter runs it as IEEE float32
 @pytest.mark.parametrize("mode,unit", [("tf32", 2.0 ** -10)])
 def test_every_gradient_fp32_modes(mode, unit, monkeypatch):
-    from lrnnkit.kernels.gh import wy
-    monkeypatch.setattr(wy, "FP32_PRECISION", mode)        # the module default ...
+    from lrnnkit.kernels.gh import wy_config
+    monkeypatch.setattr(wy_config, "FP32_PRECISION", mode)        # the module default ...
     _check(21, 2, True, [0, 9, 21], torch.float32, BT=16, seed=3, unit=unit)
-    monkeypatch.setattr(wy, "FP32_PRECISION", "tf32x3")    # ... and the argument, which overrides it
+    monkeypatch.setattr(wy_config, "FP32_PRECISION", "tf32x3")    # ... and the argument, which overrides it
     _check(70, 1, False, None, torch.float32, BT=64, B=1, H=1, K=128, V=128, seed=8, unit=unit, fp32_precision=mode)
 
 
@@ -311,14 +311,14 @@ def test_chunk_gh_refuses_bad_input():
 
 
 def test_padding_rule(monkeypatch):
-    # the compiled kernels' widths (wy._padded): 17..32 -> 64 for 2-byte inputs, except K = V = 32, which runs
-    # unpadded (checked right compiled on an H100); float32 and the interpreter never pad
-    from lrnnkit.kernels.gh import wy
-    monkeypatch.setattr(wy, "INTERPRET", False)
+    # the compiled kernels' widths (wy_config._padded): 17..32 -> 64 for 2-byte inputs, except K = V = 32, which
+    # runs unpadded (checked right compiled on an H100); float32 and the interpreter never pad
+    from lrnnkit.kernels.gh import wy_config as cf
+    monkeypatch.setattr(cf, "INTERPRET", False)
     bf = torch.bfloat16
-    assert wy._padded(32, 32, bf) == (32, 32)
-    assert wy._padded(32, 128, bf) == (64, 128) and wy._padded(128, 32, bf) == (128, 64)
-    assert wy._padded(24, 24, torch.float16) == (64, 64) and wy._padded(16, 33, bf) == (16, 33)
-    assert wy._padded(32, 128, torch.float32) == (32, 128)
-    monkeypatch.setattr(wy, "INTERPRET", True)
-    assert wy._padded(32, 128, bf) == (32, 128)
+    assert cf._padded(32, 32, bf) == (32, 32)
+    assert cf._padded(32, 128, bf) == (64, 128) and cf._padded(128, 32, bf) == (128, 64)
+    assert cf._padded(24, 24, torch.float16) == (64, 64) and cf._padded(16, 33, bf) == (16, 33)
+    assert cf._padded(32, 128, torch.float32) == (32, 128)
+    monkeypatch.setattr(cf, "INTERPRET", True)
+    assert cf._padded(32, 128, bf) == (32, 128)

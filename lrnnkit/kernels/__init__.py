@@ -2,7 +2,8 @@
 
 Layout mirrors flash-linear-attention's ``ops/<family>/``: each family has ``naive.py`` (sequential torch
 reference, any dtype), ``fused_recurrent.py`` (state on chip, for inference and small widths) and, where it pays,
-a chunk-parallel module for long sequences (``chunk.py``; ``gh/wy.py`` for the GH family).
+a chunk-parallel module for long sequences (``chunk.py``; ``gh/wy.py`` for the GH family, its kernels by stage
+in ``gh/wy_*.py``).
 
 * :mod:`.gh`: generalized-Householder products (DeltaNet n_h = 1, DeltaProduct n_h > 1; optional gate)
 * :mod:`.diagonal`, :mod:`.block_diagonal`, :mod:`.bilinear`: the other layer kinds of the model format

@@ -93,7 +93,7 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
     (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3)
-    or "ieee"; None takes ``lrnnkit.kernels.gh.wy.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
+    or "ieee"; None takes ``lrnnkit.kernels.gh.wy_config.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
     True keeps the forward's chunk states S_n and U' for the backward (when one will run: an input needs a
     gradient) instead of recomputing them there -- faster for float32 (benchmarks/RESULTS.md, "kernels"), for
     K V / C + V more saved numbers per position and head in the intermediate dtype; False recomputes; None takes
