@@ -263,7 +263,6 @@ def _time(fn, iters=40, warmup=10):
 def stages(device, batch=512, length=128):
     """Forward + backward of the mixer and of its pieces at the race's shapes (bf16 autocast), fla's beside ours:
     where the step-time difference lives."""
-    import lrnnkit.kernels.norm as norm_mod
     from lrnnkit.kernels.gh.api import chunk_gh
     from lrnnkit.kernels.short_conv import ShortConvolution
     rows = []
@@ -283,9 +282,6 @@ def stages(device, batch=512, length=128):
     ours.load_state_dict(fla.state_dict())
     rows.append(("mixer fla", _time(mixer_fn(fla))))
     rows.append(("mixer ours", _time(mixer_fn(ours))))
-    norm_mod.FUSE = False
-    rows.append(("mixer ours, norms unfused", _time(mixer_fn(ours))))
-    norm_mod.FUSE = True
     for m in ours.modules():
         if isinstance(m, ShortConvolution):
             m.backend = "torch"

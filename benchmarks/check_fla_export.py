@@ -97,7 +97,7 @@ def check(tokens: int, batch: int, seed: int = 0, dev: str = "cuda", kernels=("f
                      "yes" if cert.certified else "NO", per(lambda ly: ly.K), per(lambda ly: ly.heads),
                      per(lambda ly: ly.n_out), per(lambda ly: ly.n_h), f"{batch} x {tokens}",
                      r32[0], "yes" if r32[0] == 0 else "NO", f"{r32[2]:.1f}", f"{r32[3]:.1f}",
-                     r16[0], r16[1] if r16[1] is not None else "none"])
+                     r16[0], r16[1] if r16[1] is not None else ("-" if r16[0] == "not run" else "none")])
     return rows
 
 

@@ -18,27 +18,10 @@ def _acc(x: torch.Tensor) -> torch.Tensor:
     return x if x.dtype == torch.float64 else x.float()
 
 
-def fused(fn):
-    """``fn`` compiled by ``torch.compile`` (one fused Triton kernel forward, one backward, in place of the chain of
-    elementwise torch kernels and casts) when it runs on CUDA tensors and :data:`FUSE` is on; ``fn`` itself
-    elsewhere (CPU, float64, the tests' oracles). Compiled once per process on first use, shapes dynamic."""
-    compiled = None
-
-    def call(x, *args):
-        nonlocal compiled
-        if not (FUSE and x.is_cuda and x.dtype != torch.float64):
-            return fn(x, *args)
-        if compiled is None:
-            compiled = torch.compile(fn, dynamic=True)
-        return compiled(x, *args)
-    call.__doc__, call.__name__, call.__wrapped__ = fn.__doc__, fn.__name__, fn
-    return call
-
-
-FUSE = True   # lrnnkit.kernels.norm.FUSE = False runs the plain torch chain on CUDA too
-
-
-def _rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float, gate: torch.Tensor | None = None):
+def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float, gate: torch.Tensor | None = None):
+    """``x / sqrt(mean(x^2) + eps) * weight (* silu(gate))`` along the last axis in float32; x's dtype out. Plain
+    torch: on the H100 the forward + backward of the whole layer ran faster this way than with the chain compiled by
+    torch.compile (benchmarks/RESULTS.md, "DeltaProduct layer against fla"), and nothing waits for a compiler."""
     xf = _acc(x)
     y = xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + eps)
     if weight is not None:
@@ -46,10 +29,6 @@ def _rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float, gate: to
     if gate is not None:
         y = y * F.silu(gate.to(y.dtype))
     return y.to(x.dtype)
-
-
-rms_norm = fused(_rms_norm)
-rms_norm.__doc__ = """``x / sqrt(mean(x^2) + eps) * weight (* silu(gate))`` along the last axis in float32; x's dtype out."""
 
 
 class RMSNorm(torch.nn.Module):

@@ -60,9 +60,9 @@ def causal_conv_torch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
 # ------------------------------------------------------------------------------------------------ Triton
 _KERNELS = None
 
-# Block sizes (positions BT x channels BC) and warps of the two passes. Tiles of 64 x 64 keep the backward's live
-# fp32 tiles in registers (64 x 128 tiles spilled there on an H100).
-BLOCKS = {"fwd": (64, 128, 4), "bwd": (64, 64, 4)}
+# Block sizes (positions BT x channels BC) and warps of the two passes, the fastest pair of a sweep on an H100
+# (benchmarks/bench_layer_vs_fla.py --parts stages).
+BLOCKS = {"fwd": (64, 64, 4), "bwd": (64, 64, 4)}
 
 
 def _kernels():
