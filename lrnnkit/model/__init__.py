@@ -2,11 +2,13 @@
 
 One concept per module:
 
-* :mod:`lrnnkit.model.ir`: :class:`Model`, a stack of LRNN layers with its readout (the semantics are stated there);
-* :mod:`lrnnkit.model.layer`: the pieces of a layer (:class:`Read`, :class:`TableMap`, :class:`GHFactor`,
-  :class:`Transition`, :class:`Decoder`, :class:`Layer`);
+* :mod:`lrnnkit.model.ir`: :class:`~lrnnkit.model.ir.Model`, a stack of LRNN layers with its readout (the
+  semantics are stated there);
+* :mod:`lrnnkit.model.layer`: the pieces of a layer (``Read``, ``TableMap``, ``GHFactor``, ``Transition``,
+  ``Decoder``, ``Layer``);
 * :mod:`lrnnkit.model.io`: the JSON / safetensors file format (``Model.save`` / ``Model.load``);
-* :mod:`lrnnkit.model.consistency`: float weights against exact weights (:func:`consistency_problems`);
+* :mod:`lrnnkit.model.consistency`: float weights against exact weights
+  (:func:`~lrnnkit.model.consistency.consistency_problems`);
 * :mod:`lrnnkit.model.linalg`: exact arithmetic of the weights and generalized Householder factors.
 
 ``from lrnnkit.model import Model, TableMap, consistency_problems, exact_matmul, ...`` keeps working: the names are

@@ -1,7 +1,7 @@
 """Krohn-Rhodes decomposition by holonomy (paper 000, Theorem 5 / Theorem 4's proof, C.3-C.4), one stage per module:
 
-* :mod:`lrnnkit.automata.holonomy.decomposition`: the decomposition itself (:func:`holonomy_decomposition`, the
-  :class:`Holonomy` cascade, lifting transformations to it; the mathematics is stated there);
+* :mod:`lrnnkit.automata.holonomy.decomposition`: the decomposition itself (``holonomy_decomposition``, the
+  ``Holonomy`` cascade, lifting transformations to it; the mathematics is stated there);
 * :mod:`lrnnkit.automata.holonomy.checks`: that the cascade emulates the semigroup (action, emulation, relational
   morphism, cascade form);
 * :mod:`lrnnkit.automata.holonomy.refinement`: the composition factors of the holonomy groups (a report).
