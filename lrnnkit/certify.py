@@ -13,7 +13,7 @@ certificate says so: "not certified" then means "not proved", not "wrong"; a wro
 
 The first failing transition found by BFS gives a shortest counterexample word (parents are kept).
 
-Before the search, the model must be *consistent* (lrnnkit.model.consistency_problems): its float arrays are the
+Before the search, the model must be *consistent* (lrnnkit.model.consistency): its float arrays are the
 rounding of its exact weights (which is what every backend executes), every GH factor has beta in [0, 2] (checked
 exactly) and a unit key, every exact letter matrix is the exact product of its GH factors, diagonal layers are
 diagonal. Otherwise the certificate is refused (method ``consistency``) with the problems as the reason: a
@@ -34,7 +34,8 @@ import numpy as np
 from .automata.fsa import FSA
 from .errors import InputError
 from .executor import ExactModel, StateGrowthError, run_float
-from .model import MAX_PROBLEMS, Model, Read, consistency_problems
+from .model import Model, Read
+from .model.consistency import MAX_PROBLEMS, consistency_problems
 
 __all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
 

@@ -31,7 +31,7 @@ lrnnkit.model counts diagonal layers with entries in [-1, 1]) maps onto one kern
   ``y_t = argmax_i (W H_t + c)_i`` (``W(s_t)``, ``c(s_t)`` when per-symbol) runs on the host over these outputs.
 
 **Several layers** (Krohn-Rhodes cascades, 000 Theorem 4; the two-layer dihedral construction, 001 Theorem 1):
-layer l's symbol at step t is its input map (a table, :class:`lrnnkit.model.TableMap`) of the model input and the
+layer l's symbol at step t is its input map (a table, :class:`~lrnnkit.model.layer.TableMap`) of the model input and the
 decoded outputs of lower layers, each read at a lag (the BOS pad ``size - 1`` before the start), and the model's
 output is the readout table of the layer outputs (lrnnkit.model). The export writes these tables down beside each
 layer's kernel tables; :func:`run_fla` executes them: one kernel call per layer, in order, decoding each layer's

@@ -1,8 +1,9 @@
 """The end-to-end showcase (lrnnkit.showcase.demo) and its HTML report (lrnnkit.showcase.report).
 
 Quick tests run a subset of the demo (three automata) end to end into a temp dir; the full default demo is in the
-deep profile (``-m slow``). The embedded fallback automata are checked against independent oracles: sympy's
-permutation groups for the group word problems, and direct evaluation of the language for the others.
+deep profile (``-m slow``). The demo's automata are presets (lrnnkit.automata.sources), checked here against
+independent oracles: sympy's permutation groups for the group word problems, and direct evaluation of the language
+for the others.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lrnnkit.automata.sources import load_source
 from lrnnkit.showcase import demo as D
 from lrnnkit.showcase.steps import StepTimeout, time_limit
 from lrnnkit.errors import InputError
@@ -36,26 +38,31 @@ def quick_run(tmp_path_factory):
     return out, summary
 
 
-# --------------------------------------------------------------------------- embedded automata vs oracles
+# --------------------------------------------------------------------------- the demo's automata vs oracles
 @pytest.mark.parametrize("spec,order,gens", [
     ("group:S5", 120, [[1, 0, 2, 3, 4], [1, 2, 3, 4, 0]]),
     ("group:A5", 60, [[1, 2, 0, 3, 4], [0, 1, 3, 4, 2], [0, 2, 3, 1, 4]]),
     ("group:D4", 8, [[1, 2, 3, 0], [0, 3, 2, 1]]),
     ("group:Z5", 5, [[1, 2, 3, 4, 0]]),
 ])
-def test_embedded_group_word_problem_matches_sympy(spec, order, gens):
+def test_demo_group_word_problem_matches_sympy(spec, order, gens):
     """delta[g, h] must be the product 'first g, then h' (docs/conventions.rst); sympy's p*q also applies p first."""
     from sympy.combinatorics import Permutation, PermutationGroup
-    fsa = D.embedded_fsa(spec)
+    fsa = load_source(spec)
     G = PermutationGroup([Permutation(g) for g in gens])
     assert G.order() == order == fsa.n_states == fsa.n_letters
-    # recover each state's permutation from its cycle-notation name (or rotation count for Z_m)
+    # recover each state's permutation from its name (docs/conventions.rst, "Groups"): cycle notation, a rotation
+    # count k for Z_m, r<k> / s<k> for D_m (rotation i -> i + k, reflection i -> k - i)
     n = len(gens[0])
 
     def perm_of(name):
         if re.fullmatch(r"\d+", name):           # Z_m: rotation by k
             k = int(name)
             return Permutation([(p + k) % n for p in range(n)])
+        dihedral = re.fullmatch(r"([rs])(\d+)", name)
+        if dihedral:
+            k = int(dihedral[2])
+            return Permutation([(p + k) % n if dihedral[1] == "r" else (k - p) % n for p in range(n)])
         img = list(range(n))
         for cyc in re.findall(r"\(([\d,]*)\)", name):
             pts = [int(x) for x in cyc.split(",") if x]
@@ -77,8 +84,8 @@ def _pairs_parity(word):
 
 
 @given(st.lists(st.sampled_from(["0", "1"]), max_size=12))
-def test_embedded_even_pairs_language(word):
-    fsa = D.embedded_fsa("even-pairs")
+def test_demo_even_pairs_language(word):
+    fsa = load_source("even-pairs")
     out = fsa.output_trace(fsa.encode(word))
     for t in range(len(word)):
         assert out[t] == ("1" if _pairs_parity(word[: t + 1]) == 0 else "0")
@@ -100,8 +107,8 @@ def _eval_mod(tokens, m):
 
 
 @given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from(["+", "-", "*"])), min_size=1, max_size=7))
-def test_embedded_mod_arith_precedence(pairs):
-    fsa = D.embedded_fsa("mod-arith:5")
+def test_demo_mod_arith_precedence(pairs):
+    fsa = load_source("mod-arith:5")
     toks = []
     for d, op in pairs:
         toks += [str(d), op]
@@ -110,33 +117,17 @@ def test_embedded_mod_arith_precedence(pairs):
     for t in range(0, len(toks), 2):              # after every digit the output is the value of the prefix
         assert out[t] == str(_eval_mod(toks[: t + 1], 5)), toks[: t + 1]
     bad = fsa.output_trace(fsa.encode(["1", "2"]))
-    assert bad[-1] == "err"                       # two digits in a row
+    assert bad[-1] == "error"                     # two digits in a row (builders.mod_arith)
 
 
-def test_embedded_fallbacks_agree_with_presets():
-    """The demo's embedded copies define the same automata as the project's preset parser (outputs on random
-    words; mod-arith compared after digits of well-formed words)."""
-    from lrnnkit.automata.sources import load_source as loader
-    rng = np.random.default_rng(0)
-    for spec in ("parity", "flipflop", "even-pairs", "group:Z5", D.RESET_SPEC):
-        a, b = loader(spec), D.embedded_fsa(spec)
-        assert list(a.alphabet) == list(b.alphabet), spec
-        for _ in range(30):
-            w = [int(x) for x in rng.integers(0, a.n_letters, size=12)]
-            assert a.output_trace(w) == b.output_trace(w), (spec, w)
-    a, b = loader("mod-arith:5"), D.embedded_fsa("mod-arith:5")
-    for _ in range(30):
-        toks = []
-        for _k in range(5):
-            toks += [str(int(rng.integers(0, 5))), str(rng.choice(["+", "-", "*"]))]
-        toks = toks[:-1]
-        oa, ob = a.output_trace(a.encode(toks)), b.output_trace(b.encode(toks))
-        assert [oa[t] for t in range(0, len(toks), 2)] == [ob[t] for t in range(0, len(toks), 2)], toks
-
-
-def test_embedded_unknown_spec_is_input_error():
-    with pytest.raises(InputError, match="no embedded automaton 'group:Q8'"):
-        D.embedded_fsa("group:Q8")
+def test_every_demo_source_is_a_preset():
+    """The demo keeps no automata of its own: every case's source is a preset, and a source that is none is an
+    InputError of the preset parser."""
+    for case in D.DEFAULT_CASES:
+        fsa = load_source(case.source)
+        assert fsa.n_states >= 2 and fsa.n_letters >= 1, case.key
+    with pytest.raises(InputError, match="unknown group name 'Q8'"):
+        load_source("group:Q8")
 
 
 # --------------------------------------------------------------------------- step machinery

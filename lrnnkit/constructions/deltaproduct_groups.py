@@ -27,7 +27,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..exact import Cyc, zeta
-from ..model import GHFactor, Layer, Model, Transition, exact_matmul, exact_matvec
+from ..model import GHFactor, Layer, Model, Transition
+from ..model.linalg import exact_matmul, exact_matvec
 from . import _support as S
 from . import permutation_reflections as PR
 from .registry import Construction, Cost, register

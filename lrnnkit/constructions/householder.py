@@ -31,7 +31,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..exact import Cyc, to_exact
-from ..model import GHFactor, exact_identity, exact_matmul, gh_matrix_exact
+from ..model.layer import GHFactor
+from ..model.linalg import exact_identity, exact_matmul, gh_matrix_exact
 from .permutation_reflections import permutation_factors  # noqa: F401  (re-exported: 000, App. C.1)
 
 __all__ = ["orthogonal_factors", "permutation_factors", "contraction_factors", "diagonal_factors",

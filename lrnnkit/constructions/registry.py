@@ -2,7 +2,7 @@
 
 A :class:`Construction` knows which paper and statement it implements, which automata it applies to, its resource
 profile (layers, width, factors per token, as formulas in the automaton's parameters) and how to build a
-:class:`lrnnkit.model.Model` from an :class:`lrnnkit.automata.fsa.FSA`.
+:class:`~lrnnkit.model.ir.Model` from an :class:`lrnnkit.automata.fsa.FSA`.
 
 The default choice (``compile(fsa)`` without a name) is the applicable construction of least **cost**, compared
 lexicographically by :meth:`Cost.key`:

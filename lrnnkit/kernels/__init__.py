@@ -8,7 +8,7 @@ in ``gh/wy_*.py``).
 * :mod:`.gh`: generalized-Householder products (DeltaNet n_h = 1, DeltaProduct n_h > 1; optional gate)
 * :mod:`.diagonal`, :mod:`.block_diagonal`, :mod:`.bilinear`: the other layer kinds of the model format
 * :mod:`.table`: symbol-indexed affine scans with a fused argmax decoder (compiled model layers)
-* :func:`load` / :func:`run_model`: run a whole :class:`lrnnkit.model.Model`
+* :func:`load` / :func:`run_model`: run a whole :class:`~lrnnkit.model.ir.Model`
 * :mod:`.layers`: nn.Module front-ends choosing naive / fused_recurrent / chunk
 * :class:`DeltaProductLayer` (:mod:`.delta_product`): the trainable DeltaNet / DeltaProduct layer, a drop-in for
   fla's ``GatedDeltaProduct`` (same keywords, forward contract and state_dict), on :func:`chunk_gh`

@@ -1,8 +1,8 @@
-"""Run a compiled lrnnkit :class:`~lrnnkit.model.Model` batched on torch / Triton.
+"""Run a compiled lrnnkit :class:`~lrnnkit.model.ir.Model` batched on torch / Triton.
 
 A layer's symbol depends on the decoded outputs of the layers below it, so a model runs layer by layer
 (docs/model_format.rst): the whole batch of sequences goes through layer 1 (one fused recurrent scan
-that also decodes), then layer 2's symbols are looked up from its :class:`~lrnnkit.model.TableMap` over the
+that also decodes), then layer 2's symbols are looked up from its :class:`~lrnnkit.model.layer.TableMap` over the
 model input and the lower layers' outputs (each read at its lag, with the BOS pad ``size - 1`` before the start),
 and so on; the readout table maps the layer outputs to the model's output labels.
 

@@ -22,7 +22,7 @@ through the short convolutions, so they are sampled on words, and grouped by the
 
 :func:`analyze` runs all three on a trained :class:`~lrnnkit.learn.models.SequenceModel` (through its
 ``transition_matrices`` / ``betas`` / ``keys``) and :func:`analyze_compiled` on a compiled lrnnkit
-:class:`~lrnnkit.model.Model` (letter matrices, GH factors), so a trained model and the certified construction for
+:class:`~lrnnkit.model.ir.Model` (letter matrices, GH factors), so a trained model and the certified construction for
 the same automaton are read with the same numbers.
 """
 from __future__ import annotations
@@ -172,7 +172,7 @@ def analyze(model, words, *, letters: Sequence[str] | None = None, pad_id: int |
 
 
 def analyze_compiled(model) -> dict:
-    """The same summaries for a compiled lrnnkit :class:`~lrnnkit.model.Model`: per layer the letter matrices'
+    """The same summaries for a compiled lrnnkit :class:`~lrnnkit.model.ir.Model`: per layer the letter matrices'
     spectra (per layer symbol), and for ``gh`` layers the factors' betas and keys (one 'head' per layer; tokens =
     layer symbols, factors padded with nothing: each symbol contributes its own factors)."""
     if not isinstance(model, Model):

@@ -116,7 +116,7 @@ def torch_outputs(module, labels: Sequence[str], device="cpu") -> Callable:
 
 
 def model_outputs(model) -> Callable:
-    """The batch oracle of a compiled lrnnkit :class:`~lrnnkit.model.Model` (float64 reference executor)."""
+    """The batch oracle of a compiled lrnnkit :class:`~lrnnkit.model.ir.Model` (float64 reference executor)."""
     lab = np.array(list(model.output_labels) + ["<tie>"], dtype=object)
 
     def outputs(words: np.ndarray) -> np.ndarray:

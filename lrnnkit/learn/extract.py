@@ -68,7 +68,7 @@ def _aalpy():
 
 # --------------------------------------------------------------------------- oracles from models
 class ModelOracle:
-    """A compiled lrnnkit :class:`~lrnnkit.model.Model` as a membership oracle.
+    """A compiled lrnnkit :class:`~lrnnkit.model.ir.Model` as a membership oracle.
 
     ``oracle(word)`` is the output label after the last letter; ``oracle.trace(word)`` the label after every
     prefix (one float64 run through :func:`lrnnkit.executor.run_float`, so a query of length T costs one pass);

@@ -1,4 +1,4 @@
-"""The finite-precision executor: run any :class:`lrnnkit.model.Model` under (format, rounding, cast policy).
+"""The finite-precision executor: run any :class:`~lrnnkit.model.ir.Model` under (format, rounding, cast policy).
 
 Semantics are those of the float64 reference executor (``lrnnkit.executor``; layers bottom-up, table-map symbols with
 lagged reads, BOS pad ``size - 1`` before the start), with every layer step and decoder computed as the cast policy

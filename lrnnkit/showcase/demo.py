@@ -1,6 +1,7 @@
 """The end-to-end showcase behind ``make demo`` / ``lrnnkit demo``.
 
-:func:`run_demo` walks the whole pipeline of lrnnkit on embedded default automata and writes what it saw:
+:func:`run_demo` walks the whole pipeline of lrnnkit on default automata (presets of
+:mod:`lrnnkit.automata.sources`) and writes what it saw:
 
 1. **compile** each automaton into an LRNN (lrnnkit.constructions.compile; paper 000, Theorems 3, 4 and 6; paper 001)
    and **certify** it for inputs of every length (lrnnkit.certify: exact breadth-first search over the reachable
@@ -32,7 +33,6 @@ if a *core* step failed (a compile or a certification, including a model that is
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import platform
@@ -49,7 +49,7 @@ import numpy as np
 
 from .. import __version__
 from ..automata.fsa import FSA
-from ..automata.sources import load_source as load_preset
+from ..automata.sources import load_source
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from .steps import StepTimeout, one_line, time_limit
@@ -60,7 +60,7 @@ from ..constructions import compile as c_compile
 from ..executor import run_float
 from ..precision import collapse as precision_collapse
 
-__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main", "embedded_fsa"]
+__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main"]
 
 SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", "machine", "status", "exit_status", "incomplete",
                 "core_failures", "steps", "automata", "precision", "kernels", "plots", "report")
@@ -74,136 +74,8 @@ COLLAPSE_STEPS = 2_000       # random word length for the collapse measurement
 COLLAPSE_CALL_BUDGET = 6     # seconds per (model, format)
 
 
-# =========================================================================== embedded default automata
-def _perm_name(p: tuple) -> str:
-    """Cycle notation with 0-based points, GAP style: ``(0,1,2)(3,4)``; the identity is ``()``."""
-    seen, out = set(), []
-    for i in range(len(p)):
-        if i in seen or p[i] == i:
-            continue
-        cyc, j = [], i
-        while j not in seen:
-            seen.add(j)
-            cyc.append(j)
-            j = p[j]
-        out.append("(" + ",".join(map(str, cyc)) + ")")
-    return "".join(out) or "()"
-
-
-def _closure(gens: list, n: int) -> list:
-    """All products of the generators (the permutation group they generate), identity first, then by image tuple."""
-    ident = tuple(range(n))
-    seen = {ident}
-    frontier = [ident]
-    while frontier:
-        nxt = []
-        for g in frontier:
-            for h in gens:
-                gh = tuple(h[g[p]] for p in range(n))  # first g, then h (right action)
-                if gh not in seen:
-                    seen.add(gh)
-                    nxt.append(gh)
-        frontier = nxt
-    return sorted(seen)
-
-
-def _group_fsa(elements: list, names: list, name: str) -> FSA:
-    """The word problem of a permutation group: letters = elements, state after g_1..g_t = g_1 g_2 .. g_t (first
-    g_1, docs/conventions.rst), start = identity, output = the element."""
-    n = len(elements[0])
-    index = {g: i for i, g in enumerate(elements)}
-    delta = [[index[tuple(h[g[p]] for p in range(n))] for h in elements] for g in elements]
-    start = index[tuple(range(n))]
-    return FSA(tuple(names), delta, start, None, tuple(names), tuple(names), name)
-
-
-def _cyclic(m: int) -> FSA:
-    els = [tuple((p + k) % m for p in range(m)) for k in range(m)]
-    return _group_fsa(els, [str(k) for k in range(m)], f"group:Z{m}")
-
-
-def _dihedral(m: int) -> FSA:
-    r = tuple((p + 1) % m for p in range(m))
-    s = tuple((-p) % m for p in range(m))
-    els = _closure([r, s], m)
-    return _group_fsa(els, [_perm_name(g) for g in els], f"group:D{m}")
-
-
-def _symmetric(n: int, alternating: bool = False) -> FSA:
-    def even(p):
-        inv = sum(1 for i in range(n) for j in range(i + 1, n) if p[i] > p[j])
-        return inv % 2 == 0
-    els = sorted(p for p in itertools.permutations(range(n)) if not alternating or even(p))
-    return _group_fsa(els, [_perm_name(g) for g in els], f"group:{'A' if alternating else 'S'}{n}")
-
-
-def _parity() -> FSA:
-    return FSA(("0", "1"), [[0, 1], [1, 0]], 0, {1}, name="parity")
-
-
-def _flipflop() -> FSA:
-    """Flip-flop: ``set0`` / ``set1`` store a bit, ``read`` keeps it; the output is the stored bit."""
-    return FSA(("set0", "set1", "read"), [[0, 1, 0], [0, 1, 1]], 0, None, ("0", "1"), name="flipflop")
-
-
-def _even_pairs() -> FSA:
-    """Words over {0, 1} with an even number of ``01`` and ``10`` factors, i.e. first letter = last letter (the
-    empty word and one-letter words included). States: 0 start, 1 (0..0), 2 (0..1), 3 (1..1), 4 (1..0)."""
-    delta = [[1, 3], [1, 2], [1, 2], [4, 3], [4, 3]]
-    return FSA(("0", "1"), delta, 0, {0, 1, 3}, name="even-pairs")
-
-
-def _mod_arith(m: int) -> FSA:
-    """Arithmetic mod m without brackets, with operator precedence (``*`` before ``+``/``-``), read left to right.
-    Letters: digits 0..m-1, ``+``, ``-``, ``*``. States: D(s, p) after a digit (sum of finished terms s, current
-    term p; output (s + p) mod m); P(s, sign) after ``+``/``-`` and M(s, p) after ``*`` (output ``_``: the
-    expression is incomplete); an error sink E (output ``err``) for two digits or two operators in a row; start
-    P(0, +). This is the embedded fallback of the ``mod-arith:M`` preset."""
-    digits = [str(d) for d in range(m)]
-    alphabet = tuple(digits + ["+", "-", "*"])
-    D = lambda s, p: s * m + p                     # noqa: E731
-    P = lambda s, sg: m * m + 2 * s + sg           # noqa: E731  (sg 0 = +, 1 = -)
-    M = lambda s, p: m * m + 2 * m + s * m + p     # noqa: E731
-    E = 2 * m * m + 2 * m
-    n = E + 1
-    delta = [[E] * len(alphabet) for _ in range(n)]
-    labels = ["_"] * n
-    for s in range(m):
-        for p in range(m):
-            q = D(s, p)
-            labels[q] = str((s + p) % m)
-            delta[q][m] = P((s + p) % m, 0)
-            delta[q][m + 1] = P((s + p) % m, 1)
-            delta[q][m + 2] = M(s, p)
-            for d in range(m):
-                delta[M(s, p)][d] = D(s, (p * d) % m)
-        for sg in (0, 1):
-            for d in range(m):
-                delta[P(s, sg)][d] = D(s, (d if sg == 0 else -d) % m)
-    labels[E] = "err"
-    return FSA(alphabet, delta, P(0, 0), None, tuple(labels), name=f"mod-arith:{m}")
-
-
-def _transformations(gens: list, names: list, name: str) -> FSA:
-    n = len(gens[0])
-    delta = [[g[q] for g in gens] for q in range(n)]
-    return FSA(tuple(names), delta, 0, None, None, name=name)
-
-
-def embedded_fsa(spec: str) -> FSA:
-    """The demo's own copy of the preset automata it uses (so it runs whatever the preset parser can do)."""
-    fixed: dict = {
-        "parity": _parity, "flipflop": _flipflop, "even-pairs": _even_pairs,
-        "group:Z5": lambda: _cyclic(5), "group:D4": lambda: _dihedral(4),
-        "group:S5": lambda: _symmetric(5), "group:A5": lambda: _symmetric(5, True),
-        "mod-arith:5": lambda: _mod_arith(5),
-        RESET_SPEC: lambda: _transformations([[1, 2, 0], [0, 0, 0], [0, 0, 1]], ["t0", "t1", "t2"],
-                                             "inc-reset-fold"),
-    }
-    if spec not in fixed:
-        raise InputError(f"the demo has no embedded automaton {spec!r}; embedded: {', '.join(fixed)}")
-    return fixed[spec]()
-
+# =========================================================================== the default cases
+# Every source is a preset of lrnnkit.automata.sources (docs/fsa_format.rst).
 
 # The automaton with resets compiled through Krohn-Rhodes: on states {0,1,2}, t0 = +1 mod 3 (a Z_3 permutation),
 # t1 = reset to 0, t2 = fold 0,1 -> 0 and 2 -> 1 (neither a permutation nor a constant). Its holonomy cascade
@@ -324,15 +196,6 @@ class _Skip:
 
 
 # =========================================================================== pieces owned by other modules
-def load_source(spec: str) -> tuple:
-    """The automaton for a CLI source string: the project's preset parser (:func:`lrnnkit.automata.sources.load_source`)
-    when it knows ``spec``, else the demo's embedded copy. Returns (fsa, where) with where in {"preset", "embedded"}."""
-    try:
-        return load_preset(spec), "preset"
-    except InputError:   # a source the preset parser does not know: the embedded copy
-        return embedded_fsa(spec), "embedded"
-
-
 def _compile(fsa: FSA, construction: str | None):
     return c_compile(fsa, construction)
 
@@ -444,8 +307,9 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
                 automata[case.key] = entry
 
                 def do_compile(case=case, entry=entry):
-                    fsa, where = load_source(case.source)
-                    entry.update(automaton=fsa.name, automaton_from=where, states=fsa.n_states, letters=fsa.n_letters)
+                    fsa = load_source(case.source)
+                    entry.update(automaton=fsa.name, automaton_from="preset", states=fsa.n_states,
+                                 letters=fsa.n_letters)
                     model = _compile(fsa, case.construction)
                     prof = resource_profile(model)
                     entry.update(construction=model.provenance.get("construction"), paper=model.provenance.get("paper"),

@@ -61,7 +61,6 @@ from ..exact import exact_to_json, to_sympy
 from ..executor import run_exact, run_float
 from ..precision import collapse as precision_collapse
 from ..theorems.registry import OWN
-from .demo import embedded_fsa
 
 __all__ = ["generate", "ensure_generated", "setup_sphinx", "main", "CANDIDATE_INSTANCES", "rst_text", "slug"]
 
@@ -186,14 +185,6 @@ class _Latex:
 
 
 # =========================================================================== construction pages
-def _load(source: str):
-    try:
-        return load_source(source)
-    except Exception:  # noqa: BLE001  (fall back to the demo's embedded copies)
-        pass
-    return embedded_fsa(source)
-
-
 _CANDIDATE_CACHE: dict = {}
 
 
@@ -204,7 +195,7 @@ def _candidates() -> list:
         out = []
         for src in CANDIDATE_INSTANCES:
             try:
-                fsa = _load(src)
+                fsa = load_source(src)
             except Exception as exc:  # noqa: BLE001
                 out.append((src, None, f"cannot load: {one_line(exc)}", []))
                 continue
@@ -230,7 +221,7 @@ def _pick_instance(c) -> tuple:
     own = getattr(c, "example", None)
     if isinstance(own, str):
         try:
-            fsa = _load(own)
+            fsa = load_source(own)
             why = c.reason_not_applicable(fsa)
             if why is None:
                 return own, fsa, tried

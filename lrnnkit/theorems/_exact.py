@@ -6,13 +6,13 @@ Two matrix representations are used, on purpose:
   entries int, :class:`fractions.Fraction` or :class:`lrnnkit.exact.Cyc`; hashable, so the breadth-first searches
   of 000 / 001 can keep sets of exact states. Why own helpers instead of sympy matrices: the searches multiply
   thousands of small exact matrices; tuples of Fractions are ~50x faster than sympy's Matrix.
-* **lists of lists** of Fractions (``exact_identity`` / ``exact_matmul`` from :mod:`lrnnkit.model`, ``transpose``,
-  ``msub``, ``madd_list``, ``mscale_list``, ``solve``, ``det``), used by 002 / 003 / 004.
+* **lists of lists** of Fractions (``exact_identity`` / ``exact_matmul`` from :mod:`lrnnkit.model.linalg`,
+  ``transpose``, ``msub``, ``madd_list``, ``mscale_list``, ``solve``, ``det``), used by 002 / 003 / 004.
 
 The decision procedures (``is_pd``, ``is_psd``, ``rank``, ``norm2_lt1``) accept either representation.
 
 The checks stay independent of :mod:`lrnnkit.constructions` (they are an oracle for it); only the exact matrix
-primitives of :mod:`lrnnkit.model` are reused.
+primitives of :mod:`lrnnkit.model.linalg` are reused.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from fractions import Fraction as F
 from typing import Callable, Sequence
 
 from ..exact import Cyc
-from ..model import exact_identity, exact_matmul
+from ..model.linalg import exact_identity, exact_matmul
 
 __all__ = ["eye", "mm", "mv", "tr", "dot", "madd", "mscale", "prod", "gh", "householder", "basis_vector",
            "unit_from", "gh_product", "exact_identity", "exact_matmul", "transpose", "msub", "madd_list",
@@ -105,7 +105,7 @@ def gh_product(factors, n: int) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# list matrices of Fractions (002, 003, 004); exact_identity / exact_matmul come from lrnnkit.model
+# list matrices of Fractions (002, 003, 004); exact_identity / exact_matmul come from lrnnkit.model.linalg
 
 
 def block_diag(blocks: list) -> list:

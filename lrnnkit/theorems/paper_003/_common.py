@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from fractions import Fraction as F
 
-from ...model import gh_matrix_exact
+from ...model.linalg import gh_matrix_exact
 
 
 PAPER = "003"
 
 
 # --------------------------------------------------------------------------- exact linear algebra (Fractions)
-# shared with the other papers: _exact.py (lists of Fractions; exact_identity / exact_matmul from lrnnkit.model)
+# shared with the other papers: _exact.py (lists of Fractions; exact_identity / exact_matmul from lrnnkit.model.linalg)
 def gh(alpha, u: list) -> list:
     """``I - 2 alpha u u^T / (u^T u)`` exactly (eq. 10's factor with a non-normalized rational direction)."""
     return gh_matrix_exact(2 * F(alpha), u)

@@ -7,7 +7,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ...model import exact_matvec
+from ...model.linalg import exact_matvec
 from .._exact import det, exact_identity as eye, exact_matmul as mm, find_or_none, is_pd, mstr
 from .._exact import madd_list as add, mscale_list as scal, msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction as F
 
-from ...model import exact_matvec
+from ...model.linalg import exact_matvec
 from .._exact import dot, exact_identity as eye, exact_matmul as mm, find_or_none, fstr, is_pd, is_psd, mstr
 from .._exact import msub as sub, norm2_lt1, solve
 from .._exact import transpose as tr

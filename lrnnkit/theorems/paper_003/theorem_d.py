@@ -7,7 +7,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ...model import exact_matvec
+from ...model.linalg import exact_matvec
 from .._exact import exact_identity as eye, exact_matmul as mm, mstr
 from .._exact import madd_list as add, msub as sub, solve
 from .._exact import transpose as tr

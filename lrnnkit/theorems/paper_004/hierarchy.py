@@ -7,7 +7,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ...model import exact_matvec
+from ...model.linalg import exact_matvec
 from .._exact import block_diag, exact_identity as eye, exact_matmul as mm, fstr, mstr, solve
 from .._exact import transpose as tr
 from ..registry import CheckResult, entry

@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 import numpy as np
 
-from ...model import exact_matvec
+from ...model.linalg import exact_matvec
 from .._exact import find_or_none, fstr
 from ..registry import CheckResult, entry
 from ._common import w_of_input
