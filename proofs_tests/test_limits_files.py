@@ -18,8 +18,8 @@ import pytest
 
 from lrnnkit import limits
 from lrnnkit.errors import InputError
-from test_trust_limits import cli as _cli
-from test_trust_limits import parity_model  # noqa: F401  (a fixture)
+from proofs_tests.test_limits import cli as _cli
+from proofs_tests.test_limits import parity_model  # noqa: F401  (a fixture)
 
 CLI = [sys.executable, "-m", "lrnnkit"]
 

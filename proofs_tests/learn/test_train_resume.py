@@ -19,7 +19,8 @@ import time
 import pytest
 import torch
 
-from _kill import kill_when
+from proofs_tests._kill import kill_when
+from proofs_tests._paths import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from lrnnkit.errors import InputError
 from lrnnkit.learn import checkpoint as ck
 from lrnnkit.learn.train import TrainConfig, load_checkpoint, train
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 TINY = dict(task="parity", layer="diagonal", width=8, heads=2, short_conv=False, steps=120, batch=4, lr=1e-2,
             train_len=(2, 6), test_len=(6, 12), eval_n=16, log_every=1, checkpoint_every=3)
 B = ["--layer", "diagonal", "--batch", "4", "--width", "8", "--heads", "2", "--test-len", "8", "--no-short-conv"]

@@ -13,6 +13,7 @@ from lrnnkit.cli import main
 from lrnnkit.errors import InputError
 from lrnnkit.sweep import RecordStore, parse_spec, run_sweep, strip_meta
 from lrnnkit.sweep.jobs import run_collapse
+from proofs_tests._paths import REPO
 
 SMALL = {"kind": "collapse", "params": {"steps": 300},
          "grid": {"source": ["parity", "group:S3", "counter:3"], "format": ["fp8-e4m3-ieee", "bf16"]}}
@@ -214,11 +215,11 @@ def test_parse_spec_rejects_non_json_values():
         parse_spec({"kind": "collapse", "grid": {"source": [datetime.date(2020, 1, 1)]}})
 
 
-@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(os.path.dirname(__file__), "..", "examples",
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(REPO, "examples",
                                                                  "sweeps"))))
 def test_example_specs_are_valid(name):
     from lrnnkit.sweep.runner import check_spec_file
-    spec = check_spec_file(os.path.join(os.path.dirname(__file__), "..", "examples", "sweeps", name))
+    spec = check_spec_file(os.path.join(REPO, "examples", "sweeps", name))
     assert spec.n_points() >= 1
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from lrnnkit.showcase import demo as D
 from lrnnkit.showcase.steps import StepTimeout, time_limit
 from lrnnkit.errors import InputError
+from proofs_tests._paths import REPO
 
 QUICK_KEYS = ("parity", "flipflop", "reset-kr")
 
@@ -283,8 +284,7 @@ def test_long_numbers_rounded_with_the_exact_value_in_a_tooltip():
 def _keep_artefact(path, name: str) -> None:
     """Copy a file the tests made (a screenshot) to $LRNNKIT_ARTEFACTS (default: test_artefacts/ in the
     checkout, git-ignored), for a person to look at after the run."""
-    dest = os.environ.get("LRNNKIT_ARTEFACTS") or os.path.join(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))), "test_artefacts")
+    dest = os.environ.get("LRNNKIT_ARTEFACTS") or os.path.join(REPO, "test_artefacts")
     os.makedirs(dest, exist_ok=True)
     shutil.copyfile(path, os.path.join(dest, name))
 

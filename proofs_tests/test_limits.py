@@ -17,6 +17,7 @@ import pytest
 from lrnnkit import limits
 from lrnnkit.cli import main
 from lrnnkit.errors import InputError, SizeLimitError
+from proofs_tests._paths import REPO
 
 CLI = [sys.executable, "-m", "lrnnkit"]
 
@@ -277,7 +278,7 @@ def test_docs_limits_page_states_the_true_numbers():
     import importlib
     import re
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[1] / "docs" / "limits.rst").read_text()
+    text = (Path(REPO) / "docs" / "limits.rst").read_text()
     rows = re.findall(r"\* - ``(lrnnkit\.[\w.]+)\.([A-Z_]+)``\n\s+- (\d+)", text)
     assert len(rows) >= 20
     for mod, name, value in rows:

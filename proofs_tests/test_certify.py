@@ -13,8 +13,8 @@ from lrnnkit.exact import cos2pi, sin2pi
 from lrnnkit.executor import run_exact, run_float
 from lrnnkit.model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 
-from _models import one_hot_model
-from test_core_fsa import fsas
+from proofs_tests._models import one_hot_model
+from proofs_tests.automata.test_fsa import fsas
 
 
 def parity_fsa():

@@ -10,6 +10,7 @@ from lrnnkit.automata.fsa import FSA
 from lrnnkit.automata.io import fsa_from_json, load_fsa, save_fsa
 from lrnnkit.errors import InputError
 from lrnnkit.strategies import fsas
+from proofs_tests._paths import REPO
 
 
 @given(fsas(max_states=7, max_letters=4))
@@ -129,7 +130,7 @@ def test_load_names_automaton_after_file(tmp_path):
 
 
 def test_example_files_load():
-    here = os.path.join(os.path.dirname(__file__), "..", "examples")
+    here = os.path.join(REPO, "examples")
     files = [f for f in os.listdir(here) if f.endswith(".json")] if os.path.isdir(here) else []
     fsa_files = [f for f in files if json.load(open(os.path.join(here, f))).get("format", "lrnnkit.fsa")
                  == "lrnnkit.fsa"]

@@ -19,6 +19,7 @@ from lrnnkit.cli import main
 from lrnnkit.constructions import catalogue
 from lrnnkit.errors import InputError
 from lrnnkit.export import FlaExport, decode_fla_outputs, export_fla, fla_inputs, reference_kernel, run_fla
+from proofs_tests._paths import REPO
 
 torch = pytest.importorskip("torch")
 
@@ -255,7 +256,7 @@ def test_guide_example_runs(monkeypatch, capsys):
     import os
     import runpy
     import sys
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "export_fla.py")
+    path = os.path.join(REPO, "examples", "export_fla.py")
     monkeypatch.setattr(sys, "argv", [path])
     runpy.run_path(path, run_name="__main__")
     out = capsys.readouterr().out

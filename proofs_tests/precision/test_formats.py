@@ -27,6 +27,7 @@ from lrnnkit.precision.cast import cast, cast_exact, cast_torch, scalar_caster
 from lrnnkit.precision.formats import ML_DTYPES_NAMES, FloatFormat, format_names, get_format
 from lrnnkit.precision.policy import Rounder, scalar_adder
 from lrnnkit.precision.rounding import ROUNDINGS
+from proofs_tests._paths import REPO
 
 SHARED = sorted(ML_DTYPES_NAMES)            # float8_e4m3fn, ..., float4_e2m1fn
 BIT_CHECKED = SHARED + ["bfloat16"]
@@ -425,7 +426,7 @@ def test_unsafe_or_bad_expressions_are_refused_in_one_line(capsys, bad, why):
 # ---------------------------------------------------------------- the docs table says what the code does
 def test_docs_format_table_matches_the_code():
     """docs/formats.rst lists every named format with its ml_dtypes name and its max, as the code has them."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "formats.rst").read_text()
+    text = (Path(REPO) / "docs" / "formats.rst").read_text()
     rows = {}
     for line in text.splitlines():
         cells = [c.strip().strip("`") for c in line.split("|")[1:-1]] if line.startswith("|") else []

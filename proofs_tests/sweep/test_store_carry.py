@@ -14,13 +14,14 @@ import sys
 
 import pytest
 
-from _kill import kill_when
+from proofs_tests._kill import kill_when
+from proofs_tests._paths import REPO
 
 pytest.importorskip("torch")
 
 from lrnnkit.sweep import RecordStore, run_sweep, strip_meta  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 SPEC = {"kind": "train", "params": {"layer": "deltanet", "width": 8, "heads": 1, "steps": 24, "batch": 4,
                                     "train_len": [2, 6], "test_len": [6], "eval_n": 8, "log_every": 10},
         "grid": {"task": ["parity"], "eig_range": ["-1,1", "0,1"], "replicate": [0, 1, 2]}}

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lrnnkit.learn.experiments import GAP, best_per_config, get_experiment
+from proofs_tests._paths import REPO
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 S3 = ["S3 DeltaProduct n_h=1 [-1,1]", "S3 DeltaProduct n_h=2 [-1,1]"]
 
 

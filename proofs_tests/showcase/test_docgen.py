@@ -18,8 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lrnnkit.showcase import docgen
+from proofs_tests._paths import REPO
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = REPO
 
 
 def _docutils_messages(rst: str) -> list:

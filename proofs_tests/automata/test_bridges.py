@@ -24,8 +24,9 @@ automata_lib = pytest.importorskip("automata.fa.dfa")
 pytest.importorskip("aalpy")
 from automata.fa.dfa import DFA  # noqa: E402
 from automata.fa.nfa import NFA  # noqa: E402
+from proofs_tests._paths import DATA as _DATA, REPO
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "dot")
+DATA = os.path.join(_DATA, "dot")
 
 
 def _same_behaviour(a, b):
@@ -407,6 +408,6 @@ def test_dot_edge_products_are_bounded(monkeypatch):
 
 def test_example_dot_file_is_div3():
     """examples/div3_automatalib.dot (automata-lib's show_diagram output) is the automaton of examples/div3.json."""
-    here = os.path.join(os.path.dirname(__file__), "..", "examples")
+    here = os.path.join(REPO, "examples")
     a = L.load_source(os.path.join(here, "div3_automatalib.dot"))
     assert minimize(a) == minimize(L.load_source(os.path.join(here, "div3.json")))
