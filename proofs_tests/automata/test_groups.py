@@ -73,7 +73,7 @@ def test_dihedral_is_the_m_gon():
 
 
 # Known minimal faithful permutation degrees (Johnson 1971; GAP's MinimalFaithfulPermutationDegree agrees, see
-# test_automata_gap.py): the task's list plus a few classics.
+# automata/test_groups_gap.py): the task's list plus a few classics.
 KNOWN_DEGREES = [("S5", 5), ("A5", 5), ("Z60", 12), ("A4xZ5", 9), ("D6", 5), ("S3xZ2", 5), ("S4", 4), ("A4", 4),
                  ("S3", 3), ("Z6", 5), ("Z2xZ2", 4), ("D4", 4), ("Z1", 1), ("Z2", 2), ("D5", 5), ("Z4xZ2", 6),
                  ("Z2xZ2xZ2xZ2", 8), ("D15", 8), ("A4xZ2", 6)]

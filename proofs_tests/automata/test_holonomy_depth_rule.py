@@ -3,8 +3,8 @@ default) and SgpDec <= 0.9.7's heights (``"sgpdec-0.9.7"``), on the library, ``l
 Krohn-Rhodes compiler (paper 000, Theorem 4 via Theorem 5).
 
 Oracles: SgpDec 1.2.0's own output on its test semigroup BECKS (tst/holonomy.tst), a hand derivation on a
-4-point example, the brute-force definitions in test_holonomy_decomposition.py (check_definitions computes both
-rules from the subduction order over an independently enumerated S^1), and GAP (test_holonomy_gap.py).
+4-point example, the brute-force definitions in automata/test_holonomy.py (check_definitions computes both
+rules from the subduction order over an independently enumerated S^1), and GAP (automata/test_holonomy_gap.py).
 """
 import json
 

@@ -188,7 +188,7 @@ def test_cast_equals_exact_reference_hypothesis(fmt, x, mode):
 def test_exact_reference_against_mpmath(fmt, num, den, neg, mode):
     """In the normal range (no overflow, no subnormal), the exact cast of p/q equals mpmath's correctly rounded
     division at precision m + 1 with the same rounding direction (an independent implementation; mpmath has no
-    ties-away or round-to-odd: those are checked against fractions and pychop in test_precision_formats.py)."""
+    ties-away or round-to-odd: those are checked against fractions and pychop in precision/test_formats.py)."""
     from mpmath.libmp import from_int, mpf_div, to_float
     q = Fraction(-num if neg else num, den)
     a = abs(q)

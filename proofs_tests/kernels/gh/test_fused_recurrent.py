@@ -2,7 +2,7 @@
 in torch vs the naive sequential reference; bad input refused by every entry point (naive, fused recurrent, and
 ``chunk_gh(backend="chunk")``'s chunked kernels behind fla's signature). The trainable chunked kernels
 (:mod:`lrnnkit.kernels.gh.wy`, ``chunk_gh(backend="chunk")``) are checked, outputs and every gradient, in
-test_kernels_wy.py.
+kernels/gh/test_wy.py.
 
 Error measure: ||out - ref||_F / ||ref||_F, ref = the float64 naive loop on the SAME (already rounded) inputs.
 Bounds per dtype (why):
