@@ -13,11 +13,16 @@ from hypothesis import given, settings, strategies as st
 
 import lrnnkit as L
 from lrnnkit.automata import minimize
-from lrnnkit.automata.bridges import dumps, fsa_from_dot, fsa_to_dot, from_aalpy, to_aalpy
+from lrnnkit.automata.bridges import dumps, fsa_from_dot, fsa_to_dot
+from lrnnkit.automata.bridges.aalpy import from_aalpy, to_aalpy
+from lrnnkit.automata.bridges.automata_lib import to_automata_lib
+from lrnnkit.automata.bridges.cli import complete_of, run as convert_run
 from lrnnkit.automata.bridges.dot import MAX_DEPTH, parse_dot
+from lrnnkit.automata.bridges.table import SINK, StateTable, determinise, to_fsa
 from lrnnkit.automata.words import split_word
 from lrnnkit.cli import main
 from lrnnkit.errors import InputError, SizeLimitError
+from lrnnkit.parser import build_parser
 from lrnnkit.strategies import fsas, words
 
 automata_lib = pytest.importorskip("automata.fa.dfa")
@@ -101,7 +106,7 @@ def test_aalpy_partial_machine_needs_complete():
 # ----------------------------------------------------------------------------------------- automata-lib
 @given(fsas(max_states=6, max_letters=3, n_labels=2), st.data())
 def test_automata_lib_dfa_round_trip_and_acceptance(f, data):
-    d = L.automata.bridges.to_automata_lib(f)
+    d = to_automata_lib(f)
     _same_behaviour(L.load_source(d), f)
     for _ in range(5):
         w = data.draw(words(f, 0, 12))
@@ -110,7 +115,7 @@ def test_automata_lib_dfa_round_trip_and_acceptance(f, data):
 
 def test_automata_lib_refuses_labelled_automata():
     with pytest.raises(InputError, match="accept / reject only"):
-        L.automata.bridges.to_automata_lib(L.load_source("group:S3"))
+        to_automata_lib(L.load_source("group:S3"))
 
 
 @st.composite
@@ -154,7 +159,7 @@ def test_partial_dfa_from_automata_lib():
     _same_behaviour(f, L.load_source(d.to_complete(trap_state="t")))
     # a complete automaton is never changed by complete=True
     full = L.load_source("regex:(ab)*")
-    assert L.load_source(L.automata.bridges.to_automata_lib(full), complete=True).n_states == full.n_states
+    assert L.load_source(to_automata_lib(full), complete=True).n_states == full.n_states
 
 
 def test_compile_and_load_source_take_foreign_objects():
@@ -197,7 +202,7 @@ def test_captured_aalpy_dot_files():
 
 def test_live_automata_lib_diagram(tmp_path):
     pytest.importorskip("pygraphviz")
-    d = L.automata.bridges.to_automata_lib(L.load_source("regex:(ab|ba)*"))
+    d = to_automata_lib(L.load_source("regex:(ab|ba)*"))
     path = str(tmp_path / "d.dot")
     d.show_diagram(path=path)
     g, f = L.load_source(path), L.load_source(d)
@@ -411,3 +416,42 @@ def test_example_dot_file_is_div3():
     here = os.path.join(REPO, "examples")
     a = L.load_source(os.path.join(here, "div3_automatalib.dot"))
     assert minimize(a) == minimize(L.load_source(os.path.join(here, "div3.json")))
+
+
+def test_convert_verb_module_runs_a_parsed_command_line(tmp_path, capsys):
+    """lrnnkit.automata.bridges.cli on its own: the parsed flags (lrnnkit.parser) give load_source's ``complete``,
+    and ``run`` writes the automaton, which reads back as the same automaton."""
+    parse = build_parser().parse_args
+    assert complete_of(parse(["convert", "parity", "--to", "dot"])) is False
+    assert complete_of(parse(["convert", "parity", "--to", "dot", "--complete"])) is True
+    assert complete_of(parse(["convert", "parity", "--to", "dot", "--complete", "--sink", "dead"])) == "dead"
+    with pytest.raises(InputError, match="--complete"):
+        complete_of(parse(["convert", "parity", "--to", "dot", "--sink", "dead"]))
+    out = str(tmp_path / "m.dot")
+    assert convert_run(parse(["convert", "mod-arith:3", "--to", "dot", "-o", out, "--json"])) == 0
+    assert json.loads(capsys.readouterr().out)["states"] == L.load_source("mod-arith:3").n_states
+    assert L.load_source(out) == L.load_source("mod-arith:3")
+
+
+# ----------------------------------------------------------------------------------------- the state table
+def test_a_partial_table_is_completed_only_on_request():
+    """lrnnkit.automata.bridges.table: a missing transition is refused with the state and letter named, or sent
+    to a new rejecting sink (named ``sink`` or as asked); a sink name that is taken is refused."""
+    t = StateTable(["x", "y"], ["a", "b"], 0, [[1, None], [1, 0]], accepting={1})
+    with pytest.raises(InputError, match="state 'a' has no transition on 'y'"):
+        to_fsa(t, "t")
+    f = to_fsa(t, "t", complete=True)
+    assert f.n_states == 3 and f.state_names[-1] == SINK
+    s = f.state_names.index(SINK)
+    assert f.delta[0, 1] == s and list(f.delta[s]) == [s, s] and f.outputs[s] == f.outputs[0]
+    assert to_fsa(t, "t", complete="dead").state_names[-1] == "dead"
+    with pytest.raises(InputError, match="a state of that name exists"):
+        to_fsa(t, "t", complete="b")
+
+
+def test_determinise_is_the_subset_construction():
+    """The NFA over {a} with states 0 -a-> {0, 1}, 1 -eps-> 2, 2 accepting: subsets {0} and {0, 1, 2}."""
+    step = {(0, "a"): {0, 1}}
+    t = determinise(["a"], 0, lambda q, a: step.get((q, a), set()), lambda q: q == 2,
+                    lambda q: {2} if q == 1 else set(), str, "nfa")
+    assert t.names == ["{0}", "{0, 1, 2}"] and t.delta == [[1], [1]] and t.accepting == {1}
