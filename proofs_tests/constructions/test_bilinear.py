@@ -12,8 +12,13 @@ from lrnnkit.automata.fsa import FSA
 from lrnnkit.automata.sources import load_source
 from lrnnkit.certify import certify
 from lrnnkit.constructions import compile
+from lrnnkit.constructions import _support as S
+from lrnnkit.constructions import bilinear_abelian as BA
+from lrnnkit.constructions import bilinear_onehot as BO
 from lrnnkit.constructions import bilinear_random_parity as BRP
+from lrnnkit.errors import InputError
 from lrnnkit.executor import run_float
+from lrnnkit.strategies import fsas
 
 
 @pytest.mark.parametrize("src", ["parity", "flipflop", "even-pairs", "mod-arith:3", "group:S3", "counter:5",
@@ -104,3 +109,39 @@ def test_random_parity_trained_readout_measurement():
     # the least-squares read-out succeeds far less often than 1 - 2^-H (a finding, see the module docstring)
     r = BRP.parity_probability_experiment(16, trials=100, seed=16)
     assert r["p_exists"] > 0.99 and r["p_trained"] < 0.9
+
+
+@given(fsas(max_states=6, max_letters=3))
+def test_onehot_build_simulates_any_automaton(fsa):
+    """bilinear_onehot.build on its own, on random automata: certified, letter a's matrix is the 0/1 matrix of
+    delta(., a) (column q has its one in row delta(q, a))."""
+    model = BO.build(fsa)
+    assert certify(model, fsa, float_steps=0).certified
+    for a, t in enumerate(model.layers[0].transitions):
+        assert [int(np.argmax(t.A[:, q])) for q in range(fsa.n_states)] == fsa.delta[:, a].tolist()
+        assert t.A.sum() == fsa.n_states
+    with pytest.raises(InputError, match="unknown option"):
+        BO.build(fsa, width=2)
+
+
+@pytest.mark.parametrize("src", ["group:Z6", "group:Z2xZ2", "group:Z2xZ4", "parity", "counter:5"])
+def test_abelian_characters_are_separating_homomorphisms(src):
+    """bilinear_abelian.abelian_characters: each character chi (values k for zeta_E^k) is a homomorphism,
+    chi(g h) = chi(g) + chi(h) mod E, and only the identity is in every kernel (so the rotation blocks separate
+    the group's elements)."""
+    G = S.group_of(load_source(src))[2]
+    E, chars = BA.abelian_characters(G)
+    assert chars
+    els = G.elements
+    for chi in chars:
+        for i in range(G.order):
+            for j in range(G.order):
+                ij = G.find(els[j][els[i]])                   # first g_i, then g_j
+                assert chi[ij] == (chi[i] + chi[j]) % E
+    assert [i for i in range(G.order) if all(chi[i] == 0 for chi in chars)] == [0]
+
+
+def test_abelian_characters_refuse_non_abelian_groups():
+    assert BA.abelian_characters(S.group_of(load_source("group:S3"))[2]) is None
+    with pytest.raises(InputError):
+        BA.build(load_source("group:S3"))
