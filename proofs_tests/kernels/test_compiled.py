@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 from lrnnkit.errors import InputError
 from lrnnkit.kernels._triton import INTERPRET
 from lrnnkit.executor import run_float
-from lrnnkit.kernels import load, run_model
+from lrnnkit.kernels.compiled import load, run_model
 from lrnnkit.kernels.examples import group_truth, permutation_group_model, reflection_factors
 from lrnnkit.model import Decoder, Layer, Model, Read, TableMap, Transition
 

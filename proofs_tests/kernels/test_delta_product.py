@@ -23,7 +23,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
 from lrnnkit.errors import InputError
-from lrnnkit.kernels import DeltaProductLayer, chunk_gh
+from lrnnkit.kernels.delta_product import DeltaProductLayer
+from lrnnkit.kernels.gh.api import chunk_gh
 from lrnnkit.kernels._triton import INTERPRET
 from lrnnkit.kernels.gh.naive import delta_product_naive
 

@@ -116,7 +116,7 @@ def test_kernels_refuse_bad_inputs_too():
 def _gh(mode):
     """The GH family's kernels by mode, called in fla's order (q, k, v, g, beta): ``chunk_gh``'s Triton chunk
     kernels and sequential loop, and the fused recurrent kernel (inference only)."""
-    from lrnnkit.kernels import chunk_gh
+    from lrnnkit.kernels.gh.api import chunk_gh
     from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
 
     def run(q, k, v, g, beta, initial_state=None, output_final_state=False):
@@ -133,7 +133,7 @@ def _gh(mode):
 def test_layer_modules_dispatch(mode):
     """The nn.Module front-ends (and the GH kernels by mode) compute their naive reference (float64, so the bound
     is the float64 one)."""
-    from lrnnkit.kernels import DiagonalLayer
+    from lrnnkit.kernels.layers import DiagonalLayer
     gen = torch.Generator().manual_seed(int(torch.randint(0, 2 ** 31, ())))
     q = torch.randn(1, 9, 2, 8, dtype=torch.float64, generator=gen)
     k = torch.nn.functional.normalize(torch.randn(1, 9, 2, 2, 8, dtype=torch.float64, generator=gen), dim=-1)
