@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from lrnnkit.errors import InputError
-from lrnnkit.precision import cli_cast, cli_collapse, cli_impossibility
+from lrnnkit.precision.commands import cli_cast, cli_collapse, cli_impossibility
 from lrnnkit.precision.demo_models import counter_rotation, parity_scalar
 from lrnnkit.precision.demos import theorem1_demo, theorem2_demo
 from lrnnkit.showcase.collapse import collapse_table

@@ -22,7 +22,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 from lrnnkit.cli import main
 from lrnnkit.errors import InputError
-from lrnnkit.precision import cli_cast
+from lrnnkit.precision.commands import cli_cast
 from lrnnkit.precision.cast import cast, cast_exact, cast_torch, scalar_caster
 from lrnnkit.precision.formats import ML_DTYPES_NAMES, FloatFormat, format_names, get_format
 from lrnnkit.precision.policy import Rounder, scalar_adder
