@@ -6,8 +6,9 @@ top-level modules stay at the top (``lrnnkit/cli.py`` -> ``proofs_tests/test_cli
 
 * a module of the folder's package, alone or followed by an aspect (``test_cli_fuzz.py``,
   ``automata/test_holonomy_gap.py``: the holonomy decomposition against GAP, ``learn/test_train_resume.py``);
-* a subpackage, tested as one unit (``automata/test_bridges.py``, ``theorems/test_paper_000.py``); an aspect of one
-  of its modules goes into the subpackage's own folder;
+* a subpackage, tested as one unit (``automata/test_bridges.py``, ``theorems/test_paper_000.py``), alone or with
+  an aspect; but where the rest of the name names one of the subpackage's modules, the file goes into the
+  subpackage's own folder (``test_kernels_short_conv.py`` -> ``kernels/test_short_conv.py``);
 * or the common prefix of a family of modules (``constructions/test_bilinear.py``: ``bilinear_abelian``,
   ``bilinear_onehot``, ``bilinear_random_parity``).
 
@@ -78,22 +79,45 @@ def _match(stem: str, names: set) -> str | None:
     return max(hits, key=len) if hits else None
 
 
+def _names(pkg: str, stem: str, tree: dict) -> bool:
+    """``stem`` names a module or subpackage of ``pkg``, alone or with an aspect, or a family of its modules."""
+    mods, subs = tree[pkg]
+    return _match(stem, mods | subs) is not None or any(m.startswith(stem + "_") for m in mods)
+
+
+def _below(pkg: str, stem: str, tree: dict) -> str | None:
+    """The one package strictly below ``pkg`` whose modules ``stem`` names (None if none or several)."""
+    hits = [p for p in tree if p.startswith(pkg + ".") and _names(p, stem, tree)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _folder(pkg: str) -> str:
+    return "/".join(pkg.split(".")[1:])
+
+
 def _resolve(pkg: str, stem: str, tree: dict) -> tuple:
     """Where ``test_<stem>.py`` belongs, starting from ``pkg``: ("ok", folder), ("move", folder, stem) or
-    ("unknown", folder) -- folder relative to proofs_tests/ ("" for the top)."""
-    folder = "/".join(pkg.split(".")[1:])
+    ("unknown", folder, stem) -- folder relative to proofs_tests/ ("" for the top).
+
+    ``<subpackage>_<rest>`` moves into the subpackage's folder when ``rest`` names something there (or, unique,
+    further down); otherwise it is an aspect of the subpackage as one unit and stays. A stem that names nothing
+    here moves to the one package further down whose module it names."""
     mods, subs = tree[pkg]
     name = _match(stem, mods | subs)
     if name in subs and stem != name:
-        inner = _resolve(f"{pkg}.{name}", stem[len(name) + 1:], tree)
+        sub, rest = f"{pkg}.{name}", stem[len(name) + 1:]
+        inner = _resolve(sub, rest, tree)
         if inner[0] == "ok":
-            return ("move", inner[1], stem[len(name) + 1:])
+            return ("move", inner[1], rest)
         if inner[0] == "move":
             return inner
-        return ("unknown", inner[1], stem[len(name) + 1:])
-    if name is not None or any(m.startswith(stem + "_") for m in mods):
-        return ("ok", folder)
-    return ("unknown", folder, stem)
+        return ("ok", _folder(pkg))
+    if _names(pkg, stem, tree):
+        return ("ok", _folder(pkg))
+    deeper = _below(pkg, stem, tree)
+    if deeper is not None:
+        return ("move", _folder(deeper), stem)
+    return ("unknown", _folder(pkg), stem)
 
 
 def _join(folder: str, name: str) -> str:
@@ -176,7 +200,12 @@ def _fake(tmp_path, modules: list, tests: list):
     ("test_automata_holonomy_gap.py", "move it to proofs_tests/automata/test_holonomy_gap.py"),
     ("test_kernels_gh_wy.py", "move it to proofs_tests/kernels/gh/test_wy.py"),
     ("kernels/test_gh_wy.py", "move it to proofs_tests/kernels/gh/test_wy.py"),
-    ("test_kernels_wy.py", "'wy' names no module of lrnnkit.kernels; put it in proofs_tests/kernels/"),
+    ("test_kernels_wy.py", "move it to proofs_tests/kernels/gh/test_wy.py"),
+    ("kernels/test_wy.py", "move it to proofs_tests/kernels/gh/test_wy.py"),
+    ("test_wy_wide.py", "move it to proofs_tests/kernels/gh/test_wy_wide.py"),
+    ("automata/test_bridges_dot.py", "move it to proofs_tests/automata/bridges/test_dot.py"),
+    ("automata/test_bridges_round_trips.py", None),
+    ("test_automata_core.py", None),
     ("automata/test_core.py", "'core' names no module of lrnnkit.automata; put it in proofs_tests/automata/"),
     ("trust/test_io.py", "proofs_tests/trust/ mirrors no package of lrnnkit"),
 ])
