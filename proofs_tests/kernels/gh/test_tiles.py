@@ -13,6 +13,7 @@ from lrnnkit.kernels._triton import INTERPRET, TL_DTYPE, tl, triton  # noqa: E40
 from lrnnkit.kernels.gh.tiles import _dot, _op, _tinv  # noqa: E402
 
 pytestmark = pytest.mark.triton
+DEV = "cpu" if INTERPRET else "cuda"   # Triton interpreter on CPU tensors, else compiled on CUDA
 
 
 @triton.jit
@@ -42,8 +43,9 @@ def _op_kernel(x_ptr, o_ptr, N: tl.constexpr, DT: tl.constexpr, ACC: tl.constexp
 def test_unit_lower_triangular_inverse(dtype, blocked, tol, BT):
     g = torch.Generator().manual_seed(BT)
     A = (torch.rand(BT, BT, generator=g, dtype=torch.float64) * 0.2 - 0.1).tril(-1)
-    T = torch.empty(BT, BT, dtype=dtype)
-    _tinv_kernel[(1,)](A.to(dtype), T, BT, TL_DTYPE[dtype], blocked)
+    T = torch.empty(BT, BT, dtype=dtype, device=DEV)
+    _tinv_kernel[(1,)](A.to(dtype).to(DEV), T, BT, TL_DTYPE[dtype], blocked)
+    T = T.cpu()
     ref = torch.linalg.inv(torch.eye(BT, dtype=torch.float64) + A.to(dtype).double())
     assert torch.allclose(T.double(), ref, atol=tol, rtol=0)
     assert torch.equal(T.triu(1), torch.zeros_like(T)) and torch.equal(T.diagonal(), torch.ones(BT, dtype=dtype))
@@ -54,9 +56,9 @@ def test_dot_with_transposes(ta, tb):
     """float64 products of 16 x 16 tiles: sums of 16 products, 1e-12."""
     g = torch.Generator().manual_seed(3)
     a, b = torch.randn(16, 16, generator=g, dtype=torch.float64), torch.randn(16, 16, generator=g, dtype=torch.float64)
-    o = torch.empty(16, 16, dtype=torch.float64)
-    _dot_kernel[(1,)](a, b, o, 16, tl.float64, ta, tb)
-    assert torch.allclose(o, (a.T if ta else a) @ (b.T if tb else b), atol=1e-12, rtol=0)
+    o = torch.empty(16, 16, dtype=torch.float64, device=DEV)
+    _dot_kernel[(1,)](a.to(DEV), b.to(DEV), o, 16, tl.float64, ta, tb)
+    assert torch.allclose(o.cpu(), (a.T if ta else a) @ (b.T if tb else b), atol=1e-12, rtol=0)
 
 
 @pytest.mark.skipif(not INTERPRET, reason="the emulated operand exists for the interpreter")

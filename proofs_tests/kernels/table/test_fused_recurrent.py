@@ -14,10 +14,12 @@ torch = pytest.importorskip("torch")
 
 from lrnnkit.automata.sources import load_source  # noqa: E402
 from lrnnkit.constructions import compile  # noqa: E402
+from lrnnkit.kernels._triton import INTERPRET  # noqa: E402
 from lrnnkit.kernels.compiled import layer_tables  # noqa: E402
 from lrnnkit.kernels.table.fused_recurrent import table_scan_triton  # noqa: E402
 from lrnnkit.kernels.table.naive import table_scan_naive  # noqa: E402
 
+DEV = "cpu" if INTERPRET else "cuda"   # Triton interpreter on CPU tensors, else compiled on CUDA
 CASES = [("group:S3", "householder-permutation", "matrix"), ("group:S3", "householder-permutation", "factors"),
          ("group:Z5", "cyclic-rotation", "factors"), ("flipflop", "bilinear-onehot", "matrix"),
          ("parity", "parity-sign", "matrix")]
@@ -38,6 +40,16 @@ def _numpy_scan(layer, sym):
     return outs, states
 
 
+def _on(v):
+    return v.to(DEV) if isinstance(v, torch.Tensor) else v
+
+
+def _triton(sym, tabs):
+    o, h = table_scan_triton(torch.as_tensor(sym, device=DEV), {k: _on(v) for k, v in tabs.items()},
+                             return_states=True)
+    return o.cpu(), h.cpu()
+
+
 @pytest.mark.triton
 @pytest.mark.parametrize("src,construction,gh_mode", CASES)
 def test_kernel_and_loops_agree(src, construction, gh_mode):
@@ -48,13 +60,13 @@ def test_kernel_and_loops_agree(src, construction, gh_mode):
     rng = np.random.default_rng(0)
     sym = rng.integers(0, layer.n_symbols, size=(3, 30))
     o_n, h_n = table_scan_naive(torch.as_tensor(sym), tabs, return_states=True)
-    o_t, h_t = table_scan_triton(torch.as_tensor(sym), tabs, return_states=True)
+    o_t, h_t = _triton(sym, tabs)
     o_np, h_np = _numpy_scan(layer, sym)
     assert torch.equal(o_n, o_t) and (o_n.numpy() == o_np).all()
     assert torch.allclose(h_n, h_t, atol=1e-12, rtol=0)
     assert np.allclose(h_n.numpy(), h_np, atol=1e-12, rtol=0)
-    o_only, none = table_scan_triton(torch.as_tensor(sym), tabs)
-    assert none is None and torch.equal(o_only, o_t)
+    o_only, none = table_scan_triton(torch.as_tensor(sym, device=DEV), {k: _on(v) for k, v in tabs.items()})
+    assert none is None and torch.equal(o_only.cpu(), o_t)
 
 
 @pytest.mark.triton
@@ -69,7 +81,7 @@ def test_diagonal_mode():
             "W": torch.tensor(W), "c": torch.tensor(c)}
     sym = rng.integers(0, S, size=(2, 25))
     o_n, h_n = table_scan_naive(torch.as_tensor(sym), tabs, return_states=True)
-    o_t, h_t = table_scan_triton(torch.as_tensor(sym), tabs, return_states=True)
+    o_t, h_t = _triton(sym, tabs)
     for r in range(2):
         h = h0.copy()
         for t, s in enumerate(sym[r]):
