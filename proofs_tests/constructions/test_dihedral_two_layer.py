@@ -1,15 +1,16 @@
 """The dihedral construction's own pieces (lrnnkit.constructions.dihedral_two_layer; paper 001, Theorem 1 and App.
 B): the dihedral structure of an automaton's transition group, checked against its transitions, the reflection
-factors, and the one place the printed angles differ from the corrected ones. The compiled models (corrected: certified;
-printed: fails on ``s0``) are checked in test_deltaproduct_groups.py."""
+factors, the one place the printed angles differ from the corrected ones, and the compiled models (corrected:
+certified by exact BFS and float64 long words; printed: fails, with the minimal counterexample ``s0``)."""
 import numpy as np
 import pytest
 
 from lrnnkit.automata.sources import load_source
 from lrnnkit.certify import certify
 from lrnnkit.constructions import dihedral_two_layer as DT
-from lrnnkit.constructions import get
+from lrnnkit.constructions import compile, get
 from lrnnkit.errors import InputError
+from proofs_tests.constructions.test_deltaproduct_groups import _certified
 
 
 @pytest.mark.parametrize("m", range(3, 8))
@@ -61,3 +62,34 @@ def test_build_is_the_registered_construction():
     assert certify(DT.build(fsa), fsa, float_steps=0).certified
     with pytest.raises(InputError, match="unknown option"):
         DT.build(fsa, depth=2)
+
+
+# --------------------------------------------------------------------------- compiled models
+@pytest.mark.parametrize("m", range(3, 9))
+def test_dihedral_two_layers_certify(m):
+    fsa = load_source(f"group:D{m}")
+    model = compile(fsa, construction="dihedral-deltanet")
+    _certified(model, fsa)
+    L1, L2 = model.layers
+    assert (L1.kind, L2.kind) == ("diagonal", "gh") and model.widths == [2, 2]
+    for t in L1.transitions:
+        assert sorted(t.diag.tolist()) == [-1.0, 1.0]                 # a in {1, -1}^2
+    for t in L2.transitions:
+        assert len(t.factors) == 1 and t.factors[0].beta_exact == 2    # one reflection per token
+        assert abs(np.linalg.det(t.A) + 1) < 1e-12                     # det = -1 (float64, 1e-12)
+
+
+@pytest.mark.parametrize("m", range(2, 9))
+def test_dihedral_as_printed_fails_on_s0(m):
+    fsa = load_source(f"group:D{m}")
+    c = certify(compile(fsa, construction="dihedral-deltanet-as-printed"), fsa, float_steps=0)
+    assert not c.certified
+    assert c.counterexample == ["s0"] and c.expected == "s0"
+    assert get("dihedral-deltanet-as-printed").variant_of == "dihedral-deltanet"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m", range(9, 13))
+def test_dihedral_large(m):
+    fsa = load_source(f"group:D{m}")
+    _certified(compile(fsa, construction="dihedral-deltanet"), fsa)

@@ -4,9 +4,10 @@ import pytest
 
 from lrnnkit.automata.sources import load_source
 from lrnnkit.certify import certify
-from lrnnkit.constructions import get
+from lrnnkit.constructions import compile, get
 from lrnnkit.constructions import modadd_reflections as MA
 from lrnnkit.errors import InputError
+from proofs_tests.constructions.test_deltaproduct_groups import _certified
 
 
 @pytest.mark.parametrize("src", ["group:Z3", "group:Z5", "counter:4", "cycle-nav:3"])
@@ -31,3 +32,17 @@ def test_build_is_the_registered_construction_and_refuses_non_cyclic_groups():
         MA.build(load_source("group:S3"))
     with pytest.raises(InputError, match="unknown option"):
         MA.build(load_source("group:Z3"), width=3)
+
+
+# --------------------------------------------------------------------------- compiled models
+@pytest.mark.parametrize("m", range(2, 13))
+def test_theorem6_modular_addition(m):
+    fsa = load_source(f"group:Z{m}")
+    model = compile(fsa, construction="modadd-reflections")
+    c = _certified(model, fsa)
+    assert c.reachable_states == (2 * m if m > 1 else 2)
+    L1, L2 = model.layers
+    assert model.widths == [1, 2]
+    assert all(t.A_exact == [[-1]] for t in L1.transitions)            # A: N -> {-1}
+    for t in L2.transitions:
+        assert len(t.factors) == 1 and t.factors[0].beta_exact == 2

@@ -4,9 +4,10 @@ import pytest
 
 from lrnnkit.automata.sources import load_source
 from lrnnkit.certify import certify
-from lrnnkit.constructions import get
+from lrnnkit.constructions import compile, get
 from lrnnkit.constructions import parity_sign as PS
 from lrnnkit.errors import InputError
+from proofs_tests.constructions.test_permutation_reflections import _certified
 
 
 @pytest.mark.parametrize("build,name", [(PS.build_sign, "parity-sign"), (PS.build_affine, "parity-affine")])
@@ -30,3 +31,19 @@ def test_larger_groups_are_refused(src):
 def test_options_are_refused():
     with pytest.raises(InputError, match="unknown option"):
         PS.build_affine(load_source("parity"), scale=2)
+
+
+# --------------------------------------------------------------------------- compiled models
+@pytest.mark.parametrize("construction", ["parity-sign", "parity-affine"])
+@pytest.mark.parametrize("src", ["parity", "group:Z2", "counter:2"])
+def test_parity_width_one(construction, src):
+    fsa = load_source(src)
+    model = compile(fsa, construction=construction)
+    _certified(model, fsa)
+    assert model.widths == [1] and model.layers[0].max_factors() == 1
+    for t in model.layers[0].transitions:
+        assert t.A_exact[0][0] in (1, -1)
+
+
+def test_parity_auto_is_width_one():
+    assert compile(load_source("parity")).widths == [1]

@@ -1,5 +1,6 @@
-"""Paper 000, Theorem 3 (group automata in one layer of reflections), its parity and Z_m special cases
-(Sections 4.1, 4.2): compile, certify by exact BFS, float64 long-word cross-check, resource profile.
+"""Paper 000, Theorem 3 (group automata in one layer of reflections): compile, certify by exact BFS, float64
+long-word cross-check, resource profile. Its special cases in width one and two (Sections 4.1, 4.2) are in
+test_parity_sign.py and test_cyclic_rotation.py.
 
 Oracles independent of the constructions: the automaton itself (certify compares with fsa.outputs), exact ranks of
 ``A - I`` by sympy (the least number of reflections whose product is an orthogonal A is rank(A - I), Cartan-
@@ -107,44 +108,6 @@ def test_theorem3_width_is_gap_minimal_degree():
     assert len(degrees) == len(names), res.stdout + res.stderr
     for n, d in zip(names, degrees):
         assert compile(load_source(f"group:{n}"), construction="householder-permutation").widths == [d], n
-
-
-@pytest.mark.parametrize("m", range(2, 13))
-def test_cyclic_rotation_certifies(m):
-    fsa = load_source(f"group:Z{m}")
-    model = compile(fsa, construction="cyclic-rotation")
-    _certified(model, fsa)
-    L = model.layers[0]
-    assert model.widths == [2] and L.max_factors() == 2
-    for t in L.transitions:
-        assert all(f.beta_exact == 2 for f in t.factors)
-        assert _is_orthogonal_float(t.A) and abs(np.linalg.det(t.A) - 1) < 1e-12   # a rotation
-    # Section 4.2: the generator letter "1" is the rotation by 2 pi / m
-    t1 = L.transitions[fsa.alphabet.index("1")]
-    th = 2 * np.pi / m
-    # float64 rounding of cos/sin and two reflections: 1e-12
-    assert np.allclose(t1.A, [[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]], atol=1e-12)
-
-
-@pytest.mark.parametrize("src", ["counter:7", "cycle-nav:5", "counter:12"])
-def test_cyclic_rotation_on_non_group_presets(src):
-    fsa = load_source(src)
-    _certified(compile(fsa, construction="cyclic-rotation"), fsa)
-
-
-@pytest.mark.parametrize("construction", ["parity-sign", "parity-affine"])
-@pytest.mark.parametrize("src", ["parity", "group:Z2", "counter:2"])
-def test_parity_width_one(construction, src):
-    fsa = load_source(src)
-    model = compile(fsa, construction=construction)
-    _certified(model, fsa)
-    assert model.widths == [1] and model.layers[0].max_factors() == 1
-    for t in model.layers[0].transitions:
-        assert t.A_exact[0][0] in (1, -1)
-
-
-def test_parity_auto_is_width_one():
-    assert compile(load_source("parity")).widths == [1]
 
 
 def test_not_applicable_gives_input_error():
