@@ -1,5 +1,6 @@
-"""lrnnkit sweep without Ray: specs (errors, grid, hashes, seeds), the record store (append, torn lines, resume),
-failed points, the job kinds at tiny scale, the CLI contract (docs/cli.rst; issue 14)."""
+"""lrnnkit sweep without Ray (lrnnkit.sweep.runner): records equal to direct calls, failed points recorded while the
+others go on, resumption without recomputing, the summary and heat map, the CLI contract (docs/cli.rst). Specs,
+the store and the job kinds have their own files (test_spec.py, test_store.py, test_jobs.py)."""
 from __future__ import annotations
 
 import json
@@ -10,10 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lrnnkit.cli import main
-from lrnnkit.errors import InputError
 from lrnnkit.sweep import RecordStore, parse_spec, run_sweep, strip_meta
 from lrnnkit.sweep.jobs import run_collapse
-from proofs_tests._paths import REPO
 
 SMALL = {"kind": "collapse", "params": {"steps": 300},
          "grid": {"source": ["parity", "group:S3", "counter:3"], "format": ["fp8-e4m3-ieee", "bf16"]}}
@@ -23,65 +22,6 @@ def _write(tmp_path, text, name="spec.toml"):
     p = tmp_path / name
     p.write_text(text)
     return str(p)
-
-
-# --------------------------------------------------------------------------- spec
-def test_grid_is_the_product_in_order_and_tables_zip():
-    s = parse_spec({"kind": "collapse", "params": {"steps": 5},
-                    "grid": {"case": [{"source": "parity", "construction": "parity-sign"},
-                                      {"source": "counter:3", "construction": "cyclic-rotation"}],
-                             "format": ["bf16", "fp16", "fp32"]}})
-    pts = s.points()
-    assert s.n_points() == len(pts) == 6
-    assert pts[0] == {"steps": 5, "source": "parity", "construction": "parity-sign", "format": "bf16"}
-    assert [p["format"] for p in pts[:3]] == ["bf16", "fp16", "fp32"]      # the last key varies fastest
-    assert pts[3]["source"] == "counter:3"
-
-
-grid_values = st.lists(st.integers(0, 50), min_size=1, max_size=4, unique=True)
-
-
-@given(a=grid_values, b=grid_values, extra=st.integers(51, 99), seed=st.integers(0, 2**31))
-def test_point_keys_and_seeds_depend_on_spec_and_point_only(a, b, extra, seed):
-    """Extending a grid keeps every old point's key and seed (so a resumed, extended sweep reuses them); points are
-    distinct; the base seed changes every seed; the spec hash changes with the grid."""
-    s1 = parse_spec({"kind": "collapse", "seed": seed, "grid": {"x": a, "y": b}}, kinds=())
-    s2 = parse_spec({"kind": "collapse", "seed": seed, "grid": {"y": b, "x": a + [extra]}}, kinds=())
-    k1 = {json.dumps(p, sort_keys=True): (s1.point_key(p), s1.point_seed(p)) for p in s1.points()}
-    k2 = {json.dumps(p, sort_keys=True): (s2.point_key(p), s2.point_seed(p)) for p in s2.points()}
-    assert len(k1) == s1.n_points() == len(a) * len(b)
-    assert all(k2[p] == v for p, v in k1.items())
-    assert len({v[0] for v in k2.values()}) == len(k2)
-    assert s1.spec_hash != s2.spec_hash
-    s3 = parse_spec({"kind": "collapse", "seed": seed + 1, "grid": {"x": a, "y": b}}, kinds=())
-    assert all(s3.point_seed(p) != s1.point_seed(p) for p in s1.points()[:1])
-
-
-@pytest.mark.parametrize("text, needle", [
-    ('kind = "collapse"\n', "[grid]"),
-    ('[grid]\nsource = ["parity"]\n', "kind"),
-    ('kind = "nope"\n[grid]\nx = [1]\n', "unknown kind 'nope'"),
-    ('kind = "collapse"\n[grid]\nsource = []\n', "grid.source must be a non-empty list"),
-    ('kind = "collapse"\n[grid]\nsource = "parity"\n', "grid.source must be a non-empty list"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity", "parity"]\n', "lists a value twice"),
-    ('kind = "collapse"\nbogus = 1\n[grid]\nsource = ["parity"]\n', "unknown key(s) bogus"),
-    ('kind = "collapse"\n[params]\nsource = "parity"\n[grid]\nsource = ["parity"]\n', "set twice"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity"]\n', "needs parameter(s) format"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nfromat = [1]\n',
-     "unknown parameter(s) fromat"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf17"]\n', "bf17"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nsteps = [0]\n', "'steps' must be an integer"),
-    ('kind = "collapse"\nseed = -1\n[grid]\nsource = ["parity"]\n', "'seed' must be a non-negative integer"),
-    ('kind = "collapse"\nnum_cpus = 0\n[grid]\nsource = ["parity"]\n', "num_cpus"),
-    ('kind = "theorems"\n[grid]\nid = ["000:no-such"]\n', "000:no-such"),
-    ('kind = "collapse"\n[grid\n', "not valid TOML"),
-])
-def test_bad_specs_are_one_line_exit_2(tmp_path, capsys, text, needle):
-    path = _write(tmp_path, text)
-    assert main(["sweep", path, "--out", str(tmp_path / "o")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err and needle in err and "Traceback" not in err
-    assert not (tmp_path / "o").exists()
 
 
 def test_missing_spec_and_bad_options(tmp_path, capsys):
@@ -158,55 +98,12 @@ def test_cli_summary_table_and_heat_map(tmp_path, capsys):
     assert summary["done"] == 4 and "records" not in summary
 
 
-def test_certify_and_theorems_jobs(tmp_path):
-    res = run_sweep({"kind": "certify", "params": {"float_steps": 50},
-                     "grid": {"source": ["parity", "random:3:2"], "replicate": [0, 1]}},
-                    str(tmp_path / "c"), progress=False)
-    assert res["done"] == 4 and all(r["certified"] is True for r in res["records"])
-    # random:N:K is drawn from the point's seed: the two replicates are (almost surely) different automata
-    assert len({r["seed"] for r in res["records"]}) == 4
-    th = run_sweep({"kind": "theorems", "grid": {"id": ["000:equation-3", "002:appendix-A.2.1"]}},
-                   str(tmp_path / "t"), progress=False)
-    assert th["done"] == 2 and all(r["agrees"] for r in th["records"])
-
-
-TINY_TRAIN = {"kind": "train", "params": {"layer": "deltanet", "width": 8, "heads": 1, "steps": 4, "batch": 4,
-                                          "train_len": [2, 6], "test_len": [6], "eval_n": 8, "log_every": 2},
-              "grid": {"task": ["parity"], "eig_range": ["-1,1"]}}
-
-
-def test_train_job_at_tiny_scale(tmp_path):
-    """The train kind runs lrnnkit.learn's training (train(TrainConfig));
-    the seed is the point's derived seed; a parameter TrainConfig does not know is a spec error."""
-    res = run_sweep(dict(TINY_TRAIN), str(tmp_path), progress=False, plots=False)
-    (r,) = res["records"]
-    assert r["status"] == "ok", r["error"]
-    assert r["steps"] == 4 and set(r["test_accuracy"]) == {"6"} and r["config"]["seed"] == r["seed"]
-    assert "_model" not in r and "summary.txt" in " ".join(res["summary_files"])
-    with pytest.raises(InputError, match="unknown parameter.*widht"):
-        run_sweep({"kind": "train", "grid": {"task": ["parity"], "widht": [8]}}, str(tmp_path / "b"))
-
-
 def test_records_file_is_json_lines_with_the_spec_hash(tmp_path):
     res = run_sweep(dict(SMALL), str(tmp_path), progress=False, plots=False)
     lines = (tmp_path / "records.jsonl").read_text().splitlines()
     assert len(lines) == 6 and all(json.loads(x)["spec_hash"] == res["spec_hash"] for x in lines)
     assert json.loads((tmp_path / "spec.json").read_text())["spec_hash"] == res["spec_hash"]
     assert os.path.exists(tmp_path / "summary.txt")
-
-
-def test_parse_spec_rejects_non_json_values():
-    import datetime
-    with pytest.raises(InputError, match="not a JSON value"):
-        parse_spec({"kind": "collapse", "grid": {"source": [datetime.date(2020, 1, 1)]}})
-
-
-@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(REPO, "examples",
-                                                                 "sweeps"))))
-def test_example_specs_are_valid(name):
-    from lrnnkit.sweep.runner import check_spec_file
-    spec = check_spec_file(os.path.join(REPO, "examples", "sweeps", name))
-    assert spec.n_points() >= 1
 
 
 @pytest.mark.parametrize("address, needle", [("127.0.0.1:1", "cannot reach the Ray cluster at '127.0.0.1:1'"),
@@ -238,23 +135,6 @@ def test_records_do_not_depend_on_axis_order_or_run_order(tmp_path_factory, xs, 
         return sorted(({k: v for k, v in r.items() if k not in ("meta", "spec_hash")} for r in rs),
                       key=lambda r: r["point_key"])
     assert strip(r1["records"]) == strip(r2["records"])
-
-
-@given(ops=st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["ok", "failed"]), st.booleans()),
-                    max_size=12))
-def test_store_keeps_the_last_complete_record_of_each_key(tmp_path_factory, ops):
-    """Appends, some followed by a torn fragment (a crash mid-write): load() = the last complete record per key."""
-    d = tmp_path_factory.mktemp("store")
-    store = RecordStore(str(d))
-    want = {}
-    for i, (k, status, torn) in enumerate(ops):
-        store.append({"point_key": k, "status": status, "i": i})
-        want[k] = {"point_key": k, "status": status, "i": i}
-        if torn:
-            with open(store.path, "ab") as fh:
-                fh.write(b'{"point_key": "' + k.encode() + b'", "sta')
-    assert store.load() == want
-    assert store.done_keys() == {k for k, r in want.items() if r["status"] == "ok"}
 
 
 def test_ray_executor_without_ray_installed_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
