@@ -2,7 +2,7 @@
 
 KEY: a module attribute (FP32_PRECISION=tf32; of wy_config where it is defined, else of wy), STAGES=n (pipeline
 stages of every kernel), NOPAD=1 (no zero padding of 32-wide heads). Example:
-    TRITON_INTERPRET=0 python3 benchmarks/_knobs.py NOPAD=1 -- -q -k wide proofs_tests/test_kernels_wy.py
+    TRITON_INTERPRET=0 python3 benchmarks/_knobs.py NOPAD=1 -- -q -k wide proofs_tests/kernels/gh/test_wy.py
 """
 import os
 import sys

@@ -5,7 +5,7 @@
 
 On the device machine (fla as wheels in .whl/, carried):
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
-    TRITON_INTERPRET=0 python3 -m pytest -q proofs_tests/test_kernels_*.py      # the tests, compiled on the GPU
+    TRITON_INTERPRET=0 python3 -m pytest -q proofs_tests/kernels/      # the tests, compiled on the GPU
     python3 benchmarks/bench_kernels.py --out $OUT [--sections train,gate,varlen,fp32,short,s5] [--sweep] [--quick]
 ``--sweep`` re-tunes block sizes / warps first (many compilations, a few minutes); ``--quick`` runs smaller sizes
 (a smoke test; needs a GPU all the same).
@@ -79,7 +79,7 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
 
     Timed: forward (no grad) and forward+backward (o.backward(do)) at bf16, ours also at fp32 (3xTF32 dots).
     Errors: relative L2 error of o and of every gradient against our float64 path (IEEE float64 dots; the
-    same code, checked against autograd of the naive loop by proofs_tests/test_kernels_wy.py), for ours at bf16,
+    same code, checked against autograd of the naive loop by proofs_tests/kernels/gh/test_wy.py), for ours at bf16,
     fla at bf16 and ours at fp32, on the first 2 batch rows (fp64 memory), same inputs rounded per dtype."""
     import torch
     import torch.nn.functional as F

@@ -1,6 +1,6 @@
 """The transition monoid of an automaton, computed by closure.
 
-Conventions (docs/conventions.rst; pinned by ``proofs_tests/test_automata_monoid.py``):
+Conventions (docs/conventions.rst; pinned by ``proofs_tests/automata/test_monoid.py``):
 
 * A transformation of the points ``0..n-1`` is stored as its image list ``x = (0.x, 1.x, ..., (n-1).x)``.
   Transformations act on the **right**, as in GAP: ``q . x``.

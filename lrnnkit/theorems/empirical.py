@@ -29,7 +29,7 @@ the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
 check reads the file again (it reads only stored JSON: the judges live with the experiments in
-:mod:`lrnnkit.learn.experiments`, above this package). ``proofs_tests/test_empirical_judges.py`` applies each
+:mod:`lrnnkit.learn.experiments`, above this package). ``proofs_tests/theorems/test_empirical.py`` applies each
 experiment's judge, as the code defines it now, to the stored per-run numbers, so a judge that changed, or a results
 file edited by hand, shows up there as a disagreement. Re-running the training itself is the experiment's command (in the
 evidence), not the check: it takes minutes on a GPU.
@@ -328,7 +328,7 @@ def _init_entry() -> Statement | None:
                                 "initialised from the compiled construction; AdamW, batch 16, words of 3-40 letters",
                      conclusion=f"token accuracy at length 10^4 stays >= {KEEP}", verdict=verdict,
                      evidence=evidence, check=check, counterexample=cex, perturb={"doc": _init_kept(doc)},
-                     tests=["proofs_tests/test_learn_analysis.py::test_construction_init_reproduces_compiled_model"],
+                     tests=["proofs_tests/learn/test_analysis.py::test_construction_init_reproduces_compiled_model"],
                      notes="falsified means: fine-tuning on short words moved the construction off its exact "
                            "reflections (betas away from 2, keys rotated), so the state drifts over 10^4 steps")
 

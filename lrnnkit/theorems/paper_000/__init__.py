@@ -13,8 +13,9 @@ Conventions of the paper used throughout (000, Section 3.1 and eq. (1), (5)):
   D (applied separately to real and imaginary parts).
 
 Every check below is independent of lrnnkit's constructions (exact rationals, ``lrnnkit.exact`` cyclotomic numbers,
-sympy for characteristic polynomials, hypothesis for the counterexample searches); tests in
-``proofs_tests/test_theorems_A*.py`` cross-check the pieces against the library modules (precision, constructions).
+sympy for characteristic polynomials, hypothesis for the counterexample searches); the tests in
+``proofs_tests/theorems/test_paper_000.py`` cross-check the pieces against the library modules (precision,
+constructions).
 
 The exact tuple-matrix helpers and the hypothesis search helpers are shared with the other papers (``../_exact.py``).
 

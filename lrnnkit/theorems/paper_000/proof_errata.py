@@ -6,7 +6,8 @@ the theorem's own verdict stands in its own entry. A recorded instance that no l
 gives ``open`` (not confirmed), a corrected step that fails gives ``falsified``.
 
 000:theorem-1-proof-unrolling, 000:theorem-1-proof-tail-count, 000:theorem-2-proof-jordan-signs,
-000:theorem-2-proof-tail-count, 000:proposition-1.3a-proof-real-vectors, 000:theorem-3-proof-displaced-count.
+000:theorem-2-proof-tail-count, 000:proposition-1.3a-proof-real-vectors, 000:theorem-3-proof-displaced-count,
+000:theorem-6-proof-induction.
 
 Each check evaluates the printed step on a concrete instance where it is false (exact rationals, the paper's own
 finite-precision model of App. B.1 with the saturating toy format ``TOY8`` of ``theorem_1_2``), evaluates the

@@ -1,4 +1,5 @@
-"""Paper 000: 000:proposition-1.1, 000:proposition-1.2a, 000:proposition-1.2b, 000:proposition-1.2c, 000:proposition-1.2c-proof-swaps, 000:proposition-1.3a, 000:proposition-1.3b, 000:proposition-1-consequence.
+"""Paper 000: 000:proposition-1.1, 000:proposition-1.2a, 000:proposition-1.2b, 000:proposition-1.2c, 000:proposition-1.2c-proof-swaps, 000:proposition-1.3a, 000:proposition-1.3b, 000:proposition-1-consequence,
+000:proposition-1.unit-interval-reading.
 
 See the package docstring (lrnnkit/theorems/paper_000/__init__.py) for the paper and conventions."""
 from __future__ import annotations

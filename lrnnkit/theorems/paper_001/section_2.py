@@ -1,5 +1,5 @@
 """Paper 001, Section 2 (DeltaNet background) and the D_3 remark of Section 4: 001:equation-2-gradient-step,
-001:beta-geometry, 001:d3-is-s3.
+001:beta-geometry, 001:d3-is-s3, 001:section-2.1.citation.
 
 See the package docstring (lrnnkit/theorems/paper_001/__init__.py) for the paper and conventions."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper 002: 002:appendix-A.2.1, 002:appendix-A.2.2.
+"""Paper 002: 002:appendix-A.2.1, 002:appendix-A.2.2, 002:section-3.cost.
 
 See the package docstring (lrnnkit/theorems/paper_002/__init__.py) for the paper and conventions."""
 from __future__ import annotations

@@ -11,7 +11,7 @@ Proposition G.2 the low-rank expressivity result behind the informal Theorem D.1
 Exact arithmetic: the linear-algebra checks use :class:`fractions.Fraction` matrices. ``||P||_2 < 1`` is decided
 exactly as "``I - P^T P`` is positive definite", tested by an exact LDL^T elimination (sympy's
 ``is_positive_definite`` does the same but is ~100x slower inside a property search; sympy is used as the
-independent oracle in proofs_tests/test_theorems_B_003.py).
+independent oracle in proofs_tests/theorems/test_paper_003.py).
 
 One module per statement group: ``equation_3``, ``theorem_2``, ``theorem_c1``, ``theorem_d``, ``mixer``,
 ``appendix_g``; helpers shared by several groups live in ``_common``. Importing the package registers every statement."""

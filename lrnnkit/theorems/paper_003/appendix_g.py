@@ -1,4 +1,5 @@
-"""Paper 003: 003:proposition-G.2, 003:remark-G.3, 003:remark-G.4.
+"""Paper 003: 003:proposition-G.2, 003:proposition-G.2-proof-pairings, 003:remark-G.3,
+003:remark-G.4.
 
 See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
 from __future__ import annotations

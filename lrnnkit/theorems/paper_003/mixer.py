@@ -1,4 +1,5 @@
-"""Paper 003: 003:claim-D.3.2.full-rank, 003:claim-D.3.2.rank-r, 003:claim-D.3.2.contractive, 003:claim-D.3.2.negative-eigenvalues, 003:claim-D.3.2.mixer-contractive.
+"""Paper 003: 003:claim-D.3.2.full-rank, 003:claim-D.3.2.rank-r, 003:claim-D.3.2.contractive, 003:claim-D.3.2.negative-eigenvalues, 003:claim-D.3.2.mixer-contractive,
+003:claim-D.3.2.capability.
 
 See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The entry's statement is the proof step as printed: ``holds-as-corrected`` (falsified by the recorded instance,
 the corrected step passes); see lrnnkit/theorems/paper_000/proof_errata.py.
 
-003:theorem-2.2-proof-eigenvalues.
+003:theorem-2.2-proof-eigenvalues, 003:theorem-2.1-proof-neumann.
 
 See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
 from __future__ import annotations

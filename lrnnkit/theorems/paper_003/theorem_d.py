@@ -1,4 +1,4 @@
-"""Paper 003: 003:theorem-D.2, 003:appendix-D.2.equation-9, 003:theorem-D.1.
+"""Paper 003: 003:theorem-D.2, 003:appendix-D.2.equation-9, 003:theorem-D.1, 003:theorem-D.1.diagonal-half.
 
 See the package docstring (lrnnkit/theorems/paper_003/__init__.py) for the paper and conventions."""
 from __future__ import annotations

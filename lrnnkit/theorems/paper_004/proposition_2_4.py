@@ -1,4 +1,5 @@
-"""Paper 004: 004:proposition-2.4, 004:section-2.4.real-diagonal, 004:appendix-A.3.remark.
+"""Paper 004: 004:proposition-2.4, 004:section-2.4.real-diagonal, 004:appendix-A.3.remark,
+004:proposition-2.4.two-examples.
 
 See the package docstring (lrnnkit/theorems/paper_004/__init__.py) for the paper and conventions."""
 from __future__ import annotations
