@@ -67,7 +67,23 @@ def _aalpy():
 
 
 # --------------------------------------------------------------------------- oracles from models
-class ModelOracle:
+class _BatchOracle:
+    """A membership oracle over a batch function ``self.batch((B, T) int array) -> (B, T) labels``: ``oracle(word)``
+    is the label after the last letter, ``oracle.trace(word)`` the label after every prefix (one run)."""
+    batch = None
+
+    def trace(self, word: Sequence[int]) -> list:
+        if len(word) == 0:
+            return []
+        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
+
+    def __call__(self, word: Sequence[int]) -> str:
+        if len(word) == 0:
+            raise InputError("a membership query needs a non-empty word (a model has no output before input)")
+        return self.trace(word)[-1]
+
+
+class ModelOracle(_BatchOracle):
     """A compiled lrnnkit :class:`~lrnnkit.model.ir.Model` as a membership oracle.
 
     ``oracle(word)`` is the output label after the last letter; ``oracle.trace(word)`` the label after every
@@ -79,16 +95,6 @@ class ModelOracle:
         self.alphabet = list(model.alphabet)
         self.batch = model_outputs(model)
 
-    def trace(self, word: Sequence[int]) -> list:
-        if len(word) == 0:
-            return []
-        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
-
-    def __call__(self, word: Sequence[int]) -> str:
-        if len(word) == 0:
-            raise InputError("a membership query needs a non-empty word (the model has no output before input)")
-        return self.trace(word)[-1]
-
 
 def model_oracle(model) -> ModelOracle:
     """``model_oracle(model)(word) -> label``: a compiled Model (or a path to one) as a membership oracle."""
@@ -99,22 +105,12 @@ def model_oracle(model) -> ModelOracle:
     return ModelOracle(model)
 
 
-class _TorchOracle:
+class _TorchOracle(_BatchOracle):
     def __init__(self, module, labels, device, alphabet=None):
         self.module, self.labels, self.device = module, list(labels), device
         self.batch = torch_outputs(module, self.labels, device)
         if alphabet is not None:
             self.alphabet = list(alphabet)
-
-    def trace(self, word: Sequence[int]) -> list:
-        if len(word) == 0:
-            return []
-        return [str(x) for x in self.batch(np.asarray([list(word)], dtype=np.int64))[0]]
-
-    def __call__(self, word: Sequence[int]) -> str:
-        if len(word) == 0:
-            raise InputError("a membership query needs a non-empty word")
-        return self.trace(word)[-1]
 
 
 def torch_oracle(module, labels: Sequence[str], device="cpu", alphabet: Sequence[str] | None = None):

@@ -27,7 +27,6 @@ few lengths).
 from __future__ import annotations
 
 import time
-from typing import Sequence
 
 import numpy as np
 
@@ -35,7 +34,7 @@ from ..automata.fsa import FSA
 from ..automata.minimize import minimize
 from ..errors import InputError
 from .compare import shortest_disagreement, torch_outputs
-from .extract import extract_automaton
+from .extract import _BatchOracle, extract_automaton
 from .tasks import AutomatonTask, make_task
 
 __all__ = ["horizon", "horizon_checkpoint", "horizon_target", "horizon_statement"]
@@ -67,7 +66,7 @@ class _Budget(Exception):
     table can grow without end before the first equivalence query)."""
 
 
-class _Oracle:
+class _Oracle(_BatchOracle):
     """The model's label after every prefix, for words over the target's letters (indices into ``letters``)."""
 
     def __init__(self, model, letters, labels, device, autocast: bool = False):
@@ -90,14 +89,6 @@ class _Oracle:
         if self.limit is not None and time.perf_counter() > self.limit[1]:
             raise _Budget(f"stopped after {self.limit[3]:g} s")
         return np.asarray(self._out(self.letters[np.asarray(words, dtype=np.int64)])).astype(str)
-
-    def trace(self, word: Sequence[int]) -> list:
-        return [] if len(word) == 0 else self.batch([list(word)])[0].tolist()
-
-    def __call__(self, word: Sequence[int]) -> str:
-        if len(word) == 0:
-            raise InputError("a membership query needs a non-empty word")
-        return self.trace(word)[-1]
 
 
 CURVE_TOKENS = 1 << 17     # tokens per forward pass of the accuracy curve (memory of one inference batch)
