@@ -22,7 +22,7 @@ from lrnnkit.automata.holonomy import holonomy_decomposition, semigroup_closure
 
 pytestmark = pytest.mark.gap
 
-# SgpDec's tst/holonomy.tst "BECKS" and the 4-point example of automata/test_holonomy_depth_rule.py
+# SgpDec's tst/holonomy.tst "BECKS" and the 4-point example of automata/holonomy/test_decomposition_depth_rule.py
 BECKS = [[0, 1, 2, 0, 0, 0], [3, 3, 3, 4, 3, 5], [3, 3, 3, 4, 5, 3], [3, 3, 3, 3, 4, 4], [3, 3, 3, 0, 1, 2],
          [1, 2, 0, 3, 3, 3]]
 LOOSE = [[3, 0, 1, 3], [0, 3, 2, 0]]

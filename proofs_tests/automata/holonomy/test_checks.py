@@ -1,5 +1,5 @@
 """lrnnkit.automata.holonomy.checks: the checks share one lift matrix per S (Holonomy.lift_matrix_cached), and a
-wrong claim about S fails them. The checks themselves run on every decomposition in test_holonomy_decomposition."""
+wrong claim about S fails them. The checks themselves run on every decomposition in test_decomposition.py."""
 import numpy as np
 
 from lrnnkit.automata.holonomy import CheckResult, check_emulation, holonomy_decomposition, semigroup_closure

@@ -1,17 +1,19 @@
-"""The depth rule of the holonomy decomposition (issue 15): SgpDec >= 0.9.8's direct depth (``"sgpdec"``, the
+"""The depth rule of the holonomy decomposition: SgpDec >= 0.9.8's direct depth (``"sgpdec"``, the
 default) and SgpDec <= 0.9.7's heights (``"sgpdec-0.9.7"``), on the library, ``lrnnkit info`` and the
 Krohn-Rhodes compiler (paper 000, Theorem 4 via Theorem 5).
 
 Oracles: SgpDec 1.2.0's own output on its test semigroup BECKS (tst/holonomy.tst), a hand derivation on a
-4-point example, the brute-force definitions in automata/test_holonomy.py (check_definitions computes both
-rules from the subduction order over an independently enumerated S^1), and GAP (automata/test_holonomy_gap.py).
+4-point example, the brute-force definitions in automata/holonomy/test_decomposition.py (check_definitions
+computes both rules from the subduction order over an independently enumerated S^1), and GAP
+(automata/test_holonomy_gap.py).
 """
 import json
 
 import numpy as np
 import pytest
 
-from lrnnkit.automata.holonomy import DEPTH_RULES, check_all, holonomy_decomposition, holonomy_summary, members
+from lrnnkit.automata.holonomy.checks import check_all
+from lrnnkit.automata.holonomy.decomposition import DEPTH_RULES, holonomy_decomposition, holonomy_summary, members
 from lrnnkit.cli import main
 from lrnnkit.errors import InputError
 
