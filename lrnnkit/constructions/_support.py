@@ -167,6 +167,26 @@ class PermGroup:
         return k
 
 
+def reason_of(structure):
+    """The applicability check ``fsa -> reason string or None`` of a construction whose ``structure(fsa)`` returns
+    its structure, or a reason string where the construction does not apply."""
+    def reason(fsa):
+        r = structure(fsa)
+        return r if isinstance(r, str) else None
+    return reason
+
+
+def structure_or_refuse(name: str, structure, fsa, options: dict):
+    """``structure(fsa)`` for a construction's builder: an InputError naming the construction for unknown options
+    or where ``structure`` gives a reason instead."""
+    if options:
+        raise InputError(f"{name}: unknown option(s) {sorted(options)}")
+    r = structure(fsa)
+    if isinstance(r, str):
+        raise InputError(f"{name}: {r}")
+    return r
+
+
 def moved_points(p: Sequence[int]) -> int:
     return sum(1 for i, x in enumerate(p) if i != x)
 

@@ -22,7 +22,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Transition
 from . import _support as S
 from .registry import Construction, Cost, register
@@ -53,9 +52,7 @@ def cyclic_structure(fsa):
     return states, m, [exp_of[letter_elem[a]] for a in range(fsa.n_letters)], g
 
 
-def _reason(fsa):
-    r = cyclic_structure(fsa)
-    return r if isinstance(r, str) else None
+_reason = S.reason_of(cyclic_structure)
 
 
 def rotation_factors(e: int, m: int) -> list[GHFactor]:
@@ -69,11 +66,7 @@ def rotation_factors(e: int, m: int) -> list[GHFactor]:
 
 
 def build(fsa, **options) -> Model:
-    if options:
-        raise InputError(f"{NAME}: unknown option(s) {sorted(options)}")
-    r = cyclic_structure(fsa)
-    if isinstance(r, str):
-        raise InputError(f"{NAME}: {r}")
+    r = S.structure_or_refuse(NAME, cyclic_structure, fsa, options)
     states, m, exps, g = r
     transitions = [Transition.from_factors(rotation_factors(e, m), 2) for e in exps]
     H0 = [Fraction(1), Fraction(0)]

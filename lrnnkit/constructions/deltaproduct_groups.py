@@ -25,7 +25,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InputError
 from ..exact import Cyc, zeta
 from ..model import GHFactor, Layer, Model, Transition
 from ..model.linalg import exact_matmul, exact_matvec
@@ -230,17 +229,11 @@ def rotation_structure(fsa):
            f"{'cube (S_4)' if which == 'S4' else 'icosahedron (A_5)'}"
 
 
-def _rot_reason(fsa):
-    r = rotation_structure(fsa)
-    return r if isinstance(r, str) else None
+_rot_reason = S.reason_of(rotation_structure)
 
 
 def build_rotation(fsa, **options) -> Model:
-    if options:
-        raise InputError(f"{ROT}: unknown option(s) {sorted(options)}")
-    r = rotation_structure(fsa)
-    if isinstance(r, str):
-        raise InputError(f"{ROT}: {r}")
+    r = S.structure_or_refuse(ROT, rotation_structure, fsa, options)
     states, G, letter_elem, mats, rho_index = r
     cache: dict = {}
     trans = []

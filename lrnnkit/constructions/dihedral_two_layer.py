@@ -35,7 +35,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from . import _support as S
 from .registry import Construction, Cost, register
@@ -98,9 +97,7 @@ def dihedral_structure(fsa):
     return f"the transition group (order {N}) is not dihedral D_{m}"
 
 
-def _reason(fsa):
-    r = dihedral_structure(fsa)
-    return r if isinstance(r, str) else None
+_reason = S.reason_of(dihedral_structure)
 
 
 def theta(kind: str, i: int, parity: int, m: int, corrected: bool) -> int:
@@ -119,11 +116,7 @@ def reflection_factor(k: int, m: int) -> GHFactor:
 
 def _build(fsa, corrected: bool, options) -> Model:
     name = NAME if corrected else PRINTED
-    if options:
-        raise InputError(f"{name}: unknown option(s) {sorted(options)}")
-    r = dihedral_structure(fsa)
-    if isinstance(r, str):
-        raise InputError(f"{name}: {r}")
+    r = S.structure_or_refuse(name, dihedral_structure, fsa, options)
     states, m, kinds, idx, elems = r
     k = fsa.n_letters
     # ---- layer 1: diagonal parities (rotation, reflection)

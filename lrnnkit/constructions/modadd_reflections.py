@@ -24,7 +24,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from . import _support as S
 from .cyclic_rotation import cyclic_structure
@@ -39,17 +38,11 @@ def theta(i: int, parity: int, m: int) -> int:
     return (1 - 2 * i) if parity == 1 else (2 * i + 1)
 
 
-def _reason(fsa):
-    r = cyclic_structure(fsa)
-    return r if isinstance(r, str) else None
+_reason = S.reason_of(cyclic_structure)
 
 
 def build(fsa, **options) -> Model:
-    if options:
-        raise InputError(f"{NAME}: unknown option(s) {sorted(options)}")
-    r = cyclic_structure(fsa)
-    if isinstance(r, str):
-        raise InputError(f"{NAME}: {r}")
+    r = S.structure_or_refuse(NAME, cyclic_structure, fsa, options)
     states, m, exps, g = r
     k = fsa.n_letters
     flip = GHFactor.exact(2, [Fraction(1)])

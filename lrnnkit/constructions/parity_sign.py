@@ -19,7 +19,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import InputError
 from ..model import Decoder, GHFactor, Layer, Model, Transition
 from . import _support as S
 from .registry import Construction, Cost, register
@@ -35,17 +34,11 @@ def _structure(fsa):
     return states, G, letter_elem
 
 
-def _reason(fsa):
-    r = _structure(fsa)
-    return r if isinstance(r, str) else None
+_reason = S.reason_of(_structure)
 
 
 def _build(fsa, name: str, affine: bool, options) -> Model:
-    if options:
-        raise InputError(f"{name}: unknown option(s) {sorted(options)}")
-    r = _structure(fsa)
-    if isinstance(r, str):
-        raise InputError(f"{name}: {r}")
+    r = S.structure_or_refuse(name, _structure, fsa, options)
     states, G, letter_elem = r
     flip = GHFactor.exact(2, [Fraction(1)])
     trans = []

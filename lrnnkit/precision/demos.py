@@ -215,6 +215,17 @@ def _plt():
     return plt
 
 
+def _save(plt, fig, out_dir: str, name: str, **kw) -> str:
+    """Write ``fig`` to ``out_dir/name`` (PNG, 110 dpi; laid out tight unless ``bbox_inches`` says otherwise) and
+    close it; returns the path."""
+    path = os.path.join(out_dir, name)
+    if not kw:
+        fig.tight_layout()
+    save_figure(fig, path, dpi=110, **kw)
+    plt.close(fig)
+    return path
+
+
 def plot_theorem1(out_dir: str, fmt: str = "bf16", steps: int = 80) -> str:
     """Trajectories of the first state coordinate on 1^k in one format: [0, 1] spectra settle, -1 alternates."""
     plt = _plt()
@@ -229,11 +240,7 @@ def plot_theorem1(out_dir: str, fmt: str = "bf16", steps: int = 80) -> str:
     ax.set_ylabel(f"state coordinate 0 ({fmt}, matvec)")
     ax.set_title("000 Theorem 1: spectrum in [0,1] settles, eigenvalue -1 alternates")
     ax.legend()
-    path = os.path.join(out_dir, "theorem1_trajectories.png")
-    fig.tight_layout()
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out_dir, "theorem1_trajectories.png")
 
 
 def plot_rotation_vs_m(out_dir: str, table: dict) -> str | None:
@@ -254,11 +261,7 @@ def plot_rotation_vs_m(out_dir: str, table: dict) -> str | None:
     ax.set_ylabel("first wrong step on 1^k (matvec, RNE)")
     ax.set_title("Rotation construction: steps to failure against m")
     ax.legend(fontsize=8)
-    path = os.path.join(out_dir, "collapse_rotation_vs_m.png")
-    fig.tight_layout()
-    save_figure(fig, path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out_dir, "collapse_rotation_vs_m.png")
 
 
 def plot_collapse_by_format(out_dir: str, table: dict) -> str | None:
@@ -289,10 +292,7 @@ def plot_collapse_by_format(out_dir: str, table: dict) -> str | None:
         ax.set_yticks(range(len(cons)), cons if ax is axes[0][0] else [""] * len(cons), fontsize=7)
         ax.set_title(var, fontsize=8)
     fig.colorbar(im, ax=axes[0].tolist(), label=f"log10 first wrong step (top, 'none': no wrong step within {steps})")
-    path = os.path.join(out_dir, "collapse_by_format.png")
-    save_figure(fig, path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(plt, fig, out_dir, "collapse_by_format.png", bbox_inches="tight")
 
 
 def impossibility_demo(out_dir: str | None = None, formats=None, cap: int = 5_000) -> dict:
