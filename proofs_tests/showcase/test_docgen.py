@@ -141,6 +141,7 @@ def test_sphinx_builds_with_warnings_as_errors(tmp_path):
     src = tmp_path / "docs"
     shutil.copytree(os.path.join(ROOT, "docs"), src,
                     ignore=shutil.ignore_patterns("_build", "generated"))
+    shutil.copytree(os.path.join(ROOT, "examples"), tmp_path / "examples")   # literalinclude ../examples/...
     res = docgen.generate(src / "generated")
     assert res["ok"], res["errors"]
     html = tmp_path / "html"
