@@ -21,11 +21,10 @@ FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none
 # A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the one-pass
 # forward's state pass (outputs inside), "state_rec" the state pass that stores S_n and U' (the backward's, and the
 # split forward's), "output" the split forward's output kernel. "split": the forward stores S_n and U' and forms
-# the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: H100, 2026-11-24,
-# RESULTS.md "kernels", fourth round). "wy_bk": the WY backward's key block. "keep" (the default of chunk_gh's
+# the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: RESULTS.md "kernels",
+# fourth round). "wy_bk": the WY backward's key block. "keep" (the default of chunk_gh's
 # ``keep_states``; implies the split forward): the backward takes the split forward's S_n and U' instead of
-# recomputing them -- 10% (tf32) / 13% (3xTF32) off float32 fwd+bwd, for
-# K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
+# recomputing them -- faster float32 fwd+bwd (RESULTS.md "kernels"), for K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
 # which is why it is off by default (fla recomputes too). "fuse" / "fuse_gated" (without / with a gate): the
 # backward's dq/dk part and WY part in one kernel (_dqk_wy_kernel, tiles "dqkwy", key block "dqkwy_bk") instead of
 # two (_dqkwg_kernel, _wy_bwd_kernel); chosen by the H100 measurements of RESULTS.md "kernels", sixth round.
