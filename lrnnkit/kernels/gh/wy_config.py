@@ -24,7 +24,8 @@ FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none
 # the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: RESULTS.md "kernels",
 # fourth round). "wy_bk": the WY backward's key block. "keep" (the default of chunk_gh's
 # ``keep_states``; implies the split forward): the backward takes the split forward's S_n and U' instead of
-# recomputing them -- faster float32 fwd+bwd (RESULTS.md "kernels"), for K V / C + V more saved numbers per position and head (384 at K = V = 128, C = 64: three times the size of q),
+# recomputing them -- faster float32 fwd+bwd (RESULTS.md "kernels"), for K V / C + V more saved numbers per
+# position and head (384 at K = V = 128, C = 64: three times the size of q),
 # which is why it is off by default (fla recomputes too). "fuse" / "fuse_gated" (without / with a gate): the
 # backward's dq/dk part and WY part in one kernel (_dqk_wy_kernel, tiles "dqkwy", key block "dqkwy_bk") instead of
 # two (_dqkwg_kernel, _wy_bwd_kernel); chosen by the H100 measurements of RESULTS.md "kernels", sixth round.
