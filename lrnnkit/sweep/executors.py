@@ -2,9 +2,9 @@
 
 Both call :func:`execute_point` on each task ``(index, point, seed, run_dir)`` and hand every outcome to the
 caller's ``on_done`` as it finishes (the caller appends it to the store at once). ``run_dir`` (resumable kinds:
-the point's run directory in the store, else None) is where the job keeps its checkpoints. Outcomes do not depend on the executor: a point's seed comes from
-the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a job's exception becomes a ``failed`` outcome
-with its message (the other points go on).
+the point's run directory in the store, else None) is where the job keeps its checkpoints. Outcomes do not depend
+on the executor: a point's seed comes from the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a
+job's exception becomes a ``failed`` outcome with its message (the other points go on).
 
 Ray (optional extra ``ray``: ``pip install -e '.[ray]'`` in the checkout): ``address=None`` starts a local Ray
 with this machine's cores (and GPUs);
@@ -13,8 +13,8 @@ for the spec's ``num_cpus`` / ``num_gpus`` (fractions pack several small trainin
 process that dies mid-task (killed, out of memory) is re-run by Ray up to ``max_retries`` times (Ray's
 ``max_retries``; ``retry_exceptions`` stays off: a job's own exception is an answer, not a fault); if it still
 dies, the point is recorded ``failed`` with Ray's error. A re-run train point resumes from its last checkpoint
-(the run directory is a path of the driver's file system: on a cluster, the nodes need to share it for that). Ctrl-C cancels the tasks in flight and stops; every
-point finished before it is already in the store.
+(the run directory is a path of the driver's file system: on a cluster, the nodes need to share it for that).
+Ctrl-C cancels the tasks in flight and stops; every point finished before it is already in the store.
 """
 from __future__ import annotations
 
@@ -46,6 +46,8 @@ def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = N
         if not isinstance(result, dict):
             raise TypeError(f"a job must return a dict, got {type(result).__name__}")
         meta = result.pop(RESULT_META, None) or {}
+        if not isinstance(meta, dict):
+            raise TypeError(f"a job's {RESULT_META} must be a dict, got {type(meta).__name__}")
     except Exception as exc:  # noqa: BLE001 - a point that raises is recorded as failed; the others go on
         result, status = {}, "failed"
         error = f"{type(exc).__name__}: {exc}"

@@ -27,7 +27,9 @@ def test_a_run_dir_is_the_jobs_third_argument_and_its_meta_goes_to_meta(tmp_path
 
 
 @pytest.mark.parametrize("job,error", [(lambda p, s: 1 / 0, "ZeroDivisionError: division by zero"),
-                                       (lambda p, s: [p], "TypeError: a job must return a dict, got list")])
+                                       (lambda p, s: [p], "TypeError: a job must return a dict, got list"),
+                                       (lambda p, s: {"_meta": [1]}, "TypeError: a job's _meta must be a dict, "
+                                                                     "got list")])
 def test_a_failing_job_is_a_failed_outcome(job, error):
     out = execute_point("collapse", {"x": 1}, 0, job)
     assert out == {**out, "result": {}, "status": "failed", "error": error}
