@@ -1,9 +1,10 @@
 """Executors: run the points of a sweep one after the other (``serial``) or as Ray core tasks (``ray``).
 
-Both call :func:`execute_point` on each task and hand every outcome to the caller's ``on_done`` as it finishes
-(the caller appends it to the store at once). Outcomes do not depend on the executor: a point's seed comes from
-the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a job's exception becomes a ``failed`` outcome
-with its message (the other points go on).
+Both call :func:`execute_point` on each task ``(index, point, seed, run_dir)`` and hand every outcome to the
+caller's ``on_done`` as it finishes (the caller appends it to the store at once). ``run_dir`` (resumable kinds:
+the point's run directory in the store, else None) is where the job keeps its checkpoints. Outcomes do not depend
+on the executor: a point's seed comes from the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a
+job's exception becomes a ``failed`` outcome with its message (the other points go on).
 
 Ray (optional extra ``ray``: ``pip install -e '.[ray]'`` in the checkout): ``address=None`` starts a local Ray
 with this machine's cores (and GPUs);
@@ -11,8 +12,9 @@ with this machine's cores (and GPUs);
 for the spec's ``num_cpus`` / ``num_gpus`` (fractions pack several small training runs on one GPU). A worker
 process that dies mid-task (killed, out of memory) is re-run by Ray up to ``max_retries`` times (Ray's
 ``max_retries``; ``retry_exceptions`` stays off: a job's own exception is an answer, not a fault); if it still
-dies, the point is recorded ``failed`` with Ray's error. Ctrl-C cancels the tasks in flight and stops; every
-point finished before it is already in the store.
+dies, the point is recorded ``failed`` with Ray's error. A re-run train point resumes from its last checkpoint
+(the run directory is a path of the driver's file system: on a cluster, the nodes need to share it for that).
+Ctrl-C cancels the tasks in flight and stops; every point finished before it is already in the store.
 """
 from __future__ import annotations
 
@@ -22,30 +24,37 @@ import traceback
 from typing import Callable
 
 from ..errors import InputError
-from .jobs import get_job, jsonable
+from .jobs import RESULT_META, get_job, jsonable
 
 __all__ = ["execute_point", "SerialExecutor", "RayExecutor", "make_executor", "EXECUTORS"]
 
 EXECUTORS = ("serial", "ray")
 
 
-def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = None) -> dict:
+def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = None,
+                  run_dir: str | None = None) -> dict:
     """Run one point (in whatever process the executor chose): ``{"result", "status", "error", "seconds",
-    "pid"}``. Exceptions of the job become ``status = "failed"`` with ``error = "Type: message"``; process exits
-    and Ctrl-C are not caught."""
+    "pid", "meta"}``; ``run_dir`` is passed to the job as its third argument when given, and the job's
+    :data:`~lrnnkit.sweep.jobs.RESULT_META` table becomes ``meta``. Exceptions of the job become
+    ``status = "failed"`` with ``error = "Type: message"``; process exits and Ctrl-C are not caught."""
     t0 = time.perf_counter()
+    meta = {}
     try:
         fn = job_fn if job_fn is not None else get_job(kind).run
-        result, status, error = jsonable(fn(dict(point), seed)), "ok", None
+        args = (dict(point), seed) if run_dir is None else (dict(point), seed, run_dir)
+        result, status, error = jsonable(fn(*args)), "ok", None
         if not isinstance(result, dict):
             raise TypeError(f"a job must return a dict, got {type(result).__name__}")
+        meta = result.pop(RESULT_META, None) or {}
+        if not isinstance(meta, dict):
+            raise TypeError(f"a job's {RESULT_META} must be a dict, got {type(meta).__name__}")
     except Exception as exc:  # noqa: BLE001 - a point that raises is recorded as failed; the others go on
         result, status = {}, "failed"
         error = f"{type(exc).__name__}: {exc}"
         if os.environ.get("LRNNKIT_SWEEP_TRACEBACK"):
             error += "\n" + traceback.format_exc()
     return {"result": result, "status": status, "error": error, "seconds": time.perf_counter() - t0,
-            "pid": os.getpid()}
+            "pid": os.getpid(), "meta": meta}
 
 
 class SerialExecutor:
@@ -61,15 +70,16 @@ class SerialExecutor:
         return False
 
     def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None) -> None:
-        """``tasks``: list of ``(index, point, seed)``; calls ``on_done(index, outcome)`` after each point."""
-        for idx, point, seed in tasks:
+        """``tasks``: list of ``(index, point, seed, run_dir)``; calls ``on_done(index, outcome)`` after each
+        point."""
+        for idx, point, seed, run_dir in tasks:
             if on_start:
                 on_start(idx)
-            on_done(idx, execute_point(spec.kind, point, seed, job_fn))
+            on_done(idx, execute_point(spec.kind, point, seed, job_fn, run_dir))
 
 
-def _ray_execute(kind, point, seed, job_fn):   # the Ray task body (module level: workers import it)
-    return execute_point(kind, point, seed, job_fn)
+def _ray_execute(kind, point, seed, job_fn, run_dir):   # the Ray task body (module level: workers import it)
+    return execute_point(kind, point, seed, job_fn, run_dir)
 
 
 def _probe(address: str, timeout: float = 5.0) -> None:
@@ -153,8 +163,8 @@ class RayExecutor:
         try:
             while queue or pending:
                 while queue and len(pending) < window:
-                    idx, point, seed = queue.pop()
-                    pending[remote.remote(spec.kind, point, seed, fn_ref)] = idx
+                    idx, point, seed, run_dir = queue.pop()
+                    pending[remote.remote(spec.kind, point, seed, fn_ref, run_dir)] = idx
                     if on_start:
                         on_start(idx)
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)

@@ -16,9 +16,16 @@ Every kind also accepts ``replicate`` (an integer that only changes the point's 
   from the point's seed (accepting set uniform too), for "certify every random automaton" grids.
 * ``theorems``: re-run one statement's check (``id``; ``"all"`` in the grid expands to every registered id) with
   ``profile`` quick or deep and compare its derived verdict with the recorded one.
-* ``train``: a training run of :mod:`lrnnkit.learn` (``train(TrainConfig(**params))``, imported on first use, on
-  the GPU when the task has one); the point's parameters are passed
-  through, with ``seed`` = the point's ``seed`` parameter when the grid gives one, else the derived seed.
+* ``train``: a training run of :mod:`lrnnkit.learn` (``train(TrainConfig(**params), run_dir)``, imported on first
+  use, on the GPU when the task has one); the point's parameters are passed through, with ``seed`` = the point's
+  ``seed`` parameter when the grid gives one, else the derived seed. It is *resumable*: it checkpoints into the
+  point's run directory (``OUT/runs/<point_key>``, at the train module's cadence and whenever it is stopped) and a
+  rerun of a point cut short continues from the last checkpoint there, to the same result an uninterrupted run
+  gives (:mod:`lrnnkit.learn.train`: bit-identical on the same device and library versions).
+
+A resumable kind's ``run`` is called as ``run(point, seed, run_dir)``. A job may return, under the key
+:data:`RESULT_META`, a table for the record's ``meta`` (what may differ between reruns: the train job's
+``resumed_from_step``, 0 for a run started afresh).
 """
 from __future__ import annotations
 
@@ -40,18 +47,21 @@ from ..limits import check_automaton
 from ..precision import canonical_policy, canonical_rounding, collapse, get_format
 from ..theorems import all_statements, get, run_check
 
-__all__ = ["JobKind", "JOB_KINDS", "get_job", "check_points", "expand_grid", "jsonable", "run_seed"]
+__all__ = ["JobKind", "JOB_KINDS", "RESULT_META", "get_job", "check_points", "expand_grid", "jsonable", "run_seed"]
+
+RESULT_META = "_meta"     # a result key whose table goes to the record's meta
 
 
 @dataclass
 class JobKind:
     name: str
-    run: Callable                       # run(point: dict, seed: int) -> dict
+    run: Callable                       # run(point: dict, seed: int[, run_dir: str]) -> dict
     required: tuple = ()
     optional: dict = field(default_factory=dict)   # name -> default
     open_params: bool = False           # accept parameters it does not list (train: passed through)
     seed_param: str | None = None       # a point's parameter that, when given, is the seed the job runs with
     uses_gpu: bool = False
+    resumable: bool = False             # run(point, seed, run_dir): keeps its state in the point's run directory
     check: Callable | None = None       # check(point) -> None, raises InputError
 
     def validate(self, point: dict, where: str) -> None:
@@ -258,15 +268,17 @@ def _expand_theorem_ids(grid: dict) -> dict:
 
 # --------------------------------------------------------------------------- train
 def train_function() -> Callable:
-    """The train job's entry point: :func:`lrnnkit.learn.train.train` on ``TrainConfig(**params)`` (imported on
-    first use: the sweep does not load torch for the other job kinds)."""
+    """The train job's entry point ``f(params, out=None)``: :func:`lrnnkit.learn.train.train` on
+    ``TrainConfig(**params)``, checkpointing into and resuming from the run directory ``out`` when given (imported
+    on first use: the sweep does not load torch for the other job kinds)."""
     from ..learn.train import TrainConfig, train
 
-    def train_from_config(**params) -> dict:
+    def train_from_config(params: dict, out: str | None = None) -> dict:
+        params = dict(params)
         if "device" not in params:   # a GPU when this task was given one (Ray sets CUDA_VISIBLE_DEVICES)
             import torch
             params["device"] = "cuda" if torch.cuda.is_available() else "cpu"
-        return train(TrainConfig(**params))
+        return train(TrainConfig(**params), out)
     train_from_config.config_fields = tuple(f.name for f in dataclasses.fields(TrainConfig))
     return train_from_config
 
@@ -285,13 +297,32 @@ def _check_train(point, where):
         raise InputError(f"{where}: {exc}") from None
 
 
-def run_train(point: dict, seed: int) -> dict:
-    """One training run (:mod:`lrnnkit.learn`); keys starting with ``_`` (the model object) and the checkpoint
-    path are dropped from the record."""
+def _checkpoint_step(run_dir: str) -> int:
+    """The step of the checkpoint a training run in ``run_dir`` resumes from (the one
+    :func:`lrnnkit.learn.checkpoint.find` picks, as the run does); 0 when there is none or it is unusable (the run
+    itself then starts afresh or reports why)."""
+    from ..learn import checkpoint as ck
+    from ..learn.train import TrainConfig
+    try:
+        found = ck.find(run_dir, TrainConfig.from_json)
+    except InputError:
+        return 0
+    return 0 if found is None else int(found[0]["step"])
+
+
+def run_train(point: dict, seed: int, run_dir: str | None = None) -> dict:
+    """One training run (:mod:`lrnnkit.learn`), checkpointed in ``run_dir`` and resumed from it when it holds a
+    checkpoint; keys starting with ``_`` (the model object) and the checkpoint path are dropped from the record,
+    which is therefore the same wherever the run directory is and however often the run was resumed. With a run
+    directory, :data:`RESULT_META` gives ``resumed_from_step``."""
     params = {k: v for k, v in point.items() if k != "replicate"}
     params.setdefault("seed", seed)
-    res = train_function()(**params)
-    return {k: v for k, v in res.items() if not k.startswith("_") and k != "checkpoint"}
+    resumed = _checkpoint_step(run_dir) if run_dir else None
+    res = train_function()(params, run_dir)
+    out = {k: v for k, v in res.items() if not k.startswith("_") and k != "checkpoint"}
+    if run_dir:
+        out[RESULT_META] = {"resumed_from_step": resumed}
+    return out
 
 
 JOB_KINDS = {
@@ -305,7 +336,8 @@ JOB_KINDS = {
                        check=_check_certify),
     "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
                         check=_check_theorems),
-    "train": JobKind("train", run_train, open_params=True, uses_gpu=True, check=_check_train, seed_param="seed"),
+    "train": JobKind("train", run_train, open_params=True, uses_gpu=True, resumable=True, check=_check_train,
+                     seed_param="seed"),
 }
 
 

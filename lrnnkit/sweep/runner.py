@@ -5,6 +5,10 @@ append each record as it finishes, then write the summary (table, plots).
 that has a record, in grid order), ``done`` (points with an ``ok`` record), ``failed``, ``computed`` (points
 computed by this call: 0 on a rerun that found everything done), ``spec_hash``, plus ``total``, ``missing``
 (points without a record: only after Ctrl-C), ``executor`` and ``out``.
+
+A resumable job (``train``) gets its point's run directory in the store (:meth:`RecordStore.run_dir`): a point cut
+short by the end of a run continues, on the next run of the same spec into the same (or a copied) store, from its
+last checkpoint there.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import time
 from typing import Callable
 
 from .executors import make_executor
-from .jobs import check_points, expand_grid, run_seed
+from .jobs import check_points, expand_grid, get_job, run_seed
 from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
@@ -29,14 +33,15 @@ META_KEYS = ("status", "error", "seed", "point_key", "spec_hash", "meta")
 
 def make_record(spec: SweepSpec, point: dict, seed: int, outcome: dict, executor: str) -> dict:
     """A flat record: the point's parameters, the result keys (a result key equal to a parameter's name is
-    stored as ``result_<key>``), status, error, seed, point_key, spec_hash, meta."""
+    stored as ``result_<key>``), status, error, seed, point_key, spec_hash, meta (the job's own meta table, then
+    seconds, executor, pid, finished_at)."""
     rec = dict(point)
     for k, v in outcome["result"].items():
         rec[f"result_{k}" if k in point or k in META_KEYS else k] = v
     rec.update(status=outcome["status"], error=outcome["error"], seed=seed, point_key=spec.point_key(point),
                spec_hash=spec.spec_hash,
-               meta={"seconds": outcome.get("seconds"), "executor": executor, "pid": outcome.get("pid"),
-                     "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+               meta={**(outcome.get("meta") or {}), "seconds": outcome.get("seconds"), "executor": executor,
+                     "pid": outcome.get("pid"), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     return rec
 
 
@@ -79,7 +84,9 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
     keys = [spec.point_key(p) for p in points]
     seeds = [run_seed(spec, p) for p in points]
     done = store.done_keys()
-    todo = [(i, points[i], seeds[i]) for i in range(len(points)) if keys[i] not in done]
+    resumable = job_fn is None and get_job(spec.kind).resumable
+    todo = [(i, points[i], seeds[i], store.run_dir(keys[i]) if resumable else None)
+            for i in range(len(points)) if keys[i] not in done]
     already = len(points) - len(todo)
     ex = make_executor(executor, address, **(executor_options or {}))
     bar = Progress(len(points), already, progress)
@@ -109,7 +116,9 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
            "spec_hash": spec.spec_hash, "total": len(points), "missing": len(points) - len(records),
            "executor": ex.name, "kind": spec.kind, "out": store.out_dir}
     res["summary_files"] = write_summary(store, spec, records, plots=plots)
-    store.write_text("summary.json", canonical_json({k: v for k, v in res.items() if k != "records"}) + "\n")
+    on_disk = {k: v for k, v in res.items() if k != "records"}    # paths relative to the store: it stays portable
+    on_disk.update(out=".", summary_files=[os.path.relpath(f, store.out_dir) for f in res["summary_files"]])
+    store.write_text("summary.json", canonical_json(on_disk) + "\n")
     return res
 
 

@@ -8,6 +8,7 @@ Layout of the output directory::
     OUT/summary.txt       the summary table
     OUT/collapse_heatmap.png   (collapse sweeps) construction x format -> first wrong step
     OUT/.lock             held (flock) by the sweep writing here: a second sweep on OUT is refused at once
+    OUT/runs/<point_key>/ a train point's run directory: its checkpoints (lrnnkit.learn.checkpoint)
 
 A record is flat: the point's parameters as given in the spec, the job's result keys, and ``status`` (``ok`` or
 ``failed``), ``error`` (failed points: ``Type: message``), ``seed``, ``point_key``, ``spec_hash``, plus ``meta``
@@ -16,19 +17,26 @@ A record is flat: the point's parameters as given in the spec, the job's result 
 Resume: a point whose ``point_key`` has an ``ok`` record is done and never recomputed; a failed point is tried
 again by the next run (its new record supersedes the old one: the last record of a key wins). A line cut short by
 a crash (no trailing newline, not valid JSON) is ignored: at most the point being written is lost, and recomputed.
+A train point cut short resumes from the last checkpoint in its run directory (:func:`RecordStore.run_dir`).
+
+Portable: nothing in ``OUT`` names its own location (run directories are found from the point's key, checkpoints
+name their tensor files by plain file name, ``summary.json`` gives paths relative to ``OUT``), so the directory can
+be copied to another place or machine and the sweep resumed there.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..fileio import open_append, open_regular
 
-__all__ = ["RecordStore", "RECORDS_FILE"]
+__all__ = ["RecordStore", "RECORDS_FILE", "RUNS_DIR"]
 
 RECORDS_FILE = "records.jsonl"
+RUNS_DIR = "runs"                 # OUT/runs/<point_key>: the run directories of resumable jobs
 MAX_RECORD_BYTES = 16 * 2 ** 20     # one record line (a job's result keys; lrnnkit writes far less)
 
 
@@ -94,6 +102,13 @@ class RecordStore:
             raise InputError(f"cannot write {self.path!r}: {exc.strerror or exc}") from None
         finally:
             os.close(fd)
+
+    def run_dir(self, point_key: str) -> str:
+        """The run directory of a point (``OUT/runs/<point_key>``; created by the job that writes it): the same
+        name wherever the store is, so a copied store resumes its points' runs."""
+        if not (isinstance(point_key, str) and re.fullmatch(r"[0-9a-f]{1,64}", point_key)):
+            raise InputError(f"bad point key {point_key!r} (hex digits expected)"[:200])
+        return os.path.join(self.out_dir, RUNS_DIR, point_key)
 
     def write_text(self, name: str, text: str) -> str:
         path = os.path.join(self.out_dir, name)

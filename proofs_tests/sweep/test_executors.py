@@ -16,8 +16,20 @@ def test_a_point_runs_its_job():
     assert out["result"] == run_collapse(dict(point), 7)
 
 
+def test_a_run_dir_is_the_jobs_third_argument_and_its_meta_goes_to_meta(tmp_path):
+    """With a run directory the job is called ``job(point, seed, run_dir)``; its ``_meta`` table leaves the result
+    for the outcome's meta."""
+    out = execute_point("train", {"x": 1}, 5, lambda p, s, d: {"d": d, "_meta": {"resumed_from_step": 3}},
+                        str(tmp_path))
+    assert out["status"] == "ok" and out["result"] == {"d": str(tmp_path)}
+    assert out["meta"] == {"resumed_from_step": 3}
+    assert execute_point("train", {"x": 1}, 5, lambda p, s: {"n": 1})["meta"] == {}
+
+
 @pytest.mark.parametrize("job,error", [(lambda p, s: 1 / 0, "ZeroDivisionError: division by zero"),
-                                       (lambda p, s: [p], "TypeError: a job must return a dict, got list")])
+                                       (lambda p, s: [p], "TypeError: a job must return a dict, got list"),
+                                       (lambda p, s: {"_meta": [1]}, "TypeError: a job's _meta must be a dict, "
+                                                                     "got list")])
 def test_a_failing_job_is_a_failed_outcome(job, error):
     out = execute_point("collapse", {"x": 1}, 0, job)
     assert out == {**out, "result": {}, "status": "failed", "error": error}
@@ -27,7 +39,7 @@ def test_serial_executor_runs_in_order_with_callbacks():
     spec = parse_spec({"kind": "collapse", "params": {"steps": 5}, "grid": {"source": ["parity"],
                                                                             "format": ["bf16", "fp16"]}})
     events = []
-    tasks = [(i, {"n": i}, 10 + i) for i in range(3)]
+    tasks = [(i, {"n": i}, 10 + i, None) for i in range(3)]
     with make_executor("serial") as ex:
         assert isinstance(ex, SerialExecutor) and ex.slots == 1
         ex.run(tasks, lambda p, s: {"n": p["n"], "seed": s}, spec,

@@ -1,5 +1,6 @@
 """lrnnkit sweep on Ray (local, 2 CPUs): the same records as serial; a worker that dies mid-task is retried and the
-sweep completes; a worker that keeps dying gives a failed record, the others go on (issue 14).
+sweep completes (a train point resumes from its checkpoint); a worker that keeps dying gives a failed record, the
+others go on.
 
 One local Ray for the module (startup is the bulk of the time)."""
 from __future__ import annotations
@@ -57,6 +58,55 @@ def test_a_worker_killed_mid_sweep_is_retried_and_the_sweep_completes(local_ray,
     assert os.path.exists(flag)
     assert res["done"] == 16 and res["failed"] == 0 and res["missing"] == 0
     assert strip_meta(res["records"]) == serial_records
+
+
+def test_a_ray_worker_killed_mid_training_is_retried_from_its_checkpoint(local_ray, tmp_path):
+    """SIGKILL to the Ray worker training a point, once it has checkpointed step 10 or later in its run directory
+    (``OUT/runs/<point_key>``, pid in its ``.lock``): Ray re-runs the task, which continues from the last
+    checkpoint; the records are the serial sweep's (``meta`` and the run's wall-clock ``seconds`` aside)."""
+    import signal
+    import threading
+    import time
+    torch = pytest.importorskip("torch")
+    from lrnnkit.sweep import RecordStore
+    spec = {"kind": "train", "params": {"layer": "deltanet", "width": 8, "heads": 1, "steps": 150, "batch": 4,
+                                        "train_len": [2, 6], "test_len": [6], "eval_n": 8, "log_every": 5,
+                                        "checkpoint_every": 5, "device": "cpu"},
+            "grid": {"task": ["parity"], "replicate": [0, 1]}}
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        ref = run_sweep(json.loads(json.dumps(spec)), str(tmp_path / "serial"), progress=False, plots=False)
+    finally:
+        torch.set_num_threads(n)
+    out = str(tmp_path / "ray")
+    run_dir = RecordStore(out).run_dir(ref["records"][0]["point_key"])
+    killed = []
+
+    def kill_after_step_10():
+        while not killed:
+            try:
+                with open(os.path.join(run_dir, "checkpoint.json")) as fh:
+                    step = json.load(fh)["step"]
+                with open(os.path.join(run_dir, ".lock")) as fh:
+                    pid = int(fh.read())
+            except (OSError, ValueError):
+                step = 0
+            if step >= 10:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(step)
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=kill_after_step_10, daemon=True)
+    watcher.start()
+    res = run_sweep(json.loads(json.dumps(spec)), out, executor="ray", progress=False, plots=False)
+    killed.append(None)
+    watcher.join()
+    resumed = res["records"][0]["meta"]["resumed_from_step"]
+    assert killed[0] is not None and 10 <= killed[0] <= resumed < 150 and resumed % 5 == 0
+    assert res["done"] == 2 and res["records"][1]["meta"]["resumed_from_step"] == 0
+    untimed = [{k: v for k, v in r.items() if k != "seconds"} for r in strip_meta(res["records"])]
+    assert untimed == [{k: v for k, v in r.items() if k != "seconds"} for r in strip_meta(ref["records"])]
 
 
 def test_a_worker_that_keeps_dying_is_a_failed_point(local_ray, tmp_path):
