@@ -4,12 +4,19 @@ Both call :func:`execute_point` on each task ``(index, point, seed, run_dir)`` a
 caller's ``on_done`` as it finishes (the caller appends it to the store at once). ``run_dir`` (resumable kinds:
 the point's run directory in the store, else None) is where the job keeps its checkpoints. Outcomes do not depend
 on the executor: a point's seed comes from the spec (:meth:`~lrnnkit.sweep.spec.SweepSpec.point_seed`), and a
-job's exception becomes a ``failed`` outcome with its message (the other points go on).
+job's exception becomes a ``failed`` outcome with its message (the other points go on), and an out-of-memory
+error (:func:`~lrnnkit.sweep.packing.is_oom`: ``torch.cuda.OutOfMemoryError``, ``MemoryError``) an ``oom``
+outcome.
 
 Ray (optional extra ``ray``: ``pip install -e '.[ray]'`` in the checkout): ``address=None`` starts a local Ray
 with this machine's cores (and GPUs);
 ``address="auto"`` or ``"ray://host:10001"`` joins a running cluster, whose nodes need lrnnkit installed. Tasks ask
-for the spec's ``num_cpus`` / ``num_gpus`` (fractions pack several small training runs on one GPU). A worker
+for the spec's ``num_cpus`` / ``num_gpus`` (fractions pack several small training runs on one GPU; Ray's GPU
+tasks run in a fresh worker process each, so a finished run's GPU memory is freed). With ``num_gpus = "auto"``
+each task asks for its point's own share (``shares``, :mod:`lrnnkit.sweep.packing`), its worker's CUDA allocator
+is capped at that share, and a point whose run is out of memory is run again with twice its share, until it
+fits or is out of memory on a whole card: then it is recorded ``oom``; the share of its last run is in the
+record's ``meta.gpu_share``. A worker
 process that dies mid-task (killed, out of memory) is re-run by Ray up to ``max_retries`` times (Ray's
 ``max_retries``; ``retry_exceptions`` stays off: a job's own exception is an answer, not a fault); if it still
 dies, the point is recorded ``failed`` with Ray's error. A re-run train point resumes from its last checkpoint
@@ -25,6 +32,7 @@ from typing import Callable
 
 from ..errors import InputError
 from .jobs import RESULT_META, get_job, jsonable
+from .packing import cap_process_memory, is_oom
 
 __all__ = ["execute_point", "SerialExecutor", "RayExecutor", "make_executor", "EXECUTORS"]
 
@@ -36,7 +44,8 @@ def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = N
     """Run one point (in whatever process the executor chose): ``{"result", "status", "error", "seconds",
     "pid", "meta"}``; ``run_dir`` is passed to the job as its third argument when given, and the job's
     :data:`~lrnnkit.sweep.jobs.RESULT_META` table becomes ``meta``. Exceptions of the job become
-    ``status = "failed"`` with ``error = "Type: message"``; process exits and Ctrl-C are not caught."""
+    ``status = "failed"`` with ``error = "Type: message"`` (``status = "oom"`` for an out-of-memory error,
+    :func:`~lrnnkit.sweep.packing.is_oom`); process exits and Ctrl-C are not caught."""
     t0 = time.perf_counter()
     meta = {}
     try:
@@ -49,7 +58,7 @@ def execute_point(kind: str, point: dict, seed: int, job_fn: Callable | None = N
         if not isinstance(meta, dict):
             raise TypeError(f"a job's {RESULT_META} must be a dict, got {type(meta).__name__}")
     except Exception as exc:  # noqa: BLE001 - a point that raises is recorded as failed; the others go on
-        result, status = {}, "failed"
+        result, status = {}, "oom" if is_oom(exc) else "failed"
         error = f"{type(exc).__name__}: {exc}"
         if os.environ.get("LRNNKIT_SWEEP_TRACEBACK"):
             error += "\n" + traceback.format_exc()
@@ -69,16 +78,19 @@ class SerialExecutor:
     def __exit__(self, *exc):
         return False
 
-    def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None) -> None:
+    def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None,
+            shares: dict | None = None) -> None:
         """``tasks``: list of ``(index, point, seed, run_dir)``; calls ``on_done(index, outcome)`` after each
-        point."""
+        point (``shares`` is for the Ray executor: one process has the whole device)."""
         for idx, point, seed, run_dir in tasks:
             if on_start:
                 on_start(idx)
             on_done(idx, execute_point(spec.kind, point, seed, job_fn, run_dir))
 
 
-def _ray_execute(kind, point, seed, job_fn, run_dir):   # the Ray task body (module level: workers import it)
+def _ray_execute(kind, point, seed, job_fn, run_dir, gpu_share=None):   # the Ray task body (module level)
+    if gpu_share is not None:
+        cap_process_memory(gpu_share)
     return execute_point(kind, point, seed, job_fn, run_dir)
 
 
@@ -145,31 +157,50 @@ class RayExecutor:
             self._started = False
         return False
 
-    def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None) -> None:
+    def run(self, tasks, job_fn, spec, on_done: Callable, on_start: Callable | None = None,
+            shares: dict | None = None) -> None:
+        """As :meth:`SerialExecutor.run`; ``shares``: ``{index: share of a GPU}`` of every task when the spec's
+        ``num_gpus`` is ``"auto"`` (module docstring)."""
         ray = self.ray
+        auto = spec.num_gpus == "auto"
+        if auto and (shares is None or any(t[0] not in shares for t in tasks)):
+            raise ValueError('num_gpus = "auto" needs the share of every task')
+        least = min((shares[t[0]] for t in tasks), default=0.0) if auto else spec.num_gpus
         total = ray.cluster_resources()
         cpu_slots = total.get("CPU", 1) / spec.num_cpus if spec.num_cpus else float("inf")
-        gpu_slots = total.get("GPU", 0) / spec.num_gpus if spec.num_gpus else float("inf")
-        if spec.num_gpus and not total.get("GPU"):
+        gpu_slots = total.get("GPU", 0) / least if least else float("inf")
+        if least and not total.get("GPU"):
             raise InputError(f"the spec asks num_gpus = {spec.num_gpus} per task, and the Ray cluster has no GPU")
         self.slots = max(1, int(min(cpu_slots, gpu_slots)))
         window = self.window or max(4 * self.slots, 8)
-        remote = ray.remote(_ray_execute).options(num_cpus=spec.num_cpus, num_gpus=spec.num_gpus,
-                                                  max_retries=spec.max_retries, retry_exceptions=False)
+        # a GPU task's worker exits after it (max_calls=1): the memory its run cached is given back to the card
+        remote = ray.remote(max_calls=1 if least else 0)(_ray_execute).options(
+            num_cpus=spec.num_cpus, num_gpus=0 if auto else spec.num_gpus, max_retries=spec.max_retries,
+            retry_exceptions=False)
         fn_ref = ray.put(job_fn) if job_fn is not None else None
         queue = list(tasks)
         queue.reverse()
         pending: dict = {}
+
+        def submit(task, share):
+            idx, point, seed, run_dir = task
+            if auto:
+                ref = remote.options(num_gpus=share).remote(spec.kind, point, seed, fn_ref, run_dir, share)
+            else:
+                ref = remote.remote(spec.kind, point, seed, fn_ref, run_dir)
+            pending[ref] = (task, share)
+
         try:
             while queue or pending:
                 while queue and len(pending) < window:
-                    idx, point, seed, run_dir = queue.pop()
-                    pending[remote.remote(spec.kind, point, seed, fn_ref, run_dir)] = idx
+                    task = queue.pop()
+                    submit(task, shares[task[0]] if auto else None)
                     if on_start:
-                        on_start(idx)
+                        on_start(task[0])
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
                 for ref in ready:
-                    idx = pending.pop(ref)
+                    task, share = pending.pop(ref)
+                    idx = task[0]
                     try:
                         out = ray.get(ref)
                     except ray.exceptions.TaskCancelledError:
@@ -183,9 +214,14 @@ class RayExecutor:
                         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                         out = {"result": {}, "status": "failed", "seconds": None, "pid": None,
                                "error": f"{type(exc).__name__}: {msg} (after {spec.max_retries} retries)"}
+                    if auto:
+                        if out["status"] == "oom" and share < 1:
+                            submit(task, min(1.0, 2 * share))     # a grid of sixteenths: exact
+                            continue
+                        out["meta"] = {**(out.get("meta") or {}), "gpu_share": share}
                     on_done(idx, out)
         except BaseException:
-            for ref in pending:   # Ctrl-C or a failure of the driver: stop the work in flight
+            for ref in list(pending):   # Ctrl-C or a failure of the driver: stop the work in flight
                 try:
                     ray.cancel(ref, force=True)
                 except Exception:  # noqa: BLE001 - best effort while stopping

@@ -4,7 +4,12 @@ append each record as it finishes, then write the summary (table, plots).
 :func:`run_sweep` returns the ``--json`` output of ``lrnnkit sweep`` (docs/cli.rst): ``records`` (one per grid point
 that has a record, in grid order), ``done`` (points with an ``ok`` record), ``failed``, ``computed`` (points
 computed by this call: 0 on a rerun that found everything done), ``spec_hash``, plus ``total``, ``missing``
-(points without a record: only after Ctrl-C), ``executor`` and ``out``.
+(points without a record: only after Ctrl-C), ``oom`` (points out of memory, also counted in ``failed``),
+``executor`` and ``out``.
+
+With ``num_gpus = "auto"`` on Ray, the share of a GPU of each point to compute is measured first
+(:func:`lrnnkit.sweep.packing.point_shares`: once per distinct model and batch shape, on the driver); the serial
+executor runs one point at a time with the whole device and measures nothing.
 
 A resumable job (``train``) gets its point's run directory in the store (:meth:`RecordStore.run_dir`): a point cut
 short by the end of a run continues, on the next run of the same spec into the same (or a copied) store, from its
@@ -17,6 +22,7 @@ import time
 from typing import Callable
 
 from .executors import make_executor
+from . import packing
 from .jobs import check_points, expand_grid, get_job, run_seed
 from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
@@ -89,6 +95,9 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
             for i in range(len(points)) if keys[i] not in done]
     already = len(points) - len(todo)
     ex = make_executor(executor, address, **(executor_options or {}))
+    shares = None
+    if spec.num_gpus == "auto" and ex.name == "ray":
+        shares = packing.point_shares(spec, {t[0]: t[1] for t in todo})
     bar = Progress(len(points), already, progress)
     started: set = set()
     computed = 0
@@ -106,13 +115,14 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
 
     try:
         with ex:
-            ex.run(todo, job_fn, spec, on_done, on_start)
+            ex.run(todo, job_fn, spec, on_done, on_start, shares=shares)
     finally:
         bar.close()
     recs = store.load()
     records = [recs[k] for k in keys if k in recs]
     res = {"records": records, "done": sum(r["status"] == "ok" for r in records),
-           "failed": sum(r["status"] != "ok" for r in records), "computed": computed,
+           "failed": sum(r["status"] != "ok" for r in records), "oom": sum(r["status"] == "oom" for r in records),
+           "computed": computed,
            "spec_hash": spec.spec_hash, "total": len(points), "missing": len(points) - len(records),
            "executor": ex.name, "kind": spec.kind, "out": store.out_dir}
     res["summary_files"] = write_summary(store, spec, records, plots=plots)

@@ -6,7 +6,8 @@ A spec (docs/cli.rst)::
     seed = 0                       # optional base seed (default 0)
     max_retries = 3                # optional: times a task is re-run after its worker died (Ray)
     num_cpus = 1                   # optional: Ray resources per task (fractions allowed)
-    num_gpus = 0.25                # optional (train: several small runs share one GPU)
+    num_gpus = 0.25                # optional (train: several small runs share one GPU; "auto": by measured memory)
+    gpu_memory_gb = 80             # optional, with num_gpus = "auto": one GPU's memory (GiB; default: the driver's)
 
     [params]                       # optional: fixed parameters of every point
     rounding = "nearest-even"
@@ -25,7 +26,7 @@ A point is the dict of its parameters (fixed ``params`` merged with the grid's v
 Hashes (SHA-256 of canonical JSON: sorted keys, no whitespace):
 
 * ``spec_hash``: of ``kind``, ``seed``, ``params`` and ``grid`` (not the scheduling keys ``max_retries``,
-  ``num_cpus``, ``num_gpus``, which cannot change a result);
+  ``num_cpus``, ``num_gpus``, ``gpu_memory_gb``, which cannot change a result);
 * ``point_key`` of a point: of ``kind``, ``seed`` and the point's parameters. The store keys records by it, so a
   grid extended with new values reuses every point already computed;
 * ``point_seed``: the first 32 bits of the SHA-256 of ``(seed, kind, point)``. Every random choice of a job
@@ -54,9 +55,10 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = ["SweepSpec", "load_spec", "parse_spec", "canonical_json", "SCHEDULING_KEYS"]
 
-SCHEDULING_KEYS = ("max_retries", "num_cpus", "num_gpus")
+SCHEDULING_KEYS = ("max_retries", "num_cpus", "num_gpus", "gpu_memory_gb")
 _TOP_KEYS = ("kind", "seed", "params", "grid", "name", "description") + SCHEDULING_KEYS
 MAX_POINTS = 1_000_000
+MAX_GPU_MEMORY_GB = 65_536     # gpu_memory_gb: above any card
 
 
 def canonical_json(obj) -> str:
@@ -79,7 +81,8 @@ class SweepSpec:
     seed: int = 0
     max_retries: int = 3
     num_cpus: float = 1.0
-    num_gpus: float = 0.0
+    num_gpus: float | str = 0.0       # or "auto" (train): per point, by its measured memory (sweep.packing)
+    gpu_memory_gb: float | None = None
     name: str = ""
     source: str = ""                  # where it was read from (for messages)
 
@@ -114,7 +117,8 @@ class SweepSpec:
     def to_json(self) -> dict:
         return {"kind": self.kind, "seed": self.seed, "params": self.params, "grid": self.grid,
                 "max_retries": self.max_retries, "num_cpus": self.num_cpus, "num_gpus": self.num_gpus,
-                "name": self.name, "spec_hash": self.spec_hash, "points": self.n_points()}
+                "gpu_memory_gb": self.gpu_memory_gb, "name": self.name, "spec_hash": self.spec_hash,
+                "points": self.n_points()}
 
 
 def load_spec(path: str, kinds=None) -> SweepSpec:
@@ -195,16 +199,30 @@ def parse_spec(data: dict, source: str = "<spec>", kinds=None) -> SweepSpec:
     if not isinstance(mr, int) or isinstance(mr, bool) or not 0 <= mr <= 100:
         raise InputError(f"{where}: 'max_retries' must be an integer in 0..100, got {mr!r}")
     spec.max_retries = mr
-    for key in ("num_cpus", "num_gpus"):
+    auto = data.get("num_gpus") == "auto"
+    if auto and kind != "train":
+        raise InputError(f"{where}: num_gpus = \"auto\" is for train sweeps (kind = \"train\"), not {kind!r}")
+    for key in ("num_cpus",) + (() if auto else ("num_gpus",)):
         v = data.get(key, spec.num_cpus if key == "num_cpus" else spec.num_gpus)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
                 or (key == "num_cpus" and v == 0 and data.get("num_gpus", 0) == 0):
-            raise InputError(f"{where}: {key!r} must be a non-negative number (num_cpus > 0 unless num_gpus > 0), "
-                             f"got {v!r}")
+            alt = ' or "auto" (train)' if key == "num_gpus" else ""
+            raise InputError(f"{where}: {key!r} must be a non-negative number (num_cpus > 0 unless num_gpus > 0)"
+                             f"{alt}, got {v!r}")
         if v > limits.SWEEP_MAX_CPUS:     # a task no node can hold would wait for resources forever
             raise SizeLimitError(f"{where}: {key!r} must be <= {limits.SWEEP_MAX_CPUS}, got {v!r} "
                                  "(lrnnkit.limits.SWEEP_MAX_CPUS)")
         setattr(spec, key, float(v))
+    if auto:
+        spec.num_gpus = "auto"
+    gb = data.get("gpu_memory_gb")
+    if gb is not None:
+        if not auto:
+            raise InputError(f"{where}: gpu_memory_gb is used only with num_gpus = \"auto\"")
+        if isinstance(gb, bool) or not isinstance(gb, (int, float)) or not 0 < gb <= MAX_GPU_MEMORY_GB:
+            raise InputError(f"{where}: 'gpu_memory_gb' must be a number of GiB in (0, "
+                             f"{MAX_GPU_MEMORY_GB}], got {gb!r}")
+        spec.gpu_memory_gb = float(gb)
     n = spec.n_points()
     if n > MAX_POINTS:
         raise InputError(f"{where}: the grid has {n} points, over the cap of {MAX_POINTS}")

@@ -1,0 +1,105 @@
+"""Peak memory of a training run, measured on one step: how much of a GPU a run of :mod:`lrnnkit.learn.train`
+needs (the sweep packs several runs on one card by it, :mod:`lrnnkit.sweep.packing`).
+
+:func:`peak_bytes` builds the run's model on the config's device and runs what a run holds at its largest: ONE
+training step (forward, backward, AdamW step: weights, gradients and both moment buffers live) on a batch of
+``batch`` words of the longest training length, then ONE evaluation forward (no gradients) on a batch of the
+evaluation batch size at the longest test length, as :func:`lrnnkit.learn.train.train` runs them (bf16 autocast
+on CUDA when ``bf16``). The answer is the peak of the bytes held by tensors during both:
+
+* on CUDA, ``torch.cuda.max_memory_allocated`` over the probe, less what was allocated before it (torch's own
+  accounting of the caching allocator's live blocks: exact for this step; the allocator's cached but unused
+  blocks, fragmentation and the process's CUDA context are not in it -- :mod:`lrnnkit.sweep.packing` adds the
+  context and a safety factor);
+* on CPU, the peak of the bytes of the live tensor storages (every storage an operator returns is counted once
+  until it is freed; :class:`LiveBytes`). It is the same step on the CPU code path: float32 activations (CUDA's
+  bf16 autocast keeps some in half the bytes) and torch's reference recurrences instead of the fused kernels, so
+  it is an estimate of the GPU's figure, not a measurement of it; the kernels' own workspaces are not in it.
+
+Later steps allocate the same shapes (lengths are sampled below the longest), so one step's peak is the run's,
+up to the allocator's fragmentation.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch.nn import functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from .. import limits
+from .tasks import IGNORE, batch_rng
+
+__all__ = ["peak_bytes", "LiveBytes"]
+
+
+class LiveBytes(TorchDispatchMode):
+    """While active: ``peak`` = the largest number of bytes held at once by the storages that operators returned
+    inside it (a storage shared by views is counted once; a storage is released when torch frees it)."""
+
+    def __init__(self):
+        super().__init__()
+        from torch.multiprocessing.reductions import StorageWeakRef
+        self._ref = StorageWeakRef
+        self._live: dict = {}       # storage id -> (weak ref, bytes)
+        self.now = 0
+        self.peak = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for key in [k for k, (ref, _) in self._live.items() if ref.expired()]:
+            self.now -= self._live.pop(key)[1]
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor) and t.device.type != "meta":
+                st = t.untyped_storage()
+                ref = self._ref(st)
+                if ref.cdata not in self._live:
+                    self._live[ref.cdata] = (ref, st.nbytes())
+                    self.now += st.nbytes()
+        self.peak = max(self.peak, self.now)
+        return out
+
+
+def _probe(cfg) -> None:
+    """One training step at the longest training length and one evaluation batch at the longest test length."""
+    from .train import build, lr_at
+    task, model, opt = build(cfg)
+    device = torch.device(cfg.device)
+    amp = cfg.bf16 and device.type == "cuda"
+    x, y = task.sample(cfg.batch, max(cfg.train_len), batch_rng(cfg.seed, 0))
+    x, y = torch.as_tensor(x, device=device), torch.as_tensor(y, device=device)
+    for g in opt.param_groups:
+        g["lr"] = lr_at(cfg, 0)
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        logits = model(x)
+    loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=IGNORE)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    del logits, loss, x, y
+    eb = max(1, min(cfg.eval_batch, cfg.eval_n, limits.TRAIN_MAX_BATCH_TOKENS // max(cfg.test_len)))
+    xe, _ = task.sample(eb, max(cfg.test_len), batch_rng(0, max(cfg.test_len), stream=1))
+    model.eval()
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        model(torch.as_tensor(xe, device=device)).argmax(-1)
+
+
+def peak_bytes(cfg) -> int:
+    """Peak bytes held by tensors during one training step and one evaluation batch of ``cfg`` (a
+    :class:`~lrnnkit.learn.train.TrainConfig`) on ``cfg.device`` (module docstring: measured by the CUDA
+    allocator on a GPU, by :class:`LiveBytes` on the CPU). Raises ``torch.cuda.OutOfMemoryError`` when the probe
+    itself does not fit."""
+    cfg = dataclasses.replace(cfg)
+    if torch.device(cfg.device).type == "cuda":
+        torch.cuda.empty_cache()
+        before = torch.cuda.memory_allocated(cfg.device)
+        torch.cuda.reset_peak_memory_stats(cfg.device)
+        try:
+            _probe(cfg)
+            return int(torch.cuda.max_memory_allocated(cfg.device) - before)
+        finally:
+            torch.cuda.empty_cache()
+    with LiveBytes() as mode:
+        _probe(cfg)
+    return int(mode.peak)
