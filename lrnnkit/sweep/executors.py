@@ -174,9 +174,8 @@ class RayExecutor:
         self.slots = max(1, int(min(cpu_slots, gpu_slots)))
         window = self.window or max(4 * self.slots, 8)
         # a GPU task's worker exits after it (max_calls=1): the memory its run cached is given back to the card
-        remote = ray.remote(max_calls=1 if least else 0)(_ray_execute).options(
-            num_cpus=spec.num_cpus, num_gpus=0 if auto else spec.num_gpus, max_retries=spec.max_retries,
-            retry_exceptions=False)
+        remote = ray.remote(max_calls=1 if least else 0)(_ray_execute)
+        opts = {"num_cpus": spec.num_cpus, "max_retries": spec.max_retries, "retry_exceptions": False}
         fn_ref = ray.put(job_fn) if job_fn is not None else None
         queue = list(tasks)
         queue.reverse()
@@ -184,10 +183,8 @@ class RayExecutor:
 
         def submit(task, share):
             idx, point, seed, run_dir = task
-            if auto:
-                ref = remote.options(num_gpus=share).remote(spec.kind, point, seed, fn_ref, run_dir, share)
-            else:
-                ref = remote.remote(spec.kind, point, seed, fn_ref, run_dir)
+            gpus = share if auto else spec.num_gpus
+            ref = remote.options(num_gpus=gpus, **opts).remote(spec.kind, point, seed, fn_ref, run_dir, share)
             pending[ref] = (task, share)
 
         try:

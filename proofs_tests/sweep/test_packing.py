@@ -102,5 +102,5 @@ def test_a_probe_out_of_memory_gets_a_whole_card(monkeypatch):
     monkeypatch.setattr(memory, "peak_bytes", oom)
     monkeypatch.setattr(packing, "_cache", {})
     spec = parse_spec({"kind": "train", "num_gpus": "auto", "gpu_memory_gb": 80, "params": TINY,
-                       "grid": {"width": [8]}})
+                       "grid": {"replicate": [0]}})
     assert point_shares(spec, {0: spec.points()[0]}) == {0: 1.0}
