@@ -54,3 +54,26 @@ def test_executor_names():
         make_executor("dask")
     with pytest.raises(InputError, match="needs --executor ray"):
         make_executor("serial", address="auto")
+
+
+def test_out_of_memory_is_an_oom_outcome_serially_too(tmp_path):
+    """An out-of-memory error (torch.cuda's class, by name, or MemoryError) is ``oom``, not ``failed``; the serial
+    sweep records it and goes on (one process has the whole device: no retry)."""
+    from lrnnkit.sweep import run_sweep
+
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    def job(point, seed):
+        if point["n"] == 1:
+            raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        if point["n"] == 2:
+            raise MemoryError()
+        return {"n": point["n"]}
+
+    assert execute_point("train", {"n": 1}, 0, job)["status"] == "oom"
+    res = run_sweep({"kind": "train", "num_gpus": "auto", "grid": {"n": [0, 1, 2, 3]}}, str(tmp_path), job_fn=job,
+                    progress=False, plots=False)
+    assert [r["status"] for r in res["records"]] == ["ok", "oom", "oom", "ok"]
+    assert res["records"][1]["error"] == "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert (res["done"], res["failed"], res["oom"]) == (2, 2, 2)

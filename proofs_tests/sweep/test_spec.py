@@ -66,6 +66,12 @@ def test_point_keys_and_seeds_depend_on_spec_and_point_only(a, b, extra, seed):
     ('kind = "collapse"\nnum_cpus = 0\n[grid]\nsource = ["parity"]\n', "num_cpus"),
     ('kind = "theorems"\n[grid]\nid = ["000:no-such"]\n', "000:no-such"),
     ('kind = "collapse"\n[grid\n', "not valid TOML"),
+    ('kind = "collapse"\nnum_gpus = "auto"\n[grid]\nsource = ["parity"]\n', 'num_gpus = "auto" is for train'),
+    ('kind = "train"\nnum_gpus = "half"\n[grid]\ntask = ["parity"]\n', 'or "auto" (train), got \'half\''),
+    ('kind = "train"\nnum_gpus = 0.5\ngpu_memory_gb = 80\n[grid]\ntask = ["parity"]\n',
+     'gpu_memory_gb is used only with num_gpus = "auto"'),
+    ('kind = "train"\nnum_gpus = "auto"\ngpu_memory_gb = 0\n[grid]\ntask = ["parity"]\n', "'gpu_memory_gb' must be"),
+    ('kind = "train"\nnum_gpus = "auto"\ngpu_memory_gb = "80"\n[grid]\ntask = ["parity"]\n', "'gpu_memory_gb' must"),
 ])
 def test_bad_specs_are_one_line_exit_2(tmp_path, capsys, text, needle):
     path = _write(tmp_path, text)
@@ -87,3 +93,25 @@ def test_example_specs_are_valid(name):
     from lrnnkit.sweep.runner import check_spec_file
     spec = check_spec_file(os.path.join(REPO, "examples", "sweeps", name))
     assert spec.n_points() >= 1
+
+
+def test_auto_gpu_shares_spec():
+    """``num_gpus = "auto"`` (train only) with an optional ``gpu_memory_gb``: scheduling keys, not in the hash."""
+    base = {"kind": "train", "grid": {"task": ["parity"]}}
+    spec = parse_spec({**base, "num_gpus": "auto", "gpu_memory_gb": 79.6})
+    assert (spec.num_gpus, spec.gpu_memory_gb) == ("auto", 79.6)
+    assert spec.spec_hash == parse_spec(base).spec_hash
+    assert spec.to_json()["num_gpus"] == "auto" and parse_spec(base).gpu_memory_gb is None
+
+
+def test_auto_without_a_gpu_or_gpu_memory_gb_is_one_line(tmp_path, capsys):
+    """No CUDA device on the driver and no ``gpu_memory_gb``: the card's size is unknown; refused before any job
+    (and before Ray starts)."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("the driver has a GPU: its memory is the card's")
+    path = _write(tmp_path, 'kind = "train"\nnum_gpus = "auto"\n[params]\nsteps = 2\n[grid]\ntask = ["parity"]\n')
+    assert main(["sweep", path, "--executor", "ray", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and 'num_gpus = "auto" needs gpu_memory_gb' in err
+    assert not (tmp_path / "o" / "records.jsonl").exists()
