@@ -5,6 +5,16 @@ resources vs run one after the other.
     .venv/bin/python benchmarks/bench_sweep.py [--steps 10000] [--proof-steps 100] [--cpus N] [--train-runs 4]
                                                [--section sweep] [--results PATH] [--no-record] [--out DIR]
 
+    .venv/bin/python benchmarks/bench_sweep.py --packing 1,2,4,8 [--device cuda] [--packing-steps 300]
+                                               [--packing-layers 3] [--packing-width 256] [--packing-batch 64]
+
+``--packing K1,K2,..``: the same train point run K at a time on one GPU (Ray, ``num_gpus = 1/K``) for each K,
+printing runs per hour and each run's peak GPU memory (``torch.cuda.max_memory_allocated`` in the run's worker)
+beside the peak that ``num_gpus = "auto"`` measures before the sweep (:mod:`lrnnkit.sweep.packing`: one step on
+the driver's GPU, and the CPU estimate of the same step) and the share it would give; records the section
+``sweep-packing``. ``--device cpu`` (a logical GPU, runs on the CPU; peaks not measured) is a dry run of the
+script.
+
 Each construction runs on an automaton it applies to (table CASES). The ``proof`` cast policy (paper 000, App. A.3:
 every term of the unrolled sum cast) recomputes O(t) exact terms per step, so it runs ``--proof-steps`` steps
 (lrnnkit caps it at 3000; 2000 steps take ~200 s per point here). Records the section ``sweep`` of
@@ -46,6 +56,75 @@ def noop(point, seed):
     return {"x": point["i"]}
 
 
+def train_and_peak(point, seed):
+    """A train point (the sweep's own job), with the peak GPU memory of its worker process."""
+    import torch
+    from lrnnkit.sweep.jobs import run_train
+    res = run_train(point, seed)
+    res["peak_bytes"] = torch.cuda.max_memory_allocated() if torch.cuda.is_available() else None
+    return res
+
+
+def packing_main(a) -> int:
+    """``--packing``: runs per hour and peak memory per run, K runs at a time on one card (module docstring)."""
+    import ray
+    import torch
+    from lrnnkit.learn.memory import peak_bytes
+    from lrnnkit.learn.train import TrainConfig
+    from lrnnkit.sweep.packing import gpu_share
+    ks = [int(k) for k in a.packing.split(",")]
+    cuda = a.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        print("--device cuda: no CUDA device here (use --device cpu for a dry run)", file=sys.stderr)
+        return 2
+    point = {"task": "parity", "layer": a.train_layer, "layers": a.packing_layers, "width": a.packing_width,
+             "heads": 4, "steps": a.packing_steps, "batch": a.packing_batch, "train_len": [2, a.packing_len],
+             "test_len": [a.packing_len], "eval_n": 256, "log_every": 50, "device": a.device}
+    card = torch.cuda.get_device_properties(0).total_memory if cuda else None
+    est_cpu = peak_bytes(TrainConfig(**{**point, "device": "cpu"}))
+    est_gpu = peak_bytes(TrainConfig(**point)) if cuda else None
+    share = gpu_share(est_gpu, card) if cuda else None
+    work = a.out or tempfile.mkdtemp(prefix="bench-packing-")
+    ray.init(address="local", num_cpus=max(ks) * 2, num_gpus=1, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    mib = 2**20
+    rows, ok = [], True
+    for k in ks:
+        spec = {"kind": "train", "num_gpus": 1 / k, "num_cpus": 1, "params": point,
+                "grid": {"replicate": list(range(k))}}
+        res, wall = timed(lambda: run_sweep(spec, os.path.join(work, f"k{k}"), "ray", job_fn=train_and_peak,
+                                            progress=False, plots=False))
+        ok = ok and res["done"] == k
+        peaks = [r.get("peak_bytes") for r in res["records"] if r["status"] == "ok"]
+        peak = f"{max(peaks) / mib:.0f}" if peaks and peaks[0] is not None else "n/a"
+        errs = sorted({r["error"].splitlines()[0][:80] for r in res["records"] if r["status"] != "ok"})
+        rows.append([k, f"1/{k}", res["done"], f"{wall:.1f}", f"{3600 * res['done'] / wall:.0f}", peak,
+                     "; ".join(errs) or "-"])
+        print(f"k={k}: {res['done']}/{k} ok in {wall:.1f} s, peak {peak} MiB per run", flush=True)
+    ray.shutdown()
+    body = table(["runs at once", "num_gpus", "ok", "wall s", "runs per hour", "peak MiB per run (max)",
+                  "errors"], rows)
+    est = (f"Peak of one step measured before the sweep (num_gpus = \"auto\"): "
+           f"{'on the GPU ' + format(est_gpu / mib, '.0f') + ' MiB, ' if cuda else ''}CPU estimate "
+           f"{est_cpu / mib:.0f} MiB" + (f"; share on this {card / 2**30:.1f} GiB card: {share}" if cuda else "")
+           + ".")
+    notes = (f"One train point ({a.train_layer}, {a.packing_layers} layers, width {a.packing_width}, 4 heads, "
+             f"batch {a.packing_batch}, lengths 2..{a.packing_len}, {a.packing_steps} steps, eval 256 words) run k at "
+             f"a time on one {'GPU (' + torch.cuda.get_device_name(0) + ')' if cuda else 'logical GPU, on the CPU'}; "
+             f"wall time includes Ray's start of one worker process per run. {est} Reproduce: "
+             f"`.venv/bin/python benchmarks/bench_sweep.py --packing {a.packing} --device {a.device} "
+             f"--packing-steps {a.packing_steps} --packing-layers {a.packing_layers} --packing-width "
+             f"{a.packing_width} --packing-batch {a.packing_batch} --packing-len {a.packing_len}`.")
+    if not a.no_record:
+        record(a.section if a.section != "sweep" else "sweep-packing", body, notes, path=a.results)
+    else:
+        print(body)
+        print(notes)
+    if a.out is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
+
+
 def timed(f):
     t0 = time.perf_counter()
     r = f()
@@ -66,7 +145,16 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default=RESULTS)
     ap.add_argument("--out", default=None, help="keep the sweep outputs (records, heat map) here")
     ap.add_argument("--no-record", action="store_true")
+    ap.add_argument("--packing", default=None, help="K1,K2,..: one train point K at a time on one GPU")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="--packing: where the runs train")
+    ap.add_argument("--packing-steps", type=int, default=300)
+    ap.add_argument("--packing-layers", type=int, default=3)
+    ap.add_argument("--packing-width", type=int, default=256)
+    ap.add_argument("--packing-batch", type=int, default=64)
+    ap.add_argument("--packing-len", type=int, default=64)
     a = ap.parse_args(argv)
+    if a.packing:
+        return packing_main(a)
     import ray
     import torch
     work = a.out or tempfile.mkdtemp(prefix="bench-sweep-")
