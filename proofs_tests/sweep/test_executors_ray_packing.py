@@ -96,3 +96,17 @@ def test_out_of_memory_doubles_the_share_until_it_fits_or_is_oom_on_a_whole_card
     assert by["big"]["status"] == "oom" and by["big"]["meta"]["gpu_share"] == 1.0
     assert by["big"]["error"] == "OutOfMemoryError: needs more than 1.0"
     assert (res["done"], res["failed"], res["oom"]) == (2, 1, 1)
+
+
+def test_a_train_sweep_with_auto_shares_end_to_end(gpu_ray, tmp_path):
+    """The built-in train job (on the CPU) under ``num_gpus = "auto"``: the driver measures the point (one shape
+    for both replicates), Ray runs each with that share of the logical GPU, the records carry it."""
+    from lrnnkit.sweep.packing import gpu_share
+    params = dict(layer="deltanet", width=8, heads=1, batch=4, train_len=[2, 6], test_len=[6], eval_n=8, steps=5,
+                  device="cpu")
+    spec = {"kind": "train", "num_gpus": "auto", "gpu_memory_gb": 2, "params": params,
+            "grid": {"replicate": [0, 1]}}
+    res = run_sweep(spec, str(tmp_path), executor="ray", progress=False, plots=False)
+    want = float(gpu_share(packing.peak_bytes({**params, "replicate": 0}), 2 * GiB))
+    assert want == 6 / 16       # 1.25 x (512 MiB + about 1 MiB) on 2 GiB
+    assert res["done"] == 2 and [r["meta"]["gpu_share"] for r in res["records"]] == [want, want]
