@@ -13,15 +13,16 @@ exact: at most 16 runs share a card.
 
 ``m`` is measured, not modelled (:func:`lrnnkit.learn.memory.peak_bytes`: one training step and one evaluation
 batch at the point's largest shapes): on the driver's GPU when it has one (``torch.cuda.max_memory_allocated``,
-exact for that step); otherwise on the CPU by counting the live tensor storages of the same step, an estimate of
+exact for that step), in a child process of the driver, so that no CUDA context of the driver stays on the card
+while the runs use it; otherwise on the CPU by counting the live tensor storages of the same step, an estimate of
 the GPU's figure (float32 where CUDA runs bf16 autocast, reference recurrences where CUDA runs fused kernels; its
 error against the GPU's is what ``benchmarks/bench_sweep.py --packing`` prints). Measurements are
 cached per distinct shape-relevant configuration (the config without the fields that do not change a tensor's
 size: seed, steps, learning-rate schedule, checkpoint and logging cadence, ...).
 
 The card's memory ``M``: the spec's ``gpu_memory_gb`` (GiB, 2^30 bytes) when given, else
-``torch.cuda.get_device_properties(0).total_memory`` of the driver's first GPU; without either, one
-:class:`~lrnnkit.errors.InputError`.
+``torch.cuda.get_device_properties(0).total_memory`` of the driver machine's first GPU (read by the same child
+process); without either, one :class:`~lrnnkit.errors.InputError`.
 
 A share is enforced, not only booked: a worker given a share below one card caps its process's allocator at
 ``share - CONTEXT_BYTES / M`` of the card (:func:`cap_process_memory`), so a run that needs more than its share
@@ -31,13 +32,17 @@ with twice the share (up to a whole card); a run out of memory on a whole card i
 """
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 from fractions import Fraction
 
 from ..errors import InputError
 from .spec import canonical_json
 
-__all__ = ["gpu_share", "card_bytes", "point_shares", "cap_process_memory", "is_oom", "GRID", "SAFETY",
+__all__ = ["gpu_share", "point_shares", "cap_process_memory", "is_oom", "GRID", "SAFETY",
            "CONTEXT_BYTES"]
 
 GRID = 16                    # shares are multiples of 1/GRID of a card
@@ -59,44 +64,90 @@ def gpu_share(peak: int, card: int, safety=SAFETY) -> Fraction:
     return Fraction(min(GRID, max(1, k)), GRID)
 
 
-def card_bytes(spec) -> int:
-    """The memory of one GPU: the spec's ``gpu_memory_gb`` (GiB), else the driver's first CUDA device's."""
-    if spec.gpu_memory_gb is not None:
-        return int(spec.gpu_memory_gb * 2**30)
-    import torch
-    if not torch.cuda.is_available():
-        raise InputError(f"sweep spec {spec.source!r}: num_gpus = \"auto\" needs gpu_memory_gb (the memory of one "
-                         "GPU, GiB) when this machine sees no CUDA device")
-    return int(torch.cuda.get_device_properties(0).total_memory)
-
-
 def _shape_key(point: dict) -> str:
     return canonical_json({k: v for k, v in point.items() if k not in _NO_SHAPE})
 
 
-def peak_bytes(point: dict) -> int:
-    """Measured peak bytes of a train point (:func:`lrnnkit.learn.memory.peak_bytes`; module docstring), on the
-    driver's GPU when it has one, else on its CPU; cached per shape-relevant configuration."""
-    key = _shape_key(point)
-    if key not in _cache:
-        import torch
-        from ..learn.memory import peak_bytes as measure
-        from ..learn.train import TrainConfig
-        params = {k: v for k, v in point.items() if k != "replicate"}
-        params["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+def _measure(params_list: list) -> list:
+    """Peak bytes of each config (None: the probe ran out of memory, the run gets a whole card)."""
+    from ..learn.memory import peak_bytes as measure
+    from ..learn.train import TrainConfig
+    out = []
+    for params in params_list:
         try:
-            _cache[key] = measure(TrainConfig(**params))
-        except Exception as exc:  # noqa: BLE001 - a probe that does not fit: the run gets a whole card
+            out.append(measure(TrainConfig(**params)))
+        except Exception as exc:  # noqa: BLE001 - only an out-of-memory error is an answer here
             if not is_oom(exc):
                 raise
-            _cache[key] = None
+            out.append(None)
+    return out
+
+
+def _child_main() -> None:
+    """The child process of :func:`measure_in_child`: JSON ``{"configs": [...], "device": ...}`` on stdin, JSON
+    ``{"card": bytes or null, "peaks": [...]}`` (or ``{"error": message}``) as the last line of stdout."""
+    doc = json.loads(sys.stdin.read())
+    try:
+        peaks = _measure([{**c, "device": doc["device"]} for c in doc["configs"]])
+        import torch
+        card = torch.cuda.get_device_properties(0).total_memory if doc["device"] == "cuda" else None
+        out = {"card": card, "peaks": peaks}
+    except InputError as exc:
+        out = {"error": str(exc)}
+    print(json.dumps(out))
+
+
+def measure_in_child(configs: list, device: str) -> tuple:
+    """``(card bytes or None, [peak bytes or None])``: the configs (TrainConfig fields) measured on ``device`` in
+    a fresh Python process, whose CUDA context ends with it (module docstring)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (root, os.environ.get("PYTHONPATH")) if x))
+    proc = subprocess.run([sys.executable, "-c", "from lrnnkit.sweep.packing import _child_main; _child_main()"],
+                          input=json.dumps({"configs": configs, "device": device}), capture_output=True, text=True,
+                          env=env, check=False)
+    try:
+        doc = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise RuntimeError(f"the memory probe process failed (exit {proc.returncode}): "
+                           f"{proc.stderr.strip()[-800:]}") from None
+    if "error" in doc:
+        raise InputError(doc["error"])
+    return doc["card"], doc["peaks"]
+
+
+def _params(point: dict, device: str) -> dict:
+    return {**{k: v for k, v in point.items() if k != "replicate"}, "device": device}
+
+
+def peak_bytes(point: dict) -> int | None:
+    """Peak bytes of a train point (:func:`lrnnkit.learn.memory.peak_bytes`; module docstring), cached per
+    shape-relevant configuration; measured here on the CPU when not cached (:func:`point_shares` fills the cache
+    from the GPU first where there is one). None: the probe ran out of memory."""
+    key = _shape_key(point)
+    if key not in _cache:
+        _cache[key] = _measure([_params(point, "cpu")])[0]
     return _cache[key]
 
 
 def point_shares(spec, points: dict) -> dict:
     """``{index: share}`` (floats on the 1/16 grid) for ``points`` = ``{index: point}`` of a spec with
-    ``num_gpus = "auto"``; a point whose probe ran out of memory gets a whole card."""
-    card = card_bytes(spec)
+    ``num_gpus = "auto"``: measured on the driver machine's GPU (in a child process) when it has one, else on
+    its CPU with the spec's ``gpu_memory_gb``; a point whose probe ran out of memory gets a whole card."""
+    import torch
+    cuda = torch.cuda.is_available()
+    card = None if spec.gpu_memory_gb is None else int(spec.gpu_memory_gb * 2**30)
+    if card is None and not cuda:
+        raise InputError(f"sweep spec {spec.source!r}: num_gpus = \"auto\" needs gpu_memory_gb (the memory of one "
+                         "GPU, GiB) when this machine sees no CUDA device")
+    if cuda:
+        todo = {}
+        for p in points.values():
+            if _shape_key(p) not in _cache:
+                todo[_shape_key(p)] = _params(p, "cuda")
+        if todo or card is None:
+            total, peaks = measure_in_child(list(todo.values()), "cuda")
+            _cache.update(zip(todo, peaks))
+            card = card if card is not None else int(total)
     out = {}
     for i, p in points.items():
         peak = peak_bytes(p)

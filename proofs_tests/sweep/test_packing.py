@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from lrnnkit.errors import InputError
 from lrnnkit.sweep import packing
-from lrnnkit.sweep.packing import CONTEXT_BYTES, GRID, SAFETY, card_bytes, gpu_share, is_oom, point_shares
+from lrnnkit.sweep.packing import CONTEXT_BYTES, GRID, SAFETY, gpu_share, is_oom, measure_in_child, point_shares
 from lrnnkit.sweep.spec import parse_spec
 
 GiB = 2**30
@@ -41,16 +41,31 @@ def test_share_examples():
         gpu_share(1, 0)
 
 
-def test_card_bytes_from_the_spec_or_the_driver():
-    spec = parse_spec({"kind": "train", "num_gpus": "auto", "gpu_memory_gb": 80, "grid": {"task": ["parity"]}})
-    assert card_bytes(spec) == 80 * GiB
+def test_the_card_is_the_specs_or_the_drivers(monkeypatch):
     torch = pytest.importorskip("torch")
+    monkeypatch.setattr(packing, "peak_bytes", lambda point: int(15.5 * GiB))
+    spec = parse_spec({"kind": "train", "num_gpus": "auto", "gpu_memory_gb": 80, "grid": {"task": ["parity"]}})
+    assert point_shares(spec, {3: spec.points()[0]}) == {3: 0.25}
     spec.gpu_memory_gb = None
     if torch.cuda.is_available():
-        assert card_bytes(spec) == torch.cuda.get_device_properties(0).total_memory
+        card = torch.cuda.get_device_properties(0).total_memory
+        assert point_shares(spec, {3: spec.points()[0]}) == {3: float(gpu_share(int(15.5 * GiB), card))}
     else:
         with pytest.raises(InputError, match="needs gpu_memory_gb"):
-            card_bytes(spec)
+            point_shares(spec, {3: spec.points()[0]})
+
+
+def test_a_child_process_measures_what_this_one_does():
+    """The driver's probe runs in a child process (its CUDA context ends there): on the CPU its figure is this
+    process's, to the byte (the same operators on the same shapes); a bad config is one InputError."""
+    pytest.importorskip("torch")
+    from lrnnkit.learn.memory import peak_bytes
+    from lrnnkit.learn.train import TrainConfig
+    cfgs = [TINY, {**TINY, "batch": 8}]
+    card, peaks = measure_in_child(cfgs, "cpu")
+    assert card is None and peaks == [peak_bytes(TrainConfig(**c)) for c in cfgs]
+    with pytest.raises(InputError, match="layer"):
+        measure_in_child([{**TINY, "layer": "nope"}], "cpu")
 
 
 def test_out_of_memory_errors_by_class_name():
