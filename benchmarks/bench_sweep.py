@@ -28,6 +28,7 @@ import shutil
 import sys
 import tempfile
 import time
+from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -89,29 +90,39 @@ def packing_main(a) -> int:
              configure_logging=False)
     mib = 2**20
     rows, ok = [], True
-    for k in ks:
-        spec = {"kind": "train", "num_gpus": 1 / k, "num_cpus": 1, "params": point,
-                "grid": {"replicate": list(range(k))}}
+    run_peaks = []
+    for k in ks + ["auto"]:
+        n = max(ks) if k == "auto" else k
+        spec = {"kind": "train", "num_gpus": 1 / k if k != "auto" else "auto", "num_cpus": 1, "params": point,
+                "grid": {"replicate": list(range(n))}}
+        if k == "auto" and not cuda:
+            spec["gpu_memory_gb"] = 80
         res, wall = timed(lambda: run_sweep(spec, os.path.join(work, f"k{k}"), "ray", job_fn=train_and_peak,
                                             progress=False, plots=False))
-        ok = ok and res["done"] == k
+        ok = ok and res["done"] == n
         peaks = [r.get("peak_bytes") for r in res["records"] if r["status"] == "ok"]
+        run_peaks += [x for x in peaks if x is not None]
         peak = f"{max(peaks) / mib:.0f}" if peaks and peaks[0] is not None else "n/a"
         errs = sorted({r["error"].splitlines()[0][:80] for r in res["records"] if r["status"] != "ok"})
-        rows.append([k, f"1/{k}", res["done"], f"{wall:.1f}", f"{3600 * res['done'] / wall:.0f}", peak,
+        got = sorted({r["meta"].get("gpu_share") for r in res["records"]} - {None})
+        label = f"auto ({n} runs): {', '.join(str(Fraction(x)) for x in got)}" if k == "auto" else f"1/{k}"
+        rows.append([n, label, res["done"], f"{wall:.1f}", f"{3600 * res['done'] / wall:.0f}", peak,
                      "; ".join(errs) or "-"])
-        print(f"k={k}: {res['done']}/{k} ok in {wall:.1f} s, peak {peak} MiB per run", flush=True)
+        print(f"num_gpus {label}: {res['done']}/{n} ok in {wall:.1f} s, peak {peak} MiB per run", flush=True)
     ray.shutdown()
-    body = table(["runs at once", "num_gpus", "ok", "wall s", "runs per hour", "peak MiB per run (max)",
+    body = table(["runs", "num_gpus (auto: the shares it gave)", "ok", "wall s", "runs per hour", "peak MiB per run (max)",
                   "errors"], rows)
     est = (f"Peak of one step measured before the sweep (num_gpus = \"auto\"): "
            f"{'on the GPU ' + format(est_gpu / mib, '.0f') + ' MiB, ' if cuda else ''}CPU estimate "
            f"{est_cpu / mib:.0f} MiB" + (f"; share on this {card / 2**30:.1f} GiB card: {share}" if cuda else "")
-           + ".")
+           + (f"; largest peak of a whole run {max(run_peaks) / mib:.0f} MiB (GPU probe / run: "
+              f"{est_gpu / max(run_peaks):.2f}, CPU estimate / run: {est_cpu / max(run_peaks):.2f})"
+              if run_peaks else "") + ".")
     notes = (f"One train point ({a.train_layer}, {a.packing_layers} layers, width {a.packing_width}, 4 heads, "
              f"batch {a.packing_batch}, lengths 2..{a.packing_len}, {a.packing_steps} steps, eval 256 words) run k at "
              f"a time on one {'GPU (' + torch.cuda.get_device_name(0) + ')' if cuda else 'logical GPU, on the CPU'}; "
-             f"wall time includes Ray's start of one worker process per run. {est} Reproduce: "
+             f"wall time includes Ray's start of one worker process per run (auto: and the memory probe). {est} "
+             f"Reproduce: "
              f"`.venv/bin/python benchmarks/bench_sweep.py --packing {a.packing} --device {a.device} "
              f"--packing-steps {a.packing_steps} --packing-layers {a.packing_layers} --packing-width "
              f"{a.packing_width} --packing-batch {a.packing_batch} --packing-len {a.packing_len}`.")
