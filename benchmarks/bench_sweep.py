@@ -110,8 +110,8 @@ def packing_main(a) -> int:
                      "; ".join(errs) or "-"])
         print(f"num_gpus {label}: {res['done']}/{n} ok in {wall:.1f} s, peak {peak} MiB per run", flush=True)
     ray.shutdown()
-    body = table(["runs", "num_gpus (auto: the shares it gave)", "ok", "wall s", "runs per hour", "peak MiB per run (max)",
-                  "errors"], rows)
+    body = table(["runs", "num_gpus (auto: the shares it gave)", "ok", "wall s", "runs per hour",
+                  "peak MiB per run (max)", "errors"], rows)
     est = (f"Peak of one step measured before the sweep (num_gpus = \"auto\"): "
            f"{'on the GPU ' + format(est_gpu / mib, '.0f') + ' MiB, ' if cuda else ''}CPU estimate "
            f"{est_cpu / mib:.0f} MiB" + (f"; share on this {card / 2**30:.1f} GiB card: {share}" if cuda else "")
