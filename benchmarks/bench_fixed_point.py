@@ -137,19 +137,10 @@ SHAPES = [("003 A5 (B=128, T=16, d=512)", 128, 16, 512),
           ("LM-like (B=8, T=2048, d=1024)", 8, 2048, 1024)]
 
 
-def _time(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
-    return sorted(ts)[len(ts) // 2]
+def _time(fn):
+    """Median milliseconds of ``fn()``: triton's ``do_bench``, as bench_kernels.py times the kernels."""
+    from triton.testing import do_bench
+    return do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
 def _deltaproduct(width, r):

@@ -244,20 +244,11 @@ def profile(kind, device, steps=5):
 
 
 # ------------------------------------------------------------------------------------------------ stages
-def _time(fn, iters=40, warmup=10):
-    """Median milliseconds of ``fn()`` (forward + backward of one piece) between CUDA events."""
-    for _ in range(warmup):
-        fn()
-    _sync()
-    ts = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+def _time(fn):
+    """Median milliseconds of ``fn()`` (forward + backward of one piece): triton's ``do_bench``, as
+    bench_kernels.py times the kernels."""
+    from triton.testing import do_bench
+    return do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
 def stages(device, batch=512, length=128):
@@ -384,7 +375,7 @@ def main(argv=None):
         save()
     if "stages" in parts:
         out["stages"] = stages(dev)
-        print("\n## fwd+bwd per piece (ms, median of 40)")
+        print("\n## fwd+bwd per piece (ms, median, triton.testing.do_bench)")
         for r in out["stages"]:
             print(f"{r['piece']:55s} {r['ms']:8.3f}", flush=True)
         save()

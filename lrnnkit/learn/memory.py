@@ -27,12 +27,10 @@ from __future__ import annotations
 import dataclasses
 
 import torch
-from torch.nn import functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from .. import limits
-from .tasks import IGNORE, batch_rng
+from .tasks import batch_rng
 
 __all__ = ["peak_bytes", "LiveBytes"]
 
@@ -66,7 +64,7 @@ class LiveBytes(TorchDispatchMode):
 
 def _probe(cfg) -> None:
     """One training step at the longest training length and one evaluation batch at the longest test length."""
-    from .train import build, lr_at
+    from .train import build, eval_batch, lr_at, train_loss
     task, model, opt = build(cfg)
     device = torch.device(cfg.device)
     amp = cfg.bf16 and device.type == "cuda"
@@ -74,14 +72,12 @@ def _probe(cfg) -> None:
     x, y = torch.as_tensor(x, device=device), torch.as_tensor(y, device=device)
     for g in opt.param_groups:
         g["lr"] = lr_at(cfg, 0)
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-        logits = model(x)
-    loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=IGNORE)
+    loss, logits = train_loss(model, x, y, amp)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
-    del logits, loss, x, y
-    eb = max(1, min(cfg.eval_batch, cfg.eval_n, limits.TRAIN_MAX_BATCH_TOKENS // max(cfg.test_len)))
+    del loss, logits, x, y
+    eb = min(eval_batch(cfg), cfg.eval_n)          # evaluate() runs n words in slices of this batch
     xe, _ = task.sample(eb, max(cfg.test_len), batch_rng(0, max(cfg.test_len), stream=1))
     model.eval()
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):

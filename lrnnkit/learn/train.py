@@ -220,6 +220,20 @@ def lr_at(cfg: TrainConfig, step: int) -> float:
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(1.0, p)))
 
 
+def train_loss(model, x, y, use_amp: bool):
+    """``(loss, logits)`` of one batch: token-level cross-entropy of ``logits = model(x)`` against ``y``
+    (``IGNORE`` labels left out), the forward under bf16 autocast when ``use_amp``."""
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
+        logits = model(x)
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=IGNORE), logits
+
+
+def eval_batch(cfg: TrainConfig) -> int:
+    """Words per evaluation forward: ``eval_batch``, fewer where the longest test words would pass
+    ``limits.TRAIN_MAX_BATCH_TOKENS`` (the same words, the same answers, in smaller batches)."""
+    return max(1, min(cfg.eval_batch, limits.TRAIN_MAX_BATCH_TOKENS // max(cfg.test_len)))
+
+
 def build(cfg: TrainConfig, model_fn=None):
     """``(task, model, optimizer)`` for a config, the model initialised from ``torch.manual_seed(cfg.seed)``;
     ``model_fn(task) -> nn.Module`` replaces :class:`SequenceModel` (e.g. a peer library's layer). The built-in
@@ -399,10 +413,7 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
                 lr = lr_at(cfg, step)
                 for g in opt.param_groups:
                     g["lr"] = lr
-                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
-                    logits = model(x)
-                loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1),
-                                       ignore_index=IGNORE)
+                loss, logits = train_loss(model, x, y, use_amp)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip if cfg.clip and cfg.clip > 0
@@ -465,8 +476,8 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
            "parameters": sum(p.numel() for p in model.parameters())}
     if evaluate_at_end:
         # long test words in smaller batches (the same words, the same answers)
-        eb = max(1, min(cfg.eval_batch, limits.TRAIN_MAX_BATCH_TOKENS // max(cfg.test_len)))
-        ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eb, device=device, autocast=use_amp)
+        ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
+                      autocast=use_amp)
         res["test_accuracy"] = ev["accuracy"]
         res["final_accuracy"] = ev["final_accuracy"]
         res["scaled_accuracy"] = ev["scaled_accuracy"]

@@ -122,17 +122,21 @@ def test_group_structure_agrees_with_gap():
         assert same == "true", (GROUPS[int(i)], s["name"])
 
 
-def test_random_group_automata_agree_with_gap():
-    rng = np.random.default_rng(7)
+def _random_group_cases(rng, count: int, n_below: int, max_order: int) -> list:
+    """``count`` (generators, lrnnkit's group_structure) of permutation automata on 2..n_below-1 points with one
+    or two random generators, groups of order at most ``max_order``."""
     cases = []
-    while len(cases) < 15:
-        n = int(rng.integers(2, 8))
-        k = int(rng.integers(1, 3))
-        gens = [rng.permutation(n).tolist() for _ in range(k)]
-        f = FSA(tuple(f"a{i}" for i in range(k)), np.array(gens).T)
-        if transition_monoid(f).size > 720:
-            continue
-        cases.append((gens, group_structure(f)))
+    while len(cases) < count:
+        n = int(rng.integers(2, n_below))
+        gens = [rng.permutation(n).tolist() for _ in range(int(rng.integers(1, 3)))]
+        f = FSA(tuple(f"a{i}" for i in range(len(gens))), np.array(gens).T)
+        if transition_monoid(f).size <= max_order:
+            cases.append((gens, group_structure(f)))
+    return cases
+
+
+def test_random_group_automata_agree_with_gap():
+    cases = _random_group_cases(np.random.default_rng(7), 15, 8, 720)
     rows = []
     for i, (gens, s) in enumerate(cases):
         gs = ",".join(gap_permutation(g) for g in gens)
@@ -185,15 +189,7 @@ def test_many_random_automata_agree_with_gap_deep():
 
 @pytest.mark.slow
 def test_many_random_groups_agree_with_gap_deep():
-    rng = np.random.default_rng(11)
-    cases = []
-    while len(cases) < 60:
-        n = int(rng.integers(2, 9))
-        gens = [rng.permutation(n).tolist() for _ in range(int(rng.integers(1, 3)))]
-        f = FSA(tuple(f"a{i}" for i in range(len(gens))), np.array(gens).T)
-        if transition_monoid(f).size > 1000:
-            continue
-        cases.append((gens, group_structure(f)))
+    cases = _random_group_cases(np.random.default_rng(11), 60, 9, 1000)
     rows = []
     for i, (gens, s) in enumerate(cases):
         gs = ",".join(gap_permutation(g) for g in gens)

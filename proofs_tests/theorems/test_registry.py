@@ -34,13 +34,19 @@ def test_registry_is_well_formed():
             assert s.check is not None, f"{s.id}: a decided verdict needs an executable check"
 
 
-@pytest.mark.parametrize("sid", IDS)
-def test_recorded_verdict_is_reproduced_quick(sid):
+def _reproduced(sid: str, profile: str):
+    """The check of ``sid`` run at ``profile`` derives the recorded verdict; returns its result."""
     s = next(x for x in STATEMENTS if x.id == sid)
     if s.check is None:
         pytest.skip("no executable check (verdict open)")
-    r = run_check(sid, "quick")
+    r = run_check(sid, profile)
     assert r.verdict == s.verdict, f"{sid}: derived {r.verdict}, recorded {s.verdict}: {r.evidence}"
+    return r
+
+
+@pytest.mark.parametrize("sid", IDS)
+def test_recorded_verdict_is_reproduced_quick(sid):
+    r = _reproduced(sid, "quick")
     if r.verdict in ("falsified", "holds-as-corrected", "holds-with-wording-slip"):
         assert r.counterexample is not None
 
@@ -48,11 +54,7 @@ def test_recorded_verdict_is_reproduced_quick(sid):
 @pytest.mark.slow
 @pytest.mark.parametrize("sid", IDS)
 def test_recorded_verdict_is_reproduced_deep(sid):
-    s = next(x for x in STATEMENTS if x.id == sid)
-    if s.check is None:
-        pytest.skip("no executable check (verdict open)")
-    r = run_check(sid, "deep")
-    assert r.verdict == s.verdict, f"{sid}: derived {r.verdict}, recorded {s.verdict}: {r.evidence}"
+    _reproduced(sid, "deep")
 
 
 def test_every_entry_has_its_reproduce_command():
