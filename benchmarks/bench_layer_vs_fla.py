@@ -330,7 +330,10 @@ def main(argv=None):
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--budget", type=float, default=30.0, help="training seconds per race run")
     ap.add_argument("--probe", type=int, default=50)
-    ap.add_argument("--fig3-budget", type=float, default=15.0)
+    ap.add_argument("--fig3-budget", type=float, default=15.0, help="training seconds per fig3 cell (cap)")
+    ap.add_argument("--fig3-steps", type=int, default=None,
+                    help="steps per fig3 cell: the same for both layers, so the cells compare learning, not speed "
+                    "(the --fig3-budget cap still applies)")
     ap.add_argument("--fig3-groups", default="S3,S4,A5,S5")
     ap.add_argument("--fig3-nh", default="1,2,3,4")
     ap.add_argument("--ablate", default="")
@@ -411,7 +414,7 @@ def main(argv=None):
             warm(kind, dev, n_h=nh)
         for g, nh in itertools.product(a.fig3_groups.split(","), nhs):
             for kind in kinds:
-                r = run(kind, g, seeds[0], a.fig3_budget, a.probe, dev, n_h=nh)
+                r = run(kind, g, seeds[0], a.fig3_budget, a.probe, dev, n_h=nh, max_steps=a.fig3_steps)
                 out["fig3"].append(r)
                 print(f"fig3 {g} n_h={nh} {kind}: final {r['final']} first {r['first_step']} "
                       f"{r['ms_step']:.1f} ms/step", flush=True)
