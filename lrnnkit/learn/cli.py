@@ -97,6 +97,8 @@ def add_parser(sub) -> None:
     s.add_argument("--checkpoint-every", default="60s", metavar="EVERY",
                    help="periodic checkpoints with --out: N steps, Ts seconds, both (500,60s), or off (default 60s; "
                    "one is always written at the end and on Ctrl-C)")
+    s.add_argument("--deterministic", action="store_true",
+                   help="deterministic algorithms: a CUDA run repeats bit for bit (a little slower)")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
     s = sub.add_parser("experiment", help="a named reproduction of a paper's learning experiment")
@@ -127,7 +129,8 @@ def run_train(a) -> int:
                       heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=short_conv,
                       output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
                       steps=steps, batch=a.batch, lr=lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
-                      checkpoint_every=every_steps, checkpoint_seconds=every_seconds)
+                      checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
+                      deterministic=a.deterministic)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())
     res.pop("_model", None)
     if a.out:

@@ -23,6 +23,7 @@ in docs/limits.rst), and the model's parameter count before any memory is taken 
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -127,6 +128,7 @@ class TrainConfig:
     checkpoint_every: int = 0
     checkpoint_seconds: float = 60.0
     log_every: int = 50
+    deterministic: bool = False
 
     def __post_init__(self):
         """Every field's type and range (lrnnkit.limits), before any work."""
@@ -135,7 +137,7 @@ class TrainConfig:
                 raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:200])
         if self.layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {self.layer!r} (choose from {', '.join(LAYER_KINDS)})"[:200])
-        for nm in ("mlp", "short_conv", "gate", "output_gate", "bf16", "auto_steps"):
+        for nm in ("mlp", "short_conv", "gate", "output_gate", "bf16", "auto_steps", "deterministic"):
             if not isinstance(getattr(self, nm), bool):
                 raise InputError(f"{nm} must be true or false, got {getattr(self, nm)!r}"[:200])
         for nm, (lo, const) in _INTS.items():
@@ -355,11 +357,32 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
     Ctrl-C: saves (with ``out``) and raises KeyboardInterrupt (module docstring)."""
-    task, model, opt = build(cfg, model_fn)
-    if not out:
-        return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
-    with ck.run_lock(ck.make_run_dir(out)):
-        return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+    with _determinism(cfg):
+        task, model, opt = build(cfg, model_fn)
+        if not out:
+            return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
+        with ck.run_lock(ck.make_run_dir(out)):
+            return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+
+
+@contextlib.contextmanager
+def _determinism(cfg: TrainConfig):
+    """``cfg.deterministic``: torch's deterministic algorithms for the run (restored afterwards), and on CUDA
+    cuBLAS's fixed workspace (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set unless already set; it takes effect in a
+    process whose cuBLAS has not started yet, as in a sweep's fresh GPU worker). lrnnkit's Triton kernels use no
+    atomics, so with this a CUDA run is repeatable bit for bit and a resumed run records what an uninterrupted one
+    records, as on the CPU. Ops without a deterministic implementation warn instead of failing."""
+    if not cfg.deterministic:
+        yield
+        return
+    was, was_warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    if torch.device(cfg.device).type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was, warn_only=was_warn)
 
 
 def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end) -> dict:

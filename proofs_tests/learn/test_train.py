@@ -160,3 +160,21 @@ def test_cli_defaults_follow_the_layer():
     for layer in ("deltanet", "deltaproduct"):     # fla's GatedDeltaProduct conventions
         assert (default_lr(layer), default_steps(layer), default_short_conv(layer)) == (1e-3, 1000, True)
     assert all(isinstance(default_lr(k), float) for k in LAYER_KINDS)
+
+
+def test_deterministic_is_on_during_the_run_and_restored_after(monkeypatch):
+    """``deterministic=True`` turns torch's deterministic algorithms on for the run only (a sweep's serial driver
+    goes on with its own setting), and a non-bool value is refused."""
+    import lrnnkit.learn.train as tr
+    seen = []
+    real = tr._train
+    monkeypatch.setattr(tr, "_train", lambda *a, **k: seen.append(torch.are_deterministic_algorithms_enabled())
+                        or real(*a, **k))
+    assert not torch.are_deterministic_algorithms_enabled()
+    cfg = dict(task="parity", layer="diagonal", steps=2, batch=4, width=8, heads=1, train_len=(2, 4), test_len=(4,),
+               eval_n=4)
+    train(TrainConfig(**cfg, deterministic=True), evaluate_at_end=False)
+    train(TrainConfig(**cfg), evaluate_at_end=False)
+    assert seen == [True, False] and not torch.are_deterministic_algorithms_enabled()
+    with pytest.raises(InputError, match="deterministic"):
+        TrainConfig(**cfg, deterministic=1)
