@@ -82,7 +82,7 @@ def _check_triton(x, z, w, dy, dtype, tol, eps=1e-5):
     y = rms_norm(ours[0], split(ours)[1], eps, split(ours)[2], backend="triton")
     y0 = rms_norm_torch(ref[0], split(ref)[1], eps, split(ref)[2])
     assert y.dtype == dtype and y.shape == x.shape
-    assert float((y.detach().cpu().double() - y0).norm()) <= tol * float(y0.norm()) + 1e-30
+    assert float((y.detach().cpu().double() - y0.detach()).norm()) <= tol * float(y0.detach().norm()) + 1e-30
     g = [t.cpu().double() for t in torch.autograd.grad(y, ours, dy.to(dtype).to(DEV))]
     g0 = torch.autograd.grad(y0, ref, dy)
     gx, gw, gz = split(g)
