@@ -123,6 +123,14 @@ def test_triton_property(shape, D, scale, gated, weighted, seed):
     _check_triton(x, z if gated else None, w if weighted else None, dy, torch.float32, 1e-5)
 
 
+@pytest.mark.skipif(INTERPRET, reason="bf16 rounding matters compiled; the interpreter computes in fp32")
+def test_bf16_compiled_layer_shape():
+    # the DeltaProduct layer's o_norm: 12 heads of 32, bf16 in and out, fp32 inside (one bf16 rounding, 2^-9)
+    g = torch.Generator().manual_seed(11)
+    x, z, dy = (torch.randn(64, 128, 12, 32, dtype=torch.float64, generator=g) for _ in range(3))
+    _check_triton(x, z, 1 + 0.5 * torch.randn(32, dtype=torch.float64, generator=g), dy, torch.bfloat16, 1e-2)
+
+
 @pytest.mark.triton
 def test_triton_float64_is_the_reference():
     # float64 in: the kernels compute in float64 with eps unrounded (a compile-time constant), so they agree with
