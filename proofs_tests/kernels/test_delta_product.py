@@ -217,17 +217,39 @@ def test_chunk_mode_on_cpu_is_the_torch_mode():
 def test_layer_triton_paths(path, monkeypatch):
     """The two paths a CUDA layer takes -- the Triton chunk kernels (training) and the fused recurrent kernel (short
     inference inputs) -- here in the Triton interpreter on CPU (the layer itself picks "torch" for CPU tensors, so
-    the choice is forced): the reference's numbers, with packed sequences and a forget gate, float64."""
+    the choice is forced, for the output norm too): the reference's numbers, with packed sequences and a forget
+    gate, float64."""
     layer = make_layer(17, "chunk", num_v_heads=4, conv_bias=True)
     sd, cfg = layer.state_dict(), cfg_of(num_v_heads=4, conv_bias=True)
     layer.to(DEV)
     monkeypatch.setattr(layer, "_mode", lambda x: path)
+    layer.o_norm.backend = "triton"
     cu = [0, 6, 19]
     x = torch.randn(1, 19, 8, dtype=F64, generator=torch.Generator().manual_seed(18))
     with torch.no_grad():
         o = layer(x.to(DEV), cu_seqlens=torch.tensor(cu, device=DEV))[0][0].cpu()
     for a, b in zip(cu[:-1], cu[1:]):
         assert err(o[a:b], reference(sd, cfg, x[0, a:b])) <= TOL
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("ogate", [True, False])
+def test_layer_triton_norm_gradients(ogate):
+    """The output norm's Triton pass inside the layer (forced: float64 CPU tensors would take the torch one): the
+    output and the gradients of the input and every parameter are the torch norm's. Both compute in float64 (the
+    kernels keep float64 arithmetic), so they agree to float64 rounding: 1e-12 relative."""
+    layers = [make_layer(23, "torch", use_output_gate=ogate, expand_v=1.5).to(DEV) for _ in range(2)]   # head_v_dim 6
+    layers[1].o_norm.backend = "triton"
+    x = torch.randn(2, 9, 8, dtype=F64, generator=torch.Generator().manual_seed(24))
+    dy = torch.randn(2, 9, 8, dtype=F64, generator=torch.Generator().manual_seed(25))
+    got = []
+    for layer in layers:
+        xi = x.to(DEV).requires_grad_(True)
+        o = layer(xi)[0]
+        got.append([o.detach(), *torch.autograd.grad(o, [xi, *layer.parameters()], dy.to(DEV))])
+    for name, a, b in zip(["output", "input", *(n for n, _ in layers[0].named_parameters())], *got):
+        assert float((a - b).norm()) <= 1e-12 * float(b.norm()), name
+        assert float(b.norm()) > 0, name
 
 
 @pytest.mark.parametrize("mode", ["naive", "torch"])
