@@ -206,3 +206,14 @@ def test_train_sweep_killed_twice_and_carried_to_fresh_directories_equals_an_uni
     assert _untimed(res["records"]) == _untimed(ref["records"])
     keys = _keys_on_disk(last)
     assert len(keys) == len(set(keys)) == N           # no point recorded twice
+    # benchmarks/compare_sweep_stores.py, the check a GPU carry is judged by, agrees; and it can fail
+    from benchmarks import compare_sweep_stores as cmp
+    assert cmp.main([last, reference[1]]) == 0
+    recs = open(os.path.join(last, "records.jsonl")).read().splitlines()
+    bad = json.loads(recs[-1])
+    bad["final_accuracy"] = {k: v + 0.5 for k, v in bad["final_accuracy"].items()}
+    with open(os.path.join(last, "records.jsonl"), "a") as fh:     # a later ok record of a point is the one read
+        fh.write(json.dumps(bad) + "\n")
+    res = cmp.compare(last, reference[1])
+    assert not res["equal"] and [r["why"] for r in res["rows"] if not r["equal"]] == ["final_accuracy"]
+    assert cmp.main([last, str(tmp_path)]) == 2                    # no records there: one line, exit 2
