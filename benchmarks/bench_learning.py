@@ -5,6 +5,8 @@ several runs at once as separate processes on one GPU, and records what finished
     python benchmarks/bench_learning.py --scale small --device cuda --workers 8 --budget 540 --out OUT
     python benchmarks/bench_learning.py --smoke --device cuda --out OUT      # every layer kind: ms/step, a few steps
     python benchmarks/bench_learning.py --record OUT                          # RESULTS.md "learning" + docs plots
+    python benchmarks/bench_learning.py --import-layer-vs-fla JSON --into DIR --provenance '{"call": ...}'
+                                        # 001 Fig. 3 cells of bench_layer_vs_fla.py as runs (then --summarise DIR)
 
 Each run is its own process (a crash fails that run only) and is capped by its ``max_seconds`` (wall clock: concurrent runs share the GPU, so a run's steps depend on
 what runs beside it; the step count actually used is recorded, and rerunning one configuration with that step
@@ -293,6 +295,10 @@ def smoke(device: str, out: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ summarise
+def _task(rec: dict):
+    return rec["result"].get("task") or (rec.get("config") or {}).get("task")
+
+
 def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
     from lrnnkit.learn.evaluate import plot_accuracy
@@ -304,11 +310,12 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             with open(os.path.join(rd, exp, f)) as fh:
                 rec = json.load(fh)
             runs.setdefault(exp, {})[rec["label"]] = rec
-    if "001-fla-anchor" in runs:    # ours beside fla, same settings (jobs_for), from the same GPU call
-        calls = {(r.get("provenance") or {}).get("call") for r in runs["001-fla-anchor"].values()}
+    superseded = {exp: {k: r for k, r in recs.items() if r.get("superseded")} for exp, recs in runs.items()}
+    runs = {exp: {k: r for k, r in recs.items() if not r.get("superseded")} for exp, recs in runs.items()}
+    if "001-fla-anchor" in runs:    # ours beside fla, same settings, from the same GPU call and on the same task
+        peers = {((r.get("provenance") or {}).get("call"), _task(r)) for r in runs["001-fla-anchor"].values()}
         for k, r in runs.get("001-deltaproduct", {}).items():
-            if k.startswith("S3 ") and (r.get("config") or {}).get("n_h", 9) <= 2 and \
-                    (r.get("provenance") or {}).get("call") in calls:
+            if ((r.get("provenance") or {}).get("call"), _task(r)) in peers:
                 runs["001-fla-anchor"]["lrnnkit " + k] = r
     summary = {"scale": scale, "experiments": {}, "skipped": [f"{j['experiment']} / {j['label']}" for j in skipped]}
     for exp, recs in runs.items():
@@ -324,6 +331,10 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
                 calls[pv["call"]] = pv
         if calls:
             doc["calls"] = calls
+        if superseded.get(exp):   # kept beside the runs, never judged
+            doc["superseded"] = {k: r["result"] for k, r in superseded[exp].items()}
+            doc["superseded_calls"] = {(r.get("provenance") or {}).get("call"): r.get("provenance")
+                                       for r in superseded[exp].values()}
         if e is not None:
             doc.update(e.to_json())
             from lrnnkit.learn.experiments import best_per_config
@@ -350,8 +361,10 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
         else:
             doc.update({"paper": "001", "figure_or_table": "Fig. 3 / fla anchor (fla 0.6.0 beside lrnnkit)",
                         "kind": "comparison",   # not a registry entry (lrnnkit.theorems.empirical skips it)
-                        "claim": "S3, one layer d=384, 12 heads of 32, MLP, batch 512, length 128: DeltaProduct "
-                                 "n_h=2 reaches 1.0/1.0/0.9998 at 128/256/512 in 150 s (fla), n_h=1 stays 0.38"})
+                        "claim": "001 Fig. 3 cells, one layer d=384, 12 heads of 32, MLP, batch 512, length 128: "
+                                 "fla's GatedDeltaProduct and lrnnkit's layer, same network, data, seed and steps, "
+                                 "from the same GPU call; fla's reference on S3: n_h=2 reaches 1.0/1.0/0.9998 at "
+                                 "128/256/512 in 150 s, n_h=1 stays 0.38"})
         if note_for and exp in note_for:
             doc["note"] = note_for[exp]
         with open(os.path.join(out, f"{exp}.json"), "w") as fh:
@@ -401,13 +414,16 @@ def unpack_results(res_dir: str, into: str, pv: dict, scale: str = "small") -> i
             doc = json.load(fh)
         if not isinstance(doc, dict) or doc.get("scale") != scale or not isinstance(doc.get("runs"), dict):
             continue
-        if doc.get("kind") == "comparison":
-            continue   # assembled from the experiments' runs by summarise()
-        for label, res in doc["runs"].items():
-            rec = {"experiment": doc["name"], "label": label, "config": res.get("config"), "status": "ok",
-                   "result": res}
+        own = doc["runs"].items()
+        if doc.get("kind") == "comparison":   # lrnnkit's side is assembled from the experiments' runs by summarise()
+            own = [(k, r) for k, r in own if not k.startswith("lrnnkit ")]
+        for label, res in list(own) + list((doc.get("superseded") or {}).items()):
+            rec = {"experiment": doc["name"], "label": label, "config": res.get("config"),
+                   "status": "failed" if "error" in res and "test_accuracy" not in res else "ok", "result": res}
+            if res.get("superseded"):
+                rec["superseded"] = res["superseded"]
             if res.get("provenance"):   # already merged once: keep each run's own call
-                _write_run(into, rec)
+                _write_run(into, {**rec, "provenance": res["provenance"]})
             else:
                 _write_run(into, _with_provenance(into, rec, dict(pv)))
             n += 1
@@ -428,6 +444,81 @@ def import_runs(src: str, into: str, pv: dict) -> int:
                 rec = json.load(fh)
             _write_run(into, _with_provenance(into, rec, dict(pv)))
             n += 1
+    return n
+
+
+LAYER_VS_FLA = {"ours": ("001-deltaproduct", "{g} DeltaProduct n_h={n} [-1,1]", "lrnnkit.kernels.DeltaProductLayer"),
+                "fla": ("001-fla-anchor", "fla GatedDeltaProduct {g} n_h={n} [-1,1]",
+                        "fla.layers.GatedDeltaProduct (flash-linear-attention {fla})")}
+
+
+def layer_vs_fla_config(cell: dict) -> dict:
+    """The training settings of a ``bench_layer_vs_fla.py --parts fig3`` cell as the learning format writes them
+    (:class:`lrnnkit.learn.train.TrainConfig`'s fields; that script's network and loop: one mixer d = 384, 12 heads
+    of 32, MLP 4x, batch 512 at length 128, AdamW lr 1e-3 constant, weight decay 0.1, clipping 1.0, bf16 autocast,
+    512 held-out words per test length)."""
+    return {"task": f"group:{cell['group']}", "layer": "deltaproduct", "n_h": int(cell["n_h"]),
+            "eig_range": [-1.0, 1.0], "layers": 1, "width": 384, "heads": 12, "head_dim": 32, "mlp": True,
+            "short_conv": True, "gate": False, "train_len": [128, 128],
+            "test_len": sorted(int(L) for L in cell["final"]), "steps": int(cell["steps"]), "batch": 512,
+            "lr": 1e-3, "weight_decay": 0.1, "warmup": 0.0, "min_lr": 1e-3, "clip": 1.0, "seed": int(cell["seed"]),
+            "device": "cuda", "bf16": True, "eval_n": 512}
+
+
+def import_layer_vs_fla(src: str, into: str, pv: dict) -> int:
+    """The 001 Fig. 3 cells of a ``benchmarks/bench_layer_vs_fla.py --parts fig3`` JSON (``"fig3"``: one entry per
+    layer kind, group, n_h) as run files under ``into``: lrnnkit's layer (kind ``ours``) as runs of
+    001-deltaproduct, fla's GatedDeltaProduct (kind ``fla``) as the peer in the 001-fla-anchor comparison; each with
+    the call's provenance ``pv`` and the source file. Token accuracy at every test length after the cell's steps is
+    the run's ``test_accuracy``; the held-out probe curve (step, training seconds, accuracy at 128) is kept."""
+    from lrnnkit.errors import InputError
+    with open(src) as fh:
+        doc = json.load(fh)
+    cells = doc.get("fig3") if isinstance(doc, dict) else None
+    if not isinstance(cells, list):
+        raise InputError(f"{src}: no 'fig3' list (a bench_layer_vs_fla.py --parts fig3 JSON)")
+    n = 0
+    for c in cells:
+        if c.get("kind") not in LAYER_VS_FLA:
+            raise InputError(f"{src}: a fig3 cell of unknown kind {c.get('kind')!r} (ours or fla)")
+        exp, label, layer = LAYER_VS_FLA[c["kind"]]
+        res = {"task": f"group:{c['group']}", "config": layer_vs_fla_config(c), "steps": int(c["steps"]),
+               "seconds": round(float(c["wall"]), 2), "ms_per_step": round(float(c["ms_step"]), 2),
+               "test_accuracy": {str(L): float(a) for L, a in sorted(c["final"].items(), key=lambda x: int(x[0]))},
+               "first_step_at_0.99": c.get("first_step"), "probe_curve": c.get("curve", []),
+               "source": {"file": os.path.relpath(os.path.abspath(src), ROOT), "kind": c["kind"],
+                          "layer": layer.format(fla=doc.get("fla")), "device": doc.get("device"),
+                          "torch": doc.get("torch"), "script": "benchmarks/bench_layer_vs_fla.py --parts fig3",
+                          "ms_per_step": "median step time after 10 steps; seconds: training time, probes excluded"}}
+        rec = {"experiment": exp, "label": label.format(g=c["group"], n=c["n_h"]), "config": res["config"],
+               "status": "ok", "result": res}
+        _write_run(into, _with_provenance(into, rec, dict(pv)))
+        n += 1
+    return n
+
+
+def supersede(into: str, experiment: str, calls, reason: str) -> int:
+    """Mark the run files of ``experiment`` under ``into`` that came from ``calls`` as superseded (``reason``, e.g.
+    measured with an earlier layer): summarise() keeps them in the experiment's file under ``superseded``, out of
+    ``runs``, so no judge sees them. A superseded run labelled by its configuration alone is relabelled
+    ``LABEL (call NAME)``, which leaves the plain label to the runs that replace it."""
+    rd = os.path.join(into, "runs", experiment)
+    n = 0
+    for f in sorted(os.listdir(rd)) if os.path.isdir(rd) else []:
+        path = os.path.join(rd, f)
+        with open(path) as fh:
+            rec = json.load(fh)
+        call = (rec.get("provenance") or rec["result"].get("provenance") or {}).get("call")
+        if call not in calls or rec.get("superseded"):
+            continue
+        rec["superseded"] = reason
+        res = rec["result"] = {**rec["result"], "superseded": reason}
+        if "config_label" not in res:
+            res["config_label"] = rec["label"]
+            rec["label"] = f"{rec['label']} (call {call})"
+        os.remove(path)
+        _write_run(into, rec)
+        n += 1
     return n
 
 
@@ -466,19 +557,26 @@ def results_markdown(out: str) -> str:
             smean = sum(sc.values()) / len(sc) if sc else float("nan")
             ev = r.get("eigenvalues") or {}
             call = (r.get("provenance") or {}).get("call", "-")
-            rows.append([label, call, r["steps"], f"{r['seconds']:.0f}", r.get("ms_per_step", "-"), acc, f"{smean:.3f}",
+            rows.append([label, call, r["steps"], f"{r['seconds']:.0f}", r.get("ms_per_step", "-"), acc,
+                         f"{smean:.3f}" if sc else "-",
                          f"{ev['min_real']:.2f}" if ev and ev.get("min_real") is not None else "-"])
         lines.append(table(["run", "call", "steps", "s", "ms/step", "token accuracy by length", "scaled (mean)",
                             "min Re(eig)"], rows))
         if doc.get("failed"):
             lines.append("\nFailed: " + "; ".join(f"{k}: {v}" for k, v in doc["failed"].items()))
+        if doc.get("superseded"):
+            why = sorted({r.get("superseded", "") for r in doc["superseded"].values()})
+            lines.append(f"\nSuperseded, not judged and not listed above: {len(doc['superseded'])} runs of call(s) "
+                         f"{', '.join(f'`{c}`' for c in sorted(doc.get('superseded_calls') or {}))} ({'; '.join(why)}); "
+                         f"kept in the JSON under `superseded`.")
         lines.append("")
     return "\n".join(lines)
 
 
-def record_from(out: str) -> None:
+def record_from(out: str, only=None) -> None:
     """Splice the GPU run's section into benchmarks/RESULTS.md (the section was made on the GPU machine, so its
-    "Measured ... on" line names that machine), copy plots to docs/_static and JSON to benchmarks/results/learning."""
+    "Measured ... on" line names that machine), copy plots to docs/_static and JSON to benchmarks/results/learning
+    (with ``only``: those experiments' files and ``summary.json``, the other committed files left as they are)."""
     import re
     import shutil
 
@@ -495,6 +593,8 @@ def record_from(out: str) -> None:
     st = os.path.join(ROOT, "docs", "_static")
     os.makedirs(res, exist_ok=True)
     for f in os.listdir(out):
+        if only is not None and f != "summary.json" and f.rsplit(".", 1)[0] not in only:
+            continue
         if f.endswith(".json"):
             shutil.copy(os.path.join(out, f), os.path.join(res, f))
         elif f.endswith(".png"):
@@ -517,11 +617,20 @@ def main(argv=None) -> int:
     ap.add_argument("--notes", default="", help="text below the tables (with --summarise)")
     ap.add_argument("--unpack", metavar="RESULTS_DIR", help="write run files under --into from committed results")
     ap.add_argument("--import-runs", metavar="SRC", help="copy a GPU call's run files under --into")
-    ap.add_argument("--into", metavar="DIR", help="merge directory (with --unpack / --import-runs)")
+    ap.add_argument("--import-layer-vs-fla", metavar="JSON",
+                    help="the fig3 cells of a bench_layer_vs_fla.py JSON as run files under --into (ours: "
+                         "001-deltaproduct; fla: the 001-fla-anchor comparison)")
+    ap.add_argument("--supersede", metavar="EXPERIMENT=CALL[,CALL]", action="append", default=[],
+                    help="mark the runs of these calls under --into superseded (kept, not judged); needs --reason")
+    ap.add_argument("--reason", default="", help="why the runs are superseded (with --supersede)")
+    ap.add_argument("--into", metavar="DIR", help="merge directory (with --unpack / --import-runs / "
+                                                  "--import-layer-vs-fla / --supersede)")
     ap.add_argument("--provenance", default="{}", help="JSON: call, when, commit, command, concurrency, cap")
     ap.add_argument("--note", action="append", default=[], metavar="EXPERIMENT=TEXT",
                     help="a note recorded with an experiment (with --summarise)")
     ap.add_argument("--record", metavar="DIR", help="record a finished GPU run (RESULTS.md, docs plots, JSON)")
+    ap.add_argument("--record-only", default="", metavar="EXPERIMENT[,EXPERIMENT]",
+                    help="with --record: copy only these experiments' JSON and plots (and summary.json)")
     ap.add_argument("--threads", type=int, default=2, help="torch CPU threads per run")
     ap.add_argument("--probe", action="store_true", help="time our GH kernel variants first; the grid uses the best")
     ap.add_argument("--anchor-only", action="store_true", help="only the S3 anchor: fla n_h=1,2 and ours n_h=1,2")
@@ -533,13 +642,36 @@ def main(argv=None) -> int:
             run_job(json.load(fh), a.out, a.threads)
         return 0
     if a.record:
-        record_from(a.record)
+        record_from(a.record, [x for x in a.record_only.split(",") if x] or None)
         return 0
-    if a.unpack or a.import_runs:
-        pv = json.loads(a.provenance)
-        if not a.into or "call" not in pv:
-            ap.error("--unpack / --import-runs need --into DIR and --provenance with a 'call' name")
-        n = unpack_results(a.unpack, a.into, pv, a.scale) if a.unpack else import_runs(a.import_runs, a.into, pv)
+    if a.supersede:
+        if not a.into or not a.reason:
+            ap.error("--supersede needs --into DIR and --reason TEXT")
+        for spec in a.supersede:
+            exp, _, calls = spec.partition("=")
+            if not exp or not calls:
+                ap.error(f"--supersede takes EXPERIMENT=CALL[,CALL], got {spec!r}")
+            print(f"{supersede(a.into, exp, set(calls.split(',')), a.reason)} runs of {exp} superseded")
+        return 0
+    if a.unpack or a.import_runs or a.import_layer_vs_fla:
+        try:
+            pv = json.loads(a.provenance)
+        except json.JSONDecodeError as exc:
+            ap.error(f"--provenance is not JSON: {exc}")
+        if not a.into or not isinstance(pv, dict) or "call" not in pv:
+            ap.error("--unpack / --import-runs / --import-layer-vs-fla need --into DIR and --provenance with a "
+                     "'call' name")
+        if a.unpack:
+            n = unpack_results(a.unpack, a.into, pv, a.scale)
+        elif a.import_runs:
+            n = import_runs(a.import_runs, a.into, pv)
+        else:
+            from lrnnkit.errors import InputError
+            try:
+                n = import_layer_vs_fla(a.import_layer_vs_fla, a.into, pv)
+            except (InputError, OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                print(f"error: {a.import_layer_vs_fla}: {exc}", file=sys.stderr)
+                return 2
         print(f"{n} run files under {a.into}")
         return 0
     if a.summarise:   # re-judge and re-tabulate the run files under DIR (e.g. runs merged from several GPU calls)

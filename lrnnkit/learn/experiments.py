@@ -236,21 +236,38 @@ def _judge_deltaproduct(res: dict) -> dict:
             "criterion": "n_h >= the paper's minimum: accuracy >= 0.9 at the longest length; n_h = 1: below 0.9"}
 
 
-GAP = 0.3   # the S3 panel: n_h = 2 must beat n_h = 1 by this much at the longest length (001 Fig. 3: ~1.0 vs ~0.4)
+GAP = 0.3   # a panel: n_h = 2 must beat n_h = 1 by this much at the longest length (001 Fig. 3: ~1.0 vs ~0.4)
 
 
-def _judge_deltaproduct_s3(res: dict) -> dict:
-    """001 Fig. 3, S3 panel: n_h = 2 >= 0.9 at the longest test length, n_h = 1 below 0.9, and n_h = 2 ahead by
-    at least ``GAP`` (so a pair of near-threshold runs on both sides of 0.9 does not count)."""
-    meas = {k: round(r["test_accuracy"][str(max(int(x) for x in r["test_accuracy"]))], 4) for k, r in res.items()}
-    steps = {k: r.get("steps") for k, r in res.items()}
-    two = [v for k, v in meas.items() if "n_h=2 " in k + " "]
-    one = [v for k, v in meas.items() if "n_h=1 " in k + " "]
-    ok = [two[0] >= 0.9, one[0] < 0.9, two[0] - one[0] >= GAP]
-    return {"outcome": _outcome(ok), "measured": {"token_accuracy_at_longest_length": meas, "steps": steps},
-            "paper": "S3: n_h=2 extrapolates from 128 to 512 (~1.0), n_h=1 (DeltaNet) fails (~0.4)",
-            "criterion": f"n_h=2 >= 0.9 at the longest length, n_h=1 < 0.9, n_h=2 - n_h=1 >= {GAP}; "
-                         f"per configuration the run with the most steps"}
+def _panel_judge(group: str, paper: str) -> Callable:
+    """001 Fig. 3, the ``group`` panel: n_h = 2 >= 0.9 at the longest test length, n_h = 1 below 0.9, and n_h = 2
+    ahead by at least ``GAP`` (so a pair of near-threshold runs on both sides of 0.9 does not count). ``paper``:
+    the figure's numbers as read off the panel."""
+    def judge(res: dict) -> dict:
+        meas = {k: round(r["test_accuracy"][str(max(int(x) for x in r["test_accuracy"]))], 4) for k, r in res.items()}
+        steps = {k: r.get("steps") for k, r in res.items()}
+        two = [v for k, v in meas.items() if k.startswith(group + " ") and "n_h=2 " in k + " "]
+        one = [v for k, v in meas.items() if k.startswith(group + " ") and "n_h=1 " in k + " "]
+        ok = [two[0] >= 0.9, one[0] < 0.9, two[0] - one[0] >= GAP]
+        return {"outcome": _outcome(ok), "measured": {"token_accuracy_at_longest_length": meas, "steps": steps},
+                "paper": paper,
+                "criterion": f"n_h=2 >= 0.9 at the longest length, n_h=1 < 0.9, n_h=2 - n_h=1 >= {GAP}; "
+                             f"per configuration the run with the most steps"}
+    return judge
+
+
+_judge_deltaproduct_s3 = _panel_judge("S3", "S3: n_h=2 extrapolates from 128 to 512 (~1.0), n_h=1 (DeltaNet) fails "
+                                            "(~0.4)")
+_judge_deltaproduct_s4 = _panel_judge("S4", "S4: n_h=2 extrapolates from 128 to 512 (3-D rotations, SO(3)), n_h=1 "
+                                            "(DeltaNet) fails")
+
+
+def _panel(group: str, extra: str = "") -> tuple:
+    """A part of 001-deltaproduct: one panel of 001 Fig. 3 (top), its n_h = 1 and n_h = 2 configurations."""
+    return (f"One layer of DeltaProduct[-1,1] extrapolates from length 128 to 512 on {group} with n_h = 2{extra}; "
+            f"n_h = 1 (DeltaNet) fails (001 Fig. 3, the {group} panel).",
+            [f"{group} DeltaProduct n_h=1 [-1,1]", f"{group} DeltaProduct n_h=2 [-1,1]"],
+            {"S3": _judge_deltaproduct_s3, "S4": _judge_deltaproduct_s4}[group])
 
 
 def _deltanet_layers_runs(scale: str):
@@ -342,10 +359,7 @@ EXPERIMENTS = {e.name: e for e in [
                "with n_h = 2 (3-D rotations), on S5 with n_h = 4; n_h = 1 (DeltaNet) fails.",
                _deltaproduct_runs(["S3", "S4", "A5", "S5"], {"tiny": [1, 2], "small": [1, 2, 4], "paper": [1, 2, 3, 4]}),
                _judge_deltaproduct, plot_len=128,
-               parts={"S3": ("One layer of DeltaProduct[-1,1] extrapolates from length 128 to 512 on S3 with "
-                             "n_h = 2; n_h = 1 (DeltaNet) fails (001 Fig. 3, the S3 panel).",
-                             ["S3 DeltaProduct n_h=1 [-1,1]", "S3 DeltaProduct n_h=2 [-1,1]"],
-                             _judge_deltaproduct_s3)}),
+               parts={"S3": _panel("S3"), "S4": _panel("S4", " (3-D rotations)")}),
     Experiment("001-deltanet-layers", "001", "Fig. 3 (bottom): DeltaNet with 1..5 layers on S3",
                "Stacking DeltaNet layers improves less than adding Householders; with two layers DeltaNet performs "
                "poorly on S3 although 001 Theorem 1 says two layers suffice.",
