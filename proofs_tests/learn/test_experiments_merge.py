@@ -74,3 +74,117 @@ def test_import_runs_tags_a_second_call_and_summarise_judges_the_part(tmp_path):
     assert doc["parts"]["S3"]["judgement"]["outcome"] == "reproduced"
     assert s["experiments"]["001-deltaproduct"]["parts"]["S3"]["outcome"] == "reproduced"
     assert doc["judgement"]["outcome"].startswith("incomplete (2 of 12 configurations")
+
+
+S4 = ["S4 DeltaProduct n_h=1 [-1,1]", "S4 DeltaProduct n_h=2 [-1,1]"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0, 1), st.floats(0, 1))
+def test_s4_part_judge_is_the_stated_criterion(two, one):
+    """The S4 panel (001 Fig. 3: n_h = 2 extrapolates on S4) has the S3 panel's criterion, on S4's runs only."""
+    e = get_experiment("001-deltaproduct")
+    runs = {S4[0]: _res(one, 1500), S4[1]: _res(two, 1500), S3[0]: _res(0.0, 1500), S3[1]: _res(1.0, 1500)}
+    j = e.judge_part("S4", runs)
+    two, one = round(two, 4), round(one, 4)
+    assert (j["outcome"] == "reproduced") == (two >= 0.9 and one < 0.9 and two - one >= GAP)
+    assert set(j["measured"]["token_accuracy_at_longest_length"]) == set(S4)
+
+
+def test_s4_part_on_the_recorded_cells_is_not_reproduced():
+    """lrnnkit's layer after 1,500 steps: S4 n_h = 2 at 0.195 does not extrapolate; the claim is not reproduced."""
+    j = get_experiment("001-deltaproduct").judge_part("S4", {S4[0]: _res(0.052, 1500), S4[1]: _res(0.1951, 1500)})
+    assert j["outcome"] != "reproduced"
+
+
+def _bench():
+    sys.path.insert(0, ROOT)
+    try:
+        from benchmarks import bench_learning as bl
+    finally:
+        sys.path.remove(ROOT)
+    return bl
+
+
+def _cell(kind, group, n_h, acc512, steps=1500):
+    return {"kind": kind, "group": group, "n_h": n_h, "seed": 0, "ms_step": 14.0, "steps": steps, "wall": 21.0,
+            "first_step": None, "first_s": None, "final": {"128": min(1.0, acc512 + 0.05), "256": acc512,
+                                                           "512": acc512},
+            "curve": [[50, 0.7, 0.18], [100, 1.4, 0.2]], "over": {}}
+
+
+def _layer_vs_fla(tmp_path, cells, name="fig3.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps({"device": "NVIDIA H100 80GB HBM3", "torch": "2.11", "fla": "0.6.0", "fig3": cells}))
+    return str(p)
+
+
+def test_import_layer_vs_fla_ours_cells_become_runs_with_provenance(tmp_path):
+    from lrnnkit.learn.train import TrainConfig
+    bl = _bench()
+    src = _layer_vs_fla(tmp_path, [_cell("fla", "S3", 2, 0.98), _cell("ours", "S3", 2, 0.92),
+                                   _cell("ours", "S3", 1, 0.34), _cell("fla", "S3", 1, 0.34)])
+    into = str(tmp_path / "m")
+    pv = {"call": "fig3-6", "commit": "4419d93", "command": "python3 benchmarks/bench_layer_vs_fla.py --parts fig3"}
+    assert bl.import_layer_vs_fla(src, into, pv) == 4
+    ours = sorted(os.listdir(os.path.join(into, "runs", "001-deltaproduct")))
+    assert len(ours) == 2   # fla's cells are not runs of 001-deltaproduct
+    for f in ours:
+        rec = json.load(open(os.path.join(into, "runs", "001-deltaproduct", f)))
+        assert rec["label"] in S3 and rec["status"] == "ok"
+        assert rec["provenance"] == pv and rec["result"]["provenance"] == pv
+        res = rec["result"]
+        assert res["source"]["kind"] == "ours" and res["source"]["file"].endswith("fig3.json")
+        assert res["source"]["layer"] == "lrnnkit.kernels.DeltaProductLayer"
+        cfg = TrainConfig.from_json(dict(res["config"]))   # the learning format's config, valid as such
+        assert (cfg.task, cfg.layer, cfg.width, cfg.heads, cfg.head_dim, cfg.batch) == ("group:S3", "deltaproduct",
+                                                                                        384, 12, 32, 512)
+        assert cfg.n_h == int(rec["label"].split("n_h=")[1][0]) and tuple(cfg.test_len) == (128, 256, 512)
+        assert res["steps"] == cfg.steps == 1500 and res["test_accuracy"]["512"] in (0.92, 0.34)
+    fla = sorted(os.listdir(os.path.join(into, "runs", "001-fla-anchor")))
+    assert len(fla) == 2
+    bl.summarise(into, "small")
+    doc = json.load(open(os.path.join(into, "001-deltaproduct.json")))
+    assert doc["parts"]["S3"]["judgement"]["outcome"] == "reproduced"
+    assert set(doc["calls"]) == {"fig3-6"}
+    cmp = json.load(open(os.path.join(into, "001-fla-anchor.json")))   # fla beside ours from the same call
+    assert {k for k in cmp["runs"] if k.startswith("lrnnkit ")} == {"lrnnkit " + k for k in S3}
+    assert cmp["kind"] == "comparison"
+
+
+def test_superseded_runs_are_kept_and_not_judged(tmp_path):
+    """Runs of an earlier layer with more steps would speak for their configurations; superseded, they are kept
+    under ``superseded`` (with their call) and the judge sees the current layer's runs only; unpacking the written
+    file keeps them superseded."""
+    bl = _bench()
+    into = str(tmp_path / "m")
+    old = _call(tmp_path, "old", {S3[0]: _res(0.36, 4000), S3[1]: _res(0.99, 3278)})
+    bl.import_runs(old, into, {"call": "s3", "commit": "8bbe309"})
+    src = _layer_vs_fla(tmp_path, [_cell("ours", "S3", 1, 0.34), _cell("ours", "S3", 2, 0.5)])
+    bl.summarise(into, "small")
+    assert json.load(open(os.path.join(into, "001-deltaproduct.json")))["parts"]["S3"]["judgement"][
+        "outcome"] == "reproduced"   # the old runs alone
+    assert bl.supersede(into, "001-deltaproduct", {"s3"}, "earlier layer") == 2
+    assert bl.import_layer_vs_fla(src, into, {"call": "fig3-6"}) == 2
+    bl.summarise(into, "small")
+    doc = json.load(open(os.path.join(into, "001-deltaproduct.json")))
+    assert set(doc["runs"]) == set(S3) and {r["provenance"]["call"] for r in doc["runs"].values()} == {"fig3-6"}
+    assert set(doc["superseded"]) == {k + " (call s3)" for k in S3}
+    assert all(r["superseded"] == "earlier layer" for r in doc["superseded"].values())
+    assert set(doc["superseded_calls"]) == {"s3"} and set(doc["calls"]) == {"fig3-6"}
+    assert doc["parts"]["S3"]["judgement"]["outcome"] != "reproduced"   # n_h = 2 at 0.5 now speaks
+    again = str(tmp_path / "again")
+    assert bl.unpack_results(into, again, {"call": "x"}) == 4
+    bl.summarise(again, "small")
+    doc2 = json.load(open(os.path.join(again, "001-deltaproduct.json")))
+    assert doc2["runs"] == doc["runs"] and doc2["superseded"] == doc["superseded"]
+
+
+def test_import_layer_vs_fla_rejects_a_file_without_cells(tmp_path, capsys):
+    bl = _bench()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"race": []}))
+    rc = bl.main(["--import-layer-vs-fla", str(bad), "--into", str(tmp_path / "m"), "--provenance",
+                  '{"call": "c"}'])
+    err = capsys.readouterr().err
+    assert rc == 2 and "fig3" in err and "Traceback" not in err
