@@ -44,10 +44,12 @@ def run(args) -> int:
     try:
         res = run_sweep(spec, out, args.executor, args.address, progress=True if args.progress else None,
                         plots=not args.no_plots, executor_options=opts)
-    except KeyboardInterrupt:
-        print(f"lrnnkit: interrupted; finished points are kept in {out}/records.jsonl (rerun the same command to "
-              f"resume)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        from .executors import SweepTerminated
+        term = isinstance(exc, SweepTerminated)
+        print(f"lrnnkit: {'terminated' if term else 'interrupted'}; finished points are kept in {out}/records.jsonl "
+              f"(rerun the same command to resume)", file=sys.stderr)
+        return 143 if term else 130
     if args.json:
         print(json.dumps(res, indent=1, sort_keys=False))
     else:

@@ -21,11 +21,15 @@ process that dies mid-task (killed, out of memory) is re-run by Ray up to ``max_
 ``max_retries``; ``retry_exceptions`` stays off: a job's own exception is an answer, not a fault); if it still
 dies, the point is recorded ``failed`` with Ray's error. A re-run train point resumes from its last checkpoint
 (the run directory is a path of the driver's file system: on a cluster, the nodes need to share it for that).
-Ctrl-C cancels the tasks in flight and stops; every point finished before it is already in the store.
+Ctrl-C cancels the tasks in flight and stops; every point finished before it is already in the store. SIGTERM
+(``timeout``'s signal, the end of a machine's run) does the same on Ray, raising :class:`SweepTerminated` (a
+``KeyboardInterrupt``) in the driver instead of Ray's own C++ handler, which prints a stack dump and dies.
 """
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 import traceback
 from typing import Callable
@@ -109,6 +113,14 @@ def _probe(address: str, timeout: float = 5.0) -> None:
         raise InputError(f"cannot reach the Ray cluster at {address!r}: {exc.strerror or exc}") from None
 
 
+class SweepTerminated(KeyboardInterrupt):
+    """SIGTERM reached a Ray sweep's driver: the tasks in flight are cancelled as on Ctrl-C."""
+
+
+def _terminated(signum, frame):
+    raise SweepTerminated()
+
+
 class RayExecutor:
     """Ray core tasks: one per point, at most ``window`` in flight (a bounded queue keeps Ctrl-C and memory cheap).
 
@@ -125,6 +137,7 @@ class RayExecutor:
         self.init_kwargs = dict(init_kwargs or {})
         self.window = window
         self._started = False
+        self._old_term = False          # False: not replaced; else the handler before (None: one not set in Python)
         self.ray = None
         self.slots = 1
 
@@ -149,9 +162,15 @@ class RayExecutor:
                 where = self.address or "a local Ray"
                 raise InputError(f"cannot start or join Ray at {where!r}: {str(exc).splitlines()[0]}") from None
             self._started = True
+        if threading.current_thread() is threading.main_thread():
+            # after ray.init, which installs its C++ failure handler for SIGTERM (a stack dump, then death)
+            self._old_term = signal.signal(signal.SIGTERM, _terminated)
         return self
 
     def __exit__(self, *exc):
+        if self._old_term is not False:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if self._old_term is None else self._old_term)
+            self._old_term = False
         if self._started:
             self.ray.shutdown()
             self._started = False
@@ -218,11 +237,16 @@ class RayExecutor:
                         out["meta"] = {**(out.get("meta") or {}), "gpu_share": share}
                     on_done(idx, out)
         except BaseException:
-            for ref in list(pending):   # Ctrl-C or a failure of the driver: stop the work in flight
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # noqa: BLE001 - best effort while stopping
-                    pass
+            # Ctrl-C, SIGTERM or a failure of the driver: stop the work in flight. A local Ray of ours goes down
+            # with its workers at ray.shutdown (__exit__); force-cancelling its tasks first raced with their
+            # completions inside Ray 2.60 (a failed check in its task manager, about one stop in four). On a
+            # joined cluster the tasks would run on, so they are cancelled.
+            if not self._started:
+                for ref in list(pending):
+                    try:
+                        ray.cancel(ref, force=True)
+                    except Exception:  # noqa: BLE001 - best effort while stopping
+                        pass
             raise
 
     def running(self, pending: int) -> int:
