@@ -8,6 +8,8 @@ evaluation as the papers plot it, and the papers' experiments as named reproduct
 * :mod:`.train` -- AdamW, cosine schedule, clipping, bf16 autocast on CUDA, bit-identical resume;
 * :mod:`.evaluate` -- accuracy and scaled accuracy (000) per test length, plots;
 * :mod:`.experiments` -- the named reproductions (000, 001, 002, 004).
+* :mod:`.compiled_vs_learned` -- each experiment's compiled model (certified cost) beside the smallest stored
+  trained run that reaches its target.
 """
 from .tasks import AutomatonTask, BracketArithTask, Task, make_task
 
