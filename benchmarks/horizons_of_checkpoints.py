@@ -2,7 +2,7 @@
 float32, bf16 autocast and float64, why it breaks (the learned transitions per letter), and one plot.
 
     python benchmarks/horizons_of_checkpoints.py RUN_DIR [RUN_DIR ...] --max-len 2048 --out DIR \
-        [--max-words 60000] [--samples 256] [--fp64-samples 64] [--plot PNG] [--record]
+        [--max-words 60000] [--samples 256] [--fp64-samples 64] [--plot PNG] [--record] [--reuse]
 
 Per checkpoint (a ``lrnnkit train --out`` run directory, loaded by :func:`lrnnkit.learn.train.load_checkpoint`),
 one JSON ``DIR/<run directory name>.json`` with:
@@ -20,7 +20,10 @@ one JSON ``DIR/<run directory name>.json`` with:
   largest beta and its distance to 2 (a reflection, 000 Theorem 3 / 001 Fig. 5), the median eigenvalue with the
   smallest real part, and ``contraction``: the median of ``1 - |lambda|`` over the eigenvalues off the identity
   (``|lambda - 1| > 0.05``): an exact group representation keeps every eigenvalue on the unit circle, a
-  contraction ``c`` per letter shrinks what the state holds by ``(1 - c)^m`` after ``m`` letters.
+  contraction ``c`` per letter shrinks what the state holds by ``(1 - c)^m`` after ``m`` letters;
+* ``drift``: :func:`reflection_drift`, per head, how much of what a reflection wrote is left after 16..512 letters.
+
+``--reuse`` keeps the JSONs already in ``--out`` (adding what they lack) and only redraws and records.
 
 The plot: accuracy after the last letter against length (log x axis), one line per checkpoint (float32), chance
 per task dotted, a cross at each model's shortest known wrong length. ``--record`` writes the table to
@@ -100,6 +103,46 @@ def letter_analysis(model, task, seed: int = 0) -> dict:
     return out
 
 
+DRIFT_LENGTHS = (16, 64, 128, 256, 512)
+
+
+def reflection_drift(model, task, *, words: int = 4, seed: int = 1) -> dict:
+    """How fast what a reflection writes into the state fades, per head of the first layer, in float64 on the
+    float32 model's transitions: on each of ``words`` random words, ``u`` is the unit eigenvector of the most
+    negative eigenvalue of the transition at the first token that is the target's first non-identity letter
+    (the first letter that moves the start state: parity ``1``, S3 ``(1,2)``), and ``|A_{t0+L} ... A_{t0+1} u|`` its norm
+    ``L`` letters later (1 for an exact reflection followed by exact group elements: orthogonal on what they
+    touch). Returns per head the median eigenvalue and the median norms at :data:`DRIFT_LENGTHS`, and ``rate``:
+    ``-ln(norm) / L`` at the longest length (the contraction per letter)."""
+    import numpy as np
+    import torch
+    letters = np.asarray(task.letters)
+    fsa = task.fsa
+    ref = next(i for i, a in enumerate(letters) if fsa.delta[fsa.start, a] != fsa.start)
+    T = max(DRIFT_LENGTHS) + 64
+    rng = np.random.default_rng(seed)
+    x = torch.as_tensor(letters[rng.integers(0, len(letters), size=(words, T))])
+    A = model.transition_matrices(x)[0].double()                    # (B, T, H, K, K)
+    heads = []
+    for h in range(A.shape[2]):
+        lam, norms = [], {L: [] for L in DRIFT_LENGTHS}
+        for b in range(words):
+            t0 = int(np.nonzero(x[b].numpy() == letters[ref])[0][0])
+            w, V = np.linalg.eig(A[b, t0, h].numpy())
+            i = int(w.real.argmin())
+            lam.append(float(w[i].real))
+            v = torch.as_tensor(V[:, i].real / np.linalg.norm(V[:, i].real))
+            for L in range(1, max(DRIFT_LENGTHS) + 1):
+                v = A[b, t0 + L, h] @ v
+                if L in norms:
+                    norms[L].append(float(v.norm()))
+        med = {str(L): round(float(np.median(n)), 4) for L, n in norms.items()}
+        Lmax = max(DRIFT_LENGTHS)
+        heads.append({"head": h, "eigenvalue": round(float(np.median(lam)), 5), "norm": med,
+                      "rate": round(float(-np.log(max(med[str(Lmax)], 1e-300)) / Lmax), 5)})
+    return {"letter": fsa.alphabet[letters[ref]], "words": words, "heads": heads}
+
+
 def analyse(run_dir: str, args) -> dict:
     import numpy as np
     import torch
@@ -136,6 +179,7 @@ def analyse(run_dir: str, args) -> dict:
     rec["margin"] = {"samples": min(args.margin_samples, args.samples),
                      "median_by_length": {str(L): round(float(m[L - 1]), 4) for L in lens}}
     rec["letters"] = letter_analysis(model, task, args.seed)
+    rec["drift"] = reflection_drift(model, task)
     if args.fp64_samples:
         t = time.perf_counter()
         h = horizon(model.double(), task, max_len=args.max_len, max_words=1, samples=args.fp64_samples,
@@ -218,7 +262,7 @@ def table(recs: list) -> str:
             rows.append([label(rec), prec, f"{rec['step']}/{rec['steps']}",
                          f"{h['exhaustive_up_to']} ({h['words_checked']} words)", wrong,
                          _acc(h, 64), _acc(h, 256), _acc(h, 1024), f"{_acc(h, longest)} at {longest}",
-                         f"{h['extracted_states']} vs {h['target_states']}", iso])
+                         f"{h['extracted_states'] or '-'} vs {h['target_states']}", iso])
     return md(["model", "precision", "step", "exhaustive up to", "shortest wrong word", "acc 64", "acc 256",
                "acc 1024", "acc longest", "extracted vs target states", "isomorphic"], rows)
 
@@ -239,6 +283,8 @@ def main(argv=None):
     ap.add_argument("--plot", default=os.path.join(os.path.dirname(HERE), "docs", "_static",
                                                    "horizons_gpu_checkpoints.png"))
     ap.add_argument("--record", action="store_true")
+    ap.add_argument("--reuse", action="store_true", help="keep a run's JSON already in --out (add what it lacks), "
+                    "then plot and record")
     args = ap.parse_args(argv)
     args.precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
     if not args.precisions or set(args.precisions) - {"fp32", "bf16"}:
@@ -249,13 +295,23 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     recs = []
     for d in args.runs:
-        rec = analyse(d, args)
-        atomic_write_text(os.path.join(args.out, rec["run"] + ".json"), json.dumps(rec, indent=1) + "\n")
+        path = os.path.join(args.out, os.path.basename(os.path.normpath(d)) + ".json")
+        if args.reuse and os.path.exists(path):
+            with open(path) as fh:
+                rec = json.load(fh)
+            if "drift" not in rec:          # written before the drift was measured
+                from lrnnkit.learn.tasks import make_task
+                from lrnnkit.learn.train import load_checkpoint
+                rec["drift"] = reflection_drift(load_checkpoint(d)[1].eval(), make_task(rec["task"]))
+        else:
+            rec = analyse(d, args)
+        atomic_write_text(path, json.dumps(rec, indent=1) + "\n")
         recs.append(rec)
     plot(recs, args.plot, args.precisions[0])
     body = table(recs)
-    print(body)
-    if args.record:
+    if not args.record:
+        print(body)
+    else:                       # record() prints the table
         from _record import record
         notes = ("Checkpoints of examples/sweeps/train_gpu_carry.toml (DeltaProduct n_h = 2, width 128, 4 heads, one "
                  "layer, lengths 2..64, batch 128, lr 2e-3), step 2750 of 3000, trained and tested on an H100 under "
