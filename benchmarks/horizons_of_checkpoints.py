@@ -316,9 +316,13 @@ def main(argv=None):
         notes = ("Checkpoints of examples/sweeps/train_gpu_carry.toml (DeltaProduct n_h = 2, width 128, 4 heads, one "
                  "layer, lengths 2..64, batch 128, lr 2e-3), step 2750 of 3000, trained and tested on an H100 under "
                  "bf16 autocast; here run on the CPU in float32 and under torch's CPU bf16 autocast (not the CUDA "
-                 "kernels' numerics). Exhaustive search: every word up to the stated length; accuracy: "
-                 f"{args.samples} random words of length {args.max_len} read after every prefix; extraction: L* with "
-                 f"the target as teacher, at most {args.extract_seconds:g} s. Command: python "
+                 "kernels' numerics). Exhaustive search: every word up to the stated length; accuracy: after the last "
+                 f"letter (not the all-positions token accuracy training reports), {args.samples} random words of "
+                 f"length {args.max_len} read after every prefix; 'wrong at' is the shortest sampled wrong length, an "
+                 f"upper bound on the horizon; extraction: L* with the target as teacher, at most "
+                 f"{args.extract_seconds:g} s or {args.extract_queries} model runs. The float64 curve "
+                 f"({args.fp64_samples} words), the logit margins and the per-letter transitions are in each run's "
+                 "JSON in benchmarks/results/horizons/. Command: python "
                  "benchmarks/horizons_of_checkpoints.py RUN_DIR ... --max-len " + str(args.max_len) +
                  " --out benchmarks/results/horizons --record")
         record(SECTION, body, notes)
