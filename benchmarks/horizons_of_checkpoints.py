@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 for _p in (os.path.dirname(HERE), HERE):       # lrnnkit from this checkout, and _record beside this file
     if _p not in sys.path:
         sys.path.insert(0, _p)
+import _record  # noqa: E402
 
 SECTION = "learning: horizons of GPU-trained checkpoints"
 OFF_IDENTITY = 0.05     # an eigenvalue within this of 1 belongs to the untouched part of the state
@@ -75,27 +76,29 @@ def _margins(model, words, target_ids, dtype_autocast=False):
 
 
 def letter_analysis(model, task, seed: int = 0) -> dict:
-    """Per letter: betas and eigenvalues of the first layer's transitions (module docstring)."""
+    """Per letter: betas (GH layers) and eigenvalues of the first layer's transitions (module docstring)."""
     import numpy as np
     import torch
     rng = np.random.default_rng(seed)
     letters = np.asarray(task.letters)
     x = torch.as_tensor(letters[rng.integers(0, len(letters), size=(64, 64))])
     A = model.transition_matrices(x)[0].double().numpy()            # (B, T, H, K, K)
-    beta = model.betas(x)[0].double().numpy()                       # (B, T, n_h, H)
+    gh = model.config["layer"] in ("deltanet", "deltaproduct")
+    beta = model.betas(x)[0].double().numpy() if gh else None        # (B, T, n_h, H)
     ev = np.linalg.eigvals(A)                                       # (B, T, H, K)
     tok = x.numpy()
     out = {}
     for a in letters:
         sel = tok == a
         e = ev[sel]                                                 # (N, H, K)
-        bmax = beta[sel].max(axis=1)                                # (N, H): the larger factor's beta
+        bmax = beta[sel].max(axis=1) if gh else None                # (N, H): the larger factor's beta
         low = e[np.arange(e.shape[0])[:, None], np.arange(e.shape[1])[None, :], e.real.argmin(-1)]
         off = e[np.abs(e - 1) > OFF_IDENTITY]
         out[task.fsa.alphabet[a]] = {
             "tokens": int(sel.sum()),
-            "beta_max_median_per_head": [round(float(v), 4) for v in np.median(bmax, axis=0)],
-            "two_minus_beta_max_median": float(np.median(2 - bmax.max(axis=1))),
+            "beta_max_median_per_head": None if bmax is None else [round(float(v), 4)
+                                                                   for v in np.median(bmax, axis=0)],
+            "two_minus_beta_max_median": None if bmax is None else float(np.median(2 - bmax.max(axis=1))),
             "lowest_eigenvalue_median_per_head": [round(float(v), 4) for v in np.median(low.real, axis=0)],
             "off_identity_eigenvalues": int(off.size),
             "contraction_median": float(np.median(1 - np.abs(off))) if off.size else None,
@@ -110,8 +113,8 @@ def reflection_drift(model, task, *, words: int = 4, seed: int = 1) -> dict:
     """How fast what a reflection writes into the state fades, per head of the first layer, in float64 on the
     float32 model's transitions: on each of ``words`` random words, ``u`` is the unit eigenvector of the most
     negative eigenvalue of the transition at the first token that is the target's first non-identity letter
-    (the first letter that moves the start state: parity ``1``, S3 ``(1,2)``), and ``|A_{t0+L} ... A_{t0+1} u|`` its norm
-    ``L`` letters later (1 for an exact reflection followed by exact group elements: orthogonal on what they
+    (the first letter that moves the start state: parity ``1``, S3 ``(1,2)``), and ``|A_{t0+L} ... A_{t0+1} u|``
+    its norm ``L`` letters later (1 for an exact reflection followed by exact group elements: orthogonal on what they
     touch). Returns per head the median eigenvalue and the median norms at :data:`DRIFT_LENGTHS`, and ``rate``:
     ``-ln(norm) / L`` at the longest length (the contraction per letter)."""
     import numpy as np
@@ -244,7 +247,6 @@ def _acc(h: dict, L: int) -> str:
 
 
 def table(recs: list) -> str:
-    from _record import table as md
     rows = []
     for rec in recs:
         for prec, h in rec["horizon"].items():
@@ -263,7 +265,7 @@ def table(recs: list) -> str:
                          f"{h['exhaustive_up_to']} ({h['words_checked']} words)", wrong,
                          _acc(h, 64), _acc(h, 256), _acc(h, 1024), f"{_acc(h, longest)} at {longest}",
                          f"{h['extracted_states'] or '-'} vs {h['target_states']}", iso])
-    return md(["model", "precision", "step", "exhaustive up to", "shortest wrong word", "acc 64", "acc 256",
+    return _record.table(["model", "precision", "step", "exhaustive up to", "shortest wrong word", "acc 64", "acc 256",
                "acc 1024", "acc longest", "extracted vs target states", "isomorphic"], rows)
 
 
@@ -312,7 +314,6 @@ def main(argv=None):
     if not args.record:
         print(body)
     else:                       # record() prints the table
-        from _record import record
         notes = ("Checkpoints of examples/sweeps/train_gpu_carry.toml (DeltaProduct n_h = 2, width 128, 4 heads, one "
                  "layer, lengths 2..64, batch 128, lr 2e-3), step 2750 of 3000, trained and tested on an H100 under "
                  "bf16 autocast; here run on the CPU in float32 and under torch's CPU bf16 autocast (not the CUDA "
@@ -325,7 +326,7 @@ def main(argv=None):
                  "JSON in benchmarks/results/horizons/. Command: python "
                  "benchmarks/horizons_of_checkpoints.py RUN_DIR ... --max-len " + str(args.max_len) +
                  " --out benchmarks/results/horizons --record")
-        record(SECTION, body, notes)
+        _record.record(SECTION, body, notes)
 
 
 if __name__ == "__main__":

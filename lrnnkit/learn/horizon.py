@@ -119,10 +119,10 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``max_extract_seconds``); ``autocast``: run the model under bf16 autocast on CUDA (as training
     evaluates it; the horizon is the model's in the precision it runs in); ``autocast_cpu``: under bf16 autocast
     on the CPU (torch's CPU autocast: bf16 matrix products, the CPU chunk equations' included -- a bf16 run, not
-    the CUDA kernels' numerics). ``bf16_autocast`` in the result says whether it applied. Returns a JSON-able dict: ``horizon`` (the length of a shortest wrong
-    word, when the search found one, else None), ``shortest_wrong_word`` (its symbols) with ``model_output`` and
-    ``target_output`` on it, ``exhaustive_up_to``, ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the
-    shortest wrong word known from any source), ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ...,
+    the CUDA kernels' numerics). Returns a JSON-able dict: ``bf16_autocast`` (whether autocast applied),
+    ``horizon`` (the length of a shortest wrong word, when the search found one, else None),
+    ``shortest_wrong_word`` (its symbols) with ``model_output`` and ``target_output`` on it, ``exhaustive_up_to``,
+    ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the shortest wrong word known from any source), ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ...,
     ``max_len``), ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
     and ``statement`` (one line)."""
