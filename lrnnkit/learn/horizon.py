@@ -122,8 +122,9 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     the CUDA kernels' numerics). Returns a JSON-able dict: ``bf16_autocast`` (whether autocast applied),
     ``horizon`` (the length of a shortest wrong word, when the search found one, else None),
     ``shortest_wrong_word`` (its symbols) with ``model_output`` and ``target_output`` on it, ``exhaustive_up_to``,
-    ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the shortest wrong word known from any source), ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ...,
-    ``max_len``), ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
+    ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the shortest wrong word known from any source),
+    ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ..., ``max_len``), ``first_length_below_1`` of the
+    sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
     and ``statement`` (one line)."""
     if max_len < 1 or max_words < 1 or samples < 1:
