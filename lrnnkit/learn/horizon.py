@@ -69,14 +69,15 @@ class _Budget(Exception):
 class _Oracle(_BatchOracle):
     """The model's label after every prefix, for words over the target's letters (indices into ``letters``)."""
 
-    def __init__(self, model, letters, labels, device, autocast: bool = False):
+    def __init__(self, model, letters, labels, device, autocast: bool = False, autocast_cpu: bool = False):
         self.letters = np.asarray(letters, dtype=np.int64)
-        if autocast:     # the precision the model was trained and evaluated in (bf16 autocast on CUDA)
+        if autocast or autocast_cpu:  # bf16 autocast: the precision CUDA training evaluates in, or the CPU's
             import torch
             inner = model
 
             def model(x):
-                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=x.is_cuda):
+                on = autocast if x.is_cuda else autocast_cpu
+                with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=on):
                     return inner(x)
         self._out = torch_outputs(model, labels, device)
         self.calls = 0
@@ -105,7 +106,7 @@ def _curve_lengths(max_len: int) -> list:
 def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14, samples: int = 256,
             extract: bool = True, max_extract_cells: int = 512, max_extract_queries: int = 5000,
             max_extract_seconds: float = 30.0, max_rounds: int = 4, random_steps: int = 500,
-            seed: int = 0, device: str = "cpu", autocast: bool = False) -> dict:
+            seed: int = 0, device: str = "cpu", autocast: bool = False, autocast_cpu: bool = False) -> dict:
     """The horizon of ``model`` (a torch module: tokens ``(B, T)`` long -> logits ``(B, T, n_out)``, or a tuple
     whose first item is the logits) on ``task_or_fsa`` (an :class:`~lrnnkit.learn.tasks.AutomatonTask`, a task name,
     or an FSA whose letter ``i`` is token ``i`` and whose output labels are the model's classes in
@@ -116,11 +117,14 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     has at most ``max_extract_cells`` (states x letters) cells (``max_rounds`` rounds, ``random_steps`` letters of
     random search per equivalence query, stopped after ``max_extract_queries`` model runs or
     ``max_extract_seconds``); ``autocast``: run the model under bf16 autocast on CUDA (as training
-    evaluates it; the horizon is the model's in the precision it runs in). Returns a JSON-able dict: ``horizon`` (the length of a shortest wrong
-    word, when the search found one, else None), ``shortest_wrong_word`` (its symbols) with ``model_output`` and
-    ``target_output`` on it, ``exhaustive_up_to``, ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the
-    shortest wrong word known from any source), ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ...,
-    ``max_len``), ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
+    evaluates it; the horizon is the model's in the precision it runs in); ``autocast_cpu``: under bf16 autocast
+    on the CPU (torch's CPU autocast: bf16 matrix products, the CPU chunk equations' included -- a bf16 run, not
+    the CUDA kernels' numerics). Returns a JSON-able dict: ``bf16_autocast`` (whether autocast applied),
+    ``horizon`` (the length of a shortest wrong word, when the search found one, else None),
+    ``shortest_wrong_word`` (its symbols) with ``model_output`` and ``target_output`` on it, ``exhaustive_up_to``,
+    ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the shortest wrong word known from any source),
+    ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ..., ``max_len``), ``first_length_below_1`` of the
+    sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
     and ``statement`` (one line)."""
     if max_len < 1 or max_words < 1 or samples < 1:
@@ -131,12 +135,13 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     if was is not None:
         model.eval()
     try:
-        oracle = _Oracle(model, letters, labels, device, autocast)
+        oracle = _Oracle(model, letters, labels, device, autocast, autocast_cpu)
         sym = lambda w: [fsa.alphabet[a] for a in w]  # noqa: E731
         known: dict = {}
         comp = shortest_disagreement(oracle.batch, fsa, max_words=max_words, max_length=max_len, record=known)
         out = {"target": fsa.name, "letters": len(letters),
-               "bf16_autocast": bool(autocast and str(device).startswith("cuda")), "horizon": None, "shortest_wrong_word": None,
+               "bf16_autocast": bool(autocast if str(device).startswith("cuda") else autocast_cpu),
+               "horizon": None, "shortest_wrong_word": None,
                "model_output": None, "target_output": None, "exhaustive_up_to": comp.agrees_up_to,
                "words_checked": comp.words_checked}
         wrong = []      # (length, word) on which the model is wrong, re-run on the model

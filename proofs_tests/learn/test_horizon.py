@@ -172,3 +172,32 @@ def test_a_checkpoints_horizon_is_its_models(tmp_path):
     a.pop("seconds"), b.pop("seconds")
     a["extraction"].pop("seconds"), b["extraction"].pop("seconds")
     assert a == b and set(b["accuracy_by_length"]) == {"1", "2", "4", "8", "16", "24"}
+
+
+class _Rounding(torch.nn.Module):
+    """Says "1" in float32 and "0" under bf16 autocast: its logits are ``[1, 1 + 2^-12]`` from one linear layer,
+    and bf16 (8 significant bits) rounds ``1 + 2^-12`` to 1, a tie that argmax gives to the first class."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(1, 2, bias=False)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.tensor([[1.0], [1.0 + 2.0 ** -12]]))
+        self.seen = set()
+
+    def forward(self, tokens):
+        y = self.lin(torch.ones(*tokens.shape, 1))
+        self.seen.add(y.dtype)
+        return y
+
+
+def test_autocast_cpu_runs_the_model_in_bf16_and_says_so():
+    m = _Rounding()
+    a = horizon(m, "parity", max_len=8, max_words=6, samples=4, extract=False)
+    assert m.seen == {torch.float32} and a["bf16_autocast"] is False
+    assert a["horizon"] == 1 and a["shortest_wrong_word"] == ["0"] and a["model_output"] == "1"
+    c = horizon(m, "parity", max_len=8, max_words=6, samples=4, extract=False, autocast=True)   # CUDA only
+    assert m.seen == {torch.float32} and c["bf16_autocast"] is False and c["shortest_wrong_word"] == ["0"]
+    b = horizon(m, "parity", max_len=8, max_words=6, samples=4, extract=False, autocast_cpu=True)
+    assert torch.bfloat16 in m.seen and b["bf16_autocast"] is True
+    assert b["horizon"] == 1 and b["shortest_wrong_word"] == ["1"] and b["model_output"] == "0"
