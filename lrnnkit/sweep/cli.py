@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..fileio import read_regular
 from .. import limits
 from ..limits import check_int
+from .executors import SweepTerminated
 from .runner import check_spec_file, run_sweep
 
 __all__ = ["add_parser", "run"]
@@ -45,7 +46,6 @@ def run(args) -> int:
         res = run_sweep(spec, out, args.executor, args.address, progress=True if args.progress else None,
                         plots=not args.no_plots, executor_options=opts)
     except KeyboardInterrupt as exc:
-        from .executors import SweepTerminated
         term = isinstance(exc, SweepTerminated)
         print(f"lrnnkit: {'terminated' if term else 'interrupted'}; finished points are kept in {out}/records.jsonl "
               f"(rerun the same command to resume)", file=sys.stderr)
