@@ -6,7 +6,7 @@ measured with the claim:
 
 * ``tiny``: 2 CPU cores, seconds per run (the tests and a quick look); widths 16-32, a few hundred steps; 001's
   DeltaProduct / DeltaNet runs on groups take ``lrnnkit train``'s defaults (:func:`.kinds.train_defaults`, about
-  a minute per run), the smallest setting at which one layer with n_h = 2 learns S3;
+  a minute per run), at which one layer with n_h = 2 learns S3 on a CPU;
 * ``small``: one GPU, each configuration a few minutes at most (fewer sequences and steps than the papers, the
   same model family and lengths); ``max_seconds`` caps each run and ``auto_steps`` sizes the cosine schedule to it;
 * ``paper``: the papers' settings (000 App. E.1.1 / E.2.1, 001 App. state tracking, 002 Section 4.4, 004
