@@ -8,7 +8,8 @@ import sys
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
-from .kinds import LAYER_KINDS, default_lr, default_short_conv, default_steps
+from .kinds import (BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, default_heads, default_lr, default_short_conv,
+                    default_steps)
 
 __all__ = ["add_parser", "run_train", "run_experiment_cmd", "VERBS"]
 
@@ -69,8 +70,9 @@ def add_parser(sub) -> None:
     # count as one (argparse's own matcher, widened to comma-separated numbers)
     s._negative_number_matcher = re.compile(r"^-\d+$|^-\d*\.\d+$|^-\d*\.?\d+(,-?\d*\.?\d+)+$")
     s.add_argument("--layers", type=int, default=1, help="number of LRNN layers (default 1)")
-    s.add_argument("--width", type=int, default=64, help="model width (default 64)")
-    s.add_argument("--heads", type=int, default=4, help="heads per layer (default 4)")
+    s.add_argument("--width", type=int, default=WIDTH, help=f"model width (default {WIDTH})")
+    s.add_argument("--heads", type=int, default=None, help="heads per layer (default: 8 for deltanet / deltaproduct, 4 "
+                   "for the other layers)")
     s.add_argument("--head-dim", type=int, default=None, help="key/value size per head (default: width / heads)")
     s.add_argument("--mlp", action="store_true", help="an MLP block after every LRNN layer")
     s.add_argument("--gate", action="store_true", help="gated DeltaNet / DeltaProduct (fla's forget gate)")
@@ -78,15 +80,18 @@ def add_parser(sub) -> None:
                    help="DeltaNet / DeltaProduct without fla's output gate RMSNorm(o) * silu(W_g x)")
     sc = s.add_mutually_exclusive_group()
     sc.add_argument("--short-conv", dest="short_conv", action="store_const", const=True, default=None,
-                    help="a short causal convolution before the LRNN (default: on for deltanet / deltaproduct, as "
-                    "fla; off for the other layers)")
+                    help="a short causal convolution before the LRNN, as in fla's DeltaNet / DeltaProduct (default: "
+                    "off for every layer: at the default sizes it keeps a DeltaProduct from learning the S3 word "
+                    "problem; docs/learning.rst)")
     sc.add_argument("--no-short-conv", dest="short_conv", action="store_const", const=False,
                     help="no short causal convolution before the LRNN")
-    s.add_argument("--train-len", default="3:40", help="training word lengths A:B (inclusive)")
-    s.add_argument("--test-len", default="40,128,256", help="evaluation lengths, comma-separated")
+    s.add_argument("--train-len", default="%d:%d" % TRAIN_LEN,
+                   help="training word lengths A:B (inclusive; default %d:%d)" % TRAIN_LEN)
+    s.add_argument("--test-len", default=",".join(map(str, TEST_LEN)),
+                   help=f"evaluation lengths, comma-separated (default {','.join(map(str, TEST_LEN))})")
     s.add_argument("--steps", type=int, default=None, help="optimizer steps (default: 500 for diagonal, 1000 "
                    "for the other layers)")
-    s.add_argument("--batch", type=int, default=64, help="words per batch (default 64)")
+    s.add_argument("--batch", type=int, default=BATCH, help=f"words per batch (default {BATCH})")
     s.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-2 for diagonal, 1e-3 for the "
                    "other layers)")
     s.add_argument("--seed", type=int, default=0, help="random seed of data and initialization (default 0)")
@@ -125,8 +130,9 @@ def run_train(a) -> int:
     short_conv = default_short_conv(layer) if a.short_conv is None else a.short_conv
     steps = default_steps(layer) if a.steps is None else a.steps
     lr = default_lr(layer) if a.lr is None else a.lr
+    heads = default_heads(layer) if a.heads is None else a.heads
     cfg = TrainConfig(task=a.source, layer=layer, n_h=a.n_h, eig_range=a.eig_range, layers=a.layers, width=a.width,
-                      heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=short_conv,
+                      heads=heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=short_conv,
                       output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
                       steps=steps, batch=a.batch, lr=lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,

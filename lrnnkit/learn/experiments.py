@@ -4,7 +4,9 @@ Each :class:`Experiment` names the paper, the figure or table, the claim in the 
 :class:`~lrnnkit.learn.train.TrainConfig` per configuration) at a scale, and a judge that compares what was
 measured with the claim:
 
-* ``tiny``: 2 CPU cores, seconds per run (the tests and a quick look); widths 16-32, a few hundred steps;
+* ``tiny``: 2 CPU cores, seconds per run (the tests and a quick look); widths 16-32, a few hundred steps; 001's
+  DeltaProduct / DeltaNet runs on groups take ``lrnnkit train``'s defaults (:func:`.kinds.train_defaults`, about
+  a minute per run), at which one layer with n_h = 2 learns S3 on a CPU;
 * ``small``: one GPU, each configuration a few minutes at most (fewer sequences and steps than the papers, the
   same model family and lengths); ``max_seconds`` caps each run and ``auto_steps`` sizes the cosine schedule to it;
 * ``paper``: the papers' settings (000 App. E.1.1 / E.2.1, 001 App. state tracking, 002 Section 4.4, 004
@@ -22,6 +24,7 @@ from typing import Callable
 
 from ..errors import InputError
 from .experiments_003 import EXPERIMENTS_003
+from .kinds import train_defaults
 from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
@@ -203,8 +206,7 @@ def _deltaproduct_runs(groups, n_hs):
     """``n_hs``: {scale: the n_h values} (small runs n_h = 1, 2, 4 to fit one GPU slot; the paper 1..4)."""
     def runs(scale: str):
         base = _scale(scale,
-                      dict(width=32, heads=2, head_dim=16, steps=120, batch=32, lr=3e-3, train_len=(16, 16),
-                           test_len=(16, 32, 64), eval_n=64, mlp=True),
+                      train_defaults("deltaproduct"),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=4000, batch=512, lr=1e-3,
                            train_len=(128, 128), test_len=(128, 256, 512), eval_n=512, max_seconds=80,
                            auto_steps=True, weight_decay=1e-6),

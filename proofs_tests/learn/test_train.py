@@ -154,12 +154,46 @@ def test_cli_defaults_learn_parity(eig, learns, capsys):
         assert res["test_accuracy"]["256"] <= 0.6
 
 
+def _s3_cli(eig: str, capsys, *extra: str) -> dict:
+    torch.set_num_threads(1)
+    rc = main(["train", "group:S3", "--layer", "deltaproduct", "--n-h", "2", "--eig-range", eig, "--device", "cpu",
+               "--json", *extra])
+    assert rc == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eig,learns", [("-1,1", True), ("0,1", False)])
+def test_cli_defaults_learn_s3(eig, learns, capsys):
+    """`lrnnkit train group:S3 --layer deltaproduct --n-h 2 --eig-range E --device cpu` with every other flag at its
+    default (width 64, 8 heads of 8, batch 64, words of 3-40 letters, lr 1e-3, 1000 steps, no short convolution):
+    [-1, 1] is right at length 128, three times the longest training word (0.99-1.0 for seeds 0-2; 0.83-0.99 at
+    256), [0, 1] stays near chance, 1/6 (0.19) -- 001, Fig. 3's S3 panel, and 000, Theorem 1: with eigenvalues in
+    [0, 1] no transition is a reflection, and a transposition is one. About 80 s each on one core."""
+    res = _s3_cli(eig, capsys)
+    c = res["config"]
+    assert (c["steps"], c["lr"], c["short_conv"], c["width"], c["heads"]) == (1000, 1e-3, False, 64, 8)
+    if learns:
+        assert res["test_accuracy"]["128"] >= 0.95
+    else:
+        assert max(res["test_accuracy"]["128"], res["test_accuracy"]["256"]) <= 0.3
+
+
 def test_cli_defaults_follow_the_layer():
-    from lrnnkit.learn.kinds import LAYER_KINDS, default_lr, default_short_conv, default_steps
+    from lrnnkit.cli import build_parser
+    from lrnnkit.learn.kinds import (LAYER_KINDS, default_heads, default_lr, default_short_conv, default_steps,
+                                     train_defaults)
     assert (default_lr("diagonal"), default_steps("diagonal"), default_short_conv("diagonal")) == (1e-2, 500, False)
-    for layer in ("deltanet", "deltaproduct"):     # fla's GatedDeltaProduct conventions
-        assert (default_lr(layer), default_steps(layer), default_short_conv(layer)) == (1e-3, 1000, True)
-    assert all(isinstance(default_lr(k), float) for k in LAYER_KINDS)
+    for layer in ("deltanet", "deltaproduct"):     # fla's learning rate; no short convolution (S3, above)
+        assert (default_lr(layer), default_steps(layer), default_short_conv(layer), default_heads(layer)) == (
+            1e-3, 1000, False, 8)
+    assert all(isinstance(default_lr(k), float) and default_heads(k) >= 1 for k in LAYER_KINDS)
+    a = build_parser().parse_args(["train", "group:S3", "--layer", "deltaproduct"])
+    d = train_defaults("deltaproduct")
+    assert (a.width, a.batch, a.train_len, a.test_len) == (
+        d["width"], d["batch"], "%d:%d" % d["train_len"], ",".join(map(str, d["test_len"])))
+    tiny = EXPERIMENTS["001-deltaproduct"].runs("tiny")[0][1]     # `lrnnkit experiment` follows them
+    assert {k: getattr(tiny, k) for k in d} == d
 
 
 def test_deterministic_is_on_during_the_run_and_restored_after(monkeypatch):

@@ -91,7 +91,8 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
-    (:func:`lrnnkit.kernels.gh.wy.default_chunk`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
+    (:func:`lrnnkit.kernels.gh.wy.default_chunk`); backend "torch": None picks 16
+    (:data:`lrnnkit.kernels.gh.reference.TORCH_CHUNK`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3)
     or "ieee"; None takes ``lrnnkit.kernels.gh.wy_config.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
     True keeps the forward's chunk states S_n and U' for the backward (when one will run: an input needs a
@@ -134,9 +135,9 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
                                 default_chunk(q.dtype, fp32_precision) if chunk_size is None else chunk_size,
                                 fp32_precision, keep_states)
     elif backend == "torch":
-        from .reference import chunk_gh_torch
+        from .reference import TORCH_CHUNK, chunk_gh_torch
         o, ht = chunk_gh_torch(q, k, v, beta, g, scale=scale, initial_state=initial_state, cu_seqlens=cu_seqlens,
-                               chunk_size=64 if chunk_size is None else chunk_size)
+                               chunk_size=TORCH_CHUNK if chunk_size is None else chunk_size)
     else:
         o, ht = _naive_varlen(q, k, v, beta, g, scale, initial_state, cu_seqlens)
     return o.to(q.dtype), (ht if output_final_state else None)

@@ -25,6 +25,11 @@ import torch
 
 from .._checks import acc_dtype
 
+# The chunk length of the torch path when the caller names none. A chunk's C x C products and triangular solves
+# cost O(L C) work for L positions, the loop over chunks L / C Python steps: on a CPU, 16 balances the two for
+# training words of tens of letters (benchmarks/RESULTS.md, "train defaults").
+TORCH_CHUNK = 16
+
 
 def _one_sequence(q, k, v, beta, g, h0, scale, C, dt):
     """q (B,T,H,K), k (B,T,NH,H,K), v (B,T,NH,H,V), beta (B,T,NH,H), g (B,T,H) or None, h0 (B,H,K,V) or None."""
@@ -75,7 +80,7 @@ def _one_sequence(q, k, v, beta, g, h0, scale, C, dt):
 
 
 def chunk_gh_torch(q, k, v, beta, g=None, *, scale: float = 1.0, initial_state=None, cu_seqlens=None,
-                   chunk_size: int = 64):
+                   chunk_size: int = TORCH_CHUNK):
     """Canonical shapes: q (B,T,H,K), k (B,T,NH,H,K), v (B,T,NH,H,V), beta (B,T,NH,H), g (B,T,H) or None.
     Returns ``(o, final_state)`` with o in the accumulation dtype (float64 for float64 inputs, else float32)."""
     dt = acc_dtype(q.dtype)
