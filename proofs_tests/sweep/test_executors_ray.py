@@ -134,10 +134,11 @@ def test_a_raising_point_on_ray_is_failed_with_its_error(local_ray, tmp_path):
     assert "NOPE" in [r for r in res["records"] if r["status"] == "failed"][0]["error"]
 
 
-@pytest.mark.slow
-def test_ctrl_c_on_a_ray_sweep_keeps_what_finished_and_resumes(tmp_path):
-    """SIGINT to `lrnnkit sweep --executor ray` mid-sweep: exit 130, the finished points stay in the store, and the
-    rerun computes exactly the others."""
+@pytest.mark.parametrize("sig, rc, word", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")])
+def test_a_stopped_ray_sweep_keeps_what_finished_and_resumes(sig, rc, word, tmp_path):
+    """SIGINT (Ctrl-C) or SIGTERM (``timeout``'s signal, the end of a machine's run) to `lrnnkit sweep --executor
+    ray` mid-sweep: exit 130 / 143 with one line (no stack dump of Ray's C++ signal handler, no failed check of its
+    task manager), the finished points stay in the store, and the rerun computes exactly the others."""
     import signal
     import subprocess
     import sys
@@ -153,40 +154,11 @@ def test_ctrl_c_on_a_ray_sweep_keeps_what_finished_and_resumes(tmp_path):
     t0 = time.time()
     while not (recs.exists() and recs.read_text().count("\n") >= 2) and time.time() - t0 < 120 and p.poll() is None:
         time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(getattr(signal, sig))
     _, err = p.communicate(timeout=120)
     kept = [json.loads(x) for x in recs.read_text().splitlines()]
-    assert p.returncode == 130, err[-2000:]
-    assert "interrupted" in err and 2 <= len(kept) < 12 and all(r["status"] == "ok" for r in kept)
-    res = run_sweep(str(spec), str(out), progress=False, plots=False)
-    assert res["computed"] == 12 - len(kept) and res["done"] == 12
-
-
-
-def test_sigterm_on_a_ray_sweep_keeps_what_finished_and_resumes(tmp_path):
-    """SIGTERM (``timeout``'s signal, the end of a machine's run) to `lrnnkit sweep --executor ray`: exit 143 with
-    one line, no stack dump of Ray's C++ signal handler, the finished points stay in the store, the rerun computes
-    exactly the others."""
-    import signal
-    import subprocess
-    import sys
-    import time
-    spec = tmp_path / "s.toml"
-    spec.write_text('kind = "collapse"\n[params]\nsteps = 60\npolicy = "proof"\n[grid]\n'
-                    'source = ["parity", "group:S3", "counter:5", "flipflop", "group:D4", "even-pairs"]\n'
-                    'format = ["bf16", "fp16"]\n')
-    out = tmp_path / "o"
-    recs = out / "records.jsonl"
-    p = subprocess.Popen([sys.executable, "-m", "lrnnkit", "sweep", str(spec), "--executor", "ray", "--num-cpus", "2",
-                          "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    t0 = time.time()
-    while not (recs.exists() and recs.read_text().count("\n") >= 2) and time.time() - t0 < 120 and p.poll() is None:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=120)
-    kept = [json.loads(x) for x in recs.read_text().splitlines()]
-    assert p.returncode == 143, err[-2000:]
-    assert "terminated" in err and "SIGTERM received" not in err and "Traceback" not in err, err[-2000:]
+    assert p.returncode == rc, err[-2000:]
+    assert word in err and "received at time" not in err and "Check failed" not in err, err[-2000:]
     assert 2 <= len(kept) < 12 and all(r["status"] == "ok" for r in kept)
     res = run_sweep(str(spec), str(out), progress=False, plots=False)
     assert res["computed"] == 12 - len(kept) and res["done"] == 12
