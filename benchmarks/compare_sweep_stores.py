@@ -3,9 +3,10 @@ uninterrupted sweep of the same spec (docs/sweeps.rst, "Carrying a sweep between
 
     python benchmarks/compare_sweep_stores.py RESUMED_STORE UNINTERRUPTED_STORE [--json OUT.json]
 
-For every point key the last ``ok`` record of each store is compared without what may differ by design: the
-record's ``meta`` (executor, pid, finish time, ``resumed_from_step``, ...) and the training run's own wall-clock
-``seconds``. Prints one line per point (equal, or the keys that differ) and exits 0 only when both stores hold
+For every point key the last record of each store (as the sweep reads it: ``RecordStore.load``) is compared
+without what may differ by design: the record's ``meta`` (``strip_meta``: executor, pid, finish time,
+``resumed_from_step``, ...) and the training run's own wall-clock ``seconds``; ``status`` is compared, so a point
+that failed in one store and not in the other differs. Prints one line per point (equal, or the keys that differ) and exits 0 only when both stores hold
 the same points and every one of them is equal.
 """
 from __future__ import annotations
@@ -15,37 +16,31 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from lrnnkit.fileio import atomic_write_text  # noqa: E402
+from lrnnkit.sweep import RecordStore, strip_meta  # noqa: E402
+
 TIMING = ("seconds",)
 
 
-def last_ok(store: str) -> dict:
-    recs = {}
-    with open(os.path.join(store, "records.jsonl")) as fh:
-        for line in fh:
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError:      # a line cut short by a crash is ignored, as the sweep does
-                continue
-            if r.get("status") == "ok":
-                recs[r["point_key"]] = r
-    return recs
-
-
-def comparable(r: dict) -> dict:
-    return {k: v for k, v in r.items() if k != "meta" and k not in TIMING}
+def comparable(records: dict) -> dict:
+    """``point_key -> record`` without meta and timing."""
+    return {k: {f: v for f, v in r.items() if f not in TIMING} for k, r in zip(records, strip_meta(records.values()))}
 
 
 def compare(a_dir: str, b_dir: str) -> dict:
-    a, b = last_ok(a_dir), last_ok(b_dir)
+    a_rec, b_rec = RecordStore(a_dir).load(), RecordStore(b_dir).load()
+    a, b = comparable(a_rec), comparable(b_rec)
     rows = []
     for key in sorted(set(a) | set(b)):
         if key not in a or key not in b:
             rows.append({"point_key": key, "equal": False, "why": f"only in {'A' if key in a else 'B'}"})
             continue
-        ca, cb = comparable(a[key]), comparable(b[key])
+        ca, cb = a[key], b[key]
         diff = sorted(k for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
         rows.append({"point_key": key, "equal": not diff, "why": ",".join(diff),
-                     "task": ca.get("task"), "resumed_from_step": a[key].get("meta", {}).get("resumed_from_step"),
+                     "task": ca.get("task"), "resumed_from_step": a_rec[key].get("meta", {}).get("resumed_from_step"),
                      "final_accuracy": ca.get("final_accuracy")})
     return {"a": a_dir, "b": b_dir, "points": len(rows), "equal": all(r["equal"] for r in rows) and bool(rows),
             "rows": rows}
@@ -67,8 +62,7 @@ def main(argv=None) -> int:
               f"resumed_from_step={r.get('resumed_from_step')}  task={r.get('task')}  final={r.get('final_accuracy')}")
     print(f"{res['points']} points, {'all equal' if res['equal'] else 'NOT all equal'}")
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=1)
+        atomic_write_text(args.json, json.dumps(res, indent=1))
     return 0 if res["equal"] else 1
 
 

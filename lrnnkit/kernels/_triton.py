@@ -57,4 +57,12 @@ def check_device(*xs: torch.Tensor) -> None:
             raise InputError(f"compiled Triton kernels need CUDA tensors, got a tensor on {x.device}")
 
 
-__all__ = ["triton", "tl", "INTERPRET", "TL_DTYPE", "check_device"]
+def row_blocks(N: int, D: int, elements: int = 4096):
+    """The launch of a row-wise kernel (l2norm, RMSNorm) over N rows of width D: ``(BR, BD, programs)``, BD the
+    padded width (the next power of two >= D) and BR rows a program, about ``elements`` elements each."""
+    BD = triton.next_power_of_2(D)
+    BR = max(1, min(triton.next_power_of_2(N), elements // BD))
+    return BR, BD, triton.cdiv(N, BR)
+
+
+__all__ = ["triton", "tl", "INTERPRET", "TL_DTYPE", "check_device", "row_blocks"]

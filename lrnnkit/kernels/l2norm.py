@@ -61,10 +61,9 @@ def _kernels():
 
 
 def _launch(kernel, D: int, N: int, *args):
-    from ._triton import triton
-    BD = triton.next_power_of_2(D)
-    BR = max(1, min(triton.next_power_of_2(N), 4096 // BD))   # about 4096 elements a program
-    kernel[(triton.cdiv(N, BR),)](*args, BR, BD, num_warps=4)
+    from ._triton import row_blocks
+    BR, BD, programs = row_blocks(N, D)
+    kernel[(programs,)](*args, BR, BD, num_warps=4)
 
 
 class _L2NormFn(torch.autograd.Function):

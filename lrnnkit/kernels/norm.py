@@ -108,14 +108,6 @@ def _kernels():
     return _KERNELS
 
 
-def _blocks(N: int, D: int):
-    """(rows a program, the padded width, programs): about 4096 elements a program."""
-    from ._triton import triton
-    BD = triton.next_power_of_2(D)
-    BR = max(1, min(triton.next_power_of_2(N), 4096 // BD))
-    return BR, BD, triton.cdiv(N, BR)
-
-
 class _RMSNormFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, gate, eps):
@@ -123,7 +115,8 @@ class _RMSNormFn(torch.autograd.Function):
         z = gate.contiguous() if gate is not None else None
         D = x.shape[-1]
         N = x.numel() // D
-        BR, BD, P = _blocks(N, D)
+        from ._triton import row_blocks
+        BR, BD, P = row_blocks(N, D)
         y = torch.empty_like(x)
         rstd = torch.empty(N, dtype=_acc(x).dtype, device=x.device)
         fwd, _ = _kernels()
@@ -137,7 +130,8 @@ class _RMSNormFn(torch.autograd.Function):
         x, z, weight, rstd = ctx.saved_tensors
         D = x.shape[-1]
         N = x.numel() // D
-        BR, BD, P = _blocks(N, D)
+        from ._triton import row_blocks
+        BR, BD, P = row_blocks(N, D)
         dx = torch.empty_like(x)
         dz = None if z is None else torch.empty_like(z)
         dwp = None if weight is None else torch.empty(P, D, dtype=rstd.dtype, device=x.device)

@@ -3,7 +3,7 @@ can list them without importing torch (building the parser must stay fast)."""
 
 LAYER_KINDS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "bilinear", "fixed-point")
 
-# `lrnnkit train` defaults shared by every layer (the command line's help quotes them).
+# `lrnnkit train` defaults shared by every layer (the command line's help quotes them; TrainConfig's own defaults).
 WIDTH, BATCH = 64, 64
 TRAIN_LEN, TEST_LEN = (3, 40), (40, 128, 256)
 

@@ -42,7 +42,7 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .evaluate import eigenvalue_summary, evaluate
-from .kinds import LAYER_KINDS
+from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
 from .models import SequenceModel, parse_eig_range
 from .tasks import IGNORE, batch_rng, make_task
 
@@ -100,7 +100,7 @@ class TrainConfig:
     n_h: int = 1
     eig_range: tuple = (-1.0, 1.0)
     layers: int = 1
-    width: int = 64
+    width: int = WIDTH
     heads: int = 4
     head_dim: int | None = None
     mlp: bool = False
@@ -109,10 +109,10 @@ class TrainConfig:
     block_size: int = 8
     backend: str = "auto"
     output_gate: bool = True
-    train_len: tuple = (3, 40)
-    test_len: tuple = (40, 128, 256)
+    train_len: tuple = TRAIN_LEN
+    test_len: tuple = TEST_LEN
     steps: int = 1000
-    batch: int = 64
+    batch: int = BATCH
     lr: float = 1e-3
     weight_decay: float = 0.1
     warmup: float = 0.1

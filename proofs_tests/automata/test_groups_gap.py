@@ -135,21 +135,31 @@ def _random_group_cases(rng, count: int, n_below: int, max_order: int) -> list:
     return cases
 
 
-def test_random_group_automata_agree_with_gap():
-    cases = _random_group_cases(np.random.default_rng(7), 15, 8, 720)
+def _gap_group_facts(cases, props, timeout=None) -> list:
+    """For each case ``(generators, group_structure)``: ``(case, GAP's Size, the GAP properties ``props`` (e.g.
+    "IsAbelian") as printed, and whether GAP's IdGroup equals that of the group our structure names ("true" when
+    it names none))``."""
     rows = []
     for i, (gens, s) in enumerate(cases):
         gs = ",".join(gap_permutation(g) for g in gens)
         check = f"IdGroup(G) = IdGroup({gap_group_from_name(s['name'])})" if s["name"] else "true"
-        rows.append(f"G := Group((), {gs});; Print({i}, \" \", Size(G), \" \", IsAbelian(G), \" \", "
-                    f"IsSolvable(G), \" \", MinimalFaithfulPermutationDegree(G), \" \", {check}, \"\\n\");")
-    out = run_gap("\n".join(rows))
+        shown = "".join(f"{p}(G), \" \", " for p in props)
+        rows.append(f"G := Group((), {gs});; Print({i}, \" \", Size(G), \" \", {shown}{check}, \"\\n\");")
+    out = run_gap("\n".join(rows), **({} if timeout is None else {"timeout": timeout}))
     assert len(out) == len(cases)
+    facts = []
     for ln in out:
-        i, size, ab, solv, deg, same = ln.split()
-        gens, s = cases[int(i)]
+        i, size, *vals, same = ln.split()
+        facts.append((cases[int(i)], int(size), vals, same))
+    return facts
+
+
+def test_random_group_automata_agree_with_gap():
+    cases = _random_group_cases(np.random.default_rng(7), 15, 8, 720)
+    props = ["IsAbelian", "IsSolvable", "MinimalFaithfulPermutationDegree"]
+    for (gens, s), size, (ab, solv, deg), same in _gap_group_facts(cases, props):
         assert (s["order"], s["abelian"], s["solvable"], s["min_perm_degree"]) == \
-            (int(size), ab == "true", solv == "true", int(deg)), gens
+            (size, ab == "true", solv == "true", int(deg)), gens
         assert same == "true", (gens, s["name"])
 
 
@@ -190,16 +200,6 @@ def test_many_random_automata_agree_with_gap_deep():
 @pytest.mark.slow
 def test_many_random_groups_agree_with_gap_deep():
     cases = _random_group_cases(np.random.default_rng(11), 60, 9, 1000)
-    rows = []
-    for i, (gens, s) in enumerate(cases):
-        gs = ",".join(gap_permutation(g) for g in gens)
-        check = f"IdGroup(G) = IdGroup({gap_group_from_name(s['name'])})" if s["name"] else "true"
-        rows.append(f"G := Group((), {gs});; Print({i}, \" \", Size(G), \" \", "
-                    f"MinimalFaithfulPermutationDegree(G), \" \", {check}, \"\\n\");")
-    out = run_gap("\n".join(rows), timeout=1800)
-    assert len(out) == len(cases)
-    for ln in out:
-        i, size, deg, same = ln.split()
-        gens, s = cases[int(i)]
-        assert (s["order"], s["min_perm_degree"]) == (int(size), int(deg)), gens
+    for (gens, s), size, (deg,), same in _gap_group_facts(cases, ["MinimalFaithfulPermutationDegree"], timeout=1800):
+        assert (s["order"], s["min_perm_degree"]) == (size, int(deg)), gens
         assert same == "true", (gens, s["name"])
