@@ -32,6 +32,7 @@ from math import lcm
 import numpy as np
 
 from .automata.fsa import FSA
+from .automata.io import fsa_from_dict
 from .errors import InputError
 from .executor import ExactModel, StateGrowthError, run_float
 from .model import Model, Read
@@ -70,11 +71,7 @@ def fsa_of_model(model: Model) -> FSA:
     d = model.provenance.get("automaton")
     if not isinstance(d, dict):
         raise InputError("the model does not record its source automaton (provenance.automaton); pass one")
-    try:
-        return FSA(d["alphabet"], d["delta"], d.get("start", 0),
-                  d.get("accepting"), d.get("labels"), d.get("state_names"), d.get("name", ""))
-    except KeyError as exc:
-        raise InputError(f"provenance.automaton is missing {exc}") from None
+    return fsa_from_dict(d, "provenance.automaton")    # what FSA.to_dict wrote, checked as an automaton file is
 
 
 def resource_profile(model: Model) -> dict:

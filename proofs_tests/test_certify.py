@@ -147,3 +147,18 @@ def test_vectorized_and_generic_searches_agree(f, seed, corrupt):
     c1 = certify(M, f, float_steps=0, vectorized=True)
     c2 = certify(M, f, float_steps=0, vectorized=False)
     assert c1.to_json() == c2.to_json()
+
+
+@pytest.mark.parametrize("broken, needle", [({"alphabet": None}, "alphabet must be a list"),
+                                            ({"delta": "x"}, "delta"), ({"bogus": 1}, "unknown keys")])
+def test_a_broken_recorded_automaton_is_refused_with_one_line(broken, needle, tmp_path, capsys):
+    """``lrnnkit verify`` on a model whose provenance.automaton is not an automaton (found by the CLI fuzz test: a
+    null alphabet was an internal error): the automaton file's own checks, exit 2, one line naming the field."""
+    from lrnnkit.cli import main
+    m = parity_model(2)
+    m.provenance["automaton"] = {**m.provenance["automaton"], **broken}
+    path = tmp_path / "m.json"
+    m.save(str(path))
+    assert main(["verify", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "provenance.automaton" in err[0] and needle in err[0], err
