@@ -193,7 +193,6 @@ def cmd_verify(a) -> int:
 
 def cmd_run(a) -> int:
     import numpy as np
-    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.random is not None:
         check_int("--random", a.random, 0, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
     elif len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH:

@@ -53,7 +53,7 @@ from .errors import SizeLimitError
 from .executor import read_values, run_float
 from .fileio import atomic_write_bytes, atomic_write_text, make_dir, read_regular, read_safetensors
 from . import limits
-from .limits import check_int
+from .limits import check_int, seed_arg
 from .model import Model, TableMap
 
 __all__ = ["FlaExport", "FlaLayer", "FlaRun", "export_fla", "fla_inputs", "decode_fla_outputs", "run_fla",
@@ -565,7 +565,7 @@ def add_parser(sub) -> None:
                    "tokens.safetensors")
     g.add_argument("--random", type=int, metavar="N", help="also write the per-token kernel inputs of a random word "
                    "of N letters")
-    s.add_argument("--seed", type=int, default=0, help="seed of --random")
+    s.add_argument("--seed", type=seed_arg, default=0, help="seed of --random")
     s.add_argument("--layout", choices=["delta-rule", "product"], default="delta-rule",
                    help="layout of tokens.safetensors: delta-rule (fused_recurrent_delta_rule, chunk_delta_rule: "
                    "T*n_h steps) or product (chunk_gated_delta_product: one query per token)")
@@ -573,7 +573,6 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.random is not None:
         check_int("--random", a.random, 1, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
     elif a.word is not None and (len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH):

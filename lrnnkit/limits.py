@@ -127,6 +127,22 @@ def check_int(flag: str, value: Any, lo: int, hi: int | None = None, const: str 
     return value
 
 
+def seed_arg(text: str) -> int:
+    """The argparse type of every ``--seed`` of the command line: an integer in 0..MAX_SEED (argparse turns the
+    refusal into one line and exit status 2)."""
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer in 0..{MAX_SEED}, got {text[:40]!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    if value > MAX_SEED:
+        shown = text if len(text) <= 30 else f"a number of {len(text)} characters"
+        raise argparse.ArgumentTypeError(f"must be <= {MAX_SEED}, got {shown} ({_name('MAX_SEED')})")
+    return value
+
+
 def check_number_text(s: str, what: str = "number") -> None:
     """Bound a number written as text before it is parsed: at most MAX_NUMBER_CHARS characters and a decimal
     exponent of at most MAX_DECIMAL_EXPONENT ("1e999999999" would make a 10^9-digit integer)."""

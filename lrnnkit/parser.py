@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from . import __version__
+from .limits import seed_arg
 from .automata.bridges.cli import add_complete_flags
 from .automata.bridges.cli import add_parser as _add_convert_parser
 from .errors import InputError
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "letters that enter a trap state such as mod-arith's error state (see --uniform)")
     s.add_argument("--uniform", action="store_true", help="with --random: uniform letters, traps included (random "
                    "words over mod-arith's alphabet are then mostly ungrammatical)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the random word (default 0)")
+    s.add_argument("--seed", type=seed_arg, default=0, help="seed of the random word (default 0)")
     s.add_argument("--backend", choices=["reference", "exact", "torch", "triton"], default="reference",
                    help="reference: float64 numpy executor (default); exact: exact arithmetic; torch: torch layers; "
                    "triton: the Triton kernels (interpreter on CPU)")
@@ -107,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "2**-3, pi/4, cos(2*pi/5)); negative values may stand anywhere, `--` is optional")
     c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
     c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
-    c.add_argument("--seed", type=int, default=0, help="seed of stochastic rounding (default 0)")
+    c.add_argument("--seed", type=seed_arg, default=0, help="seed of stochastic rounding (default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("collapse", help="first step at which a model goes wrong in a format")
     c.add_argument("model", help="model JSON file")
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
     c.add_argument("--steps", type=int, default=100_000, help="length of the input word to simulate "
                    "(default 100000)")
-    c.add_argument("--seed", type=int, default=0, help="seed of the random input word and of stochastic rounding "
+    c.add_argument("--seed", type=seed_arg, default=0, help="seed of the random input word and of stochastic rounding "
                    "(default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("impossibility", help="the Theorem 1 / Theorem 2 demos (paper 000)")

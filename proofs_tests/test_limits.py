@@ -64,6 +64,19 @@ def test_size_limits_are_stated_in_numbers(capsys, argv, needle):
     assert "lrnnkit.limits" in err or "MAX_" in err
 
 
+@pytest.mark.parametrize("argv", [["precision", "cast", "--format", "bf16", "--rounding", "stochastic", "--seed"],
+                                  ["precision", "collapse", "--format", "bf16", "parity", "--seed"],
+                                  ["run", "MODEL", "--random", "3", "--seed"],
+                                  ["train", "parity", "--layer", "diagonal", "--seed"]])
+def test_every_seed_of_the_cli_is_checked_when_parsed(capsys, parity_model, argv):
+    """Found by the CLI fuzz test: ``precision cast`` / ``precision collapse --seed -1`` reached numpy's seeding (an
+    internal error). Every ``--seed`` is one argparse type (:func:`lrnnkit.limits.seed_arg`): 0..MAX_SEED."""
+    argv = [str(parity_model) if x == "MODEL" else x for x in argv]
+    for bad, needle in (("-1", "got -1"), (str(2 ** 63), "lrnnkit.limits.MAX_SEED"), ("x", "expected an integer")):
+        rc, _, err = cli(capsys, *argv, bad)
+        assert rc == 2 and "--seed" in err and needle in err and err.count("\n") == 1, err
+
+
 def test_10k_state_file_is_refused_by_info_and_compile(capsys, tmp_path):
     f = _fsa_file(tmp_path / "big.json", 10_000)
     for verb in ("info", "compile"):
@@ -128,7 +141,7 @@ def test_model_exact_value_limits(parity_model, tmp_path, capsys):
 # --------------------------------------------------------------------------- item 5: no traceback without --debug
 def test_bad_run_flags(capsys, parity_model):
     rc, _, err = cli(capsys, "run", str(parity_model), "--seed", "-1", "--random", "3")
-    assert rc == 2 and "--seed must be >= 0, got -1" in err
+    assert rc == 2 and "--seed: must be >= 0, got -1" in err
     rc, _, err = cli(capsys, "run", str(parity_model), "--random", str(10 ** 30))
     assert rc == 2 and f"--random must be <= {limits.RUN_MAX_LENGTH}" in err and "31 digits" in err
     rc, _, err = cli(capsys, "run", str(parity_model), "--random", "-3")

@@ -8,6 +8,7 @@ import sys
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from ..limits import seed_arg
 from .kinds import (BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, default_heads, default_lr, default_short_conv,
                     default_steps)
 
@@ -94,7 +95,7 @@ def add_parser(sub) -> None:
     s.add_argument("--batch", type=int, default=BATCH, help=f"words per batch (default {BATCH})")
     s.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-2 for diagonal, 1e-3 for the "
                    "other layers)")
-    s.add_argument("--seed", type=int, default=0, help="random seed of data and initialization (default 0)")
+    s.add_argument("--seed", type=seed_arg, default=0, help="random seed of data and initialization (default 0)")
     s.add_argument("--device", default="cpu", help="cpu or cuda")
     s.add_argument("--max-seconds", type=float, default=None, help="stop after this many seconds")
     s.add_argument("--out", default=None, help="run directory: checkpoint, metrics.jsonl, result.json (resumes "

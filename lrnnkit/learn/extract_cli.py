@@ -6,7 +6,7 @@ from ..automata.bridges import FORMATS, save
 from ..automata.bridges.cli import add_complete_flags, complete_of
 from ..automata.sources import load_source
 from .. import limits
-from ..limits import check_int
+from ..limits import check_int, seed_arg
 from .extract import EQ_ORACLES, extract_checkpoint
 
 __all__ = ["add_parser", "run"]
@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
                    "(default: 4 x the target's minimal states)")
     s.add_argument("--max-rounds", type=int, default=None, help="at most this many L* rounds (default: no bound)")
     s.add_argument("--random-steps", type=int, default=500, help="letters of the random search (default 500)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the random search (default 0)")
+    s.add_argument("--seed", type=seed_arg, default=0, help="seed of the random search (default 0)")
     s.add_argument("--max-words", type=int, default=2 ** 16, help="words the exhaustive model-vs-target check may "
                    "run (all words of length 1, 2, ... while they fit; default 65536)")
     s.add_argument("--max-length", type=int, default=64, help="longest words of the exhaustive check (default 64)")
@@ -42,7 +42,6 @@ def run(a) -> int:
     for flag, v, hi in (("--max-words", a.max_words, 2 ** 24), ("--max-length", a.max_length, 10_000),
                         ("--random-steps", a.random_steps, 10 ** 7)):
         check_int(flag, v, 1 if flag != "--random-steps" else 0, hi)
-    check_int("--seed", a.seed, 0, limits.MAX_SEED, "MAX_SEED")
     if a.max_states is not None:
         check_int("--max-states", a.max_states, 1, limits.MAX_STATES, "MAX_STATES")
     if a.max_rounds is not None:

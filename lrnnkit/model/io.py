@@ -42,6 +42,15 @@ def _float_array(x, name: str, shape: tuple | None = None) -> np.ndarray:
     return arr
 
 
+def _names(x, where: str):
+    """An optional list of names (a layer's ``symbol_names`` / ``coords``): None, or a list of strings."""
+    if x is None:
+        return None
+    if not isinstance(x, list) or not all(isinstance(v, str) for v in x):
+        raise InputError(f"{where} must be a list of strings, got {str(x)[:60]!r}")
+    return x
+
+
 def _exact_vec(x, name: str, d: int | None = None) -> list | None:
     if x is None:
         return None
@@ -251,7 +260,8 @@ def document_fields(doc: Any, where: str, arrays: dict | None) -> dict:
         layers.append(Layer(ld["kind"], d, trans, arr(ld["H0"], f"layer {i} H0", (d,)),
                             TableMap.from_json(ld["input_map"], f"{w} input map"), dec,
                             _exact_vec(ld.get("H0_exact"), f"{w} H0_exact", d),
-                            ld.get("symbol_names"), ld.get("coords"), ld.get("name", "")))
+                            _names(ld.get("symbol_names"), f"{w} symbol_names"), _names(ld.get("coords"), f"{w} coords"),
+                            ld.get("name", "")))
     return {"alphabet": [str(s) for s in doc["alphabet"]], "layers": layers,
             "readout": TableMap.from_json(doc["readout"], f"{where}: readout"),
             "output_labels": [str(s) for s in doc["output_labels"]], "name": doc.get("name", ""),

@@ -45,6 +45,9 @@ def test_model_json_and_safetensors_round_trip(tmp_path):
     (lambda d: d["readout"].update(reads=[[5, 0]]), "not the input or a layer below"),
     (lambda d: d.pop("layers"), "missing field"),
     (lambda d: d["layers"][0]["transitions"][1]["factors"][0].update(beta_exact={"cyc": 5, "c": ["1"]}), "phi"),
+    # found by the CLI fuzz test: `lrnnkit export --to fla` then failed on len() of a number
+    (lambda d: d["layers"][0].update(symbol_names=1), "symbol_names must be a list of strings"),
+    (lambda d: d["layers"][0].update(coords=["x", 2]), "coords must be a list of strings"),
 ])
 def test_malformed_models_are_rejected_with_a_clear_message(tmp_path, mutate, msg):
     _, M = rotation_model(3)
