@@ -53,7 +53,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
-    names = a.only.split(",") if a.only else [e.name for e in list_experiments()]
+    names = a.only.split(",") if a.only else [e["name"] for e in list_experiments()]
     out = {}
     for name in names:
         exp = get_experiment(name)
