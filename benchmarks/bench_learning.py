@@ -635,7 +635,7 @@ def main(argv=None) -> int:
     ap.add_argument("--probe", action="store_true", help="time our GH kernel variants first; the grid uses the best")
     ap.add_argument("--anchor-only", action="store_true", help="only the S3 anchor: fla n_h=1,2 and ours n_h=1,2")
     ap.add_argument("--skip-anchor", action="store_true", help="leave out our S3 n_h<=2 runs (run by --anchor-only)")
-    ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds")
+    ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds (and size its schedule to it: auto_steps)")
     a = ap.parse_args(argv)
     if a.job:
         with open(a.job) as fh:
@@ -699,6 +699,7 @@ def main(argv=None) -> int:
     if a.cap is not None:
         for j in jobs:
             j["config"]["max_seconds"] = a.cap
+            j["config"]["auto_steps"] = True     # the cosine schedule sized to the cap, not cut mid-way
     print(f"{len(jobs)} runs, {a.workers} at a time, budget {a.budget:.0f} s", flush=True)
     done, skipped = run_grid(jobs, a.out, a.workers, a.budget, a.threads)
     summarise(a.out, a.scale, skipped)
