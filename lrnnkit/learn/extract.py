@@ -49,7 +49,7 @@ from .compare import model_outputs, shortest_disagreement, torch_outputs
 from .tasks import make_task
 
 __all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
-           "torch_oracle", "ModelOracle", "EQ_ORACLES"]
+           "torch_oracle", "ModelOracle", "EQ_ORACLES", "have_aalpy"]
 
 EQ_ORACLES = ("target", "random-walk", "w-method")
 
@@ -64,6 +64,15 @@ def _aalpy():
         raise InputError("automaton extraction needs AALpy: pip install 'lrnnkit[learn]' (or pip install aalpy)") \
             from None
     return SUL, Oracle, run_Lstar, RandomWalkEqOracle, WMethodEqOracle
+
+
+def have_aalpy() -> bool:
+    """Whether automaton extraction can run in this environment (AALpy and what it imports are installed)."""
+    try:
+        _aalpy()
+    except InputError:
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- oracles from models

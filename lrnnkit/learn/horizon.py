@@ -34,7 +34,7 @@ from ..automata.fsa import FSA
 from ..automata.minimize import minimize
 from ..errors import InputError
 from .compare import shortest_disagreement, torch_outputs
-from .extract import _BatchOracle, extract_automaton
+from .extract import _BatchOracle, extract_automaton, have_aalpy
 from .tasks import AutomatonTask, make_task
 
 __all__ = ["horizon", "horizon_checkpoint", "horizon_target", "horizon_statement"]
@@ -172,7 +172,10 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
                    extraction_word=None, extraction=None)
         cells = out["target_states"] * fsa.n_letters
         ext = None
-        if extract and cells <= max_extract_cells:
+        if extract and cells <= max_extract_cells and not have_aalpy():
+            out["extraction"] = {"skipped": "AALpy is not installed (pip install 'lrnnkit[learn]'): the shortest wrong "
+                                            "word and the accuracy curve above do not need it"}
+        elif extract and cells <= max_extract_cells:
             oracle.limit = (oracle.calls + max_extract_queries, time.perf_counter() + max_extract_seconds,
                             max_extract_queries, max_extract_seconds)
             try:
@@ -233,6 +236,8 @@ def horizon_statement(h: dict) -> str:
                  f"({h['samples']} samples)"
     if (h.get("extraction") or {}).get("stopped"):
         s += f"; extraction {h['extraction']['stopped']}"
+    if "AALpy" in str((h.get("extraction") or {}).get("skipped", "")):
+        s += "; no automaton extracted (AALpy not installed)"
     if h["extracted_states"] is not None:
         s += (f"; extracted {h['extracted_states']} states, "
               f"{'' if h['isomorphic_to_target'] else 'not '}isomorphic to the {h['target_states']}-state target")

@@ -78,6 +78,20 @@ def test_positive_parity_model_shortest_wrong_word_is_shortest_and_verified(posi
     assert stopped["horizon"] == k and "extraction stopped after 2 model runs" in stopped["statement"]
 
 
+def test_without_aalpy_the_horizon_is_still_found_and_only_the_extraction_is_skipped(positive, monkeypatch):
+    """On a machine without AALpy (the GPU machine of the benchmarks) the shortest wrong word and the curve are
+    AALpy-free: they come out the same as with it, and only the extraction says it was skipped."""
+    import lrnnkit.learn.horizon as hz
+    full = horizon(positive, "parity", max_len=64)
+    monkeypatch.setattr(hz, "have_aalpy", lambda: False)
+    h = horizon(positive, "parity", max_len=64)
+    assert h["horizon"] == full["horizon"] is not None
+    assert h["shortest_wrong_word"] == full["shortest_wrong_word"]
+    assert h["accuracy_by_length"] == full["accuracy_by_length"]
+    assert h["extracted_states"] is None and "AALpy is not installed" in h["extraction"]["skipped"]
+    assert h["statement"].startswith(f"horizon {full['horizon']}: ") and "AALpy not installed" in h["statement"]
+
+
 class _FlipFrom(torch.nn.Module):
     """Exact parity (logits from the running sum mod 2), answers flipped from length ``k`` on."""
 
