@@ -4,7 +4,8 @@ A run directory (``lrnnkit train --out DIR``) holds
 
 * ``checkpoint-<step>-<sha>.safetensors``: the model's and the optimizer's tensors (safetensors, no pickle);
 * ``checkpoint.json``: the step, the training config, the model config, the optimizer's hyper-parameters, the torch
-  RNG states, the elapsed time, the run's progress counters, and the **name and SHA-256** of its tensor file;
+  RNG states, the elapsed time, the run's progress counters, the **name and SHA-256** of its tensor file, and the
+  code that computed the steps (torch's version and lrnnkit's :func:`code_id`);
 * ``checkpoint.prev.json``: the checkpoint before it (its tensor file is kept as well);
 * ``metrics.jsonl`` (one JSON line per logged step) and ``.lock``.
 
@@ -20,8 +21,14 @@ are regular files read with a bound (``lrnnkit.limits.CHECKPOINT_MAX_JSON_BYTES`
 FIFO or ``/dev/zero`` is refused before reading), the JSON has exactly the known keys, ``step`` is an integer in
 ``0 .. config.steps``, the config passes :class:`~lrnnkit.learn.train.TrainConfig`'s checks, the RNG states are hex
 of the right length, ``param_groups`` is a list of tables of numbers, ``tensors`` is a plain file name in the
-checkpoint's own directory (no path, no link), and the tensor file's SHA-256 is the recorded one. Tensor names and
+checkpoint's own directory (no path, no link), ``torch`` (optional) is a short string and ``code`` (optional) a
+table of short strings and booleans, and the tensor file's SHA-256 is the recorded one. Tensor names and
 shapes are checked against the model and optimizer they are loaded into (:func:`restore`).
+
+**Same code, same bits.** A resumed run repeats an uninterrupted one bit for bit only where the same code computes
+both parts (and the same torch and device, with ``deterministic``). :func:`code_mismatch` compares the checkpoint's
+``code`` and ``torch`` with this process's; resuming warns on a difference (checkpoints written before ``code`` was
+recorded resume without a word).
 
 **One writer.** :func:`run_lock` holds an exclusive ``flock`` on ``DIR/.lock`` while a run writes there; a second
 process is refused at once (the kernel drops the lock when its holder dies, even by ``kill -9``).
@@ -33,6 +40,7 @@ import json
 import math
 import os
 import re
+import subprocess
 
 import numpy as np
 import torch
@@ -42,7 +50,8 @@ from .. import limits
 from ..fileio import atomic_write_bytes, atomic_write_text, exclusive_lock, make_dir, open_append, read_regular
 
 __all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "run_lock", "make_run_dir", "save", "read", "find", "restore",
-           "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics"]
+           "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics", "code_id",
+           "code_mismatch"]
 
 CKPT_JSON = "checkpoint.json"
 PREV_JSON = "checkpoint.prev.json"
@@ -52,8 +61,88 @@ FORMAT = "lrnnkit.train-checkpoint"
 VERSION = 2
 _TENSORS_RE = re.compile(r"^checkpoint(-\d{9}-[0-9a-f]{12})?\.safetensors$")
 _KEYS = {"format", "version", "step", "config", "model_config", "param_groups", "rng", "elapsed", "tensors",
-         "sha256", "torch", "progress"}
-_REQUIRED = _KEYS - {"torch", "progress"}
+         "sha256", "torch", "progress", "code"}
+_REQUIRED = _KEYS - {"torch", "progress", "code"}
+_CODE_KEY_RE = re.compile(r"[a-z_]{1,32}")
+_SHORT = 80      # the longest string of a checkpoint's ``torch`` and ``code`` fields
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_code: dict | None = None
+
+
+# ------------------------------------------------------------------------------------------------ code identity
+def _source_hash() -> str:
+    """The first 16 hex digits of the SHA-256 of the package's files (paths and contents, in sorted order; compiled
+    caches left out): the code as it runs, also in a copied tree without git."""
+    h = hashlib.sha256()
+    for d, dirs, files in os.walk(_PACKAGE):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        for f in sorted(files):
+            p = os.path.join(d, f)
+            if f.endswith((".pyc", ".pyo")) or not os.path.isfile(p):
+                continue
+            h.update(os.path.relpath(p, _PACKAGE).encode("utf-8", "surrogateescape") + b"\0")
+            with open(p, "rb") as fh:
+                h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def _git(root: str, *args: str) -> str:
+    r = subprocess.run(["git", "-C", root, *args], stdin=subprocess.DEVNULL, capture_output=True, timeout=5,
+                       check=True, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+    return r.stdout.decode("utf-8", "replace")
+
+
+def code_id() -> dict:
+    """The code that computes this process's training steps: ``{"lrnnkit": version, "source": hash of the package's
+    files, "commit": HEAD, "dirty": tracked files under lrnnkit/ changed since HEAD}``, the last two only when lrnnkit
+    runs from a git checkout (git missing, slow or failing leaves them out). Computed once per process."""
+    global _code
+    if _code is None:
+        from .. import __version__
+        code = {"lrnnkit": str(__version__)[:_SHORT]}
+        try:
+            code["source"] = _source_hash()
+        except OSError:
+            pass
+        root = os.path.dirname(_PACKAGE)
+        if os.path.exists(os.path.join(root, ".git")):
+            try:
+                head = _git(root, "rev-parse", "HEAD").strip()
+                dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no", "--",
+                                  os.path.basename(_PACKAGE)).strip())
+                if re.fullmatch(r"[0-9a-f]{40,64}", head):
+                    code.update(commit=head, dirty=dirty)
+            except (OSError, subprocess.SubprocessError, ValueError):
+                pass
+        _code = code
+    return dict(_code)
+
+
+def _describe(code: dict, torch_version) -> str:
+    parts = [f"lrnnkit {code.get('lrnnkit', '?')}"]
+    if "source" in code:
+        parts.append(f"source {code['source']}")
+    if "commit" in code:
+        parts.append(f"commit {str(code['commit'])[:12]}" + (" with uncommitted changes" if code.get("dirty") else ""))
+    return ", ".join(parts) + f" (torch {torch_version or '?'})"
+
+
+def code_mismatch(doc: dict) -> tuple | None:
+    """``(theirs, ours)``, two descriptions, when the checkpoint ``doc`` (read by :func:`read`) records other code
+    than this process's :func:`code_id` or another torch; ``None`` when they agree or the checkpoint records no
+    ``code``. Where both record a source hash it decides (a commit that changed no package file changes no bit);
+    else the commit and its uncommitted changes do; lrnnkit's and torch's versions always count."""
+    theirs = doc.get("code")
+    if theirs is None:
+        return None
+    ours = code_id()
+    if "source" in theirs and "source" in ours:
+        keys = ("lrnnkit", "source")
+    else:
+        keys = ("lrnnkit", "commit", "dirty")
+    if all(theirs.get(k) == ours.get(k) for k in keys) and doc.get("torch", torch.__version__) == torch.__version__:
+        return None
+    return _describe(theirs, doc.get("torch")), _describe(ours, torch.__version__)
 
 
 # ------------------------------------------------------------------------------------------------ files
@@ -163,7 +252,8 @@ def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progr
               for g in opt.state_dict()["param_groups"]]
     doc = {"format": FORMAT, "version": VERSION, "step": step, "config": config,
            "model_config": getattr(model, "config", None), "param_groups": groups, "rng": rng_state(),
-           "elapsed": elapsed, "progress": progress, "tensors": name, "sha256": sha, "torch": torch.__version__}
+           "elapsed": elapsed, "progress": progress, "tensors": name, "sha256": sha, "torch": torch.__version__,
+           "code": code_id()}
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     atomic_write_text(os.path.join(out, CKPT_JSON), text)
     for f in os.listdir(out):
@@ -200,6 +290,17 @@ def _check_groups(groups, where: str) -> None:
                     isinstance(v, list) and len(v) <= 8 and all(_num(x) for x in v)):
                 continue
             raise InputError(f"{w}: {k!r} must be a number, a list of numbers, true, false or null, got {v!r}"[:200])
+
+
+def _check_code(doc: dict, where: str) -> None:
+    if "torch" in doc and not (isinstance(doc["torch"], str) and len(doc["torch"]) <= _SHORT):
+        raise InputError(f"{where}: 'torch' must be a version string, got {doc['torch']!r}"[:200])
+    code = doc.get("code", {})
+    if not isinstance(code, dict) or len(code) > 8 or not all(
+            isinstance(k, str) and _CODE_KEY_RE.fullmatch(k)
+            and (isinstance(v, bool) or (isinstance(v, str) and len(v) <= _SHORT)) for k, v in code.items()):
+        raise InputError(f"{where}: 'code' must be a table of at most 8 short strings and booleans, "
+                         f"got {code!r}"[:200])
 
 
 def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
@@ -246,6 +347,7 @@ def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
             and all(_num(a) for a in prog.get("recent_train_accuracy", []))
             and isinstance(prog.get("skipped_nonfinite_steps", 0), int)):
         raise InputError(f"{where}: bad 'progress' table")
+    _check_code(doc, where)
     sha = doc["sha256"]
     if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
         raise InputError(f"{where}: 'sha256' must be 64 lowercase hex digits")

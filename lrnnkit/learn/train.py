@@ -9,8 +9,9 @@ Reproducibility: the model is initialised from ``torch.manual_seed(seed)``; batc
 (:mod:`.checkpoint`: the model's and the optimizer's tensors, the step, the config, the optimizer's
 hyper-parameters, the torch RNG states, the elapsed time, the run's counters) taken at step s and resumed continues
 with exactly the parameters, optimizer moments, learning rate and data an uninterrupted run has at step s, so the
-two runs end bit-identical (on the same device and library versions), ``metrics.jsonl`` included: a resumed run
-first cuts it back to the checkpoint's step.
+two runs end bit-identical (on the same code, device and library versions), ``metrics.jsonl`` included: a resumed
+run first cuts it back to the checkpoint's step. A checkpoint written by other code (another lrnnkit, commit or
+package files, or another torch: :func:`.checkpoint.code_mismatch`) resumes with one warning line.
 
 Interruptions: with a run directory, a checkpoint is written every ``checkpoint_every`` steps and every
 ``checkpoint_seconds`` seconds (default 60 s), and once more when the run ends for any reason -- Ctrl-C included:
@@ -301,7 +302,8 @@ _NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_e
 
 def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
     """``(step, elapsed, progress, json_text)`` of the newest good checkpoint in ``out``, loaded into ``model``
-    and ``opt`` (None when there is none); a checkpoint of other settings is refused."""
+    and ``opt`` (None when there is none); a checkpoint of other settings is refused, one of other code warned of
+    (stderr, one line)."""
     found = ck.find(out, TrainConfig.from_json, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr),
                     tensor_bytes=ck.state_bytes(model))
     if found is None:
@@ -317,6 +319,10 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
                          "remove it")
     ck.restore(doc, tensors, model, opt, device, where)
     ck.set_rng_state(doc["rng"])
+    other = ck.code_mismatch(doc)
+    if other is not None:
+        print(f"lrnnkit: warning: {where} was written by {other[0]}; this is {other[1]}: the resumed run will not "
+              "repeat an uninterrupted run bit for bit", file=sys.stderr)
     if cfg.auto_steps:
         cfg.steps = int(doc["config"]["steps"])
     return int(doc["step"]), float(doc["elapsed"]), dict(doc.get("progress", {})), text

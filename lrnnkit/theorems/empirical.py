@@ -21,11 +21,15 @@ Verdicts (the registry's four; an empirical claim is never ``falsified`` by a sm
 * ``falsified`` for runs made at the paper's own scale (``paper``: its widths, steps and data sizes) that the judge
   rejects, with the measurements as the counterexample (none is stored: those runs take hours on many GPUs), and for
   lrnnkit's own statement about fine-tuning a construction (not a paper's claim), with the run that contradicts it
-  as the counterexample.
+  as the counterexample. A ``paper`` file counts as the paper's scale only when every deciding run (per
+  configuration the one with the most steps) trained its whole schedule: no wall-clock cap (``max_seconds`` null),
+  no schedule sized to one (``auto_steps`` false), all its configured ``steps`` and not ``stopped_early``. The
+  paper's models and data trained for fewer steps are not its experiment: a rejection of such runs stays ``open``,
+  the evidence naming the capped runs (:func:`capped_runs`).
 
 Each check takes the loaded results as a keyword argument (default: the stored file); its perturbation
-(:func:`perturbed_record`) is the stored file as if measured at the paper's scale with the numbers turned against
-the claim, which the judge must reject.
+(:func:`perturbed_record`) is the stored file as if measured at the paper's scale, every run uncapped, with the
+numbers turned against the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
 check reads the file again (it reads only stored JSON: the judges live with the experiments in
@@ -112,12 +116,55 @@ def _stored(judgement: dict, who: str, path: str, what: str) -> CheckResult:
                        f"{_summary(judgement.get('measured', {}))}", details={"judgement": judgement})
 
 
-def _at_paper_scale(r: CheckResult, outcome: str, scale) -> CheckResult:
+def _best(runs: dict, labels=None) -> dict:
+    """{configuration: run}: per configuration (``config_label``, else the run's label) the run with the most steps,
+    the run the judges read (:func:`lrnnkit.learn.experiments.best_per_config`, torch-free); only ``labels`` if
+    given."""
+    best: dict = {}
+    for k, r in runs.items():
+        c = r.get("config_label", k)
+        if (labels is None or c in labels) and (c not in best or r.get("steps", 0) > best[c].get("steps", 0)):
+            best[c] = r
+    return best
+
+
+def capped_runs(runs: dict) -> list:
+    """``[(configuration, why)]`` for the deciding runs (:func:`_best`) that did not train the whole schedule they
+    were configured with: a wall-clock cap (``config.max_seconds``), a schedule sized to it (``config.auto_steps``:
+    ``config.steps`` is then the cut count), fewer ``steps`` than ``config.steps``, ``stopped_early``, or no step
+    counts recorded. Empty: every run is uncapped."""
+    out = []
+    for c, r in sorted(_best(runs).items()):
+        cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
+        steps, want = r.get("steps"), cfg.get("steps")
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (steps, want)):
+            why = ["no step counts recorded"]
+        elif steps < want or r.get("stopped_early"):
+            why = [f"{steps} of its {want} configured steps"]
+        else:
+            why = []
+        if cfg.get("max_seconds") is not None:
+            why.append(f"a {cfg['max_seconds']} s wall-clock cap")
+        if cfg.get("auto_steps"):
+            why.append(f"its schedule sized to the cap (auto_steps: {steps} steps)")
+        if why:
+            out.append((c, ", ".join(why)))
+    return out
+
+
+def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
-    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open``."""
+    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open``, and so
+    does a ``paper`` file whose deciding ``runs`` were capped (:func:`capped_runs`): fewer steps than the paper's."""
     if scale != "paper" or not outcome.startswith(("not reproduced", "partly reproduced")):
         return r
+    capped = capped_runs(runs)
+    if capped:
+        shown = "; ".join(f"{c}: {why}" for c, why in capped)
+        return CheckResult("open", f"{r.evidence}. Not at the paper's scale: the paper's settings, capped "
+                                   f"({len(capped)} of {len(_best(runs))} configurations did not train their whole "
+                                   f"schedule: {shown})"[:2000], details=r.details)
     measured = (r.details.get("judgement") or {}).get("measured", {})
     return CheckResult("falsified", f"at the paper's scale: {r.evidence}", counterexample=measured,
                        details=r.details)
@@ -145,14 +192,22 @@ def _iterations_reversed(runs: dict) -> dict:
     return out
 
 
+def _uncapped(res: dict) -> dict:
+    """A run's record as if it had trained its whole schedule with no wall-clock cap: ``config.steps`` = the steps
+    it trained, ``max_seconds`` null, ``auto_steps`` false, not stopped early."""
+    return {**res, "stopped_early": False,
+            "config": {**res["config"], "steps": res["steps"], "max_seconds": None, "auto_steps": False}}
+
+
 def perturbed_record(rec: dict) -> dict:
     """The perturbation of an empirical entry: the stored results file as if measured at the paper's scale with
-    every configuration finished and the numbers turned against the claim (each configuration's success and
-    failure exchanged; 003's iteration counts reversed); the judge must reject it, so the check derives ``falsified``."""
+    every configuration finished, uncapped, and the numbers turned against the claim (each configuration's success
+    and failure exchanged; 003's iteration counts reversed); the judge must reject it, so the check derives
+    ``falsified``."""
     runs = rec["runs"]
     turned = (_iterations_reversed(runs) if rec["name"] == "003-iterations"
               else {k: _exchanged(r) for k, r in runs.items()})
-    return {**rec, "scale": "paper", "failed": {}, "runs": turned}
+    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r) for k, r in turned.items()}}
 
 
 def _perturbation(rec: dict) -> dict | None:
@@ -239,7 +294,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         outcome2, extra2 = _with_extra_parts(name, j.get("outcome", ""), j.get("measured") or {})
         if outcome2 != j.get("outcome"):
             r = CheckResult(OUTCOME_VERDICT.get(outcome2, "open"), r.evidence + extra2, details=r.details)
-        return _at_paper_scale(r, outcome2, d.get("scale"))
+        return _at_paper_scale(r, outcome2, d.get("scale"), runs)
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=rec["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
@@ -344,11 +399,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     failed = sorted(k for k in (rec.get("failed") or {}) if k in labels)
     outcome = judged.get("outcome", "not judged") if not failed else f"incomplete ({', '.join(failed)} failed)"
     verdict = OUTCOME_VERDICT.get(outcome, "open")
-    best: dict = {}   # per configuration the run with the most steps (experiments.best_per_config, torch-free)
-    for k, r in rec["runs"].items():
-        c = r.get("config_label", k)
-        if c in labels and (c not in best or r.get("steps", 0) > best[c].get("steps", 0)):
-            best[c] = r
+    best = _best(rec["runs"], labels)
     deciding = sorted({(r.get("provenance") or {}).get("command", "") for r in best.values()} - {""})
     calls = "; ".join(f"{c}: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {pv.get('concurrency', '?')} "
                       f"runs at a time, cap {pv.get('cap', '?')} s" for c, pv in (rec.get("calls") or {}).items())
@@ -370,7 +421,8 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
             r = _stored(((d.get("parts") or {}).get(part) or {}).get("judgement"), f"{name} / {part}", path, part)
         else:
             r = _rejudge(lambda: judge_of(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
-        return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"))
+        return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"),
+                               {k: x for k, x in d["runs"].items() if x.get("config_label", k) in labels})
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "

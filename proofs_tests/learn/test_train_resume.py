@@ -292,7 +292,7 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers(-10 ** 20, 10
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(["step", "config", "model_config", "param_groups", "rng", "elapsed", "tensors", "sha256",
-                            "progress", "version"]), value=json_values)
+                            "progress", "version", "torch", "code"]), value=json_values)
 def test_any_field_value_loads_or_is_refused_cleanly(good_run, key, value):
     """Whatever JSON value replaces one field, load_checkpoint returns the model or raises InputError."""
     _load_changed(good_run, lambda doc: doc.update({key: value}))

@@ -67,3 +67,56 @@ def test_stored_reads_the_outcome():
     assert _stored({"outcome": "reproduced", "measured": {}}, "x", "f.json", "w").verdict == "holds"
     assert _stored({"outcome": "not reproduced"}, "x", "f.json", "w").verdict == "open"
     assert _stored({}, "x", "f.json", "w").verdict == "open"
+
+
+# ------------------------------------------------------------------------------------------------ capped runs
+def _empirical_with_perturbation():
+    from lrnnkit.learn.experiments import EXPERIMENTS
+    from lrnnkit.theorems import all_statements, empirical
+    from lrnnkit.theorems.registry import OWN
+    empirical.JUDGES.update(EXPERIMENTS)
+    out = [s for s in all_statements() if s.kind == "empirical" and s.paper != OWN and s.perturb is not None]
+    assert out
+    return out
+
+
+def _capped(rec: dict, how: str) -> dict:
+    """``rec`` with every run capped the way ``how`` says (what bench_learning.py --cap or max_seconds leave)."""
+    runs = copy.deepcopy(rec["runs"])
+    for r in runs.values():
+        if how == "max_seconds":
+            r["config"]["max_seconds"] = 600.0
+        elif how == "auto_steps":
+            r["config"]["auto_steps"] = True
+        elif how == "fewer_steps":
+            r["config"]["steps"] = r["steps"] + 1
+        elif how == "stopped_early":
+            r["stopped_early"] = True
+    return {**rec, "runs": runs}
+
+
+@pytest.mark.parametrize("how", ["max_seconds", "auto_steps", "fewer_steps", "stopped_early"])
+def test_capped_paper_scale_runs_that_the_judge_rejects_stay_open(how):
+    """The perturbation (the paper's scale, uncapped, numbers turned against the claim) is ``falsified``; the same
+    record with its runs capped in wall-clock time or short of their configured steps is not the paper's
+    experiment: ``open``, the evidence naming the capped runs."""
+    for s in _empirical_with_perturbation():
+        turned = s.perturb["record"]
+        assert s.check("quick", record=turned).verdict == "falsified", s.id
+        r = s.check("quick", record=_capped(turned, how))
+        assert r.verdict == "open", (s.id, r.evidence)
+        assert "Not at the paper's scale" in r.evidence and "capped" in r.evidence, (s.id, r.evidence)
+
+
+def test_capped_runs_reads_the_deciding_run_of_each_configuration():
+    from lrnnkit.theorems.empirical import capped_runs
+    full = {"steps": 100, "stopped_early": False, "config": {"steps": 100, "max_seconds": None, "auto_steps": False}}
+    short = {"steps": 40, "stopped_early": True, "config_label": "a",
+             "config": {"steps": 100, "max_seconds": 60, "auto_steps": False}}
+    sized = {"steps": 70, "stopped_early": False, "config": {"steps": 70, "max_seconds": 60, "auto_steps": True}}
+    assert capped_runs({"a": full}) == []
+    assert capped_runs({"a (call 2)": short}) == [("a", "40 of its 100 configured steps, a 60 s wall-clock cap")]
+    assert capped_runs({"a": full, "a (call 2)": short}) == []          # the run with the most steps speaks
+    assert capped_runs({"b": sized}) == [("b", "a 60 s wall-clock cap, its schedule sized to the cap "
+                                               "(auto_steps: 70 steps)")]
+    assert capped_runs({"c": {"steps": 5}}) == [("c", "no step counts recorded")]
