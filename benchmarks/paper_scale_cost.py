@@ -2,6 +2,7 @@
 --scale paper`` timed on a few training steps (issue 28: "every other one says what it needs").
 
     python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--steps 20] [--json OUT.json]
+    python benchmarks/paper_scale_cost.py --record COST.json [--ran RESULTS.json ...]   # RESULTS.md section
 
 For each configuration: the model is built as the run builds it and trained with :func:`lrnnkit.learn.train.train`
 (the run's own loop: data, bf16 autocast on CUDA, AdamW, clipping) for ``W`` = 3 steps (Triton compilation and
@@ -23,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 WARM = 3
+SECTION = "learning at paper scale"
 
 
 def time_config(cfg, steps: int) -> dict:
@@ -45,6 +47,52 @@ def time_config(cfg, steps: int) -> dict:
             "peak_mib": None if peak is None else round(peak / 2**20, 1)}
 
 
+def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) -> str:
+    """The section "learning at paper scale" of RESULTS.md: per experiment the measured cost of the paper's
+    settings (``cost_path``, written by ``--json``) and, where one ran (``ran``: results files of
+    ``lrnnkit experiment`` / ``bench_learning.py`` at scale paper), its outcome and why it does or does not count."""
+    from benchmarks._record import record as write, table
+    from lrnnkit.theorems.empirical import capped_runs
+    cost = json.load(open(cost_path))
+    runs = {}
+    for p in ran:
+        d = json.load(open(p))
+        runs[d["name"]] = (p, d)
+    rows = []
+    for name, e in cost["experiments"].items():
+        ok = [r for r in e["rows"] if "error" not in r]
+        ms = [r["ms_per_step"] for r in ok]
+        pk = [r["peak_mib"] for r in ok if r.get("peak_mib") is not None]
+        steps = sorted({r["paper_steps"] for r in e["rows"]})
+        if name in runs:
+            p, d = runs[name]
+            caps = capped_runs(d["runs"])
+            got = max(r.get("steps", 0) for r in d["runs"].values())
+            status = (f"ran {len(d['runs'])} configurations, {got} of {max(steps)} steps at most "
+                      f"({'capped: open' if caps else 'uncapped'}): {d['judgement'].get('outcome')} "
+                      f"(`{os.path.relpath(p, os.path.dirname(HERE))}`)")
+        else:
+            status = f"not run: needs {e['hours']:.2f} GPU-hours"
+        rows.append([name, len(e["rows"]), f"{min(ms):.1f}-{max(ms):.1f}" if ms else "-",
+                     "/".join(f"{s // 1000}k" for s in steps), f"{e['hours']:.2f}", f"{max(pk):.0f}" if pk else "-",
+                     status])
+    total = sum(e["hours"] for e in cost["experiments"].values())
+    body = (f"Cost of every experiment at `--scale paper` on {cost['device']} (torch {cost['torch']}), measured by "
+            f"`python3 benchmarks/paper_scale_cost.py --device cuda --steps {cost['steps_timed']} --json COST.json`: "
+            "each configuration built as its run builds it and timed on its own training loop (bf16 autocast, AdamW, "
+            "clipping) over a few steps after 3 warm-up steps; hours = the paper's steps x ms per step, one run after "
+            "another, training only (the final evaluation and the horizon are not in it). Peak MiB from "
+            "`lrnnkit.learn.memory.peak_bytes` (the sweep packs runs by it).\n\n"
+            + table(["experiment", "configurations", "ms/step", "paper steps", "GPU-hours", "peak MiB", "status"],
+                    rows)
+            + f"\n\nTotal: {total:.1f} GPU-hours for every experiment at the papers' settings, run one after another.")
+    write(SECTION, body, notes, path=path or os.path.join(HERE, "RESULTS.md"))
+    return body
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
 def main(argv=None) -> int:
     from lrnnkit.learn.experiments import get_experiment, list_experiments
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -52,7 +100,13 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--record", metavar="COST_JSON", default=None, help="write RESULTS.md's section from a --json file")
+    ap.add_argument("--ran", nargs="*", default=[], help="with --record: results files of paper-scale runs")
+    ap.add_argument("--notes", default=None, help="with --record: a markdown file of notes below the table")
     a = ap.parse_args(argv)
+    if a.record:
+        record(a.record, a.ran, open(a.notes).read().strip() if a.notes else "")
+        return 0
     names = a.only.split(",") if a.only else [e["name"] for e in list_experiments()]
     out = {}
     for name in names:

@@ -277,6 +277,10 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                                       " Not reproduced at this scale is not evidence against the paper.")
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
+    caps = capped_runs(rec["runs"]) if scale == "paper" else []
+    if caps:
+        evidence += (f" The paper's settings but capped, so not the paper's scale: {len(caps)} configuration(s) did "
+                     f"not train their whole schedule (e.g. {caps[0][0]}: {caps[0][1]}).")
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
         d = _load(path) if record is None else record

@@ -1,0 +1,44 @@
+"""What a paper-scale experiment needs (benchmarks/paper_scale_cost.py): the step time of a configuration comes from
+its own training loop and the hours follow from it exactly; the RESULTS section names what ran (with the capped
+verdict) and what each other experiment needs. CPU, a tiny configuration, a synthetic cost file."""
+import json
+import os
+import sys
+
+import pytest
+
+from lrnnkit.learn.train import TrainConfig
+from proofs_tests._paths import REPO
+
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+sys.path.insert(0, REPO)
+import paper_scale_cost as psc  # noqa: E402
+
+
+def test_a_configuration_is_timed_on_its_own_loop_and_hours_follow_from_the_paper_steps():
+    cfg = TrainConfig(task="parity", layer="diagonal", width=8, heads=2, steps=50_000, batch=4, train_len=(2, 6),
+                      test_len=(6,), short_conv=False)
+    r = psc.time_config(cfg, steps=2)
+    assert r["ms_per_step"] > 0 and r["paper_steps"] == 50_000
+    # hours are the paper's steps at the measured step time (rounded to 3 decimals as stored)
+    assert r["hours"] == pytest.approx(50_000 * r["ms_per_step"] / 3.6e6, abs=5e-4)
+    assert r["peak_mib"] is not None and r["peak_mib"] > 0
+
+
+def test_the_section_names_what_ran_capped_and_what_each_other_experiment_needs(tmp_path):
+    cost = {"device": "test", "torch": "x", "steps_timed": 10, "experiments": {
+        "000-parity": {"rows": [{"ms_per_step": 10.0, "paper_steps": 100_000, "hours": 0.278, "peak_mib": 5.0}],
+                       "hours": 0.28, "failed": 0},
+        "000-s5": {"rows": [{"ms_per_step": 6.0, "paper_steps": 100_000, "hours": 0.167, "peak_mib": 7.0}],
+                   "hours": 0.17, "failed": 0}}}
+    cp = tmp_path / "cost.json"
+    cp.write_text(json.dumps(cost))
+    ran = os.path.join(REPO, "benchmarks", "results", "learning", "000-parity-paper-capped.json")
+    out = tmp_path / "RESULTS.md"
+    body = psc.record(str(cp), [ran], "notes here", path=str(out))
+    lines = {ln.split(" | ")[0].lstrip("| "): ln for ln in body.splitlines() if ln.startswith("| 000-")}
+    assert "capped: open" in lines["000-parity"] and "partly reproduced" in lines["000-parity"]
+    assert "not run: needs 0.17 GPU-hours" in lines["000-s5"]
+    text = out.read_text()
+    assert "<!-- BEGIN learning at paper scale -->" in text and "notes here" in text
+    assert "Total: 0.5 GPU-hours" in text
