@@ -12,7 +12,6 @@ budget, accuracy at 128 / 256 / 512.
 Sections (``--parts``):
   same     fla's weights loaded into ours (and back): outputs and every gradient on the same input (bf16 and fp32)
   race     ms/step, first step / seconds to 0.99, final accuracy at 1x / 2x / 4x, per layer and seed
-           (``--same-init``: both layers start from fla's initial weights for the seed, so the seed picks the data)
   ablate   the differences between the two layers, one at a time (ours with fla's choice switched off)
   stages   forward + backward of the mixer and of its pieces (conv, recurrence), fla's beside ours
   profile  the CUDA kernels of one training step of each layer (torch.profiler), top entries
@@ -133,24 +132,11 @@ def accuracy(model, data, device):
     return hits / tot
 
 
-def initial_state(group, seed, n_h=2, over=None) -> dict:
-    """The whole network's initial weights as fla's layer draws them for ``seed`` (``--same-init``: both layers
-    start from these, through the shared state_dict layout, so that the seed picks only the data)."""
-    tab, start, n = group_table(group)
-    torch.manual_seed(seed)
-    net = Net(n, n, make_mixer("fla", num_householder=n_h, **(over or {})))
-    return {k: v.detach().clone() for k, v in net.state_dict().items()}
-
-
-def run(kind, group, seed, budget_s, probe, device, n_h=2, batch=512, length=128, over=None, max_steps=None,
-        init=None):
+def run(kind, group, seed, budget_s, probe, device, n_h=2, batch=512, length=128, over=None, max_steps=None):
     tab, start, n = group_table(group)
     torch.manual_seed(seed)
     mixer = make_mixer(kind, num_householder=n_h, **(over or {}))
-    model = Net(n, n, mixer)
-    if init is not None:
-        model.load_state_dict(init)
-    model = model.to(device)
+    model = Net(n, n, mixer).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
     gen = torch.Generator().manual_seed(1000 + seed)
     held = {L: [sample(tab, start, n, 256, L, gen, device) for _ in range(2)] for L in (length, 2 * length, 4 * length)}
@@ -175,8 +161,7 @@ def run(kind, group, seed, budget_s, probe, device, n_h=2, batch=512, length=128
                 first = (step, wall)
     final = {L: accuracy(model, d, device) for L, d in held.items()}
     ms = 1000 * statistics.median(times[10:]) if len(times) > 20 else float("nan")
-    return dict(kind=kind, group=group, n_h=n_h, seed=seed, same_init=init is not None, ms_step=ms, steps=step,
-                wall=wall,
+    return dict(kind=kind, group=group, n_h=n_h, seed=seed, ms_step=ms, steps=step, wall=wall,
                 first_step=None if first is None else first[0], first_s=None if first is None else first[1],
                 final={str(k): v for k, v in final.items()}, curve=curve, over=over or {})
 
@@ -353,8 +338,6 @@ def main(argv=None):
     ap.add_argument("--fig3-nh", default="1,2,3,4")
     ap.add_argument("--ablate", default="")
     ap.add_argument("--kinds", default="fla,ours", help="which layers the race / profile run")
-    ap.add_argument("--same-init", action="store_true",
-                    help="race: both layers start from fla's initial weights for the seed (the seed picks the data)")
     ap.add_argument("--no-pad", action="store_true", help="diagnostic: run 17..32-wide bf16 heads unpadded")
     ap.add_argument("--out", default=None)
     ap.add_argument("--device", default="cuda", help="cuda; cpu only to dry-run the script (ours only)")
@@ -406,9 +389,8 @@ def main(argv=None):
             print(f"warm-up {kind}: {time.time() - t:.1f} s", flush=True)
         out["race"] = []
         for seed in seeds:
-            init = initial_state("S3", seed) if a.same_init else None
             for kind in kinds:
-                r = run(kind, "S3", seed, a.budget, a.probe, dev, init=init)
+                r = run(kind, "S3", seed, a.budget, a.probe, dev)
                 out["race"].append(r)
                 print(f"race {kind} seed {seed}: {r['ms_step']:.2f} ms/step, first>=0.99 step {r['first_step']} "
                       f"({r['first_s'] and round(r['first_s'], 1)} s), final {r['final']}, steps {r['steps']}",
