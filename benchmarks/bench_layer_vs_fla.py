@@ -11,7 +11,8 @@ budget, accuracy at 128 / 256 / 512.
 
 Sections (``--parts``):
   same     fla's weights loaded into ours (and back): outputs and every gradient on the same input (bf16 and fp32)
-  race     ms/step, first step / seconds to 0.99, final accuracy at 1x / 2x / 4x, per layer and seed
+  race     ms/step, first step / seconds to 0.99, final accuracy at 1x / 2x / 4x, per layer and seed (after
+           --budget seconds, or --race-steps steps; both layers start from equal weights and see the same data)
   ablate   the differences between the two layers, one at a time (ours with fla's choice switched off)
   stages   forward + backward of the mixer and of its pieces (conv, recurrence), fla's beside ours
   profile  the CUDA kernels of one training step of each layer (torch.profiler), top entries
@@ -130,6 +131,18 @@ def accuracy(model, data, device):
             tot += lab.numel()
     model.train()
     return hits / tot
+
+
+def same_initial_weights(group, seed, n_h=2) -> bool:
+    """Whether the race's network starts from the same weights with either layer for ``seed`` (both layers draw
+    their parameters in the same order and shapes, so ``torch.manual_seed(seed)`` gives equal tensors): with the
+    same data, a race pair then differs only by the kernels' rounding and the steps each layer reaches."""
+    tab, start, n = group_table(group)
+    states = []
+    for kind in ("fla", "ours"):
+        torch.manual_seed(seed)
+        states.append(Net(n, n, make_mixer(kind, num_householder=n_h)).state_dict())
+    return states[0].keys() == states[1].keys() and all(torch.equal(states[0][k], states[1][k]) for k in states[0])
 
 
 def run(kind, group, seed, budget_s, probe, device, n_h=2, batch=512, length=128, over=None, max_steps=None):
@@ -338,6 +351,8 @@ def main(argv=None):
     ap.add_argument("--fig3-nh", default="1,2,3,4")
     ap.add_argument("--ablate", default="")
     ap.add_argument("--kinds", default="fla,ours", help="which layers the race / profile run")
+    ap.add_argument("--race-steps", type=int, default=None,
+                    help="race: this many steps per run instead of --budget seconds (accuracies at equal steps)")
     ap.add_argument("--no-pad", action="store_true", help="diagnostic: run 17..32-wide bf16 heads unpadded")
     ap.add_argument("--out", default=None)
     ap.add_argument("--device", default="cuda", help="cuda; cpu only to dry-run the script (ours only)")
@@ -389,8 +404,11 @@ def main(argv=None):
             print(f"warm-up {kind}: {time.time() - t:.1f} s", flush=True)
         out["race"] = []
         for seed in seeds:
+            if set(kinds) == {"fla", "ours"}:
+                out.setdefault("same_initial_weights", {})[str(seed)] = same_initial_weights("S3", seed)
             for kind in kinds:
-                r = run(kind, "S3", seed, a.budget, a.probe, dev)
+                r = run(kind, "S3", seed, math.inf if a.race_steps else a.budget, a.probe, dev,
+                        max_steps=a.race_steps)
                 out["race"].append(r)
                 print(f"race {kind} seed {seed}: {r['ms_step']:.2f} ms/step, first>=0.99 step {r['first_step']} "
                       f"({r['first_s'] and round(r['first_s'], 1)} s), final {r['final']}, steps {r['steps']}",
