@@ -74,11 +74,11 @@ def losses(run_dir: str) -> dict:
 
 
 def final_state(run_dir: str):
+    """``(step, {name: tensor})`` of the run's last checkpoint (model and optimizer tensors)."""
     from lrnnkit.learn import checkpoint as ck
     from lrnnkit.learn.train import TrainConfig
     doc, tensors, _ = ck.find(run_dir, TrainConfig.from_json)
-    return int(doc["step"]), {k: v.contiguous().view(-1).view(dtype=__import__("torch").uint8).clone()
-                              for k, v in tensors.items()}
+    return int(doc["step"]), tensors
 
 
 def compare(ref_dir: str, ref_res: dict, run_dir: str, res: dict) -> dict:
@@ -87,7 +87,9 @@ def compare(ref_dir: str, ref_res: dict, run_dir: str, res: dict) -> dict:
     first = next((s for s in sorted(la) if s in lb and la[s] != lb[s]), None)
     sa, ta = final_state(ref_dir)
     sb, tb = final_state(run_dir)
-    same_state = sa == sb and ta.keys() == tb.keys() and all(torch.equal(ta[k], tb[k]) for k in ta)
+    same_state = sa == sb and ta.keys() == tb.keys() and all(          # bit for bit (torch.equal: -0.0 == 0.0)
+        ta[k].dtype == tb[k].dtype and ta[k].contiguous().view(-1).view(torch.uint8).equal(
+            tb[k].contiguous().view(-1).view(torch.uint8)) for k in ta)
     differ = [k for k in RESULT_KEYS if ref_res.get(k) != res.get(k)]
     return {"first_loss_difference_at_step": first, "losses_compared": len(set(la) & set(lb)),
             "final_state_identical": same_state, "result_differs_in": differ,
@@ -179,9 +181,8 @@ def main(argv=None) -> int:
         else:
             print(f"| {name} | {r['first_loss_difference_at_step']} | {r['final_state_identical']} | "
                   f"{', '.join(r['result_differs_in']) or '-'} |")
-    with open(os.path.join(a.out, "determinism.json.tmp"), "w") as fh:
-        json.dump(doc, fh, indent=1, default=str)
-    os.replace(os.path.join(a.out, "determinism.json.tmp"), os.path.join(a.out, "determinism.json"))
+    from lrnnkit.fileio import atomic_write_text
+    atomic_write_text(os.path.join(a.out, "determinism.json"), json.dumps(doc, indent=1, default=str) + "\n")
     return 0
 
 

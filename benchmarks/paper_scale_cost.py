@@ -23,8 +23,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 WARM = 3
 SECTION = "learning at paper scale"
+HEADERS = ["experiment", "configurations", "ms/step", "paper steps", "GPU-hours", "peak MiB"]
 
 
 def time_config(cfg, steps: int) -> dict:
@@ -41,10 +43,25 @@ def time_config(cfg, steps: int) -> dict:
     t1 = time.perf_counter()
     train(long, None, evaluate_at_end=False)
     t2 = time.perf_counter()
-    ms = 1e3 * ((t2 - t1) - (t1 - t0)) / steps
-    peak = peak_bytes(dataclasses.replace(cfg, eval_batch=min(cfg.eval_batch, 256)))
-    return {"ms_per_step": round(ms, 2), "paper_steps": cfg.steps, "hours": round(cfg.steps * ms / 3.6e6, 3),
+    ms = round(1e3 * ((t2 - t1) - (t1 - t0)) / steps, 2)    # the hours below follow from the stored ms
+    peak = peak_bytes(cfg)
+    return {"ms_per_step": ms, "paper_steps": cfg.steps, "hours": round(cfg.steps * ms / 3.6e6, 3),
             "peak_mib": None if peak is None else round(peak / 2**20, 1)}
+
+
+def summary_rows(cost: dict) -> list:
+    """One row per experiment of a cost document (``--json``): configurations (failed ones counted), the range of
+    ms per step, the paper's step counts, the GPU-hours one run after another and the largest peak (``HEADERS``)."""
+    rows = []
+    for name, e in cost["experiments"].items():
+        ok = [r for r in e["rows"] if "error" not in r]
+        ms = [r["ms_per_step"] for r in ok]
+        pk = [r["peak_mib"] for r in ok if r.get("peak_mib") is not None]
+        rows.append([name, f"{len(e['rows'])}" + (f" ({e['failed']} failed)" if e["failed"] else ""),
+                     f"{min(ms):.1f}-{max(ms):.1f}" if ms else "-",
+                     "/".join(f"{n // 1000}k" for n in sorted({r["paper_steps"] for r in e["rows"]})),
+                     f"{e['hours']:.2f}", f"{max(pk):.0f}" if pk else "-"])
+    return rows
 
 
 def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) -> str:
@@ -59,23 +76,18 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
         d = json.load(open(p))
         runs[d["name"]] = (p, d)
     rows = []
-    for name, e in cost["experiments"].items():
-        ok = [r for r in e["rows"] if "error" not in r]
-        ms = [r["ms_per_step"] for r in ok]
-        pk = [r["peak_mib"] for r in ok if r.get("peak_mib") is not None]
-        steps = sorted({r["paper_steps"] for r in e["rows"]})
+    for row, (name, e) in zip(summary_rows(cost), cost["experiments"].items()):
         if name in runs:
             p, d = runs[name]
             caps = capped_runs(d["runs"])
             got = max(r.get("steps", 0) for r in d["runs"].values())
-            status = (f"ran {len(d['runs'])} configurations, {got} of {max(steps)} steps at most "
+            paper = max(r["paper_steps"] for r in e["rows"])
+            status = (f"ran {len(d['runs'])} configurations, {got} of {paper} steps at most "
                       f"({'capped: open' if caps else 'uncapped'}): {d['judgement'].get('outcome')} "
                       f"(`{os.path.relpath(p, os.path.dirname(HERE))}`)")
         else:
             status = f"not run: needs {e['hours']:.2f} GPU-hours"
-        rows.append([name, len(e["rows"]), f"{min(ms):.1f}-{max(ms):.1f}" if ms else "-",
-                     "/".join(f"{s // 1000}k" for s in steps), f"{e['hours']:.2f}", f"{max(pk):.0f}" if pk else "-",
-                     status])
+        rows.append(row + [status])
     total = sum(e["hours"] for e in cost["experiments"].values())
     body = (f"Cost of every experiment at `--scale paper` on {cost['device']} (torch {cost['torch']}), measured by "
             f"`python3 benchmarks/paper_scale_cost.py --device cuda --steps {cost['steps_timed']} --json COST.json`: "
@@ -83,14 +95,10 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
             "clipping) over a few steps after 3 warm-up steps; hours = the paper's steps x ms per step, one run after "
             "another, training only (the final evaluation and the horizon are not in it). Peak MiB from "
             "`lrnnkit.learn.memory.peak_bytes` (the sweep packs runs by it).\n\n"
-            + table(["experiment", "configurations", "ms/step", "paper steps", "GPU-hours", "peak MiB", "status"],
-                    rows)
+            + table(HEADERS + ["status"], rows)
             + f"\n\nTotal: {total:.1f} GPU-hours for every experiment at the papers' settings, run one after another.")
     write(SECTION, body, notes, path=path or os.path.join(HERE, "RESULTS.md"))
     return body
-
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main(argv=None) -> int:
@@ -128,21 +136,12 @@ def main(argv=None) -> int:
     import torch
     doc = {"device": torch.cuda.get_device_name(0) if a.device.startswith("cuda") else "cpu",
            "torch": torch.__version__, "steps_timed": a.steps, "experiments": out}
-    print("\n| experiment | configurations | ms/step (min-max) | paper steps | GPU-hours, runs one after another | "
-          "peak MiB (max) |\n|---|---|---|---|---|---|")
-    for name, e in out.items():
-        ok = [r for r in e["rows"] if "error" not in r]
-        ms = [r["ms_per_step"] for r in ok]
-        pk = [r["peak_mib"] for r in ok if r.get("peak_mib") is not None]
-        print(f"| {name} | {len(e['rows'])} ({e['failed']} failed) | "
-              f"{(f'{min(ms):.1f}-{max(ms):.1f}' if ms else '-')} | "
-              f"{sorted({r['paper_steps'] for r in e['rows']})} | {e['hours']:.2f} | {max(pk) if pk else '-'} |")
+    from benchmarks._record import table
+    print("\n" + table(HEADERS, summary_rows(doc)))
     print(f"\ntotal GPU-hours: {sum(e['hours'] for e in out.values()):.1f}")
     if a.json:
-        tmp = a.json + ".tmp"
-        with open(tmp, "w") as fh:
-            json.dump(doc, fh, indent=1)
-        os.replace(tmp, a.json)
+        from lrnnkit.fileio import atomic_write_text
+        atomic_write_text(a.json, json.dumps(doc, indent=1) + "\n")
     return 0
 
 

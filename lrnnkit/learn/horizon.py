@@ -126,7 +126,8 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ..., ``max_len``), ``first_length_below_1`` of the
     sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
-    and ``statement`` (one line)."""
+    and ``statement`` (one line). Without AALpy the extraction is skipped (``extraction.missing = "aalpy"``); the
+    shortest wrong word and the curve do not need it."""
     if max_len < 1 or max_words < 1 or samples < 1:
         raise InputError(f"max_len, max_words and samples must be >= 1 (got {max_len}, {max_words}, {samples})")
     t0 = time.perf_counter()
@@ -174,7 +175,7 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         ext = None
         if extract and cells <= max_extract_cells and not have_aalpy():
             out["extraction"] = {"skipped": "AALpy is not installed (pip install 'lrnnkit[learn]'): the shortest wrong "
-                                            "word and the accuracy curve above do not need it"}
+                                            "word and the accuracy curve above do not need it", "missing": "aalpy"}
         elif extract and cells <= max_extract_cells:
             oracle.limit = (oracle.calls + max_extract_queries, time.perf_counter() + max_extract_seconds,
                             max_extract_queries, max_extract_seconds)
@@ -236,7 +237,7 @@ def horizon_statement(h: dict) -> str:
                  f"({h['samples']} samples)"
     if (h.get("extraction") or {}).get("stopped"):
         s += f"; extraction {h['extraction']['stopped']}"
-    if "AALpy" in str((h.get("extraction") or {}).get("skipped", "")):
+    if (h.get("extraction") or {}).get("missing") == "aalpy":
         s += "; no automaton extracted (AALpy not installed)"
     if h["extracted_states"] is not None:
         s += (f"; extracted {h['extracted_states']} states, "

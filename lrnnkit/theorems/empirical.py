@@ -152,6 +152,16 @@ def capped_runs(runs: dict) -> list:
     return out
 
 
+def _capped_statement(runs: dict) -> str | None:
+    """The sentence that says a ``paper`` file's deciding runs were capped (:func:`capped_runs`), or None."""
+    capped = capped_runs(runs)
+    if not capped:
+        return None
+    shown = "; ".join(f"{c}: {why}" for c, why in capped)
+    return (f"Not at the paper's scale: the paper's settings, capped ({len(capped)} of {len(_best(runs))} "
+            f"configurations did not train their whole schedule: {shown})")[:2000]
+
+
 def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
@@ -159,12 +169,9 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict) -> CheckRes
     does a ``paper`` file whose deciding ``runs`` were capped (:func:`capped_runs`): fewer steps than the paper's."""
     if scale != "paper" or not outcome.startswith(("not reproduced", "partly reproduced")):
         return r
-    capped = capped_runs(runs)
+    capped = _capped_statement(runs)
     if capped:
-        shown = "; ".join(f"{c}: {why}" for c, why in capped)
-        return CheckResult("open", f"{r.evidence}. Not at the paper's scale: the paper's settings, capped "
-                                   f"({len(capped)} of {len(_best(runs))} configurations did not train their whole "
-                                   f"schedule: {shown})"[:2000], details=r.details)
+        return CheckResult("open", f"{r.evidence}. {capped}", details=r.details)
     measured = (r.details.get("judgement") or {}).get("measured", {})
     return CheckResult("falsified", f"at the paper's scale: {r.evidence}", counterexample=measured,
                        details=r.details)
@@ -277,10 +284,9 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                                       " Not reproduced at this scale is not evidence against the paper.")
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
-    caps = capped_runs(rec["runs"]) if scale == "paper" else []
-    if caps:
-        evidence += (f" The paper's settings but capped, so not the paper's scale: {len(caps)} configuration(s) did "
-                     f"not train their whole schedule (e.g. {caps[0][0]}: {caps[0][1]}).")
+    capped = _capped_statement(rec["runs"]) if scale == "paper" else None
+    if capped:
+        evidence += f" {capped}."
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
         d = _load(path) if record is None else record

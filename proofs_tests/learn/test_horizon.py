@@ -88,7 +88,8 @@ def test_without_aalpy_the_horizon_is_still_found_and_only_the_extraction_is_ski
     assert h["horizon"] == full["horizon"] is not None
     assert h["shortest_wrong_word"] == full["shortest_wrong_word"]
     assert h["accuracy_by_length"] == full["accuracy_by_length"]
-    assert h["extracted_states"] is None and "AALpy is not installed" in h["extraction"]["skipped"]
+    assert h["extracted_states"] is None and h["extraction"]["missing"] == "aalpy"
+    assert "AALpy is not installed" in h["extraction"]["skipped"] and full["extraction"].get("missing") is None
     assert h["statement"].startswith(f"horizon {full['horizon']}: ") and "AALpy not installed" in h["statement"]
 
 
