@@ -79,8 +79,9 @@ def packing_main(a) -> int:
         print("--device cuda: no CUDA device here (use --device cpu for a dry run)", file=sys.stderr)
         return 2
     point = {"task": "parity", "layer": a.train_layer, "layers": a.packing_layers, "width": a.packing_width,
-             "heads": 4, "steps": a.packing_steps, "batch": a.packing_batch, "train_len": [2, a.packing_len],
-             "test_len": [a.packing_len], "eval_n": 256, "log_every": 50, "device": a.device}
+             "heads": 4, "short_conv": True, "steps": a.packing_steps, "batch": a.packing_batch,
+             "train_len": [2, a.packing_len], "test_len": [a.packing_len], "eval_n": 256, "log_every": 50,
+             "device": a.device}
     card = torch.cuda.get_device_properties(0).total_memory if cuda else None
     est_cpu = peak_bytes(TrainConfig(**{**point, "device": "cpu"}))
     est_gpu = peak_bytes(TrainConfig(**point)) if cuda else None
@@ -203,9 +204,10 @@ def main(argv=None) -> int:
 
     # training grid: runs packed with fractional resources vs one after the other
     cuda = torch.cuda.is_available()
-    tr = {"kind": "train", "params": {"layer": a.train_layer, "width": 32, "heads": 2, "steps": a.train_steps,
-                                      "batch": 16, "train_len": [2, 16], "test_len": [16], "eval_n": 32,
-                                      "log_every": 10, "device": "cuda" if cuda else "cpu"},
+    tr = {"kind": "train", "params": {"layer": a.train_layer, "width": 32, "heads": 2, "short_conv": True,
+                                      "lr": 1e-3, "steps": a.train_steps, "batch": 16, "train_len": [2, 16],
+                                      "test_len": [16], "eval_n": 32, "log_every": 10,
+                                      "device": "cuda" if cuda else "cpu"},
           "grid": {"task": ["parity"], "replicate": list(range(a.train_runs))}}
     if cuda:
         tr.update(num_gpus=a.gpu_fraction, num_cpus=1)

@@ -9,8 +9,7 @@ import sys
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..limits import seed_arg
-from .kinds import (BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, default_heads, default_lr, default_short_conv,
-                    default_steps)
+from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
 
 __all__ = ["add_parser", "run_train", "run_experiment_cmd", "VERBS"]
 
@@ -128,14 +127,11 @@ def run_train(a) -> int:
     from .train import TrainConfig, train
     layer = a.layer
     every_steps, every_seconds = _every(a.checkpoint_every)
-    short_conv = default_short_conv(layer) if a.short_conv is None else a.short_conv
-    steps = default_steps(layer) if a.steps is None else a.steps
-    lr = default_lr(layer) if a.lr is None else a.lr
-    heads = default_heads(layer) if a.heads is None else a.heads
+    # heads, short convolution, steps and lr left out (None) take the layer's defaults inside TrainConfig
     cfg = TrainConfig(task=a.source, layer=layer, n_h=a.n_h, eig_range=a.eig_range, layers=a.layers, width=a.width,
-                      heads=heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=short_conv,
+                      heads=a.heads, head_dim=a.head_dim, mlp=a.mlp, gate=a.gate, short_conv=a.short_conv,
                       output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
-                      steps=steps, batch=a.batch, lr=lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
+                      steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
                       deterministic=a.deterministic)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())

@@ -109,9 +109,10 @@ def _chomsky_runs(task: str, layers_small: int):
                       dict(width=16, heads=2, layers=1, steps=150, batch=32, lr=1e-2, test_len=(40, 128, 256),
                            eval_n=64, short_conv=False),
                       dict(width=128, heads=4, layers=layers_small, steps=5000, batch=256, lr=1e-3,
-                           test_len=(40, 64, 128, 192, 256), eval_n=512, max_seconds=60, auto_steps=True),
+                           test_len=(40, 64, 128, 192, 256), eval_n=512, max_seconds=60, auto_steps=True,
+                           short_conv=True),
                       dict(width=128, heads=4, layers=layers_small, steps=100_000, batch=1024, lr=5e-4,
-                           test_len=(40, 64, 128, 192, 256), eval_n=8192))
+                           test_len=(40, 64, 128, 192, 256), eval_n=8192, short_conv=True))
         out = []
         for layer in ("diagonal", "deltanet"):
             for er in ((0.0, 1.0), (-1.0, 1.0)):
@@ -148,11 +149,12 @@ def _judge_extension_helps(paper: dict):
 def _s5_runs(scale: str):
     base = _scale(scale,
                   dict(width=32, heads=2, steps=150, batch=32, lr=3e-3, train_len=(8, 8), test_len=(8, 16, 32),
-                       eval_n=64),
+                       eval_n=64, short_conv=True),
                   dict(width=128, heads=4, steps=5000, batch=256, lr=1e-3, train_len=(32, 32),
-                       test_len=(32, 64, 128, 256, 500), eval_n=512, max_seconds=90, auto_steps=True),
+                       test_len=(32, 64, 128, 256, 500), eval_n=512, max_seconds=90, auto_steps=True,
+                       short_conv=True),
                   dict(width=128, heads=4, steps=100_000, batch=512, lr=1e-4, train_len=(32, 32),
-                       test_len=(32, 64, 128, 256, 500), eval_n=40_000, weight_decay=0.01))
+                       test_len=(32, 64, 128, 256, 500), eval_n=40_000, weight_decay=0.01, short_conv=True))
     out = []
     for er in ((-1.0, 1.0), (0.0, 1.0)):
         out.append((f"S5 swaps only, DeltaNet [{er[0]:g},{er[1]:g}] 1L",
@@ -180,11 +182,11 @@ def _judge_s5(res: dict) -> dict:
 def _z60_runs(scale: str):
     base = _scale(scale,
                   dict(width=32, heads=2, steps=150, batch=32, lr=3e-3, train_len=(8, 8), test_len=(8, 16),
-                       eval_n=64),
+                       eval_n=64, short_conv=True),
                   dict(width=128, heads=4, steps=5000, batch=256, lr=1e-3, train_len=(32, 32),
-                       test_len=(32, 64, 128), eval_n=512, max_seconds=60, auto_steps=True),
+                       test_len=(32, 64, 128), eval_n=512, max_seconds=60, auto_steps=True, short_conv=True),
                   dict(width=128, heads=4, steps=100_000, batch=512, lr=1e-4, train_len=(32, 32),
-                       test_len=(32, 64, 128), eval_n=40_000))
+                       test_len=(32, 64, 128), eval_n=40_000, short_conv=True))
     return [(f"{'Mamba-like diagonal' if l == 'diagonal' else 'DeltaNet'} [{e[0]:g},{e[1]:g}]",
              TrainConfig(task="group:Z60", layer=l, eig_range=e, layers=2, **base))
             for l in ("diagonal", "deltanet") for e in ((-1.0, 1.0), (0.0, 1.0))]
@@ -209,9 +211,10 @@ def _deltaproduct_runs(groups, n_hs):
                       train_defaults("deltaproduct"),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=4000, batch=512, lr=1e-3,
                            train_len=(128, 128), test_len=(128, 256, 512), eval_n=512, max_seconds=80,
-                           auto_steps=True, weight_decay=1e-6),
+                           auto_steps=True, weight_decay=1e-6, short_conv=True),
                       dict(width=384, heads=12, head_dim=32, mlp=True, steps=200_000, batch=1024, lr=1e-3,
-                           train_len=(128, 128), test_len=(128, 256, 512), eval_n=500_000, weight_decay=1e-6))
+                           train_len=(128, 128), test_len=(128, 256, 512), eval_n=500_000, weight_decay=1e-6,
+                           short_conv=True))
         return [(f"{g} DeltaProduct n_h={n} [-1,1]",
                  TrainConfig(task=f"group:{g}", layer="deltaproduct", n_h=n, layers=1, **base))
                 for g in groups for n in n_hs[scale]]

@@ -72,7 +72,8 @@ def _state_runs(scale: str):
     for g in ("A5", "S5"):
         out += [(f"{g} fixed-point r={r} 1L", _fp(f"group:{g}", r, 4, layers=1, **base)) for r in rs]
         out.append((f"{g} Mamba-like diagonal [0,1] 2L",
-                    TrainConfig(task=f"group:{g}", layer="diagonal", eig_range=(0.0, 1.0), layers=2, **base)))
+                    TrainConfig(task=f"group:{g}", layer="diagonal", eig_range=(0.0, 1.0), layers=2, short_conv=True,
+                                **base)))
     return out
 
 
@@ -113,7 +114,8 @@ def _copy_runs(scale: str):
     rs = (2,) if scale == "tiny" else (1, 2, 4)
     out = [(f"copy fixed-point r={r} 1L", _fp("copy:26", r, 8, layers=1, **base)) for r in rs]
     out.append(("copy Mamba-like diagonal [0,1] 2L",
-                TrainConfig(task="copy:26", layer="diagonal", eig_range=(0.0, 1.0), layers=2, **base)))
+                TrainConfig(task="copy:26", layer="diagonal", eig_range=(0.0, 1.0), layers=2, short_conv=True,
+                            **base)))
     return out
 
 
@@ -139,7 +141,7 @@ def _modarith_runs(scale: str):
                       test_len=(40, 64, 128, 192, 256), eval_n=8192, clip=0.0))
     return [("fixed-point r=4 2L", _fp("mod-arith-br:5", 4, 8, **base)),
             ("DeltaNet [-1,1] 2L", TrainConfig(task="mod-arith-br:5", layer="deltanet", eig_range=(-1.0, 1.0),
-                                               **base))]
+                                               short_conv=True, **base))]
 
 
 def _judge_modarith(res: dict) -> dict:

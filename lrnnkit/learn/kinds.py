@@ -7,7 +7,8 @@ LAYER_KINDS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "biline
 WIDTH, BATCH = 64, 64
 TRAIN_LEN, TEST_LEN = (3, 40), (40, 128, 256)
 
-# `lrnnkit train` defaults that depend on the layer. No layer gets a short convolution by default: with one (fla's
+# `lrnnkit train` defaults that depend on the layer (TrainConfig's too: its heads, short_conv, lr and steps left at
+# None resolve to these). No layer gets a short convolution by default: with one (fla's
 # GatedDeltaProduct has it) a one-layer DeltaProduct n_h = 2 at these sizes stays near the sign of the permutation
 # on the S3 word problem (token accuracy 0.3-0.5 after 1000-3000 steps at lr 1e-3 to 1e-2), without it the same
 # run extrapolates (001, Fig. 3's S3 panel on a CPU); the diagonal layer with it fits the training lengths and

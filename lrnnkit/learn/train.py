@@ -43,7 +43,8 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .evaluate import eigenvalue_summary, evaluate
-from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
+from .kinds import (BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, default_heads, default_lr, default_short_conv,
+                    default_steps)
 from .models import SequenceModel, parse_eig_range
 from .tasks import IGNORE, batch_rng, make_task
 
@@ -94,7 +95,11 @@ class TrainConfig:
     lengths; ``test_len`` the evaluation lengths. ``max_seconds`` stops early (the result says so); with
     ``auto_steps`` the step count is cut, once after 25 timed steps, to what fits in ``max_seconds`` (so the
     cosine schedule completes; the result's config records the steps actually used). ``checkpoint_every`` (steps,
-    0 = off) and ``checkpoint_seconds`` (0 = off) set the periodic checkpoints of a run with a directory."""
+    0 = off) and ``checkpoint_seconds`` (0 = off) set the periodic checkpoints of a run with a directory.
+
+    ``heads``, ``short_conv``, ``lr`` and ``steps`` left at None take the layer's defaults, the ones `lrnnkit train`
+    uses (:func:`lrnnkit.learn.kinds.train_defaults`), so ``TrainConfig(task="parity", layer="diagonal")`` is the
+    run the command line makes; the config then holds the values they resolved to."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -102,19 +107,19 @@ class TrainConfig:
     eig_range: tuple = (-1.0, 1.0)
     layers: int = 1
     width: int = WIDTH
-    heads: int = 4
+    heads: int | None = None
     head_dim: int | None = None
     mlp: bool = False
-    short_conv: bool = True
+    short_conv: bool | None = None
     gate: bool = False
     block_size: int = 8
     backend: str = "auto"
     output_gate: bool = True
     train_len: tuple = TRAIN_LEN
     test_len: tuple = TEST_LEN
-    steps: int = 1000
+    steps: int | None = None
     batch: int = BATCH
-    lr: float = 1e-3
+    lr: float | None = None
     weight_decay: float = 0.1
     warmup: float = 0.1
     min_lr: float = 1e-6
@@ -138,6 +143,10 @@ class TrainConfig:
                 raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:200])
         if self.layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {self.layer!r} (choose from {', '.join(LAYER_KINDS)})"[:200])
+        for nm, default in (("heads", default_heads), ("short_conv", default_short_conv), ("lr", default_lr),
+                            ("steps", default_steps)):
+            if getattr(self, nm) is None:
+                setattr(self, nm, default(self.layer))
         for nm in ("mlp", "short_conv", "gate", "output_gate", "bf16", "auto_steps", "deterministic"):
             if not isinstance(getattr(self, nm), bool):
                 raise InputError(f"{nm} must be true or false, got {getattr(self, nm)!r}"[:200])

@@ -196,6 +196,35 @@ def test_cli_defaults_follow_the_layer():
     assert {k: getattr(tiny, k) for k in d} == d
 
 
+def test_python_config_takes_the_command_lines_defaults(monkeypatch):
+    """``TrainConfig(task=..., layer=L)`` is the run `lrnnkit train ... --layer L` makes: heads, short convolution,
+    lr and steps left out resolve to the layer's defaults (they were fixed at 4 heads, a short convolution, lr 1e-3
+    and 1000 steps for every layer, so a Python user's diagonal parity run stopped at 0.69); given ones are kept,
+    and the resolved config round-trips through JSON unchanged."""
+    import lrnnkit.learn.train as tr
+    from lrnnkit.cli import build_parser
+    from lrnnkit.learn.cli import run_train
+    from lrnnkit.learn.kinds import LAYER_KINDS, train_defaults
+
+    class Seen(Exception):
+        pass
+
+    def stop(cfg, *a, **k):
+        raise Seen(cfg)
+    monkeypatch.setattr(tr, "train", stop)
+    for layer in LAYER_KINDS:
+        cfg = TrainConfig(task="parity", layer=layer)
+        assert {k: getattr(cfg, k) for k in train_defaults(layer)} == train_defaults(layer), layer
+        assert TrainConfig.from_json(cfg.to_json()) == cfg
+        with pytest.raises(Seen) as seen:
+            run_train(build_parser().parse_args(["train", "parity", "--layer", layer]))
+        assert seen.value.args[0] == cfg, layer
+    mine = TrainConfig(task="parity", layer="diagonal", heads=3, short_conv=True, lr=5e-4, steps=7)
+    assert (mine.heads, mine.short_conv, mine.lr, mine.steps) == (3, True, 5e-4, 7)
+    with pytest.raises(InputError, match="heads"):
+        TrainConfig(task="parity", layer="diagonal", heads=0)
+
+
 def test_deterministic_is_on_during_the_run_and_restored_after(monkeypatch):
     """``deterministic=True`` turns torch's deterministic algorithms on for the run only (a sweep's serial driver
     goes on with its own setting), and a non-bool value is refused."""
