@@ -207,7 +207,7 @@ class Decoder:
 
     @staticmethod
     def nearest(refs_exact: Sequence[Sequence], labels) -> "Decoder":
-        """Nearest reference state: row j = r_j, c_j = -|r_j|^2 / 2 (argmax of r_j.H - |r_j|^2/2)."""
+        """Nearest reference state: row j = r_j, ``c_j = -|r_j|^2 / 2`` (argmax of ``r_j.H - |r_j|^2 / 2``)."""
         W = [[to_exact(x) for x in r] for r in refs_exact]
         c = []
         for r in W:

@@ -8,7 +8,7 @@ flatten(lift(x) lift(y)) = x y), and :func:`check_cascade` (each level map is a 
 constant and depends only on the coordinates above). The first three are vectorized with numpy: the lift of
 every s in S on every code is one integer array (:meth:`Holonomy.lift_matrix`, checked against the per-code
 :meth:`Holonomy.lift_map` by the tests), the emulation's closure composes index arrays, and the relational
-morphism decides all |S|^2 pairs through the distinct pairs (lift(x)(c), c.x). :func:`check_cascade` still
+morphism decides all ``|S|^2`` pairs through the distinct pairs (lift(x)(c), c.x). :func:`check_cascade` still
 walks :meth:`Holonomy.lift_actions` code by code (it inspects the level maps themselves).
 
 Each check returns a :class:`CheckResult` (pass / fail, the number of elementary comparisons, the first failure).
@@ -51,7 +51,7 @@ def _rows_per_chunk(width: int, budget: int = 4_000_000) -> int:
 def check_action(hd: Holonomy, S: np.ndarray | None = None) -> CheckResult:
     """For every s in S (default: the whole semigroup), every point p and every code of p:
     decode(lift(s)(code)) = p.s. Vectorized: lift(s) for all s at once (:meth:`Holonomy.lift_matrix`), compared
-    as arrays, |S| x codes comparisons."""
+    as arrays, ``|S|`` x codes comparisons."""
     S = _elements(hd, S)
     dec = hd.decoded()
     try:
@@ -186,12 +186,12 @@ def check_relational_morphism(hd: Holonomy, S: np.ndarray | None = None, *, pair
                               seed: int = 0) -> CheckResult:
     """For all x, y in S: flatten(lift(x) lift(y)) = x y (lift(x) lift(y): first lift(x), then lift(y)), i.e.
     for every code c: decode(lift(y)(lift(x)(c))) = decode(c).x.y. ``pairs``: check only that many random pairs
-    (default: all |S|^2).
+    (default: all ``|S|^2``).
 
     All pairs, exactly and fast: for fixed y the comparison at (x, c) reads x and c only through the pair
     (c', p) = (lift(x)(c), decode(c).x), so it is the same comparison for every (x, c) with the same pair. The
     check collects the distinct pairs U (at most codes x n of them) and compares decode(lift(y)(c')) with p.y for
-    every y and every (c', p) in U: |S| x |U| comparisons that decide all |S|^2 x codes of the definition."""
+    every y and every (c', p) in U: ``|S| x |U|`` comparisons that decide all ``|S|^2`` x codes of the definition."""
     S = _elements(hd, S)
     n = hd.n
     dec = hd.decoded()

@@ -50,10 +50,11 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 5. :func:`.wy_grad._dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dX, dG's first part.
 6. :func:`.wy_grad._wy_bwd_kernel` (chunk-parallel, the key width in blocks of ``wy_bk``): the WY backward, dk,
    dbeta, dg (and dv for float32 / float64 inputs).
-5+6. :func:`.wy_grad._dqk_wy_kernel` (chunk-parallel): both in one launch, so dX and the non-WY part of dk are not
-   written and read back as separate tensors; the table's ``fuse`` (no gate) / ``fuse_gated`` entries pick it:
-   faster for bf16 without a gate, slower with a gate and for float32, where it spills (RESULTS.md "kernels",
-   sixth round).
+
+Stages 5 and 6 also run as one: :func:`.wy_grad._dqk_wy_kernel` (chunk-parallel) does both in one launch, so dX and
+the non-WY part of dk are not written and read back as separate tensors; the table's ``fuse`` (no gate) /
+``fuse_gated`` entries pick it: faster for bf16 without a gate, slower with a gate and for float32, where it spills
+(RESULTS.md "kernels", sixth round).
 
 The modules, by stage (each kernel beside the host function that launches it): :mod:`.wy_t` (1),
 :mod:`.wy_state` (2, 4), :mod:`.wy_output` (3), :mod:`.wy_grad` (5, 6, 5+6); the jit helpers they share are in

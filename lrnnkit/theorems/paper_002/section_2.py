@@ -44,9 +44,9 @@ def base4_decode(x: F) -> str:
 
 
 def base4_collapse_length(fmt: str) -> int | None:
-    """Shortest m such that the expressions "0" + "-0"*m and "1" + "-0"*m (values 0 and 1) reach the same state when
-    the encoder runs in the number format ``fmt`` with paper 000's cast model (product x/4 exact then cast, sum cast;
-    lrnnkit.precision.cast.cast_exact). None if no collapse up to m = 80."""
+    """Shortest m such that the expressions ``"0" + "-0" * m`` and ``"1" + "-0" * m`` (values 0 and 1) reach the
+    same state when the encoder runs in the number format ``fmt`` with paper 000's cast model (product x/4 exact then
+    cast, sum cast; lrnnkit.precision.cast.cast_exact). None if no collapse up to m = 80."""
     code = {"0": F(1), "-": F(2), "1": F(3)}
 
     def run(word):

@@ -165,7 +165,7 @@ P12_BLOCK = [[F(11, 20), F(11, 20)], [F(11, 20), F(11, 20)]]
 
 
 def column_pnorm_le1_exact(M: list, p: F) -> bool:
-    """sum_i |m_ij|^p <= 1 for every column, exactly for rational p = s/t: compare (sum_i |m_ij|^p)^t <= 1 is not
+    """``sum_i |m_ij|^p <= 1`` for every column, exactly for rational p = s/t: ``(sum_i |m_ij|^p)^t <= 1`` is not
     polynomial, so the check is done for columns with equal-magnitude entries (the counterexample's form):
     k entries of magnitude m satisfy k m^p <= 1  <=>  k^t m^s <= 1."""
     s, t = p.numerator, p.denominator
