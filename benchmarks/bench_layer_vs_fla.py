@@ -40,6 +40,7 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
@@ -91,7 +92,6 @@ def group_table(name: str):
     fsa = load_source(f"group:{name}")
     n = len(fsa.alphabet)
     # states of the Cayley automaton are group elements; delta[s][a] = s * a
-    import numpy as np
     tab = np.array(fsa.delta, dtype=np.int64)
     return torch.as_tensor(tab), int(fsa.start), n
 
@@ -100,7 +100,6 @@ def sample(tab, start, n, batch, length, gen, device):
     """A batch of words (uniform tokens from ``gen``) and their running products, computed on the CPU in numpy and
     moved once: the same batches, bit for bit, as the loop on the GPU it replaces (which launched small kernels at
     every position, outside the timed region but in the run's wall time)."""
-    import numpy as np
     toks = torch.randint(0, n, (batch, length), generator=gen, device="cpu")
     tab_np, cols = tab.numpy(), toks.numpy().T.copy()
     lab = np.empty_like(cols)

@@ -128,19 +128,17 @@ def check_int(flag: str, value: Any, lo: int, hi: int | None = None, const: str 
 
 
 def seed_arg(text: str) -> int:
-    """The argparse type of every ``--seed`` of the command line: an integer in 0..MAX_SEED (argparse turns the
-    refusal into one line and exit status 2)."""
+    """The argparse type of every ``--seed`` of the command line: :func:`check_int` in 0..MAX_SEED on the parsed
+    text (argparse turns the refusal into one line and exit status 2)."""
     import argparse
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer in 0..{MAX_SEED}, got {text[:40]!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    if value > MAX_SEED:
-        shown = text if len(text) <= 30 else f"a number of {len(text)} characters"
-        raise argparse.ArgumentTypeError(f"must be <= {MAX_SEED}, got {shown} ({_name('MAX_SEED')})")
-    return value
+    try:
+        return check_int("seed", value, 0, MAX_SEED, "MAX_SEED")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def check_number_text(s: str, what: str = "number") -> None:

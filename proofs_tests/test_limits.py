@@ -141,7 +141,7 @@ def test_model_exact_value_limits(parity_model, tmp_path, capsys):
 # --------------------------------------------------------------------------- item 5: no traceback without --debug
 def test_bad_run_flags(capsys, parity_model):
     rc, _, err = cli(capsys, "run", str(parity_model), "--seed", "-1", "--random", "3")
-    assert rc == 2 and "--seed: must be >= 0, got -1" in err
+    assert rc == 2 and "--seed: seed must be >= 0, got -1" in err
     rc, _, err = cli(capsys, "run", str(parity_model), "--random", str(10 ** 30))
     assert rc == 2 and f"--random must be <= {limits.RUN_MAX_LENGTH}" in err and "31 digits" in err
     rc, _, err = cli(capsys, "run", str(parity_model), "--random", "-3")

@@ -320,7 +320,7 @@ def test_escaped_keeps_printable_text():
     (["--random", "200000"], None),
     (["--random", str(10 ** 7)], "RUN_MAX_LENGTH"),
     (["--random", "0"], "--random must be >= 1"),
-    (["--random", "3", "--seed", "-1"], "--seed: must be >= 0"),
+    (["--random", "3", "--seed", "-1"], "--seed: seed must be >= 0"),
     (["--random", "3", "--seed", str(2 ** 64)], "MAX_SEED"),
 ])
 def test_export_numbers_checked(capsys, parity_model, tmp_path, argv, needle):

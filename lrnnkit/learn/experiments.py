@@ -86,6 +86,9 @@ def best_per_config(runs: dict) -> dict:
 
 
 def _scale(scale: str, tiny: dict, small: dict, paper: dict) -> dict:
+    """The settings of ``scale``. Each names what it relies on: ``short_conv=True`` where an experiment runs the
+    papers' layers with fla's short convolution, since a config left without it takes `lrnnkit train`'s layer
+    default (off)."""
     return {"tiny": tiny, "small": small, "paper": paper}[scale]
 
 

@@ -173,10 +173,11 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
                    extraction_word=None, extraction=None)
         cells = out["target_states"] * fsa.n_letters
         ext = None
-        if extract and cells <= max_extract_cells and not have_aalpy():
+        wanted = extract and cells <= max_extract_cells
+        if wanted and not have_aalpy():
             out["extraction"] = {"skipped": "AALpy is not installed (pip install 'lrnnkit[learn]'): the shortest wrong "
                                             "word and the accuracy curve above do not need it", "missing": "aalpy"}
-        elif extract and cells <= max_extract_cells:
+        elif wanted:
             oracle.limit = (oracle.calls + max_extract_queries, time.perf_counter() + max_extract_seconds,
                             max_extract_queries, max_extract_seconds)
             try:

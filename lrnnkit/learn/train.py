@@ -43,8 +43,7 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .evaluate import eigenvalue_summary, evaluate
-from .kinds import (BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, default_heads, default_lr, default_short_conv,
-                    default_steps)
+from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
 from .tasks import IGNORE, batch_rng, make_task
 
@@ -64,6 +63,8 @@ _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width"
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
          "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
          "seed": (0, "MAX_SEED"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
+# fields whose None means the layer's `lrnnkit train` default (kinds.train_defaults)
+_LAYER_DEFAULTED = ("heads", "short_conv", "lr", "steps")
 # float fields: (lowest, lowest allowed?, highest or None)
 _FLOATS = {"lr": (0.0, False, None), "weight_decay": (0.0, True, None), "warmup": (0.0, True, 1.0),
            "min_lr": (0.0, True, None), "clip": (0.0, True, None), "checkpoint_seconds": (0.0, True, None)}
@@ -143,10 +144,10 @@ class TrainConfig:
                 raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:200])
         if self.layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {self.layer!r} (choose from {', '.join(LAYER_KINDS)})"[:200])
-        for nm, default in (("heads", default_heads), ("short_conv", default_short_conv), ("lr", default_lr),
-                            ("steps", default_steps)):
+        layer_defaults = train_defaults(self.layer)
+        for nm in _LAYER_DEFAULTED:
             if getattr(self, nm) is None:
-                setattr(self, nm, default(self.layer))
+                setattr(self, nm, layer_defaults[nm])
         for nm in ("mlp", "short_conv", "gate", "output_gate", "bf16", "auto_steps", "deterministic"):
             if not isinstance(getattr(self, nm), bool):
                 raise InputError(f"{nm} must be true or false, got {getattr(self, nm)!r}"[:200])

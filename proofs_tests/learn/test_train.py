@@ -199,8 +199,8 @@ def test_cli_defaults_follow_the_layer():
 def test_python_config_takes_the_command_lines_defaults(monkeypatch):
     """``TrainConfig(task=..., layer=L)`` is the run `lrnnkit train ... --layer L` makes: heads, short convolution,
     lr and steps left out resolve to the layer's defaults (they were fixed at 4 heads, a short convolution, lr 1e-3
-    and 1000 steps for every layer, so a Python user's diagonal parity run stopped at 0.69); given ones are kept,
-    and the resolved config round-trips through JSON unchanged."""
+    and 1000 steps for every layer: for the diagonal layer not the settings that learn parity, test above); given
+    ones are kept, and the resolved config round-trips through JSON unchanged."""
     import lrnnkit.learn.train as tr
     from lrnnkit.cli import build_parser
     from lrnnkit.learn.cli import run_train

@@ -331,7 +331,7 @@ def _load_changed(good_run, change) -> None:
     (["--layers", "1000"], "TRAIN_MAX_LAYERS"),
     (["--layer", "deltanet", "--width", "8192", "--heads", "256", "--head-dim", "1024", "--layers", "64"],
      "TRAIN_MAX_PARAMETERS"),
-    (["--seed", "-1"], "--seed: must be >= 0"),
+    (["--seed", "-1"], "--seed: seed must be >= 0"),
     (["--head-dim", "-3"], "--head-dim) must be >= 1"),
     (["--heads", "0"], "--heads) must be >= 1"),
     (["--lr", "nan"], "--lr"),
@@ -367,7 +367,7 @@ def test_export_seed_must_be_non_negative(tmp_path, capsys):
     capsys.readouterr()
     assert main(["export", m, "--to", "fla", "-o", str(tmp_path / "f"), "--random", "3", "--seed", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--seed: must be >= 0" in err[0]
+    assert len(err) == 1 and "--seed: seed must be >= 0" in err[0]
 
 
 # ------------------------------------------------------------------------------------------------ sweeps
