@@ -149,9 +149,10 @@ def _record_path(out: str, job: dict) -> str:
     return os.path.join(out, "runs", job["experiment"], _slug(job["label"]) + ".json")
 
 
-def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2) -> list:
+def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2, gpus: int = 1) -> list:
     """Each run in its own process (``--job``), ``workers`` at a time: a run that crashes (a CUDA error, a library
-    that aborts) is recorded as failed and takes no other run with it."""
+    that aborts) is recorded as failed and takes no other run with it. With ``gpus`` > 1 each process sees one card
+    (``CUDA_VISIBLE_DEVICES``), the one with the fewest runs on it when it starts."""
     import subprocess
     t0 = time.time()
     # in the given order (experiments as listed, fla's anchor runs first), longest caps first within each
@@ -173,14 +174,17 @@ def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2) -> l
             n += 1
             with open(path, "w") as fh:
                 json.dump(j, fh)
+            busy = [sum(g == gpu for _, _, g in running) for gpu in range(gpus)]
+            gpu = busy.index(min(busy))
+            env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": str(gpu)} if gpus > 1 else {}))
             proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--job", path, "--out", out,
-                                     "--threads", str(threads)])
-            running.append((proc, j))
+                                     "--threads", str(threads)], env=env)
+            running.append((proc, j, gpu))
         time.sleep(0.5)
-        for proc, j in list(running):
+        for proc, j, gpu in list(running):
             if proc.poll() is None:
                 continue
-            running.remove((proc, j))
+            running.remove((proc, j, gpu))
             rp = _record_path(out, j)
             if proc.returncode != 0 and not os.path.exists(rp):
                 os.makedirs(os.path.dirname(rp), exist_ok=True)
@@ -606,6 +610,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", default="small", choices=["tiny", "small", "paper"])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--workers", type=int, default=8)
+    ap.add_argument("--gpus", type=int, default=1, help="cards to spread the runs over (one CUDA_VISIBLE_DEVICES each)")
     ap.add_argument("--budget", type=float, default=540, help="seconds for the whole grid")
     ap.add_argument("--only", default="", help="comma-separated experiment names (default: all)")
     ap.add_argument("--fla", action="store_true", help="add fla's GatedDeltaProduct on S3 (n_h = 1, 2)")
@@ -636,6 +641,9 @@ def main(argv=None) -> int:
     ap.add_argument("--anchor-only", action="store_true", help="only the S3 anchor: fla n_h=1,2 and ours n_h=1,2")
     ap.add_argument("--skip-anchor", action="store_true", help="leave out our S3 n_h<=2 runs (run by --anchor-only)")
     ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds (and size its schedule to it: auto_steps)")
+    ap.add_argument("--safety-cap", type=float, default=None,
+                    help="every run's max_seconds with its schedule unchanged: a run that trains all its steps inside "
+                         "it is uncapped, one that reaches it is recorded as capped")
     a = ap.parse_args(argv)
     if a.job:
         with open(a.job) as fh:
@@ -700,8 +708,11 @@ def main(argv=None) -> int:
         for j in jobs:
             j["config"]["max_seconds"] = a.cap
             j["config"]["auto_steps"] = True     # the cosine schedule sized to the cap, not cut mid-way
+    if a.safety_cap is not None:
+        for j in jobs:
+            j["config"]["max_seconds"] = a.safety_cap
     print(f"{len(jobs)} runs, {a.workers} at a time, budget {a.budget:.0f} s", flush=True)
-    done, skipped = run_grid(jobs, a.out, a.workers, a.budget, a.threads)
+    done, skipped = run_grid(jobs, a.out, a.workers, a.budget, a.threads, a.gpus)
     summarise(a.out, a.scale, skipped)
     from benchmarks._record import record
     body = results_markdown(a.out)

@@ -1,13 +1,16 @@
 """What each paper-scale experiment needs on this machine's GPU: every configuration of ``lrnnkit experiment NAME
 --scale paper`` timed on a few training steps (issue 28: "every other one says what it needs").
 
-    python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--steps 20] [--json OUT.json]
+    python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--steps 20] [--loops host,device]
+                                          [--json OUT.json]
     python benchmarks/paper_scale_cost.py --record COST.json [--ran RESULTS.json ...]   # RESULTS.md section
 
-For each configuration: the model is built as the run builds it and trained with :func:`lrnnkit.learn.train.train`
-(the run's own loop: data, bf16 autocast on CUDA, AdamW, clipping) for ``W`` = 3 steps (Triton compilation and
-caches) and then for ``W + steps`` steps from scratch; ms per step = the difference of the two runs' seconds over
-``steps``. Hours = the paper's step count x ms per step, the training loop only (the final evaluation on
+For each configuration and each training loop of ``--loops`` (:mod:`lrnnkit.learn.step`: ``host``, the loop driven
+from the CPU with numpy batches; ``device``, batches made on the GPU and the step captured as one CUDA graph), in one
+process on one GPU: the model is built as the run builds it and trained with :func:`lrnnkit.learn.train.train` (the
+run's own loop: data, bf16 autocast on CUDA, AdamW, clipping) for ``W`` = 5 steps (Triton compilation, caches, the
+device loop's capture) and then for ``W + steps`` steps from scratch; ms per step = the difference of the two runs'
+seconds over ``steps``. Hours = the paper's step count x ms per step, the training loop only (the final evaluation on
 ``eval_n`` words per test length and the horizon are not in it); peak bytes from
 :func:`lrnnkit.learn.memory.peak_bytes` say how many such runs share one card. Prints a table per experiment
 and the sum; a configuration that fails (out of memory, a size limit) is a row with its error.
@@ -24,14 +27,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WARM = 3
+WARM = 5
 SECTION = "learning at paper scale"
 HEADERS = ["experiment", "configurations", "ms/step", "paper steps", "GPU-hours", "peak MiB"]
+RUN_MINUTES = 10        # one call of the GPU machine
+GPUS = 2                # the two-GPU kind
 
 
-def time_config(cfg, steps: int) -> dict:
+def _time_loop(cfg, steps: int) -> dict:
     import torch
-    from lrnnkit.learn.memory import peak_bytes
     from lrnnkit.learn.train import train
     short = dataclasses.replace(cfg, steps=WARM, max_seconds=None, auto_steps=False, checkpoint_every=0)
     train(short, None, evaluate_at_end=False)
@@ -41,12 +45,34 @@ def time_config(cfg, steps: int) -> dict:
     t0 = time.perf_counter()
     train(short, None, evaluate_at_end=False)
     t1 = time.perf_counter()
-    train(long, None, evaluate_at_end=False)
+    res = train(long, None, evaluate_at_end=False)
     t2 = time.perf_counter()
     ms = round(1e3 * ((t2 - t1) - (t1 - t0)) / steps, 2)    # the hours below follow from the stored ms
+    return {"ms_per_step": ms, "hours": round(cfg.steps * ms / 3.6e6, 3), "step_graph": res.get("step_graph")}
+
+
+def time_config(cfg, steps: int, loops=(None,)) -> dict:
+    """The configuration's ms per step and hours at the paper's steps on each loop of ``loops`` (None: the
+    config's own); the row's top-level ``ms_per_step`` / ``hours`` are the last loop's (the new one, when both)."""
+    from lrnnkit.learn.memory import peak_bytes
+    row = {"paper_steps": cfg.steps}
+    for loop in loops:
+        r = _time_loop(cfg if loop is None else dataclasses.replace(cfg, loop=loop), steps)
+        if loop is not None:
+            row[loop] = r
+        row["ms_per_step"], row["hours"] = r["ms_per_step"], r["hours"]
     peak = peak_bytes(cfg)
-    return {"ms_per_step": ms, "paper_steps": cfg.steps, "hours": round(cfg.steps * ms / 3.6e6, 3),
-            "peak_mib": None if peak is None else round(peak / 2**20, 1)}
+    row["peak_mib"] = None if peak is None else round(peak / 2**20, 1)
+    return row
+
+
+def makespan_minutes(hours: list, gpus: int = GPUS) -> float:
+    """Wall-clock minutes of runs of the given GPU-hours on ``gpus`` cards, one run per card at a time, longest
+    first onto the least loaded card (LPT; within 4/3 of the optimum)."""
+    load = [0.0] * gpus
+    for h in sorted(hours, reverse=True):
+        load[load.index(min(load))] += h
+    return round(60 * max(load), 1)
 
 
 def summary_rows(cost: dict) -> list:
@@ -57,11 +83,33 @@ def summary_rows(cost: dict) -> list:
         ok = [r for r in e["rows"] if "error" not in r]
         ms = [r["ms_per_step"] for r in ok]
         pk = [r["peak_mib"] for r in ok if r.get("peak_mib") is not None]
-        rows.append([name, f"{len(e['rows'])}" + (f" ({e['failed']} failed)" if e["failed"] else ""),
-                     f"{min(ms):.1f}-{max(ms):.1f}" if ms else "-",
-                     "/".join(f"{n // 1000}k" for n in sorted({r["paper_steps"] for r in e["rows"]})),
-                     f"{e['hours']:.2f}", f"{max(pk):.0f}" if pk else "-"])
+        row = [name, f"{len(e['rows'])}" + (f" ({e['failed']} failed)" if e["failed"] else ""),
+               f"{min(ms):.1f}-{max(ms):.1f}" if ms else "-",
+               "/".join(f"{n // 1000}k" for n in sorted({r["paper_steps"] for r in e["rows"]})),
+               f"{e['hours']:.2f}", f"{max(pk):.0f}" if pk else "-"]
+        if len(cost.get("loops", [])) == 2:          # before (host loop) and after (device loop), one run
+            old, new = cost["loops"]
+            hms = [r[old]["ms_per_step"] for r in ok]
+            oh = sum(r[old]["hours"] for r in ok)
+            row[2] = f"{min(hms):.1f}-{max(hms):.1f} -> {row[2]}" if hms else "-"
+            row[4] = f"{oh:.2f} -> {e['hours']:.2f} ({oh / max(e['hours'], 1e-9):.1f}x)"
+            row.append(f"{makespan_minutes([r['hours'] for r in ok]):.1f}")
+        rows.append(row)
     return rows
+
+
+def headers(cost: dict) -> list:
+    """The table's columns: with two loops, ms/step and GPU-hours read 'before -> after', and the minutes the
+    experiment takes on the two-GPU kind follow."""
+    if len(cost.get("loops", [])) == 2:
+        old, new = cost["loops"]
+        return ["experiment", "configurations", f"ms/step {old} -> {new}", "paper steps",
+                f"GPU-hours {old} -> {new}", "peak MiB", f"minutes on {GPUS} GPUs"]
+    return HEADERS
+
+
+def _total(cost: dict, loop: str) -> float:
+    return sum(r[loop]["hours"] for e in cost["experiments"].values() for r in e["rows"] if loop in r)
 
 
 def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) -> str:
@@ -92,11 +140,13 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
     body = (f"Cost of every experiment at `--scale paper` on {cost['device']} (torch {cost['torch']}), measured by "
             f"`python3 benchmarks/paper_scale_cost.py --device cuda --steps {cost['steps_timed']} --json COST.json`: "
             "each configuration built as its run builds it and timed on its own training loop (bf16 autocast, AdamW, "
-            "clipping) over a few steps after 3 warm-up steps; hours = the paper's steps x ms per step, one run after "
+            f"clipping) over a few steps after {cost.get('warm', 3)} warm-up steps; hours = the paper's steps x ms per step, one run after "
             "another, training only (the final evaluation and the horizon are not in it). Peak MiB from "
             "`lrnnkit.learn.memory.peak_bytes` (the sweep packs runs by it).\n\n"
-            + table(HEADERS + ["status"], rows)
-            + f"\n\nTotal: {total:.1f} GPU-hours for every experiment at the papers' settings, run one after another.")
+            + table(headers(cost) + ["status"], rows)
+            + f"\n\nTotal: {total:.1f} GPU-hours for every experiment at the papers' settings, run one after another"
+            + (f" ({cost['loops'][1]} loop; {_total(cost, cost['loops'][0]):.1f} on the {cost['loops'][0]} loop in "
+               "the same run)." if len(cost.get("loops", [])) == 2 else "."))
     write(SECTION, body, notes, path=path or os.path.join(HERE, "RESULTS.md"))
     return body
 
@@ -107,6 +157,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--only", default=None)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--loops", default="host,device", help="training loops timed, in this order (before,after)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--record", metavar="COST_JSON", default=None, help="write RESULTS.md's section from a --json file")
     ap.add_argument("--ran", nargs="*", default=[], help="with --record: results files of paper-scale runs")
@@ -116,6 +167,7 @@ def main(argv=None) -> int:
         record(a.record, a.ran, open(a.notes).read().strip() if a.notes else "")
         return 0
     names = a.only.split(",") if a.only else [e["name"] for e in list_experiments()]
+    loops = tuple(a.loops.split(","))
     out = {}
     for name in names:
         exp = get_experiment(name)
@@ -123,7 +175,7 @@ def main(argv=None) -> int:
         for label, cfg in exp.runs("paper"):
             cfg = dataclasses.replace(cfg, device=a.device)
             try:
-                r = time_config(cfg, a.steps)
+                r = time_config(cfg, a.steps, loops)
             except Exception as exc:  # noqa: BLE001 - a configuration that cannot run is a row with its reason
                 r = {"error": f"{type(exc).__name__}: {exc}"[:300], "paper_steps": cfg.steps}
             r["label"] = label
@@ -135,10 +187,11 @@ def main(argv=None) -> int:
                      "failed": sum("error" in r for r in rows)}
     import torch
     doc = {"device": torch.cuda.get_device_name(0) if a.device.startswith("cuda") else "cpu",
-           "torch": torch.__version__, "steps_timed": a.steps, "experiments": out}
+           "torch": torch.__version__, "steps_timed": a.steps, "warm": WARM, "loops": list(loops), "experiments": out}
     from benchmarks._record import table
-    print("\n" + table(HEADERS, summary_rows(doc)))
-    print(f"\ntotal GPU-hours: {sum(e['hours'] for e in out.values()):.1f}")
+    print("\n" + table(headers(doc), summary_rows(doc)))
+    print(f"\ntotal GPU-hours: {sum(e['hours'] for e in out.values()):.1f}"
+          + "".join(f"; {lp} loop {_total(doc, lp):.1f}" for lp in loops))
     if a.json:
         from lrnnkit.fileio import atomic_write_text
         atomic_write_text(a.json, json.dumps(doc, indent=1) + "\n")

@@ -248,8 +248,8 @@ def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progr
         keep.add(json.loads(prev_text)["tensors"])
     elif os.path.lexists(os.path.join(out, PREV_JSON)):
         os.unlink(os.path.join(out, PREV_JSON))
-    groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()}
-              for g in opt.state_dict()["param_groups"]]
+    groups = [{k: (list(v) if isinstance(v, tuple) else float(v) if torch.is_tensor(v) else v) for k, v in g.items()}
+              for g in opt.state_dict()["param_groups"]]     # a tensor learning rate (the device loop) as its value
     doc = {"format": FORMAT, "version": VERSION, "step": step, "config": config,
            "model_config": getattr(model, "config", None), "param_groups": groups, "rng": rng_state(),
            "elapsed": elapsed, "progress": progress, "tensors": name, "sha256": sha, "torch": torch.__version__,

@@ -247,6 +247,8 @@ class SequenceModel(nn.Module):
     only). ``output_gate`` (GH only): fla's output gate ``RMSNorm(o) * silu(W_g x)`` (on by default, as in fla).
     """
 
+    check_tokens = True   # token ids range-checked on the host in forward; the device loop's sampler needs none
+
     def __init__(self, vocab: int, n_out: int, layer: str = "deltaproduct", n_h: int = 1, eig_range=(-1.0, 1.0),
                  layers: int = 1, width: int = 64, heads: int = 4, head_dim: int | None = None, mlp: bool = False,
                  short_conv: bool = True, gate: bool = False, block_size: int = 8, backend: str = "auto",
@@ -290,7 +292,7 @@ class SequenceModel(nn.Module):
     def _run(self, tokens, collect: str | None = None):
         if tokens.dtype != torch.long:
             tokens = tokens.long()
-        if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.config["vocab"]):
+        if self.check_tokens and tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= self.config["vocab"]):
             raise InputError(f"token ids must lie in 0..{self.config['vocab'] - 1}")
         x = self.embed(tokens)
         got = []

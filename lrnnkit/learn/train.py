@@ -45,7 +45,8 @@ from . import checkpoint as ck
 from .evaluate import eigenvalue_summary, evaluate
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
-from .tasks import IGNORE, batch_rng, make_task
+from .step import LOOPS, lr_at, make_step, optimizer, train_loss
+from .tasks import make_task
 
 __all__ = ["TrainConfig", "train", "build", "load_checkpoint", "lr_at"]
 
@@ -57,7 +58,7 @@ _FLAGS = {"n_h": "--n-h", "layers": "--layers", "width": "--width", "heads": "--
           "train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch": "--batch",
           "lr": "--lr", "seed": "--seed", "max_seconds": "--max-seconds", "checkpoint_every": "--checkpoint-every",
           "checkpoint_seconds": "--checkpoint-every", "eig_range": "--eig-range", "layer": "--layer",
-          "device": "--device"}
+          "device": "--device", "loop": "--loop"}
 # integer fields: (lowest, limit constant or None)
 _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width": (1, "TRAIN_MAX_WIDTH"),
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
@@ -100,7 +101,13 @@ class TrainConfig:
 
     ``heads``, ``short_conv``, ``lr`` and ``steps`` left at None take the layer's defaults, the ones `lrnnkit train`
     uses (:func:`lrnnkit.learn.kinds.train_defaults`), so ``TrainConfig(task="parity", layer="diagonal")`` is the
-    run the command line makes; the config then holds the values they resolved to."""
+    run the command line makes; the config then holds the values they resolved to.
+
+    ``loop`` (:mod:`.step`): ``"host"`` draws batches with numpy and drives every step from the host;
+    ``"device"`` generates them on the device and keeps the step there (one CUDA graph per step on CUDA); ``"auto"``
+    resolves to ``"device"`` on CUDA and ``"host"`` on the CPU, and the config holds the resolved value. The two
+    loops draw the same distribution of batches from different random numbers, so a run is reproducible within
+    one loop, not across them. A stored config without the field ran on the host loop (:meth:`from_json`)."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -136,10 +143,11 @@ class TrainConfig:
     checkpoint_seconds: float = 60.0
     log_every: int = 50
     deterministic: bool = False
+    loop: str = "auto"
 
     def __post_init__(self):
         """Every field's type and range (lrnnkit.limits), before any work."""
-        for nm in ("task", "layer", "backend", "device"):
+        for nm in ("task", "layer", "backend", "device", "loop"):
             if not isinstance(getattr(self, nm), str):
                 raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:200])
         if self.layer not in LAYER_KINDS:
@@ -184,6 +192,10 @@ class TrainConfig:
         if self.eval_n * max(self.test_len) > limits.TRAIN_MAX_EVAL_TOKENS:
             raise SizeLimitError(f"eval_n x the longest test length = {self.eval_n} x {max(self.test_len)} tokens, "
                                  f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
+        if self.loop == "auto":
+            self.loop = "device" if self.device.startswith("cuda") else "host"
+        if self.loop not in LOOPS:
+            raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:200])
         if self.device not in ("cpu", "cuda") and not (self.device.startswith("cuda:")
                                                        and self.device[5:].isdigit() and len(self.device) < 12):
             raise InputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}"[:200])
@@ -201,7 +213,7 @@ class TrainConfig:
         bad = sorted(set(d) - names)
         if bad:
             raise InputError(f"unknown training option(s) {', '.join(map(repr, bad))}"[:200])
-        return cls(**d)
+        return cls(**{"loop": "host", **d})      # configs written before the device loop ran on the host
 
     def model_kwargs(self, task) -> dict:
         return dict(vocab=task.n_in, n_out=task.n_out, layer=self.layer, n_h=self.n_h, eig_range=self.eig_range,
@@ -224,23 +236,6 @@ class TrainConfig:
         return n
 
 
-def lr_at(cfg: TrainConfig, step: int) -> float:
-    """Linear warm-up over ``warmup * steps`` steps, then cosine from ``lr`` to ``min_lr`` (000, App. E.1.1)."""
-    w = int(cfg.warmup * cfg.steps)
-    if step < w:
-        return cfg.lr * (step + 1) / w
-    p = (step - w) / max(1, cfg.steps - w)
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(1.0, p)))
-
-
-def train_loss(model, x, y, use_amp: bool):
-    """``(loss, logits)`` of one batch: token-level cross-entropy of ``logits = model(x)`` against ``y``
-    (``IGNORE`` labels left out), the forward under bf16 autocast when ``use_amp``."""
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
-        logits = model(x)
-    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=IGNORE), logits
-
-
 def eval_batch(cfg: TrainConfig) -> int:
     """Words per evaluation forward: ``eval_batch``, fewer where the longest test words would pass
     ``limits.TRAIN_MAX_BATCH_TOKENS`` (the same words, the same answers, in smaller batches)."""
@@ -258,15 +253,7 @@ def build(cfg: TrainConfig, model_fn=None):
         cfg.check_size(task.n_in, task.n_out)
     torch.manual_seed(cfg.seed)
     model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
-    return task, model, _optimizer(cfg, model)
-
-
-def _optimizer(cfg: TrainConfig, model):
-    """AdamW, weight decay on the matrices only."""
-    decay = [p for p in model.parameters() if p.ndim >= 2]
-    no_decay = [p for p in model.parameters() if p.ndim < 2]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8)
+    return task, model, optimizer(cfg, model, cfg.loop)
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
@@ -302,7 +289,7 @@ def load_checkpoint(path: str, device: str = "cpu"):
         model = SequenceModel(**mc).to(device)
     except (TypeError, ValueError) as exc:
         raise InputError(f"checkpoint {path!r}: bad model_config: {exc}"[:240]) from None
-    ck.restore(doc, tensors, model, _optimizer(cfg, model), device, f"checkpoint {path!r}")
+    ck.restore(doc, tensors, model, optimizer(cfg, model, cfg.loop), device, f"checkpoint {path!r}")
     doc["_tensors"] = tensors
     return doc, model
 
@@ -419,21 +406,25 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
         except ImportError:
             bar = None
     window = list(prog.get("recent_train_accuracy", []))
-    nonfinite = int(prog.get("skipped_nonfinite_steps", 0))
+    stepper = make_step(cfg, task, model, opt, device, nonfinite=int(prog.get("skipped_nonfinite_steps", 0)),
+                        start=step)
     t0 = time.perf_counter() - elapsed
     end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
     stopped_early = False
     t5 = None
     saved_step, saved_at = (step if good is not None else None), time.perf_counter()
-    consistent = True            # False while the optimizer is changing the parameters
     metrics_fh = None
 
     def save():
         nonlocal good, saved_step, saved_at
         good = ck.save(out, step=step, config=cfg.to_json(), model=model, opt=opt,
                        elapsed=time.perf_counter() - t0, prev_text=good,
-                       progress={"recent_train_accuracy": window[-3:], "skipped_nonfinite_steps": nonfinite})
+                       progress={"recent_train_accuracy": window[-3:], "skipped_nonfinite_steps": stepper.nonfinite})
         saved_step, saved_at = step, time.perf_counter()
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
 
     model.train()
     intr = _DeferredInterrupt()
@@ -446,43 +437,25 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
                 if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
                     stopped_early = True
                     break
-                x, y = task.sample(cfg.batch, cfg.train_len, batch_rng(cfg.seed, step))
-                x = torch.as_tensor(x, device=device)
-                y = torch.as_tensor(y, device=device)
-                lr = lr_at(cfg, step)
-                for g in opt.param_groups:
-                    g["lr"] = lr
-                loss, logits = train_loss(model, x, y, use_amp)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip if cfg.clip and cfg.clip > 0
-                                                       else float("inf"))
-                consistent = False
-                if bool(torch.isfinite(gnorm)):
-                    opt.step()
-                else:   # a non-finite gradient would poison every parameter: skip the update, count it
-                    nonfinite += 1
+                stepper.run(step)        # sets stepper.updating before it changes the parameters
                 step += 1
-                consistent = True
+                stepper.updating = False
                 if cfg.auto_steps and cfg.max_seconds is not None:
                     if step == 5:
-                        if device.type == "cuda":
-                            torch.cuda.synchronize()
+                        sync()
                         t5 = time.perf_counter()
                     elif step == 25 and t5 is not None:
-                        if device.type == "cuda":
-                            torch.cuda.synchronize()
+                        sync()
                         per = (time.perf_counter() - t5) / 20
                         left = 0.9 * cfg.max_seconds - (time.perf_counter() - t0)
                         cfg.steps = max(step + 1, min(cfg.steps, step + int(left / per)))
+                        stepper.schedule_changed()
                         end = cfg.steps if stop_at is None else min(cfg.steps, stop_at)
                         if bar is not None:
                             bar.total = cfg.steps
                 if step % cfg.log_every == 0 or step == cfg.steps:
-                    with torch.no_grad():
-                        m = y != IGNORE
-                        acc = float(((logits.argmax(-1) == y) & m).sum()) / max(1, int(m.sum()))
-                    rec = {"step": step, "loss": float(loss.detach()), "train_accuracy": acc, "lr": lr,
+                    loss, acc, lr = stepper.read()       # the device loop's one host read per log_every steps
+                    rec = {"step": step, "loss": loss, "train_accuracy": acc, "lr": lr,
                            "seconds": round(time.perf_counter() - t0, 3)}
                     window = (window + [acc])[-3:]
                     if metrics_fh:
@@ -500,8 +473,9 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
             bar.close()
         if metrics_fh:
             metrics_fh.close()
-        if out and consistent and saved_step != step:
+        if out and not stepper.updating and saved_step != step:
             save()     # the run's end, Ctrl-C, or an error: the state after the last complete step
+        stepper.close()
     if intr.requested:
         if out:
             print(f"lrnnkit: interrupted at step {step}; checkpoint saved in {out!r} (run the same command to "
@@ -509,10 +483,10 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
         raise KeyboardInterrupt
     seconds = time.perf_counter() - t0
     res = {"task": cfg.task, "config": cfg.to_json(), "steps": step, "seconds": round(seconds, 3),
-           "stopped_early": stopped_early, "checkpoint": ckpt_path, "skipped_nonfinite_steps": nonfinite,
+           "stopped_early": stopped_early, "checkpoint": ckpt_path, "skipped_nonfinite_steps": stepper.nonfinite,
            "train_accuracy": float(np.mean(window[-3:])) if window else None,
            "chance": task.chance, "n_out": task.n_out,
-           "parameters": sum(p.numel() for p in model.parameters())}
+           "parameters": sum(p.numel() for p in model.parameters()), "step_graph": stepper.graph}
     if evaluate_at_end:
         # long test words in smaller batches (the same words, the same answers)
         ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,

@@ -130,9 +130,10 @@ def _best(runs: dict, labels=None) -> dict:
 
 def capped_runs(runs: dict) -> list:
     """``[(configuration, why)]`` for the deciding runs (:func:`_best`) that did not train the whole schedule they
-    were configured with: a wall-clock cap (``config.max_seconds``), a schedule sized to it (``config.auto_steps``:
-    ``config.steps`` is then the cut count), fewer ``steps`` than ``config.steps``, ``stopped_early``, or no step
-    counts recorded. Empty: every run is uncapped."""
+    were configured with: a wall-clock cap (``config.max_seconds``) that bound, a schedule sized to it
+    (``config.auto_steps``: ``config.steps`` is then the cut count), fewer ``steps`` than ``config.steps``,
+    ``stopped_early``, or no step counts recorded. A cap under which the run trained every configured step (a safety
+    limit of a GPU call) did not change the run. Empty: every run is uncapped."""
     out = []
     for c, r in sorted(_best(runs).items()):
         cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
@@ -143,7 +144,7 @@ def capped_runs(runs: dict) -> list:
             why = [f"{steps} of its {want} configured steps"]
         else:
             why = []
-        if cfg.get("max_seconds") is not None:
+        if cfg.get("max_seconds") is not None and (why or cfg.get("auto_steps")):   # a cap that bound
             why.append(f"a {cfg['max_seconds']} s wall-clock cap")
         if cfg.get("auto_steps"):
             why.append(f"its schedule sized to the cap (auto_steps: {steps} steps)")

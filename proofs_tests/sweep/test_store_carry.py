@@ -25,7 +25,7 @@ from proofs_tests._paths import REPO
 
 torch = pytest.importorskip("torch")
 
-from lrnnkit.learn import train as train_module  # noqa: E402
+from lrnnkit.learn import step as step_module  # noqa: E402
 from lrnnkit.learn.train import lr_at  # noqa: E402
 from lrnnkit.sweep import RecordStore, run_sweep, strip_meta  # noqa: E402
 
@@ -166,7 +166,7 @@ def test_train_point_cut_mid_run_resumes_from_its_checkpoint_in_a_carried_store(
     for name, data in _files(second).items():         # the store names no absolute path (of either place)
         assert str(tmp_path).encode() not in data, name
     steps_run = []                                    # one call of lr_at per training step taken
-    monkeypatch.setattr(train_module, "lr_at", lambda cfg, step: steps_run.append(step) or lr_at(cfg, step))
+    monkeypatch.setattr(step_module, "lr_at", lambda cfg, step: steps_run.append(step) or lr_at(cfg, step))
     res = run_sweep(_spec(), second, progress=False, plots=False)
 
     store = RecordStore(second)

@@ -84,7 +84,10 @@ def _capped(rec: dict, how: str) -> dict:
     """``rec`` with every run capped the way ``how`` says (what bench_learning.py --cap or max_seconds leave)."""
     runs = copy.deepcopy(rec["runs"])
     for r in runs.values():
-        if how == "max_seconds":
+        if how == "max_seconds":            # a cap that stopped the run
+            r["config"]["max_seconds"] = 600.0
+            r["stopped_early"] = True
+        elif how == "safety_cap":           # a cap under which every configured step ran: not a cap
             r["config"]["max_seconds"] = 600.0
         elif how == "auto_steps":
             r["config"]["auto_steps"] = True
@@ -108,6 +111,14 @@ def test_capped_paper_scale_runs_that_the_judge_rejects_stay_open(how):
         assert "Not at the paper's scale" in r.evidence and "capped" in r.evidence, (s.id, r.evidence)
 
 
+def test_a_safety_cap_that_did_not_bind_leaves_a_paper_scale_verdict_standing():
+    """A GPU call's wall-clock limit under which every run trained all its configured steps did not change the
+    runs: the perturbed record stays ``falsified``, as without the limit."""
+    for s in _empirical_with_perturbation():
+        r = s.check("quick", record=_capped(s.perturb["record"], "safety_cap"))
+        assert r.verdict == "falsified", (s.id, r.evidence)
+
+
 def test_capped_runs_reads_the_deciding_run_of_each_configuration():
     from lrnnkit.theorems.empirical import capped_runs
     full = {"steps": 100, "stopped_early": False, "config": {"steps": 100, "max_seconds": None, "auto_steps": False}}
@@ -120,3 +131,6 @@ def test_capped_runs_reads_the_deciding_run_of_each_configuration():
     assert capped_runs({"b": sized}) == [("b", "a 60 s wall-clock cap, its schedule sized to the cap "
                                                "(auto_steps: 70 steps)")]
     assert capped_runs({"c": {"steps": 5}}) == [("c", "no step counts recorded")]
+    # a safety cap of a GPU call under which the run trained every configured step did not change the run
+    safe = {"steps": 100, "stopped_early": False, "config": {"steps": 100, "max_seconds": 500, "auto_steps": False}}
+    assert capped_runs({"d": safe}) == []
