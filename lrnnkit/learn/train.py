@@ -64,6 +64,10 @@ _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width"
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
          "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
          "seed": (0, "MAX_SEED"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
+# layers whose forward reads the device (the fixed-point layer's data-dependent iteration count, 003): their step
+# cannot be captured as a CUDA graph, and eagerly the device loop's sampler costs more than numpy's (measured on an
+# H200, benchmarks/RESULTS.md "learning at paper scale"), so "auto" keeps them on the host loop
+_HOST_LOOP_LAYERS = ("fixed-point",)
 # fields whose None means the layer's `lrnnkit train` default (kinds.train_defaults)
 _LAYER_DEFAULTED = ("heads", "short_conv", "lr", "steps")
 # float fields: (lowest, lowest allowed?, highest or None)
@@ -105,7 +109,8 @@ class TrainConfig:
 
     ``loop`` (:mod:`.step`): ``"host"`` draws batches with numpy and drives every step from the host;
     ``"device"`` generates them on the device and keeps the step there (one CUDA graph per step on CUDA); ``"auto"``
-    resolves to ``"device"`` on CUDA and ``"host"`` on the CPU, and the config holds the resolved value. The two
+    resolves to ``"device"`` on CUDA (except for the fixed-point layer, whose step cannot be captured) and
+    ``"host"`` on the CPU, and the config holds the resolved value. The two
     loops draw the same distribution of batches from different random numbers, so a run is reproducible within
     one loop, not across them. A stored config without the field ran on the host loop (:meth:`from_json`)."""
 
@@ -193,7 +198,7 @@ class TrainConfig:
             raise SizeLimitError(f"eval_n x the longest test length = {self.eval_n} x {max(self.test_len)} tokens, "
                                  f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
         if self.loop == "auto":
-            self.loop = "device" if self.device.startswith("cuda") else "host"
+            self.loop = "device" if self.device.startswith("cuda") and self.layer not in _HOST_LOOP_LAYERS else "host"
         if self.loop not in LOOPS:
             raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:200])
         if self.device not in ("cpu", "cuda") and not (self.device.startswith("cuda:")

@@ -1,0 +1,129 @@
+"""The two training loops (lrnnkit.learn.step): the device loop computes the papers' step as the host loop does --
+the same schedule, the same skip of a non-finite update, checkpoints that resume bit for bit -- and learns the same
+(parity at tiny scale, several seeds). CPU; the CUDA graph capture is checked on a GPU only."""
+import json
+import os
+
+import pytest
+import torch
+
+from lrnnkit.errors import InputError
+from lrnnkit.learn.step import DeviceStep, HostStep, lr_at, lr_schedule
+from lrnnkit.learn.train import TrainConfig, build, load_checkpoint, train
+
+
+def _parity(seed: int, loop: str) -> TrainConfig:
+    """000-parity at tiny scale (the host loop's own parity test, proofs_tests/learn/test_train.py)."""
+    return TrainConfig(task="parity", layer="diagonal", eig_range=(-1, 1), width=16, heads=2, steps=150, batch=32,
+                       lr=1e-2, train_len=(3, 40), test_len=(40, 256), eval_n=128, short_conv=False, seed=seed,
+                       loop=loop)
+
+
+def test_loop_resolves_and_is_checked():
+    assert TrainConfig().loop == "host"                                   # auto on the CPU
+    assert TrainConfig(loop="device").loop == "device"
+    assert TrainConfig.from_json({"task": "parity"}).loop == "host"       # stored before the device loop existed
+    assert TrainConfig.from_json(TrainConfig(loop="device").to_json()).loop == "device"
+    with pytest.raises(InputError, match="loop"):
+        TrainConfig(loop="gpu")
+
+
+def test_schedule_table_is_lr_at():
+    cfg = TrainConfig(steps=100, lr=1e-3, warmup=0.1, min_lr=1e-6)
+    tab = lr_schedule(cfg, 120)
+    assert [float(v) for v in tab[:100]] == [lr_at(cfg, s) for s in range(100)]
+    assert all(float(v) == lr_at(cfg, 99) for v in tab[100:])             # past the end: the last value
+
+
+SEEDS = range(6)
+
+
+def test_device_loop_learns_parity_as_the_host_loop_does():
+    """000, Fig. 1 at tiny scale, six seeds on each loop: the batches differ (other random numbers, the same
+    distribution), the outcome does not. Per seed the accuracy at length 256 varies (0.80-1.00 measured on either
+    loop), so the loops are compared by their means: each >= 0.9, and apart by at most 0.08 (the seeds' spread is
+    about 0.06, so the standard error of the difference of two 6-seed means is about 0.035; 0.08 is 2.3 of them)."""
+    torch.set_num_threads(1)
+    acc = {}
+    for loop in ("host", "device"):
+        runs = [train(_parity(seed, loop)) for seed in SEEDS]
+        assert all(r["config"]["loop"] == loop and r["steps"] == 150 for r in runs)
+        assert {r["step_graph"] for r in runs} == ({None} if loop == "host" else {"eager (cpu)"})
+        acc[loop] = sum(r["final_accuracy"]["256"] for r in runs) / len(runs)
+    assert min(acc.values()) >= 0.9, acc
+    assert abs(acc["host"] - acc["device"]) <= 0.08, acc
+
+
+def _one_step(stepper_cls, poison: bool):
+    cfg = TrainConfig(task="group:S3", layer="deltaproduct", n_h=2, width=16, heads=2, steps=10, batch=4,
+                      train_len=(3, 6), test_len=(6,), loop="device" if stepper_cls is DeviceStep else "host")
+    task, model, opt = build(cfg)
+    device = torch.device("cpu")
+    st = stepper_cls(cfg, task, model, opt, device)
+    st.run(0)                                                    # one good step: moments exist
+    st.updating = False
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    moments = {id(p): {k: v.clone() for k, v in opt.state[p].items()} for p in model.parameters()}
+    hooks = []
+    if poison:
+        p0 = next(model.parameters())
+        hooks.append(p0.register_hook(lambda g: g * float("nan")))
+    st.run(1)
+    for h in hooks:
+        h.remove()
+    same = all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())
+    same_moments = all(torch.equal(v, opt.state[p][k]) for p in model.parameters() for k, v in moments[id(p)].items())
+    return st, same, same_moments
+
+
+@pytest.mark.parametrize("stepper_cls", [HostStep, DeviceStep])
+def test_a_non_finite_gradient_skips_the_whole_update(stepper_cls):
+    """The host loop reads the norm and skips; the device loop hands found_inf to the fused AdamW kernel: either
+    way parameters, both moments and the step count stay as they were, and the skip is counted."""
+    st, same, same_moments = _one_step(stepper_cls, poison=True)
+    assert same and same_moments and st.nonfinite == 1
+    st, same, same_moments = _one_step(stepper_cls, poison=False)
+    assert not same and not same_moments and st.nonfinite == 0
+
+
+def test_device_loop_resume_is_bit_identical(tmp_path):
+    """Stop at step 7, resume in a fresh call: the device loop's tensors, schedule and metrics equal an
+    uninterrupted run's (its batch of step s depends on (seed, s) only)."""
+    torch.set_num_threads(1)
+    cfg = dict(task="group:S3", layer="deltaproduct", n_h=2, width=16, heads=2, mlp=True, steps=16, batch=8,
+               lr=3e-3, train_len=(3, 8), test_len=(8,), eval_n=8, log_every=1, loop="device")
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    train(TrainConfig(**cfg), a, evaluate_at_end=False)
+    assert train(TrainConfig(**cfg), b, stop_at=7, evaluate_at_end=False)["steps"] == 7
+    assert train(TrainConfig(**cfg), b, evaluate_at_end=False)["steps"] == 16
+    da, _ = load_checkpoint(a)
+    db, _ = load_checkpoint(b)
+    for k, v in da["_tensors"].items():
+        assert torch.equal(v, db["_tensors"][k]), k
+    assert da["param_groups"] == db["param_groups"]
+    strip = lambda p: [{k: v for k, v in json.loads(l).items() if k != "seconds"} for l in open(p)]  # noqa: E731
+    assert strip(os.path.join(a, "metrics.jsonl")) == strip(os.path.join(b, "metrics.jsonl"))
+    # a checkpoint of the other loop is another run: refused, naming the loop
+    with pytest.raises(InputError, match="loop"):
+        train(TrainConfig(**{**cfg, "loop": "host"}), b, evaluate_at_end=False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_the_step_is_captured_and_replays_the_eager_step():
+    """On CUDA the device loop captures its step after its eager warm-up; a captured run and an eager one (capture
+    disabled) end with the same parameters (same kernels, same order: equal up to the GPU's own nondeterminism,
+    here compared to 1e-5 relative, bf16 autocast off)."""
+    cfg = TrainConfig(task="group:S3", layer="deltaproduct", n_h=2, width=32, heads=2, steps=12, batch=16,
+                      train_len=(8, 16), test_len=(16,), device="cuda", bf16=False, loop="device")
+    r = train(cfg, evaluate_at_end=False)
+    assert r["step_graph"] == "captured"
+    ref_model = r["_model"]
+    import lrnnkit.learn.step as step_mod
+    old = step_mod.DeviceStep._capture
+    step_mod.DeviceStep._capture = lambda self: setattr(self, "graph", "eager (disabled)")
+    try:
+        e = train(cfg, evaluate_at_end=False)
+    finally:
+        step_mod.DeviceStep._capture = old
+    for (k, v), w in zip(ref_model.state_dict().items(), e["_model"].state_dict().values()):
+        assert torch.allclose(v, w, rtol=1e-5, atol=1e-6), k
