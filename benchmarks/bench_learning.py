@@ -149,16 +149,24 @@ def _record_path(out: str, job: dict) -> str:
     return os.path.join(out, "runs", job["experiment"], _slug(job["label"]) + ".json")
 
 
+def _work(job: dict) -> float:
+    """A run's work, to order runs longest first: steps x batch x the longest training length x width x layers (the
+    tokens a run pushes through its layers; mixers of one kind differ by constant factors only)."""
+    c = job["config"]
+    return float(c["steps"] * c["batch"] * max(c["train_len"]) * c["width"] * c["layers"])
+
+
 def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2, gpus: int = 1) -> list:
     """Each run in its own process (``--job``), ``workers`` at a time: a run that crashes (a CUDA error, a library
     that aborts) is recorded as failed and takes no other run with it. With ``gpus`` > 1 each process sees one card
     (``CUDA_VISIBLE_DEVICES``), the one with the fewest runs on it when it starts."""
     import subprocess
     t0 = time.time()
-    # in the given order (experiments as listed, fla's anchor runs first), longest caps first within each
+    # in the given order (experiments as listed, fla's anchor runs first), longest caps first within each, then the
+    # most work first (longest-processing-time order onto the free cards)
     order = {e: i for i, e in enumerate(dict.fromkeys(j["experiment"] for j in jobs))}
     order["001-fla-anchor"] = -1
-    queue = sorted(jobs, key=lambda j: (order[j["experiment"]], -(j["config"].get("max_seconds") or 0)))
+    queue = sorted(jobs, key=lambda j: (order[j["experiment"]], -(j["config"].get("max_seconds") or 0), -_work(j)))
     jd = os.path.join(out, "jobs")
     os.makedirs(jd, exist_ok=True)
     done, skipped, running = [], [], []
