@@ -342,8 +342,9 @@ def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
     if doc["model_config"] is not None and not isinstance(doc["model_config"], dict):
         raise InputError(f"{where}: 'model_config' must be a table")
     prog = doc.get("progress", {})
-    if not isinstance(prog, dict) or set(prog) - {"recent_train_accuracy", "skipped_nonfinite_steps"} or not (
-            isinstance(prog.get("recent_train_accuracy", []), list)
+    if not isinstance(prog, dict) or set(prog) - {"recent_train_accuracy", "skipped_nonfinite_steps", "loop"} or not (
+            prog.get("loop", "host") in ("host", "device")
+            and isinstance(prog.get("recent_train_accuracy", []), list)
             and all(_num(a) for a in prog.get("recent_train_accuracy", []))
             and isinstance(prog.get("skipped_nonfinite_steps", 0), int)):
         raise InputError(f"{where}: bad 'progress' table")
@@ -398,6 +399,10 @@ def state_bytes(model) -> int:
     return 3 * n + 512 * (3 * k + 16) + (1 << 16)
 
 
+# how the optimizer computes, not what: the live optimizer's choice (the device loop's fused kernel), never restored
+_IMPLEMENTATION = ("fused", "foreach", "capturable", "differentiable")
+
+
 def restore(doc: dict, tensors: dict, model, opt, device, where: str = "checkpoint") -> None:
     """Load a checkpoint's tensors into ``model`` and ``opt`` (names and shapes checked against them)."""
     sd = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
@@ -417,7 +422,8 @@ def restore(doc: dict, tensors: dict, model, opt, device, where: str = "checkpoi
     for g, lg in zip(groups, live["param_groups"]):
         if g["params"] != lg["params"] or set(g) - set(lg):
             raise InputError(f"{where}: optimizer parameter groups do not fit the model")
-        new_groups.append({**lg, **{k: (tuple(v) if isinstance(lg[k], tuple) else v) for k, v in g.items()}})
+        new_groups.append({**lg, **{k: (tuple(v) if isinstance(lg[k], tuple) else v) for k, v in g.items()
+                                    if k not in _IMPLEMENTATION}})
     state: dict = {}
     for k, v in tensors.items():
         if k.startswith("opt."):

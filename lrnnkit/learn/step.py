@@ -230,6 +230,6 @@ class DeviceStep:
 
 def make_step(cfg, task, model, opt, device, *, nonfinite: int = 0, start: int = 0):
     """The step object of ``cfg.loop``."""
-    if cfg.loop == "device":
+    if cfg.step_loop == "device":
         return DeviceStep(cfg, task, model, opt, device, nonfinite=nonfinite, start=start)
     return HostStep(cfg, task, model, opt, device, nonfinite=nonfinite)

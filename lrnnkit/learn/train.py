@@ -109,10 +109,12 @@ class TrainConfig:
 
     ``loop`` (:mod:`.step`): ``"host"`` draws batches with numpy and drives every step from the host;
     ``"device"`` generates them on the device and keeps the step there (one CUDA graph per step on CUDA); ``"auto"``
-    resolves to ``"device"`` on CUDA (except for the fixed-point layer, whose step cannot be captured) and
-    ``"host"`` on the CPU, and the config holds the resolved value. The two
-    loops draw the same distribution of batches from different random numbers, so a run is reproducible within
-    one loop, not across them. A stored config without the field ran on the host loop (:meth:`from_json`)."""
+    (:attr:`step_loop`) is ``"device"`` on CUDA (except for the fixed-point layer, whose step cannot be captured)
+    and ``"host"`` on the CPU, decided when the run starts, so a config made for the CPU and moved to a GPU
+    (``dataclasses.replace(cfg, device="cuda")``) runs the device loop there. The two loops draw the same
+    distribution of batches from different random numbers, so a run is reproducible within one loop, not across
+    them: a checkpoint records the loop it trained on, and resuming it on the other is refused. A stored config
+    without the field ran on the host loop (:meth:`from_json`)."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -197,13 +199,18 @@ class TrainConfig:
         if self.eval_n * max(self.test_len) > limits.TRAIN_MAX_EVAL_TOKENS:
             raise SizeLimitError(f"eval_n x the longest test length = {self.eval_n} x {max(self.test_len)} tokens, "
                                  f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
-        if self.loop == "auto":
-            self.loop = "device" if self.device.startswith("cuda") and self.layer not in _HOST_LOOP_LAYERS else "host"
-        if self.loop not in LOOPS:
+        if self.loop not in LOOPS + ("auto",):
             raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:200])
         if self.device not in ("cpu", "cuda") and not (self.device.startswith("cuda:")
                                                        and self.device[5:].isdigit() and len(self.device) < 12):
             raise InputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}"[:200])
+
+    @property
+    def step_loop(self) -> str:
+        """The training loop this config runs (``loop``, with ``"auto"`` decided by the device and layer)."""
+        if self.loop != "auto":
+            return self.loop
+        return "device" if self.device.startswith("cuda") and self.layer not in _HOST_LOOP_LAYERS else "host"
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
@@ -258,7 +265,7 @@ def build(cfg: TrainConfig, model_fn=None):
         cfg.check_size(task.n_in, task.n_out)
     torch.manual_seed(cfg.seed)
     model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
-    return task, model, optimizer(cfg, model, cfg.loop)
+    return task, model, optimizer(cfg, model, cfg.step_loop)
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
@@ -294,12 +301,14 @@ def load_checkpoint(path: str, device: str = "cpu"):
         model = SequenceModel(**mc).to(device)
     except (TypeError, ValueError) as exc:
         raise InputError(f"checkpoint {path!r}: bad model_config: {exc}"[:240]) from None
-    ck.restore(doc, tensors, model, optimizer(cfg, model, cfg.loop), device, f"checkpoint {path!r}")
+    ck.restore(doc, tensors, model, optimizer(cfg, model, doc.get("progress", {}).get("loop", "host")), device,
+               f"checkpoint {path!r}")
     doc["_tensors"] = tensors
     return doc, model
 
 
-_NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every", "device")
+_NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every", "device", "loop")   # loop: by the
+# loop the checkpoint trained on (progress "loop"), which "auto" decides per device
 
 
 def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
@@ -319,6 +328,10 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
         diff = sorted(k for k in want if have.get(k) != want[k])
         raise InputError(f"{where} was made with other settings ({', '.join(diff)}); use another --out or "
                          "remove it")
+    was = doc.get("progress", {}).get("loop", "host")
+    if was != cfg.step_loop:
+        raise InputError(f"{where} trained on the {was} loop and this run would take the {cfg.step_loop} loop "
+                         f"(another random stream of batches); resume it with --loop {was}")
     ck.restore(doc, tensors, model, opt, device, where)
     ck.set_rng_state(doc["rng"])
     other = ck.code_mismatch(doc)
@@ -424,7 +437,8 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
         nonlocal good, saved_step, saved_at
         good = ck.save(out, step=step, config=cfg.to_json(), model=model, opt=opt,
                        elapsed=time.perf_counter() - t0, prev_text=good,
-                       progress={"recent_train_accuracy": window[-3:], "skipped_nonfinite_steps": stepper.nonfinite})
+                       progress={"recent_train_accuracy": window[-3:], "skipped_nonfinite_steps": stepper.nonfinite,
+                                 "loop": cfg.step_loop})
         saved_step, saved_at = step, time.perf_counter()
 
     def sync():

@@ -1,6 +1,7 @@
 """The two training loops (lrnnkit.learn.step): the device loop computes the papers' step as the host loop does --
 the same schedule, the same skip of a non-finite update, checkpoints that resume bit for bit -- and learns the same
 (parity at tiny scale, several seeds). CPU; the CUDA graph capture is checked on a GPU only."""
+import dataclasses
 import json
 import os
 
@@ -20,7 +21,10 @@ def _parity(seed: int, loop: str) -> TrainConfig:
 
 
 def test_loop_resolves_and_is_checked():
-    assert TrainConfig().loop == "host"                                   # auto on the CPU
+    assert TrainConfig().step_loop == "host"                              # auto on the CPU
+    assert TrainConfig(device="cuda").step_loop == "device"               # ... and on a GPU,
+    assert dataclasses.replace(TrainConfig(), device="cuda").step_loop == "device"   # also for a moved config
+    assert TrainConfig(device="cuda", layer="fixed-point").step_loop == "host"       # no capture possible there
     assert TrainConfig(loop="device").loop == "device"
     assert TrainConfig.from_json({"task": "parity"}).loop == "host"       # stored before the device loop existed
     assert TrainConfig.from_json(TrainConfig(loop="device").to_json()).loop == "device"
@@ -127,3 +131,21 @@ def test_the_step_is_captured_and_replays_the_eager_step():
         step_mod.DeviceStep._capture = old
     for (k, v), w in zip(ref_model.state_dict().items(), e["_model"].state_dict().values()):
         assert torch.allclose(v, w, rtol=1e-5, atol=1e-6), k
+
+
+def test_a_checkpoint_resumes_only_on_the_loop_it_trained_on(tmp_path):
+    """``loop="auto"`` is decided when a run starts; a checkpoint records the loop it trained on, and a resume that
+    would take the other one (a GPU run resumed on a CPU, say) is refused, naming the flag that resumes it."""
+    cfg = dict(task="parity", layer="diagonal", steps=4, batch=4, width=8, heads=1, train_len=(2, 4), test_len=(4,))
+    out = str(tmp_path / "r")
+    train(TrainConfig(**cfg), out, stop_at=2, evaluate_at_end=False)
+    path = os.path.join(out, "checkpoint.json")
+    doc = json.load(open(path))
+    assert doc["progress"]["loop"] == "host"
+    doc["progress"]["loop"] = "device"                      # as if it had trained on a GPU
+    with open(path, "w") as fh:
+        json.dump(doc, fh)
+    with pytest.raises(InputError, match="--loop device"):
+        train(TrainConfig(**cfg), out, evaluate_at_end=False)
+
+    assert train(TrainConfig(**cfg, loop="device"), out, evaluate_at_end=False)["steps"] == 4
