@@ -117,13 +117,15 @@ def _sync():
 
 
 def train_step(model, opt, lossf, toks, lab):
-    """One AdamW step under bf16 autocast with gradient clipping at 1.0 (the network's training step)."""
+    """One AdamW step under bf16 autocast with gradient clipping at 1.0 (the network's training step); returns the
+    step's loss (a detached tensor: reading it syncs, so the race does not)."""
     with torch.autocast("cuda", dtype=torch.bfloat16):
         loss = lossf(model(toks).flatten(0, 1).float(), lab.flatten())
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
+    return loss.detach()
 
 
 def accuracy(model, data, device):
