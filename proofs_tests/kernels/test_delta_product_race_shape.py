@@ -135,6 +135,10 @@ def test_first_departure_names_the_first_tensor():
     assert verdict["first_departure"] == dict(tensor="dk", fla_chunk=0.5, worst_other=1.2e-2)
     rows[-1] = dict(base, path="fla-chunk", **dict(good, dk=1.5e-2))     # within 3x the others: no departure
     assert diag.first_departure(rows)[0]["first_departure"] is None
+    # paths that share a kernel with fla-chunk (its beta variant, its backward in chunk-dr) do not hide it
+    rows = [dict(base, path="ours", **good), dict(base, path="fla-chunk", **dict(good, dv=0.4)),
+            dict(base, path="fla-chunk-b32", **dict(good, dv=0.4)), dict(base, path="fla-chunk-dr", **dict(good, dv=0.4))]
+    assert diag.first_departure(rows)[0]["first_departure"]["tensor"] == "dv"
     # ours and a path that refused: the refusal is not a comparison
     rows = [dict(base, path="ours", **good), dict(base, path="fla-chunk", **dict(good, o=0.3)),
             dict(base, path="fla-naive", error="RuntimeError: x")]
