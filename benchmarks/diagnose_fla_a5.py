@@ -28,7 +28,9 @@ Sections (``--parts``):
           output and every gradient (input and parameters), fla's layer on each path and ours loaded with the same
           weights, the A5 batch's mixer input; bf16 (autocast, as the race) and fp32 (fla's chunk functions refuse
           fp32 in their wrappers: called through their autograd Functions here). Names the first tensor where
-          fla-chunk departs from float64 while fla's other paths and ours do not.
+          fla-chunk departs from float64 while the paths that share no kernel with it (fla-fused, fla-naive, ours)
+          do not. The bf16 rows run first, the float32 rows after the curves and only within --budget seconds
+          (fla autotunes its kernels again for float32).
   curves  (b) A5, --steps steps per path from the same initial weights and batches (the race's train step): the
           loss at every step, the ms per step, token accuracy at 128 after; and where each path's loss first moves
           away from ours (equal weights and data: paths that compute the same function track each other until
@@ -40,7 +42,12 @@ process are written to the JSON (``fla_configs``), so two processes' choices can
 On the device machine (fla 0.6.0 and einops carried as wheels in .whl/):
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
     python3 benchmarks/diagnose_fla_a5.py --out $OUT
-Longer curves (the A5 plateau lasts thousands of steps): ``--parts curves --steps 6000 --paths fla-chunk,ours``.
+(about 4 minutes on a fresh H200, most of it fla's first-call autotuning, timed in ``first_call_seconds``; the
+float32 rows need about 2 minutes more: ``--budget 450`` in a 10-minute call.)
+Longer curves (the A5 plateau lasts thousands of steps): ``--parts curves --steps 6000 --curve-paths fla-chunk,ours``.
+A dry run on a CPU (fla's kernels under the Triton interpreter, ``_fla_interpret``; only the float32 rows mean
+anything there: the interpreter does not emulate bf16 products):
+    TRITON_INTERPRET=1 python3 benchmarks/diagnose_fla_a5.py --device cpu --batch 1 --length 16 --steps 3 --budget 1e9
 """
 from __future__ import annotations
 
@@ -234,7 +241,8 @@ def core_inputs_from(mixer, x):
 
 
 # ------------------------------------------------------------------------------------------------ check
-def check(device, batch, length, seed, paths):
+def check(device, batch, length, seed, paths, dtypes):
+    """The rows of section (a) for ``dtypes`` (bf16 and / or float32)."""
     rows = []
     torch.manual_seed(seed)
     rnd = (torch.randn(batch, length, H, K, device=device), torch.randn(batch, length * NH, H, K, device=device),
@@ -245,7 +253,7 @@ def check(device, batch, length, seed, paths):
     for src, (q, k, v, beta) in inputs.items():
         do = torch.randn(batch, length, H, K, device=device, generator=torch.Generator(device).manual_seed(seed + 7))
         ref = truth_core(q, k, v, beta, do)
-        for dtype in (torch.bfloat16, torch.float32):
+        for dtype in dtypes:
             for path in [p for p in paths if p not in LAYER_ONLY]:
                 t0 = time.perf_counter()
                 try:
@@ -256,11 +264,11 @@ def check(device, batch, length, seed, paths):
                 rows.append(dict(level="recurrence", inputs=src, dtype=str(dtype).split(".")[-1], path=path,
                                  seconds=round(time.perf_counter() - t0, 2), **errs))
                 print(rows[-1], flush=True)
-    rows += check_layer(device, x, mixer, seed, paths)
+    rows += check_layer(device, x, mixer, seed, paths, dtypes)
     return rows
 
 
-def check_layer(device, x, ours_init, seed, paths):
+def check_layer(device, x, ours_init, seed, paths, dtypes):
     """The mixer: fla's layer on each path and ours, loaded with the race's initial weights, on the A5 mixer input;
     output and every gradient against our layer in float64 with the sequential loop."""
     rows = []
@@ -282,7 +290,9 @@ def check_layer(device, x, ours_init, seed, paths):
         return dict(o=o.detach().double(), dx=xx.grad.double(),
                     **{n: p.grad.double() for n, p in layer.named_parameters()})
     ref = grads(truth, torch.float64, False)
-    for dtype, autocast in ((torch.bfloat16, True), (torch.float32, False)):
+    # bf16 autocast exists on the GPU only (on a CPU dry run it would run float32 again)
+    modes = [(dt, dt == torch.bfloat16) for dt in dtypes if dt == torch.float32 or x.device.type == "cuda"]
+    for dtype, autocast in modes:
         for path in paths:
             t0 = time.perf_counter()
             try:
@@ -382,7 +392,9 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=512)
     ap.add_argument("--length", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--steps", type=int, default=600, help="training steps per curve")
+    ap.add_argument("--steps", type=int, default=400, help="training steps per curve")
+    ap.add_argument("--budget", type=float, default=200.0,
+                    help="seconds after which the float32 rows of the check are skipped (they come last)")
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(HERE, "results", "diagnose_fla_a5"))
     ap.add_argument("--device", default="cuda")
     a = ap.parse_args(argv)
@@ -393,7 +405,14 @@ def main(argv=None):
             print(f"diagnose_fla_a5: unknown path {p!r} (choose from {', '.join(PATHS)})", file=sys.stderr)
             return 2
     dev = a.device
+    if dev == "cpu":   # a dry run under the Triton interpreter: float32 rows are faithful, bf16 rows are not
+        import _fla_interpret
+        _fla_interpret.enable()
     import fla
+    bl.fla_layer_cls()
+    fla_path("fla-chunk")   # imports every fla module the paths use
+    if dev == "cpu":
+        _fla_interpret.patch_fla_ranges()
     out = dict(device=torch.cuda.get_device_name(0) if dev == "cuda" else "cpu", torch=torch.__version__,
                fla=getattr(fla, "__version__", "?"), batch=a.batch, length=a.length, seed=a.seed,
                keywords=bl.LAYER_KW)
@@ -428,7 +447,7 @@ def main(argv=None):
             warm[p] = round(time.time() - t1, 1)
             print(f"first call {p}: {warm[p]} s", flush=True)
         out["first_call_seconds"] = warm
-        out["check"] = check(dev, a.batch, a.length, a.seed, paths)
+        out["check"] = check(dev, a.batch, a.length, a.seed, paths, [torch.bfloat16])
         out["first_departure"] = first_departure(out["check"])
         out["check_seconds"] = round(time.time() - t, 1)
         save()
@@ -452,6 +471,17 @@ def main(argv=None):
             save()
         out["parting"] = parting(out["curves"])
         out["curves_seconds"] = round(time.time() - t, 1)
+        save()
+    if "check" in a.parts.split(","):
+        # float32 last: fla's kernels autotune again for float32 (about as long as for bf16), so these rows run
+        # only while the --budget lasts
+        if time.time() - t00 < a.budget:
+            t = time.time()
+            out["check"] += check(dev, a.batch, a.length, a.seed, paths, [torch.float32])
+            out["first_departure"] = first_departure(out["check"])
+            out["check_fp32_seconds"] = round(time.time() - t, 1)
+        else:
+            out["check_fp32_skipped"] = f"budget of {a.budget} s spent before the float32 rows"
         save()
     # the table, last
     if "check" in out:
