@@ -287,8 +287,9 @@ def check_layer(device, x, ours_init, seed, paths, dtypes):
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
             o = layer(xx)[0]
         (o.double() * do.double()).sum().backward()
+        # fla-chunk-b32's wrapper names b_proj's weight b_proj.lin.weight: the parameter's own name is kept
         return dict(o=o.detach().double(), dx=xx.grad.double(),
-                    **{n: p.grad.double() for n, p in layer.named_parameters()})
+                    **{n.replace(".lin.", "."): p.grad.double() for n, p in layer.named_parameters()})
     ref = grads(truth, torch.float64, False)
     # bf16 autocast exists on the GPU only (on a CPU dry run it would run float32 again)
     modes = [(dt, dt == torch.bfloat16) for dt in dtypes if dt == torch.float32 or x.device.type == "cuda"]
