@@ -13,7 +13,8 @@ the probes: about 1.5x in call 15), accuracy at 128 / 256 / 512.
 Sections (``--parts``):
   same     fla's weights loaded into ours (and back): outputs and every gradient on the same input (bf16 and fp32)
   race     ms/step, first step / seconds to 0.99, final accuracy at 1x / 2x / 4x, per layer and seed (after
-           --budget seconds, or --race-steps steps; both layers start from equal weights and see the same data)
+           --budget seconds, or --race-steps steps; both layers start from equal weights and see the same data;
+           the S3 word problem, or --group's)
   ablate   the differences between the two layers, one at a time (ours with fla's choice switched off)
   stages   forward + backward of the mixer and of its pieces (conv, recurrence), fla's beside ours
   profile  the CUDA kernels of one training step of each layer (torch.profiler), top entries
@@ -117,13 +118,15 @@ def _sync():
 
 
 def train_step(model, opt, lossf, toks, lab):
-    """One AdamW step under bf16 autocast with gradient clipping at 1.0 (the network's training step)."""
+    """One AdamW step under bf16 autocast with gradient clipping at 1.0 (the network's training step); returns the
+    step's loss (a detached tensor: reading it syncs, so the race does not)."""
     with torch.autocast("cuda", dtype=torch.bfloat16):
         loss = lossf(model(toks).flatten(0, 1).float(), lab.flatten())
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
+    return loss.detach()
 
 
 def accuracy(model, data, device):
@@ -356,6 +359,7 @@ def main(argv=None):
     ap.add_argument("--fig3-nh", default="1,2,3,4")
     ap.add_argument("--ablate", default="")
     ap.add_argument("--kinds", default="fla,ours", help="which layers the race / profile run")
+    ap.add_argument("--group", default="S3", help="the race's word problem (S3, S4, A5, S5: a group preset)")
     ap.add_argument("--race-steps", type=int, default=None,
                     help="race: this many steps per run instead of --budget seconds (accuracies at equal steps)")
     ap.add_argument("--no-pad", action="store_true", help="diagnostic: run 17..32-wide bf16 heads unpadded")
@@ -410,9 +414,9 @@ def main(argv=None):
         out["race"] = []
         for seed in seeds:
             if set(kinds) == {"fla", "ours"}:
-                out.setdefault("same_initial_weights", {})[str(seed)] = same_initial_weights("S3", seed)
+                out.setdefault("same_initial_weights", {})[str(seed)] = same_initial_weights(a.group, seed)
             for kind in kinds:
-                r = run(kind, "S3", seed, math.inf if a.race_steps else a.budget, a.probe, dev,
+                r = run(kind, a.group, seed, math.inf if a.race_steps else a.budget, a.probe, dev,
                         max_steps=a.race_steps)
                 out["race"].append(r)
                 print(f"race {kind} seed {seed}: {r['ms_step']:.2f} ms/step, first>=0.99 step {r['first_step']} "
