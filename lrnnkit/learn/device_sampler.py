@@ -60,8 +60,6 @@ __all__ = ["DeviceSampler", "device_sampler", "TABLE_CAP", "mix32"]
 TABLE_CAP = 2048          # monoids up to this size compose by table lookup (a table of TABLE_CAP^2 int64: 32 MiB)
 _M32 = 0xFFFFFFFF
 _C1, _C2 = 0x21F0AAAD, 0x735A2D97        # lowbias32 (hash prospector) multipliers, both < 2^31
-_SALT_LEN, _SALT_LETTER, _SALT_COIN, _SALT_SPLIT, _SALT_OP, _SALT_DIGIT = 0x1B873593, 0x2C1B3C6D, 0x297A2D39, \
-    0x165667B1, 0x27D4EB2F, 0x3C6EF372
 
 
 def mix32(x):
@@ -85,7 +83,10 @@ class DeviceSampler:
 
     ``T``: the static padded length of every batch (the longest word of ``length``; twice that for copy).
     ``sample(step)``: ``(x, y)``, int64 ``(batch, T)`` on the device, ``x`` padded with ``task.pad_id``, ``y`` =
-    ``IGNORE`` where unsupervised; ``step`` a 0-dim int64 tensor on the device (an int is moved there first)."""
+    ``IGNORE`` where unsupervised; ``step`` a 0-dim int64 tensor on the device (an int is moved there first).
+    ``sample_block(step, K)``: batches ``step .. step + K - 1`` as ``(K, batch, T)``, equal to ``K`` calls of
+    ``sample`` and made by the same number of kernels as one (the kernels are per word position or tree level,
+    not per row)."""
 
     def __init__(self, task: Task, batch: int, length, seed: int, device, stream: int = 0):
         self.task = task
@@ -104,40 +105,56 @@ class DeviceSampler:
         self.T = hi
         self._key0 = _fold(_fold(0x9E3779B9, self.stream), self.seed)
         self._pos = torch.arange(self.T, device=self.device)
+        self._used = 0                                  # counters handed out so far (each draw has its own range)
         self._len_ctr = self._counters(self.batch)
 
     # ---------------------------------------------------------------------------------------- randomness
     def _counters(self, *shape) -> torch.Tensor:
-        """``mix32`` of ``0 .. prod(shape) - 1`` laid out in ``shape`` (static: computed once per sampler)."""
+        """A fresh range of counters, ``mix32``-ed, in ``shape`` (rows first): static, made once per sampler."""
         n = int(np.prod(shape))
-        if n > _M32:
-            raise SizeLimitError(f"a batch needs {n} random numbers per draw, more than 2^32: reduce batch or length")
-        return mix32(torch.arange(n, device=self.device, dtype=torch.int64)).reshape(shape)
+        if self._used + n > _M32:
+            raise SizeLimitError(f"a batch needs more than 2^32 random numbers ({self._used + n}): reduce batch "
+                                 "or length")
+        ctr = mix32(torch.arange(self._used, self._used + n, device=self.device, dtype=torch.int64))
+        self._used += n
+        return ctr.reshape(shape)
 
-    def _key(self, step: torch.Tensor, salt: int) -> torch.Tensor:
-        """The 32-bit key of one draw of batch ``step`` (0-dim, on the device)."""
-        return mix32(_fold(self._key0, step) ^ salt)
+    def _keys(self, steps: torch.Tensor) -> torch.Tensor:
+        """The 32-bit key of each batch in ``steps`` (K,), on the device."""
+        return _fold(self._key0, steps)
 
     @staticmethod
-    def _bits(counters: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
-        """32 random bits per element: two mixing rounds of the (pre-mixed) counter under the key."""
-        return mix32(mix32(counters ^ key) ^ key)
+    def _bits(counters: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """32 random bits per counter and key: ``(K * batch, ...)`` from counters ``(batch, ...)`` and keys
+        ``(K,)`` (two mixing rounds of the pre-mixed counter under the key)."""
+        k = keys.reshape((-1,) + (1,) * counters.dim())
+        bits = mix32(mix32(counters ^ k) ^ k)
+        return bits.reshape((-1,) + tuple(counters.shape[1:]))
 
     @staticmethod
     def _below(bits: torch.Tensor, m) -> torch.Tensor:
         """Uniform integers in ``[0, m)`` (``m`` an int or a tensor of ints < 2^31) from 32 random bits."""
         return (bits * m) >> 32
 
-    def _step(self, step) -> torch.Tensor:
+    def _steps(self, step, K: int) -> torch.Tensor:
         if not isinstance(step, torch.Tensor):
             step = torch.tensor(int(step), dtype=torch.int64, device=self.device)
-        return step.to(torch.int64)
+        return step.to(torch.int64).reshape(1) + torch.arange(K, device=self.device)
 
-    def _lengths(self, step: torch.Tensor) -> torch.Tensor:
-        """(batch,) lengths uniform on ``lo .. hi``."""
-        return self.lo + self._below(self._bits(self._len_ctr, self._key(step, _SALT_LEN)), self.hi - self.lo + 1)
+    def _lengths(self, keys: torch.Tensor) -> torch.Tensor:
+        """(K * batch,) lengths uniform on ``lo .. hi``."""
+        return self.lo + self._below(self._bits(self._len_ctr, keys), self.hi - self.lo + 1)
 
-    def sample(self, step) -> tuple[torch.Tensor, torch.Tensor]:   # pragma: no cover - abstract
+    def sample(self, step) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._rows(self._keys(self._steps(step, 1)))
+
+    def sample_block(self, step, K: int) -> tuple[torch.Tensor, torch.Tensor]:
+        K = check_int("K", K, 1, 1 << 16)
+        x, y = self._rows(self._keys(self._steps(step, K)))
+        return x.reshape(K, self.batch, self.T), y.reshape(K, self.batch, self.T)
+
+    def _rows(self, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:   # pragma: no cover - abstract
+        """``(x, y)`` of shape ``(K * batch, T)`` for the batch keys ``(K,)``."""
         raise NotImplementedError
 
     def _tensor(self, a) -> torch.Tensor:
@@ -159,6 +176,7 @@ class AutomatonSampler(DeviceSampler):
             if not dig or (not ops and self.m > 1):
                 raise InputError(f"task {task.name!r}: alternate words need digits and operators among its letters")
             self._digits, self._ops = self._tensor(dig), self._tensor(ops or dig)
+            self._even = torch.arange(self.m, device=self.device) % 2 == 0
         else:
             self._letters = self._tensor(task.letters)
         lab = np.asarray(task._lab, dtype=np.int64)
@@ -191,14 +209,13 @@ class AutomatonSampler(DeviceSampler):
         isdig = [s.isdigit() for s in task.vocab]
         self._isdig = torch.as_tensor(np.array(isdig), device=self.device)
 
-    def _words(self, step) -> torch.Tensor:
-        """(batch, m) letter indices."""
-        bits = self._bits(self._ctr, self._key(step, _SALT_LETTER))
+    def _words(self, keys) -> torch.Tensor:
+        """(K * batch, m) letter indices."""
+        bits = self._bits(self._ctr, keys)
         if self.task.words == "alternate":
             d = self._digits[self._below(bits, len(self._digits))]
             o = self._ops[self._below(bits, len(self._ops))]
-            even = (torch.arange(self.m, device=self.device) % 2 == 0)
-            return torch.where(even, d, o)
+            return torch.where(self._even, d, o)
         return self._letters[self._below(bits, len(self._letters))]
 
     def _prefix_labels(self, w: torch.Tensor) -> torch.Tensor:
@@ -219,10 +236,9 @@ class AutomatonSampler(DeviceSampler):
             d *= 2
         return self._label_of[cur[:, :, self._start]]
 
-    def sample(self, step):
-        step = self._step(step)
-        lens = self._lengths(step)
-        w = self._words(step)
+    def _rows(self, keys):
+        lens = self._lengths(keys)
+        w = self._words(keys)
         lab = self._prefix_labels(w)
         if self.k == 1:
             x, y = w, lab
@@ -249,6 +265,7 @@ def _tree_depth(n_max: int) -> list[int]:
 class BracketSampler(DeviceSampler):
     """:class:`BracketArithTask` on the device: the derivation level by level, the value bottom-up."""
 
+    # a node's kind: its size when 0 (none), 1 (a digit) or 2 ('-' digit); else 3 + its coin
     _NONE, _DIGIT, _NEG, _BRACKET, _BINARY = 0, 1, 2, 3, 4
 
     def __init__(self, task: BracketArithTask, batch, length, seed, device, stream=0):
@@ -257,82 +274,73 @@ class BracketSampler(DeviceSampler):
             raise InputError(f"mod-arith-br needs length >= 2 (an expression and '='), got {length!r}")
         self.M = task.M
         self.levels = _tree_depth(self.T - 1)[self.T - 1]
-        self._ctr = self._counters(self.levels, self.batch, self.T)
+        self._ctr = self._counters(self.batch, 4, self.levels, self.T)   # coin, split, operator, digit
         v = task._id
         self._tok_ops = self._tensor([v["+"], v["-"], v["*"]])
         self._minus, self._open, self._close, self._eq = v["-"], v["("], v[")"], v["="]
 
-    def _draws(self, step):
-        """(levels, batch, T) random bits of the four choices of a node at every level and position."""
-        return [self._bits(self._ctr, self._key(step, s)) for s in (_SALT_COIN, _SALT_SPLIT, _SALT_OP, _SALT_DIGIT)]
-
-    def sample(self, step):
-        step = self._step(step)
-        B, T, M, dev = self.batch, self.T, self.M, self.device
-        lens = self._lengths(step)
-        coin_b, split_b, op_b, digit_b = self._draws(step)
-        pos = self._pos.expand(B, T)
-        x = torch.full((B, T + 1), self.task.pad_id, dtype=torch.int64, device=dev)   # column T: discarded writes
-        size = torch.zeros((B, T + 1), dtype=torch.int64, device=dev)
+    def _rows(self, keys):
+        T, M, dev = self.T, self.M, self.device
+        lens = self._lengths(keys)
+        R = lens.shape[0]
+        bits = self._bits(self._ctr, keys)                                 # (R, 4, levels, T)
+        kind3 = self._BRACKET + (bits[:, 0] >> 31)                       # bracket or binary, probability 1/2
+        split = bits[:, 1]
+        op = self._below(bits[:, 2], 3)
+        op_tok = self._tok_ops[op]
+        digit = self._below(bits[:, 3], M)
+        first_of = torch.stack([digit, torch.full_like(digit, self._minus), torch.full_like(digit, self._open)])
+        pos = self._pos.expand(R, T)
+        x = torch.full((R, T + 1), self.task.pad_id, dtype=torch.int64, device=dev)   # column T: discarded writes
+        size = torch.zeros((R, T + 1), dtype=torch.int64, device=dev)
         size[:, 0] = lens - 1
         nodes = []
         for lev in range(self.levels):                           # top-down: choices, tokens, children
             s = size[:, :T]
-            coin = coin_b[lev] >> 31
-            kind = torch.where(s == 1, self._DIGIT, torch.where(s == 2, self._NEG, torch.where(
-                s >= 3, torch.where(coin == 0, self._BRACKET, self._BINARY), self._NONE)))
-            left = 1 + self._below(split_b[lev], (s - 2).clamp(min=0))          # 1 .. s-2
-            op = self._below(op_b[lev], 3)
-            digit = self._below(digit_b[lev], M)
-            nodes.append((kind, left, op, digit))
-            first = torch.where(kind == self._DIGIT, digit, torch.where(kind == self._NEG, self._minus, self._open))
-            x.scatter_(1, torch.where((kind != self._NONE) & (kind != self._BINARY), pos, T), first)
-            at2 = torch.where(kind == self._NEG, pos + 1, torch.where(kind == self._BRACKET, pos + s - 1,
-                                                                         pos + left))
-            tok2 = torch.where(kind == self._NEG, digit, torch.where(kind == self._BRACKET, self._close,
-                                                                        self._tok_ops[op]))
+            kind = torch.where(s >= 3, kind3[:, lev], s)
+            left = 1 + self._below(split[:, lev], (s - 2).clamp(min=0))         # 1 .. s-2 tokens on the left
+            nodes.append((kind, left))
+            is_neg, is_br, is_bin = kind == self._NEG, kind == self._BRACKET, kind == self._BINARY
+            # first token: the digit, '-' or '('; second: the digit after '-', ')' or the operator
+            first = first_of[:, :, lev].gather(0, (kind - 1).clamp(0, 2)[None])[0]
+            x.scatter_(1, torch.where((kind > self._NONE) & ~is_bin, pos, T), first)
+            at2 = torch.where(is_neg, pos + 1, torch.where(is_br, pos + s - 1, pos + left))
+            tok2 = torch.where(is_neg, digit[:, lev], torch.where(is_br, self._close, op_tok[:, lev]))
             x.scatter_(1, torch.where(kind >= self._NEG, at2, T), tok2)
             size = torch.zeros_like(size)
-            size.scatter_(1, torch.where(kind == self._BRACKET, pos + 1, torch.where(kind == self._BINARY, pos, T)),
-                          torch.where(kind == self._BRACKET, s - 2, left))
-            size.scatter_(1, torch.where(kind == self._BINARY, pos + left + 1, T), s - 1 - left)
-        # bottom-up: each node's terms (first, middle sum, last, single) mod M, stored at its first position
-        zero = torch.zeros((B, T), dtype=torch.int64, device=dev)
-        F, Mi, Lt, one = zero, zero, zero, zero
-        for kind, left, op, digit in reversed(nodes):
-            ia = pos                                              # a binary node's left child starts with it
-            ib = (pos + left + 1).clamp(max=T - 1)
-            ic = (pos + 1).clamp(max=T - 1)                       # a bracket's child
-            aF, aM, aL, a1 = (t.gather(1, ia) for t in (F, Mi, Lt, one))
-            bF, bM, bL, b1 = (t.gather(1, ib) for t in (F, Mi, Lt, one))
-            cF, cM, cL, c1 = (t.gather(1, ic) for t in (F, Mi, Lt, one))
-            # E op E': '-' negates the first term of E' (its last too when it is the only one)
-            neg = op == 1
-            bF2 = torch.where(neg, -bF, bF) % M
-            bL2 = torch.where(neg & (b1 == 1), bF2, bL)
+            size.scatter_(1, torch.where(is_br, pos + 1, torch.where(is_bin, pos, T)), torch.where(is_br, s - 2, left))
+            size.scatter_(1, torch.where(is_bin, pos + left + 1, T), s - 1 - left)
+        # bottom-up: each node's signed terms as (first, sum of the middle ones, last, single?) mod M, stored at
+        # its first position; a single term has last = first and middle 0
+        S = torch.zeros((4, R, T), dtype=torch.int64, device=dev)
+        for lev in reversed(range(self.levels)):
+            kind, left = nodes[lev]
+            at = lambda i: S.gather(2, i.clamp(max=T - 1).expand(4, R, T)).unbind(0)   # noqa: E731
+            aF, aM, aL, a1 = at(pos)                              # a binary node's left part starts with it
+            bF, bM, bL, b1 = at(pos + left + 1)                   # its right part
+            cF, cM, cL, c1 = at(pos + 1)                          # a bracket's content
+            # E - E': the first term of E' negated (its last too when it is the only one)
+            o = op[:, lev]
+            bF2 = torch.where(o == 1, -bF, bF)
+            bL2 = torch.where(b1 == 1, bF2, bL)
             add_M = (1 - a1) * (aM + aL) + (1 - b1) * (bF2 + bM)
+            # E * E': the last term of E times the first of E'
             prod = aL * bF
             mul_F = torch.where(a1 == 1, prod, aF)
             mul_L = torch.where(b1 == 1, prod, bL)
             mul_M = (1 - a1) * aM + (1 - b1) * bM + (1 - a1) * (1 - b1) * prod
-            is_mul = op == 2
-            bin_F = torch.where(is_mul, mul_F, aF)
-            bin_M = torch.where(is_mul, mul_M, add_M)
-            bin_L = torch.where(is_mul, mul_L, bL2)
-            bin_1 = torch.where(is_mul, a1 * b1, 0)
-            leaf = torch.where(kind == self._DIGIT, digit, torch.where(
-                kind == self._NEG, -digit, cF + (1 - c1) * (cM + cL)))   # d, -d, (E) = the sum of E's terms
+            is_mul = o == 2
+            leaf = torch.where(kind == self._DIGIT, digit[:, lev], torch.where(
+                kind == self._NEG, -digit[:, lev], cF + (1 - c1) * (cM + cL)))   # d, -d, (E) = the sum of E
             is_bin = kind == self._BINARY
-            F = torch.where(is_bin, bin_F, leaf) % M
-            Mi = torch.where(is_bin, bin_M, 0) % M
-            Lt = torch.where(is_bin, bin_L, leaf) % M
-            one = torch.where(is_bin, bin_1, 1)
-        value = (F[:, 0] + (1 - one[:, 0]) * (Mi[:, 0] + Lt[:, 0])) % M
-        x = x[:, :T]
+            S = torch.stack([torch.where(is_bin, torch.where(is_mul, mul_F, aF), leaf),
+                             torch.where(is_bin, torch.where(is_mul, mul_M, add_M), 0),
+                             torch.where(is_bin, torch.where(is_mul, mul_L, bL2), leaf),
+                             torch.where(is_bin & ~is_mul, 0, torch.where(is_bin, a1 * b1, 1))]) % M
+        F, Mi, Lt, one = S[:, :, 0]
+        value = (F + (1 - one) * (Mi + Lt)) % M
         last = pos == (lens - 1)[:, None]
-        x = torch.where(last, self._eq, x)
-        y = torch.where(last, value[:, None], IGNORE)
-        return x, y
+        return torch.where(last, self._eq, x[:, :T]), torch.where(last, value[:, None], IGNORE)
 
 
 # ---------------------------------------------------------------------------------------------- copying
@@ -345,10 +353,9 @@ class CopySampler(DeviceSampler):
         self._pos = torch.arange(self.T, device=self.device)
         self._ctr = self._counters(self.batch, self.hi)
 
-    def sample(self, step):
-        step = self._step(step)
-        lens = self._lengths(step)[:, None]
-        w = self._below(self._bits(self._ctr, self._key(step, _SALT_LETTER)), self.task.V)
+    def _rows(self, keys):
+        lens = self._lengths(keys)[:, None]
+        w = self._below(self._bits(self._ctr, keys), self.task.V)
         j = self._pos
         src = torch.where(j < lens, j, j - lens - 1).clamp(0, self.hi - 1)
         x = torch.where(j < lens, w.gather(1, src), torch.where(j == lens, self.task.V, torch.where(

@@ -18,6 +18,15 @@ ALL = AUTOMATA + ["mod-arith-br:5", "copy:7"]
 _TASKS = {}
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """The batches are small: one intra-op thread (two threads contend on a shared 2-core machine, ~10x slower)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 def _task(name, **kw):
     key = (name, tuple(sorted(kw.items())))
     if key not in _TASKS:
