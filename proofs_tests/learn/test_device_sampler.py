@@ -137,6 +137,16 @@ def test_batch_is_a_function_of_seed_stream_and_step(name):
         assert not torch.equal(differ[0], x5)
 
 
+@pytest.mark.parametrize("name", ["parity", "mod-arith:5", "mod-arith-br:5", "copy:7"])
+def test_a_block_of_batches_is_the_batches_one_by_one(name):
+    s = device_sampler(_task(name), 8, (2, 15), 9, "cpu")
+    x, y = s.sample_block(torch.tensor(40), 3)
+    assert x.shape == y.shape == (3, 8, s.T)
+    for i in range(3):
+        a, b = s.sample(40 + i)
+        assert torch.equal(x[i], a) and torch.equal(y[i], b)
+
+
 def test_huge_seed_and_step_are_folded_not_overflowed():
     s = device_sampler(_task("parity"), 8, 10, 2 ** 63 - 1, "cpu")
     a = s.sample(torch.tensor(2 ** 62))
