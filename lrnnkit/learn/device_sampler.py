@@ -38,12 +38,16 @@ How the words are made on the device:
   round); otherwise a prefix is its map ``Q -> Q`` and composing is a gather ((B, m, Q) integers per round);
 * brackets: the derivation tree level by level (a node is a token interval, stored at its first position; every
   level draws all its nodes' choices at once and writes their tokens and children with a scatter), then the
-  value bottom-up over the same levels. A node's value is summarised as its list of ``+``-separated signed terms
-  ``(first, sum of the middle ones, last, single?)``: ``E op E'`` joins the two lists (``-`` negates the first term
-  of ``E'``; ``*`` multiplies the last term of ``E`` by the first of ``E'``), ``( E )`` is one term, the sum. This
-  is the value the precedence grammar gives the concatenated tokens, checked exactly against
-  :meth:`BracketArithTask.evaluate` by the tests. The number of levels is the deepest tree of the longest
-  length, about ``T / 2``.
+  value bottom-up over the same levels. A node's value is summarised by its ``+``-separated signed terms as
+  ``(first, sum of the others, last, single?)`` mod M: ``E op E'`` joins the two lists (``-`` negates the first
+  term of ``E'``; ``*`` multiplies the last term of ``E`` by the first of ``E'``), ``( E )`` is one term, the sum.
+  This is the value the precedence grammar gives the concatenated tokens (``*`` before ``+ -``, unary minus
+  binding an atom), checked exactly against :meth:`BracketArithTask.evaluate` by the tests. The number of levels
+  is the deepest derivation of the longest length, ``floor(L / 2)`` (20 for L = 40), so a bracket batch costs about
+  70 small kernels per level: :meth:`DeviceSampler.sample_block` makes ``K`` batches with the same kernels.
+
+Counters: each draw (lengths, letters, a node's four choices) has its own range of counters, so draws never share
+a random number; a batch needs fewer than ``2^32`` of them (checked).
 """
 from __future__ import annotations
 
@@ -284,13 +288,16 @@ class BracketSampler(DeviceSampler):
         lens = self._lengths(keys)
         R = lens.shape[0]
         bits = self._bits(self._ctr, keys)                                 # (R, 4, levels, T)
+        # every node's choices at every level at once: (R, levels, T)
         kind3 = self._BRACKET + (bits[:, 0] >> 31)                       # bracket or binary, probability 1/2
         split = bits[:, 1]
-        op = self._below(bits[:, 2], 3)
-        op_tok = self._tok_ops[op]
+        op = self._below(bits[:, 2], 3)                                   # '+', '-', '*'
+        op_tok, is_mul = self._tok_ops[op], op == 2
+        sign = torch.where(op == 1, -1, 1)
         digit = self._below(bits[:, 3], M)
-        first_of = torch.stack([digit, torch.full_like(digit, self._minus), torch.full_like(digit, self._open)])
+        neg_digit = (M - digit) % M
         pos = self._pos.expand(R, T)
+        nxt = (pos + 1).clamp(max=T - 1)
         x = torch.full((R, T + 1), self.task.pad_id, dtype=torch.int64, device=dev)   # column T: discarded writes
         size = torch.zeros((R, T + 1), dtype=torch.int64, device=dev)
         size[:, 0] = lens - 1
@@ -298,47 +305,46 @@ class BracketSampler(DeviceSampler):
         for lev in range(self.levels):                           # top-down: choices, tokens, children
             s = size[:, :T]
             kind = torch.where(s >= 3, kind3[:, lev], s)
-            left = 1 + self._below(split[:, lev], (s - 2).clamp(min=0))         # 1 .. s-2 tokens on the left
-            nodes.append((kind, left))
-            is_neg, is_br, is_bin = kind == self._NEG, kind == self._BRACKET, kind == self._BINARY
+            is_dig, is_neg, is_br, is_bin = (kind == k for k in (self._DIGIT, self._NEG, self._BRACKET, self._BINARY))
+            s2 = (s - 2).clamp(min=0)
+            at_op = pos + 1 + self._below(split[:, lev], s2)               # the operator after 1 .. s-2 tokens
+            right = (at_op + 1).clamp(max=T - 1)
+            nodes.append((is_dig, is_neg, is_bin, right))
             # first token: the digit, '-' or '('; second: the digit after '-', ')' or the operator
-            first = first_of[:, :, lev].gather(0, (kind - 1).clamp(0, 2)[None])[0]
-            x.scatter_(1, torch.where((kind > self._NONE) & ~is_bin, pos, T), first)
-            at2 = torch.where(is_neg, pos + 1, torch.where(is_br, pos + s - 1, pos + left))
+            first = torch.where(is_neg, self._minus, torch.where(is_dig, digit[:, lev], self._open))
+            x.scatter_(1, torch.where(is_bin | (kind == self._NONE), T, pos), first)
+            at2 = torch.where(is_neg, pos + 1, torch.where(is_br, pos + s - 1, torch.where(is_bin, at_op, T)))
             tok2 = torch.where(is_neg, digit[:, lev], torch.where(is_br, self._close, op_tok[:, lev]))
-            x.scatter_(1, torch.where(kind >= self._NEG, at2, T), tok2)
+            x.scatter_(1, at2, tok2)
             size = torch.zeros_like(size)
-            size.scatter_(1, torch.where(is_br, pos + 1, torch.where(is_bin, pos, T)), torch.where(is_br, s - 2, left))
-            size.scatter_(1, torch.where(is_bin, pos + left + 1, T), s - 1 - left)
-        # bottom-up: each node's signed terms as (first, sum of the middle ones, last, single?) mod M, stored at
-        # its first position; a single term has last = first and middle 0
+            size.scatter_(1, torch.where(is_br, pos + 1, torch.where(is_bin, pos, T)),
+                          torch.where(is_br, s2, at_op - pos))
+            size.scatter_(1, torch.where(is_bin, at_op + 1, T), pos + s - 1 - at_op)
+        # bottom-up: a node's signed terms as (first, sum of the others, last, single?) mod M, stored at its first
+        # position (a single term: first = last, others 0); the value is first + others
         S = torch.zeros((4, R, T), dtype=torch.int64, device=dev)
         for lev in reversed(range(self.levels)):
-            kind, left = nodes[lev]
-            at = lambda i: S.gather(2, i.clamp(max=T - 1).expand(4, R, T)).unbind(0)   # noqa: E731
-            aF, aM, aL, a1 = at(pos)                              # a binary node's left part starts with it
-            bF, bM, bL, b1 = at(pos + left + 1)                   # its right part
-            cF, cM, cL, c1 = at(pos + 1)                          # a bracket's content
-            # E - E': the first term of E' negated (its last too when it is the only one)
-            o = op[:, lev]
-            bF2 = torch.where(o == 1, -bF, bF)
-            bL2 = torch.where(b1 == 1, bF2, bL)
-            add_M = (1 - a1) * (aM + aL) + (1 - b1) * (bF2 + bM)
+            is_dig, is_neg, is_bin, right = nodes[lev]
+            aF, aR, aL, a1 = S.unbind(0)                          # a binary node's left part starts with it
+            bF, bR, bL, b1 = S.gather(2, right.expand(4, R, T)).unbind(0)   # its right part
+            cF, cR = S[:2].gather(2, nxt.expand(2, R, T)).unbind(0)         # a bracket's content
+            a1, b1 = a1 == 1, b1 == 1
+            # E + E' / E - E': the terms of both, the first of E' negated for '-'
+            bF2 = bF * sign[:, lev]
+            add_R = aR + bF2 + bR
+            add_L = torch.where(b1, bF2, bL)
             # E * E': the last term of E times the first of E'
-            prod = aL * bF
-            mul_F = torch.where(a1 == 1, prod, aF)
-            mul_L = torch.where(b1 == 1, prod, bL)
-            mul_M = (1 - a1) * aM + (1 - b1) * bM + (1 - a1) * (1 - b1) * prod
-            is_mul = o == 2
-            leaf = torch.where(kind == self._DIGIT, digit[:, lev], torch.where(
-                kind == self._NEG, -digit[:, lev], cF + (1 - c1) * (cM + cL)))   # d, -d, (E) = the sum of E
-            is_bin = kind == self._BINARY
-            S = torch.stack([torch.where(is_bin, torch.where(is_mul, mul_F, aF), leaf),
-                             torch.where(is_bin, torch.where(is_mul, mul_M, add_M), 0),
-                             torch.where(is_bin, torch.where(is_mul, mul_L, bL2), leaf),
-                             torch.where(is_bin & ~is_mul, 0, torch.where(is_bin, a1 * b1, 1))]) % M
-        F, Mi, Lt, one = S[:, :, 0]
-        value = (F + (1 - one) * (Mi + Lt)) % M
+            m = aL * bF
+            mul_F = torch.where(a1, m, aF)
+            mul_R = torch.where(a1, bR, aR - aL + m + bR)
+            mul_L = torch.where(b1, m, bL)
+            mul = is_mul[:, lev]
+            leaf = torch.where(is_dig, digit[:, lev], torch.where(is_neg, neg_digit[:, lev], cF + cR))  # d, -d, (E)
+            S = torch.stack([torch.where(is_bin, torch.where(mul, mul_F, aF), leaf),
+                             torch.where(is_bin, torch.where(mul, mul_R, add_R), 0),
+                             torch.where(is_bin, torch.where(mul, mul_L, add_L), leaf),
+                             (~is_bin | (mul & a1 & b1)).long()]) % M
+        value = (S[0, :, 0] + S[1, :, 0]) % M
         last = pos == (lens - 1)[:, None]
         return torch.where(last, self._eq, x[:, :T]), torch.where(last, value[:, None], IGNORE)
 

@@ -200,7 +200,7 @@ def test_brackets_long_words_exact():
     """The deepest trees of length 40 (about 20 levels): values against the recursive-descent evaluator."""
     task = _task("mod-arith-br:7")
     s = device_sampler(task, 64, (30, 40), 0, "cpu")
-    assert isinstance(s, BracketSampler) and s.levels == 20
+    assert isinstance(s, BracketSampler) and s.levels == 20      # floor(40 / 2): a chain of brackets
     for step in range(3):
         _check_batch(task, *s.sample(step), 30, 40)
 
