@@ -6,8 +6,8 @@ shape (task, batch, training lengths) of ``lrnnkit experiment NAME --scale paper
 
 Columns (each a median over repeats of about ``--budget`` seconds, after a warm-up):
 
-* ``numpy``: ``Task.sample(batch, length, batch_rng(seed, s))`` and both arrays moved to the device (pinned,
-  synchronised), as the training loop does today;
+* ``numpy``: ``Task.sample(batch, length, batch_rng(seed, s))`` and both arrays moved to the device with
+  ``torch.as_tensor`` (synchronised), as the training loop does today;
 * ``eager``: ``DeviceSampler.sample(step)`` with ``step`` a device tensor incremented in place, synchronised once
   after the repeats (the kernels queue; no host sync inside);
 * ``graph``: ``sample(step)`` and ``step += 1`` captured in one CUDA graph, replayed (CUDA only);
@@ -80,10 +80,7 @@ def bench_shape(task_name: str, batch: int, length, device, budget: float, block
     def old():
         x, y = task.sample(batch, length, batch_rng(0, s_old[0]))
         s_old[0] += 1
-        if cuda:
-            x = torch.from_numpy(x).pin_memory().to(device, non_blocking=True)
-            y = torch.from_numpy(y).pin_memory().to(device, non_blocking=True)
-        return x, y
+        return torch.as_tensor(x, device=device), torch.as_tensor(y, device=device)   # as the loop does today
 
     row["numpy"] = timed(old, budget, sync)
     t0 = time.perf_counter()
@@ -103,7 +100,7 @@ def bench_shape(task_name: str, batch: int, length, device, budget: float, block
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         samp.sample(step)
         sync()
-    row["kernels"] = sum(1 for e in prof.events() if e.device_type.name == "CUDA")
+    row["kernels"] = sum(1 for e in prof.events() if str(e.device_type).endswith("CUDA"))
     for K, col in ((1, "graph"), (block, f"graph/{block}")):
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())

@@ -196,6 +196,13 @@ def test_map_scan_equals_table_scan():
             assert torch.equal(u, v)
 
 
+def test_derivation_depth_is_half_the_length():
+    """The static number of levels: the deepest derivation of n tokens has ceil(n / 2) levels (a chain of brackets
+    around a digit or '- d'): the recursion over all splits agrees with that closed form for n <= 60."""
+    from lrnnkit.learn.device_sampler import _tree_depth
+    assert _tree_depth(60)[1:] == [-(-n // 2) for n in range(1, 61)]
+
+
 def test_brackets_long_words_exact():
     """The deepest trees of length 40 (about 20 levels): values against the recursive-descent evaluator."""
     task = _task("mod-arith-br:7")
