@@ -1,17 +1,19 @@
 """Training batches of a :class:`~lrnnkit.learn.tasks.Task` made with torch ops on the device, graph-capturable.
 
 :meth:`DeviceSampler.sample` ``(step)`` returns what ``task.sample(batch, length, batch_rng(seed, step))`` returns
-(:mod:`.tasks`; the tasks of 000 App. E.1, 002 Section 4.1 and 003 App. E.1) **in distribution**, with other
-random numbers, and without leaving the device: no host synchronisation, no data-dependent shape, no generator
-state, so a training step that calls it can be captured in one CUDA graph with ``step`` a device tensor that the
-graph increments.
+(:mod:`.tasks`; the tasks of 000 App. E.1 and Section 5.2 / App. E.2.1, 002 Section 4.1, 003 App. E.1) **in
+distribution**, with other random numbers, and without leaving the device: no host synchronisation, no
+data-dependent shape, no generator state, so a training step that calls it can be captured in one CUDA graph with
+``step`` a device tensor that the graph increments.
 
 Randomness is counter-based. Every random number is a 32-bit integer hash of ``(seed, stream, step, draw, row,
-position)``: the host folds ``(seed, stream)`` into a key, the device folds ``step`` and the draw's salt into it
-(0-dim int64 ops), and each element hashes its static counter ``row * W + position`` with that key. The mixer is
-``lowbias32`` with multipliers below ``2^31`` (Wellons' hash prospector), in int64 with 32-bit masks, so no
-product reaches ``2^63`` (no signed overflow is relied on). A uniform integer in ``[0, m)`` is ``(h m) >> 32``
-(bias at most ``m / 2^32`` per draw). Batch ``s`` depends only on ``(seed, stream, s)``, as with ``batch_rng``.
+position)``: the host folds ``(seed, stream)`` into a key, the device folds ``step`` into it (a few 0-dim int64
+ops per call), and each element mixes its static counter, a number of its own for ``(draw, row, position)``, with
+that key (two rounds). The mixer is the improved ``lowbias32`` of Wellons' hash prospector (multipliers
+``0x21f0aaad`` and ``0x735a2d97``, both below ``2^31``) in int64 with 32-bit masks, so no product reaches
+``2^63`` (no signed overflow is relied on). A uniform integer in ``[0, m)`` is ``(h m) >> 32``: each value has
+probability ``1/m`` to within ``1 / 2^32``. Batch ``s`` depends only on ``(seed, stream, s)``, as with
+``batch_rng``.
 
 What is the same as :meth:`Task.sample`:
 
@@ -46,8 +48,8 @@ How the words are made on the device:
   is the deepest derivation of the longest length, ``floor(L / 2)`` (20 for L = 40), so a bracket batch costs about
   70 small kernels per level: :meth:`DeviceSampler.sample_block` makes ``K`` batches with the same kernels.
 
-Counters: each draw (lengths, letters, a node's four choices) has its own range of counters, so draws never share
-a random number; a batch needs fewer than ``2^32`` of them (checked).
+Counters: each draw (lengths, letters, a node's four choices) has its own range of counters, so no two draws of a
+batch share a random number; a batch needs fewer than ``2^32`` of them (checked when the sampler is made).
 """
 from __future__ import annotations
 
@@ -363,9 +365,8 @@ class CopySampler(DeviceSampler):
         lens = self._lengths(keys)[:, None]
         w = self._below(self._bits(self._ctr, keys), self.task.V)
         j = self._pos
-        src = torch.where(j < lens, j, j - lens - 1).clamp(0, self.hi - 1)
-        x = torch.where(j < lens, w.gather(1, src), torch.where(j == lens, self.task.V, torch.where(
-            j < 2 * lens, w.gather(1, src), self.task.pad_id)))
+        letter = w.gather(1, torch.where(j < lens, j, j - lens - 1).clamp(0, self.hi - 1))   # w, then w again
+        x = torch.where(j == lens, self.task.V, torch.where(j < 2 * lens, letter, self.task.pad_id))
         tgt = (j - lens).clamp(0, self.hi - 1)
         y = torch.where((j >= lens) & (j < 2 * lens), w.gather(1, tgt), IGNORE)
         return x, y
