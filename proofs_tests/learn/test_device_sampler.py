@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.stats import chi2_contingency
 
 from lrnnkit.errors import InputError
-from lrnnkit.learn.device_sampler import BracketSampler, device_sampler, mix32
+from lrnnkit.learn.device_sampler import AutomatonSampler, BracketSampler, _tree_depth, device_sampler, mix32
 from lrnnkit.learn.tasks import BLANK, IGNORE, PAD, batch_rng, make_task
 
 AUTOMATA = ["parity", "group:S5", "S5-swaps", "S5-3perm", "S5-4tok", "Z60-2tok", "sum:5", "even-pair:5",
@@ -186,7 +186,6 @@ def test_options_targets_exact(name, kw):
 
 def test_map_scan_equals_table_scan():
     """The (B, m, Q) map composition (automata with big monoids) gives the table lookup's batches."""
-    from lrnnkit.learn.device_sampler import AutomatonSampler
     for name in ("mod-arith:5", "S5-4tok", "even-pair:5"):
         t = _task(name)
         a = AutomatonSampler(t, 16, (1, 37), 4, "cpu")
@@ -199,7 +198,6 @@ def test_map_scan_equals_table_scan():
 def test_derivation_depth_is_half_the_length():
     """The static number of levels: the deepest derivation of n tokens has ceil(n / 2) levels (a chain of brackets
     around a digit or '- d'): the recursion over all splits agrees with that closed form for n <= 60."""
-    from lrnnkit.learn.device_sampler import _tree_depth
     assert _tree_depth(60)[1:] == [-(-n // 2) for n in range(1, 61)]
 
 
@@ -333,3 +331,15 @@ def test_cuda_graph_replay_with_in_graph_step_matches_eager(name):
         ex, ey = s.sample(torch.tensor(10 + i, device=dev))
         assert torch.equal(x, ex) and torch.equal(y, ey)
     assert int(step) == 13
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["S5-4tok", "mod-arith:5", "mod-arith-br:5", "copy:7"])
+def test_torch_compile_traces_sample_in_one_graph(name):
+    """fullgraph=True: dynamo traces sample() without a graph break (a break would be a sync or a Python branch on
+    data); the traced function gives the eager batches."""
+    s = device_sampler(_task(name), 8, (3, 12), 0, "cpu")
+    traced = torch.compile(s.sample, fullgraph=True, backend="aot_eager")
+    for step in (3, 4):
+        for u, v in zip(traced(torch.tensor(step)), s.sample(torch.tensor(step))):
+            assert torch.equal(u, v)
