@@ -10,7 +10,7 @@ from scipy.stats import chi2_contingency
 
 from lrnnkit.errors import InputError
 from lrnnkit.learn.device_sampler import AutomatonSampler, BracketSampler, _tree_depth, device_sampler, mix32
-from lrnnkit.learn.tasks import BLANK, IGNORE, PAD, batch_rng, make_task
+from lrnnkit.learn.tasks import BLANK, IGNORE, batch_rng, make_task
 
 AUTOMATA = ["parity", "group:S5", "S5-swaps", "S5-3perm", "S5-4tok", "Z60-2tok", "sum:5", "even-pair:5",
             "mod-arith:5", "mod-arith-nb:5", "group:A4"]
