@@ -1,17 +1,19 @@
 """Training batches of a :class:`~lrnnkit.learn.tasks.Task` made with torch ops on the device, graph-capturable.
 
 :meth:`DeviceSampler.sample` ``(step)`` returns what ``task.sample(batch, length, batch_rng(seed, step))`` returns
-(:mod:`.tasks`; the tasks of 000 App. E.1, 002 Section 4.1 and 003 App. E.1) **in distribution**, with other
-random numbers, and without leaving the device: no host synchronisation, no data-dependent shape, no generator
-state, so a training step that calls it can be captured in one CUDA graph with ``step`` a device tensor that the
-graph increments.
+(:mod:`.tasks`; the tasks of 000 App. E.1 and Section 5.2 / App. E.2.1, 002 Section 4.1, 003 App. E.1) **in
+distribution**, with other random numbers, and without leaving the device: no host synchronisation, no
+data-dependent shape, no generator state, so a training step that calls it can be captured in one CUDA graph with
+``step`` a device tensor that the graph increments.
 
 Randomness is counter-based. Every random number is a 32-bit integer hash of ``(seed, stream, step, draw, row,
-position)``: the host folds ``(seed, stream)`` into a key, the device folds ``step`` and the draw's salt into it
-(0-dim int64 ops), and each element hashes its static counter ``row * W + position`` with that key. The mixer is
-``lowbias32`` with multipliers below ``2^31`` (Wellons' hash prospector), in int64 with 32-bit masks, so no
-product reaches ``2^63`` (no signed overflow is relied on). A uniform integer in ``[0, m)`` is ``(h m) >> 32``
-(bias at most ``m / 2^32`` per draw). Batch ``s`` depends only on ``(seed, stream, s)``, as with ``batch_rng``.
+position)``: the host folds ``(seed, stream)`` into a key, the device folds ``step`` into it (a few 0-dim int64
+ops per call), and each element mixes its static counter, a number of its own for ``(draw, row, position)``, with
+that key (two rounds). The mixer is the improved ``lowbias32`` of Wellons' hash prospector (multipliers
+``0x21f0aaad`` and ``0x735a2d97``, both below ``2^31``) in int64 with 32-bit masks, so no product reaches
+``2^63`` (no signed overflow is relied on). A uniform integer in ``[0, m)`` is ``(h m) >> 32``: each value has
+probability ``1/m`` to within ``1 / 2^32``. Batch ``s`` depends only on ``(seed, stream, s)``, as with
+``batch_rng``.
 
 What is the same as :meth:`Task.sample`:
 
@@ -38,12 +40,16 @@ How the words are made on the device:
   round); otherwise a prefix is its map ``Q -> Q`` and composing is a gather ((B, m, Q) integers per round);
 * brackets: the derivation tree level by level (a node is a token interval, stored at its first position; every
   level draws all its nodes' choices at once and writes their tokens and children with a scatter), then the
-  value bottom-up over the same levels. A node's value is summarised as its list of ``+``-separated signed terms
-  ``(first, sum of the middle ones, last, single?)``: ``E op E'`` joins the two lists (``-`` negates the first term
-  of ``E'``; ``*`` multiplies the last term of ``E`` by the first of ``E'``), ``( E )`` is one term, the sum. This
-  is the value the precedence grammar gives the concatenated tokens, checked exactly against
-  :meth:`BracketArithTask.evaluate` by the tests. The number of levels is the deepest tree of the longest
-  length, about ``T / 2``.
+  value bottom-up over the same levels. A node's value is summarised by its ``+``-separated signed terms as
+  ``(first, sum of the others, last, single?)`` mod M: ``E op E'`` joins the two lists (``-`` negates the first
+  term of ``E'``; ``*`` multiplies the last term of ``E`` by the first of ``E'``), ``( E )`` is one term, the sum.
+  This is the value the precedence grammar gives the concatenated tokens (``*`` before ``+ -``, unary minus
+  binding an atom), checked exactly against :meth:`BracketArithTask.evaluate` by the tests. The number of levels
+  is the deepest derivation of the longest length, ``floor(L / 2)`` (20 for L = 40), so a bracket batch costs about
+  70 small kernels per level: :meth:`DeviceSampler.sample_block` makes ``K`` batches with the same kernels.
+
+Counters: each draw (lengths, letters, a node's four choices) has its own range of counters, so no two draws of a
+batch share a random number; a batch needs fewer than ``2^32`` of them (checked when the sampler is made).
 """
 from __future__ import annotations
 
@@ -60,8 +66,6 @@ __all__ = ["DeviceSampler", "device_sampler", "TABLE_CAP", "mix32"]
 TABLE_CAP = 2048          # monoids up to this size compose by table lookup (a table of TABLE_CAP^2 int64: 32 MiB)
 _M32 = 0xFFFFFFFF
 _C1, _C2 = 0x21F0AAAD, 0x735A2D97        # lowbias32 (hash prospector) multipliers, both < 2^31
-_SALT_LEN, _SALT_LETTER, _SALT_COIN, _SALT_SPLIT, _SALT_OP, _SALT_DIGIT = 0x1B873593, 0x2C1B3C6D, 0x297A2D39, \
-    0x165667B1, 0x27D4EB2F, 0x3C6EF372
 
 
 def mix32(x):
@@ -85,7 +89,10 @@ class DeviceSampler:
 
     ``T``: the static padded length of every batch (the longest word of ``length``; twice that for copy).
     ``sample(step)``: ``(x, y)``, int64 ``(batch, T)`` on the device, ``x`` padded with ``task.pad_id``, ``y`` =
-    ``IGNORE`` where unsupervised; ``step`` a 0-dim int64 tensor on the device (an int is moved there first)."""
+    ``IGNORE`` where unsupervised; ``step`` a 0-dim int64 tensor on the device (an int is moved there first).
+    ``sample_block(step, K)``: batches ``step .. step + K - 1`` as ``(K, batch, T)``, equal to ``K`` calls of
+    ``sample`` and made by the same number of kernels as one (the kernels are per word position or tree level,
+    not per row)."""
 
     def __init__(self, task: Task, batch: int, length, seed: int, device, stream: int = 0):
         self.task = task
@@ -104,44 +111,60 @@ class DeviceSampler:
         self.T = hi
         self._key0 = _fold(_fold(0x9E3779B9, self.stream), self.seed)
         self._pos = torch.arange(self.T, device=self.device)
+        self._used = 0                                  # counters handed out so far (each draw has its own range)
         self._len_ctr = self._counters(self.batch)
 
     # ---------------------------------------------------------------------------------------- randomness
     def _counters(self, *shape) -> torch.Tensor:
-        """``mix32`` of ``0 .. prod(shape) - 1`` laid out in ``shape`` (static: computed once per sampler)."""
+        """A fresh range of counters, ``mix32``-ed, in ``shape`` (rows first): static, made once per sampler."""
         n = int(np.prod(shape))
-        if n > _M32:
-            raise SizeLimitError(f"a batch needs {n} random numbers per draw, more than 2^32: reduce batch or length")
-        return mix32(torch.arange(n, device=self.device, dtype=torch.int64)).reshape(shape)
+        if self._used + n > _M32:
+            raise SizeLimitError(f"a batch needs more than 2^32 random numbers ({self._used + n}): reduce batch "
+                                 "or length")
+        ctr = mix32(torch.arange(self._used, self._used + n, device=self.device, dtype=torch.int64))
+        self._used += n
+        return ctr.reshape(shape)
 
-    def _key(self, step: torch.Tensor, salt: int) -> torch.Tensor:
-        """The 32-bit key of one draw of batch ``step`` (0-dim, on the device)."""
-        return mix32(_fold(self._key0, step) ^ salt)
+    def _keys(self, steps: torch.Tensor) -> torch.Tensor:
+        """The 32-bit key of each batch in ``steps`` (K,), on the device."""
+        return _fold(self._key0, steps)
 
     @staticmethod
-    def _bits(counters: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
-        """32 random bits per element: two mixing rounds of the (pre-mixed) counter under the key."""
-        return mix32(mix32(counters ^ key) ^ key)
+    def _bits(counters: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """32 random bits per counter and key: ``(K * batch, ...)`` from counters ``(batch, ...)`` and keys
+        ``(K,)`` (two mixing rounds of the pre-mixed counter under the key)."""
+        k = keys.reshape((-1,) + (1,) * counters.dim())
+        bits = mix32(mix32(counters ^ k) ^ k)
+        return bits.reshape((-1,) + tuple(counters.shape[1:]))
 
     @staticmethod
     def _below(bits: torch.Tensor, m) -> torch.Tensor:
         """Uniform integers in ``[0, m)`` (``m`` an int or a tensor of ints < 2^31) from 32 random bits."""
         return (bits * m) >> 32
 
-    def _step(self, step) -> torch.Tensor:
+    def _steps(self, step, K: int) -> torch.Tensor:
         if not isinstance(step, torch.Tensor):
             step = torch.tensor(int(step), dtype=torch.int64, device=self.device)
-        return step.to(torch.int64)
+        return step.to(torch.int64).reshape(1) + torch.arange(K, device=self.device)
 
-    def _lengths(self, step: torch.Tensor) -> torch.Tensor:
-        """(batch,) lengths uniform on ``lo .. hi``."""
-        return self.lo + self._below(self._bits(self._len_ctr, self._key(step, _SALT_LEN)), self.hi - self.lo + 1)
+    def _lengths(self, keys: torch.Tensor) -> torch.Tensor:
+        """(K * batch,) lengths uniform on ``lo .. hi``."""
+        return self.lo + self._below(self._bits(self._len_ctr, keys), self.hi - self.lo + 1)
 
-    def sample(self, step) -> tuple[torch.Tensor, torch.Tensor]:   # pragma: no cover - abstract
+    def sample(self, step) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._rows(self._keys(self._steps(step, 1)))
+
+    def sample_block(self, step, K: int) -> tuple[torch.Tensor, torch.Tensor]:
+        K = check_int("K", K, 1, 1 << 16)
+        x, y = self._rows(self._keys(self._steps(step, K)))
+        return x.reshape(K, self.batch, self.T), y.reshape(K, self.batch, self.T)
+
+    def _rows(self, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:   # pragma: no cover - abstract
+        """``(x, y)`` of shape ``(K * batch, T)`` for the batch keys ``(K,)``."""
         raise NotImplementedError
 
     def _tensor(self, a) -> torch.Tensor:
-        return torch.as_tensor(np.asarray(a, dtype=np.int64), device=self.device)
+        return torch.as_tensor(np.array(a, dtype=np.int64), device=self.device)   # a copy: numpy may be read-only
 
 
 # ---------------------------------------------------------------------------------------------- automata
@@ -159,6 +182,7 @@ class AutomatonSampler(DeviceSampler):
             if not dig or (not ops and self.m > 1):
                 raise InputError(f"task {task.name!r}: alternate words need digits and operators among its letters")
             self._digits, self._ops = self._tensor(dig), self._tensor(ops or dig)
+            self._even = torch.arange(self.m, device=self.device) % 2 == 0
         else:
             self._letters = self._tensor(task.letters)
         lab = np.asarray(task._lab, dtype=np.int64)
@@ -191,14 +215,13 @@ class AutomatonSampler(DeviceSampler):
         isdig = [s.isdigit() for s in task.vocab]
         self._isdig = torch.as_tensor(np.array(isdig), device=self.device)
 
-    def _words(self, step) -> torch.Tensor:
-        """(batch, m) letter indices."""
-        bits = self._bits(self._ctr, self._key(step, _SALT_LETTER))
+    def _words(self, keys) -> torch.Tensor:
+        """(K * batch, m) letter indices."""
+        bits = self._bits(self._ctr, keys)
         if self.task.words == "alternate":
             d = self._digits[self._below(bits, len(self._digits))]
             o = self._ops[self._below(bits, len(self._ops))]
-            even = (torch.arange(self.m, device=self.device) % 2 == 0)
-            return torch.where(even, d, o)
+            return torch.where(self._even, d, o)
         return self._letters[self._below(bits, len(self._letters))]
 
     def _prefix_labels(self, w: torch.Tensor) -> torch.Tensor:
@@ -219,10 +242,9 @@ class AutomatonSampler(DeviceSampler):
             d *= 2
         return self._label_of[cur[:, :, self._start]]
 
-    def sample(self, step):
-        step = self._step(step)
-        lens = self._lengths(step)
-        w = self._words(step)
+    def _rows(self, keys):
+        lens = self._lengths(keys)
+        w = self._words(keys)
         lab = self._prefix_labels(w)
         if self.k == 1:
             x, y = w, lab
@@ -249,6 +271,7 @@ def _tree_depth(n_max: int) -> list[int]:
 class BracketSampler(DeviceSampler):
     """:class:`BracketArithTask` on the device: the derivation level by level, the value bottom-up."""
 
+    # a node's kind: its size when 0 (none), 1 (a digit) or 2 ('-' digit); else 3 + its coin
     _NONE, _DIGIT, _NEG, _BRACKET, _BINARY = 0, 1, 2, 3, 4
 
     def __init__(self, task: BracketArithTask, batch, length, seed, device, stream=0):
@@ -257,82 +280,75 @@ class BracketSampler(DeviceSampler):
             raise InputError(f"mod-arith-br needs length >= 2 (an expression and '='), got {length!r}")
         self.M = task.M
         self.levels = _tree_depth(self.T - 1)[self.T - 1]
-        self._ctr = self._counters(self.levels, self.batch, self.T)
+        self._ctr = self._counters(self.batch, 4, self.levels, self.T)   # coin, split, operator, digit
         v = task._id
         self._tok_ops = self._tensor([v["+"], v["-"], v["*"]])
         self._minus, self._open, self._close, self._eq = v["-"], v["("], v[")"], v["="]
 
-    def _draws(self, step):
-        """(levels, batch, T) random bits of the four choices of a node at every level and position."""
-        return [self._bits(self._ctr, self._key(step, s)) for s in (_SALT_COIN, _SALT_SPLIT, _SALT_OP, _SALT_DIGIT)]
-
-    def sample(self, step):
-        step = self._step(step)
-        B, T, M, dev = self.batch, self.T, self.M, self.device
-        lens = self._lengths(step)
-        coin_b, split_b, op_b, digit_b = self._draws(step)
-        pos = self._pos.expand(B, T)
-        x = torch.full((B, T + 1), self.task.pad_id, dtype=torch.int64, device=dev)   # column T: discarded writes
-        size = torch.zeros((B, T + 1), dtype=torch.int64, device=dev)
+    def _rows(self, keys):
+        T, M, dev = self.T, self.M, self.device
+        lens = self._lengths(keys)
+        R = lens.shape[0]
+        bits = self._bits(self._ctr, keys)                                 # (R, 4, levels, T)
+        # every node's choices at every level at once: (R, levels, T)
+        kind3 = self._BRACKET + (bits[:, 0] >> 31)                       # bracket or binary, probability 1/2
+        split = bits[:, 1]
+        op = self._below(bits[:, 2], 3)                                   # '+', '-', '*'
+        op_tok, is_mul = self._tok_ops[op], op == 2
+        sign = torch.where(op == 1, -1, 1)
+        digit = self._below(bits[:, 3], M)
+        neg_digit = (M - digit) % M
+        pos = self._pos.expand(R, T)
+        nxt = (pos + 1).clamp(max=T - 1)
+        x = torch.full((R, T + 1), self.task.pad_id, dtype=torch.int64, device=dev)   # column T: discarded writes
+        size = torch.zeros((R, T + 1), dtype=torch.int64, device=dev)
         size[:, 0] = lens - 1
         nodes = []
         for lev in range(self.levels):                           # top-down: choices, tokens, children
             s = size[:, :T]
-            coin = coin_b[lev] >> 31
-            kind = torch.where(s == 1, self._DIGIT, torch.where(s == 2, self._NEG, torch.where(
-                s >= 3, torch.where(coin == 0, self._BRACKET, self._BINARY), self._NONE)))
-            left = 1 + self._below(split_b[lev], (s - 2).clamp(min=0))          # 1 .. s-2
-            op = self._below(op_b[lev], 3)
-            digit = self._below(digit_b[lev], M)
-            nodes.append((kind, left, op, digit))
-            first = torch.where(kind == self._DIGIT, digit, torch.where(kind == self._NEG, self._minus, self._open))
-            x.scatter_(1, torch.where((kind != self._NONE) & (kind != self._BINARY), pos, T), first)
-            at2 = torch.where(kind == self._NEG, pos + 1, torch.where(kind == self._BRACKET, pos + s - 1,
-                                                                         pos + left))
-            tok2 = torch.where(kind == self._NEG, digit, torch.where(kind == self._BRACKET, self._close,
-                                                                        self._tok_ops[op]))
-            x.scatter_(1, torch.where(kind >= self._NEG, at2, T), tok2)
+            kind = torch.where(s >= 3, kind3[:, lev], s)
+            is_dig, is_neg, is_br, is_bin = (kind == k for k in (self._DIGIT, self._NEG, self._BRACKET, self._BINARY))
+            s2 = (s - 2).clamp(min=0)
+            at_op = pos + 1 + self._below(split[:, lev], s2)               # the operator after 1 .. s-2 tokens
+            right = (at_op + 1).clamp(max=T - 1)
+            nodes.append((is_dig, is_neg, is_bin, right))
+            # first token: the digit, '-' or '('; second: the digit after '-', ')' or the operator
+            first = torch.where(is_neg, self._minus, torch.where(is_dig, digit[:, lev], self._open))
+            x.scatter_(1, torch.where(is_bin | (kind == self._NONE), T, pos), first)
+            at2 = torch.where(is_neg, pos + 1, torch.where(is_br, pos + s - 1, torch.where(is_bin, at_op, T)))
+            tok2 = torch.where(is_neg, digit[:, lev], torch.where(is_br, self._close, op_tok[:, lev]))
+            x.scatter_(1, at2, tok2)
             size = torch.zeros_like(size)
-            size.scatter_(1, torch.where(kind == self._BRACKET, pos + 1, torch.where(kind == self._BINARY, pos, T)),
-                          torch.where(kind == self._BRACKET, s - 2, left))
-            size.scatter_(1, torch.where(kind == self._BINARY, pos + left + 1, T), s - 1 - left)
-        # bottom-up: each node's terms (first, middle sum, last, single) mod M, stored at its first position
-        zero = torch.zeros((B, T), dtype=torch.int64, device=dev)
-        F, Mi, Lt, one = zero, zero, zero, zero
-        for kind, left, op, digit in reversed(nodes):
-            ia = pos                                              # a binary node's left child starts with it
-            ib = (pos + left + 1).clamp(max=T - 1)
-            ic = (pos + 1).clamp(max=T - 1)                       # a bracket's child
-            aF, aM, aL, a1 = (t.gather(1, ia) for t in (F, Mi, Lt, one))
-            bF, bM, bL, b1 = (t.gather(1, ib) for t in (F, Mi, Lt, one))
-            cF, cM, cL, c1 = (t.gather(1, ic) for t in (F, Mi, Lt, one))
-            # E op E': '-' negates the first term of E' (its last too when it is the only one)
-            neg = op == 1
-            bF2 = torch.where(neg, -bF, bF) % M
-            bL2 = torch.where(neg & (b1 == 1), bF2, bL)
-            add_M = (1 - a1) * (aM + aL) + (1 - b1) * (bF2 + bM)
-            prod = aL * bF
-            mul_F = torch.where(a1 == 1, prod, aF)
-            mul_L = torch.where(b1 == 1, prod, bL)
-            mul_M = (1 - a1) * aM + (1 - b1) * bM + (1 - a1) * (1 - b1) * prod
-            is_mul = op == 2
-            bin_F = torch.where(is_mul, mul_F, aF)
-            bin_M = torch.where(is_mul, mul_M, add_M)
-            bin_L = torch.where(is_mul, mul_L, bL2)
-            bin_1 = torch.where(is_mul, a1 * b1, 0)
-            leaf = torch.where(kind == self._DIGIT, digit, torch.where(
-                kind == self._NEG, -digit, cF + (1 - c1) * (cM + cL)))   # d, -d, (E) = the sum of E's terms
-            is_bin = kind == self._BINARY
-            F = torch.where(is_bin, bin_F, leaf) % M
-            Mi = torch.where(is_bin, bin_M, 0) % M
-            Lt = torch.where(is_bin, bin_L, leaf) % M
-            one = torch.where(is_bin, bin_1, 1)
-        value = (F[:, 0] + (1 - one[:, 0]) * (Mi[:, 0] + Lt[:, 0])) % M
-        x = x[:, :T]
+            size.scatter_(1, torch.where(is_br, pos + 1, torch.where(is_bin, pos, T)),
+                          torch.where(is_br, s2, at_op - pos))
+            size.scatter_(1, torch.where(is_bin, at_op + 1, T), pos + s - 1 - at_op)
+        # bottom-up: a node's signed terms as (first, sum of the others, last, single?) mod M, stored at its first
+        # position (a single term: first = last, others 0); the value is first + others
+        S = torch.zeros((4, R, T), dtype=torch.int64, device=dev)
+        for lev in reversed(range(self.levels)):
+            is_dig, is_neg, is_bin, right = nodes[lev]
+            aF, aR, aL, a1 = S.unbind(0)                          # a binary node's left part starts with it
+            bF, bR, bL, b1 = S.gather(2, right.expand(4, R, T)).unbind(0)   # its right part
+            cF, cR = S[:2].gather(2, nxt.expand(2, R, T)).unbind(0)         # a bracket's content
+            a1, b1 = a1 == 1, b1 == 1
+            # E + E' / E - E': the terms of both, the first of E' negated for '-'
+            bF2 = bF * sign[:, lev]
+            add_R = aR + bF2 + bR
+            add_L = torch.where(b1, bF2, bL)
+            # E * E': the last term of E times the first of E'
+            m = aL * bF
+            mul_F = torch.where(a1, m, aF)
+            mul_R = torch.where(a1, bR, aR - aL + m + bR)
+            mul_L = torch.where(b1, m, bL)
+            mul = is_mul[:, lev]
+            leaf = torch.where(is_dig, digit[:, lev], torch.where(is_neg, neg_digit[:, lev], cF + cR))  # d, -d, (E)
+            S = torch.stack([torch.where(is_bin, torch.where(mul, mul_F, aF), leaf),
+                             torch.where(is_bin, torch.where(mul, mul_R, add_R), 0),
+                             torch.where(is_bin, torch.where(mul, mul_L, add_L), leaf),
+                             (~is_bin | (mul & a1 & b1)).long()]) % M
+        value = (S[0, :, 0] + S[1, :, 0]) % M
         last = pos == (lens - 1)[:, None]
-        x = torch.where(last, self._eq, x)
-        y = torch.where(last, value[:, None], IGNORE)
-        return x, y
+        return torch.where(last, self._eq, x[:, :T]), torch.where(last, value[:, None], IGNORE)
 
 
 # ---------------------------------------------------------------------------------------------- copying
@@ -345,14 +361,12 @@ class CopySampler(DeviceSampler):
         self._pos = torch.arange(self.T, device=self.device)
         self._ctr = self._counters(self.batch, self.hi)
 
-    def sample(self, step):
-        step = self._step(step)
-        lens = self._lengths(step)[:, None]
-        w = self._below(self._bits(self._ctr, self._key(step, _SALT_LETTER)), self.task.V)
+    def _rows(self, keys):
+        lens = self._lengths(keys)[:, None]
+        w = self._below(self._bits(self._ctr, keys), self.task.V)
         j = self._pos
-        src = torch.where(j < lens, j, j - lens - 1).clamp(0, self.hi - 1)
-        x = torch.where(j < lens, w.gather(1, src), torch.where(j == lens, self.task.V, torch.where(
-            j < 2 * lens, w.gather(1, src), self.task.pad_id)))
+        letter = w.gather(1, torch.where(j < lens, j, j - lens - 1).clamp(0, self.hi - 1))   # w, then w again
+        x = torch.where(j == lens, self.task.V, torch.where(j < 2 * lens, letter, self.task.pad_id))
         tgt = (j - lens).clamp(0, self.hi - 1)
         y = torch.where((j >= lens) & (j < 2 * lens), w.gather(1, tgt), IGNORE)
         return x, y
