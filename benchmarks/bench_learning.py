@@ -649,6 +649,7 @@ def main(argv=None) -> int:
     ap.add_argument("--anchor-only", action="store_true", help="only the S3 anchor: fla n_h=1,2 and ours n_h=1,2")
     ap.add_argument("--skip-anchor", action="store_true", help="leave out our S3 n_h<=2 runs (run by --anchor-only)")
     ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds (and size its schedule to it: auto_steps)")
+    ap.add_argument("--labels", default="", help="comma-separated substrings: keep the runs whose label holds one")
     ap.add_argument("--safety-cap", type=float, default=None,
                     help="every run's max_seconds with its schedule unchanged: a run that trains all its steps inside "
                          "it is uncapped, one that reaches it is recorded as capped")
@@ -711,6 +712,8 @@ def main(argv=None) -> int:
         jobs = [j for j in jobs if anchor(j)]
     elif a.skip_anchor:
         jobs = [j for j in jobs if not anchor(j)]
+    if a.labels:
+        jobs = [j for j in jobs if any(x in j["label"] for x in a.labels.split(","))]
     apply_probe(jobs, a.out)
     if a.cap is not None:
         for j in jobs:
