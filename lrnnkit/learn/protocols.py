@@ -572,11 +572,12 @@ def silent(name: str, label: str) -> list:
             if prot.quote(f, label) is not None and prot.quote(f, label).value is None]
 
 
-def follow(name: str, runs=None) -> list:
+def follow(name: str, runs=None, seeds_when_silent: int = 1) -> list:
     """``runs`` (default: the experiment's paper runs) changed to follow the protocol wherever a TrainConfig field
     can: every ``config`` difference set to the paper's value, each configuration expanded to the paper's seeds
-    (0..n-1) x learning-rate sweep (a sweep whose values were not printed keeps the configuration's one rate:
-    that difference stays). Labels are kept, so several runs share a label."""
+    (0..n-1; ``seeds_when_silent`` where the paper prints no count) x learning-rate sweep (a sweep whose values
+    were not printed keeps the configuration's one rate: that difference stays). Labels are kept, so several runs
+    share a label."""
     from .experiments import get_experiment
     prot = get_protocol(name)
     runs = get_experiment(name).runs("paper") if runs is None else runs
@@ -607,7 +608,7 @@ def follow(name: str, runs=None) -> list:
         lrs = list(sweep) if isinstance(sweep, tuple) and sweep else \
             [q("lr").value if q("lr") is not None and q("lr").value is not None else base.lr]
         constant = q("schedule") is not None and q("schedule").value == "constant"
-        seeds = q("seeds").value if q("seeds") is not None and q("seeds").value is not None else 1
+        seeds = q("seeds").value if q("seeds") is not None and q("seeds").value is not None else seeds_when_silent
         for lr in lrs:
             for s in range(seeds):
                 extra = {"min_lr": lr, "warmup": 0.0} if constant else {}
