@@ -73,7 +73,7 @@ def test_the_dry_run_prints_a_card_and_wave_per_point_and_writes_nothing(tmp_pat
     doc = json.loads(capsys.readouterr().out)
     assert not (tmp_path / "o").exists()
     assert doc["to_run"] == doc["total"] == 15 and doc["plans"]["4"]["waves"] == 4 and doc["plans"]["8"]["waves"] == 2
-    assert [r["layers"] for r in doc["points"]] == [L for L in range(1, 6) for _ in range(3)]
+    assert [r["layers"] for r in doc["points"]] == [L for L in range(5, 0, -1) for _ in range(3)]
     assert [r["8 GPUs"]["gpus"] for r in doc["points"]] == [[i % 8] for i in range(15)]
     assert run(_dry(tmp_path, spec, "--gpus", "4")) == 0
     out = capsys.readouterr().out
