@@ -13,6 +13,11 @@ the paper's batch 2048 against the experiment's 1024), the ms per step is scaled
 ``paper_scale_cost.py`` on the spec's configurations to replace it). Hours = steps x ms / 3.6e6, training only (the
 final evaluation on 500,000 words per test length is not in it), as the cost table.
 
+Per cell also: one run's minutes and its checkpoint's size (MiB: fp32 weights and AdamW's two moments, 12 bytes
+per parameter of the model built on the CPU), the two numbers that decide whether a run can outlive one GPU call:
+a run cut by a call's end resumes only from a checkpoint carried to the next call, and what travels is capped
+(/work/.library/device/README.md: 16 MiB per file and 64 MiB in all back from ``$OUT``, 64 MiB carried in).
+
 Wall-clock: :func:`lrnnkit.sweep.plan.pack` places the runs in grid order on G cards with the spec's ``num_gpus``
 and their priced run times; "alone" is a cell's runs on an otherwise empty machine, the totals are each spec's
 whole grid, then both one after the other. Calls = the number of GPU calls of ``--call-seconds`` (a run cut by
@@ -50,7 +55,7 @@ def price(cost: dict, specs: dict, gpus: list, call_seconds: float) -> dict:
     """Per cell (a configuration: the spec's points without their seed) and per spec: runs, GPU-hours and the
     wall-clock on each of ``gpus`` cards (module docstring)."""
     from lrnnkit.learn.experiments import get_experiment
-    from lrnnkit.learn.train import TrainConfig
+    from lrnnkit.learn.train import TrainConfig, build
     from lrnnkit.sweep.plan import pack
     from lrnnkit.sweep.spec import load_spec
     out = {"device": cost["device"], "gpus": gpus, "call_seconds": call_seconds, "specs": {}}
@@ -67,8 +72,13 @@ def price(cost: dict, specs: dict, gpus: list, call_seconds: float) -> dict:
             ms = row["ms_per_step"] * ratio
             secs = cfg.steps * ms / 1e3
             runs.append(secs)
-            c = cells.setdefault(label, {"cell": label, "runs": 0, "steps": cfg.steps, "ms_per_step": round(ms, 2),
-                                         "scaled": ratio != 1, "seconds": []})
+            if label not in cells:
+                model = build(TrainConfig(**{**p, "device": "cpu"}))[1]
+                cells[label] = {"cell": label, "runs": 0, "steps": cfg.steps, "ms_per_step": round(ms, 2),
+                                "scaled": ratio != 1, "run_minutes": round(secs / 60, 1),
+                                "checkpoint_mib": round(12 * sum(t.numel() for t in model.parameters()) / 2**20, 1),
+                                "seconds": []}
+            c = cells[label]
             c["runs"] += 1
             c["seconds"].append(secs)
         for c in cells.values():
@@ -94,18 +104,19 @@ def price(cost: dict, specs: dict, gpus: list, call_seconds: float) -> dict:
 def table_text(doc: dict) -> str:
     from benchmarks._record import table
     gs = doc["gpus"]
-    head = ["cell", "runs", "steps", "ms/step", "GPU-h"] + [f"wall h, {g} GPUs" for g in gs]
+    head = ["cell", "runs", "steps", "ms/step", "run min", "ckpt MiB", "GPU-h"] + [f"wall h, {g} GPUs" for g in gs]
     rows = []
     for name, s in doc["specs"].items():
         for c in s["cells"]:
             rows.append([c["cell"], str(c["runs"]), f"{c['steps']:,}",
-                         f"{c['ms_per_step']:.2f}" + (" (scaled)" if c["scaled"] else ""), f"{c['gpu_hours']:.2f}"]
+                         f"{c['ms_per_step']:.2f}" + (" (scaled)" if c["scaled"] else ""), f"{c['run_minutes']:.0f}",
+                         f"{c['checkpoint_mib']:.0f}", f"{c['gpu_hours']:.2f}"]
                         + [f"{c['wall_hours_alone'][str(g)]:.2f}" for g in gs])
         t = s["total"]
-        rows.append([f"**{name}** (whole grid)", str(t["runs"]), "", "", f"{t['gpu_hours']:.2f}"]
+        rows.append([f"**{name}** (whole grid)", str(t["runs"]), "", "", "", "", f"{t['gpu_hours']:.2f}"]
                     + [f"{t['wall_hours'][str(g)]:.2f} ({t['calls'][str(g)]} calls)" for g in gs])
     b = doc["total"]
-    rows.append(["**both grids**, one after the other", "", "", "", f"{b['gpu_hours']:.2f}"]
+    rows.append(["**both grids**, one after the other", "", "", "", "", "", f"{b['gpu_hours']:.2f}"]
                 + [f"{b['wall_hours'][str(g)]:.2f} ({b['calls'][str(g)]} calls)" for g in gs])
     return (f"Cost table: {doc['device']}; wall-clock per cell: its runs alone on the machine; calls: GPU calls "
             f"of {doc['call_seconds']:g} s.\n\n" + table(head, rows))

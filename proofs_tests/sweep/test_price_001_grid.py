@@ -42,6 +42,11 @@ def test_cells_are_priced_from_their_rows_and_packed(tmp_path):
     assert s3["scaled"] and s3["ms_per_step"] == 22.0 and s3["steps"] == 97_656
     # three runs of one cell alone on 4 or 8 cards run side by side: the wall-clock is one run's
     assert s3["wall_hours_alone"] == {"4": round(97_656 * 22.0 / 3.6e6, 3), "8": round(97_656 * 22.0 / 3.6e6, 3)}
+    # a checkpoint holds 12 bytes a parameter: each DeltaNet layer adds the same, so the sizes step evenly
+    ly = {c["cell"]: c["checkpoint_mib"] for c in doc["specs"]["001-deltanet-layers"]["cells"]}
+    sizes = [ly[f"S3 DeltaNet {L} layer(s) [-1,1]"] for L in range(1, 6)]
+    steps = [b - a for a, b in zip(sizes, sizes[1:])]
+    assert sizes[0] > 0 and max(steps) - min(steps) <= 0.2 and min(steps) > 0    # 0.2: the 0.1 MiB rounding, twice
     for s in doc["specs"].values():
         t = s["total"]
         assert t["wall_hours"]["8"] <= t["wall_hours"]["4"] <= t["gpu_hours"]
