@@ -46,9 +46,9 @@ def _row_of(cfg, rows_by_label: dict, exp_runs: list) -> tuple:
     for label, ecfg in exp_runs:
         if all(getattr(cfg, k) == getattr(ecfg, k) for k in _MATCH):
             if label not in rows_by_label:
-                raise SystemExit(f"the cost table has no row {label!r}")
+                raise ValueError(f"the cost table has no row {label!r}")
             return label, rows_by_label[label]
-    raise SystemExit(f"no configuration of the experiment trains {[getattr(cfg, k) for k in _MATCH]}")
+    raise ValueError(f"no configuration of the experiment trains {[getattr(cfg, k) for k in _MATCH]}")
 
 
 def price(cost: dict, specs: dict, gpus: list, call_seconds: float) -> dict:
@@ -143,7 +143,11 @@ def main(argv=None) -> int:
               f"{a.call_seconds!r}", file=sys.stderr)
         return 2
     specs = dict(zip(SPECS, a.specs)) if a.specs else SPECS
-    doc = price(cost, specs, gpus, a.call_seconds)
+    try:
+        doc = price(cost, specs, gpus, a.call_seconds)
+    except (ValueError, KeyError) as exc:      # a cost table or spec that does not fit the grids
+        print(f"price_001_grid: {exc}", file=sys.stderr)
+        return 2
     dest = a.json or (os.path.join(os.environ["OUT"], "price_001_grid.json") if os.environ.get("OUT") else None)
     if dest:
         from lrnnkit.fileio import atomic_write_text

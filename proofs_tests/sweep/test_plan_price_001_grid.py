@@ -64,9 +64,13 @@ def test_the_script_prints_the_table_and_writes_json(tmp_path, capsys):
     assert json.loads(out.read_text())["device"] == "test card"
 
 
-@pytest.mark.parametrize("argv", [["--gpus", "0"], ["--gpus", "x"], ["--call-seconds", "0"], ["--cost", "/nope"]])
+@pytest.mark.parametrize("argv", [["--gpus", "0"], ["--gpus", "x"], ["--call-seconds", "0"], ["--cost", "/nope"],
+                                  ["--cost", "EMPTY"]])
 def test_bad_options_are_exit_status_2(tmp_path, argv, capsys):
-    if "--cost" not in argv:
+    if "EMPTY" in argv:      # a cost table without the 001 rows
+        (tmp_path / "e.json").write_text(json.dumps({"device": "x", "experiments": {}}))
+        argv = ["--cost", str(tmp_path / "e.json")]
+    elif "--cost" not in argv:
         argv = argv + ["--cost", str(_cost(tmp_path))]
     assert pg.main(argv) == 2
     assert capsys.readouterr().err.startswith("price_001_grid: ")
