@@ -144,4 +144,17 @@ def test_an_unknown_experiment_is_one_input_error():
 def test_the_docs_carry_the_generated_protocols():
     with open(os.path.join(REPO, "docs", "learning.rst"), encoding="utf-8") as fh:
         doc = fh.read()
-    assert P.protocols_rst() in doc, "docs/learning.rst is stale: paste lrnnkit.learn.protocols.protocols_rst()"
+    assert f"{P.BEGIN}\n\n{P.protocols_rst()}\n{P.END}" in doc, \
+        "docs/learning.rst is stale: lrnnkit.learn.protocols.write_protocols_rst('docs/learning.rst')"
+
+
+def test_the_docs_block_is_rewritten_in_place_and_a_file_without_one_is_refused(tmp_path):
+    p = tmp_path / "d.rst"
+    p.write_text(f"before\n{P.BEGIN}\nold\n{P.END}\nafter\n")
+    P.write_protocols_rst(str(p))
+    text = p.read_text()
+    assert text.startswith("before\n") and text.endswith(f"{P.END}\nafter\n") and "\nold\n" not in text
+    assert P.protocols_rst() in text
+    p.write_text("no block\n")
+    with pytest.raises(InputError, match="no single"):
+        P.write_protocols_rst(str(p))
