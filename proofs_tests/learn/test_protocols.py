@@ -158,3 +158,12 @@ def test_the_docs_block_is_rewritten_in_place_and_a_file_without_one_is_refused(
     p.write_text("no block\n")
     with pytest.raises(InputError, match="no single"):
         P.write_protocols_rst(str(p))
+
+
+def test_the_registry_statement_names_every_run_difference_and_then_the_judge():
+    text = P.registry_statement("001-deltaproduct")
+    assert text.startswith("The runs differ from the paper's protocol: ")
+    for kind, diff, _ in P.grouped_differences("001-deltaproduct"):
+        assert diff in text
+    text = P.registry_statement("003-modarith-brackets")      # only the judge's reduction differs
+    assert text.startswith("The runs follow 003-modarith-brackets's paper protocol. Judged differently: reported")
