@@ -1,0 +1,169 @@
+"""The papers' protocols (lrnnkit.learn.protocols): one per experiment, every configuration label they name exists,
+the differences of the paper-scale runs are the ones read off the papers (spot checks written from the papers'
+text, not from the function), a run changed to follow the protocol loses exactly that difference, and the docs
+carry the generated table."""
+import os
+import re
+from dataclasses import replace
+
+import pytest
+
+from lrnnkit.errors import InputError
+from lrnnkit.learn import protocols as P
+from lrnnkit.learn.experiments import EXPERIMENTS, get_experiment
+from proofs_tests._paths import REPO
+
+
+def _diffs(name, runs=None):
+    return {(d.label, d.field, d.kind) for d in P.differences(name, runs)}
+
+
+def test_every_experiment_has_a_protocol_and_no_protocol_lacks_an_experiment():
+    assert set(P.PROTOCOLS) == set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("name", sorted(P.PROTOCOLS))
+def test_every_quote_says_where_and_every_silence_says_so(name):
+    prot = P.get_protocol(name)
+    labels = {lab for lab, _ in get_experiment(name).runs("paper")}
+    assert set(prot.per_config) <= labels, "a per-configuration entry names no configuration of the experiment"
+    quotes = list(prot.fields.items()) + [kv for over in prot.per_config.values() for kv in over.items()]
+    for f, q in quotes:
+        assert f in P.FIELDS
+        assert re.match(r"00[0-4], ", q.where), (f, q.where)
+        if q.value is None:
+            assert q.note, f"{name}: {f} is silent without a note"
+
+
+@pytest.mark.parametrize("name", sorted(P.PROTOCOLS))
+def test_the_judges_metric_is_read_from_the_judge(name):
+    assert P.judged_metric(name) in {m for _, m in P._METRIC_KEYS}
+
+
+# differences read off the papers by hand: (experiment, configuration label, field)
+PAPER_READ = [
+    ("000-parity", "DeltaNet [-1,1]", "seeds"),              # App. E.1.1: 3 seeds per learning rate
+    ("000-parity", "DeltaNet [-1,1]", "lr_sweep"),           # App. E.1.1: 1e-2, 1e-3, 5e-4, 1e-4
+    ("000-parity", "DeltaNet [-1,1]", "clip"),               # App. E.1.1: parity without clipping
+    ("000-s5", "S5 swaps only, DeltaNet [-1,1] 1L", "short_conv"),    # App. E.2.1: no 1-D convolutions
+    ("000-s5", "S5 swaps only, DeltaNet [0,1] 1L", "layers"),          # Section 5.2: [0,1] with 5 layers
+    ("000-s5", "S5 swaps only, DeltaNet [-1,1] 1L", "metric"),         # Fig. 2: sequence accuracy
+    ("001-deltaproduct", "S3 DeltaProduct n_h=2 [-1,1]", "batch"),     # App. C.1: S3 at batch 2048
+    ("001-deltanet-layers", "S3 DeltaNet 2 layer(s) [-1,1]", "batch"),
+    ("001-deltaproduct", "A5 DeltaProduct n_h=2 [-1,1]", "data"),      # App. C.1: 2M words, 100 epochs
+    ("002-block-diagonal", "Sum(5)", "steps"),               # Table 2: 40,000 gradient updates
+    ("002-block-diagonal", "Sum(5)", "seeds"),               # Table 2: five random trials
+    ("004-bilinear", "bilinear, parity", "weight_decay"),    # App. B.2: no weight decay, no schedule
+    ("004-bilinear", "bilinear, parity", "schedule"),
+    ("004-bilinear", "bilinear, parity", "width"),           # Section 3: 256
+    ("004-bilinear", "bilinear, modular arithmetic (precedence) M=5", "task"),   # applied sequentially
+    ("003-copy", "copy fixed-point r=2 1L", "schedule"),     # App. E.2: linear decay
+    ("003-state-tracking", "A5 fixed-point r=2 1L", "seeds"),
+]
+
+
+@pytest.mark.parametrize("name,label,field", PAPER_READ)
+def test_a_difference_read_off_the_paper_is_reported(name, label, field):
+    assert field in {f for lab, f, _ in _diffs(name) if lab == label}
+
+
+def test_what_the_paper_does_not_print_is_no_difference():
+    # 001 prints no seed count, warm-up or short convolution; 002 no optimizer or learning rate
+    fields = {f for _, f, _ in _diffs("001-deltaproduct")}
+    assert not fields & {"seeds", "warmup", "short_conv", "clip", "reported", "metric"}
+    fields = {f for _, f, _ in _diffs("002-block-diagonal")}
+    assert not fields & {"optimizer", "lr", "lr_sweep", "batch", "weight_decay", "metric"}
+    assert ("short_conv", P.get_protocol("001-deltaproduct").fields["short_conv"]) in \
+        P.silent("001-deltaproduct", "S3 DeltaProduct n_h=2 [-1,1]")
+
+
+@pytest.mark.parametrize("name", sorted(P.PROTOCOLS))
+def test_following_the_protocol_leaves_no_config_difference(name):
+    runs = P.follow(name)       # every run a valid TrainConfig (built through its checks)
+    left = [d for d in P.differences(name, runs) if d.kind == "config"]
+    # the one a config cannot follow: a sweep whose values the paper does not print (004)
+    assert all(d.field == "lr_sweep" and isinstance(d.quote.value, int) for d in left), [d.text for d in left]
+    other = {(lab, f) for lab, f, k in _diffs(name) if k != "config"}
+    assert {(d.label, d.field) for d in P.differences(name, runs) if d.kind != "config"} == other
+    m = P.runs_multiplier(name)
+    assert m["runs_protocol"] == len(runs) >= m["configurations"]
+
+
+def _one_change(name, d):
+    """The paper runs with only ``d`` followed: its configuration's runs taken from :func:`follow` for that one
+    field (seeds and learning rates: the followed runs of that configuration)."""
+    now = get_experiment(name).runs("paper")
+    followed = [(lab, c) for lab, c in P.follow(name) if lab == d.label]
+    out = []
+    for lab, cfg in now:
+        if lab != d.label:
+            out.append((lab, cfg))
+        elif d.field == "seeds":
+            out += [(lab, replace(cfg, seed=s)) for s in range(d.quote.value)]
+        elif d.field in ("lr_sweep", "lr"):
+            out += [(lab, replace(cfg, lr=c.lr, min_lr=c.min_lr)) for _, c in followed if c.seed == 0]
+        elif d.field == "head_dim":
+            out.append((lab, replace(cfg, head_dim=followed[0][1].head_dim, width=followed[0][1].width)))
+        elif d.field == "schedule":
+            out.append((lab, replace(cfg, warmup=0.0, min_lr=cfg.lr)))
+        elif d.field == "optimizer":
+            out.append((lab, replace(cfg, weight_decay=0.0)))
+        else:
+            out.append((lab, replace(cfg, **{d.field: getattr(followed[0][1], d.field)})))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(P.PROTOCOLS))
+def test_a_configuration_changed_to_follow_one_setting_drops_that_difference(name):
+    before = _diffs(name)
+    for d in P.differences(name):
+        if d.kind != "config" or (d.field == "lr_sweep" and isinstance(d.quote.value, int)):
+            continue
+        after = _diffs(name, _one_change(name, d))
+        assert (d.label, d.field, d.kind) not in after, d.text
+        # coupled settings: Adam is AdamW without weight decay; a constant schedule has no warm-up
+        coupled = {"optimizer": {"weight_decay"}, "weight_decay": {"optimizer"}, "schedule": {"warmup"},
+                   "lr_sweep": {"schedule", "warmup"}}.get(d.field, set())
+        gone = {x for x in before - after if x[0] == d.label and x[1] != d.field}
+        assert {x[1] for x in gone} <= coupled, (d.text, gone)
+        assert after <= before, (d.text, after - before)
+
+
+def test_a_difference_names_both_values_and_where_the_paper_says_it():
+    d = next(x for x in P.differences("001-deltaproduct") if x.field == "batch")
+    assert d.text == "batch: 1,024, paper: 2,048 (001, App. C.1)"
+    d = next(x for x in P.differences("000-parity") if x.field == "seeds")
+    assert d.text == "seeds: 1, paper: 3 (000, App. E.1.1)"
+
+
+def test_an_unknown_experiment_is_one_input_error():
+    with pytest.raises(InputError, match="no protocol for experiment 'nope'"):
+        P.get_protocol("nope")
+
+
+def test_the_docs_carry_the_generated_protocols():
+    with open(os.path.join(REPO, "docs", "learning.rst"), encoding="utf-8") as fh:
+        doc = fh.read()
+    assert f"{P.BEGIN}\n\n{P.protocols_rst()}\n{P.END}" in doc, \
+        "docs/learning.rst is stale: lrnnkit.learn.protocols.write_protocols_rst('docs/learning.rst')"
+
+
+def test_the_docs_block_is_rewritten_in_place_and_a_file_without_one_is_refused(tmp_path):
+    p = tmp_path / "d.rst"
+    p.write_text(f"before\n{P.BEGIN}\nold\n{P.END}\nafter\n")
+    P.write_protocols_rst(str(p))
+    text = p.read_text()
+    assert text.startswith("before\n") and text.endswith(f"{P.END}\nafter\n") and "\nold\n" not in text
+    assert P.protocols_rst() in text
+    p.write_text("no block\n")
+    with pytest.raises(InputError, match="no single"):
+        P.write_protocols_rst(str(p))
+
+
+def test_the_registry_statement_names_every_run_difference_and_then_the_judge():
+    text = P.registry_statement("001-deltaproduct")
+    assert text.startswith("The runs differ from the paper's protocol: ")
+    for kind, diff, _ in P.grouped_differences("001-deltaproduct"):
+        assert diff in text
+    text = P.registry_statement("003-modarith-brackets")      # only the judge's reduction differs
+    assert text.startswith("The runs follow 003-modarith-brackets's paper protocol. Judged differently: reported")
