@@ -313,6 +313,7 @@ def _task(rec: dict):
 
 def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
+    from lrnnkit.learn.protocols import protocol_record
     from lrnnkit.learn.evaluate import plot_accuracy
     from lrnnkit.learn.experiments import EXPERIMENTS
     runs: dict = {}
@@ -365,11 +366,14 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
                 pj = {"claim": claim, "configurations": plabels}
                 if all(lab in have for lab in plabels):
                     pj["judgement"] = e.judge_part(part, ok)
+                    pj["protocol"] = protocol_record(exp, ok, plabels)
                 else:
                     pj["judgement"] = {"outcome": "incomplete"}
                 parts[part] = pj
             if parts:
                 doc["parts"] = parts
+            if ok:      # how the runs differ from the paper's protocol (a paper-scale verdict needs none)
+                doc["protocol"] = protocol_record(exp, ok)
         else:
             doc.update({"paper": "001", "figure_or_table": "Fig. 3 / fla anchor (fla 0.6.0 beside lrnnkit)",
                         "kind": "comparison",   # not a registry entry (lrnnkit.theorems.empirical skips it)

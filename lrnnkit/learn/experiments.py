@@ -358,7 +358,11 @@ EXPERIMENTS = {e.name: e for e in [
     Experiment("000-s5", "000", "Section 5.2, Fig. 2 (S5 variants)",
                "On S5 with swaps only, one DeltaNet [-1,1] layer learns the task fully; DeltaNet [0,1] generalizes "
                "only slightly beyond the training length; standard S5 is not learned; 4 tokens per transition helps.",
-               _s5_runs, _judge_s5, plot_len=32),
+               _s5_runs, _judge_s5, plot_len=32,
+               parts={"swaps": ("On S5 with swaps only, one DeltaNet [-1,1] layer learns the task fully; DeltaNet "
+                                "[0,1] generalizes only slightly beyond the training length (000, Section 5.2, Fig. "
+                                "2).", ["S5 swaps only, DeltaNet [-1,1] 1L", "S5 swaps only, DeltaNet [0,1] 1L"],
+                                _judge_s5)}),
     Experiment("000-z60", "000", "App. E.2.2, Fig. 6 (Z60)",
                "On Z60 the [0,1] variants perform worse than [-1,1]; Mamba [-1,1] performs best.",
                _z60_runs, _judge_z60, plot_len=32),
@@ -486,6 +490,9 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
            "horizons": {k: v.get("horizon", {}).get("statement", "not computed") for k, v in results.items()}}
     if not only or len(results) == len(runs):
         rec["judgement"] = exp.judge(results)
+    if results:     # how the runs differ from the paper's protocol (a paper-scale verdict needs none)
+        from .protocols import protocol_record
+        rec["protocol"] = protocol_record(exp.name, results)
     if out:
         atomic_write_text(os.path.join(out, "results.json"), json.dumps(rec, indent=1) + "\n")
         plot_accuracy({k: v["test_accuracy"] for k, v in results.items()}, os.path.join(out, "accuracy.png"),

@@ -710,3 +710,23 @@ def write_protocols_rst(path: str) -> None:
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
     atomic_write_text(path, f"{head}{BEGIN}\n\n{protocols_rst()}\n{END}{tail}")
+
+
+def protocol_record(name: str, runs: dict, labels=None) -> dict:
+    """What a results file records of its runs' protocol (the registry reads it: a paper-scale verdict needs runs
+    that follow the paper's protocol, :func:`lrnnkit.theorems.empirical.protocol_statement`). ``runs`` = {label:
+    result with its ``config``}; per configuration the run with the most steps speaks
+    (:func:`lrnnkit.learn.experiments.best_per_config`); ``labels`` restricts to some configurations (a part).
+    ``follows`` is true when no ``config`` or ``trainer`` difference remains (the judge's own reduction is named in
+    the statement but does not make the runs another experiment)."""
+    from .experiments import best_per_config
+    from .train import TrainConfig
+    best = best_per_config(runs)
+    cfgs = [(label, TrainConfig.from_json(dict(r["config"]))) for label, r in best.items()
+            if isinstance(r.get("config"), dict) and (labels is None or label in labels)]
+    if not cfgs:
+        return {"follows": False, "statement": "no run with a recorded config", "differences": []}
+    grouped = grouped_differences(name, cfgs)
+    return {"follows": not any(kind != "judge" for kind, _, _ in grouped),
+            "statement": registry_statement(name, cfgs),
+            "differences": [{"kind": kind, "text": text, "configurations": who} for kind, text, who in grouped]}

@@ -163,16 +163,39 @@ def _capped_statement(runs: dict) -> str | None:
             f"configurations did not train their whole schedule: {shown})")[:2000]
 
 
-def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict) -> CheckResult:
+def protocol_statement(rec: dict) -> str | None:
+    """For a ``paper`` results file whose runs do not follow the paper's protocol, the sentence that says how they
+    differ (the file's ``protocol``, written when the runs were recorded by
+    :func:`lrnnkit.learn.protocols.protocol_record`); None when they follow it. A file without the field says
+    nothing about its protocol and is read as not following it."""
+    prot = rec.get("protocol")
+    if isinstance(prot, dict) and prot.get("follows") is True:
+        return None
+    text = prot.get("statement") if isinstance(prot, dict) else None
+    return ("Not the paper's protocol: " + (text if isinstance(text, str) and text else
+                                            "the results file does not record it"))[:3000]
+
+
+def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict | None = None) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
     measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open``, and so
-    does a ``paper`` file whose deciding ``runs`` were capped (:func:`capped_runs`): fewer steps than the paper's."""
+    does a ``paper`` file whose deciding ``runs`` were capped (:func:`capped_runs`): fewer steps than the paper's.
+    A paper-scale verdict either way (``holds`` or ``falsified``) also needs runs that follow the paper's protocol
+    (seeds, steps, model, data: :func:`protocol_statement` of ``rec``); otherwise the entry stays ``open`` and its
+    evidence says what differed."""
+    if scale == "paper" and rec is not None and r.verdict in ("holds", "falsified"):
+        differs = protocol_statement(rec)
+        if differs:
+            return CheckResult("open", f"{r.evidence}. {differs}", details=r.details)
     if scale != "paper" or not outcome.startswith(("not reproduced", "partly reproduced")):
         return r
     capped = _capped_statement(runs)
     if capped:
         return CheckResult("open", f"{r.evidence}. {capped}", details=r.details)
+    differs = protocol_statement(rec) if rec is not None else None
+    if differs:
+        return CheckResult("open", f"{r.evidence}. {differs}", details=r.details)
     measured = (r.details.get("judgement") or {}).get("measured", {})
     return CheckResult("falsified", f"at the paper's scale: {r.evidence}", counterexample=measured,
                        details=r.details)
@@ -215,7 +238,9 @@ def perturbed_record(rec: dict) -> dict:
     runs = rec["runs"]
     turned = (_iterations_reversed(runs) if rec["name"] == "003-iterations"
               else {k: _exchanged(r) for k, r in runs.items()})
-    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r) for k, r in turned.items()}}
+    follows = {"follows": True, "statement": "as if run to the paper's protocol (the perturbation)"}
+    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r) for k, r in turned.items()},
+            "protocol": follows, "parts": {p: {**pj, "protocol": follows} for p, pj in (rec.get("parts") or {}).items()}}
 
 
 def _perturbation(rec: dict) -> dict | None:
@@ -288,6 +313,11 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     capped = _capped_statement(rec["runs"]) if scale == "paper" else None
     if capped:
         evidence += f" {capped}."
+    differs = protocol_statement(rec) if scale == "paper" else None
+    if differs:
+        evidence += f" {differs}."
+        if verdict == "holds":
+            verdict = "open"
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
         d = _load(path) if record is None else record
@@ -305,7 +335,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         outcome2, extra2 = _with_extra_parts(name, j.get("outcome", ""), j.get("measured") or {})
         if outcome2 != j.get("outcome"):
             r = CheckResult(OUTCOME_VERDICT.get(outcome2, "open"), r.evidence + extra2, details=r.details)
-        return _at_paper_scale(r, outcome2, d.get("scale"), runs)
+        return _at_paper_scale(r, outcome2, d.get("scale"), runs, d)
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=rec["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
@@ -420,6 +450,11 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                 f"{' and '.join(deciding) or 'python benchmarks/bench_learning.py --only ' + name + ' --device cuda'} "
                 f"(benchmarks/RESULTS.md, section learning)."
                 + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
+    differs = protocol_statement(pj) if scale == "paper" else None     # the part's configurations' protocol
+    if differs:
+        evidence += f" {differs}."
+        if verdict == "holds":
+            verdict = "open"
 
     def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
         d = _load(path) if record is None else record
@@ -432,8 +467,10 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
             r = _stored(((d.get("parts") or {}).get(part) or {}).get("judgement"), f"{name} / {part}", path, part)
         else:
             r = _rejudge(lambda: judge_of(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
+        pd = (d.get("parts") or {}).get(part) or {}
         return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"),
-                               {k: x for k, x in d["runs"].items() if x.get("config_label", k) in labels})
+                               {k: x for k, x in d["runs"].items() if x.get("config_label", k) in labels},
+                               {"protocol": pd.get("protocol", d.get("protocol"))})
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "

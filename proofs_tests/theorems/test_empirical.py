@@ -134,3 +134,25 @@ def test_capped_runs_reads_the_deciding_run_of_each_configuration():
     # a safety cap of a GPU call under which the run trained every configured step did not change the run
     safe = {"steps": 100, "stopped_early": False, "config": {"steps": 100, "max_seconds": 500, "auto_steps": False}}
     assert capped_runs({"d": safe}) == []
+
+
+def test_a_paper_scale_verdict_needs_the_papers_protocol():
+    """000-s5's swaps part ran at the paper's settings to its end and the judge says "reproduced", but with one seed,
+    100k of the paper's 312,500 steps, a short convolution the paper left out and one layer where the paper's [0,1]
+    model had five: ``open``, the evidence naming those differences. The same record marked as following the
+    protocol derives ``holds``; its perturbation (numbers turned) ``falsified``; a file that records no protocol
+    ``open``."""
+    sid = "000:empirical-s5-swaps-paper"
+    (s,) = [x for x in _empirical_with_perturbation() if x.id == sid]
+    (path, rec) = [(p, r) for p, r in _experiment_files() if r["name"] == "000-s5" and r["scale"] == "paper"][0]
+    r = s.check("quick", record=rec)
+    assert r.verdict == "open" and "Not the paper's protocol" in r.evidence and "seeds: 1, paper: 3" in r.evidence
+    assert s.verdict == "open"
+    follows = copy.deepcopy(rec)
+    follows["parts"]["swaps"]["protocol"] = {"follows": True, "statement": "as the paper"}
+    assert s.check("quick", record=follows).verdict == "holds"
+    assert s.check("quick", record=s.perturb["record"]).verdict == "falsified"
+    silent = copy.deepcopy(rec)
+    del silent["parts"]["swaps"]["protocol"], silent["protocol"]
+    r = s.check("quick", record=silent)
+    assert r.verdict == "open" and "does not record it" in r.evidence
