@@ -104,6 +104,9 @@ def add_parser(sub) -> None:
                    "one is always written at the end and on Ctrl-C)")
     s.add_argument("--deterministic", action="store_true",
                    help="deterministic algorithms: a CUDA run repeats bit for bit (a little slower)")
+    s.add_argument("--loop", default="auto", choices=["auto", "host", "device"],
+                   help="training loop: host (numpy batches, host-driven steps), device (batches made on the device, "
+                        "the step captured as a CUDA graph on CUDA); auto: device on CUDA, host on the CPU")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
     s = sub.add_parser("experiment", help="a named reproduction of a paper's learning experiment")
@@ -133,7 +136,7 @@ def run_train(a) -> int:
                       output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
                       steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
-                      deterministic=a.deterministic)
+                      deterministic=a.deterministic, loop=a.loop)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())
     res.pop("_model", None)
     if a.out:
