@@ -136,3 +136,31 @@ def test_empirical_perturbation_is_falsified_only_at_the_papers_scale():
         turned = s.perturb["record"]
         assert s.check("quick", record=dict(turned, scale="small")).verdict == "open", s.id
         assert s.check("quick", record=turned).verdict == "falsified", s.id
+
+
+# ---------------------------------------------------------------------------- a counterexample that fails to verify
+def _broken_counterexamples():
+    """(entry id, the check's keyword arguments that break its recorded counterexample and nothing else)."""
+    from fractions import Fraction as F
+    from lrnnkit.theorems.paper_000.proposition_1 import P13B_CE, UNIT_K3_H0
+    return [
+        # the first factor's beta set to 0 (the identity): a product of two factors, whose spectrum is real
+        ("000:proposition-1.3b", {"factors": [(F(0), P13B_CE[0][1])] + list(P13B_CE[1:])}),
+        # a reflection across the first axis in place of v1: the product is no rotation by 2 pi / 3
+        ("000:proposition-1-consequence", {"v1": (F(1), F(0))}),
+        # the initial state moved off the bf16 midpoint's neighbourhood: the cast no longer counts modulo 3
+        ("000:proposition-1.unit-interval-reading", {"h0": (F(1), UNIT_K3_H0[1], UNIT_K3_H0[2])}),
+        # the higher automaton's letter is the identity: the printed and the cascade wiring agree on 'a'
+        ("000:theorem-4-proof-wiring", {"ce_top": (0, 1)}),
+        # Lambda = diag(0, 0): the printed chain's bound is 3/4 <= 1, no counterexample
+        ("003:theorem-2.1-proof-neumann", {"lams": [F(0), F(0)]}),
+    ]
+
+
+@pytest.mark.parametrize("sid,kwargs", _broken_counterexamples(), ids=[x[0] for x in _broken_counterexamples()])
+def test_a_counterexample_that_does_not_verify_gives_open(sid, kwargs):
+    """A check whose recorded counterexample fails to verify decides nothing: ``open``, never ``holds``."""
+    s = next(x for x in STATEMENTS if x.id == sid)
+    r = s.check("quick", **kwargs)
+    assert r.verdict == "open", (sid, r.verdict, r.evidence)
+    assert "does not verify" in r.evidence and "remains undecided" in r.evidence, r.evidence

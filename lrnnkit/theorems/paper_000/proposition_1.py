@@ -256,11 +256,17 @@ def check_prop_1_3a(profile: str = "quick", beta_2_allowed: bool = False) -> Che
 P13B_CE = [(F(2, 3), (F(1), F(0))), (F(2, 3), (F(3, 5), F(4, 5))), (F(2, 3), (F(-3, 5), F(4, 5)))]
 
 
+#: what a check says when its recorded counterexample does not verify: nothing is decided (never ``holds``)
+UNVERIFIED = "the recorded counterexample does not verify; whether the printed statement holds remains undecided"
+
+
 @entry("000:proposition-1.3b", perturb={"beta_hi": 2})
-def check_prop_1_3b(profile: str = "quick", beta_hi=1) -> CheckResult:
-    M = gh_product(P13B_CE, 2)
+def check_prop_1_3b(profile: str = "quick", beta_hi=1, factors=None) -> CheckResult:
+    """``factors``: the recorded k = 3 counterexample (default :data:`P13B_CE`)."""
+    factors = P13B_CE if factors is None else factors
+    M = gh_product(factors, 2)
     disc = (M[0][0] + M[1][1]) ** 2 - 4 * (M[0][0] * M[1][1] - M[0][1] * M[1][0])
-    printed_false = disc < 0 and all(0 <= b <= 1 and dot(v, v) == 1 for b, v in P13B_CE)
+    printed_false = disc < 0 and all(0 <= b <= 1 and dot(v, v) == 1 for b, v in factors)
     N = 80 if profile == "quick" else 600
     for n in (2, 3):
         found = search(_st().lists(_st().tuples(st_fraction(0, beta_hi), st_unit(n)), min_size=1, max_size=2),
@@ -269,7 +275,7 @@ def check_prop_1_3b(profile: str = "quick", beta_hi=1) -> CheckResult:
             return CheckResult("falsified", "the corrected statement (k <= 2) fails too",
                                counterexample=_fac_json(found))
     if not printed_false:
-        return CheckResult("holds", "recorded counterexample does not verify")
+        return CheckResult("open", f"{UNVERIFIED} (discriminant {disc})")
     return CheckResult("holds-as-corrected", f"recorded k = 3 counterexample verified exactly (discriminant {disc}); "
                        f"corrected k <= 2 statement: no non-real eigenvalue among {N} products per n in {{2, 3}}",
                        counterexample={"factors": _fac_json(P13B_CE), "N": _mat_json(M), "discriminant": str(disc)},
@@ -277,8 +283,9 @@ def check_prop_1_3b(profile: str = "quick", beta_hi=1) -> CheckResult:
 
 
 @entry("000:proposition-1-consequence", perturb={"beta_hi": 2})
-def check_prop1_consequence(profile: str = "quick", beta_hi=1) -> CheckResult:
-    v1 = (-sin2pi(1, 6), cos2pi(1, 6))
+def check_prop1_consequence(profile: str = "quick", beta_hi=1, v1=None) -> CheckResult:
+    """``v1``: the first reflection's direction of the recorded counterexample R(2 pi/3) = H(v1) diag(1, -1)."""
+    v1 = (-sin2pi(1, 6), cos2pi(1, 6)) if v1 is None else v1
     H1 = householder(2, v1)
     R = mm(H1, ((F(1), F(0)), (F(0), F(-1))))
     s0 = (F(1), F(0))
@@ -290,7 +297,7 @@ def check_prop1_consequence(profile: str = "quick", beta_hi=1) -> CheckResult:
     if found is not None:
         return CheckResult("falsified", "two [0,1] factors with a non-real eigenvalue", counterexample=_fac_json(found))
     if not counts:
-        return CheckResult("holds", "the rotation counterexample does not count modulo 3")
+        return CheckResult("open", f"{UNVERIFIED}: the rotation does not count modulo 3")
     return CheckResult("holds-as-corrected", "R(2 pi/3) in M_2^2({-1}) counts modulo 3 exactly; products of <= 2 GH "
                        f"factors with eigenvalues in [0, 1] have real spectra ({N} exact cases, n = 3)",
                        counterexample={"A(1)": _mat_json(R)}, corrected="[0, 1], k 2^{i-1} <= 2 or generic cast")
@@ -354,4 +361,5 @@ def check_prop1_consequence_unit_interval(profile: str = "quick", h0: tuple = UN
                            f"k = 0..{facts['K']} directly", counterexample={"A(1)": _mat_json(A),
                                                                            "H0": [str(x) for x in UNIT_K3_H0]},
                            details={k: v for k, v in facts.items()})
-    return CheckResult("holds", f"the k = 3 instance does not verify: {facts}")
+    return CheckResult("open", f"{UNVERIFIED}: the k = 3 instance fails {sorted(k for k, v in facts.items() if v is False)}",
+                       details={k: v for k, v in facts.items()})
