@@ -15,7 +15,7 @@ from lrnnkit.theorems.paper_000.proposition_1 import _gh_float
 
 EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b", "000:proposition-1.2c",
             "000:proposition-1.2c-proof-swaps", "000:proposition-1.3a", "000:proposition-1.3b",
-            "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
+            "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-2.printed-index", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
             "000:proposition-1-consequence", "000:proposition-1.unit-interval-reading",
@@ -323,3 +323,30 @@ def test_proof_errata_printed_steps_are_false_by_hand():
     for k in range(1, 8):
         assert E._thm2_printed(C, D, 0, k) == ((F(k + 1),), (F(-k),))          # model: (1,), (0,)
         assert E._thm2_corrected(C, D, 0, k) == ((F(1),), (F(0),))
+
+
+def test_theorem_2_as_printed_is_refuted_by_the_theorem_6_network():
+    """000 Theorem 2 with the printed index 2^i - 1: the m = 3 network of Theorem 6 counts modulo 3 while no layer's
+    product of 2^i - 1 matrices has a non-real eigenvalue. Independent float check (numpy, float64): eigenvalues of
+    every product of three layer-2 matrices have imaginary parts below 1e-9 (exact value 0; the non-real ones of two
+    reflections have |Im| = sin(2 pi/3) ~ 0.87), and the float network's decoded output (argmax over the 2m
+    directions c_i, d_i of App. D) is [k mod 3 = 0] for k < 600."""
+    import itertools
+    from lrnnkit.exact import to_float
+    r = P.check_theorem_2_printed_index("quick")
+    assert r.verdict == "falsified" and get("000:theorem-2.printed-index").verdict == "falsified"
+    assert P.check_theorem_2_printed_index("quick", index="2^(i-1)").verdict == "open"
+    layer2 = {k: np.array([[to_float(x) for x in row] for row in A]) for k, A in P.theorem_6_layer2(3).items()}
+    mats = list(layer2.values())
+    for a, b, c in itertools.product(mats, repeat=3):
+        assert np.abs(np.linalg.eigvals(a @ b @ c).imag).max() < 1e-9
+    assert max(np.abs(np.linalg.eigvals(a @ b).imag).max() for a, b in itertools.product(mats, repeat=2)) > 0.8
+    ang = [2 * np.pi * i / 3 for i in range(3)]
+    d = [np.array([np.cos(t), np.sin(t)]) for t in ang]
+    c = [np.array([np.cos(np.pi / 3 - t), np.sin(np.pi / 3 - t)]) for t in ang]
+    h1, h2 = 0, np.array([1.0, 0.0])
+    for k in range(1, 600):
+        h1 = -h1 + 1
+        h2 = layer2[(1, h1)] @ h2
+        y = max(range(3), key=lambda i: max(c[i] @ h2, d[i] @ h2))
+        assert (y == 0) == (k % 3 == 0), k
