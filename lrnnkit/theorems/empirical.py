@@ -74,8 +74,16 @@ def _rel(p: str) -> str:
     return os.path.relpath(p, ROOT)
 
 
+def _whole_words(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else cut at the last space before the limit, marked with
+    " ..." (never mid-word: a number cut short would read as another number)."""
+    if len(text) <= limit:
+        return text
+    return text[:text.rfind(" ", 0, limit - 4) if " " in text[:limit - 4] else limit - 4].rstrip(" ,;:") + " ..."
+
+
 def _summary(meas) -> str:
-    return json.dumps(meas, sort_keys=True)[:600]
+    return json.dumps(meas, sort_keys=True)
 
 
 #: experiment name -> its experiment (``judge_runs(runs)``, ``judge_part(part, runs)``), for judging a given record
@@ -152,22 +160,30 @@ def capped_runs(runs: dict) -> list:
     return out
 
 
-def _capped_statement(runs: dict) -> str | None:
-    """The sentence that says a ``paper`` file's deciding runs were capped (:func:`capped_runs`), or None."""
+def _capped_statement(runs: dict, scale: str = "paper") -> str | None:
+    """The sentence that says a file's deciding runs were capped (:func:`capped_runs`), or None: at scale ``paper``
+    that the runs are not the paper's experiment, at the other scales which runs were cut and how."""
     capped = capped_runs(runs)
     if not capped:
         return None
     shown = "; ".join(f"{c}: {why}" for c, why in capped)
-    return (f"Not at the paper's scale: the paper's settings, capped ({len(capped)} of {len(_best(runs))} "
-            f"configurations did not train their whole schedule: {shown})")[:2000]
+    head = ("Not at the paper's scale: the paper's settings, capped" if scale == "paper"
+            else f"Capped runs at scale {scale}")
+    return _whole_words(f"{head} ({len(capped)} of {len(_best(runs))} configurations did not train their whole "
+                        f"schedule: {shown})", 2000)
 
 
 def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
-    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open``, and so
-    does a ``paper`` file whose deciding ``runs`` were capped (:func:`capped_runs`): fewer steps than the paper's."""
-    if scale != "paper" or not outcome.startswith(("not reproduced", "partly reproduced")):
+    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open`` (the
+    evidence names the capped runs, :func:`capped_runs`, at every scale), and so does a ``paper`` file whose
+    deciding ``runs`` were capped: fewer steps than the paper's."""
+    if scale != "paper":
+        capped = _capped_statement(runs, scale)
+        return r if not capped else CheckResult(r.verdict, f"{r.evidence}. {capped}", r.counterexample,
+                                                r.corrected, r.details)
+    if not outcome.startswith(("not reproduced", "partly reproduced")):
         return r
     capped = _capped_statement(runs)
     if capped:
@@ -199,22 +215,23 @@ def _iterations_reversed(runs: dict) -> dict:
     return out
 
 
-def _uncapped(res: dict) -> dict:
-    """A run's record as if it had trained its whole schedule with no wall-clock cap: ``config.steps`` = the steps
-    it trained, ``max_seconds`` null, ``auto_steps`` false, not stopped early."""
-    return {**res, "stopped_early": False,
-            "config": {**res["config"], "steps": res["steps"], "max_seconds": None, "auto_steps": False}}
+def _uncapped(res: dict, steps: int) -> dict:
+    """A run's record as if it had trained a whole schedule of ``steps`` steps with no wall-clock cap: ``steps`` and
+    ``config.steps`` both ``steps``, ``max_seconds`` null, ``auto_steps`` false, not stopped early."""
+    return {**res, "steps": steps, "stopped_early": False,
+            "config": {**res["config"], "steps": steps, "max_seconds": None, "auto_steps": False}}
 
 
 def perturbed_record(rec: dict) -> dict:
     """The perturbation of an empirical entry: the stored results file as if measured at the paper's scale with
-    every configuration finished, uncapped, and the numbers turned against the claim (each configuration's success
-    and failure exchanged; 003's iteration counts reversed); the judge must reject it, so the check derives
-    ``falsified``."""
+    every configuration finished on one schedule (the most steps any run trained), uncapped, and the numbers turned
+    against the claim (each configuration's success and failure exchanged; 003's iteration counts reversed); the
+    judge must reject it, so the check derives ``falsified``."""
     runs = rec["runs"]
     turned = (_iterations_reversed(runs) if rec["name"] == "003-iterations"
               else {k: _exchanged(r) for k, r in runs.items()})
-    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r) for k, r in turned.items()}}
+    steps = max(r["steps"] for r in runs.values())
+    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r, steps) for k, r in turned.items()}}
 
 
 def _perturbation(rec: dict) -> dict | None:
@@ -284,7 +301,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                                       " Not reproduced at this scale is not evidence against the paper.")
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
-    capped = _capped_statement(rec["runs"]) if scale == "paper" else None
+    capped = _capped_statement(rec["runs"], scale)
     if capped:
         evidence += f" {capped}."
 
@@ -295,7 +312,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         runs = d["runs"]
         if d.get("failed"):   # some configurations did not finish: a partial grid is not judged
             return CheckResult("open", f"{_rel(path)}: incomplete, {len(runs)} runs finished, "
-                                       f"{len(d['failed'])} failed ({', '.join(sorted(d['failed']))[:200]})")
+                                       f"{len(d['failed'])} failed ({_whole_words(', '.join(sorted(d['failed'])), 200)})")
         if record is None:   # the stored judgement (tests re-apply the judges to the stored runs)
             r = _stored(d.get("judgement"), name, path, f"{len(runs)} runs")
         else:                # a given record (a perturbation) is judged afresh

@@ -120,3 +120,72 @@ def test_capped_runs_reads_the_deciding_run_of_each_configuration():
     assert capped_runs({"b": sized}) == [("b", "a 60 s wall-clock cap, its schedule sized to the cap "
                                                "(auto_steps: 70 steps)")]
     assert capped_runs({"c": {"steps": 5}}) == [("c", "no step counts recorded")]
+
+
+# ------------------------------------------------------------------------------------------ 001 Fig. 3 (bottom)
+def _layers_record(far: dict, fit: dict, steps: dict | None = None, cap=None) -> dict:
+    """Runs of 001-deltanet-layers: ``far`` / ``fit`` the accuracy at 512 / at the training length 128 per
+    configuration label; every run on a full schedule of ``steps[label]`` (default 1500) steps."""
+    runs = {}
+    for k in far:
+        n = (steps or {}).get(k, 1500)
+        runs[k] = {"steps": n, "stopped_early": False,
+                   "config": {"steps": n, "max_seconds": cap, "auto_steps": cap is not None, "train_len": [128, 128]},
+                   "test_accuracy": {"128": fit[k], "256": (fit[k] + far[k]) / 2, "512": far[k]}}
+    return runs
+
+
+def _labels():
+    from lrnnkit.learn.experiments import HOUSEHOLDER_CONTROL
+    return [f"S3 DeltaNet {L} layer(s) [-1,1]" for L in range(1, 6)] + [HOUSEHOLDER_CONTROL]
+
+
+def _judge_layers(far, fit, **kw):
+    return get_experiment("001-deltanet-layers").judge_runs(_layers_record(dict(zip(_labels(), far)),
+                                                                           dict(zip(_labels(), fit)), **kw))
+
+
+def test_deltanet_layers_judges_both_halves():
+    """001 Fig. 3 (bottom): the paper's picture (1 layer fails, 2 layers fit 128 but fail at 512, 3-5 layers learn,
+    n_h = 2 learns) is reproduced; an untrained grid (every run at chance, 2 layers at 0.52 at the training length,
+    as the stored small-scale runs) is not; the Householder half and the layers half each reject on their own."""
+    paper = _judge_layers([0.35, 0.45, 0.95, 0.96, 0.97, 0.99], [0.37, 0.97, 1.0, 1.0, 1.0, 1.0])
+    assert paper["outcome"] == "reproduced", paper
+    untrained = _judge_layers([0.33, 0.37, 0.35, 0.34, 0.33, 0.36], [0.37, 0.52, 0.39, 0.37, 0.37, 0.38])
+    assert untrained["outcome"] != "reproduced" and "not reproduced" in untrained["parts"]["(a) layers improve"]
+    assert untrained["parts"]["(c) two layers poor"].startswith("not judged (2 layers did not fit")
+    # layers do not help at all: (a) rejects
+    flat = _judge_layers([0.35, 0.35, 0.35, 0.35, 0.35, 0.99], [0.37, 0.95, 0.95, 0.95, 0.95, 1.0])
+    assert flat["parts"]["(a) layers improve"] == "not reproduced" and flat["outcome"] != "reproduced"
+    # two layers as good as n_h = 2: (b) and (c) reject
+    deep = _judge_layers([0.35, 0.99, 0.99, 0.99, 0.99, 0.99], [0.37, 1.0, 1.0, 1.0, 1.0, 1.0])
+    assert deep["parts"]["(b) less than Householders"] == "not reproduced"
+    assert deep["parts"]["(c) two layers poor"] == "not reproduced"
+
+
+def test_deltanet_layers_needs_one_full_equal_schedule():
+    """Depth confounded with budget (deeper models fewer steps, wall-clock caps) leaves the claim not judged, even
+    where the numbers look like the paper's; a missing Householder control leaves its half not judged."""
+    far, fit = [0.35, 0.45, 0.95, 0.96, 0.97, 0.99], [0.37, 0.97, 1.0, 1.0, 1.0, 1.0]
+    fewer = _judge_layers(far, fit, steps=dict(zip(_labels(), [1500, 1200, 900, 600, 400, 1500])))
+    assert fewer["outcome"].startswith("not judged") and "unequal step counts" in fewer["outcome"]
+    capped = _judge_layers(far, fit, cap=80.0)
+    assert capped["outcome"].startswith("not judged") and "80 s wall-clock cap" in capped["outcome"]
+    runs = _layers_record(dict(zip(_labels(), far)), dict(zip(_labels(), fit)))
+    runs.pop(_labels()[-1])
+    alone = get_experiment("001-deltanet-layers").judge_runs(runs)
+    assert alone["outcome"].startswith("not judged") and alone["parts"]["(a) layers improve"] == "reproduced"
+
+
+def test_deltanet_layers_small_is_open_and_names_its_capped_runs():
+    """The stored small-scale grid (no run learned; three runs cut by the 80-s cap, deeper ones fewer steps) is no
+    evidence either way: ``open``, the evidence naming the capped runs at this scale too."""
+    from lrnnkit.theorems import get
+    s = get("001:empirical-deltanet-layers-small")
+    assert s.verdict == "open"
+    assert "Capped runs at scale small" in s.evidence and "80.0 s wall-clock cap" in s.evidence
+    r = s.check("quick")
+    assert r.verdict == "open" and "Capped runs at scale small" in r.evidence
+    small = [(lab, cfg) for lab, cfg in get_experiment("001-deltanet-layers").runs("small")]
+    assert len({cfg.steps for _, cfg in small}) == 1 and all(cfg.max_seconds is None and not cfg.auto_steps
+                                                             for _, cfg in small)
