@@ -24,6 +24,9 @@ Verdicts:
   Used where ``holds-as-corrected`` would suggest a false step that the argument does not need.
 * ``open``: no decisive check yet (the evidence says why).
 
+One label per kind of flaw (``FLAW_VERDICT``, docs/registry.rst): an entry that names its kind in ``flaw`` must
+carry that kind's verdict.
+
 Every check takes its input as keyword arguments whose defaults are the statement as printed; ``perturb`` names
 the arguments of a nearby false statement, and the test suite runs each check on it too (a check that cannot fail
 would pass its perturbation).
@@ -43,6 +46,16 @@ __all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", 
            "run_check", "VERDICTS", "OWN"]
 
 VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
+#: the labelling rule: one verdict per kind of flaw (docs/registry.rst). An entry names its kind in ``flaw``:
+#: ``rounding-boundary``: false as printed only through a counterexample whose exact states converge to a point
+#: where the cast jumps (a midpoint, for round-to-nearest), the statement certified for monotone casts or casts
+#: continuous at the limit points; ``misquoted-number``: a number in the text that its source (a table) does not
+#: give, the source's number as the counterexample (the number is the claim, so no corrected statement);
+#: ``wording-slip``: a wrong word, index, count or citation while the mathematics the sentence serves holds as
+#: written elsewhere in the paper; ``false-step``: a false statement or proof step whose corrected form (a
+#: hypothesis added, a constant or formula changed) is certified.
+FLAW_VERDICT = {"rounding-boundary": "holds-as-corrected", "misquoted-number": "falsified",
+                "wording-slip": "holds-with-wording-slip", "false-step": "holds-as-corrected"}
 #: verdicts that record a counterexample to the literal statement and a corrected (intended) one
 CORRECTED_VERDICTS = ("holds-as-corrected", "holds-with-wording-slip")
 #: the ``paper`` of lrnnkit's own claims (its measurements and questions): kept apart from the five papers' tallies
@@ -81,6 +94,7 @@ class Statement:
     tests: list = field(default_factory=list)   # pytest node ids that exercise it beyond the check
     notes: str = ""
     perturb: dict | None = None        # keyword arguments of ``check`` that perturb its input (see run_check)
+    flaw: str = ""                     # the kind of flaw found, one of FLAW_VERDICT (its verdict follows from it)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -89,6 +103,9 @@ class Statement:
             raise ValueError(f"{self.id}: a {self.verdict} verdict needs a counterexample")
         if self.verdict in CORRECTED_VERDICTS and not self.corrected:
             raise ValueError(f"{self.id}: {self.verdict} needs the corrected statement")
+        if self.flaw and FLAW_VERDICT.get(self.flaw) != self.verdict:
+            raise ValueError(f"{self.id}: a {self.flaw!r} flaw is labelled {FLAW_VERDICT.get(self.flaw)!r}, "
+                             f"not {self.verdict!r} (docs/registry.rst)")
 
     @property
     def reproduce(self) -> str:
@@ -99,7 +116,7 @@ class Statement:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "statement": self.statement,
                 "hypotheses": self.hypotheses, "conclusion": self.conclusion, "verdict": self.verdict,
                 "evidence": self.evidence, "counterexample": self.counterexample, "corrected": self.corrected,
-                "tests": self.tests, "notes": self.notes, "reproduce": self.reproduce}
+                "tests": self.tests, "notes": self.notes, "flaw": self.flaw, "reproduce": self.reproduce}
 
 
 def register(s: Statement) -> Statement:

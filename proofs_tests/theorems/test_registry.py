@@ -164,3 +164,29 @@ def test_a_counterexample_that_does_not_verify_gives_open(sid, kwargs):
     r = s.check("quick", **kwargs)
     assert r.verdict == "open", (sid, r.verdict, r.evidence)
     assert "does not verify" in r.evidence and "remains undecided" in r.evidence, r.evidence
+
+
+# ------------------------------------------------------------------------------------------------ labelling rule
+def test_one_label_per_kind_of_flaw():
+    """The same kind of finding gets the same verdict everywhere (docs/registry.rst): a statement that fails only
+    where the cast jumps is ``holds-as-corrected`` (000 Theorems 1, 2 and the unit-interval reading alike), a
+    misquoted number ``falsified`` (000 Table 4's Mamba average and 003 App. E.1's best reported score alike); the
+    docs page states the rule and names every entry it labels; the registry refuses a mislabelled entry."""
+    import os
+    from lrnnkit.theorems.registry import FLAW_VERDICT, Statement
+    kinds: dict = {}
+    for s in STATEMENTS:
+        if s.flaw:
+            assert s.verdict == FLAW_VERDICT[s.flaw], s.id
+            kinds.setdefault(s.flaw, set()).add(s.id)
+    assert {"000:theorem-1", "000:theorem-2", "000:proposition-1.unit-interval-reading"} <= kinds["rounding-boundary"]
+    assert {"000:table-4.mamba-average", "003:appendix-E.1.best-reported"} <= kinds["misquoted-number"]
+    page = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "registry.rst"), encoding="utf-8").read()
+    for kind, verdict in FLAW_VERDICT.items():
+        assert f"``{kind}``" in page and f"``{verdict}``" in page, kind
+    for ids in kinds.values():
+        for sid in ids:
+            assert f"``{sid}``" in page, sid
+    with pytest.raises(ValueError, match="rounding-boundary"):
+        Statement(id="x:y", paper="x", kind="claim", statement="s", hypotheses="", conclusion="", verdict="falsified",
+                  evidence="e", counterexample={"x": 1}, flaw="rounding-boundary")

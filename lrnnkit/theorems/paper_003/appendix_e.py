@@ -22,19 +22,19 @@ T1_SOURCE = {"2L Transformer": "Transformer", "2L mLSTM": "mLSTM", "2L sLSTM": "
              "2L DeltaNet": "DeltaNet [-1, 1]"}
 
 
-@entry("003:appendix-E.1.best-reported", perturb={"claimed": "0.25"})
+@entry("003:appendix-E.1.best-reported", perturb={"claimed": "0.57"})
 def check_best_reported(profile: str = "quick", claimed: str = "0.2") -> CheckResult:
+    """The best number 000's Table 3 reports on the task: its own runs and the numbers it quotes from Beck et al.
+    A misquoted number is ``falsified`` (docs/registry.rst, the labelling rule)."""
     own = max(F(v) for v, _ in T3_BRACKETS.values())
     quoted = max(F(q) for _, q in T3_BRACKETS.values() if q is not None)
-    if own != F(claimed):
-        return CheckResult("falsified", f"000's own best is {own}, not {claimed}",
-                           counterexample={"000's own best": str(own), "claimed": claimed})
-    if quoted <= own:
-        return CheckResult("holds", f"the best reported number in 000's Table 3 is {own}")
-    return CheckResult("holds-with-wording-slip", f"000's own best {own} = {claimed}; 000 also quotes {quoted}",
+    best = max(own, quoted)
+    if best == F(claimed):
+        return CheckResult("holds", f"the best reported number in 000's Table 3 is {best}")
+    return CheckResult("falsified", f"the best number 000's Table 3 reports is {best} (quoted from Beck et al.), not "
+                       f"{claimed}; 000's own best is {own}",
                        counterexample={"000 Table 3, sLSTM (Beck et al.)": "0.57",
-                                       "000's own best": "0.200 (DeltaNet [-1, 1])"},
-                       corrected="best of 000's own runs")
+                                       "000's own best": "0.200 (DeltaNet [-1, 1])", "claimed": claimed})
 
 
 @entry("003:table-1.baselines",
