@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..errors import InputError
+from ..theorems import empirical as _registry_empirical
 from .experiments_003 import EXPERIMENTS_003
 from .kinds import train_defaults
 from .horizon import horizon
@@ -480,6 +481,10 @@ EXPERIMENTS = {e.name: e for e in [
                "lengths 2-10 and extrapolate to 500; a positive diagonal (Mamba-like [0,1]) cannot learn parity.",
                _bilinear_runs, _judge_bilinear, plot_len=10),
 ] + [Experiment(**spec) for spec in EXPERIMENTS_003]}
+
+
+# the registry's empirical entries judge a given record (a perturbation) with these judges
+_registry_empirical.JUDGES.update(EXPERIMENTS)
 
 
 def list_experiments() -> list:

@@ -33,7 +33,8 @@ numbers turned against the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
 check reads the file again (it reads only stored JSON: the judges live with the experiments in
-:mod:`lrnnkit.learn.experiments`, above this package). ``proofs_tests/theorems/test_empirical.py`` applies each
+:mod:`lrnnkit.learn.experiments`, beside this package, which registers them in :data:`JUDGES`; a perturbation is
+judged afresh by them, ``lrnnkit theorems --check ID --perturbed``). ``proofs_tests/theorems/test_empirical.py`` applies each
 experiment's judge, as the code defines it now, to the stored per-run numbers, so a judge that changed, or a results
 file edited by hand, shows up there as a disagreement. Re-running the training itself is the experiment's command (in the
 evidence), not the check: it takes minutes on a GPU.
@@ -87,19 +88,27 @@ def _summary(meas) -> str:
 
 
 #: experiment name -> its experiment (``judge_runs(runs)``, ``judge_part(part, runs)``), for judging a given record
-#: (a perturbation) afresh. Filled from above: lrnnkit.learn sits beside the registry, not below it, so the registry
-#: never imports it; the tests fill it from lrnnkit.learn.experiments.
+#: (a perturbation) afresh. The package fills it: :mod:`lrnnkit.learn.experiments` registers every experiment when
+#: it is imported, and :func:`judge_of` imports it the first time a judge is needed (lrnnkit.learn sits beside the
+#: registry, not below it, so the registry does not import it when it loads).
 JUDGES: dict = {}
+JUDGES_MODULE = "lrnnkit.learn.experiments"
 
 
 def judge_of(name: str):
-    """The registered judge of experiment ``name`` (:data:`JUDGES`)."""
+    """The judge of experiment ``name`` (:data:`JUDGES`, filled by importing :data:`JUDGES_MODULE`)."""
+    if name not in JUDGES:
+        import importlib
+        try:
+            importlib.import_module(JUDGES_MODULE)
+        except ImportError as exc:
+            raise RuntimeError(f"judging experiment {name!r} needs {JUDGES_MODULE}, which cannot be imported "
+                               f"({exc})") from None
     try:
         return JUDGES[name]
     except KeyError:
-        raise RuntimeError(f"no judge registered for experiment {name!r}: judging a given record needs "
-                           f"lrnnkit.theorems.empirical.JUDGES[{name!r}] = "
-                           f"lrnnkit.learn.experiments.get_experiment({name!r})") from None
+        raise RuntimeError(f"no judge registered for experiment {name!r} ({JUDGES_MODULE} defines "
+                           f"{', '.join(sorted(JUDGES)) or 'none'})") from None
 
 
 def _rejudge(judge, who: str, path: str, what: str) -> CheckResult:

@@ -43,7 +43,7 @@ from . import __path__ as p
 from ._exact import DETECT_ONLY
 
 __all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", "register", "get", "all_statements", "paper_statements",
-           "run_check", "VERDICTS", "OWN"]
+           "run_check", "perturbation_flips", "VERDICTS", "FLAW_VERDICT", "OWN"]
 
 VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
 #: the labelling rule: one verdict per kind of flaw (docs/registry.rst). An entry names its kind in ``flaw``:
@@ -192,6 +192,13 @@ def get(sid: str) -> Statement:
     if sid not in _REGISTRY:
         raise InputError(f"unknown statement id {sid!r}; see `lrnnkit theorems`")
     return _REGISTRY[sid]
+
+
+def perturbation_flips(recorded: str, derived: str) -> bool:
+    """Whether a perturbation's derived verdict flips the recorded one, as a check with teeth must: a statement
+    that holds (or holds as corrected, or with a wording slip) becomes ``falsified``; a ``falsified`` one (whose
+    perturbation breaks the recorded counterexample) becomes anything else."""
+    return derived != "falsified" if recorded == "falsified" else derived == "falsified"
 
 
 def run_check(sid: str, profile: str = "quick", perturbed: bool = False) -> CheckResult:

@@ -71,10 +71,8 @@ def test_stored_reads_the_outcome():
 
 # ------------------------------------------------------------------------------------------------ capped runs
 def _empirical_with_perturbation():
-    from lrnnkit.learn.experiments import EXPERIMENTS
-    from lrnnkit.theorems import all_statements, empirical
+    from lrnnkit.theorems import all_statements
     from lrnnkit.theorems.registry import OWN
-    empirical.JUDGES.update(EXPERIMENTS)
     out = [s for s in all_statements() if s.kind == "empirical" and s.paper != OWN and s.perturb is not None]
     assert out
     return out
@@ -189,3 +187,18 @@ def test_deltanet_layers_small_is_open_and_names_its_capped_runs():
     small = [(lab, cfg) for lab, cfg in get_experiment("001-deltanet-layers").runs("small")]
     assert len({cfg.steps for _, cfg in small}) == 1 and all(cfg.max_seconds is None and not cfg.auto_steps
                                                              for _, cfg in small)
+
+
+def test_the_package_registers_the_judges():
+    """The empirical entries' judges are registered by the package: a fresh interpreter that imports only the
+    registry judges a perturbed record (lrnnkit.learn.experiments is imported on the first judge asked for)."""
+    import subprocess
+    import sys
+    code = ("from lrnnkit.theorems import empirical, get\n"
+            "assert not empirical.JUDGES\n"
+            "s = get('001:empirical-deltaproduct-S3-small')\n"
+            "r = s.check('quick', **s.perturb)\n"
+            "print(r.verdict, r.details['judgement']['outcome'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[0] == "falsified" and "not reproduced" in out.stdout, out.stdout
