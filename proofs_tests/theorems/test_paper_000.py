@@ -350,3 +350,26 @@ def test_theorem_2_as_printed_is_refuted_by_the_theorem_6_network():
         h2 = layer2[(1, h1)] @ h2
         y = max(range(3), key=lambda i: max(c[i] @ h2, d[i] @ h2))
         assert (y == 0) == (k % 3 == 0), k
+
+
+def test_theorem_4_inside_equation_1_needs_a_delay_layer():
+    """000 Theorem 4 inside eq. (1) (no token shift between layers): the delay layer's matrix, built in floats from
+    its two GH factors, is the shift [[0, 0], [1, 0]]; with it a two-level cascade is reproduced, without it (the
+    printed wiring) not; the three entries say so: the wiring check's corrected branch is the eq. (1) network (not
+    the cascade compared with itself), Theorem 4's perturbation is the missing delay layer, the bounds are open
+    inside eq. (1)."""
+    from lrnnkit.theorems.paper_000.theorem_4_5 import EQ1_FACTORS, eq1_cascade_states
+    S = np.eye(2)
+    for beta, v in EQ1_FACTORS["shift"]:
+        v = np.array([float(x) for x in v])
+        S = S @ (np.eye(2) - beta * np.outer(v, v) / (v @ v))
+    assert np.allclose(S, [[0, 0], [1, 0]], atol=1e-15)
+    top, bottom = {0: [1, 1]}, {(0, 0): [1, 0], (1, 0): [0, 1]}     # the recorded one-letter counterexample
+    assert eq1_cascade_states(top, bottom, [0], delay=True) == [(1, 1)]
+    assert eq1_cascade_states(top, bottom, [0], delay=False) == [(1, 0)]
+    assert P.check_theorem_4_wiring("quick", delay=False).verdict == "falsified"
+    assert get("000:theorem-4").perturb == {"delay_layers": False}
+    assert P.check_theorem_4("quick", delay_layers=False).verdict == "falsified"
+    b = get("000:theorem-4.bounds")
+    assert b.verdict == "open" and "inside eq. (1)" in b.evidence and "remains open" in b.evidence
+    assert "delay layer" in get("000:theorem-4").evidence and "delay layer" in get("000:theorem-4-proof-wiring").corrected
