@@ -456,11 +456,17 @@ EXPERIMENTS = {e.name: e for e in [
                _judge_extension_helps({"Mamba [0,1]": 0.092, "Mamba [-1,1]": 0.136, "DeltaNet [0,1]": 0.137,
                                        "DeltaNet [-1,1]": 0.200})),
     Experiment("000-s5", "000", "Section 5.2, Fig. 2 (S5 variants)",
-               "On S5 with swaps only, one DeltaNet [-1,1] layer learns the task fully; DeltaNet [0,1] generalizes "
-               "only slightly beyond the training length; standard S5 is not learned; 4 tokens per transition helps.",
+               "000 Section 5.2 as printed: swaps only, 'DeltaNet [-1, 1] with even one layer' fully learns S5; "
+               "'DeltaNet [0, 1] with 5 layers generalizes just slightly beyond the training length'; standard S5 is"
+               " not learned; 4 tokens per transition help ('DeltaNet [-1, 1] with 5 layers'), all in sequence "
+               "accuracy. Judged here, narrowed to one layer throughout and the accuracy of the last position at the"
+               " longest length (not sequence accuracy): on S5 with swaps only one DeltaNet [-1,1] layer learns the "
+               "task; one DeltaNet [0,1] layer does worse; standard S5 is not learned; 4 tokens per transition help.",
                _s5_runs, _judge_s5, plot_len=32),
     Experiment("000-z60", "000", "App. E.2.2, Fig. 6 (Z60)",
-               "On Z60 the [0,1] variants perform worse than [-1,1]; Mamba [-1,1] performs best.",
+               "000 App. E.2.2, Fig. 6 as printed (validation sequence accuracy): on Z60 the [0,1] variants perform "
+               "worse than [-1,1]; Mamba [-1,1] performs best. Judged here, narrowed to two-layer models and token "
+               "accuracy at the training length (not sequence accuracy).",
                _z60_runs, _judge_z60, plot_len=32),
     Experiment("001-deltaproduct", "001", "Fig. 3 (top): one-layer DeltaProduct n_h = 1..4",
                "One layer of DeltaProduct[-1,1] extrapolates from length 128 to 512 on S3 with n_h = 2, on S4 and A5 "
@@ -477,8 +483,11 @@ EXPERIMENTS = {e.name: e for e in [
                "Sum(5), EvenPair(5), ModArith(5) (accuracy 1.00 / 0.99 / 1.00).",
                _block_runs, _judge_block),
     Experiment("004-bilinear", "004", "Section 3, Table 1 (and 000 Fig. 1 for diagonal [0,1])",
-               "Bilinear RNNs (no additive terms) learn parity, modular addition and modular arithmetic from "
-               "lengths 2-10 and extrapolate to 500; a positive diagonal (Mamba-like [0,1]) cannot learn parity.",
+               "004 Section 3, Table 1 as printed: bilinear RNNs (no additive terms) learn parity, modular addition "
+               "and modular arithmetic from lengths 2-10 and extrapolate to 500; a positive diagonal (Mamba-like "
+               "[0,1]) cannot learn parity. Judged here, narrowed to parity and modular addition: 004's modular "
+               "arithmetic (operations applied left to right, one cell) is not run; the runs' modular-arithmetic "
+               "configuration is 002's task (operator precedence, two layers) and is no part of the judgement.",
                _bilinear_runs, _judge_bilinear, plot_len=10),
 ] + [Experiment(**spec) for spec in EXPERIMENTS_003]}
 

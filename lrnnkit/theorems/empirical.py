@@ -259,9 +259,9 @@ EXTRA_PARTS = {
     "000-s5": [("4 tokens per transition helps", "final_accuracy_at_longest_length",
                 ("S5 4 tokens/transition, DeltaNet [-1,1] 1L", "S5 standard, DeltaNet [-1,1] 1L"),
                 lambda a, b: a >= b + MARGIN, f"4-token accuracy >= standard + {MARGIN}")],
-    "004-bilinear": [("bilinear learns modular arithmetic", "scaled_accuracy_mean",
-                      ("bilinear, modular arithmetic (precedence) M=5",), lambda a: a >= 0.9,
-                      "scaled accuracy >= 0.9, the judge's threshold for parity and modular addition")],
+    "000-z60": [("Mamba [-1,1] performs best", "token_accuracy_at_train_length",
+                 ("Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"),
+                 lambda a, *others: all(a > b for b in others), "Mamba [-1,1] above each other model")],
 }
 
 

@@ -202,3 +202,44 @@ def test_the_package_registers_the_judges():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[0] == "falsified" and "not reproduced" in out.stdout, out.stdout
+
+
+# ------------------------------------------------------------------------------------ evidence says what was checked
+def test_empirical_evidence_is_never_cut_mid_word():
+    """The measurements are printed whole (001's S5 at n_h = 4 scored 0.0122: the number is in the evidence);
+    where a text is shortened, it ends at a word boundary with ' ...'."""
+    from hypothesis import given, settings, strategies as st
+    from lrnnkit.theorems import get
+    from lrnnkit.theorems.empirical import _whole_words
+    assert '"S5 DeltaProduct n_h=4 [-1,1]": 0.0122' in get("001:empirical-deltaproduct-small").evidence
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.text("abc0.9", min_size=1, max_size=8), min_size=1, max_size=40), st.integers(8, 120))
+    def cut(words, limit):
+        text = " ".join(words)
+        out = _whole_words(text, limit)
+        if len(text) <= limit:
+            assert out == text
+        else:
+            assert len(out) <= limit and out.endswith(" ...")
+            kept = out[:-4].split(" ")
+            assert kept == words[:len(kept)] or (len(kept) == 1 and text.startswith(kept[0]))
+    cut()
+
+
+def test_empirical_statements_say_what_the_runs_judge():
+    """000 S5 / Z60 (the paper: 5 layers, sequence accuracy) and 004 Table 1 (modular arithmetic applied left to
+    right with one cell, not run here) are narrowed to what the runs measure, the paper's words kept; 004's
+    precedence run is no part of the judgement; Z60's 'Mamba [-1,1] performs best' is judged."""
+    from lrnnkit.theorems import get
+    from lrnnkit.theorems.empirical import EXTRA_PARTS
+    s5, z60, bil = (get(i) for i in ("000:empirical-s5-small", "000:empirical-z60-small",
+                                     "004:empirical-bilinear-small"))
+    assert "'DeltaNet [0, 1] with 5 layers generalizes just slightly" in s5.statement
+    assert "narrowed to one layer throughout" in s5.statement and "not sequence accuracy" in s5.statement
+    assert "narrowed to two-layer models and token accuracy" in z60.statement
+    assert "left to right" in bil.statement and "no part of the judgement" in bil.statement
+    assert "004-bilinear" not in EXTRA_PARTS and "Sub-claim" not in bil.evidence
+    assert "Mamba [-1,1] performs best: reproduced" in z60.evidence
+    for name in ("000-s5", "000-z60", "004-bilinear"):
+        assert get_experiment(name).claim == next(r for _, r in _experiment_files() if r["name"] == name)["claim"]
