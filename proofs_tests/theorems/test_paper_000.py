@@ -373,3 +373,37 @@ def test_theorem_4_inside_equation_1_needs_a_delay_layer():
     b = get("000:theorem-4.bounds")
     assert b.verdict == "open" and "inside eq. (1)" in b.evidence and "remains open" in b.evidence
     assert "delay layer" in get("000:theorem-4").evidence and "delay layer" in get("000:theorem-4-proof-wiring").corrected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.fractions(0, 1, max_denominator=9),
+                          st.lists(st.integers(-4, 4), min_size=3, max_size=3).filter(any)), min_size=1, max_size=2))
+def test_two_unit_interval_factors_have_nonnegative_real_spectra(factors):
+    """The lemma behind 000's consequence of Proposition 1 at its true strength (k <= 2, any number of layers,
+    monotone cast): a product of <= 2 GH factors with eigenvalues in [0, 1] has only non-negative real eigenvalues.
+    The exact decision (:func:`nonneg_real_spectrum`) against numpy's eigenvalues (float64; 1e-7 covers the
+    rounding of a double eigenvalue, which splits by up to ~sqrt(eps))."""
+    from lrnnkit.theorems.paper_000.proposition_1 import nonneg_real_spectrum
+    exact = [(b, tuple(F(x) for x in v)) for b, v in factors]
+    assert nonneg_real_spectrum(gh_product(exact, 3))
+    M = np.eye(3)
+    for b, v in exact:
+        v = np.array([float(x) for x in v])
+        M = M @ (np.eye(3) - float(b) * np.outer(v, v) / (v @ v))
+    ev = np.linalg.eigvals(M)
+    assert np.all(np.abs(ev.imag) < 1e-7) and np.all(ev.real > -1e-7)
+
+
+def test_consequence_of_proposition_1_at_its_true_strength():
+    """k <= 2 with a monotone cast excludes counting for any number of layers (the corrected statement, not
+    k 2^{i-1} <= 2 per layer); the unit-interval reading, recorded holds-as-corrected like Theorems 1 and 2, says its
+    three-factors argument through Theorem 2 covers one layer; three factors break the lemma (the k = 3 instance)."""
+    from lrnnkit.theorems.paper_000.proposition_1 import nonneg_real_spectrum, two_factor_spectra
+    assert not nonneg_real_spectrum(gh_product(P.UNIT_K3_FACTORS, 3))
+    assert not nonneg_real_spectrum(gh_product([(F(2), (F(1), F(0)))], 2))      # beta = 2: eigenvalue -1
+    assert two_factor_spectra("quick", 2) is None and two_factor_spectra("quick", 3)[1] == P.UNIT_K3_FACTORS
+    c = get("000:proposition-1-consequence")
+    assert "any number of layers" in c.corrected and "k 2^{i-1}" not in c.corrected
+    u = get("000:proposition-1.unit-interval-reading")
+    assert u.verdict == "holds-as-corrected" and "covers one layer only" in u.evidence
+    assert P.check_prop1_consequence_unit_interval("quick", kmax=3).verdict == "falsified"

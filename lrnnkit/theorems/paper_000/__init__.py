@@ -33,8 +33,8 @@ from .proof_errata import (check_prop_1_3a_real_vectors, check_theorem_1_tail, c
     check_theorem_2_jordan_signs, check_theorem_2_tail, check_theorem_3_displaced, check_theorem_6_induction)
 from .proposition_1 import (P13B_CE, UNIT_K3_FACTORS, UNIT_K3_H0, all_roots_real, cayley_orthogonal,
     check_prop1_consequence, check_prop1_consequence_unit_interval, check_prop_1_1, check_prop_1_2a, check_prop_1_2b,
-    check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a, check_prop_1_3b, householder_factors, perm_matrix,
-    schur_cohn_inside, spectrum_13a_ok, unit_interval_counter_facts)
+    check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a, check_prop_1_3b, householder_factors,
+    nonneg_real_spectrum, perm_matrix, schur_cohn_inside, spectrum_13a_ok, two_factor_spectra, unit_interval_counter_facts)
 from .section_4 import (check_inclusion, check_multi_token, check_rotation)
 from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix, counter_parity_failure,
     triangular_product_ok)
@@ -64,7 +64,7 @@ __all__ = ["BF16", "BinaryFormat", "MODES", "P13B_CE", "PAPER", "S4_IDEMPOTENT",
            "check_theorem_4_wiring", "check_theorem_5", "check_theorem_6", "check_theorem_6_induction",
            "check_triangular", "check_zero_matrix", "closure", "compose", "counter_parity_failure",
            "embeddings", "generic_lrnn", "generic_search", "group_fsas", "householder_factors",
-           "implements", "limit_points", "perm_matrix", "poly_div_linear", "pr_layer_ok", "refl",
+           "implements", "limit_points", "nonneg_real_spectrum", "two_factor_spectra", "perm_matrix", "poly_div_linear", "pr_layer_ok", "refl",
            "regular_automaton", "rot", "s4_idempotent_cascade", "schur_cohn_inside", "separates",
            "small_holonomy_widths", "spectrum_13a_ok", "swap_vector", "tail_monotone", "theorem_6_layer2", "transpositions",
            "triangular_product_ok", "unit_interval_counter_facts"]
