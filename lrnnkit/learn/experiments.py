@@ -23,7 +23,6 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..errors import InputError
-from ..theorems import empirical as _registry_empirical
 from .experiments_003 import EXPERIMENTS_003
 from .kinds import train_defaults
 from .horizon import horizon
@@ -490,10 +489,6 @@ EXPERIMENTS = {e.name: e for e in [
                "configuration is 002's task (operator precedence, two layers) and is no part of the judgement.",
                _bilinear_runs, _judge_bilinear, plot_len=10),
 ] + [Experiment(**spec) for spec in EXPERIMENTS_003]}
-
-
-# the registry's empirical entries judge a given record (a perturbation) with these judges
-_registry_empirical.JUDGES.update(EXPERIMENTS)
 
 
 def list_experiments() -> list:

@@ -33,8 +33,8 @@ numbers turned against the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
 check reads the file again (it reads only stored JSON: the judges live with the experiments in
-:mod:`lrnnkit.learn.experiments`, beside this package, which registers them in :data:`JUDGES`; a perturbation is
-judged afresh by them, ``lrnnkit theorems --check ID --perturbed``). ``proofs_tests/theorems/test_empirical.py`` applies each
+:mod:`lrnnkit.learn.experiments`, beside this package; the root package names them, :data:`JUDGES`; a perturbation
+is judged afresh by them, ``lrnnkit theorems --check ID --perturbed``). ``proofs_tests/theorems/test_empirical.py`` applies each
 experiment's judge, as the code defines it now, to the stored per-run numbers, so a judge that changed, or a results
 file edited by hand, shows up there as a disagreement. Re-running the training itself is the experiment's command (in the
 evidence), not the check: it takes minutes on a GPU.
@@ -46,7 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
-from .registry import OWN, CheckResult, Statement, register
+from .registry import OWN, CheckResult, Statement, judge_source, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results", "learning")
@@ -88,26 +88,27 @@ def _summary(meas) -> str:
 
 
 #: experiment name -> its experiment (``judge_runs(runs)``, ``judge_part(part, runs)``), for judging a given record
-#: (a perturbation) afresh. The package fills it: :mod:`lrnnkit.learn.experiments` registers every experiment when
-#: it is imported, and :func:`judge_of` imports it the first time a judge is needed (lrnnkit.learn sits beside the
-#: registry, not below it, so the registry does not import it when it loads).
+#: (a perturbation) afresh. The package fills it: the root package names the source of the experiments
+#: (:func:`lrnnkit.theorems.registry.set_judge_source`, lrnnkit.learn.experiments) and :func:`judge_of` reads it the
+#: first time a judge is needed (lrnnkit.learn sits beside the registry, so neither imports the other).
 JUDGES: dict = {}
-JUDGES_MODULE = "lrnnkit.learn.experiments"
 
 
 def judge_of(name: str):
-    """The judge of experiment ``name`` (:data:`JUDGES`, filled by importing :data:`JUDGES_MODULE`)."""
+    """The judge of experiment ``name`` (:data:`JUDGES`, filled from the registered judge source)."""
     if name not in JUDGES:
-        import importlib
+        source = judge_source()
+        if source is None:
+            raise RuntimeError(f"no judge source registered (lrnnkit/__init__.py sets it) for experiment {name!r}")
         try:
-            importlib.import_module(JUDGES_MODULE)
+            JUDGES.update(source())
         except ImportError as exc:
-            raise RuntimeError(f"judging experiment {name!r} needs {JUDGES_MODULE}, which cannot be imported "
+            raise RuntimeError(f"judging experiment {name!r} needs lrnnkit.learn, which cannot be imported "
                                f"({exc})") from None
     try:
         return JUDGES[name]
     except KeyError:
-        raise RuntimeError(f"no judge registered for experiment {name!r} ({JUDGES_MODULE} defines "
+        raise RuntimeError(f"no judge registered for experiment {name!r} (the experiments are "
                            f"{', '.join(sorted(JUDGES)) or 'none'})") from None
 
 

@@ -43,7 +43,8 @@ from . import __path__ as p
 from ._exact import DETECT_ONLY
 
 __all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", "register", "get", "all_statements", "paper_statements",
-           "run_check", "perturbation_flips", "VERDICTS", "FLAW_VERDICT", "OWN"]
+           "run_check", "perturbation_flips", "empirical_claim", "set_judge_source", "judge_source", "VERDICTS",
+           "FLAW_VERDICT", "OWN"]
 
 VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
 #: the labelling rule: one verdict per kind of flaw (docs/registry.rst). An entry names its kind in ``flaw``:
@@ -162,6 +163,32 @@ def entry(sid: str, perturb: dict | None = None) -> Callable:
         register(Statement(id=sid, paper=paper, check=fn, perturb=perturb, **statement_texts(paper)[sid]))
         return fn
     return deco
+
+
+#: where the learning experiments' judges come from: a callable returning {experiment name: experiment}, set by
+#: the root package (lrnnkit/__init__.py), since this package and lrnnkit.learn are siblings
+_JUDGE_SOURCE: list = []
+
+
+def set_judge_source(source: Callable) -> None:
+    """Name the callable that returns the experiments whose judges the empirical entries apply
+    (:func:`lrnnkit.theorems.empirical.judge_of`); called once, by the root package."""
+    _JUDGE_SOURCE[:] = [source]
+
+
+def judge_source() -> Callable | None:
+    return _JUDGE_SOURCE[0] if _JUDGE_SOURCE else None
+
+
+def empirical_claim(sid: str) -> Statement:
+    """Register a paper's number or claim that only training can decide (kind ``empirical``, verdict ``open``, no
+    check): its words live in the paper's ``statements.json`` like every entry's, the evidence saying what a run
+    would need. Entries made from stored runs are :mod:`.empirical`'s."""
+    paper = sid.split(":", 1)[0]
+    s = Statement(id=sid, paper=paper, check=None, **statement_texts(paper)[sid])
+    if s.kind != "empirical" or s.verdict != "open":
+        raise ValueError(f"{sid}: an empirical claim without runs is kind 'empirical', verdict 'open'")
+    return register(s)
 
 
 def _load_all() -> None:

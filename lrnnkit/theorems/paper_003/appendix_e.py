@@ -1,5 +1,6 @@
 """Paper 003: claims about paper 000's experiments, checked against 000's own tables: 003:appendix-E.1.best-reported,
-003:table-1.baselines.
+003:table-1.baselines; and the numbers of 003's own tables, which only training decides: 003:table-1.bedouin,
+003:table-2.copying.
 
 000, Table 3 (best of 3 runs, scaled accuracy; in parentheses the numbers Beck et al. (2024) reported) and App.
 E.1.1 ('For modular arithmetic, we increase the number of layers to 3') are transcribed below as printed."""
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction as F
 
-from ..registry import CheckResult, entry
+from ..registry import CheckResult, empirical_claim, entry
 
 #: 000, Table 3, column 'Mod. Arithm. w/ brackets': (000's own best-of-3 run, the number quoted from Beck et al.)
 T3_BRACKETS = {"Transformer": ("0.025", None), "mLSTM": ("0.034", "0.03"), "sLSTM": ("0.173", "0.57"),
@@ -62,3 +63,7 @@ def check_table_1_baselines(profile: str = "quick", table: list = None) -> Check
                        counterexample={"003 Table 1": "2L", "000 App. E.1.1": "modular arithmetic: 3 layers for "
                                        "Transformer, Mamba and DeltaNet", "labels contradicted": wrong},
                        corrected="3L for the Transformer, Mamba and DeltaNet baselines; mLSTM and sLSTM 2L or 3L")
+
+
+empirical_claim("003:table-1.bedouin")
+empirical_claim("003:table-2.copying")
