@@ -446,6 +446,9 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                 f"{' and '.join(deciding) or 'python benchmarks/bench_learning.py --only ' + name + ' --device cuda'} "
                 f"(benchmarks/RESULTS.md, section learning)."
                 + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
+    capped = _capped_statement({k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels}, scale)
+    if capped:
+        evidence += f" {capped}."
 
     def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
         d = _load(path) if record is None else record
