@@ -308,14 +308,15 @@ def _at_train_length(r: dict) -> float | None:
 def _budget_problems(res: dict) -> list:
     """Why the runs' budgets differ or fall short: a run short of its configured steps, stopped early, cut by a
     wall-clock cap (``max_seconds``) or with a schedule sized to one (``auto_steps``); and step counts that differ
-    between configurations (depth confounded with budget). Empty: one full, equal schedule for all."""
+    between configurations (depth confounded with budget). A cap under which the run trained every configured step
+    (a GPU call's safety limit) did not bind and is no problem. Empty: one full, equal schedule for all."""
     out = []
     for k, r in sorted(res.items()):
         cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
         why = []
         if r.get("steps") != cfg.get("steps") or r.get("stopped_early"):
             why.append(f"{r.get('steps')} of {cfg.get('steps')} configured steps")
-        if cfg.get("max_seconds") is not None:
+        if cfg.get("max_seconds") is not None and (why or cfg.get("auto_steps")):   # a cap that bound
             why.append(f"a {cfg['max_seconds']:g} s wall-clock cap")
         if cfg.get("auto_steps"):
             why.append("a schedule sized to the cap")

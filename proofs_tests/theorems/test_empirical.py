@@ -169,6 +169,11 @@ def test_deltanet_layers_needs_one_full_equal_schedule():
     assert fewer["outcome"].startswith("not judged") and "unequal step counts" in fewer["outcome"]
     capped = _judge_layers(far, fit, cap=80.0)
     assert capped["outcome"].startswith("not judged") and "80 s wall-clock cap" in capped["outcome"]
+    # a safety limit under which every run trained all its configured steps did not bind
+    runs = _layers_record(dict(zip(_labels(), far)), dict(zip(_labels(), fit)))
+    for r in runs.values():
+        r["config"]["max_seconds"] = 600.0
+    assert get_experiment("001-deltanet-layers").judge_runs(runs)["outcome"] == "reproduced"
     runs = _layers_record(dict(zip(_labels(), far)), dict(zip(_labels(), fit)))
     runs.pop(_labels()[-1])
     alone = get_experiment("001-deltanet-layers").judge_runs(runs)
