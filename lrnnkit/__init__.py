@@ -24,6 +24,7 @@ from .learn.extract import extract_automaton, extract_checkpoint, model_oracle
 from .learn.tasks import make_task
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from .sweep import run_sweep
+from .theorems.registry import set_judge_source
 
 __version__ = "0.1.0"
 
@@ -52,3 +53,14 @@ def __getattr__(name):
 
 def load_model(path: str) -> Model:
     return Model.load(path)
+
+
+def _experiment_judges() -> dict:
+    """The learning experiments (:data:`lrnnkit.learn.experiments.EXPERIMENTS`), whose judges the registry's
+    empirical entries apply to a given record (``lrnnkit theorems --check ID --perturbed``). The registry and
+    lrnnkit.learn are siblings, so the root package wires them; torch loads only when a judge is first asked for."""
+    from .learn.experiments import EXPERIMENTS
+    return EXPERIMENTS
+
+
+set_judge_source(_experiment_judges)

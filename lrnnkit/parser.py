@@ -97,8 +97,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--long", action="store_true", help="full text of every entry (statement, evidence, "
                    "counterexample, correction) instead of the table")
     s.add_argument("--check", metavar="ID", help="re-run the check of one statement and print its verdict")
-    s.add_argument("--profile", choices=["quick", "deep"], default="quick",
+    s.add_argument("--profile", choices=["quick", "deep"], default=None,
                    help="with --check: quick (default, seconds) or deep (larger searches)")
+    s.add_argument("--perturbed", action="store_true",
+                   help="with --check: also run the entry's perturbation (a nearby false statement) and print both "
+                        "verdicts; exit 0 iff the recorded verdict is reproduced and the perturbation flips it")
+    s.add_argument("--paper", action="append", metavar="NNN",
+                   help="list only the entries of this paper (000 .. 004, or lrnnkit); may be repeated")
+    s.add_argument("--verdict", action="append", choices=["holds", "falsified", "holds-as-corrected",
+                                                          "holds-with-wording-slip", "open"],
+                   help="list only the entries with this recorded verdict; may be repeated")
 
     s = sub.add_parser("precision", help="finite-precision tools")
     psub = s.add_subparsers(dest="pcmd", metavar="SUBCOMMAND", parser_class=_Parser)

@@ -554,7 +554,8 @@ def _theorems(out: str) -> dict:
              "(the literal words are false only through an evident slip; the intended statement holds) or "
              "``open``. The test suite re-derives every verdict; ``lrnnkit theorems --check ID`` re-runs one. The "
              "verdicts below are the recorded ones; the tally counts the papers' statements only, lrnnkit's own "
-             "claims (ids ``lrnnkit:...``) are listed last, apart.\n"]
+             "claims (ids ``lrnnkit:...``) are listed last, apart. How a verdict is picked (one label per kind of "
+             "flaw) and how to run a check's perturbation: :doc:`../registry`.\n"]
     try:
         sts = all_statements()
     except Exception as exc:  # noqa: BLE001

@@ -33,7 +33,8 @@ numbers turned against the claim, which the judge must reject.
 
 The recorded verdict is the judgement stored in the results file (what was measured, when it was measured); the
 check reads the file again (it reads only stored JSON: the judges live with the experiments in
-:mod:`lrnnkit.learn.experiments`, above this package). ``proofs_tests/theorems/test_empirical.py`` applies each
+:mod:`lrnnkit.learn.experiments`, beside this package; the root package names them, :data:`JUDGES`; a perturbation
+is judged afresh by them, ``lrnnkit theorems --check ID --perturbed``). ``proofs_tests/theorems/test_empirical.py`` applies each
 experiment's judge, as the code defines it now, to the stored per-run numbers, so a judge that changed, or a results
 file edited by hand, shows up there as a disagreement. Re-running the training itself is the experiment's command (in the
 evidence), not the check: it takes minutes on a GPU.
@@ -45,7 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
-from .registry import OWN, CheckResult, Statement, register
+from .registry import OWN, CheckResult, Statement, judge_source, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results", "learning")
@@ -74,24 +75,41 @@ def _rel(p: str) -> str:
     return os.path.relpath(p, ROOT)
 
 
+def _whole_words(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else cut at the last space before the limit, marked with
+    " ..." (never mid-word: a number cut short would read as another number)."""
+    if len(text) <= limit:
+        return text
+    return text[:text.rfind(" ", 0, limit - 4) if " " in text[:limit - 4] else limit - 4].rstrip(" ,;:") + " ..."
+
+
 def _summary(meas) -> str:
-    return json.dumps(meas, sort_keys=True)[:600]
+    return json.dumps(meas, sort_keys=True)
 
 
 #: experiment name -> its experiment (``judge_runs(runs)``, ``judge_part(part, runs)``), for judging a given record
-#: (a perturbation) afresh. Filled from above: lrnnkit.learn sits beside the registry, not below it, so the registry
-#: never imports it; the tests fill it from lrnnkit.learn.experiments.
+#: (a perturbation) afresh. The package fills it: the root package names the source of the experiments
+#: (:func:`lrnnkit.theorems.registry.set_judge_source`, lrnnkit.learn.experiments) and :func:`judge_of` reads it the
+#: first time a judge is needed (lrnnkit.learn sits beside the registry, so neither imports the other).
 JUDGES: dict = {}
 
 
 def judge_of(name: str):
-    """The registered judge of experiment ``name`` (:data:`JUDGES`)."""
+    """The judge of experiment ``name`` (:data:`JUDGES`, filled from the registered judge source)."""
+    if name not in JUDGES:
+        source = judge_source()
+        if source is None:
+            raise RuntimeError(f"no judge source registered (lrnnkit/__init__.py sets it) for experiment {name!r}")
+        try:
+            JUDGES.update(source())
+        except ImportError as exc:
+            raise RuntimeError(f"judging experiment {name!r} needs lrnnkit.learn, which cannot be imported "
+                               f"({exc})") from None
     try:
         return JUDGES[name]
     except KeyError:
-        raise RuntimeError(f"no judge registered for experiment {name!r}: judging a given record needs "
-                           f"lrnnkit.theorems.empirical.JUDGES[{name!r}] = "
-                           f"lrnnkit.learn.experiments.get_experiment({name!r})") from None
+        raise RuntimeError(f"no judge registered for experiment {name!r} (the experiments are "
+                           f"{', '.join(sorted(JUDGES)) or 'none'})") from None
 
 
 def _rejudge(judge, who: str, path: str, what: str) -> CheckResult:
@@ -153,14 +171,17 @@ def capped_runs(runs: dict) -> list:
     return out
 
 
-def _capped_statement(runs: dict) -> str | None:
-    """The sentence that says a ``paper`` file's deciding runs were capped (:func:`capped_runs`), or None."""
+def _capped_statement(runs: dict, scale: str = "paper") -> str | None:
+    """The sentence that says a file's deciding runs were capped (:func:`capped_runs`), or None: at scale ``paper``
+    that the runs are not the paper's experiment, at the other scales which runs were cut and how."""
     capped = capped_runs(runs)
     if not capped:
         return None
     shown = "; ".join(f"{c}: {why}" for c, why in capped)
-    return (f"Not at the paper's scale: the paper's settings, capped ({len(capped)} of {len(_best(runs))} "
-            f"configurations did not train their whole schedule: {shown})")[:2000]
+    head = ("Not at the paper's scale: the paper's settings, capped" if scale == "paper"
+            else f"Capped runs at scale {scale}")
+    return _whole_words(f"{head} ({len(capped)} of {len(_best(runs))} configurations did not train their whole "
+                        f"schedule: {shown})", 2000)
 
 
 def protocol_statement(rec: dict) -> str | None:
@@ -179,16 +200,20 @@ def protocol_statement(rec: dict) -> str | None:
 def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict | None = None) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
-    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open``, and so
-    does a ``paper`` file whose deciding ``runs`` were capped (:func:`capped_runs`): fewer steps than the paper's.
-    A paper-scale verdict either way (``holds`` or ``falsified``) also needs runs that follow the paper's protocol
-    (seeds, steps, model, data: :func:`protocol_statement` of ``rec``); otherwise the entry stays ``open`` and its
-    evidence says what differed."""
-    if scale == "paper" and rec is not None and r.verdict in ("holds", "falsified"):
+    measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open`` (the
+    evidence names the capped runs, :func:`capped_runs`, at every scale), and so does a ``paper`` file whose
+    deciding ``runs`` were capped: fewer steps than the paper's. A paper-scale verdict either way (``holds`` or
+    ``falsified``) also needs runs that follow the paper's protocol (seeds, steps, model, data:
+    :func:`protocol_statement` of ``rec``); otherwise the entry stays ``open`` and its evidence says what differed."""
+    if scale != "paper":
+        capped = _capped_statement(runs, scale)
+        return r if not capped else CheckResult(r.verdict, f"{r.evidence}. {capped}", r.counterexample,
+                                                r.corrected, r.details)
+    if rec is not None and r.verdict in ("holds", "falsified"):
         differs = protocol_statement(rec)
         if differs:
             return CheckResult("open", f"{r.evidence}. {differs}", details=r.details)
-    if scale != "paper" or not outcome.startswith(("not reproduced", "partly reproduced")):
+    if not outcome.startswith(("not reproduced", "partly reproduced")):
         return r
     capped = _capped_statement(runs)
     if capped:
@@ -223,23 +248,24 @@ def _iterations_reversed(runs: dict) -> dict:
     return out
 
 
-def _uncapped(res: dict) -> dict:
-    """A run's record as if it had trained its whole schedule with no wall-clock cap: ``config.steps`` = the steps
-    it trained, ``max_seconds`` null, ``auto_steps`` false, not stopped early."""
-    return {**res, "stopped_early": False,
-            "config": {**res["config"], "steps": res["steps"], "max_seconds": None, "auto_steps": False}}
+def _uncapped(res: dict, steps: int) -> dict:
+    """A run's record as if it had trained a whole schedule of ``steps`` steps with no wall-clock cap: ``steps`` and
+    ``config.steps`` both ``steps``, ``max_seconds`` null, ``auto_steps`` false, not stopped early."""
+    return {**res, "steps": steps, "stopped_early": False,
+            "config": {**res["config"], "steps": steps, "max_seconds": None, "auto_steps": False}}
 
 
 def perturbed_record(rec: dict) -> dict:
     """The perturbation of an empirical entry: the stored results file as if measured at the paper's scale with
-    every configuration finished, uncapped, and the numbers turned against the claim (each configuration's success
-    and failure exchanged; 003's iteration counts reversed); the judge must reject it, so the check derives
-    ``falsified``."""
+    every configuration finished on one schedule (the most steps any run trained), uncapped, and the numbers turned
+    against the claim (each configuration's success and failure exchanged; 003's iteration counts reversed); the
+    judge must reject it, so the check derives ``falsified``."""
     runs = rec["runs"]
     turned = (_iterations_reversed(runs) if rec["name"] == "003-iterations"
               else {k: _exchanged(r) for k, r in runs.items()})
+    steps = max(r["steps"] for r in runs.values())
     follows = {"follows": True, "statement": "as if run to the paper's protocol (the perturbation)"}
-    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r) for k, r in turned.items()},
+    return {**rec, "scale": "paper", "failed": {}, "runs": {k: _uncapped(r, steps) for k, r in turned.items()},
             "protocol": follows, "parts": {p: {**pj, "protocol": follows} for p, pj in (rec.get("parts") or {}).items()}}
 
 
@@ -259,9 +285,9 @@ EXTRA_PARTS = {
     "000-s5": [("4 tokens per transition helps", "final_accuracy_at_longest_length",
                 ("S5 4 tokens/transition, DeltaNet [-1,1] 1L", "S5 standard, DeltaNet [-1,1] 1L"),
                 lambda a, b: a >= b + MARGIN, f"4-token accuracy >= standard + {MARGIN}")],
-    "004-bilinear": [("bilinear learns modular arithmetic", "scaled_accuracy_mean",
-                      ("bilinear, modular arithmetic (precedence) M=5",), lambda a: a >= 0.9,
-                      "scaled accuracy >= 0.9, the judge's threshold for parity and modular addition")],
+    "000-z60": [("Mamba [-1,1] performs best", "token_accuracy_at_train_length",
+                 ("Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"),
+                 lambda a, *others: all(a > b for b in others), "Mamba [-1,1] above each other model")],
 }
 
 
@@ -310,7 +336,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                                       " Not reproduced at this scale is not evidence against the paper.")
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
-    capped = _capped_statement(rec["runs"]) if scale == "paper" else None
+    capped = _capped_statement(rec["runs"], scale)
     if capped:
         evidence += f" {capped}."
     differs = protocol_statement(rec) if scale == "paper" else None
@@ -326,7 +352,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         runs = d["runs"]
         if d.get("failed"):   # some configurations did not finish: a partial grid is not judged
             return CheckResult("open", f"{_rel(path)}: incomplete, {len(runs)} runs finished, "
-                                       f"{len(d['failed'])} failed ({', '.join(sorted(d['failed']))[:200]})")
+                                       f"{len(d['failed'])} failed ({_whole_words(', '.join(sorted(d['failed'])), 200)})")
         if record is None:   # the stored judgement (tests re-apply the judges to the stored runs)
             r = _stored(d.get("judgement"), name, path, f"{len(runs)} runs")
         else:                # a given record (a perturbation) is judged afresh
@@ -450,6 +476,9 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                 f"{' and '.join(deciding) or 'python benchmarks/bench_learning.py --only ' + name + ' --device cuda'} "
                 f"(benchmarks/RESULTS.md, section learning)."
                 + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
+    capped = _capped_statement({k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels}, scale)
+    if capped:
+        evidence += f" {capped}."
     differs = protocol_statement(pj) if scale == "paper" else None     # the part's configurations' protocol
     if differs:
         evidence += f" {differs}."

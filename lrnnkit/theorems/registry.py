@@ -24,6 +24,9 @@ Verdicts:
   Used where ``holds-as-corrected`` would suggest a false step that the argument does not need.
 * ``open``: no decisive check yet (the evidence says why).
 
+One label per kind of flaw (``FLAW_VERDICT``, docs/registry.rst): an entry that names its kind in ``flaw`` must
+carry that kind's verdict.
+
 Every check takes its input as keyword arguments whose defaults are the statement as printed; ``perturb`` names
 the arguments of a nearby false statement, and the test suite runs each check on it too (a check that cannot fail
 would pass its perturbation).
@@ -40,9 +43,20 @@ from . import __path__ as p
 from ._exact import DETECT_ONLY
 
 __all__ = ["Statement", "CheckResult", "statement", "entry", "statement_texts", "register", "get", "all_statements", "paper_statements",
-           "run_check", "VERDICTS", "OWN"]
+           "run_check", "perturbation_flips", "empirical_claim", "set_judge_source", "judge_source", "VERDICTS",
+           "FLAW_VERDICT", "OWN"]
 
 VERDICTS = ("holds", "falsified", "holds-as-corrected", "holds-with-wording-slip", "open")
+#: the labelling rule: one verdict per kind of flaw (docs/registry.rst). An entry names its kind in ``flaw``:
+#: ``rounding-boundary``: false as printed only through a counterexample whose exact states converge to a point
+#: where the cast jumps (a midpoint, for round-to-nearest), the statement certified for monotone casts or casts
+#: continuous at the limit points; ``misquoted-number``: a number in the text that its source (a table) does not
+#: give, the source's number as the counterexample (the number is the claim, so no corrected statement);
+#: ``wording-slip``: a wrong word, index, count or citation while the mathematics the sentence serves holds as
+#: written elsewhere in the paper; ``false-step``: a false statement or proof step whose corrected form (a
+#: hypothesis added, a constant or formula changed) is certified.
+FLAW_VERDICT = {"rounding-boundary": "holds-as-corrected", "misquoted-number": "falsified",
+                "wording-slip": "holds-with-wording-slip", "false-step": "holds-as-corrected"}
 #: verdicts that record a counterexample to the literal statement and a corrected (intended) one
 CORRECTED_VERDICTS = ("holds-as-corrected", "holds-with-wording-slip")
 #: the ``paper`` of lrnnkit's own claims (its measurements and questions): kept apart from the five papers' tallies
@@ -81,6 +95,7 @@ class Statement:
     tests: list = field(default_factory=list)   # pytest node ids that exercise it beyond the check
     notes: str = ""
     perturb: dict | None = None        # keyword arguments of ``check`` that perturb its input (see run_check)
+    flaw: str = ""                     # the kind of flaw found, one of FLAW_VERDICT (its verdict follows from it)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -89,6 +104,9 @@ class Statement:
             raise ValueError(f"{self.id}: a {self.verdict} verdict needs a counterexample")
         if self.verdict in CORRECTED_VERDICTS and not self.corrected:
             raise ValueError(f"{self.id}: {self.verdict} needs the corrected statement")
+        if self.flaw and FLAW_VERDICT.get(self.flaw) != self.verdict:
+            raise ValueError(f"{self.id}: a {self.flaw!r} flaw is labelled {FLAW_VERDICT.get(self.flaw)!r}, "
+                             f"not {self.verdict!r} (docs/registry.rst)")
 
     @property
     def reproduce(self) -> str:
@@ -99,7 +117,7 @@ class Statement:
         return {"id": self.id, "paper": self.paper, "kind": self.kind, "statement": self.statement,
                 "hypotheses": self.hypotheses, "conclusion": self.conclusion, "verdict": self.verdict,
                 "evidence": self.evidence, "counterexample": self.counterexample, "corrected": self.corrected,
-                "tests": self.tests, "notes": self.notes, "reproduce": self.reproduce}
+                "tests": self.tests, "notes": self.notes, "flaw": self.flaw, "reproduce": self.reproduce}
 
 
 def register(s: Statement) -> Statement:
@@ -147,6 +165,32 @@ def entry(sid: str, perturb: dict | None = None) -> Callable:
     return deco
 
 
+#: where the learning experiments' judges come from: a callable returning {experiment name: experiment}, set by
+#: the root package (lrnnkit/__init__.py), since this package and lrnnkit.learn are siblings
+_JUDGE_SOURCE: list = []
+
+
+def set_judge_source(source: Callable) -> None:
+    """Name the callable that returns the experiments whose judges the empirical entries apply
+    (:func:`lrnnkit.theorems.empirical.judge_of`); called once, by the root package."""
+    _JUDGE_SOURCE[:] = [source]
+
+
+def judge_source() -> Callable | None:
+    return _JUDGE_SOURCE[0] if _JUDGE_SOURCE else None
+
+
+def empirical_claim(sid: str) -> Statement:
+    """Register a paper's number or claim that only training can decide (kind ``empirical``, verdict ``open``, no
+    check): its words live in the paper's ``statements.json`` like every entry's, the evidence saying what a run
+    would need. Entries made from stored runs are :mod:`.empirical`'s."""
+    paper = sid.split(":", 1)[0]
+    s = Statement(id=sid, paper=paper, check=None, **statement_texts(paper)[sid])
+    if s.kind != "empirical" or s.verdict != "open":
+        raise ValueError(f"{sid}: an empirical claim without runs is kind 'empirical', verdict 'open'")
+    return register(s)
+
+
 def _load_all() -> None:
     global _LOADED
     if not _LOADED:
@@ -175,6 +219,13 @@ def get(sid: str) -> Statement:
     if sid not in _REGISTRY:
         raise InputError(f"unknown statement id {sid!r}; see `lrnnkit theorems`")
     return _REGISTRY[sid]
+
+
+def perturbation_flips(recorded: str, derived: str) -> bool:
+    """Whether a perturbation's derived verdict flips the recorded one, as a check with teeth must: a statement
+    that holds (or holds as corrected, or with a wording slip) becomes ``falsified``; a ``falsified`` one (whose
+    perturbation breaks the recorded counterexample) becomes anything else."""
+    return derived != "falsified" if recorded == "falsified" else derived == "falsified"
 
 
 def run_check(sid: str, profile: str = "quick", perturbed: bool = False) -> CheckResult:

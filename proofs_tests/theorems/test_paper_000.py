@@ -15,7 +15,7 @@ from lrnnkit.theorems.paper_000.proposition_1 import _gh_float
 
 EXPECTED = {"000:proposition-1.1", "000:proposition-1.2a", "000:proposition-1.2b", "000:proposition-1.2c",
             "000:proposition-1.2c-proof-swaps", "000:proposition-1.3a", "000:proposition-1.3b",
-            "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-3", "000:theorem-4",
+            "000:section-4.3-multi-token", "000:theorem-1", "000:theorem-2", "000:theorem-2.printed-index", "000:theorem-3", "000:theorem-4",
             "000:theorem-4.bounds", "000:theorem-4-proof-wiring", "000:theorem-5", "000:theorem-6",
             "000:section-4.2-rotation", "000:equation-3", "000:equation-4", "000:appendix-A.2",
             "000:proposition-1-consequence", "000:proposition-1.unit-interval-reading",
@@ -323,3 +323,87 @@ def test_proof_errata_printed_steps_are_false_by_hand():
     for k in range(1, 8):
         assert E._thm2_printed(C, D, 0, k) == ((F(k + 1),), (F(-k),))          # model: (1,), (0,)
         assert E._thm2_corrected(C, D, 0, k) == ((F(1),), (F(0),))
+
+
+def test_theorem_2_as_printed_is_refuted_by_the_theorem_6_network():
+    """000 Theorem 2 with the printed index 2^i - 1: the m = 3 network of Theorem 6 counts modulo 3 while no layer's
+    product of 2^i - 1 matrices has a non-real eigenvalue. Independent float check (numpy, float64): eigenvalues of
+    every product of three layer-2 matrices have imaginary parts below 1e-9 (exact value 0; the non-real ones of two
+    reflections have |Im| = sin(2 pi/3) ~ 0.87), and the float network's decoded output (argmax over the 2m
+    directions c_i, d_i of App. D) is [k mod 3 = 0] for k < 600."""
+    import itertools
+    from lrnnkit.exact import to_float
+    r = P.check_theorem_2_printed_index("quick")
+    assert r.verdict == "falsified" and get("000:theorem-2.printed-index").verdict == "falsified"
+    assert P.check_theorem_2_printed_index("quick", index="2^(i-1)").verdict == "open"
+    layer2 = {k: np.array([[to_float(x) for x in row] for row in A]) for k, A in P.theorem_6_layer2(3).items()}
+    mats = list(layer2.values())
+    for a, b, c in itertools.product(mats, repeat=3):
+        assert np.abs(np.linalg.eigvals(a @ b @ c).imag).max() < 1e-9
+    assert max(np.abs(np.linalg.eigvals(a @ b).imag).max() for a, b in itertools.product(mats, repeat=2)) > 0.8
+    ang = [2 * np.pi * i / 3 for i in range(3)]
+    d = [np.array([np.cos(t), np.sin(t)]) for t in ang]
+    c = [np.array([np.cos(np.pi / 3 - t), np.sin(np.pi / 3 - t)]) for t in ang]
+    h1, h2 = 0, np.array([1.0, 0.0])
+    for k in range(1, 600):
+        h1 = -h1 + 1
+        h2 = layer2[(1, h1)] @ h2
+        y = max(range(3), key=lambda i: max(c[i] @ h2, d[i] @ h2))
+        assert (y == 0) == (k % 3 == 0), k
+
+
+def test_theorem_4_inside_equation_1_needs_a_delay_layer():
+    """000 Theorem 4 inside eq. (1) (no token shift between layers): the delay layer's matrix, built in floats from
+    its two GH factors, is the shift [[0, 0], [1, 0]]; with it a two-level cascade is reproduced, without it (the
+    printed wiring) not; the three entries say so: the wiring check's corrected branch is the eq. (1) network (not
+    the cascade compared with itself), Theorem 4's perturbation is the missing delay layer, the bounds are open
+    inside eq. (1)."""
+    from lrnnkit.theorems.paper_000.theorem_4_5 import EQ1_FACTORS, eq1_cascade_states
+    S = np.eye(2)
+    for beta, v in EQ1_FACTORS["shift"]:
+        v = np.array([float(x) for x in v])
+        S = S @ (np.eye(2) - beta * np.outer(v, v) / (v @ v))
+    assert np.allclose(S, [[0, 0], [1, 0]], atol=1e-15)
+    top, bottom = {0: [1, 1]}, {(0, 0): [1, 0], (1, 0): [0, 1]}     # the recorded one-letter counterexample
+    assert eq1_cascade_states(top, bottom, [0], delay=True) == [(1, 1)]
+    assert eq1_cascade_states(top, bottom, [0], delay=False) == [(1, 0)]
+    assert P.check_theorem_4_wiring("quick", delay=False).verdict == "falsified"
+    assert get("000:theorem-4").perturb == {"delay_layers": False}
+    assert P.check_theorem_4("quick", delay_layers=False).verdict == "falsified"
+    b = get("000:theorem-4.bounds")
+    assert b.verdict == "open" and "inside eq. (1)" in b.evidence and "remains open" in b.evidence
+    assert "delay layer" in get("000:theorem-4").evidence and "delay layer" in get("000:theorem-4-proof-wiring").corrected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.fractions(0, 1, max_denominator=9),
+                          st.lists(st.integers(-4, 4), min_size=3, max_size=3).filter(any)), min_size=1, max_size=2))
+def test_two_unit_interval_factors_have_nonnegative_real_spectra(factors):
+    """The lemma behind 000's consequence of Proposition 1 at its true strength (k <= 2, any number of layers,
+    monotone cast): a product of <= 2 GH factors with eigenvalues in [0, 1] has only non-negative real eigenvalues.
+    The exact decision (:func:`nonneg_real_spectrum`) against numpy's eigenvalues (float64; 1e-7 covers the
+    rounding of a double eigenvalue, which splits by up to ~sqrt(eps))."""
+    from lrnnkit.theorems.paper_000.proposition_1 import nonneg_real_spectrum
+    exact = [(b, tuple(F(x) for x in v)) for b, v in factors]
+    assert nonneg_real_spectrum(gh_product(exact, 3))
+    M = np.eye(3)
+    for b, v in exact:
+        v = np.array([float(x) for x in v])
+        M = M @ (np.eye(3) - float(b) * np.outer(v, v) / (v @ v))
+    ev = np.linalg.eigvals(M)
+    assert np.all(np.abs(ev.imag) < 1e-7) and np.all(ev.real > -1e-7)
+
+
+def test_consequence_of_proposition_1_at_its_true_strength():
+    """k <= 2 with a monotone cast excludes counting for any number of layers (the corrected statement, not
+    k 2^{i-1} <= 2 per layer); the unit-interval reading, recorded holds-as-corrected like Theorems 1 and 2, says its
+    three-factors argument through Theorem 2 covers one layer; three factors break the lemma (the k = 3 instance)."""
+    from lrnnkit.theorems.paper_000.proposition_1 import nonneg_real_spectrum, two_factor_spectra
+    assert not nonneg_real_spectrum(gh_product(P.UNIT_K3_FACTORS, 3))
+    assert not nonneg_real_spectrum(gh_product([(F(2), (F(1), F(0)))], 2))      # beta = 2: eigenvalue -1
+    assert two_factor_spectra("quick", 2) is None and two_factor_spectra("quick", 3)[1] == P.UNIT_K3_FACTORS
+    c = get("000:proposition-1-consequence")
+    assert "any number of layers" in c.corrected and "k 2^{i-1}" not in c.corrected
+    u = get("000:proposition-1.unit-interval-reading")
+    assert u.verdict == "holds-as-corrected" and "covers one layer only" in u.evidence
+    assert P.check_prop1_consequence_unit_interval("quick", kmax=3).verdict == "falsified"

@@ -183,3 +183,31 @@ def test_theorem_2_2_proof_erratum_instance_numpy():
         assert np.all(np.abs(ev.imag) > 0.2)                   # 1 +- i/4 (block triangular: the same for all T)
         S = np.linalg.solve(np.eye(n) - J, J @ J.T)
         assert np.linalg.eigvalsh((S + S.T) / 2).min() > -1e-12
+
+
+def test_neumann_repair_checks_the_whole_sequence_too():
+    """003:theorem-2.1-proof-neumann checks both repaired bounds: per step (tight: the kernel's l2 norm) and for the
+    whole sequence (Young: the kernel's l1 norm 1 - lambda^T). Lambda = 1/2, P = 7/8, T = 3: ||L||^2 is ~0.703 of the
+    whole-sequence bound (numpy, float64, 1e-9 far below the margins 0.05 used here), so the whole-sequence
+    condition fails at 0.65 of its bound and holds at 0.75, while the per-step one holds throughout."""
+    import numpy as np
+    from fractions import Fraction as F
+    from lrnnkit.theorems.paper_003.proof_errata import repaired_bounds_hold
+    lams, P, T = [F(1, 2)], [[F(7, 8)]], 3
+    a = [0.5 ** s * 0.5 for s in range(T)]
+    K = np.array([[a[t - u] if u <= t else 0 for u in range(T)] for t in range(T)])
+    assert abs(np.linalg.norm(K, 2) ** 2 / (1 - 0.5 ** T) ** 2 - 0.7027) < 1e-3
+    assert repaired_bounds_hold(lams, P, T) == (True, True)
+    assert repaired_bounds_hold(lams, P, T, whole_scale=F(65, 100)) == (True, False)
+    assert repaired_bounds_hold(lams, P, T, whole_scale=F(3, 4)) == (True, True)
+    assert repaired_bounds_hold(lams, P, T, per_step_scale=F(99, 100))[0] is False
+
+
+def test_table_1_baselines_says_where_000_is_ambiguous():
+    """000 App. E.1.1's 'increase the number of layers to 3 ... for Transformer, Mamba, and DeltaNet' admits two
+    readings: the Transformer, Mamba and DeltaNet rows of 003 Table 1 are 3-layer models under both (their 2L labels
+    contradicted), the mLSTM and sLSTM rows 2 or 3 (not contradicted)."""
+    from lrnnkit.theorems import get, run_check
+    r = run_check("003:table-1.baselines")
+    assert r.counterexample["labels contradicted"] == ["2L Transformer", "2L Mamba", "2L DeltaNet"]
+    assert "ambiguous" in get("003:table-1.baselines").evidence and "mLSTM" in r.evidence

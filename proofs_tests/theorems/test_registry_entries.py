@@ -27,6 +27,7 @@ import lrnnkit.theorems.paper_001._common
 import lrnnkit.theorems.paper_001.deltaproduct
 import lrnnkit.theorems.paper_001.groups
 import lrnnkit.theorems.paper_001.section_2
+import lrnnkit.theorems.paper_001.tables
 import lrnnkit.theorems.paper_001.theorem_1
 import lrnnkit.theorems.paper_002._common
 import lrnnkit.theorems.paper_002.appendix_a2
@@ -57,7 +58,7 @@ GROUPS = {
     "paper_000": ["appendix", "equations", "proof_errata", "proposition_1", "section_4", "section_4_1",
                   "tables_discussion", "theorem_1_2", "theorem_1_2_generic", "theorem_3", "theorem_4_5",
                   "theorem_6"],
-    "paper_001": ["deltaproduct", "groups", "section_2", "theorem_1"],
+    "paper_001": ["deltaproduct", "groups", "section_2", "tables", "theorem_1"],
     "paper_002": ["appendix_a2", "propositions", "section_2", "section_3", "section_4"],
     "paper_003": ["appendix_e", "appendix_g", "circulant", "equation_3", "mixer", "proof_errata", "theorem_2",
                   "theorem_c1", "theorem_d"],

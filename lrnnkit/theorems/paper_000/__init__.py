@@ -33,8 +33,8 @@ from .proof_errata import (check_prop_1_3a_real_vectors, check_theorem_1_tail, c
     check_theorem_2_jordan_signs, check_theorem_2_tail, check_theorem_3_displaced, check_theorem_6_induction)
 from .proposition_1 import (P13B_CE, UNIT_K3_FACTORS, UNIT_K3_H0, all_roots_real, cayley_orthogonal,
     check_prop1_consequence, check_prop1_consequence_unit_interval, check_prop_1_1, check_prop_1_2a, check_prop_1_2b,
-    check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a, check_prop_1_3b, householder_factors, perm_matrix,
-    schur_cohn_inside, spectrum_13a_ok, unit_interval_counter_facts)
+    check_prop_1_2c, check_prop_1_2c_proof, check_prop_1_3a, check_prop_1_3b, householder_factors,
+    nonneg_real_spectrum, perm_matrix, schur_cohn_inside, spectrum_13a_ok, two_factor_spectra, unit_interval_counter_facts)
 from .section_4 import (check_inclusion, check_multi_token, check_rotation)
 from .section_4_1 import (check_equation_2, check_triangular, check_zero_matrix, counter_parity_failure,
     triangular_product_ok)
@@ -46,7 +46,7 @@ from .theorem_3 import (THM3_REGULAR, check_theorem_3, closure, compose, embeddi
     regular_automaton)
 from .theorem_4_5 import (S4_IDEMPOTENT, brute_force_agrees, cascade_check, check_theorem_4, check_theorem_4_bounds,
     check_theorem_4_wiring, check_theorem_5, pr_layer_ok, s4_idempotent_cascade, small_holonomy_widths)
-from .theorem_6 import (check_theorem_6)
+from .theorem_6 import (check_theorem_2_printed_index, check_theorem_6, theorem_6_layer2)
 from . import tables_discussion  # noqa: F401  (registers its entries)
 
 __all__ = ["BF16", "BinaryFormat", "MODES", "P13B_CE", "PAPER", "S4_IDEMPOTENT", "T1_A1", "T1_H0", "T2_A1", "T2_H0",
@@ -58,13 +58,13 @@ __all__ = ["BF16", "BinaryFormat", "MODES", "P13B_CE", "PAPER", "S4_IDEMPOTENT",
            "check_prop_1_2a", "check_prop_1_2b", "check_prop_1_2c", "check_prop_1_2c_proof",
            "check_prop_1_3a", "check_prop_1_3a_real_vectors", "check_prop_1_3b", "check_rotation",
            "check_theorem_1", "check_theorem_1_generic", "check_theorem_1_tail",
-           "check_theorem_1_unrolling", "check_theorem_2", "check_theorem_2_generic",
+           "check_theorem_1_unrolling", "check_theorem_2", "check_theorem_2_generic", "check_theorem_2_printed_index",
            "check_theorem_2_jordan_signs", "check_theorem_2_tail", "check_theorem_3",
            "check_theorem_3_displaced", "check_theorem_4", "check_theorem_4_bounds",
            "check_theorem_4_wiring", "check_theorem_5", "check_theorem_6", "check_theorem_6_induction",
            "check_triangular", "check_zero_matrix", "closure", "compose", "counter_parity_failure",
            "embeddings", "generic_lrnn", "generic_search", "group_fsas", "householder_factors",
-           "implements", "limit_points", "perm_matrix", "poly_div_linear", "pr_layer_ok", "refl",
+           "implements", "limit_points", "nonneg_real_spectrum", "two_factor_spectra", "perm_matrix", "poly_div_linear", "pr_layer_ok", "refl",
            "regular_automaton", "rot", "s4_idempotent_cascade", "schur_cohn_inside", "separates",
-           "small_holonomy_widths", "spectrum_13a_ok", "swap_vector", "tail_monotone", "transpositions",
+           "small_holonomy_widths", "spectrum_13a_ok", "swap_vector", "tail_monotone", "theorem_6_layer2", "transpositions",
            "triangular_product_ok", "unit_interval_counter_facts"]

@@ -1,6 +1,9 @@
-"""Paper 000: claims of the Discussion and of Table 4 checked against the paper itself (exact arithmetic on the
-printed numbers): 000:discussion.width-exponential, 000:table-4.avg-column, 000:table-4.mamba-average,
-000:table-4.duplicate-rows.
+"""Paper 000: claims of the Discussion and of Tables 3, 4 and 5 checked against the paper itself (exact arithmetic
+on the printed numbers): 000:discussion.width-exponential, 000:table-4.avg-column, 000:table-4.mamba-average,
+000:table-4.duplicate-rows, 000:table-3.negative-eigenvalues-help, 000:table-5.median-mad.
+
+Tables 3 (best of 3 runs) and 5 (median and median absolute deviation of 3 runs), Section 5.1, scaled accuracy
+(1 perfect, 0 chance), are transcribed as printed too.
 
 Table 4 (Section 5.3) is transcribed below as printed (000_46236c15318b7b2c.txt, Table 4): every accuracy as a
 decimal string, read exactly as a Fraction."""
@@ -109,3 +112,73 @@ def check_width_exponential(profile: str = "quick", width_slack: int = 0) -> Che
                        counterexample={"Theorem 4": "n <= |Q| per layer",
                                        "S4_IDEMPOTENT": "|Q| = 4, per-layer width 4 < 2^4"},
                        corrected="layers and total width exponential; per-layer width <= |Q|")
+
+
+# --------------------------------------------------------------------------------------------- Tables 3 and 5
+T3_COLS = ("parity", "mod_wo", "mod_w")
+#: 000, Table 3 (best of 3 runs): model -> the three columns; in parentheses Beck et al.'s numbers (kept apart)
+T3 = {"Transformer": "0.022 0.031 0.025", "mLSTM": "0.087 0.040 0.034", "sLSTM": "1.000 0.787 0.173",
+      "Mamba [0, 1]": "0.000 0.095 0.092", "Mamba [-1, 1]": "1.000 0.241 0.136",
+      "DeltaNet [0, 1]": "0.017 0.314 0.137", "DeltaNet [-1, 1]": "1.000 0.971 0.200"}
+T3_BECK = {"mLSTM": "0.04 0.04 0.03", "sLSTM": "1.00 1.00 0.57"}
+#: 000, Table 5 (median +- median absolute deviation of 3 runs): model -> "median mad" per column
+T5 = {"Transformer": "0.003 0.013 0.018 0.009 0.025 0.000", "mLSTM": "0.018 0.035 0.027 0.013 0.034 0.001",
+      "sLSTM": "1.000 0.000 0.124 0.000 0.153 0.020", "Mamba [0, 1]": "0.000 0.000 0.066 0.029 0.072 0.008",
+      "Mamba [-1, 1]": "1.000 0.000 0.214 0.027 0.126 0.010",
+      "DeltaNet [0, 1]": "0.010 0.005 0.214 0.056 0.113 0.009",
+      "DeltaNet [-1, 1]": "0.999 0.006 0.826 0.146 0.129 0.016"}
+
+
+def _cols(text: str) -> dict:
+    return dict(zip(T3_COLS, (F(x) for x in text.split())))
+
+
+@entry("000:table-3.negative-eigenvalues-help",
+       perturb={"t3": {**T3, "DeltaNet [-1, 1]": "1.000 0.971 0.100"}})
+def check_table_3_claims(profile: str = "quick", t3: dict = None) -> CheckResult:
+    """Section 5.1 and the captions of Tables 3 and 5 on the printed numbers: [-1, 1] beats [0, 1] in every column
+    for Mamba and for DeltaNet (best of 3 and median); with [-1, 1] both solve parity (1.000, best of 3); the gain is
+    larger for DeltaNet than for Mamba on both modular-arithmetic tasks ('especially DeltaNet'); 000's sLSTM is
+    below Beck et al.'s numbers on both modular-arithmetic tasks ('unable to reproduce')."""
+    t3 = {k: _cols(v) for k, v in (t3 or T3).items()}
+    t5 = {k: dict(zip(T3_COLS, (F(x) for x in v.split()[::2]))) for k, v in T5.items()}
+    beck = {k: _cols(v) for k, v in T3_BECK.items()}
+    failed = []
+    for name, t in (("Table 3", t3), ("Table 5", t5)):
+        for m in ("Mamba", "DeltaNet"):
+            for c in T3_COLS:
+                if not t[f"{m} [-1, 1]"][c] > t[f"{m} [0, 1]"][c]:
+                    failed.append(f"{name}, {m}, {c}: [-1, 1] {t[f'{m} [-1, 1]'][c]} <= [0, 1] {t[f'{m} [0, 1]'][c]}")
+    for m in ("Mamba", "DeltaNet"):
+        if t3[f"{m} [-1, 1]"]["parity"] != 1:
+            failed.append(f"{m} [-1, 1] parity {t3[f'{m} [-1, 1]']['parity']} (not fully solved)")
+    for c in ("mod_wo", "mod_w"):
+        gd = t3["DeltaNet [-1, 1]"][c] - t3["DeltaNet [0, 1]"][c]
+        gm = t3["Mamba [-1, 1]"][c] - t3["Mamba [0, 1]"][c]
+        if not gd > gm:
+            failed.append(f"{c}: DeltaNet's gain {gd} <= Mamba's {gm}")
+        if not t3["sLSTM"][c] < beck["sLSTM"][c]:
+            failed.append(f"{c}: sLSTM {t3['sLSTM'][c]} >= Beck et al.'s {beck['sLSTM'][c]}")
+    if failed:
+        return CheckResult("falsified", "; ".join(failed), counterexample=failed[0])
+    return CheckResult("holds", "[-1, 1] > [0, 1] in all 12 (model, column) cells of Tables 3 and 5 for Mamba and "
+                                "DeltaNet; both [-1, 1] models at 1.000 on parity (best of 3); DeltaNet's gain above "
+                                "Mamba's on both modular-arithmetic tasks; sLSTM below Beck et al. on both")
+
+
+@entry("000:table-5.median-mad", perturb={"t5": {**T5, "DeltaNet [-1, 1]": "0.999 0.001 0.826 0.146 0.129 0.016"}})
+def check_table_5_median_mad(profile: str = "quick", t5: dict = None) -> CheckResult:
+    """Table 5 prints, per cell, the median b and the median absolute deviation of 3 runs a <= b <= c, i.e.
+    min(b - a, c - b) (the deviations from the median are 0, b - a, c - b). A scaled accuracy is at most 1, so
+    min(b - a, c - b) <= c - b <= 1 - b. With each printed number rounded to 3 decimals (half-width 1/2000), a cell
+    is possible only if mad - 1/2000 <= 1 - (median - 1/2000), i.e. median + mad <= 1 + 1/1000 (exact)."""
+    bad = []
+    for m, text in (t5 or T5).items():
+        v = [F(x) for x in text.split()]
+        for c, (med, mad) in zip(T3_COLS, zip(v[::2], v[1::2])):
+            if med + mad > 1 + F(1, 1000):
+                bad.append({"model": m, "column": c, "median": str(med), "mad": str(mad)})
+    if bad:
+        return CheckResult("falsified", f"no three scaled accuracies <= 1 have the printed median and median absolute "
+                           f"deviation: {bad}", counterexample=bad[0])
+    return CheckResult("holds", "every cell admits three runs with the printed median and median absolute deviation")

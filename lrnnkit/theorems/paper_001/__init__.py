@@ -11,7 +11,8 @@ do not depend on it).
 Exact arithmetic throughout (Fractions, lrnnkit.exact cyclotomic numbers for rotations and the icosahedral group);
 helpers are shared with paper_000 (``../_exact.py``).
 
-One module per statement group: ``theorem_1``, ``deltaproduct``, ``groups``; helpers shared by several groups live in
+One module per statement group: ``theorem_1``, ``deltaproduct``, ``groups``, ``section_2``, ``tables``; helpers
+shared by several groups live in
 ``_common``. Importing the package registers every statement."""
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ from .deltaproduct import (check_figure_4, check_norm, check_rank, check_reset, 
 from .groups import (check_s4_a5, check_sn, two_reflections)
 from .section_2 import (S3_PERMS, check_beta_geometry, check_d3_s3, check_gradient_step, d3_s3_isomorphisms,
     deltanet_loss, gradient_by_differences)
+from .tables import (check_table_1_avg, check_table_2_avg, check_table_2_improvements, check_table_2_sources)
 from .theorem_1 import (check_equation_3, check_lemma_1, check_theorem_1, check_two_heads,
     dihedral_lrnn_counterexample, dihedral_mul)
 
 __all__ = ["PAPER", "S3_PERMS", "check_beta_geometry", "check_d3_s3", "check_equation_3", "check_figure_4",
            "check_gradient_step", "check_lemma_1", "check_norm", "check_rank", "check_reset", "check_s4_a5",
-           "check_sn", "check_theorem_1", "check_two_heads", "check_unrolled", "d3_s3_isomorphisms",
+           "check_sn", "check_table_1_avg", "check_table_2_avg", "check_table_2_improvements",
+           "check_table_2_sources", "check_theorem_1", "check_two_heads", "check_unrolled", "d3_s3_isomorphisms",
            "deltanet_loss", "deltaproduct_A", "dihedral_lrnn_counterexample", "dihedral_mul",
            "gradient_by_differences", "two_reflections"]

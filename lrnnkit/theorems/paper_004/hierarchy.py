@@ -1,4 +1,5 @@
-"""Paper 004: 004:hierarchy.positive-diagonal, 004:hierarchy.strict-levels, 004:hierarchy.block-vs-full, 004:hierarchy.inclusions.
+"""Paper 004: 004:hierarchy.positive-diagonal, 004:hierarchy.strict-levels, 004:hierarchy.block-vs-full, 004:hierarchy.inclusions;
+and the measured side of the hierarchy, which only training decides: 004:table-1, 004:table-2, 004:table-3.
 
 See the package docstring (lrnnkit/theorems/paper_004/__init__.py) for the paper and conventions."""
 from __future__ import annotations
@@ -10,7 +11,7 @@ import numpy as np
 from ...model.linalg import exact_matvec
 from .._exact import block_diag, exact_identity as eye, exact_matmul as mm, fstr, mstr, solve
 from .._exact import transpose as tr
-from ..registry import CheckResult, entry
+from ..registry import CheckResult, empirical_claim, entry
 from ._common import diagonal_power_states, noncommuting_pair, readout_feasible, w_of_input
 from ...automata.groups import group_word_problem
 from ...certify import certify
@@ -207,3 +208,7 @@ def check_inclusions(profile: str, drop_terms: int = 0) -> CheckResult:
         if mm(mm(eye(d), Dm), eye(d)) != [[a[i] if i == j else F(0) for j in range(d)] for i in range(d)]:
             return CheckResult("falsified", "diagonal embedding fails", counterexample=[fstr(v) for v in a])
     return CheckResult("holds", f"{trials} exact random instances")
+
+
+for _sid in ("004:table-1", "004:table-2", "004:table-3"):
+    empirical_claim(_sid)
