@@ -5,7 +5,10 @@ past_key_values=None, use_cache=False, output_attentions=False, **kwargs) -> (o,
 A 2-D 0/1 ``attention_mask`` (1 = keep) packs the kept tokens of every row into one sequence of B = 1 with
 ``cu_seqlens`` boundaries (rows without tokens dropped); the outputs are put back in place, zeros at padding. A
 ``cu_seqlens`` keyword (B = 1) packs sequences directly. Other keywords are ignored, as fla's layers do inside fla's
-model blocks. Incremental decoding (``past_key_values`` / ``use_cache``) is refused on one line.
+model blocks. A layer that decodes incrementally (``decoding=True``) takes ``past_key_values`` / ``use_cache``, and
+then, as fla's ``unpad_hidden_states``: a mask wider than T (the whole history, as ``generate`` passes it) is read
+at its last T columns, rows without tokens stay as empty sequences (one state per batch row), and a mask that keeps
+every token packs nothing (the batch as it is). Other layers refuse a cache on one line.
 """
 from __future__ import annotations
 
@@ -15,18 +18,23 @@ import torch.nn.functional as F
 from ..errors import InputError
 
 
-def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_cache, kwargs: dict):
+def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_cache, kwargs: dict,
+         decoding: bool = False):
     """Check the forward's inputs; returns ``(x_packed, cu_seqlens or None, put_back)`` where ``put_back(o)`` gives
-    the outputs of the packed tokens the input's (B, T) layout (the identity without a mask)."""
+    the outputs of the packed tokens the input's (B, T) layout (the identity without a mask). ``decoding``: see the
+    module text."""
     if not isinstance(x, torch.Tensor) or x.ndim != 3 or x.shape[-1] != hidden_size:
         raise InputError(f"{where}: expected hidden_states of shape (B, T, {hidden_size}), got "
                          f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
     if not x.is_floating_point():
         raise InputError(f"{where}: hidden_states must be floating point, got {x.dtype}")
-    if past_key_values is not None or use_cache:
+    if (past_key_values is not None or use_cache) and not decoding:
         raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
     cu_seqlens = kwargs.get("cu_seqlens")
     B, T, _ = x.shape
+    if attention_mask is not None and decoding and isinstance(attention_mask, torch.Tensor) \
+            and attention_mask.ndim == 2 and attention_mask.shape[0] == B and attention_mask.shape[1] > T:
+        attention_mask = attention_mask[:, -T:]      # fla: the mask of the whole history, read at the new tokens
     if attention_mask is not None:
         if not isinstance(attention_mask, torch.Tensor) or attention_mask.ndim != 2 \
                 or tuple(attention_mask.shape) != (B, T):
@@ -37,10 +45,13 @@ def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_c
         if bool(((attention_mask != 0) & (attention_mask != 1)).any()):
             raise InputError(f"{where}: attention_mask must hold only 0 (padding) and 1 (keep)")
         keep = attention_mask.to(torch.bool)
+        if decoding and bool(keep.all()):
+            return x, None, lambda o: o
         indices = keep.flatten().nonzero().flatten()
         lens = keep.sum(-1)
         cu = F.pad(lens.cumsum(0), (1, 0))
-        cu = cu[torch.cat([cu[:1] >= 0, lens > 0])]                    # rows without tokens dropped
+        if not decoding:
+            cu = cu[torch.cat([cu[:1] >= 0, lens > 0])]                # rows without tokens dropped
         return x.flatten(0, 1)[indices][None], cu.to(torch.int32), lambda o: unpack(o, indices, B, T)
     if cu_seqlens is not None:
         if B != 1:
