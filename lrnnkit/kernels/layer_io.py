@@ -32,6 +32,7 @@ def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_c
         raise InputError(f"{where}: incremental decoding (past_key_values / use_cache) is not supported")
     cu_seqlens = kwargs.get("cu_seqlens")
     B, T, _ = x.shape
+    given = attention_mask
     if attention_mask is not None and decoding and isinstance(attention_mask, torch.Tensor) \
             and attention_mask.ndim == 2 and attention_mask.shape[0] == B and attention_mask.shape[1] > T:
         attention_mask = attention_mask[:, -T:]      # fla: the mask of the whole history, read at the new tokens
@@ -42,17 +43,10 @@ def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_c
                              f"{tuple(getattr(attention_mask, 'shape', ()))}")
         if cu_seqlens is not None:
             raise InputError(f"{where}: give attention_mask or cu_seqlens, not both")
-        if bool(((attention_mask != 0) & (attention_mask != 1)).any()):
-            raise InputError(f"{where}: attention_mask must hold only 0 (padding) and 1 (keep)")
-        keep = attention_mask.to(torch.bool)
-        if decoding and bool(keep.all()):
+        indices, cu = _mask_plan(where, attention_mask, decoding, given)
+        if indices is None:
             return x, None, lambda o: o
-        indices = keep.flatten().nonzero().flatten()
-        lens = keep.sum(-1)
-        cu = F.pad(lens.cumsum(0), (1, 0))
-        if not decoding:
-            cu = cu[torch.cat([cu[:1] >= 0, lens > 0])]                # rows without tokens dropped
-        return x.flatten(0, 1)[indices][None], cu.to(torch.int32), lambda o: unpack(o, indices, B, T)
+        return x.flatten(0, 1)[indices][None], cu, lambda o: unpack(o, indices, B, T)
     if cu_seqlens is not None:
         if B != 1:
             raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
@@ -61,6 +55,33 @@ def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_c
             raise InputError(f"{where}: cu_seqlens must rise from 0 to T = {T}, got {cu[:8]}"
                              f"{'...' if len(cu) > 8 else ''}")
     return x, cu_seqlens, lambda o: o
+
+
+_LAST_PLAN: list = [None]     # (mask, width, decoding, plan): the layers of one model step share one mask (fla caches too)
+
+
+def _mask_plan(where: str, mask: torch.Tensor, decoding: bool, given: torch.Tensor):
+    """(indices of the kept tokens, cu_seqlens int32) of a (B, T) 0/1 mask, or (None, None) when a decoding layer
+    keeps every token. Host reads: the 0/1 check, the count; remembered for the last mask object the caller gave
+    (``given``, before any slicing) and its width, so the layers of one model step read it once."""
+    key = (given, mask.shape[1], decoding)
+    last = _LAST_PLAN[0]
+    if last is not None and last[0] is given and last[1:] == key[1:]:
+        return last[3]
+    if bool(((mask != 0) & (mask != 1)).any()):
+        raise InputError(f"{where}: attention_mask must hold only 0 (padding) and 1 (keep)")
+    keep = mask.to(torch.bool)
+    if decoding and bool(keep.all()):
+        plan = (None, None)
+    else:
+        indices = keep.flatten().nonzero().flatten()
+        lens = keep.sum(-1)
+        cu = F.pad(lens.cumsum(0), (1, 0))
+        if not decoding:
+            cu = cu[torch.cat([cu[:1] >= 0, lens > 0])]                # rows without tokens dropped
+        plan = (indices, cu.to(torch.int32))
+    _LAST_PLAN[0] = (*key, plan)
+    return plan
 
 
 def unpack(o: torch.Tensor, indices, B: int, T: int) -> torch.Tensor:

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
 from lrnnkit.errors import InputError
+from lrnnkit.kernels.decode_cache import RecurrentCache
 from lrnnkit.kernels.delta_product import DeltaProductLayer
 from lrnnkit.kernels.gh.api import chunk_gh
 from lrnnkit.kernels._triton import INTERPRET
@@ -408,9 +409,8 @@ def test_layer_refuses_bad_forward():
     layer = make_layer(0, "torch")
     x = torch.randn(2, 5, 8, dtype=F64)
     for call, needle in (
-            (lambda: layer(x, use_cache=True), "use_cache"),
-            (lambda: layer(x, past_key_values=object()), "past_key_values"),
-            (lambda: layer(x, attention_mask=torch.ones(2, 6)), "attention_mask"),
+            (lambda: layer(x, past_key_values=RecurrentCache()), "layer_idx"),      # fla refuses it too
+            (lambda: layer(x, attention_mask=torch.ones(2, 4)), "attention_mask"),  # wider: fla's history mask
             (lambda: layer(x, attention_mask=torch.ones(2, 5, 5)), "attention_mask"),
             (lambda: layer(x, cu_seqlens=torch.tensor([0, 2, 5])), "cu_seqlens"),
             (lambda: layer(x[:1], attention_mask=torch.ones(1, 5), cu_seqlens=torch.tensor([0, 5])), "not both"),
