@@ -475,6 +475,26 @@ def test_chunk_gh_torch_equals_naive_with_varlen(n, gate):
     assert torch.equal(o1, o3)
 
 
+@pytest.mark.parametrize("backend", ["naive", "torch", pytest.param("chunk", marks=pytest.mark.triton)])
+def test_chunk_gh_takes_flas_remaining_arguments(backend):
+    """fla's full positional signature (q, k, v, g, beta, num_householder, scale, initial_state, output_final_state,
+    use_qk_l2norm_in_kernel, cu_seqlens, cu_seqlens_cpu, cp_context): cu_seqlens_cpu (the host copy of the
+    boundaries) gives the same numbers as cu_seqlens alone; a copy that disagrees, one without cu_seqlens, and
+    cp_context (context parallelism over GPUs) are refused in one line."""
+    n = 2
+    q, k, v, g, beta = _gh_inputs(n, T=6)
+    cu = torch.tensor([0, 2, 6], device=DEV)
+    h0 = torch.randn(2, 2, 8, 3, dtype=F64, generator=torch.Generator().manual_seed(1)).to(DEV)
+    want = chunk_gh(q, k, v, g, beta, n, None, h0, True, False, cu, backend=backend)
+    got = chunk_gh(q, k, v, g, beta, n, None, h0, True, False, cu, torch.tensor([0, 2, 6]), None, backend=backend)
+    assert err(got[0], want[0]) == 0 and err(got[1], want[1]) == 0
+    for args, needle in (((cu, torch.tensor([0, 3, 6])), "differs"), ((None, torch.tensor([0, 2, 6])), "needs"),
+                         ((cu, cu.float().cpu()), "integer"), ((cu, None, object()), "cp_context")):
+        with pytest.raises(InputError, match=needle) as exc:
+            chunk_gh(q, k, v, g, beta, n, None, h0, True, False, *args, backend=backend)
+        _one_line(exc)
+
+
 @pytest.mark.triton
 def test_every_backend_defaults_to_k_to_the_minus_half():
     """Without ``scale``, every GH entry point scales by K^-1/2 (fla's default): each equals the sequential loop

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import InputError
-from .._checks import acc_dtype
+from .._checks import acc_dtype, check_float, check_range, check_unit_rows
 from .._triton import TL_DTYPE, check_device, tl, triton
 from ..l2norm import l2norm
 from .inputs import prepare
@@ -177,8 +177,8 @@ def fused_recurrent_gated_delta_rule(q, k, v, g=None, gk=None, gv=None, beta=Non
         raise InputError(f"{where}: use_gate_in_kernel=True needs g (raw) and A_log")
     out_dtype = v.dtype
     if use_qk_l2norm_in_kernel:   # fla normalizes in float32 inside its kernel; so do we, before ours
-        q, k = l2norm(q.float()), l2norm(k.float())
-        v = v.float()
+        up = torch.float64 if v.dtype == torch.float64 else torch.float32
+        q, k, v = l2norm(q.to(up)), l2norm(k.to(up)), v.to(up)
     if HV > H:
         q, k = q.repeat_interleave(HV // H, dim=2), k.repeat_interleave(HV // H, dim=2)
     beta = beta.float() if beta.dtype != torch.float64 else beta
@@ -194,8 +194,17 @@ def fused_recurrent_gated_delta_rule(q, k, v, g=None, gk=None, gv=None, beta=Non
         h0 = h0.transpose(-1, -2)
     if q.dtype != v.dtype:
         q, k = q.to(v.dtype), k.to(v.dtype)
+    if validate:   # fla's in-kernel normalization leaves norms just under 1 (its eps): contractions still
+        for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", h0)):
+            if x is not None:
+                check_float(name, x)
+        if not use_qk_l2norm_in_kernel:
+            check_unit_rows("k", k)
+        check_range("beta", beta, 0.0, 2.0)
+        if g is not None:
+            check_range("g", g, float("-inf"), 0.0)
     o, ht = fused_recurrent_delta_product(q, k, v, beta, g, scale=scale, initial_state=h0,
-                                          output_final_state=output_final_state, validate=validate,
+                                          output_final_state=output_final_state, validate=False,
                                           cu_seqlens=cu_seqlens)
     if ht is not None:
         ht = ht.float() if ht.dtype != torch.float64 else ht
