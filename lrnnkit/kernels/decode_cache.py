@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 
+from ..errors import InputError
+
 KEYS = ("recurrent_state", "attn_state", "conv_state", "ffn_state")
 
 
@@ -79,6 +81,5 @@ def layer_state(where: str, layer_idx, past_key_values) -> dict | None:
     if past_key_values is None:
         return None
     if layer_idx is None:
-        from ..errors import InputError
         raise InputError(f"{where} requires `layer_idx` when `past_key_values` is provided")
     return past_key_values[layer_idx] if len(past_key_values) > layer_idx else None
