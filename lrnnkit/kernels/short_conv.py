@@ -13,7 +13,9 @@ Incremental decoding keeps fla's convolution state: per sequence n the last W in
 ``causal_conv1d`` returns as its final state and what fla's ``causal_conv1d_update`` reads and rolls. With a
 cache, the taps that reach before a sequence's start read it: x_{t-s} with t - s < 0 is ``cache[n, :, W + t - s]``
 (:func:`causal_conv_cached`, :meth:`ShortConvolution.forward_cached`); a decode step (one token per sequence) is
-``window = [cache[..., 1:], x_t]``, ``y_t = act(sum_w window_w * weight_w + b)``, ``cache <- window``.
+``window = [cache[..., 1:], x_t]``, ``y_t = act(sum_w window_w * weight_w + b)``, ``cache <- window`` (on CUDA
+one Triton launch that rolls the cache in place, as fla's ``causal_conv1d_update``; :func:`conv_step` in torch
+beside it).
 
 Two implementations of the same equations: :func:`causal_conv_torch` (the torch reference, any device and dtype,
 autograd) and :func:`causal_conv_triton` (one Triton pass forward, one backward, on the (B, T, C) layout the
@@ -207,6 +209,61 @@ def _kernels():
     return _KERNELS
 
 
+_STEP = None
+
+
+def _step_kernel():
+    """Compile-on-first-use: the decode step, one token per sequence, the window rolled in place."""
+    global _STEP
+    if _STEP is not None:
+        return _STEP
+    from ._triton import tl, triton
+
+    @triton.jit
+    def step(x, w, b, cache, y, C, W: tl.constexpr, BW: tl.constexpr, BC: tl.constexpr, HAS_B: tl.constexpr,
+             ACT: tl.constexpr, ACC: tl.constexpr):
+        """window = [cache[n, c, 1:], x[n, c]]; y = act(window . w[c] + b[c]); cache[n, c, :] = window."""
+        i_n, i_c = tl.program_id(0).to(tl.int64), tl.program_id(1)
+        o_c = i_c * BC + tl.arange(0, BC)
+        o_w = tl.arange(0, BW)
+        m_c = o_c < C
+        m_w = o_w < W
+        base = cache + i_n * C * W + o_c[:, None] * W
+        win = tl.load(base + o_w[None, :] + 1, mask=m_c[:, None] & (o_w[None, :] + 1 < W), other=0)
+        xt = tl.load(x + i_n * C + o_c, mask=m_c, other=0)
+        win = tl.where((o_w == W - 1)[None, :], xt[:, None].to(win.dtype), win)
+        wc = tl.load(w + o_c[:, None] * W + o_w[None, :], mask=m_c[:, None] & m_w[None, :], other=0)
+        acc = tl.sum(win.to(ACC) * wc.to(ACC), 1)
+        if HAS_B:
+            acc += tl.load(b + o_c, mask=m_c, other=0).to(ACC)
+        if ACT:
+            acc = acc * tl.sigmoid(acc)
+        tl.store(y + i_n * C + o_c, acc.to(y.dtype.element_ty), mask=m_c)
+        tl.store(base + o_w[None, :], win, mask=m_c[:, None] & m_w[None, :])
+
+    _STEP = step
+    return _STEP
+
+
+def conv_step_triton(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str | None,
+                     cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`conv_step` in one Triton launch, fp32 accumulation (float64 for float64), the cache (N, C, W) rolled
+    in place (as fla's ``causal_conv1d_update``) and returned. No backward (decoding)."""
+    from ._triton import TL_DTYPE, check_device, triton
+    check_device(x, weight, bias, cache)
+    N, C = x.shape
+    W = weight.shape[-1]
+    if not cache.is_contiguous():
+        raise InputError("conv_step_triton: the cache must be contiguous (it is updated in place)")
+    BC = min(128, triton.next_power_of_2(C))
+    y = torch.empty_like(x)
+    _step_kernel()[(N, triton.cdiv(C, BC))](x.contiguous(), weight.reshape(C, W).contiguous(),
+                                            weight if bias is None else bias, cache, y, C, W,
+                                            triton.next_power_of_2(W), BC, bias is not None, bool(activation),
+                                            TL_DTYPE[torch.float64 if x.dtype == torch.float64 else torch.float32])
+    return y, cache
+
+
 def _blocks(which: str, T: int, C: int):
     from ._triton import triton
     BT, BC, warps = BLOCKS[which]
@@ -305,7 +362,10 @@ class ShortConvolution(torch.nn.Conv1d):
         W = self.kernel_size[0]
         if cache is not None and one_token:
             shape = x.shape
-            y, state = conv_step(x.reshape(-1, shape[-1]), self.weight, self.bias, self.activation, cache)
+            fast = x.is_cuda and x.dtype != torch.float64 and self.backend != "torch" and not (
+                torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad))
+            y, state = (conv_step_triton if fast or self.backend == "triton" else conv_step)(
+                x.reshape(-1, shape[-1]), self.weight, self.bias, self.activation, cache)
             return y.reshape(shape), (state if output_final_state else None)
         y = x.clone() if x.shape[1] == 0 else self.forward(x, cu_seqlens) if cache is None else \
             causal_conv_cached(x, self.weight, self.bias, self.activation, cu_seqlens, cache)

@@ -17,6 +17,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from lrnnkit.errors import InputError
+from lrnnkit.kernels import short_conv
 from lrnnkit.kernels._triton import INTERPRET
 from lrnnkit.kernels.decode_cache import KEYS, RecurrentCache
 from lrnnkit.kernels.gh.naive import delta_product_naive
@@ -204,12 +205,14 @@ def test_use_cache_without_a_cache_and_refusals():
 def test_triton_prefill_and_steps(monkeypatch):
     """The CUDA paths, forced here in the Triton interpreter: the prompt through the chunked WY kernels with the
     final state out, every step through the fused recurrent kernel (one launch per step for the batch) from the
-    cached state; float64, the reference's numbers."""
+    cached state and the Triton convolution step rolling the cached windows in place; float64, the reference's
+    numbers."""
     layer = make_layer(13, "chunk", layer_idx=0, conv_bias=True)
     x = torch.randn(2, 9, 8, dtype=F64, generator=torch.Generator().manual_seed(14))
     sd, cfg = layer.state_dict(), cfg_of(conv_bias=True)
     layer.to(DEV)
     monkeypatch.setattr(layer, "_mode", lambda h: "chunk" if h.shape[1] > 1 else "fused_recurrent")
+    monkeypatch.setattr(short_conv, "conv_step", short_conv.conv_step_triton)   # CUDA's step: Triton, in place
     with torch.no_grad():
         inc, cache = decode(layer, x.to(DEV), 5)
     for b in range(2):

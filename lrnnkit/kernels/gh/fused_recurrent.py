@@ -71,6 +71,20 @@ def _gh_fused_recurrent_kernel(q_ptr, k_ptr, v_ptr, b_ptr, g_ptr, h0_ptr, o_ptr,
                  mask=mkv)
 
 
+_SCALES: dict = {}
+
+
+def _scale_tensor(scale: float, dtype, device) -> torch.Tensor:
+    """The scale as a one-element device tensor, made once per (value, dtype, device): a decode step would
+    otherwise copy it from the host at every launch."""
+    key = (scale, dtype, str(device))
+    if key not in _SCALES:
+        if len(_SCALES) > 64:
+            _SCALES.clear()
+        _SCALES[key] = torch.tensor([scale], dtype=dtype, device=device)
+    return _SCALES[key]
+
+
 def _n_seq(where: str, cu_seqlens, B: int, T: int) -> int:
     """The number of sequences: B, or len(cu_seqlens) - 1 for packed inputs (B = 1, rising from 0 to T; a
     sequence may be empty: its state passes through)."""
@@ -117,7 +131,7 @@ def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float | None 
     o = torch.empty(B, T, H, V, dtype=q.dtype, device=q.device)
     ht = torch.empty(N, H, K, V, dtype=acc, device=q.device) if output_final_state else o
     grid = (triton.cdiv(V, BV), N * H)
-    sc = torch.tensor([scale], dtype=acc, device=q.device)
+    sc = _scale_tensor(float(scale), acc, q.device)
     nw = num_warps or (1 if BK * BV <= 2048 else 2 if BK * BV <= 4096 else 4 if BK * BV <= 8192 else 8)
     if N and T:
         _gh_fused_recurrent_kernel[grid](qc, kc, vc, bc, gc, h0, o, ht, sc, cu, T, H, K, V, x.n_h, BK, BV,
