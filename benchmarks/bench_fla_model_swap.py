@@ -15,6 +15,10 @@ Sections (each one independent; an exception is recorded in the JSON and the tab
             per diverging row the first divergence, the float64 reference's top-1 / top-2 margin there and each
             model's logit error there. A divergence is "rounding" when the margin is below twice the larger of the
             two bf16 errors (the reference is too close to call for bf16 arithmetic).
+  cache     one cache, two layers: fla's model prefills a prompt (B = 4, 100 tokens) and the swapped model
+            decodes 16 tokens from fla's cache, and the reverse; each against the model that wrote the cache
+            continuing itself (relative error of the step logits; the entries are the same, so only bf16 rounding
+            differs).
   decode    prompt 2048, 256 new tokens, batch 1 and 64: prefill time (one forward with use_cache), decode tokens/s
             (256 single-token forwards through fla's Cache, greedy argmax on the device, no host read, no mask),
             median of 3 after a warm-up run.
@@ -169,6 +173,36 @@ def part_generate(S, fla_m, ours_m, dev, res):
     res["generate"] = out
 
 
+def _continue(m, cache, toks):
+    """Logits of the tokens fed one at a time from ``cache`` (B, T, vocab)."""
+    out = []
+    with torch.no_grad():
+        for t in range(toks.shape[1]):
+            out.append(m(toks[:, t:t + 1], past_key_values=cache, use_cache=True).logits[:, -1])
+    return torch.stack(out, 1).double()
+
+
+def part_cache(S, fla_m, ours_m, dev, res):
+    from fla.models.utils import Cache
+    B, P, N = 4, min(100, S["gen"][1]), 16
+    ids = torch.randint(1, S["vocab"], (B, P + N), generator=torch.Generator().manual_seed(9)).to(dev)
+    out = {}
+    for writer, reader, wn, rn in ((fla_m, ours_m, "fla", "ours"), (ours_m, fla_m, "ours", "fla")):
+        key = f"{wn}_prefill_{rn}_steps"
+        try:
+            cache = Cache()
+            with torch.no_grad():
+                writer(ids[:, :P], past_key_values=cache, use_cache=True)
+            twin = copy.deepcopy(cache)
+            same = _continue(writer, twin, ids[:, P:])
+            cross = _continue(reader, cache, ids[:, P:])
+            out[key] = dict(rel_fro=float((cross - same).norm() / same.norm()),
+                            max_abs=float((cross - same).abs().max()))
+        except Exception as e:
+            out[key] = {"error": _first_line(e)}
+    res["cache"] = out
+
+
 def _decode_once(m, prompt, steps):
     from fla.models.utils import Cache
     with torch.no_grad():
@@ -306,6 +340,9 @@ def table(res) -> str:
         lines.append(f"| greedy generate: rows equal to fla's | {g['rows_identical']}/{g['rows']} | - | {note} |")
     else:
         lines.append(f"| greedy generate | {g.get('ours', '?')} | {g.get('fla', '?')} | |")
+    for key, c in res.get("cache", {}).items():
+        lines.append(f"| {key.replace('_', ' ')}: step logits vs the writer continuing | "
+                     f"{_fmt(c.get('rel_fro', c.get('error')))} rel | | max abs {_fmt(c.get('max_abs'))} |")
     dec = res.get("decode", {})
     for B in sorted({v.get("batch") for v in dec.values() if "batch" in v} or {1, 64}):
         o, f = dec.get(f"ours_b{B}", {}), dec.get(f"fla_b{B}", {})
@@ -330,7 +367,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(HERE, "results", "fla_model_swap"))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on the CPU, to check the script")
-    ap.add_argument("--parts", default="logits,generate,decode,train")
+    ap.add_argument("--parts", default="logits,generate,cache,decode,train")
     a = ap.parse_args(argv)
     S = SMOKE if a.smoke else FULL
     dev = "cuda" if torch.cuda.is_available() and not a.smoke else "cpu"
@@ -348,6 +385,7 @@ def main(argv=None):
     parts = a.parts.split(",")
     for name, fn in (("logits", lambda: part_logits(S, fla_m, ours_m, dev, res)),
                      ("generate", lambda: part_generate(S, fla_m, ours_m, dev, res)),
+                     ("cache", lambda: part_cache(S, fla_m, ours_m, dev, res)),
                      ("decode", lambda: part_decode(S, fla_m, ours_m, dev, res)),
                      ("train", lambda: part_train(S, a.smoke, dev, res))):
         if name in parts:

@@ -159,9 +159,14 @@ def test_fla_model_generates_through_flas_cache(gate, torch_swiglu):
     assert set(st) == {"recurrent_state", "attn_state", "conv_state", "ffn_state"}
     assert st["recurrent_state"].shape == (2, 2, 8, 8) and [c.shape for c in st["conv_state"]] == \
         [(2, 16, 4), (2, 32, 4), (2, 32, 4)]
-    # back to fla's class, same Parameter objects
+    # back to fla's class, same Parameter objects; swapped in again, the same logits
+    with torch.no_grad():
+        logits = model(ids, use_cache=False).logits
     assert swap_out(model) == 2 and all(type(b.attn) is FlaLayer for b in model.model.layers)
     assert all(p is params[name] for name, p in model.named_parameters())
+    swap_in(model, mode="torch")
+    with torch.no_grad():
+        assert torch.equal(model(ids, use_cache=False).logits, logits)
 
 
 def test_swapped_fla_model_trains(torch_swiglu):
