@@ -147,9 +147,10 @@ class DeltaProductLayer(torch.nn.Module):
         return self._inputs(x, cu_seqlens)[:5]
 
     def _inputs(self, x: torch.Tensor, cu_seqlens=None, conv_state=None, want_state: bool = False,
-                one_token: bool = False):
+                one_token: bool = False, raw: bool = False):
         """:meth:`gh_inputs` and the short convolutions' final states (a tuple, or None), starting from
-        ``conv_state`` (fla's (q, k, v) tuple of (N, C, W) windows) if given."""
+        ``conv_state`` (fla's (q, k, v) tuple of (N, C, W) windows) if given. ``raw``: q and k not yet normalized,
+        beta and g their pre-activations (sigmoid, gate formula, l2norm left to the fused kernel: :meth:`_mix`)."""
         B, T, _ = x.shape
         H, Hv, K, V, n = self.num_heads, self.num_v_heads, self.head_k_dim, self.head_v_dim, self.num_householder
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
@@ -165,20 +166,24 @@ class DeltaProductLayer(torch.nn.Module):
                 states = (cq, ck, cv) if want_state else None
         else:
             q, k, v = F.silu(q), F.silu(k), F.silu(v)
-        q = l2norm(q.reshape(B, T, H, K))
-        k = l2norm(k.reshape(B, T, n, H, K))
+        q, k = q.reshape(B, T, H, K), k.reshape(B, T, n, H, K)
+        if not raw:
+            q, k = l2norm(q), l2norm(k)
         v = v.reshape(B, T, n, Hv, V)
         if Hv > H:
             q, k = q.repeat_interleave(Hv // H, dim=-2), k.repeat_interleave(Hv // H, dim=-2)
         b = self.b_proj(x)
-        beta = torch.sigmoid(b if b.dtype == torch.float64 else b.float()).reshape(B, T, n, Hv)
-        if self.allow_neg_eigval:
-            beta = 2 * beta
+        beta = (b if b.dtype == torch.float64 else b.float()).reshape(B, T, n, Hv)
+        if not raw:
+            beta = torch.sigmoid(beta)
+            if self.allow_neg_eigval:
+                beta = 2 * beta
         g = None
         if self.use_forget_gate:
             a = self.a_proj(x)
-            a = a if a.dtype == torch.float64 else a.float()
-            g = -self.A_log.to(a.dtype).exp() * F.softplus(a + self.dt_bias.to(a.dtype))
+            g = a if a.dtype == torch.float64 else a.float()
+            if not raw:
+                g = -self.A_log.to(g.dtype).exp() * F.softplus(g + self.dt_bias.to(g.dtype))
         return q, k, v, beta, g, states
 
     def _mode(self, x: torch.Tensor) -> str:
@@ -215,13 +220,17 @@ class DeltaProductLayer(torch.nn.Module):
         conv0 = None if last is None else last.get("conv_state")
         one_token = conv0 is not None and ((cu_seqlens is None and T == 1) or
                                            (cu_seqlens is not None and T == N and bool((cu_seqlens.diff() == 1).all())))
-        q, k, v, beta, g, conv = self._inputs(x, cu_seqlens, conv0, use_cache, one_token)
         mode = self._mode(x)
-        if mode == "fused_recurrent":
+        fused = mode == "fused_recurrent"        # l2norm, sigmoid and gate inside the kernel: fewer launches
+        q, k, v, beta, g, conv = self._inputs(x, cu_seqlens, conv0, use_cache, one_token, raw=fused)
+        if fused:
             from .gh.fused_recurrent import fused_recurrent_delta_product
+            raw = {"qk_l2norm": True, "beta_sigmoid": 2.0 if self.allow_neg_eigval else 1.0}
+            if self.use_forget_gate:
+                raw.update(A_log=self.A_log, dt_bias=self.dt_bias)
             o, state = fused_recurrent_delta_product(q, k, v, beta, g, scale=self.head_k_dim ** -0.5,
                                                      initial_state=h0, output_final_state=use_cache,
-                                                     validate=False, cu_seqlens=cu_seqlens, n_seq=N)
+                                                     validate=False, cu_seqlens=cu_seqlens, n_seq=N, raw=raw)
         else:
             from .gh.api import chunk_gh
             o, state = chunk_gh(q, k, v, g, beta, self.num_householder, initial_state=h0,

@@ -202,14 +202,17 @@ def test_use_cache_without_a_cache_and_refusals():
 
 
 @pytest.mark.triton
-def test_triton_prefill_and_steps(monkeypatch):
+@pytest.mark.parametrize("kw", [dict(conv_bias=True), dict(allow_neg_eigval=False, use_forget_gate=False,
+                                                          num_v_heads=4)])
+def test_triton_prefill_and_steps(kw, monkeypatch):
     """The CUDA paths, forced here in the Triton interpreter: the prompt through the chunked WY kernels with the
     final state out, every step through the fused recurrent kernel (one launch per step for the batch) from the
     cached state and the Triton convolution step rolling the cached windows in place; float64, the reference's
-    numbers."""
-    layer = make_layer(13, "chunk", layer_idx=0, conv_bias=True)
+    numbers. The steps take q, k, beta and the gate raw: l2norm, sigmoid (x2) and -exp(A_log) softplus(a + dt_bias)
+    run inside the fused kernel."""
+    layer = make_layer(13, "chunk", layer_idx=0, **kw)
     x = torch.randn(2, 9, 8, dtype=F64, generator=torch.Generator().manual_seed(14))
-    sd, cfg = layer.state_dict(), cfg_of(conv_bias=True)
+    sd, cfg = layer.state_dict(), cfg_of(**kw)
     layer.to(DEV)
     monkeypatch.setattr(layer, "_mode", lambda h: "chunk" if h.shape[1] > 1 else "fused_recurrent")
     monkeypatch.setattr(short_conv, "conv_step", short_conv.conv_step_triton)   # CUDA's step: Triton, in place

@@ -28,10 +28,14 @@ from .inputs import prepare
 
 @triton.jit
 def _gh_fused_recurrent_kernel(q_ptr, k_ptr, v_ptr, b_ptr, g_ptr, h0_ptr, o_ptr, ht_ptr, scale_ptr, cu_ptr,
+                               alog_ptr, dtb_ptr,
                                T, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, NH: tl.constexpr,
                                BK: tl.constexpr, BV: tl.constexpr, ACC: tl.constexpr,
                                HAS_G: tl.constexpr, HAS_H0: tl.constexpr, STORE_HT: tl.constexpr,
-                               IS_VARLEN: tl.constexpr):
+                               IS_VARLEN: tl.constexpr, NORM_QK: tl.constexpr, BETA_SIG: tl.constexpr,
+                               GATE_RAW: tl.constexpr):
+    # NORM_QK: q, k <- x / sqrt(||x||^2 + 1e-6) here (fla's l2norm); BETA_SIG > 0: beta <- BETA_SIG * sigmoid(b);
+    # GATE_RAW: g <- -exp(A_log_h) softplus(a + dt_bias_h) (softplus(x) = x above 20, as torch's)
     i_v = tl.program_id(0)
     i_nh = tl.program_id(1)
     i_n = i_nh // H                    # the sequence (a batch row, or a packed sequence of cu_seqlens)
@@ -55,15 +59,25 @@ def _gh_fused_recurrent_kernel(q_ptr, k_ptr, v_ptr, b_ptr, g_ptr, h0_ptr, o_ptr,
         tok = bos + t
         if HAS_G:
             gt = tl.load(g_ptr + tok * H + i_h).to(ACC)
+            if GATE_RAW:
+                gt = gt + tl.load(dtb_ptr + i_h).to(ACC)
+                gt = -tl.exp(tl.load(alog_ptr + i_h).to(ACC)) * tl.where(gt > 20.0, gt,
+                                                                         tl.log(1.0 + tl.exp(tl.minimum(gt, 20.0))))
             S = S * tl.exp(gt)
         for j in tl.static_range(NH):
             row = (tok * NH + j) * H + i_h
             kj = tl.load(k_ptr + row * K + rk, mask=mk, other=0.0).to(ACC)
+            if NORM_QK:
+                kj = kj / tl.sqrt(tl.sum(kj * kj) + 1e-6)
             vj = tl.load(v_ptr + row * V + rv, mask=mv, other=0.0).to(ACC)
             bj = tl.load(b_ptr + row).to(ACC)
+            if BETA_SIG > 0:
+                bj = BETA_SIG * tl.sigmoid(bj)
             kS = tl.sum(kj[:, None] * S, 0)
             S = S + (bj * kj)[:, None] * (vj - kS)[None, :]
         qt = tl.load(q_ptr + (tok * H + i_h) * K + rk, mask=mk, other=0.0).to(ACC)
+        if NORM_QK:
+            qt = qt / tl.sqrt(tl.sum(qt * qt) + 1e-6)
         ot = tl.sum(qt[:, None] * S, 0) * scale
         tl.store(o_ptr + (tok * H + i_h) * V + rv, ot.to(o_ptr.dtype.element_ty), mask=mv)
     if STORE_HT:
@@ -101,13 +115,16 @@ def _n_seq(where: str, cu_seqlens, B: int, T: int) -> int:
 def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float | None = None, initial_state=None,
                                   output_final_state: bool = False, normalize: bool = False,
                                   validate: bool = True, block_v: int | None = None, num_warps: int | None = None,
-                                  cu_seqlens=None, n_seq: int | None = None):
+                                  cu_seqlens=None, n_seq: int | None = None, raw: dict | None = None):
     """Same contract as :func:`lrnnkit.kernels.gh.naive.delta_product_naive` (returns ``(o, final_state)``),
     computed by the fused recurrent Triton kernel (``scale`` defaults to ``K ** -0.5``). ``cu_seqlens`` (B = 1)
     packs N sequences: ``initial_state`` and the final state are then (N, H, K, V). ``n_seq`` (trusted callers,
     with ``validate=False``): N given, so the boundaries are not read on the host. ``beta`` and ``g`` may be
-    float32 for lower-precision q, k, v (read in the accumulation dtype). Not differentiable (raises if an input
-    requires grad)."""
+    float32 for lower-precision q, k, v (read in the accumulation dtype). ``raw`` (trusted callers, the layer's
+    decode path, with ``validate=False``): the layer's last steps done inside the kernel, in the accumulation dtype
+    -- ``{"qk_l2norm": True}`` normalizes q and k (x / sqrt(||x||^2 + 1e-6)), ``{"beta_sigmoid": c}`` takes beta as
+    c * sigmoid(beta), ``{"A_log": A, "dt_bias": d}`` takes g as -exp(A) softplus(g + d) per head. Not
+    differentiable (raises if an input requires grad)."""
     N = None                              # a q of the wrong shape is refused by prepare
     if n_seq is not None and not validate:
         N = n_seq
@@ -134,9 +151,16 @@ def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float | None 
     sc = _scale_tensor(float(scale), acc, q.device)
     nw = num_warps or (1 if BK * BV <= 2048 else 2 if BK * BV <= 4096 else 4 if BK * BV <= 8192 else 8)
     if N and T:
-        _gh_fused_recurrent_kernel[grid](qc, kc, vc, bc, gc, h0, o, ht, sc, cu, T, H, K, V, x.n_h, BK, BV,
+        raw = raw or {}
+        alog, dtb = raw.get("A_log"), raw.get("dt_bias")
+        if (alog is None) != (dtb is None) or (alog is not None and x.g is None):
+            raise InputError("fused_recurrent_delta_product: raw gate needs g, A_log and dt_bias together")
+        _gh_fused_recurrent_kernel[grid](qc, kc, vc, bc, gc, h0, o, ht, sc, cu,
+                                         qc if alog is None else alog, qc if dtb is None else dtb,
+                                         T, H, K, V, x.n_h, BK, BV,
                                          TL_DTYPE[acc], x.g is not None, x.h0 is not None, output_final_state,
-                                         cu_seqlens is not None, num_warps=nw)
+                                         cu_seqlens is not None, bool(raw.get("qk_l2norm")),
+                                         float(raw.get("beta_sigmoid", 0)), alog is not None, num_warps=nw)
     elif output_final_state:   # nothing to run: the state passes through
         ht.copy_(x.h0 if x.h0 is not None else torch.zeros_like(ht))
     return o, (ht if output_final_state else None)
