@@ -33,8 +33,8 @@ convolution windows -- and stores the final ones back with ``cache.update(recurr
 conv_state=(q, k, v) windows (N, C, W) or None, layer_idx=layer_idx, offset=T)``, exactly the entries and layouts
 of fla's ``GatedDeltaProduct`` (N = the batch rows; a padding mask leaves empty rows empty sequences). A prompt
 runs the chunked kernels with the initial state in and the final state out; one token per sequence (a decode step)
-runs the fused recurrent Triton kernel on CUDA (one launch for the batch) and rolls each convolution window by
-one. Since S_T after a prompt is the state the full forward reaches at T, prefill + steps compute the full
+runs the fused recurrent Triton kernel on CUDA (one launch for the batch, with q and k normalized, beta's
+sigmoid and the gate computed inside it, as fla's decode kernel does) and rolls each convolution window by one. Since S_T after a prompt is the state the full forward reaches at T, prefill + steps compute the full
 forward's outputs (up to rounding). The cache is fla's ``Cache`` or :class:`lrnnkit.kernels.decode_cache.RecurrentCache`.
 """
 from __future__ import annotations
