@@ -14,6 +14,8 @@ in ``gh/wy_*.py``).
   fla's ``GatedDeltaProduct`` (same keywords, forward contract and state_dict), on :func:`chunk_gh`
   (:mod:`.gh.api`: fla's ``chunk_gated_delta_product`` signature, differentiable, gate, cu_seqlens)
 * :class:`ShortConvolution`, :class:`RMSNorm`, :class:`GatedRMSNorm`: its pieces, with fla's parameter names
+* :mod:`.decode_cache` (fla's cache contract for incremental decoding, :class:`RecurrentCache` without fla) and
+  :mod:`.fla_swap` (``swap_in`` / ``swap_out``: the layer in and out of fla's models, weights kept)
 * :class:`FixedPointLayer` (:mod:`.fixed_point`): 003's Fixed-Point RNN, a diagonal scan iterated to the fixed
   point of a dense linear RNN, with the same layer conventions
 

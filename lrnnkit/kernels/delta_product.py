@@ -25,8 +25,17 @@ What lrnnkit adds (extensions, all optional): ``mode`` also takes ``"torch"`` (t
 device) and ``"naive"`` (the sequential loop, the oracle of the tests); on CPU tensors "chunk" runs "torch" (the
 Triton interpreter is far too slow to train with); float32 and float64 layers keep beta and the gate in their own
 precision; ``fp32_precision`` and ``keep_states`` tune the float32 chunk kernels (:func:`lrnnkit.kernels.gh.api.chunk_gh`);
-``transitions``, ``betas`` and ``keys`` expose the per-token transition matrices (001, Fig. 5). Not supported:
-incremental decoding (``past_key_values`` / ``use_cache``), refused with a one-line error.
+``transitions``, ``betas`` and ``keys`` expose the per-token transition matrices (001, Fig. 5).
+
+Incremental decoding, fla's contract: ``forward(x, attention_mask, past_key_values=cache, use_cache=True)`` reads
+this layer's entry ``cache[layer_idx]`` (if stored), runs the tokens from that state -- S and the three short
+convolution windows -- and stores the final ones back with ``cache.update(recurrent_state=S (N, H_v, K, V),
+conv_state=(q, k, v) windows (N, C, W) or None, layer_idx=layer_idx, offset=T)``, exactly the entries and layouts
+of fla's ``GatedDeltaProduct`` (N = the batch rows; a padding mask leaves empty rows empty sequences). A prompt
+runs the chunked kernels with the initial state in and the final state out; one token per sequence (a decode step)
+runs the fused recurrent Triton kernel on CUDA (one launch for the batch, with q and k normalized, beta's
+sigmoid and the gate computed inside it, as fla's decode kernel does) and rolls each convolution window by one. Since S_T after a prompt is the state the full forward reaches at T, prefill + steps compute the full
+forward's outputs (up to rounding). The cache is fla's ``Cache`` or :class:`lrnnkit.kernels.decode_cache.RecurrentCache`.
 """
 from __future__ import annotations
 
@@ -37,6 +46,7 @@ import torch.nn.functional as F
 
 from ..errors import InputError
 from .l2norm import l2norm
+from .decode_cache import layer_state
 from .layer_io import pack
 from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
@@ -134,28 +144,47 @@ class DeltaProductLayer(torch.nn.Module):
         v (B, T, n, H_v, V), beta (B, T, n, H_v) in [0, 2], g (B, T, H_v) <= 0 or None; q and k of norm <= 1
         (unit up to fla's l2norm eps).
         beta and g are float32 (float64 for a float64 layer), q, k, v in the projections' dtype."""
+        return self._inputs(x, cu_seqlens)[:5]
+
+    def _inputs(self, x: torch.Tensor, cu_seqlens=None, conv_state=None, want_state: bool = False,
+                one_token: bool = False, raw: bool = False):
+        """:meth:`gh_inputs` and the short convolutions' final states (a tuple, or None), starting from
+        ``conv_state`` (fla's (q, k, v) tuple of (N, C, W) windows) if given. ``raw``: q and k not yet normalized,
+        beta and g their pre-activations (sigmoid, gate formula, l2norm left to the fused kernel: :meth:`_mix`)."""
         B, T, _ = x.shape
         H, Hv, K, V, n = self.num_heads, self.num_v_heads, self.head_k_dim, self.head_v_dim, self.num_householder
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        states = None
         if self.use_short_conv:
-            q, k, v = self.q_conv1d(q, cu_seqlens), self.k_conv1d(k, cu_seqlens), self.v_conv1d(v, cu_seqlens)
+            if conv_state is None and not want_state:
+                q, k, v = self.q_conv1d(q, cu_seqlens), self.k_conv1d(k, cu_seqlens), self.v_conv1d(v, cu_seqlens)
+            else:
+                cq, ck, cv = (None, None, None) if conv_state is None else conv_state
+                q, cq = self.q_conv1d.forward_cached(q, cq, want_state, cu_seqlens, one_token)
+                k, ck = self.k_conv1d.forward_cached(k, ck, want_state, cu_seqlens, one_token)
+                v, cv = self.v_conv1d.forward_cached(v, cv, want_state, cu_seqlens, one_token)
+                states = (cq, ck, cv) if want_state else None
         else:
             q, k, v = F.silu(q), F.silu(k), F.silu(v)
-        q = l2norm(q.reshape(B, T, H, K))
-        k = l2norm(k.reshape(B, T, n, H, K))
+        q, k = q.reshape(B, T, H, K), k.reshape(B, T, n, H, K)
+        if not raw:
+            q, k = l2norm(q), l2norm(k)
         v = v.reshape(B, T, n, Hv, V)
         if Hv > H:
             q, k = q.repeat_interleave(Hv // H, dim=-2), k.repeat_interleave(Hv // H, dim=-2)
         b = self.b_proj(x)
-        beta = torch.sigmoid(b if b.dtype == torch.float64 else b.float()).reshape(B, T, n, Hv)
-        if self.allow_neg_eigval:
-            beta = 2 * beta
+        beta = (b if b.dtype == torch.float64 else b.float()).reshape(B, T, n, Hv)
+        if not raw:
+            beta = torch.sigmoid(beta)
+            if self.allow_neg_eigval:
+                beta = 2 * beta
         g = None
         if self.use_forget_gate:
             a = self.a_proj(x)
-            a = a if a.dtype == torch.float64 else a.float()
-            g = -self.A_log.to(a.dtype).exp() * F.softplus(a + self.dt_bias.to(a.dtype))
-        return q, k, v, beta, g
+            g = a if a.dtype == torch.float64 else a.float()
+            if not raw:
+                g = -self.A_log.to(g.dtype).exp() * F.softplus(g + self.dt_bias.to(g.dtype))
+        return q, k, v, beta, g, states
 
     def _mode(self, x: torch.Tensor) -> str:
         mode = self.mode
@@ -172,35 +201,47 @@ class DeltaProductLayer(torch.nn.Module):
     def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 past_key_values=None, use_cache: bool | None = False, output_attentions: bool | None = False,
                 **kwargs):
-        x, cu_seqlens, put_back = pack("DeltaProductLayer", hidden_states, self.hidden_size, attention_mask,
-                                       past_key_values, use_cache, kwargs)
-        return put_back(self._mix(x, cu_seqlens)), None, past_key_values
+        where = "DeltaProductLayer"
+        last = layer_state(where, self.layer_idx, past_key_values)
+        x, cu_seqlens, put_back = pack(where, hidden_states, self.hidden_size, attention_mask, past_key_values,
+                                       use_cache, kwargs, decoding=True)
+        o, state, conv = self._mix(x, cu_seqlens, last, bool(use_cache))
+        if past_key_values is not None:       # fla's update_layer_cache: None entries keep what is stored
+            past_key_values.update(recurrent_state=state, conv_state=conv, layer_idx=self.layer_idx,
+                                   offset=hidden_states.shape[1])
+        return put_back(o), None, past_key_values
 
-    def _mix(self, x: torch.Tensor, cu_seqlens) -> torch.Tensor:
+    def _mix(self, x: torch.Tensor, cu_seqlens, last: dict | None = None, use_cache: bool = False):
+        """(output (B, T, hidden), final recurrent state or None, final conv states or None), from the cached
+        ``last`` entry if given."""
         B, T, _ = x.shape
-        q, k, v, beta, g = self.gh_inputs(x, cu_seqlens)
+        N = B if cu_seqlens is None else len(cu_seqlens) - 1
+        h0 = None if last is None else last.get("recurrent_state")
+        conv0 = None if last is None else last.get("conv_state")
+        one_token = conv0 is not None and ((cu_seqlens is None and T == 1) or
+                                           (cu_seqlens is not None and T == N and bool((cu_seqlens.diff() == 1).all())))
         mode = self._mode(x)
-        if mode == "fused_recurrent":
-            o = self._fused(q, k, v, beta, g, cu_seqlens)
+        fused = mode == "fused_recurrent"        # l2norm, sigmoid and gate inside the kernel: fewer launches
+        q, k, v, beta, g, conv = self._inputs(x, cu_seqlens, conv0, use_cache, one_token, raw=fused)
+        if fused:
+            from .gh.fused_recurrent import fused_recurrent_delta_product
+            raw = {"qk_l2norm": True, "beta_sigmoid": 2.0 if self.allow_neg_eigval else 1.0}
+            if self.use_forget_gate:
+                raw.update(A_log=self.A_log, dt_bias=self.dt_bias)
+            o, state = fused_recurrent_delta_product(q, k, v, beta, g, scale=self.head_k_dim ** -0.5,
+                                                     initial_state=h0, output_final_state=use_cache,
+                                                     validate=False, cu_seqlens=cu_seqlens, n_seq=N, raw=raw)
         else:
             from .gh.api import chunk_gh
-            o, _ = chunk_gh(q, k, v, g, beta, self.num_householder, cu_seqlens=cu_seqlens, backend=mode,
-                            fp32_precision=self.fp32_precision, keep_states=self.keep_states, validate=False)
+            o, state = chunk_gh(q, k, v, g, beta, self.num_householder, initial_state=h0,
+                                output_final_state=use_cache, cu_seqlens=cu_seqlens, backend=mode,
+                                fp32_precision=self.fp32_precision, keep_states=self.keep_states, validate=False)
         if self.use_output_gate:
             z = self.g_proj(x).reshape(B, T, self.num_v_heads, self.head_v_dim)
             o = self.o_norm(o, z)
         else:
             o = self.o_norm(o)
-        return self.o_proj(o.reshape(B, T, self.value_dim))
-
-    def _fused(self, q, k, v, beta, g, cu_seqlens):
-        from .gh.fused_recurrent import fused_recurrent_delta_product
-        sc = self.head_k_dim ** -0.5
-        bounds = [0, q.shape[1]] if cu_seqlens is None else [int(t) for t in cu_seqlens.tolist()]
-        return torch.cat([fused_recurrent_delta_product(q[:, a:b], k[:, a:b], v[:, a:b], beta[:, a:b].to(q.dtype),
-                                                        None if g is None else g[:, a:b].to(q.dtype), scale=sc,
-                                                        validate=False)[0]
-                          for a, b in zip(bounds[:-1], bounds[1:])], 1)
+        return self.o_proj(o.reshape(B, T, self.value_dim)), state, conv
 
     # ------------------------------------------------------------------------------------------ analysis
     @torch.no_grad()

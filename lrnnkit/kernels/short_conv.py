@@ -8,6 +8,15 @@ For channels c and a window of ``kernel_size = W`` taps, with x taken as 0 befor
 ``weight`` has shape (C, 1, W) as an ``nn.Conv1d(C, C, W, groups=C)``; the last tap multiplies the current token.
 Packed sequences (``cu_seqlens``, B = 1) are reset at every boundary: no tap reads across one.
 
+Incremental decoding keeps fla's convolution state: per sequence n the last W inputs before the activation,
+``cache`` (N, C, W), ``cache[n, :, W - 1]`` the newest (zeros before the start), exactly what fla's
+``causal_conv1d`` returns as its final state and what fla's ``causal_conv1d_update`` reads and rolls. With a
+cache, the taps that reach before a sequence's start read it: x_{t-s} with t - s < 0 is ``cache[n, :, W + t - s]``
+(:func:`causal_conv_cached`, :meth:`ShortConvolution.forward_cached`); a decode step (one token per sequence) is
+``window = [cache[..., 1:], x_t]``, ``y_t = act(sum_w window_w * weight_w + b)``, ``cache <- window`` (on CUDA
+one Triton launch that rolls the cache in place, as fla's ``causal_conv1d_update``; :func:`conv_step` in torch
+beside it).
+
 Two implementations of the same equations: :func:`causal_conv_torch` (the torch reference, any device and dtype,
 autograd) and :func:`causal_conv_triton` (one Triton pass forward, one backward, on the (B, T, C) layout the
 projections produce, fp32 accumulation, output in x's dtype; its backward recomputes z once, in a first pass
@@ -55,6 +64,69 @@ def causal_conv_torch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor 
     if bias is not None:
         y = y + bias.to(y.dtype)
     return F.silu(y) if activation else y
+
+
+def _sequences(x: torch.Tensor, cu_seqlens):
+    """(positions inside their sequence (T,) or (B, T), sequence of each position (T,) or (B, T), lengths (N,),
+    starts (N,)) for a (B, T, C) input, packed (``cu_seqlens``, B = 1) or not."""
+    B, T, _ = x.shape
+    pos = torch.arange(T, device=x.device)
+    if cu_seqlens is None:
+        seq = torch.arange(B, device=x.device)[:, None].expand(B, T)
+        return pos.expand(B, T), seq, torch.full((B,), T, device=x.device), torch.arange(B, device=x.device) * T
+    cu = cu_seqlens.to(device=x.device, dtype=torch.long)
+    seq = torch.searchsorted(cu[1:], pos, right=True)
+    return pos - cu[:-1][seq], seq, cu[1:] - cu[:-1], cu[:-1]
+
+
+def causal_conv_cached(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str | None,
+                       cu_seqlens: torch.Tensor | None, cache: torch.Tensor | None) -> torch.Tensor:
+    """The reference with a convolution state: the taps before a sequence's start read ``cache`` (N, C, W) (module
+    text) instead of zeros. torch, any device, autograd."""
+    B, T, C = x.shape
+    W = weight.shape[-1]
+    w = weight.to(x.dtype)
+    local, seq, _, _ = _sequences(x, cu_seqlens)
+    flat = x.reshape(B * T, C)
+    row = torch.arange(B * T, device=x.device).reshape(B, T)
+    hist = None if cache is None else cache.to(x.dtype).transpose(1, 2)          # (N, W, C)
+    local = local.reshape(B, T)
+    seq = seq.reshape(B, T)
+    y = 0
+    for s in range(W):                                                           # tap s reads x_{t-s}
+        inside = (local >= s)[..., None]
+        u = flat[(row - s).clamp(min=0)] * inside
+        if hist is not None and s:
+            u = u + hist[seq, (W + local - s).clamp(max=W - 1)] * ~inside
+        y = y + u * w[:, 0, W - 1 - s]
+    if bias is not None:
+        y = y + bias.to(y.dtype)
+    return F.silu(y) if activation else y
+
+
+def conv_final_state(x: torch.Tensor, W: int, cu_seqlens: torch.Tensor | None,
+                     cache: torch.Tensor | None) -> torch.Tensor:
+    """fla's final convolution state (N, C, W) after the inputs x: per sequence its last W inputs, the newest at
+    index W - 1; where the sequence is shorter than W, the older entries come from ``cache`` (zeros without)."""
+    B, T, C = x.shape
+    _, _, lens, starts = _sequences(x, cu_seqlens)
+    j = lens[:, None] - W + torch.arange(W, device=x.device)                     # local position of entry w
+    flat = F.pad(x.reshape(B * T, C), (0, 0, 0, 1))                              # a zero row: T = 0 works
+    got = flat[(starts[:, None] + j).clamp(min=0, max=B * T)] * (j >= 0)[..., None]                # (N, W, C)
+    if cache is not None:
+        got = got + cache.to(x.dtype).transpose(1, 2).gather(
+            1, (W + j).clamp(max=W - 1)[..., None].expand(-1, -1, C)) * (j < 0)[..., None]
+    return got.transpose(1, 2).contiguous()
+
+
+def conv_step(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str | None,
+              cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One token per sequence: x (N, C), cache (N, C, W) -> (y (N, C), the rolled cache (N, C, W)) (module text)."""
+    window = torch.cat([cache[..., 1:], x.to(cache.dtype)[..., None]], -1)
+    y = (window.to(x.dtype) * weight[:, 0].to(x.dtype)).sum(-1)
+    if bias is not None:
+        y = y + bias.to(y.dtype)
+    return (F.silu(y) if activation else y), window
 
 
 # ------------------------------------------------------------------------------------------------ Triton
@@ -135,6 +207,61 @@ def _kernels():
 
     _KERNELS = (fwd, bwd)
     return _KERNELS
+
+
+_STEP = None
+
+
+def _step_kernel():
+    """Compile-on-first-use: the decode step, one token per sequence, the window rolled in place."""
+    global _STEP
+    if _STEP is not None:
+        return _STEP
+    from ._triton import tl, triton
+
+    @triton.jit
+    def step(x, w, b, cache, y, C, W: tl.constexpr, BW: tl.constexpr, BC: tl.constexpr, HAS_B: tl.constexpr,
+             ACT: tl.constexpr, ACC: tl.constexpr):
+        """window = [cache[n, c, 1:], x[n, c]]; y = act(window . w[c] + b[c]); cache[n, c, :] = window."""
+        i_n, i_c = tl.program_id(0).to(tl.int64), tl.program_id(1)
+        o_c = i_c * BC + tl.arange(0, BC)
+        o_w = tl.arange(0, BW)
+        m_c = o_c < C
+        m_w = o_w < W
+        base = cache + i_n * C * W + o_c[:, None] * W
+        win = tl.load(base + o_w[None, :] + 1, mask=m_c[:, None] & (o_w[None, :] + 1 < W), other=0)
+        xt = tl.load(x + i_n * C + o_c, mask=m_c, other=0)
+        win = tl.where((o_w == W - 1)[None, :], xt[:, None].to(win.dtype), win)
+        wc = tl.load(w + o_c[:, None] * W + o_w[None, :], mask=m_c[:, None] & m_w[None, :], other=0)
+        acc = tl.sum(win.to(ACC) * wc.to(ACC), 1)
+        if HAS_B:
+            acc += tl.load(b + o_c, mask=m_c, other=0).to(ACC)
+        if ACT:
+            acc = acc * tl.sigmoid(acc)
+        tl.store(y + i_n * C + o_c, acc.to(y.dtype.element_ty), mask=m_c)
+        tl.store(base + o_w[None, :], win, mask=m_c[:, None] & m_w[None, :])
+
+    _STEP = step
+    return _STEP
+
+
+def conv_step_triton(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str | None,
+                     cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`conv_step` in one Triton launch, fp32 accumulation (float64 for float64), the cache (N, C, W) rolled
+    in place (as fla's ``causal_conv1d_update``) and returned. No backward (decoding)."""
+    from ._triton import TL_DTYPE, check_device, triton
+    check_device(x, weight, bias, cache)
+    N, C = x.shape
+    W = weight.shape[-1]
+    if not cache.is_contiguous():
+        raise InputError("conv_step_triton: the cache must be contiguous (it is updated in place)")
+    BC = min(128, triton.next_power_of_2(C))
+    y = torch.empty_like(x)
+    _step_kernel()[(N, triton.cdiv(C, BC))](x.contiguous(), weight.reshape(C, W).contiguous(),
+                                            weight if bias is None else bias, cache, y, C, W,
+                                            triton.next_power_of_2(W), BC, bias is not None, bool(activation),
+                                            TL_DTYPE[torch.float64 if x.dtype == torch.float64 else torch.float32])
+    return y, cache
 
 
 def _blocks(which: str, T: int, C: int):
@@ -226,3 +353,20 @@ class ShortConvolution(torch.nn.Conv1d):
         if self.backend == "triton" or (self.backend == "auto" and x.is_cuda and x.dtype != torch.float64):
             return causal_conv_triton(x, self.weight, self.bias, self.activation, cu_seqlens)
         return causal_conv_torch(x, self.weight, self.bias, self.activation, cu_seqlens)
+
+    def forward_cached(self, x: torch.Tensor, cache: torch.Tensor | None = None, output_final_state: bool = False,
+                       cu_seqlens: torch.Tensor | None = None, one_token: bool = False):
+        """fla's ``ShortConvolution.forward(x, cache=..., output_final_state=..., cu_seqlens=...)``: returns ``(y,
+        final_state or None)``, the state (N, C, W) in x's dtype as fla keeps it (module text). ``one_token``: the
+        caller knows every sequence has exactly one token (a decode step), so the cache is rolled by one."""
+        W = self.kernel_size[0]
+        if cache is not None and one_token:
+            shape = x.shape
+            fast = x.is_cuda and x.dtype != torch.float64 and self.backend != "torch" and not (
+                torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad))
+            y, state = (conv_step_triton if fast or self.backend == "triton" else conv_step)(
+                x.reshape(-1, shape[-1]), self.weight, self.bias, self.activation, cache)
+            return y.reshape(shape), (state if output_final_state else None)
+        y = x.clone() if x.shape[1] == 0 else self.forward(x, cu_seqlens) if cache is None else \
+            causal_conv_cached(x, self.weight, self.bias, self.activation, cu_seqlens, cache)
+        return y, (conv_final_state(x, W, cu_seqlens, cache) if output_final_state else None)

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings, strategies as st
 
 from lrnnkit.errors import InputError
+from lrnnkit.kernels.decode_cache import RecurrentCache
 from lrnnkit.kernels.delta_product import DeltaProductLayer
 from lrnnkit.kernels.gh.api import chunk_gh
 from lrnnkit.kernels._triton import INTERPRET
@@ -408,9 +409,8 @@ def test_layer_refuses_bad_forward():
     layer = make_layer(0, "torch")
     x = torch.randn(2, 5, 8, dtype=F64)
     for call, needle in (
-            (lambda: layer(x, use_cache=True), "use_cache"),
-            (lambda: layer(x, past_key_values=object()), "past_key_values"),
-            (lambda: layer(x, attention_mask=torch.ones(2, 6)), "attention_mask"),
+            (lambda: layer(x, past_key_values=RecurrentCache()), "layer_idx"),      # fla refuses it too
+            (lambda: layer(x, attention_mask=torch.ones(2, 4)), "attention_mask"),  # wider: fla's history mask
             (lambda: layer(x, attention_mask=torch.ones(2, 5, 5)), "attention_mask"),
             (lambda: layer(x, cu_seqlens=torch.tensor([0, 2, 5])), "cu_seqlens"),
             (lambda: layer(x[:1], attention_mask=torch.ones(1, 5), cu_seqlens=torch.tensor([0, 5])), "not both"),
@@ -473,6 +473,26 @@ def test_chunk_gh_torch_equals_naive_with_varlen(n, gate):
     o3, _ = chunk_gh(q, k.unflatten(1, (-1, n)), v.unflatten(1, (-1, n)), g, beta.unflatten(1, (-1, n)), n,
                      initial_state=h0, cu_seqlens=cu, backend="torch", chunk_size=16)
     assert torch.equal(o1, o3)
+
+
+@pytest.mark.parametrize("backend", ["naive", "torch", pytest.param("chunk", marks=pytest.mark.triton)])
+def test_chunk_gh_takes_flas_remaining_arguments(backend):
+    """fla's full positional signature (q, k, v, g, beta, num_householder, scale, initial_state, output_final_state,
+    use_qk_l2norm_in_kernel, cu_seqlens, cu_seqlens_cpu, cp_context): cu_seqlens_cpu (the host copy of the
+    boundaries) gives the same numbers as cu_seqlens alone; a copy that disagrees, one without cu_seqlens, and
+    cp_context (context parallelism over GPUs) are refused in one line."""
+    n = 2
+    q, k, v, g, beta = _gh_inputs(n, T=6)
+    cu = torch.tensor([0, 2, 6], device=DEV)
+    h0 = torch.randn(2, 2, 8, 3, dtype=F64, generator=torch.Generator().manual_seed(1)).to(DEV)
+    want = chunk_gh(q, k, v, g, beta, n, None, h0, True, False, cu, backend=backend)
+    got = chunk_gh(q, k, v, g, beta, n, None, h0, True, False, cu, torch.tensor([0, 2, 6]), None, backend=backend)
+    assert err(got[0], want[0]) == 0 and err(got[1], want[1]) == 0
+    for args, needle in (((cu, torch.tensor([0, 3, 6])), "differs"), ((None, torch.tensor([0, 2, 6])), "needs"),
+                         ((cu, cu.float().cpu()), "integer"), ((cu, None, object()), "cp_context")):
+        with pytest.raises(InputError, match=needle) as exc:
+            chunk_gh(q, k, v, g, beta, n, None, h0, True, False, *args, backend=backend)
+        _one_line(exc)
 
 
 @pytest.mark.triton

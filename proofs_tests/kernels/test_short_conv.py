@@ -89,3 +89,63 @@ def test_module_layout_and_backends():
         ShortConvolution(4, activation="relu")
     with pytest.raises(InputError, match="kernel_size"):
         ShortConvolution(4, kernel_size=0)
+
+
+# ------------------------------------------------------------------------------------------ decoding state
+@pytest.mark.parametrize("W", [1, 3, 4])
+@pytest.mark.parametrize("packed", [False, True])
+def test_state_carries_the_convolution(W, packed):
+    """fla's convolution state (N, C, W): a prompt with the final state out, then the rest from it (in one piece,
+    or one token at a time with the window rolled) equals the convolution of the whole sequence (float64: the
+    same products, summed in another order, 1e-14); the state is the last W inputs, zeros before the start."""
+    conv = ShortConvolution(6, W, bias=True).double()
+    g = torch.Generator().manual_seed(W)
+    lens = [5, 1, 0, 7] if packed else [9, 9]
+    xs = [torch.randn(n, 6, generator=g, dtype=torch.float64) for n in lens]
+    with torch.no_grad():
+        for cut in (0, 1, 3):
+            heads = [x[:cut] for x in xs]
+            tails = [x[cut:] for x in xs]
+            if packed:
+                cu = torch.tensor([0] + [sum(len(h) for h in heads[:i + 1]) for i in range(len(heads))])
+                y1, st = conv.forward_cached(torch.cat(heads)[None], None, True, cu)
+                y1 = [y1[0, a:b] for a, b in zip(cu[:-1], cu[1:])]
+            else:
+                y1, st = conv.forward_cached(torch.stack(heads), None, True)
+            assert st.shape == (len(xs), 6, W)
+            for n, h in enumerate(heads):     # the last W inputs, zeros before the start
+                want = torch.cat([torch.zeros(max(0, W - len(h)), 6, dtype=torch.float64), h[-W:] if W <= len(h)
+                                  else h]).T
+                assert torch.equal(st[n], want)
+            for n, x in enumerate(xs):
+                whole = conv(x[None])[0] if len(x) else x
+                assert float((y1[n] - whole[:cut]).abs().sum()) <= 1e-14 * max(1, y1[n].numel())
+                one = st[n:n + 1].clone()
+                for t in range(cut, len(x)):  # one token at a time, rolled in place or not
+                    y, one = conv.forward_cached(x[t][None, None], one, True, one_token=True)
+                    assert float((y[0, 0] - whole[t]).abs().max()) <= 1e-14
+            if not packed:
+                y2, _ = conv.forward_cached(torch.stack(tails), st, True)
+                for n, x in enumerate(xs):
+                    assert float((y2[n] - conv(x[None])[0][cut:]).abs().max()) <= 1e-14
+
+
+@pytest.mark.triton
+@pytest.mark.parametrize("dtype,rel", [(torch.float32, 2.0 ** -20), (torch.bfloat16, 2.0 ** -7)])
+def test_triton_step_is_the_torch_step(dtype, rel):
+    """The Triton decode step against the step in float64: fp32 accumulation of W terms (2^-20 of the sum of their
+    magnitudes covers W + 4 roundings of 2^-24 through SiLU, whose slope is below 1.1) and one rounding to the
+    output dtype (the interpreter truncates: one ulp, 2^-7 relative in bf16, 2^-20 allowed in fp32); the cache rolled
+    in place, exactly."""
+    from lrnnkit.kernels.short_conv import conv_step, conv_step_triton
+    g = torch.Generator().manual_seed(3)
+    for C, W, bias, act in ((5, 4, True, "silu"), (130, 3, False, None), (16, 1, True, "silu")):
+        x, w = torch.randn(3, C, generator=g).to(dtype), torch.randn(C, 1, W, generator=g).to(dtype)
+        b = torch.randn(C, generator=g).to(dtype) if bias else None
+        cache = torch.randn(3, C, W, generator=g).to(dtype)
+        y0, c0 = conv_step(x.double(), w.double(), None if b is None else b.double(), act, cache.double())
+        c1 = cache.clone().to(DEV)
+        y1, c2 = conv_step_triton(x.to(DEV), w.to(DEV), None if b is None else b.to(DEV), act, c1)
+        assert c2 is c1 and torch.equal(c1.cpu().double(), c0)
+        size = (c0.abs() * w.double()[:, 0].abs()).sum(-1) + (0 if b is None else b.double().abs())   # |terms|
+        assert bool(((y1.cpu().double() - y0).abs() <= rel * y0.abs() + 2.0 ** -20 * (size + 1)).all())

@@ -75,11 +75,18 @@ def check_keep_states(where: str, keep_states) -> None:
 
 
 def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = None, initial_state=None,
-             output_final_state: bool = False, use_qk_l2norm_in_kernel: bool = False, cu_seqlens=None, *,
-             chunk_size: int | None = None, backend: str = "chunk", validate: bool = True,
+             output_final_state: bool = False, use_qk_l2norm_in_kernel: bool = False, cu_seqlens=None,
+             cu_seqlens_cpu=None, cp_context=None, *, chunk_size: int | None = None, backend: str = "chunk", validate: bool = True,
              fp32_precision: str | None = None, keep_states: bool | None = None):
     """Differentiable gated DeltaProduct (paper 001) with fla's ``chunk_gated_delta_product`` signature: the same
-    positional order ``(q, k, v, g, beta, num_householder)`` and keyword names; returns ``(o, final_state or None)``.
+    positional order ``(q, k, v, g, beta, num_householder, scale, initial_state, output_final_state,
+    use_qk_l2norm_in_kernel, cu_seqlens, cu_seqlens_cpu, cp_context)``, keyword names and defaults (scale
+    ``K ** -0.5``, no initial or final state, no in-kernel normalization); returns ``(o, final_state or None)``.
+    ``cu_seqlens_cpu``: the same boundaries as a CPU tensor (fla's way of sparing a device-to-host copy); lrnnkit's
+    kernels read the boundaries on the host, so they read these (checked equal to ``cu_seqlens`` when
+    ``validate``). Refused, one line each: ``cp_context`` (fla's context parallelism splits one sequence over
+    several GPUs; lrnnkit's kernels run on one device), ``cu_seqlens_cpu`` without ``cu_seqlens``. Accepted beyond
+    fla: float32 and float64 inputs (fla's chunk refuses float32), k, v, beta also in the (B, T, n_h, H, .) layout.
 
     ``o`` (B, T, H, V) in q's dtype; ``final_state`` (N, H, K, V) in float32 (float64 for float64 inputs), N = B or
     the number of packed sequences (``cu_seqlens``, B = 1). ``g`` (B, T, H) log-decays <= 0 or None (pass None
@@ -115,6 +122,18 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     check_keep_states("chunk_gh", keep_states)
     if backend not in BACKENDS:
         raise InputError(f"chunk_gh: unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    if cp_context is not None:
+        raise InputError("chunk_gh: cp_context (fla's context parallelism over several GPUs) is not supported: "
+                         "lrnnkit's kernels run on one device")
+    if cu_seqlens_cpu is not None:
+        if cu_seqlens is None:
+            raise InputError("chunk_gh: cu_seqlens_cpu needs cu_seqlens (it is a host copy of the same boundaries)")
+        if not isinstance(cu_seqlens_cpu, torch.Tensor) or cu_seqlens_cpu.device.type != "cpu" \
+                or cu_seqlens_cpu.ndim != 1 or cu_seqlens_cpu.is_floating_point():
+            raise InputError("chunk_gh: cu_seqlens_cpu must be a 1-D integer tensor on the CPU")
+        if validate and not torch.equal(cu_seqlens_cpu.long(), cu_seqlens.detach().cpu().long()):
+            raise InputError(f"chunk_gh: cu_seqlens_cpu {cu_seqlens_cpu.tolist()[:8]} differs from cu_seqlens")
+        cu_seqlens = cu_seqlens_cpu      # every backend reads the boundaries on the host
     q, k, v, beta, g, N = canonical(q, k, v, beta, g, n_h, cu_seqlens, initial_state)
     K = q.shape[-1]
     scale = K ** -0.5 if scale is None else float(scale)

@@ -5,7 +5,7 @@ Layout (fla's ``[B, T, H, ...]``, paper 001's DeltaProduct with ``n_h`` Househol
 * ``q``: (B, T, H, K) queries; ``k``: (B, T, n_h, H, K) unit keys (or (B, T, H, K) for n_h = 1);
 * ``v``: (B, T, n_h, H, V) values (or (B, T, H, V)); ``beta``: (B, T, n_h, H) in [0, 2] (or (B, T, H));
 * ``g``: optional (B, T, H) log-gate (natural log, <= 0 for a decay), applied before the token's factors;
-* ``initial_state``: optional (B, H, K, V).
+* ``initial_state``: optional (B, H, K, V), or (N, H, K, V) for N packed sequences (``n_seq``, B = 1).
 
 Recurrence of one token (factor j = 1..n_h, the later factor on the left as in docs/conventions.rst)::
 
@@ -37,9 +37,11 @@ class GHInputs:
         return B, T, H, K, self.v.shape[-1]
 
 
-def prepare(q, k, v, beta, g=None, initial_state=None, *, normalize: bool = False, validate: bool = True) -> GHInputs:
+def prepare(q, k, v, beta, g=None, initial_state=None, *, normalize: bool = False, validate: bool = True,
+            n_seq: int | None = None) -> GHInputs:
     """Bring the inputs to the canonical shapes above; with ``validate`` check dtypes, shapes, finiteness, unit keys
-    and ``beta in [0, 2]``; with ``normalize`` L2-normalize the keys first (explicitly asked for, never silent)."""
+    and ``beta in [0, 2]``; with ``normalize`` L2-normalize the keys first (explicitly asked for, never silent).
+    ``n_seq``: the number of packed sequences the initial state holds (None: B)."""
     for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta)):
         if not isinstance(x, torch.Tensor):
             raise InputError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
@@ -72,7 +74,7 @@ def prepare(q, k, v, beta, g=None, initial_state=None, *, normalize: bool = Fals
         check_shape("g", g, (B, T, H))
         devs.add(g.device)
     if initial_state is not None:
-        check_shape("initial_state", initial_state, (B, H, K, V))
+        check_shape("initial_state", initial_state, (B if n_seq is None else n_seq, H, K, V))
         devs.add(initial_state.device)
     if len(devs) > 1:
         raise InputError(f"inputs live on different devices: {sorted(str(d) for d in devs)}")
