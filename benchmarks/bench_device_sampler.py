@@ -2,7 +2,7 @@
 shape (task, batch, training lengths) of ``lrnnkit experiment NAME --scale paper``.
 
     python3 benchmarks/bench_device_sampler.py [--device cuda] [--only parity,mod-arith-br:5] [--budget 0.3]
-                                               [--block 16] [--out DIR]
+                                               [--block 16] [--compile mod-arith-br:5] [--out DIR]
 
 Columns (each a median over repeats of about ``--budget`` seconds, after a warm-up):
 
@@ -13,6 +13,8 @@ Columns (each a median over repeats of about ``--budget`` seconds, after a warm-
 * ``graph``: ``sample(step)`` and ``step += 1`` captured in one CUDA graph, replayed (CUDA only);
 * ``graph/K``: ``sample_block(step, K)`` (K batches at once, the same kernels) and ``step += K`` in one graph,
   per batch (CUDA only);
+* ``compiled graph/K`` (only for the tasks named by ``--compile``): ``sample_block`` through
+  ``torch.compile(fullgraph=True)`` (inductor fuses each level's pointwise ops), captured as above;
 * ``kernels``: CUDA kernels launched by one ``sample`` (torch.profiler; CUDA only), ``graph MiB``: the memory pool
   the captured graph keeps.
 
@@ -71,7 +73,25 @@ def timed(fn, budget: float, sync, per: int = 1) -> float:
     return round(1e3 * statistics.median(rounds) / per, 4)
 
 
-def bench_shape(task_name: str, batch: int, length, device, budget: float, block: int) -> dict:
+def capture(fn, step, K: int, sync):
+    """``fn(step, K)`` and ``step += K`` captured in one CUDA graph (after two warm-up calls on a side stream)."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fn(step, K)
+    torch.cuda.current_stream().wait_stream(side)
+    sync()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = fn(step, K)
+        step.add_(K)
+    sync()
+    return g, out
+
+
+def bench_shape(task_name: str, batch: int, length, device, budget: float, block: int, compiled: bool) -> dict:
     import torch
     from lrnnkit.learn.device_sampler import device_sampler
     from lrnnkit.learn.tasks import batch_rng, make_task
@@ -102,27 +122,25 @@ def bench_shape(task_name: str, batch: int, length, device, budget: float, block
         return row
     cpu = device_sampler(task, batch, length, 0, "cpu").sample(3)
     row["equals_cpu"] = all(torch.equal(u.cpu(), v) for u, v in zip(samp.sample(3), cpu))
-    for K, col in ((1, "graph"), (block, f"graph/{block}")):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                samp.sample_block(step, K)
-        torch.cuda.current_stream().wait_stream(side)
-        sync()
-        before = torch.cuda.memory_allocated()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            out = samp.sample_block(step, K)
-            step.add_(K)
-        sync()
-        row[f"{col} MiB"] = round((torch.cuda.memory_allocated() - before) / 2 ** 20, 1)
-        step.fill_(7)
-        g.replay()
-        row[f"{col} equals eager"] = int(step) == 7 + K and all(
-            torch.equal(u, v) for u, v in zip(out, samp.sample_block(7, K)))
-        row[col] = timed(g.replay, budget, sync, per=K)
-        del g, out
+    columns = [(samp.sample_block, 1, "graph"), (samp.sample_block, block, f"graph/{block}")]
+    if compiled:
+        columns.append((torch.compile(samp.sample_block, fullgraph=True, dynamic=False), block,
+                        f"compiled graph/{block}"))
+    for fn, K, col in columns:
+        try:
+            before = torch.cuda.memory_allocated()
+            t0 = time.perf_counter()
+            g, out = capture(fn, step, K, sync)
+            row[f"{col} capture_s"] = round(time.perf_counter() - t0, 2)
+            row[f"{col} MiB"] = round((torch.cuda.memory_allocated() - before) / 2 ** 20, 1)
+            step.fill_(7)
+            g.replay()
+            row[f"{col} equals eager"] = int(step) == 7 + K and all(
+                torch.equal(u, v) for u, v in zip(out, samp.sample_block(7, K)))
+            row[col] = timed(g.replay, budget, sync, per=K)
+            del g, out
+        except Exception as exc:  # noqa: BLE001 - one failed column, the others still run
+            row[col] = f"{type(exc).__name__}: {exc}"[:200]
     try:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -140,6 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated task names")
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of timing per column and shape")
     ap.add_argument("--block", type=int, default=16, help="K of the graph/K column")
+    ap.add_argument("--compile", default="", help="comma-separated task names that also get a column "
+                    "'compiled graph/K': sample_block through torch.compile (inductor) captured in a graph")
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(HERE, "results", "device_sampler"))
     a = ap.parse_args(argv)
     import torch
@@ -152,13 +172,14 @@ def main(argv=None) -> int:
             continue
         r = {"task": task, "batch": batch, "length": list(length), "experiments": exps}
         try:
-            r.update(bench_shape(task, batch, length, device, a.budget, a.block))
+            r.update(bench_shape(task, batch, length, device, a.budget, a.block, task in a.compile.split(",")))
         except Exception as exc:  # noqa: BLE001 - one failed shape is a row, the others still run
             r["error"] = f"{type(exc).__name__}: {exc}"[:400]
         rows.append(r)
         print(json.dumps(r), flush=True)
-    cols = ["numpy", "eager", "graph", f"graph/{a.block}", "kernels", "graph MiB", f"graph/{a.block} MiB",
-            "equals_cpu", "graph equals eager", f"graph/{a.block} equals eager"]
+    B = a.block
+    cols = ["numpy", "eager", "graph", f"graph/{B}", f"compiled graph/{B}", "kernels", "graph MiB", f"graph/{B} MiB",
+            "equals_cpu", "graph equals eager", f"graph/{B} equals eager", f"compiled graph/{B} equals eager"]
     cols = [c for c in cols if any(c in r for r in rows)]
     print(f"\nms per batch on {torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu'}\n")
     print("| task | batch | length | T | " + " | ".join(cols) + " |")
