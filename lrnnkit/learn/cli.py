@@ -10,6 +10,7 @@ from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..limits import seed_arg
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
+from .protocols import protocol_record
 
 __all__ = ["add_parser", "run_train", "run_experiment_cmd", "VERBS"]
 
@@ -175,7 +176,7 @@ def run_experiment_cmd(a) -> int:
     if not a.name:
         raise InputError("experiment: give a NAME or --list (see `lrnnkit experiment --list`)")
     rec = run_experiment(a.name, a.scale, a.device, a.out, progress=not a.json and sys.stderr.isatty(),
-                         horizons=not a.no_horizon)
+                         horizons=not a.no_horizon, annotate=lambda name, runs: {"protocol": protocol_record(name, runs)})
     if a.json:
         _print_json(rec)
     else:

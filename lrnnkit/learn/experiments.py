@@ -508,7 +508,8 @@ def get_experiment(name: str) -> Experiment:
 
 
 def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str | None = None,
-                   progress: bool = False, only: list | None = None, horizons: bool = True) -> dict:
+                   progress: bool = False, only: list | None = None, horizons: bool = True,
+                   annotate: Callable | None = None) -> dict:
     """Run every configuration of an experiment (sequentially), judge, and (with ``out``) write
     ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement).
 
@@ -520,15 +521,17 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     leaves its result there (``result.json``); a second call with the same ``out`` -- after Ctrl-C or ``kill -9``
     -- takes the finished configurations' results as they are and resumes the interrupted one from its last
     checkpoint, so the record equals an uninterrupted run's (timings aside). One process at a time writes ``out``.
+    ``annotate(name, runs) -> dict`` adds fields to the record before it is written (the command line adds the
+    runs' protocol, :func:`lrnnkit.learn.protocols.protocol_record`, which the registry reads).
     """
     from .checkpoint import make_run_dir, run_lock
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
     if not out:
-        return _run(exp, scale, device, None, progress, only, horizons)
+        return _run(exp, scale, device, None, progress, only, horizons, annotate)
     with run_lock(make_run_dir(out)):
-        return _run(exp, scale, device, out, progress, only, horizons)
+        return _run(exp, scale, device, out, progress, only, horizons, annotate)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:
@@ -574,7 +577,7 @@ def run_horizon(model, cfg: TrainConfig, scale: str) -> dict:
 
 
 def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only,
-         horizons: bool = True) -> dict:
+         horizons: bool = True, annotate: Callable | None = None) -> dict:
     from .evaluate import plot_accuracy
     from .train import train
     runs = exp.runs(scale)
@@ -599,9 +602,8 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
            "horizons": {k: v.get("horizon", {}).get("statement", "not computed") for k, v in results.items()}}
     if not only or len(results) == len(runs):
         rec["judgement"] = exp.judge(results)
-    if results:     # how the runs differ from the paper's protocol (a paper-scale verdict needs none)
-        from .protocols import protocol_record
-        rec["protocol"] = protocol_record(exp.name, results)
+    if annotate is not None and results:    # e.g. the runs' protocol (lrnnkit.learn.protocols, from the CLI)
+        rec.update(annotate(exp.name, results))
     if out:
         atomic_write_text(os.path.join(out, "results.json"), json.dumps(rec, indent=1) + "\n")
         plot_accuracy({k: v["test_accuracy"] for k, v in results.items()}, os.path.join(out, "accuracy.png"),
