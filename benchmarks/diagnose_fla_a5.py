@@ -170,10 +170,15 @@ def fla_configs():
         if not mname.startswith("fla.") or mod is None:
             continue
         for attr, obj in list(vars(mod).items()):
-            while obj is not None and not isinstance(obj, Autotuner) and hasattr(obj, "fn"):
-                obj = obj.fn
-            if isinstance(obj, Autotuner) and obj.cache:
-                out[f"{mname}.{attr}"] = {str(k): str(c) for k, c in obj.cache.items()}
+            try:   # heuristics(autotune(jit(f))): follow .fn down to the autotuner (a few levels at most)
+                for _ in range(4):
+                    if obj is None or isinstance(obj, Autotuner):
+                        break
+                    obj = getattr(obj, "fn", None)
+                if isinstance(obj, Autotuner) and obj.cache:
+                    out[f"{mname}.{attr}"] = {str(k): str(c) for k, c in obj.cache.items()}
+            except Exception:   # an attribute that cannot be inspected is not a kernel of ours to record
+                continue
     return out
 
 
