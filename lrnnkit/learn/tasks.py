@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..fileio import recording_reads
 from ..automata import builders
 from ..automata.fsa import FSA
 from ..automata.groups import named_group
@@ -80,6 +81,7 @@ class Task:
     labels: tuple
     chance: float
     meta: dict = field(default_factory=dict)
+    inputs = {}       # set by make_task: {absolute path: sha256} of the files the task was read from
 
     @property
     def n_in(self) -> int:
@@ -329,9 +331,19 @@ def _int_arg(name: str, arg: str) -> int:
 
 
 def make_task(name: str, **kw) -> Task:
-    """A task by name (module docstring): the papers' variants, or any lrnnkit SOURCE (per-position outputs)."""
+    """A task by name (module docstring): the papers' variants, or any lrnnkit SOURCE (per-position outputs).
+    ``task.inputs`` maps the absolute path of each file the task was read from to the SHA-256 of its bytes
+    (:func:`lrnnkit.fileio.recording_reads`; empty for presets): a checkpoint records it, so a run resumed on an
+    edited file is refused (:func:`lrnnkit.learn.checkpoint.inputs_mismatch`)."""
     if not isinstance(name, str) or not name:
         raise InputError(f"empty task name {name!r}")
+    with recording_reads() as seen:
+        task = _make_task(name, **kw)
+    task.inputs = dict(seen)
+    return task
+
+
+def _make_task(name: str, **kw) -> Task:
     head, sep, arg = name.partition(":")
     if sep and head == "sum":
         M = _int_arg(name, arg)

@@ -312,8 +312,8 @@ _NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_e
 
 def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
     """``(step, elapsed, progress, json_text)`` of the newest good checkpoint in ``out``, loaded into ``model``
-    and ``opt`` (None when there is none); a checkpoint of other settings is refused, one of other code warned of
-    (stderr, one line)."""
+    and ``opt`` (None when there is none); a checkpoint of other settings or made from other contents of the task's
+    files (:func:`.checkpoint.inputs_mismatch`) is refused, one of other code warned of (stderr, one line)."""
     found = ck.find(out, TrainConfig.from_json, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr),
                     tensor_bytes=ck.state_bytes(model))
     if found is None:
@@ -327,6 +327,9 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
         diff = sorted(k for k in want if have.get(k) != want[k])
         raise InputError(f"{where} was made with other settings ({', '.join(diff)}); use another --out or "
                          "remove it")
+    changed = ck.inputs_mismatch(doc, out)
+    if changed is not None:
+        raise InputError(f"{where} was made from other input: {changed}; use another --out or remove it")
     ck.restore(doc, tensors, model, opt, device, where)
     ck.set_rng_state(doc["rng"])
     other = ck.code_mismatch(doc)
@@ -377,7 +380,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
         task, model, opt = build(cfg, model_fn)
         if not out:
             return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
-        with ck.run_lock(ck.make_run_dir(out)):
+        with ck.run_lock(ck.make_run_dir(out), task.inputs):
             return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
 
 
