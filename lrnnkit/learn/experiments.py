@@ -28,6 +28,7 @@ from .kinds import train_defaults
 from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
+from .device import require_device
 from .tasks import make_task
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
@@ -412,6 +413,7 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
+    require_device(device)
     if not out:
         return _run(exp, scale, device, None, progress, only, horizons)
     with run_lock(make_run_dir(out)):

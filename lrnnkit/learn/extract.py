@@ -45,6 +45,7 @@ from ..automata.bridges import to_aalpy
 from ..automata.io import fsa_from_dict
 from ..automata.sources import load_source
 from ..model import Model
+from .device import require_device
 from .compare import model_outputs, shortest_disagreement, torch_outputs
 
 __all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
@@ -421,6 +422,7 @@ def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max
     the model itself on every word up to the length that ``max_words`` allows: its shortest disagreement with the
     target, or agreement up to a stated length.
     """
+    require_device(device)
     if _is_checkpoint(path):
         from .checkpoint import task_of
         from .train import load_checkpoint

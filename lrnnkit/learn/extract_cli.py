@@ -7,6 +7,7 @@ from ..automata.bridges.cli import add_complete_flags, complete_of
 from ..automata.sources import load_source
 from .. import limits
 from ..limits import check_int, seed_arg
+from .device import device_arg
 from .extract import EQ_ORACLES, extract_checkpoint
 
 __all__ = ["add_parser", "run"]
@@ -34,7 +35,7 @@ def add_parser(sub) -> None:
                    "extension: .dot/.gv DOT, otherwise lrnnkit JSON)")
     s.add_argument("--to", choices=FORMATS, default=None, dest="fmt", help="format of -o")
     s.add_argument("--dot", metavar="FILE", help="also write the extracted automaton as Graphviz DOT")
-    s.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    s.add_argument("--device", type=device_arg, default="cpu", help="cpu (default), cuda or cuda:N")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 

@@ -217,7 +217,9 @@ def horizon_checkpoint(path: str, *, max_len: int | None = None, device: str = "
     loaded by :func:`lrnnkit.learn.train.load_checkpoint`) on its own task, up to ``max_len`` (default: its longest
     test length); ``kw`` go to :func:`horizon`."""
     from .checkpoint import task_of
+    from .device import require_device
     from .train import load_checkpoint
+    require_device(device)
     doc, net = load_checkpoint(path, device)
     cfg = doc["config"]
     return horizon(net, task_of(doc, f"checkpoint {path!r}"), max_len=int(max_len or max(cfg["test_len"])), device=device, **kw)

@@ -42,6 +42,7 @@ from torch.nn import functional as F
 from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
+from .device import check_device, require_device
 from .evaluate import eigenvalue_summary, evaluate
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
@@ -184,9 +185,7 @@ class TrainConfig:
         if self.eval_n * max(self.test_len) > limits.TRAIN_MAX_EVAL_TOKENS:
             raise SizeLimitError(f"eval_n x the longest test length = {self.eval_n} x {max(self.test_len)} tokens, "
                                  f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
-        if self.device not in ("cpu", "cuda") and not (self.device.startswith("cuda:")
-                                                       and self.device[5:].isdigit() and len(self.device) < 12):
-            raise InputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}"[:200])
+        check_device(self.device)
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
@@ -251,8 +250,7 @@ def build(cfg: TrainConfig, model_fn=None):
     """``(task, model, optimizer)`` for a config, the model initialised from ``torch.manual_seed(cfg.seed)``;
     ``model_fn(task) -> nn.Module`` replaces :class:`SequenceModel` (e.g. a peer library's layer). The built-in
     model's size is checked first (:meth:`TrainConfig.check_size`)."""
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"device {cfg.device!r} requested but CUDA is not available")
+    require_device(cfg.device)
     task = make_task(cfg.task)
     if model_fn is None:
         cfg.check_size(task.n_in, task.n_out)
