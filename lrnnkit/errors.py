@@ -17,5 +17,10 @@ class SizeLimitError(InputError):
     """An input whose exact treatment would exceed a documented cap; the message gives the numbers."""
 
 
+class OutOfMemory(InputError, MemoryError):
+    """A legal size whose memory this machine (CPU or GPU) cannot give: the message names the size asked for and
+    the settings to lower. An InputError (one line, exit 2) and a MemoryError (a sweep records the point ``oom``)."""
+
+
 class CertificationError(LrnnkitError):
     """A model failed certification (raised only where the caller asked for an exception)."""

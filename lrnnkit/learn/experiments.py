@@ -29,6 +29,7 @@ from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
 from .device import require_device
+from .oom import memory_named
 from .tasks import make_task
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
@@ -414,10 +415,12 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
     require_device(device)
-    if not out:
-        return _run(exp, scale, device, None, progress, only, horizons)
-    with run_lock(make_run_dir(out)):
-        return _run(exp, scale, device, out, progress, only, horizons)
+    lower = f"--scale ({scale})" + (" or run on a GPU (--device cuda)" if device == "cpu" else "")
+    with memory_named(f"experiment {name} on {device}", lower):
+        if not out:
+            return _run(exp, scale, device, None, progress, only, horizons)
+        with run_lock(make_run_dir(out)):
+            return _run(exp, scale, device, out, progress, only, horizons)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:

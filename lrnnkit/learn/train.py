@@ -43,6 +43,7 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import check_device, require_device
+from .oom import memory_named
 from .evaluate import eigenvalue_summary, evaluate
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
@@ -374,12 +375,18 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
     Ctrl-C: saves (with ``out``) and raises KeyboardInterrupt (module docstring)."""
-    with _determinism(cfg):
+    with _determinism(cfg), memory_named(f"training ({cfg.layer} on {cfg.device})", _memory_settings(cfg)):
         task, model, opt = build(cfg, model_fn)
         if not out:
             return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
         with ck.run_lock(ck.make_run_dir(out), task.inputs):
             return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+
+
+def _memory_settings(cfg: TrainConfig) -> str:
+    """The settings whose product a training run's memory grows with, for an out-of-memory message."""
+    return (f"--batch ({cfg.batch}), the longest --train-len ({cfg.train_len[1]}) or --test-len "
+            f"({max(cfg.test_len)}), --width ({cfg.width}), --heads ({cfg.heads}) or --layers ({cfg.layers})")
 
 
 @contextlib.contextmanager
