@@ -37,7 +37,7 @@ import torch.nn.functional as F
 
 from ..errors import InputError
 from .l2norm import l2norm
-from .layer_io import pack
+from .layer_io import check_dtype, pack
 from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
 
@@ -174,6 +174,7 @@ class DeltaProductLayer(torch.nn.Module):
                 **kwargs):
         x, cu_seqlens, put_back = pack("DeltaProductLayer", hidden_states, self.hidden_size, attention_mask,
                                        past_key_values, use_cache, kwargs)
+        check_dtype("DeltaProductLayer", x, self)
         return put_back(self._mix(x, cu_seqlens)), None, past_key_values
 
     def _mix(self, x: torch.Tensor, cu_seqlens) -> torch.Tensor:

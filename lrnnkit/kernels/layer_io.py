@@ -5,7 +5,13 @@ past_key_values=None, use_cache=False, output_attentions=False, **kwargs) -> (o,
 A 2-D 0/1 ``attention_mask`` (1 = keep) packs the kept tokens of every row into one sequence of B = 1 with
 ``cu_seqlens`` boundaries (rows without tokens dropped); the outputs are put back in place, zeros at padding. A
 ``cu_seqlens`` keyword (B = 1) packs sequences directly. Other keywords are ignored, as fla's layers do inside fla's
-model blocks. Incremental decoding (``past_key_values`` / ``use_cache``) is refused on one line.
+model blocks. Incremental decoding (``past_key_values`` / ``use_cache``) is refused on one line. ``cu_seqlens``
+must be a 1-D integer tensor (a float tensor or a list is refused, never truncated).
+
+Dtypes: outside autocast, :class:`~lrnnkit.kernels.DeltaProductLayer` takes ``hidden_states`` in its parameters'
+dtype (:func:`check_dtype`: a mix is one InputError naming both, as fla's layers would fail inside a matmul);
+:class:`~lrnnkit.kernels.FixedPointLayer` computes in float32 (float64 for float64 input) whatever the input's
+dtype and returns the input's dtype.
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from ._checks import check_offsets
 
 
 def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_cache, kwargs: dict):
@@ -45,11 +52,18 @@ def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_c
     if cu_seqlens is not None:
         if B != 1:
             raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
-        cu = [int(t) for t in cu_seqlens.tolist()]
-        if len(cu) < 2 or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu, cu[1:])):
-            raise InputError(f"{where}: cu_seqlens must rise from 0 to T = {T}, got {cu[:8]}"
-                             f"{'...' if len(cu) > 8 else ''}")
+        check_offsets(f"{where}: ", cu_seqlens, T)
     return x, cu_seqlens, lambda o: o
+
+
+def check_dtype(where: str, x: torch.Tensor, layer: torch.nn.Module) -> None:
+    """Outside autocast, ``hidden_states`` must have the layer's parameter dtype (InputError naming both, instead of
+    torch's "expected m1 and m2 to have the same dtype")."""
+    p = next(layer.parameters(), None)
+    if p is None or x.dtype == p.dtype or torch.is_autocast_enabled(x.device.type):
+        return
+    raise InputError(f"{where}: hidden_states has dtype {x.dtype}, the layer's parameters {p.dtype}: convert one "
+                     f"(layer.to({x.dtype}) or hidden_states.to({p.dtype})), or run under torch.autocast")
 
 
 def unpack(o: torch.Tensor, indices, B: int, T: int) -> torch.Tensor:
