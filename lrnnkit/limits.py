@@ -23,14 +23,14 @@ from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
-           "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
+           "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_NAME_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
            "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_REGEX_SIZE", "MAX_ARRAYS_BYTES", "MAX_SPEC_BYTES",
            "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER",
            "TRAIN_MAX_WIDTH", "TRAIN_MAX_HEADS",
            "TRAIN_MAX_HEAD_DIM", "TRAIN_MAX_N_H", "TRAIN_MAX_LAYERS", "TRAIN_MAX_PARAMETERS", "TRAIN_MAX_STEPS",
            "TRAIN_MAX_BATCH", "TRAIN_MAX_LENGTH", "TRAIN_MAX_BATCH_TOKENS", "TRAIN_MAX_TEST_LENGTHS",
            "TRAIN_MAX_EVAL_WORDS", "TRAIN_MAX_EVAL_TOKENS", "CHECKPOINT_MAX_JSON_BYTES", "CHECKPOINT_MAX_BYTES",
-           "read_bounded", "shorten",
+           "read_bounded", "shorten", "json_int", "check_name",
            "check_automaton", "check_int", "check_number_text", "busy"]
 
 # ---------------------------------------------------------------- files
@@ -78,6 +78,7 @@ CHECKPOINT_MAX_BYTES = 16 * 2 ** 30        # its tensor file (>= TRAIN_MAX_PARAM
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")
+MAX_NAME_CHARS = 4_096              # characters of a symbol, state name, label or automaton name
 MAX_DECIMAL_EXPONENT = 10_000       # |e| in a decimal "...e<e>": 1e10000 is far past every float format (fp64: 1.8e308)
 MAX_CAST_VALUES = 10_000            # values given to one precision cast
 MAX_CYCLOTOMIC_ORDER = 1_000        # N of Q(zeta_N) for cos(2*pi*k/m) (N = m) and sin (N = 4m) in precision cast
@@ -154,6 +155,23 @@ def check_number_text(s: str, what: str = "number") -> None:
         if digits.isdigit() and (len(digits) > 6 or int(digits) > MAX_DECIMAL_EXPONENT):
             raise SizeLimitError(f"{what} {s if len(s) <= 40 else s[:37] + '...'!r}: decimal exponent beyond "
                                  f"+-{MAX_DECIMAL_EXPONENT} ({_name('MAX_DECIMAL_EXPONENT')})")
+
+
+def json_int(text: str) -> int:
+    """``json.loads(..., parse_int=json_int)``: an integer literal of at most MAX_NUMBER_CHARS characters (a longer
+    one is a SizeLimitError naming its length, not Python's advice on ``sys.set_int_max_str_digits``)."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise SizeLimitError(f"an integer literal of {len(text)} digits {text[:12]!r}...: at most {MAX_NUMBER_CHARS} "
+                             f"characters ({_name('MAX_NUMBER_CHARS')})")
+    return int(text)
+
+
+def check_name(text, what: str) -> None:
+    """A name from an input (a symbol, a state name or label, an automaton's name, a format field) of at most
+    MAX_NAME_CHARS characters; a longer one is refused without being echoed whole."""
+    if isinstance(text, str) and len(text) > MAX_NAME_CHARS:
+        raise SizeLimitError(f"{what} {shorten(text, 40)} is longer than {MAX_NAME_CHARS} characters "
+                             f"({_name('MAX_NAME_CHARS')})")
 
 
 @contextmanager
