@@ -22,5 +22,15 @@ class OutOfMemory(InputError, MemoryError):
     the settings to lower. An InputError (one line, exit 2) and a MemoryError (a sweep records the point ``oom``)."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """A run ended by a signal (SIGINT, SIGTERM, SIGHUP) after saving what it had (:mod:`lrnnkit.signals`):
+    ``signum``, ``exit_status`` = 128 + signum (130, 143, 129: the command line's exit status), and ``message``,
+    one line saying what was saved (empty when the run already said it)."""
+
+    def __init__(self, signum: int, message: str = ""):
+        super().__init__(message)
+        self.signum, self.exit_status, self.message = int(signum), 128 + int(signum), message
+
+
 class CertificationError(LrnnkitError):
     """A model failed certification (raised only where the caller asked for an exception)."""

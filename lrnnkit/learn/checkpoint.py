@@ -13,7 +13,8 @@ A run directory (``lrnnkit train --out DIR``) holds
 
 **One unit.** :func:`save` writes (1) the tensors to a new file named by step and hash, (2) the previous good JSON
 to ``checkpoint.prev.json``, (3) ``checkpoint.json`` naming the new tensors -- the commit: an atomic rename -- and
-(4) removes tensor files neither JSON names. Each write is atomic (temporary file + rename), so a process killed at
+(4) removes tensor files neither JSON names; SIGINT, SIGTERM and SIGHUP arriving meanwhile are held and delivered
+after step 4 (:func:`lrnnkit.signals.deferred`: a second Ctrl-C no longer cuts a save short). Each write is atomic (temporary file + rename), so a process killed at
 any instant leaves ``checkpoint.json`` either the old or the new document, each naming a complete tensor file that
 is still there. :func:`find` reads ``checkpoint.json`` and, when it does not pass the checks below (a damaged or
 edited file), falls back to ``checkpoint.prev.json``.
@@ -56,6 +57,7 @@ import torch
 
 from ..errors import InputError, SizeLimitError
 from .. import limits
+from ..signals import deferred
 from ..fileio import (atomic_write_bytes, atomic_write_chunks, atomic_write_text, changed_reads, exclusive_lock,
                       make_dir, open_append, open_regular, read_regular)
 
@@ -306,6 +308,13 @@ def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progr
     """Write the checkpoint of ``step`` into ``out`` as one unit (module docstring); ``prev_text`` is the JSON of
     the last good checkpoint of this run (kept as ``checkpoint.prev.json``; ``None`` removes a stale one).
     Returns the new JSON text."""
+    with deferred():      # a signal during the writes is delivered after the commit, never half-way
+        return _save(out, step=step, config=config, model=model, opt=opt, elapsed=elapsed, progress=progress,
+                     prev_text=prev_text)
+
+
+def _save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progress: dict,
+          prev_text: str | None) -> str:
     from safetensors.torch import save as st_save
 
     blob = st_save(_tensors_of(model, opt))

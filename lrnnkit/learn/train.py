@@ -15,8 +15,10 @@ package files, or another torch: :func:`.checkpoint.code_mismatch`) resumes with
 
 Interruptions: with a run directory, a checkpoint is written every ``checkpoint_every`` steps and every
 ``checkpoint_seconds`` seconds (default 60 s), and once more when the run ends for any reason -- Ctrl-C included:
-the first Ctrl-C lets the current step finish, saves, and raises KeyboardInterrupt (the command line exits 130); a
-second one stops at once (the last checkpoint stands). ``kill -9`` loses at most the steps since the last
+the first Ctrl-C (or SIGTERM, or SIGHUP) lets the current step finish, saves, and raises
+:class:`~lrnnkit.errors.Interrupted` (a KeyboardInterrupt; the command line exits 130, 143 or 129); a second one
+stops at once (the last checkpoint stands; a checkpoint being written is finished first). A signal outside the
+steps (building the model, the final evaluation) stops the run there, the last checkpoint standing. ``kill -9`` loses at most the steps since the last
 checkpoint. One process at a time writes a run directory (:func:`.checkpoint.run_lock`).
 
 Every number of a :class:`TrainConfig` is range-checked when it is made (limits in :mod:`lrnnkit.limits`, listed
@@ -40,7 +42,8 @@ import torch
 from torch.nn import functional as F
 
 from .. import limits
-from ..errors import InputError, SizeLimitError
+from ..errors import InputError, Interrupted, SizeLimitError
+from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
 from .device import check_device, require_device
 from .oom import memory_named
@@ -341,10 +344,13 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
 
 
 class _DeferredInterrupt:
-    """While active (main thread only, and only for signals not ignored): the first Ctrl-C (SIGINT) or SIGTERM
-    sets ``requested`` (the loop stops after the current step and saves); a second one raises KeyboardInterrupt."""
+    """While active (main thread only, and only for signals not ignored): the first Ctrl-C (SIGINT), SIGTERM or
+    SIGHUP sets ``requested`` (the loop stops after the current step and saves) and is remembered in
+    ``last_signum``; a second one raises :class:`~lrnnkit.errors.Interrupted` at once (a checkpoint being written
+    is finished first: :func:`.checkpoint.save` holds signals)."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    SIGNALS = STOP_SIGNALS
+    last_signum = signal.SIGINT
 
     def __init__(self):
         self.requested = False
@@ -352,8 +358,10 @@ class _DeferredInterrupt:
 
     def _handler(self, signum, frame):
         if self.requested:
-            raise KeyboardInterrupt
+            raise Interrupted(signum, f"lrnnkit: stopped at once by a second {signal_name(signum)}; the last "
+                              "checkpoint stands")
         self.requested = True
+        _DeferredInterrupt.last_signum = signum
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -375,12 +383,20 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
     Ctrl-C: saves (with ``out``) and raises KeyboardInterrupt (module docstring)."""
-    with _determinism(cfg), memory_named(f"training ({cfg.layer} on {cfg.device})", _memory_settings(cfg)):
+    saved = f"the last checkpoint in {out!r} stands" if out else "nothing was saved (no --out)"
+    with _determinism(cfg), memory_named(f"training ({cfg.layer} on {cfg.device})", _memory_settings(cfg)), \
+            stopping(f"lrnnkit: stopped by {{signal}}; {saved}"):
         task, model, opt = build(cfg, model_fn)
-        if not out:
-            return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
-        with ck.run_lock(ck.make_run_dir(out), task.inputs):
-            return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+        try:
+            if not out:
+                return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
+            with ck.run_lock(ck.make_run_dir(out), task.inputs):
+                return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+        except KeyboardInterrupt as exc:     # the loop stopped on a signal and saved (it said so): which signal
+            if isinstance(exc, Interrupted):
+                raise
+            raise Interrupted(_DeferredInterrupt.last_signum,
+                              "" if out else "lrnnkit: interrupted; nothing was saved (no --out)") from None
 
 
 def _memory_settings(cfg: TrainConfig) -> str:

@@ -7,6 +7,10 @@ computed by this call: 0 on a rerun that found everything done), ``spec_hash``, 
 (points without a record: only after Ctrl-C), ``oom`` (points out of memory, also counted in ``failed``),
 ``executor`` and ``out``.
 
+SIGINT, SIGTERM and SIGHUP stop a sweep with :class:`~lrnnkit.errors.Interrupted` and one line saying that every
+finished point is in the store (the command line exits 130, 143 or 129); a train point in progress saves its
+checkpoint first (:mod:`lrnnkit.learn.train`).
+
 With ``num_gpus = "auto"`` on Ray, the share of a GPU of each point to compute is measured first
 (:func:`lrnnkit.sweep.packing.point_shares`: once per distinct model and batch shape, on the driver); the serial
 executor runs one point at a time with the whole device and measures nothing.
@@ -32,6 +36,7 @@ from .executors import make_executor
 from . import packing
 from .jobs import check_points, clear_caches, expand_grid, get_job, point_inputs, run_seed
 from ..fileio import changed_reads
+from ..signals import stopping
 from .progress import Progress
 from .spec import SweepSpec, canonical_json, load_spec, parse_spec
 from .store import RecordStore
@@ -126,7 +131,8 @@ def _run_locked(spec, points, store, executor, address, job_fn, progress, plots,
         bar.update(outcome["status"], running=min(len(started), getattr(ex, "slots", 1)))
 
     try:
-        with ex:
+        with ex, stopping(f"lrnnkit: sweep stopped by {{signal}}; every finished point is in {store.path!r} (rerun "
+                          "the same command to go on)"):
             ex.run(todo, job_fn, spec, on_done, on_start, shares=shares)
     finally:
         bar.close()
