@@ -3,6 +3,7 @@
 Every error caused by bad user input is an :class:`InputError`: the command line prints its message on one line
 and exits with status 2 (no traceback unless ``--debug``). Messages name the problem *and* the offending input.
 """
+import re
 
 
 class LrnnkitError(Exception):
@@ -14,7 +15,18 @@ class InputError(LrnnkitError, ValueError):
 
 
 class SizeLimitError(InputError):
-    """An input whose exact treatment would exceed a documented cap; the message gives the numbers."""
+    """An input whose exact treatment would exceed a documented cap; the message gives the numbers and, for a cap of
+    :mod:`lrnnkit.limits` it names (``lrnnkit.limits.MAX_STATES``), the environment variable that lifts it."""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        m = re.search(r"lrnnkit\.limits\.([A-Z][A-Z0-9_]*)", text)
+        if m is None or "LRNNKIT_LIMIT_" in text:
+            return text
+        from . import limits
+        if m.group(1) not in limits.__all__:
+            return text
+        return f"{text}; LRNNKIT_LIMIT_{m.group(1)}=N lifts it"
 
 
 class OutOfMemory(InputError, MemoryError):

@@ -232,6 +232,13 @@ def _cannot_read(path: str, what: str, why: str) -> InputError:
     return InputError(f"cannot read {what} {path!r}: {why}")
 
 
+def _not_regular(mode: int) -> str:
+    why = f"it is {_kind(mode)}, not a regular file"
+    if stat.S_ISFIFO(mode):      # `cat f | lrnnkit info /dev/stdin`: a file redirected with `<` is a regular file
+        why += " (a pipe is not read: give the file's path, or redirect it with `< FILE`)"
+    return why
+
+
 def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = True):
     """The regular file ``path`` opened for binary reading; anything else (FIFO, device, directory, socket, and
     with ``follow=False`` a symbolic link) is refused at once, before ``open`` could block (see the module
@@ -244,7 +251,7 @@ def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = Tru
     except ValueError:   # an embedded NUL byte: no file can have that name
         raise _cannot_read(path, what, "the name contains a NUL byte") from None
     if not stat.S_ISREG(st.st_mode):
-        raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
+        raise _cannot_read(path, what, _not_regular(st.st_mode))
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW))
     except OSError as exc:
@@ -252,7 +259,7 @@ def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = Tru
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
+        raise _cannot_read(path, what, _not_regular(st.st_mode))
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 

@@ -206,15 +206,28 @@ def busy(desc: str, after: float = 2.0):
         th.join(timeout=1.0)
 
 
-def _env_override() -> None:  # pragma: no cover - a documented escape hatch, not used by the tests
-    """``LRNNKIT_LIMIT_<NAME>=<int>`` raises (or lowers) one limit for a session, e.g. on a large machine."""
+def _env_override(environ=None) -> list:
+    """``LRNNKIT_LIMIT_<NAME>=<int>`` raises (or lowers) one limit for a session, e.g. on a large machine. A value
+    that is not a non-negative decimal integer of at most 30 digits (``-1``, ``abc``, ``1e9``), or a name that is
+    no limit, is refused: the limit keeps its default and one warning line on stderr says why. Returns the
+    warnings."""
+    import sys
     g = globals()
-    for key, val in os.environ.items():
-        if key.startswith("LRNNKIT_LIMIT_") and key[14:] in __all__ and isinstance(g.get(key[14:]), int):
-            try:
-                g[key[14:]] = int(val)
-            except ValueError:
-                pass
+    said = []
+    for key, val in sorted((os.environ if environ is None else environ).items()):
+        if not key.startswith("LRNNKIT_LIMIT_"):
+            continue
+        name = key[14:]
+        if not (name in __all__ and isinstance(g.get(name), int)):
+            said.append(f"lrnnkit: warning: {key} ignored: lrnnkit.limits has no limit {name!r}"[:200])
+        elif not (val.strip().isascii() and val.strip().isdigit() and len(val.strip()) <= 30):
+            said.append(f"lrnnkit: warning: {key}={shorten(val, 30)} ignored: a limit is a non-negative integer; "
+                        f"{name} stays {g[name]}")
+        else:
+            g[name] = int(val.strip())
+    for line in said:
+        print(line, file=sys.stderr)
+    return said
 
 
 _env_override()

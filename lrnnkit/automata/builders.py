@@ -258,6 +258,23 @@ def _check_regex_size(parsed, pattern: str) -> None:
                              f"written out; at most {limits.MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
 
 
+def _regex_problem(pattern: str, exc: Exception) -> str:
+    """What is wrong with a pattern interegular could not read, in words: Python's own parser's message and position
+    when it refuses the pattern too (interegular's often has no text, or "Can't multiply an FSM by -1" for
+    ``a{2,1}``), else interegular's reason (a feature it does not implement)."""
+    import re
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        return f"{err.msg}" + (f" at position {err.pos}" if err.pos is not None else "")
+    except (RecursionError, OverflowError, ValueError) as err:
+        return f"{type(err).__name__}: {err}"[:200]
+    detail = str(exc).strip()
+    if not detail or "FSM" in detail:
+        return f"a construct lrnnkit's regex dialect does not read ({type(exc).__name__})"
+    return f"{detail} (not supported by lrnnkit's regex dialect)"[:200]
+
+
 def _refuse_lookarounds(pattern: str) -> None:
     """InputError when Python's parser finds a lookaround in ``pattern`` (see :func:`from_regex`)."""
     import re
@@ -309,7 +326,7 @@ def from_regex(pattern: str) -> FSA:
     try:
         parsed = interegular.parse_pattern(pattern)
     except Exception as exc:
-        raise InputError(f"regex: cannot parse pattern {pattern!r}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"regex: cannot parse pattern {shorten(pattern)}: {_regex_problem(pattern, exc)}") from None
     _check_regex_size(parsed, pattern)
     _refuse_lookarounds(pattern)
     try:
@@ -318,7 +335,7 @@ def from_regex(pattern: str) -> FSA:
     except SizeLimitError:
         raise
     except Exception as exc:
-        raise InputError(f"regex: cannot parse pattern {pattern!r}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"regex: cannot parse pattern {shorten(pattern)}: {_regex_problem(pattern, exc)}") from None
     mapping = fsm.alphabet._symbol_mapping if hasattr(fsm.alphabet, "_symbol_mapping") else dict(fsm.alphabet)
     chars = sorted((c for c in mapping if c is not anything_else), key=ord)
     columns = [mapping[c] for c in chars]
