@@ -62,3 +62,13 @@ def test_task_name_arguments_are_bounded(name, needle):
         return
     with pytest.raises(InputError, match=needle):
         make_task(name)
+
+
+@pytest.mark.parametrize("value", ["false", "true", 0, 1, None])
+def test_sweep_booleans_are_booleans(value):
+    """``renorm = "false"`` in a spec was truthy: it ran with renormalisation on."""
+    from lrnnkit.sweep.jobs import get_job
+    point = {"source": "parity", "format": "bf16", "renorm": value}
+    with pytest.raises(InputError, match="'renorm' must be true or false"):
+        get_job("collapse").validate(point, "spec")
+    get_job("collapse").validate({**point, "renorm": False}, "spec")

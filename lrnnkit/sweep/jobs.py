@@ -229,6 +229,9 @@ def point_inputs(kind: str, point: dict, memo: dict | None = None) -> dict:
 def _check_collapse(point, where):
     _positive_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
     _positive_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    for key in ("renorm", "decoder_fp64"):     # "false" (a string) would be true: booleans only
+        if key in point and not isinstance(point[key], bool):
+            raise InputError(f"{where}: {key!r} must be true or false, got {point[key]!r}"[:300])
     _checked_source(point, where)
     try:
         get_format(point["format"])
