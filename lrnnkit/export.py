@@ -51,11 +51,13 @@ import numpy as np
 
 from .errors import InputError
 from .errors import SizeLimitError
+from .certify import DEFAULT_MAX_PAIRS, certify
 from .executor import read_values, run_float
 from .fileio import atomic_write_bytes, atomic_write_text, make_dir, read_regular, read_safetensors
 from . import limits
 from .limits import check_int, seed_arg
 from .model import Model, TableMap
+from .model.consistency import consistency_problems
 
 __all__ = ["FlaExport", "FlaLayer", "FlaRun", "export_fla", "fla_inputs", "decode_fla_outputs", "run_fla",
            "reference_kernel", "write_tokens", "add_parser", "run"]
@@ -290,8 +292,6 @@ def _check_verified(model, source_name: str, max_pairs: int) -> None:
     """Refuse (InputError) a model ``lrnnkit verify`` would not certify: one that contradicts itself (float weights
     that are not the rounding of its exact weights, a GH factor out of range; :func:`consistency_problems`) and,
     when it records its automaton, one the certifier does not certify for every input length (a wrong readout)."""
-    from .certify import certify
-    from .model.consistency import consistency_problems
     where = source_name or "the model"
     problems = consistency_problems(model)
     if problems:
@@ -318,7 +318,6 @@ def export_fla(model, source_name: str = "", *, verify: bool = True, max_pairs: 
     if msg:
         raise InputError(msg)
     if verify:
-        from .certify import DEFAULT_MAX_PAIRS
         if max_pairs is None:
             max_pairs = DEFAULT_MAX_PAIRS
         check_int("max_pairs", max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")

@@ -18,7 +18,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import InputError, SizeLimitError
+from .errors import OVERRIDABLE, InputError, SizeLimitError
 from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
@@ -231,3 +231,4 @@ def _env_override(environ=None) -> list:
 
 
 _env_override()
+OVERRIDABLE.update(n for n in __all__ if isinstance(globals().get(n), int))

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+import numpy as np
+
+from ..errors import InputError
+
 __all__ = ["split_word", "index_words"]
 
 
@@ -32,8 +36,6 @@ def index_words(words, n_letters: int, where: str = "words"):
     """``words`` (one word as a 1-D sequence of symbol indices, or a batch (B, T) of them) as an int64 array
     (B, T), every entry an integer in ``0 .. n_letters - 1``. Indices must be integers: a float (``0.5``, even
     ``1.0``), a string (``"0"``), a boolean or a ragged batch is an InputError naming ``where``, never cast."""
-    import numpy as np
-    from ..errors import InputError
     if isinstance(words, (str, bytes)):
         raise InputError(f"{where}: expected symbol indices (integers), got a string {words[:20]!r}; encode a "
                          "word written as text with the model's encode()")

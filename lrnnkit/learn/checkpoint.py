@@ -58,6 +58,7 @@ import torch
 from ..errors import InputError, SizeLimitError
 from .. import limits
 from ..signals import deferred
+from .tasks import make_task
 from ..fileio import (atomic_write_bytes, atomic_write_chunks, atomic_write_text, changed_reads, exclusive_lock,
                       make_dir, open_append, open_regular, read_regular)
 
@@ -165,7 +166,6 @@ def task_of(doc: dict, where: str):
     (:func:`lrnnkit.learn.tasks.make_task`), refused (InputError, one line) when its files now hold other contents
     than the run read (``inputs``), or when its token or output count is not the model's (a task file that gained a
     letter would feed the padding token to the model as that letter)."""
-    from .tasks import make_task
     name = doc["config"]["task"]
     task = make_task(name)
     changed = changed_reads(doc["inputs"], task.inputs) if "inputs" in doc else None

@@ -45,6 +45,7 @@ from ..errors import InputError
 from ..fileio import changed_reads, recording_reads
 from ..automata.fsa import FSA
 from ..automata.sources import load_source
+from ..learn.tasks import make_task
 from ..certify import certify
 from ..constructions import compile as compile_model
 from ..errors import SizeLimitError
@@ -200,7 +201,6 @@ def clear_caches() -> None:
 
 
 def _task_inputs(name: str) -> dict:
-    from ..learn.tasks import make_task
     return make_task(name).inputs
 
 
