@@ -48,7 +48,8 @@ from contextlib import contextmanager
 
 from .errors import InputError, SizeLimitError
 
-__all__ = ["atomic_write_bytes", "atomic_write_chunks", "atomic_write_text", "save_figure", "open_append", "open_regular", "read_regular",
+__all__ = ["atomic_write_bytes", "atomic_write_chunks", "atomic_write_text", "save_figure", "open_append",
+           "open_regular", "read_regular",
            "read_safetensors", "exclusive_lock", "recording_reads", "read_digests", "changed_reads"]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)

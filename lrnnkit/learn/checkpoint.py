@@ -14,10 +14,10 @@ A run directory (``lrnnkit train --out DIR``) holds
 **One unit.** :func:`save` writes (1) the tensors to a new file named by step and hash, (2) the previous good JSON
 to ``checkpoint.prev.json``, (3) ``checkpoint.json`` naming the new tensors -- the commit: an atomic rename -- and
 (4) removes tensor files neither JSON names; SIGINT, SIGTERM and SIGHUP arriving meanwhile are held and delivered
-after step 4 (:func:`lrnnkit.signals.deferred`: a second Ctrl-C no longer cuts a save short). Each write is atomic (temporary file + rename), so a process killed at
-any instant leaves ``checkpoint.json`` either the old or the new document, each naming a complete tensor file that
-is still there. :func:`find` reads ``checkpoint.json`` and, when it does not pass the checks below (a damaged or
-edited file), falls back to ``checkpoint.prev.json``.
+after step 4 (:func:`lrnnkit.signals.deferred`: a second Ctrl-C no longer cuts a save short). Each write is
+atomic (temporary file + rename), so a process killed at any instant leaves ``checkpoint.json`` either the old or
+the new document, each naming a complete tensor file that is still there. :func:`find` reads ``checkpoint.json``
+and, when it does not pass the checks below (a damaged or edited file), falls back to ``checkpoint.prev.json``.
 
 **Checks on reading** (:func:`read`; each failure is one :class:`~lrnnkit.errors.InputError` line): both files
 are regular files read with a bound (``lrnnkit.limits.CHECKPOINT_MAX_JSON_BYTES`` / ``CHECKPOINT_MAX_BYTES``; a

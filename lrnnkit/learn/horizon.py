@@ -222,7 +222,8 @@ def horizon_checkpoint(path: str, *, max_len: int | None = None, device: str = "
     require_device(device)
     doc, net = load_checkpoint(path, device)
     cfg = doc["config"]
-    return horizon(net, task_of(doc, f"checkpoint {path!r}"), max_len=int(max_len or max(cfg["test_len"])), device=device, **kw)
+    return horizon(net, task_of(doc, f"checkpoint {path!r}"), max_len=int(max_len or max(cfg["test_len"])),
+                   device=device, **kw)
 
 
 def horizon_statement(h: dict) -> str:

@@ -18,8 +18,9 @@ Interruptions: with a run directory, a checkpoint is written every ``checkpoint_
 the first Ctrl-C (or SIGTERM, or SIGHUP) lets the current step finish, saves, and raises
 :class:`~lrnnkit.errors.Interrupted` (a KeyboardInterrupt; the command line exits 130, 143 or 129); a second one
 stops at once (the last checkpoint stands; a checkpoint being written is finished first). A signal outside the
-steps (building the model, the final evaluation) stops the run there, the last checkpoint standing. ``kill -9`` loses at most the steps since the last
-checkpoint. One process at a time writes a run directory (:func:`.checkpoint.run_lock`).
+steps (building the model, the final evaluation) stops the run there, the last checkpoint standing. ``kill -9``
+loses at most the steps since the last checkpoint. One process at a time writes a run directory
+(:func:`.checkpoint.run_lock`).
 
 Every number of a :class:`TrainConfig` is range-checked when it is made (limits in :mod:`lrnnkit.limits`, listed
 in docs/limits.rst), and the model's parameter count before any memory is taken (:meth:`TrainConfig.check_size`).
@@ -382,7 +383,8 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
           stop_at: int | None = None, evaluate_at_end: bool = True, model_fn=None) -> dict:
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
-    Ctrl-C: saves (with ``out``) and raises KeyboardInterrupt (module docstring)."""
+    Ctrl-C, SIGTERM, SIGHUP: saves (with ``out``) and raises :class:`~lrnnkit.errors.Interrupted`, a
+    KeyboardInterrupt (module docstring). Memory a legal size cannot get: :class:`~lrnnkit.errors.OutOfMemory`."""
     saved = f"the last checkpoint in {out!r} stands" if out else "nothing was saved (no --out)"
     with _determinism(cfg), memory_named(f"training ({cfg.layer} on {cfg.device})", _memory_settings(cfg)), \
             stopping(f"lrnnkit: stopped by {{signal}}; {saved}"):

@@ -37,3 +37,4 @@ def test_library_calls_check_the_device(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match="CUDA is not available"):
             require_device("cuda")
+
