@@ -277,25 +277,28 @@ _reads: contextvars.ContextVar = contextvars.ContextVar("lrnnkit_reads", default
 def read_regular(path: str | os.PathLike, limit: int, what: str = "file", const: str = "MAX_FILE_BYTES",
                  follow: bool = True) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (:class:`SizeLimitError` past it, naming
-    ``lrnnkit.limits.<const>``); ``follow=False`` refuses a symbolic link (:func:`open_regular`). Read in pieces
-    of at most 1 MiB: the memory taken is what the file holds (plus one piece), whatever ``limit`` is."""
+    ``lrnnkit.limits.<const>``); ``follow=False`` refuses a symbolic link (:func:`open_regular`). The memory taken
+    is what the file holds, whatever ``limit`` is: one read of the size ``stat`` reports, then (a file that grew,
+    or a ``/proc`` file that reports 0) pieces of at most 1 MiB up to the limit."""
     path = os.fspath(path)
     with open_regular(path, what, follow) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise _too_large(path, what, limit, const, size)
-        buf = bytearray()
         try:
-            while len(buf) <= limit:
-                piece = fh.read(min(_CHUNK, limit + 1 - len(buf)))
-                if not piece:
-                    break
-                buf += piece
+            data = fh.read(size + 1)
+            if len(data) > size:
+                buf = bytearray(data)
+                while len(buf) <= limit:
+                    piece = fh.read(min(_CHUNK, limit + 1 - len(buf)))
+                    if not piece:
+                        break
+                    buf += piece
+                data = bytes(buf)
         except OSError as exc:
             raise _cannot_read(path, what, exc.strerror or str(exc)) from None
-    if len(buf) > limit:
+    if len(data) > limit:
         raise _too_large(path, what, limit, const)
-    data = bytes(buf)
     seen = _reads.get()
     if seen is not None:
         seen[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
