@@ -59,3 +59,13 @@ def test_a_pipe_given_as_a_file_says_how_to_pass_it(tmp_path):
         assert subprocess.run(cmd, stdin=fh, capture_output=True, env=env, timeout=120).returncode == 0
     r = subprocess.run(cmd, input=f.read_text(), capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and "redirect it with `< FILE`" in r.stderr
+
+
+def test_after_double_dash_every_word_is_a_value(capsys):
+    """``precision cast --format fp64 -- --1``: ``--1`` after ``--`` is a value (it was taken as an option, and the
+    command said that no value was given)."""
+    from lrnnkit.precision.commands import cast_argv
+    assert cast_argv(["precision", "cast", "--format", "fp64", "--", "--1", "-2"]) == \
+        ["precision", "cast", "--format=fp64", "--", "--1", "-2"]
+    assert main(["precision", "cast", "--format", "fp64", "--", "--1"]) == 0
+    assert capsys.readouterr().out.strip().startswith("--1 -> ")
