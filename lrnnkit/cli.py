@@ -11,7 +11,7 @@ import os
 import sys
 
 from .automata.bridges.cli import run as convert_run
-from .errors import InputError
+from .errors import InputError, Interrupted
 from .export import run as export_run
 from .learn.extract_cli import run as extract_run
 from .sweep.cli import run as sweep_run
@@ -482,9 +482,12 @@ def _main(argv: list, debug: bool) -> int:
             raise
         print("lrnnkit: error: input nested too deeply", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("lrnnkit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:      # lrnnkit.errors.Interrupted: the signal's status and what was saved
+        if not isinstance(exc, Interrupted):
+            print("lrnnkit: interrupted", file=sys.stderr)
+        elif exc.message:
+            _fail(exc.message)
+        return getattr(exc, "exit_status", 130)
     except Exception as exc:  # noqa: BLE001  (no traceback without --debug, whatever went wrong)
         if debug:
             raise

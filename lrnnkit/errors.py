@@ -3,6 +3,10 @@
 Every error caused by bad user input is an :class:`InputError`: the command line prints its message on one line
 and exits with status 2 (no traceback unless ``--debug``). Messages name the problem *and* the offending input.
 """
+import re
+
+
+OVERRIDABLE: set = set()      # the limits an LRNNKIT_LIMIT_<NAME> variable moves (filled by lrnnkit.limits)
 
 
 class LrnnkitError(Exception):
@@ -14,7 +18,30 @@ class InputError(LrnnkitError, ValueError):
 
 
 class SizeLimitError(InputError):
-    """An input whose exact treatment would exceed a documented cap; the message gives the numbers."""
+    """An input whose exact treatment would exceed a documented cap; the message gives the numbers and, for a cap of
+    :mod:`lrnnkit.limits` it names (``lrnnkit.limits.MAX_STATES``), the environment variable that lifts it."""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        m = re.search(r"lrnnkit\.limits\.([A-Z][A-Z0-9_]*)", text)
+        if m is None or "LRNNKIT_LIMIT_" in text or m.group(1) not in OVERRIDABLE:
+            return text
+        return f"{text}; LRNNKIT_LIMIT_{m.group(1)}=N lifts it"
+
+
+class OutOfMemory(InputError, MemoryError):
+    """A legal size whose memory this machine (CPU or GPU) cannot give: the message names the size asked for and
+    the settings to lower. An InputError (one line, exit 2) and a MemoryError (a sweep records the point ``oom``)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run ended by a signal (SIGINT, SIGTERM, SIGHUP) after saving what it had (:mod:`lrnnkit.signals`):
+    ``signum``, ``exit_status`` = 128 + signum (130, 143, 129: the command line's exit status), and ``message``,
+    one line saying what was saved (empty when the run already said it)."""
+
+    def __init__(self, signum: int, message: str = ""):
+        super().__init__(message)
+        self.signum, self.exit_status, self.message = int(signum), 128 + int(signum), message
 
 
 class CertificationError(LrnnkitError):

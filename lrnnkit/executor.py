@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import InputError
+from .automata.words import index_words
 from .exact import Cyc, common_order, sign
 from .model import Layer, Model, TableMap
 
@@ -54,11 +55,7 @@ def read_values(tm: TableMap, sources: dict, T: int) -> np.ndarray:
 
 def run_float(model: Model, words, keep_states: bool = False) -> ExecResult:
     """Run ``words`` (int array (B, T), or one word as a 1-D sequence) through the model in float64."""
-    words = np.asarray(words, dtype=np.int64)
-    if words.ndim == 1:
-        words = words[None, :]
-    if words.size and (words.min() < 0 or words.max() >= len(model.alphabet)):
-        raise InputError(f"word symbols must lie in 0..{len(model.alphabet) - 1}")
+    words = index_words(words, len(model.alphabet), "run_float: words")
     B, T = words.shape
     sources: dict = {"input": words}
     outs, syms, states = [], [], []
@@ -277,13 +274,14 @@ class ExactModel:
 
 def run_exact(model: Model, word: Sequence[int]) -> list:
     """Run one word exactly; returns the output index after every step (-1 where a decoder tie occurred)."""
+    word = index_words(word, len(model.alphabet), "run_exact: word")
+    if word.shape[0] != 1:
+        raise InputError(f"run_exact: one word (a 1-D sequence), got a batch of {word.shape[0]}")
     em = ExactModel(model)
     st = em.initial()
     out = []
-    for x in word:
-        if not 0 <= int(x) < len(model.alphabet):
-            raise InputError(f"symbol index {x} out of range 0..{len(model.alphabet) - 1}")
-        st, y, _ = em.step(st, int(x))
+    for x in word[0].tolist():
+        st, y, _ = em.step(st, x)
         out.append(y)
         if st is None:
             break

@@ -44,17 +44,20 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import InputError
 from .errors import SizeLimitError
+from .certify import DEFAULT_MAX_PAIRS, certify
 from .executor import read_values, run_float
 from .fileio import atomic_write_bytes, atomic_write_text, make_dir, read_regular, read_safetensors
 from . import limits
 from .limits import check_int, seed_arg
 from .model import Model, TableMap
+from .model.consistency import consistency_problems
 
 __all__ = ["FlaExport", "FlaLayer", "FlaRun", "export_fla", "fla_inputs", "decode_fla_outputs", "run_fla",
            "reference_kernel", "write_tokens", "add_parser", "run"]
@@ -285,14 +288,40 @@ def _not_gh(model, source_name: str) -> str | None:
             + (f" (construction {cons})" if cons else "") + ": compile it with a GH construction")
 
 
-def export_fla(model, source_name: str = "") -> FlaExport:
+def _check_verified(model, source_name: str, max_pairs: int) -> None:
+    """Refuse (InputError) a model ``lrnnkit verify`` would not certify: one that contradicts itself (float weights
+    that are not the rounding of its exact weights, a GH factor out of range; :func:`consistency_problems`) and,
+    when it records its automaton, one the certifier does not certify for every input length (a wrong readout)."""
+    where = source_name or "the model"
+    problems = consistency_problems(model)
+    if problems:
+        raise InputError(f"not exported: {where} contradicts itself ({problems[0]}); `lrnnkit verify` refuses it"
+                         [:400])
+    if isinstance(model.provenance.get("automaton"), dict):
+        cert = certify(model, max_pairs=max_pairs)
+        if not cert.certified:
+            raise InputError(f"not exported: {where} is not certified against its recorded automaton ({cert.method}: "
+                             f"{cert.reason}); `lrnnkit verify` says why"[:400])
+
+
+def export_fla(model, source_name: str = "", *, verify: bool = True, max_pairs: int | None = None) -> FlaExport:
     """The fla kernel tables of every layer of a GH model (kinds ``gh`` / ``diagonal``) and its wiring (see the
-    module docstring)."""
+    module docstring). With ``verify`` (the default) a model that ``lrnnkit verify`` rejects is refused first
+    (InputError): one whose float weights contradict its exact ones, or, when it records its automaton, one not
+    certified for every input length within ``max_pairs`` (default :data:`lrnnkit.certify.DEFAULT_MAX_PAIRS`)
+    reachable pairs -- the export would carry its wrong floats or wrong readout to fla."""
     if not isinstance(model, Model):
         raise InputError(f"export_fla expects an lrnnkit Model, got {type(model).__name__}")
+    if not isinstance(verify, bool):
+        raise InputError(f"export_fla: verify must be True or False, got {verify!r}"[:200])
     msg = _not_gh(model, source_name)
     if msg:
         raise InputError(msg)
+    if verify:
+        if max_pairs is None:
+            max_pairs = DEFAULT_MAX_PAIRS
+        check_int("max_pairs", max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+        _check_verified(model, source_name, max_pairs)
     layers = []
     for li, L in enumerate(model.layers):
         S, d = L.n_symbols, L.width
@@ -569,16 +598,24 @@ def add_parser(sub) -> None:
     s.add_argument("--layout", choices=["delta-rule", "product"], default="delta-rule",
                    help="layout of tokens.safetensors: delta-rule (fused_recurrent_delta_rule, chunk_delta_rule: "
                    "T*n_h steps) or product (chunk_gated_delta_product: one query per token)")
+    s.add_argument("--max-pairs", type=int, default=None, help="reachable pairs the certifier may explore before "
+                   "the export (as `verify --max-pairs`; a model not certified is not exported)")
+    s.add_argument("--unverified", action="store_true", help="export even a model `lrnnkit verify` does not "
+                   "certify (a paper's construction as printed, to study it); a warning line says so")
     s.add_argument("--json", action="store_true", help="print a JSON summary")
 
 
 def run(a) -> int:
+    if a.max_pairs is not None:
+        check_int("--max-pairs", a.max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
     if a.random is not None:
         check_int("--random", a.random, 1, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
     elif a.word is not None and (len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH):
         raise InputError(f"--word: more than {limits.RUN_MAX_LENGTH} symbols (lrnnkit.limits.RUN_MAX_LENGTH)")
     model = Model.load(a.model)
-    exp = export_fla(model, os.path.basename(a.model))
+    exp = export_fla(model, os.path.basename(a.model), verify=not a.unverified, max_pairs=a.max_pairs)
+    if a.unverified:
+        print(f"lrnnkit: warning: {a.model}: exported without certification (--unverified)", file=sys.stderr)
     out = a.output or (os.path.splitext(a.model)[0] + "_fla")
     word = None
     if a.word is not None:

@@ -23,13 +23,21 @@ and so is anything that is not a regular file.
 **Reads.** :func:`open_regular` checks with ``stat`` that the path is a regular file *before* opening it (a FIFO
 would block ``open`` until a writer comes, and Ctrl-C could not stop it), opens it with ``O_NONBLOCK`` and checks
 the opened descriptor again (a swap between the two is caught). :func:`read_regular` reads at most ``limit`` bytes
-of such a file; :func:`read_safetensors` reads chosen tensors of a safetensors file without touching the others.
+of such a file, in pieces, so memory grows with what the file holds, never with the limit; :func:`read_safetensors`
+reads chosen tensors of a safetensors file without touching the others.
+
+**What was read.** Inside ``with recording_reads() as seen:``, every :func:`read_regular` adds the file's absolute
+path and the SHA-256 of the bytes it returned to ``seen``: a run records the content of each input it read, and
+:func:`changed_reads` later says, in one line, which of them now hold something else (a task file edited between
+two runs into the same output).
 
 Every failure is an :class:`~lrnnkit.errors.InputError` (a size: :class:`~lrnnkit.errors.SizeLimitError`) naming
 the path, never a temporary file; the command line prints it on one line with exit status 2.
 """
 from __future__ import annotations
 
+import contextvars
+import hashlib
 import io
 import json
 import os
@@ -40,8 +48,9 @@ from contextlib import contextmanager
 
 from .errors import InputError, SizeLimitError
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "save_figure", "open_append", "open_regular", "read_regular",
-           "read_safetensors", "exclusive_lock"]
+__all__ = ["atomic_write_bytes", "atomic_write_chunks", "atomic_write_text", "save_figure", "open_append",
+           "open_regular", "read_regular",
+           "read_safetensors", "exclusive_lock", "recording_reads", "read_digests", "changed_reads"]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -81,7 +90,7 @@ def _link_refused(path: str) -> InputError:
                       "not create; remove the link or name its target)")
 
 
-def _write_through(path: str, data: bytes) -> None:
+def _write_through(path: str, chunks) -> None:
     """Write into a character device or FIFO in place (no O_CREAT: nothing is created; a path swapped for a regular
     file in the meantime is refused, not truncated)."""
     try:
@@ -92,9 +101,10 @@ def _write_through(path: str, data: bytes) -> None:
         st = os.fstat(fd)
         if not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
             raise InputError(f"cannot write {path!r}: it changed while being opened")
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for data in chunks:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
     except OSError as exc:
         raise _cannot(path, exc) from None
     finally:
@@ -104,6 +114,12 @@ def _write_through(path: str, data: bytes) -> None:
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see the module docstring for links, non-regular targets and
     permissions)."""
+    atomic_write_chunks(path, (data,))
+
+
+def atomic_write_chunks(path: str | os.PathLike, chunks) -> None:
+    """Write the bytes of the iterable ``chunks``, one after another, to ``path`` atomically, as
+    :func:`atomic_write_bytes` does (a file rewritten piece by piece never needs to be whole in memory)."""
     path = os.fspath(path)
     try:
         lst = os.lstat(path)
@@ -117,11 +133,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         except OSError:
             target = None
         if target is not None and (stat.S_ISCHR(target.st_mode) or stat.S_ISFIFO(target.st_mode)):
-            return _write_through(path, data)
+            return _write_through(path, chunks)
         raise _link_refused(path)
     if lst is not None and not stat.S_ISREG(lst.st_mode):
         if stat.S_ISCHR(lst.st_mode) or stat.S_ISFIFO(lst.st_mode):
-            return _write_through(path, data)
+            return _write_through(path, chunks)
         raise InputError(f"cannot write to {path!r}: it is {_kind(lst.st_mode)}")
     mode = stat.S_IMODE(lst.st_mode) if lst is not None else (0o666 & ~_umask())
     d = os.path.dirname(path) or "."
@@ -131,7 +147,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise _cannot(path, exc) from None
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for data in chunks:
+                fh.write(data)
             fh.flush()
             os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
@@ -216,6 +233,13 @@ def _cannot_read(path: str, what: str, why: str) -> InputError:
     return InputError(f"cannot read {what} {path!r}: {why}")
 
 
+def _not_regular(mode: int) -> str:
+    why = f"it is {_kind(mode)}, not a regular file"
+    if stat.S_ISFIFO(mode):      # `cat f | lrnnkit info /dev/stdin`: a file redirected with `<` is a regular file
+        why += " (a pipe is not read: give the file's path, or redirect it with `< FILE`)"
+    return why
+
+
 def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = True):
     """The regular file ``path`` opened for binary reading; anything else (FIFO, device, directory, socket, and
     with ``follow=False`` a symbolic link) is refused at once, before ``open`` could block (see the module
@@ -228,7 +252,7 @@ def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = Tru
     except ValueError:   # an embedded NUL byte: no file can have that name
         raise _cannot_read(path, what, "the name contains a NUL byte") from None
     if not stat.S_ISREG(st.st_mode):
-        raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
+        raise _cannot_read(path, what, _not_regular(st.st_mode))
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW))
     except OSError as exc:
@@ -236,7 +260,7 @@ def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = Tru
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise _cannot_read(path, what, f"it is {_kind(st.st_mode)}, not a regular file")
+        raise _cannot_read(path, what, _not_regular(st.st_mode))
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
@@ -246,22 +270,89 @@ def _too_large(path: str, what: str, limit: int, const: str, size: int | None = 
     return SizeLimitError(f"{what} {path!r} {has} (lrnnkit.limits.{const})")
 
 
+_CHUNK = 1 << 20
+_reads: contextvars.ContextVar = contextvars.ContextVar("lrnnkit_reads", default=None)
+
+
 def read_regular(path: str | os.PathLike, limit: int, what: str = "file", const: str = "MAX_FILE_BYTES",
                  follow: bool = True) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` of them (:class:`SizeLimitError` past it, naming
-    ``lrnnkit.limits.<const>``); ``follow=False`` refuses a symbolic link (:func:`open_regular`)."""
+    ``lrnnkit.limits.<const>``); ``follow=False`` refuses a symbolic link (:func:`open_regular`). The memory taken
+    is what the file holds, whatever ``limit`` is: one read of the size ``stat`` reports, then (a file that grew,
+    or a ``/proc`` file that reports 0) pieces of at most 1 MiB up to the limit."""
     path = os.fspath(path)
     with open_regular(path, what, follow) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
             raise _too_large(path, what, limit, const, size)
         try:
-            data = fh.read(limit + 1)
+            data = fh.read(size + 1)
+            if len(data) > size:
+                buf = bytearray(data)
+                while len(buf) <= limit:
+                    piece = fh.read(min(_CHUNK, limit + 1 - len(buf)))
+                    if not piece:
+                        break
+                    buf += piece
+                data = bytes(buf)
         except OSError as exc:
             raise _cannot_read(path, what, exc.strerror or str(exc)) from None
     if len(data) > limit:
         raise _too_large(path, what, limit, const)
+    seen = _reads.get()
+    if seen is not None:
+        seen[os.path.abspath(path)] = hashlib.sha256(data).hexdigest()
     return data
+
+
+@contextmanager
+def recording_reads():
+    """``with recording_reads() as seen:`` -- ``seen`` maps the absolute path of every file :func:`read_regular`
+    returned inside the block to the SHA-256 (hex) of its bytes (the last read of a path wins). Blocks nest: an
+    outer block also sees what an inner one read. Per thread and task (a context variable)."""
+    outer = _reads.get()
+    seen: dict = {}
+    token = _reads.set(seen)
+    try:
+        yield seen
+    finally:
+        _reads.reset(token)
+        if outer is not None:
+            outer.update(seen)
+
+
+def read_digests(paths, limit: int) -> dict:
+    """``{path: SHA-256 hex of its bytes now}`` for each of ``paths``, ``None`` for one that cannot be read now
+    (gone, not a regular file, larger than ``limit``)."""
+    out = {}
+    for path in paths:
+        try:
+            out[path] = hashlib.sha256(read_regular(path, limit, "input")).hexdigest()
+        except InputError:
+            out[path] = None
+    return out
+
+
+def changed_reads(then: dict, now: dict) -> str | None:
+    """``None`` when the two records of reads (``{absolute path: sha256 hex or None}``, as :func:`recording_reads`
+    or :func:`read_digests` give) name the same contents -- the same multiset of digests, wherever the files are
+    now (a store copied elsewhere, another working directory); else one phrase naming the first file (in sorted
+    order) that differs: ``'/data/a.dot' changed (sha256 3f2a9c1b0d4e... then, 9e8d7c6b5a4f... now)``,
+    ``... was not read then`` or ``... is not read now (gone, unreadable, or no longer an input)``."""
+    def digests(rec):
+        return sorted(str(v) for v in rec.values())
+    if digests(then) == digests(now):
+        return None
+    for path in sorted(set(then) | set(now)):
+        a, b = then.get(path), now.get(path)
+        if a == b:
+            continue
+        if a is None:
+            return f"{path!r} is read now and was not then"
+        if b is None:
+            return f"{path!r} was read then and is not now (gone, unreadable, or no longer an input)"
+        return f"{path!r} changed (sha256 {str(a)[:12]}... then, {str(b)[:12]}... now)"
+    return "the files read differ"
 
 
 # safetensors: u64 little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets: [b, e]}},

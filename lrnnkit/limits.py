@@ -18,19 +18,20 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import InputError, SizeLimitError
+from .errors import OVERRIDABLE, InputError, SizeLimitError
 from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
            "INFO_MAX_TRANSITIONS", "COMPILE_MAX_STATES", "COMPILE_MAX_TRANSITIONS", "MAX_PAIRS_LIMIT",
-           "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_DECIMAL_EXPONENT", "MAX_CAST_VALUES",
+           "RUN_MAX_LENGTH", "MAX_SEED", "MAX_NUMBER_CHARS", "MAX_NAME_CHARS", "MAX_DECIMAL_EXPONENT",
+           "MAX_CAST_VALUES",
            "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_REGEX_SIZE", "MAX_ARRAYS_BYTES", "MAX_SPEC_BYTES",
            "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER",
            "TRAIN_MAX_WIDTH", "TRAIN_MAX_HEADS",
            "TRAIN_MAX_HEAD_DIM", "TRAIN_MAX_N_H", "TRAIN_MAX_LAYERS", "TRAIN_MAX_PARAMETERS", "TRAIN_MAX_STEPS",
            "TRAIN_MAX_BATCH", "TRAIN_MAX_LENGTH", "TRAIN_MAX_BATCH_TOKENS", "TRAIN_MAX_TEST_LENGTHS",
            "TRAIN_MAX_EVAL_WORDS", "TRAIN_MAX_EVAL_TOKENS", "CHECKPOINT_MAX_JSON_BYTES", "CHECKPOINT_MAX_BYTES",
-           "read_bounded", "shorten",
+           "read_bounded", "shorten", "json_int", "check_name",
            "check_automaton", "check_int", "check_number_text", "busy"]
 
 # ---------------------------------------------------------------- files
@@ -78,6 +79,7 @@ CHECKPOINT_MAX_BYTES = 16 * 2 ** 30        # its tensor file (>= TRAIN_MAX_PARAM
 
 # ---------------------------------------------------------------- numbers written as text (model files, precision cast)
 MAX_NUMBER_CHARS = 1_000            # characters of one exact number ("p/q", decimal, "1e-5")
+MAX_NAME_CHARS = 4_096              # characters of a symbol, state name, label or automaton name
 MAX_DECIMAL_EXPONENT = 10_000       # |e| in a decimal "...e<e>": 1e10000 is far past every float format (fp64: 1.8e308)
 MAX_CAST_VALUES = 10_000            # values given to one precision cast
 MAX_CYCLOTOMIC_ORDER = 1_000        # N of Q(zeta_N) for cos(2*pi*k/m) (N = m) and sin (N = 4m) in precision cast
@@ -156,6 +158,23 @@ def check_number_text(s: str, what: str = "number") -> None:
                                  f"+-{MAX_DECIMAL_EXPONENT} ({_name('MAX_DECIMAL_EXPONENT')})")
 
 
+def json_int(text: str) -> int:
+    """``json.loads(..., parse_int=json_int)``: an integer literal of at most MAX_NUMBER_CHARS characters (a longer
+    one is a SizeLimitError naming its length, not Python's advice on ``sys.set_int_max_str_digits``)."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise SizeLimitError(f"an integer literal of {len(text)} digits {text[:12]!r}...: at most {MAX_NUMBER_CHARS} "
+                             f"characters ({_name('MAX_NUMBER_CHARS')})")
+    return int(text)
+
+
+def check_name(text, what: str) -> None:
+    """A name from an input (a symbol, a state name or label, an automaton's name, a format field) of at most
+    MAX_NAME_CHARS characters; a longer one is refused without being echoed whole."""
+    if isinstance(text, str) and len(text) > MAX_NAME_CHARS:
+        raise SizeLimitError(f"{what} {shorten(text, 40)} is longer than {MAX_NAME_CHARS} characters "
+                             f"({_name('MAX_NAME_CHARS')})")
+
+
 @contextmanager
 def busy(desc: str, after: float = 2.0):
     """Show "<desc>: <elapsed>" on stderr while a long step runs (tqdm; on a terminal only, from ``after`` seconds
@@ -188,15 +207,29 @@ def busy(desc: str, after: float = 2.0):
         th.join(timeout=1.0)
 
 
-def _env_override() -> None:  # pragma: no cover - a documented escape hatch, not used by the tests
-    """``LRNNKIT_LIMIT_<NAME>=<int>`` raises (or lowers) one limit for a session, e.g. on a large machine."""
+def _env_override(environ=None) -> list:
+    """``LRNNKIT_LIMIT_<NAME>=<int>`` raises (or lowers) one limit for a session, e.g. on a large machine. A value
+    that is not a non-negative decimal integer of at most 30 digits (``-1``, ``abc``, ``1e9``), or a name that is
+    no limit, is refused: the limit keeps its default and one warning line on stderr says why. Returns the
+    warnings."""
+    import sys
     g = globals()
-    for key, val in os.environ.items():
-        if key.startswith("LRNNKIT_LIMIT_") and key[14:] in __all__ and isinstance(g.get(key[14:]), int):
-            try:
-                g[key[14:]] = int(val)
-            except ValueError:
-                pass
+    said = []
+    for key, val in sorted((os.environ if environ is None else environ).items()):
+        if not key.startswith("LRNNKIT_LIMIT_"):
+            continue
+        name = key[14:]
+        if not (name in __all__ and isinstance(g.get(name), int)):
+            said.append(f"lrnnkit: warning: {key} ignored: lrnnkit.limits has no limit {name!r}"[:200])
+        elif not (val.strip().isascii() and val.strip().isdigit() and len(val.strip()) <= 30):
+            said.append(f"lrnnkit: warning: {key}={shorten(val, 30)} ignored: a limit is a non-negative integer; "
+                        f"{name} stays {g[name]}")
+        else:
+            g[name] = int(val.strip())
+    for line in said:
+        print(line, file=sys.stderr)
+    return said
 
 
 _env_override()
+OVERRIDABLE.update(n for n in __all__ if isinstance(globals().get(n), int))

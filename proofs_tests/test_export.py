@@ -77,7 +77,7 @@ def delta_rule_loop(q, k, v, beta, scale, initial_state):
 
 def _check(case, w, kernel, **kw):
     fsa, model = _model(*case)
-    exp = export_fla(model)
+    exp = export_fla(model, verify=False)      # the export's semantics; refusing uncertified models: below
     r = run_fla(exp, w, kernel, dtype=torch.float64, **kw)
     ref = L.run_float(model, w)
     assert np.array_equal(r.outputs, ref.outputs)
@@ -126,6 +126,9 @@ def test_every_gh_construction_of_the_catalogue_exports():
                 export_fla(model)
             continue
         _CACHE[(src, c.name)] = (fsa, model)
+        if not L.certify(model, fsa).certified:    # a construction as printed: exported only when asked
+            with pytest.raises(InputError, match="is not certified"):
+                export_fla(model)
         w = np.random.default_rng(7).integers(0, len(model.alphabet), size=(2, 25))
         _check((src, c.name), w, None)
         seen[c.name] = src

@@ -258,12 +258,56 @@ def _check_regex_size(parsed, pattern: str) -> None:
                              f"written out; at most {limits.MAX_REGEX_SIZE} (lrnnkit.limits.MAX_REGEX_SIZE)")
 
 
+def _regex_problem(pattern: str, exc: Exception) -> str:
+    """What is wrong with a pattern interegular could not read, in words: Python's own parser's message and position
+    when it refuses the pattern too (interegular's often has no text, or "Can't multiply an FSM by -1" for
+    ``a{2,1}``), else interegular's reason (a feature it does not implement)."""
+    import re
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        return f"{err.msg}" + (f" at position {err.pos}" if err.pos is not None else "")
+    except (RecursionError, OverflowError, ValueError) as err:
+        return f"{type(err).__name__}: {err}"[:200]
+    detail = str(exc).strip()
+    if not detail or "FSM" in detail:
+        return f"a construct lrnnkit's regex dialect does not read ({type(exc).__name__})"
+    return f"{detail} (not supported by lrnnkit's regex dialect)"[:200]
+
+
+def _refuse_lookarounds(pattern: str) -> None:
+    """InputError when Python's parser finds a lookaround in ``pattern`` (see :func:`from_regex`)."""
+    import re
+    try:
+        from re import _parser as sre_parse
+    except ImportError:           # pragma: no cover - Python < 3.11
+        import sre_parse
+    try:
+        tree = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return                    # interegular has already parsed it; its dialect decides
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (list, tuple)) or type(node).__name__ == "SubPattern":
+            items = list(node)
+            if len(items) == 2 and str(items[0]) in ("ASSERT", "ASSERT_NOT"):
+                raise InputError(f"regex: {shorten(pattern)} has a lookaround ((?=...), (?!...), (?<=...), "
+                                 "(?<!...)): lookarounds are not supported (their meaning under full-match "
+                                 "differs between regex engines); write the language without them")
+            stack.extend(x for x in items if isinstance(x, (list, tuple)) or type(x).__name__ == "SubPattern")
+
+
 def from_regex(pattern: str) -> FSA:
     """The minimal complete DFA of a regular expression, through ``interegular`` (a well-kept regex -> FSM library).
 
     Dialect: Python ``re`` syntax as interegular supports it (literals, classes ``[a-c]``, ``[^x]``, ``.``,
     ``\\d``/``\\w``/``\\s``, groups, ``|``, ``*``, ``+``, ``?``, ``{m,n}``; no back-references). Matching is
     **full-match**: the output after a prefix is ``"1"`` iff the whole prefix read so far is in the language.
+    Lookarounds (``(?=``, ``(?!``, ``(?<=``, ``(?<!``) are refused: interegular reads them with another meaning
+    than Python's ``re.fullmatch`` (``a(?=b)`` would accept ``a b``, which ``re.fullmatch`` never matches).
+    An empty language is an automaton like any other (its model outputs 0 on every input), as from every other
+    source.
 
     Alphabet: one symbol per character that the pattern mentions explicitly, in code-point order (a character
     class contributes all its characters), written as the character itself; white-space and control characters
@@ -282,15 +326,16 @@ def from_regex(pattern: str) -> FSA:
     try:
         parsed = interegular.parse_pattern(pattern)
     except Exception as exc:
-        raise InputError(f"regex: cannot parse pattern {pattern!r}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"regex: cannot parse pattern {shorten(pattern)}: {_regex_problem(pattern, exc)}") from None
     _check_regex_size(parsed, pattern)
+    _refuse_lookarounds(pattern)
     try:
         with _bounded_crawl(MAX_REGEX_STATES, pattern):
             fsm = parsed.to_fsm()
     except SizeLimitError:
         raise
     except Exception as exc:
-        raise InputError(f"regex: cannot parse pattern {pattern!r}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"regex: cannot parse pattern {shorten(pattern)}: {_regex_problem(pattern, exc)}") from None
     mapping = fsm.alphabet._symbol_mapping if hasattr(fsm.alphabet, "_symbol_mapping") else dict(fsm.alphabet)
     chars = sorted((c for c in mapping if c is not anything_else), key=ord)
     columns = [mapping[c] for c in chars]
@@ -334,11 +379,6 @@ def from_regex(pattern: str) -> FSA:
         rows.append([sink] * len(columns))
     delta = [[ids[t] for t in row] for row in rows]
     finals = set(fsm.finals)
-    if not finals.intersection(queue):
-        # every reachable state rejects: the constant-0 automaton, which a construction would compile silently
-        # into a one-state model (once found named after parity); refuse with the reason instead
-        raise InputError(f"regex: pattern {pattern!r} matches no word at all (empty language); its automaton "
-                         "would output 0 on every input")
     labels = ["1" if (s in finals) else "0" for s in queue] + (["0"] if sink is not None else [])
     fsa = FSA(tuple(symbols), delta, 0, None, tuple(labels), None, f"regex:{pattern}")
     m = minimize(fsa)

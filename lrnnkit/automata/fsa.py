@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from .. import limits
 from ..errors import InputError
 from .words import split_word
 
@@ -58,14 +60,16 @@ class FSA:
         alphabet = tuple(self.alphabet)
         if len(alphabet) == 0:
             _fail("empty alphabet: an automaton needs at least one input symbol")
+        limits.check_name(self.name, "the automaton's name")
         for s in alphabet:
             if not isinstance(s, str) or s == "":
-                _fail(f"alphabet symbols must be non-empty strings, got {s!r}")
+                _fail(f"alphabet symbols must be non-empty strings, got {limits.shorten(s)}")
+            limits.check_name(s, "alphabet symbol")
             if any(ch.isspace() for ch in s):
-                _fail(f"alphabet symbol {s!r} contains white space (words are written space-separated)")
+                _fail(f"alphabet symbol {limits.shorten(s)} contains white space (words are written space-separated)")
         if len(set(alphabet)) != len(alphabet):
-            dup = sorted({s for s in alphabet if alphabet.count(s) > 1})
-            _fail(f"duplicate alphabet symbols: {dup}")
+            dup = sorted(s for s, c in Counter(alphabet).items() if c > 1)
+            _fail(f"duplicate alphabet symbols: {dup[:10]}"[:300])
         fast = None
         if isinstance(self.delta, np.ndarray) and self.delta.dtype.kind in "iu" and self.delta.ndim == 2:
             fast = self.delta
@@ -119,11 +123,15 @@ class FSA:
         labels = self.labels
         if labels is not None:
             labels = tuple(str(x) for x in labels)
+            for x in labels:
+                limits.check_name(x, "output label")
             if len(labels) != n:
                 _fail(f"{len(labels)} output labels given for {n} states")
         names = self.state_names
         if names is not None:
             names = tuple(str(x) for x in names)
+            for x in names:
+                limits.check_name(x, "state name")
             if len(names) != n:
                 _fail(f"{len(names)} state names given for {n} states")
         object.__setattr__(self, "alphabet", alphabet)

@@ -47,30 +47,33 @@ def _pairs_hook(pairs):
     d = {}
     for k, v in pairs:
         if k in d:
-            raise _DuplicateKey(k)
+            raise _DuplicateKey(k, {key for key, _ in pairs})
         d[k] = v
     return d
 
 
 class _DuplicateKey(Exception):
-    def __init__(self, key):
-        self.key = key
+    def __init__(self, key, keys):
+        self.key, self.keys = key, keys
 
 
 def fsa_from_json(text: str, where: str = "<string>", complete: bool | str = False) -> FSA:
     """Parse FSA JSON text; ``where`` names the input in error messages; ``complete``: as for
     :func:`fsa_from_dict`."""
     try:
-        data = json.loads(text, object_pairs_hook=_pairs_hook)
+        data = json.loads(text, object_pairs_hook=_pairs_hook, parse_int=limits.json_int)
     except RecursionError:
         raise InputError(f"{where}: the JSON is nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{where}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except ValueError as exc:   # e.g. an integer literal past Python's 4300-digit conversion limit
-        raise InputError(f"{where}: {exc}") from None
+    except ValueError as exc:   # an integer literal past limits.json_int's bound, or Python's own
+        raise (type(exc) if isinstance(exc, InputError) else InputError)(f"{where}: {exc}") from None
     except _DuplicateKey as exc:
-        raise InputError(f"{where}: key {exc.key!r} appears twice in one JSON object "
-                         f"(two transitions for one state and symbol make the automaton nondeterministic)") from None
+        top = exc.keys <= _KEYS      # the file's own fields, not a transition table's symbols or states
+        raise InputError(f"{where}: key {limits.shorten(exc.key, 40)} appears twice in one JSON object"
+                         + (" (JSON keeps only one of the two: write it once)" if top else
+                            " (in a transition table: two targets for one state and symbol, a nondeterministic "
+                            "automaton)")) from None
     return fsa_from_dict(data, where, complete)
 
 

@@ -76,3 +76,19 @@ def l2_normalize(k: torch.Tensor) -> torch.Tensor:
         i = torch.nonzero(n[..., 0] == 0)[0].tolist()
         raise InputError(f"keys: cannot normalize a zero key (index {i})")
     return (kf / n).to(k.dtype)
+
+
+def check_offsets(where: str, cu_seqlens, T: int) -> list:
+    """The sequence offsets ``cu_seqlens`` as a list of ints: a 1-D integer torch.Tensor rising from 0 to ``T``
+    (fla's LongTensor); a float tensor (whose values would be truncated), a list or anything else is an
+    InputError naming ``where``."""
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.ndim != 1 or cu_seqlens.dtype.is_floating_point \
+            or cu_seqlens.dtype.is_complex or cu_seqlens.dtype == torch.bool:
+        got = (f"a {cu_seqlens.ndim}-D {cu_seqlens.dtype} tensor" if isinstance(cu_seqlens, torch.Tensor)
+               else type(cu_seqlens).__name__)
+        raise InputError(f"{where}cu_seqlens: expected a 1-D integer torch.Tensor of sequence offsets (fla's "
+                         f"LongTensor), got {got}")
+    cu = [int(t) for t in cu_seqlens.tolist()]
+    if len(cu) < 2 or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu, cu[1:])):
+        raise InputError(f"{where}cu_seqlens must rise from 0 to T = {T}, got {cu[:8]}{'...' if len(cu) > 8 else ''}")
+    return cu

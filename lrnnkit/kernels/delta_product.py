@@ -47,7 +47,7 @@ import torch.nn.functional as F
 from ..errors import InputError
 from .l2norm import l2norm
 from .decode_cache import layer_state
-from .layer_io import pack
+from .layer_io import check_dtype, pack
 from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
 
@@ -205,6 +205,7 @@ class DeltaProductLayer(torch.nn.Module):
         last = layer_state(where, self.layer_idx, past_key_values)
         x, cu_seqlens, put_back = pack(where, hidden_states, self.hidden_size, attention_mask, past_key_values,
                                        use_cache, kwargs, decoding=True)
+        check_dtype(where, x, self)
         o, state, conv = self._mix(x, cu_seqlens, last, bool(use_cache))
         if past_key_values is not None:       # fla's update_layer_cache: None entries keep what is stored
             past_key_values.update(recurrent_state=state, conv_state=conv, layer_idx=self.layer_idx,

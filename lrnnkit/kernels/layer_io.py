@@ -9,6 +9,12 @@ model blocks. A layer that decodes incrementally (``decoding=True``) takes ``pas
 then, as fla's ``unpad_hidden_states``: a mask wider than T (the whole history, as ``generate`` passes it) is read
 at its last T columns, rows without tokens stay as empty sequences (one state per batch row), and a mask that keeps
 every token packs nothing (the batch as it is). Other layers refuse a cache on one line.
+``cu_seqlens`` must be a 1-D integer tensor (a float tensor or a list is refused, never truncated).
+
+Dtypes: outside autocast, :class:`~lrnnkit.kernels.DeltaProductLayer` takes ``hidden_states`` in its parameters'
+dtype (:func:`check_dtype`: a mix is one InputError naming both, as fla's layers would fail inside a matmul);
+:class:`~lrnnkit.kernels.FixedPointLayer` computes in float32 (float64 for float64 input) whatever the input's
+dtype and returns the input's dtype.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from ._checks import check_offsets
 
 
 def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_cache, kwargs: dict,
@@ -50,10 +57,7 @@ def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_c
     if cu_seqlens is not None:
         if B != 1:
             raise InputError(f"{where}: cu_seqlens needs packed inputs with B = 1, got B = {B}")
-        cu = [int(t) for t in cu_seqlens.tolist()]
-        if len(cu) < 2 or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu, cu[1:])):
-            raise InputError(f"{where}: cu_seqlens must rise from 0 to T = {T}, got {cu[:8]}"
-                             f"{'...' if len(cu) > 8 else ''}")
+        check_offsets(f"{where}: ", cu_seqlens, T)
     return x, cu_seqlens, lambda o: o
 
 
@@ -82,6 +86,16 @@ def _mask_plan(where: str, mask: torch.Tensor, decoding: bool, given: torch.Tens
         plan = (indices, cu.to(torch.int32))
     _LAST_PLAN[0] = (*key, plan)
     return plan
+
+
+def check_dtype(where: str, x: torch.Tensor, layer: torch.nn.Module) -> None:
+    """Outside autocast, ``hidden_states`` must have the layer's parameter dtype (InputError naming both, instead of
+    torch's "expected m1 and m2 to have the same dtype")."""
+    p = next(layer.parameters(), None)
+    if p is None or x.dtype == p.dtype or torch.is_autocast_enabled(x.device.type):
+        return
+    raise InputError(f"{where}: hidden_states has dtype {x.dtype}, the layer's parameters {p.dtype}: convert one "
+                     f"(layer.to({x.dtype}) or hidden_states.to({p.dtype})), or run under torch.autocast")
 
 
 def unpack(o: torch.Tensor, indices, B: int, T: int) -> torch.Tensor:

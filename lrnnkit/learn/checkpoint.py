@@ -6,15 +6,18 @@ A run directory (``lrnnkit train --out DIR``) holds
 * ``checkpoint.json``: the step, the training config, the model config, the optimizer's hyper-parameters, the torch
   RNG states, the elapsed time, the run's progress counters, the **name and SHA-256** of its tensor file, and the
   code that computed the steps (torch's version and lrnnkit's :func:`code_id`);
+* ``checkpoint.json`` also records ``inputs``: the absolute path and SHA-256 of every file the run's task read
+  (:func:`lrnnkit.fileio.recording_reads`; empty for presets);
 * ``checkpoint.prev.json``: the checkpoint before it (its tensor file is kept as well);
 * ``metrics.jsonl`` (one JSON line per logged step) and ``.lock``.
 
 **One unit.** :func:`save` writes (1) the tensors to a new file named by step and hash, (2) the previous good JSON
 to ``checkpoint.prev.json``, (3) ``checkpoint.json`` naming the new tensors -- the commit: an atomic rename -- and
-(4) removes tensor files neither JSON names. Each write is atomic (temporary file + rename), so a process killed at
-any instant leaves ``checkpoint.json`` either the old or the new document, each naming a complete tensor file that
-is still there. :func:`find` reads ``checkpoint.json`` and, when it does not pass the checks below (a damaged or
-edited file), falls back to ``checkpoint.prev.json``.
+(4) removes tensor files neither JSON names; SIGINT, SIGTERM and SIGHUP arriving meanwhile are held and delivered
+after step 4 (:func:`lrnnkit.signals.deferred`: a second Ctrl-C no longer cuts a save short). Each write is
+atomic (temporary file + rename), so a process killed at any instant leaves ``checkpoint.json`` either the old or
+the new document, each naming a complete tensor file that is still there. :func:`find` reads ``checkpoint.json``
+and, when it does not pass the checks below (a damaged or edited file), falls back to ``checkpoint.prev.json``.
 
 **Checks on reading** (:func:`read`; each failure is one :class:`~lrnnkit.errors.InputError` line): both files
 are regular files read with a bound (``lrnnkit.limits.CHECKPOINT_MAX_JSON_BYTES`` / ``CHECKPOINT_MAX_BYTES``; a
@@ -24,6 +27,12 @@ of the right length, ``param_groups`` is a list of tables of numbers, ``tensors`
 checkpoint's own directory (no path, no link), ``torch`` (optional) is a short string and ``code`` (optional) a
 table of short strings and booleans, and the tensor file's SHA-256 is the recorded one. Tensor names and
 shapes are checked against the model and optimizer they are loaded into (:func:`restore`).
+
+**Same inputs.** A run is keyed by what it read, not only by its settings: :func:`run_lock` is told the inputs the
+run's task read, every checkpoint written under the lock records them, and :func:`inputs_mismatch` (called when a
+run resumes) names the first file whose content differs between the checkpoint and this run -- a task file edited
+between two runs into the same ``--out`` is refused in one line, not trained on from the middle of another task's
+run. Checkpoints written before ``inputs`` was recorded resume without the check.
 
 **Same code, same bits.** A resumed run repeats an uninterrupted one bit for bit only where the same code computes
 both parts (and the same torch and device, with ``deterministic``). :func:`code_mismatch` compares the checkpoint's
@@ -35,6 +44,7 @@ process is refused at once (the kernel drops the lock when its holder dies, even
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -47,11 +57,14 @@ import torch
 
 from ..errors import InputError, SizeLimitError
 from .. import limits
-from ..fileio import atomic_write_bytes, atomic_write_text, exclusive_lock, make_dir, open_append, read_regular
+from ..signals import deferred
+from .tasks import make_task
+from ..fileio import (atomic_write_bytes, atomic_write_chunks, atomic_write_text, changed_reads, exclusive_lock,
+                      make_dir, open_append, open_regular, read_regular)
 
 __all__ = ["CKPT_JSON", "PREV_JSON", "METRICS", "run_lock", "make_run_dir", "save", "read", "find", "restore",
            "state_bytes", "rng_state", "set_rng_state", "truncate_metrics", "open_metrics", "code_id",
-           "code_mismatch"]
+           "code_mismatch", "inputs_mismatch", "task_of"]
 
 CKPT_JSON = "checkpoint.json"
 PREV_JSON = "checkpoint.prev.json"
@@ -61,12 +74,15 @@ FORMAT = "lrnnkit.train-checkpoint"
 VERSION = 2
 _TENSORS_RE = re.compile(r"^checkpoint(-\d{9}-[0-9a-f]{12})?\.safetensors$")
 _KEYS = {"format", "version", "step", "config", "model_config", "param_groups", "rng", "elapsed", "tensors",
-         "sha256", "torch", "progress", "code"}
-_REQUIRED = _KEYS - {"torch", "progress", "code"}
+         "sha256", "torch", "progress", "code", "inputs"}
+_REQUIRED = _KEYS - {"torch", "progress", "code", "inputs"}
+_MAX_INPUTS = 64            # files one task reads (lrnnkit's read one)
+_MAX_PATH = 4096
 _CODE_KEY_RE = re.compile(r"[a-z_]{1,32}")
 _SHORT = 80      # the longest string of a checkpoint's ``torch`` and ``code`` fields
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _code: dict | None = None
+_run_inputs: dict = {}     # realpath of a locked run directory -> the inputs its run read (run_lock)
 
 
 # ------------------------------------------------------------------------------------------------ code identity
@@ -145,16 +161,55 @@ def code_mismatch(doc: dict) -> tuple | None:
     return _describe(theirs, doc.get("torch")), _describe(ours, torch.__version__)
 
 
+def task_of(doc: dict, where: str):
+    """The task the checkpoint ``doc`` was trained on, rebuilt from its config's name
+    (:func:`lrnnkit.learn.tasks.make_task`), refused (InputError, one line) when its files now hold other contents
+    than the run read (``inputs``), or when its token or output count is not the model's (a task file that gained a
+    letter would feed the padding token to the model as that letter)."""
+    name = doc["config"]["task"]
+    task = make_task(name)
+    changed = changed_reads(doc["inputs"], task.inputs) if "inputs" in doc else None
+    if changed is not None:
+        raise InputError(f"{where} was trained on other input: {changed}")
+    mc = doc.get("model_config") or {}
+    if mc and (mc.get("vocab"), mc.get("n_out")) != (task.n_in, task.n_out):
+        raise InputError(f"{where}: the model reads {mc.get('vocab')} tokens and gives {mc.get('n_out')} outputs, "
+                         f"but its task {name!r} now has {task.n_in} tokens (letters and padding) and {task.n_out} "
+                         "outputs: the task changed since training"[:300])
+    return task
+
+
 # ------------------------------------------------------------------------------------------------ files
 def make_run_dir(out: str) -> str:
     """Create the output directory ``out`` (and its parents) if needed; InputError if it is something else."""
     return make_dir(out, "--out")
 
 
-def run_lock(directory: str):
-    """``with run_lock(directory):`` -- one writer per run directory: :func:`lrnnkit.fileio.exclusive_lock` on
-    ``directory/.lock`` (a second holder gets an InputError naming the directory and the holder's pid)."""
-    return exclusive_lock(os.path.join(directory, LOCK), "run directory")
+@contextlib.contextmanager
+def run_lock(directory: str, inputs: dict | None = None):
+    """``with run_lock(directory, inputs):`` -- one writer per run directory: :func:`lrnnkit.fileio.exclusive_lock`
+    on ``directory/.lock`` (a second holder gets an InputError naming the directory and the holder's pid). While
+    it is held, ``inputs`` (``{absolute path: sha256}``, the files the run's task read) is the run's: :func:`save`
+    records it in every checkpoint and :func:`inputs_mismatch` compares a checkpoint's record with it."""
+    key = os.path.realpath(directory)
+    with exclusive_lock(os.path.join(directory, LOCK), "run directory"):
+        _run_inputs[key] = dict(inputs or {})
+        try:
+            yield
+        finally:
+            _run_inputs.pop(key, None)
+
+
+def inputs_mismatch(doc: dict, directory: str) -> str | None:
+    """``None`` when the checkpoint ``doc`` (read by :func:`read`) was written by a run that read the same files,
+    with the same contents, as the run now holding ``directory``'s lock (or when either records none: a
+    checkpoint older than the record, a run outside :func:`run_lock`); else one phrase naming the first
+    difference (:func:`lrnnkit.fileio.changed_reads`)."""
+    now = _run_inputs.get(os.path.realpath(directory))
+    then = doc.get("inputs")
+    if now is None or then is None:
+        return None
+    return changed_reads(then, now)
 
 
 def open_metrics(path: str):
@@ -165,20 +220,37 @@ def open_metrics(path: str):
 
 def truncate_metrics(path: str, step: int) -> None:
     """Keep the complete records of ``metrics.jsonl`` with ``step <= step`` (a resumed run writes the later ones
-    again); lines cut short by a kill are dropped. Rewritten atomically."""
+    again); lines cut short by a kill are dropped, and so are lines longer than ``_METRICS_LINE`` bytes (lrnnkit
+    writes ~120). Streamed line by line into an atomic rewrite: memory stays one line, whatever the file's size."""
     if not os.path.lexists(path):
         return
-    data = read_regular(path, limits.CHECKPOINT_MAX_BYTES, "metrics file", "CHECKPOINT_MAX_BYTES", follow=False)
-    keep = []
-    for line in data.split(b"\n")[:-1]:     # the last piece has no newline: a torn write or empty
+    with open_regular(path, "metrics file", follow=False) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limits.CHECKPOINT_MAX_BYTES:
+            raise SizeLimitError(f"metrics file {path!r} has {size} bytes, more than {limits.CHECKPOINT_MAX_BYTES} "
+                                 "(lrnnkit.limits.CHECKPOINT_MAX_BYTES)")
+        atomic_write_chunks(path, _kept_metrics(fh, step))
+
+
+_METRICS_LINE = 1 << 16
+
+
+def _kept_metrics(fh, step: int):
+    while True:
+        line = fh.readline(_METRICS_LINE + 1)
+        if not line:
+            return
+        if not line.endswith(b"\n"):        # a torn last write, or an over-long line: skip to its end
+            while line and not line.endswith(b"\n"):
+                line = fh.readline(_METRICS_LINE + 1)
+            continue
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         s = rec.get("step") if isinstance(rec, dict) else None
         if isinstance(s, int) and not isinstance(s, bool) and 0 < s <= step:
-            keep.append(line + b"\n")
-    atomic_write_bytes(path, b"".join(keep))
+            yield line
 
 
 # ------------------------------------------------------------------------------------------------ RNG
@@ -236,6 +308,13 @@ def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progr
     """Write the checkpoint of ``step`` into ``out`` as one unit (module docstring); ``prev_text`` is the JSON of
     the last good checkpoint of this run (kept as ``checkpoint.prev.json``; ``None`` removes a stale one).
     Returns the new JSON text."""
+    with deferred():      # a signal during the writes is delivered after the commit, never half-way
+        return _save(out, step=step, config=config, model=model, opt=opt, elapsed=elapsed, progress=progress,
+                     prev_text=prev_text)
+
+
+def _save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progress: dict,
+          prev_text: str | None) -> str:
     from safetensors.torch import save as st_save
 
     blob = st_save(_tensors_of(model, opt))
@@ -254,6 +333,9 @@ def save(out: str, *, step: int, config: dict, model, opt, elapsed: float, progr
            "model_config": getattr(model, "config", None), "param_groups": groups, "rng": rng_state(),
            "elapsed": elapsed, "progress": progress, "tensors": name, "sha256": sha, "torch": torch.__version__,
            "code": code_id()}
+    inputs = _run_inputs.get(os.path.realpath(out))
+    if inputs is not None:
+        doc["inputs"] = inputs
     text = json.dumps(doc, indent=1, allow_nan=False) + "\n"
     atomic_write_text(os.path.join(out, CKPT_JSON), text)
     for f in os.listdir(out):
@@ -303,6 +385,14 @@ def _check_code(doc: dict, where: str) -> None:
                          f"got {code!r}"[:200])
 
 
+def _check_inputs(inputs, where: str) -> None:
+    if not isinstance(inputs, dict) or len(inputs) > _MAX_INPUTS or not all(
+            isinstance(k, str) and 0 < len(k) <= _MAX_PATH and os.path.isabs(k)
+            and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) for k, v in inputs.items()):
+        raise InputError(f"{where}: 'inputs' must be a table of at most {_MAX_INPUTS} absolute paths to SHA-256 "
+                         f"hex digests, got {inputs!r}"[:200])
+
+
 def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
     """``(doc, tensors, text)`` of the checkpoint JSON ``path``, every field checked (module docstring);
     ``parse_config(dict)`` checks the training config (:meth:`TrainConfig.from_json`: an object with ``steps``, or
@@ -349,6 +439,7 @@ def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
             and isinstance(prog.get("skipped_nonfinite_steps", 0), int)):
         raise InputError(f"{where}: bad 'progress' table")
     _check_code(doc, where)
+    _check_inputs(doc.get("inputs", {}), where)
     sha = doc["sha256"]
     if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
         raise InputError(f"{where}: 'sha256' must be 64 lowercase hex digits")

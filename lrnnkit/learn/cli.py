@@ -9,6 +9,7 @@ import sys
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..limits import seed_arg
+from .device import device_arg
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
 from .protocols import protocol_record
 
@@ -96,7 +97,7 @@ def add_parser(sub) -> None:
     s.add_argument("--lr", type=float, default=None, help="learning rate (default: 1e-2 for diagonal, 1e-3 for the "
                    "other layers)")
     s.add_argument("--seed", type=seed_arg, default=0, help="random seed of data and initialization (default 0)")
-    s.add_argument("--device", default="cpu", help="cpu or cuda")
+    s.add_argument("--device", type=device_arg, default="cpu", help="cpu, cuda or cuda:N")
     s.add_argument("--max-seconds", type=float, default=None, help="stop after this many seconds")
     s.add_argument("--out", default=None, help="run directory: checkpoint, metrics.jsonl, result.json (resumes "
                    "from a checkpoint found there)")
@@ -115,7 +116,7 @@ def add_parser(sub) -> None:
     s.add_argument("--list", action="store_true", help="list the experiments")
     s.add_argument("--scale", default="tiny", choices=["tiny", "small", "paper"],
                    help="tiny (default, minutes on a CPU), small, or the paper's own sizes")
-    s.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    s.add_argument("--device", type=device_arg, default="cpu", help="cpu (default), cuda or cuda:N")
     s.add_argument("--out", default=None, help="output directory for the runs and the result")
     s.add_argument("--no-horizon", action="store_true",
                    help="skip each trained model's horizon (shortest wrong word, accuracy against length, "

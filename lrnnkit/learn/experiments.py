@@ -28,6 +28,8 @@ from .kinds import train_defaults
 from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
+from .device import require_device
+from .oom import memory_named
 from .tasks import make_task
 
 __all__ = ["Experiment", "EXPERIMENTS", "get_experiment", "run_experiment", "list_experiments", "SCALES",
@@ -528,10 +530,13 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
-    if not out:
-        return _run(exp, scale, device, None, progress, only, horizons, annotate)
-    with run_lock(make_run_dir(out)):
-        return _run(exp, scale, device, out, progress, only, horizons, annotate)
+    require_device(device)
+    lower = f"--scale ({scale})" + (" or run on a GPU (--device cuda)" if device == "cpu" else "")
+    with memory_named(f"experiment {name} on {device}", lower):
+        if not out:
+            return _run(exp, scale, device, None, progress, only, horizons, annotate)
+        with run_lock(make_run_dir(out)):
+            return _run(exp, scale, device, out, progress, only, horizons, annotate)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:

@@ -45,8 +45,8 @@ from ..automata.bridges import to_aalpy
 from ..automata.io import fsa_from_dict
 from ..automata.sources import load_source
 from ..model import Model
+from .device import require_device
 from .compare import model_outputs, shortest_disagreement, torch_outputs
-from .tasks import make_task
 
 __all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
            "torch_oracle", "ModelOracle", "EQ_ORACLES", "have_aalpy"]
@@ -422,11 +422,13 @@ def extract_checkpoint(path: str, target=None, *, eq_oracle: str = "target", max
     the model itself on every word up to the length that ``max_words`` allows: its shortest disagreement with the
     target, or agreement up to a stated length.
     """
+    require_device(device)
     if _is_checkpoint(path):
+        from .checkpoint import task_of
         from .train import load_checkpoint
         doc, net = load_checkpoint(path, device)
         net.eval()
-        task = make_task(doc["config"]["task"])
+        task = task_of(doc, f"checkpoint {path!r}")
         fsa = getattr(task, "fsa", None)
         if fsa is None or getattr(task, "k", 1) != 1:
             raise InputError(f"{path}: extraction needs a task with one token per letter of an automaton "

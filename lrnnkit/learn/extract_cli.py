@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 from ..automata.bridges import FORMATS, save
 from ..automata.bridges.cli import add_complete_flags, complete_of
 from ..automata.sources import load_source
 from .. import limits
+from ..errors import InputError
 from ..limits import check_int, seed_arg
+from .device import device_arg
 from .extract import EQ_ORACLES, extract_checkpoint
 
 __all__ = ["add_parser", "run"]
@@ -34,7 +37,7 @@ def add_parser(sub) -> None:
                    "extension: .dot/.gv DOT, otherwise lrnnkit JSON)")
     s.add_argument("--to", choices=FORMATS, default=None, dest="fmt", help="format of -o")
     s.add_argument("--dot", metavar="FILE", help="also write the extracted automaton as Graphviz DOT")
-    s.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    s.add_argument("--device", type=device_arg, default="cpu", help="cpu (default), cuda or cuda:N")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 
@@ -46,6 +49,9 @@ def run(a) -> int:
         check_int("--max-states", a.max_states, 1, limits.MAX_STATES, "MAX_STATES")
     if a.max_rounds is not None:
         check_int("--max-rounds", a.max_rounds, 1, 10_000)
+    if a.output and a.dot and os.path.realpath(a.output) == os.path.realpath(a.dot):
+        raise InputError(f"-o and --dot name the same file {a.output!r}: the second write would replace the first, "
+                         "and both would be reported written; give two paths")
     complete = complete_of(a)
     target = load_source(a.target, complete=complete) if a.target else None
     ext = extract_checkpoint(a.checkpoint, target, eq_oracle=a.eq_oracle, max_rounds=a.max_rounds,

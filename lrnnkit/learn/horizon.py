@@ -35,6 +35,7 @@ from ..automata.minimize import minimize
 from ..errors import InputError
 from .compare import shortest_disagreement, torch_outputs
 from .extract import _BatchOracle, extract_automaton, have_aalpy
+from .device import require_device
 from .tasks import AutomatonTask, make_task
 
 __all__ = ["horizon", "horizon_checkpoint", "horizon_target", "horizon_statement"]
@@ -216,10 +217,13 @@ def horizon_checkpoint(path: str, *, max_len: int | None = None, device: str = "
     """:func:`horizon` of a trained checkpoint (a ``lrnnkit train --out`` run directory or its checkpoint JSON,
     loaded by :func:`lrnnkit.learn.train.load_checkpoint`) on its own task, up to ``max_len`` (default: its longest
     test length); ``kw`` go to :func:`horizon`."""
+    from .checkpoint import task_of
     from .train import load_checkpoint
+    require_device(device)
     doc, net = load_checkpoint(path, device)
     cfg = doc["config"]
-    return horizon(net, cfg["task"], max_len=int(max_len or max(cfg["test_len"])), device=device, **kw)
+    return horizon(net, task_of(doc, f"checkpoint {path!r}"), max_len=int(max_len or max(cfg["test_len"])),
+                   device=device, **kw)
 
 
 def horizon_statement(h: dict) -> str:

@@ -34,11 +34,14 @@ per transition); ``sum:M`` (002's ``Sum(M)`` = ``counter``-like addition mod M o
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import limits
 from ..errors import InputError
+from ..fileio import recording_reads
 from ..automata import builders
 from ..automata.fsa import FSA
 from ..automata.groups import named_group
@@ -80,6 +83,7 @@ class Task:
     labels: tuple
     chance: float
     meta: dict = field(default_factory=dict)
+    inputs = {}       # set by make_task: {absolute path: sha256} of the files the task was read from
 
     @property
     def n_in(self) -> int:
@@ -322,19 +326,35 @@ def _moved_points_filter(group: str, max_moved: int) -> list[int]:
     return [int(i) for i in np.nonzero(moved <= max_moved)[0]]
 
 
-def _int_arg(name: str, arg: str) -> int:
-    if not arg.strip().isdigit() or int(arg) < 1:
-        raise InputError(f"bad modulus {arg!r} in task {name!r}: expected a positive integer")
-    return int(arg)
+MAX_TOKENS_PER_LETTER = 64     # <group>-<k>tok: tokens written per letter
+
+
+def _int_arg(name: str, arg: str, what: str = "modulus", hi: int = 10 ** 9) -> int:
+    """A positive integer argument of a task name, at most ``hi``, checked as text before it is converted."""
+    a = arg.strip()
+    if not (a.isascii() and a.isdigit()) or len(a.lstrip("0")) > len(str(hi)) or not 1 <= int(a) <= hi:
+        raise InputError(f"bad {what} {limits.shorten(arg, 30)} in task {limits.shorten(name, 60)}: expected an "
+                         f"integer in 1..{hi}")
+    return int(a)
 
 
 def make_task(name: str, **kw) -> Task:
-    """A task by name (module docstring): the papers' variants, or any lrnnkit SOURCE (per-position outputs)."""
+    """A task by name (module docstring): the papers' variants, or any lrnnkit SOURCE (per-position outputs).
+    ``task.inputs`` maps the absolute path of each file the task was read from to the SHA-256 of its bytes
+    (:func:`lrnnkit.fileio.recording_reads`; empty for presets): a checkpoint records it, so a run resumed on an
+    edited file is refused (:func:`lrnnkit.learn.checkpoint.inputs_mismatch`)."""
     if not isinstance(name, str) or not name:
         raise InputError(f"empty task name {name!r}")
+    with recording_reads() as seen:
+        task = _make_task(name, **kw)
+    task.inputs = dict(seen)
+    return task
+
+
+def _make_task(name: str, **kw) -> Task:
     head, sep, arg = name.partition(":")
     if sep and head == "sum":
-        M = _int_arg(name, arg)
+        M = _int_arg(name, arg, hi=math.isqrt(limits.MAX_TRANSITIONS))      # an M x M transition table
         # Sum(M) over digits 0..M-1: digit d adds d (002, Section 4.1); output = the sum mod M
         delta = [[(q + d) % M for d in range(M)] for q in range(M)]
         fsa = FSA(tuple(str(d) for d in range(M)), delta, 0, None, tuple(str(q) for q in range(M)), None,
@@ -355,9 +375,13 @@ def make_task(name: str, **kw) -> Task:
     ktok = variant.endswith("tok") and variant[:-3].isdigit()
     if not sep and dash and base and (variant in ("swaps", "3perm") or ktok):
         fsa = load_source(f"group:{base}")
-        if variant == "swaps":
-            return AutomatonTask(fsa, name=name, letters=_moved_points_filter(base, 2), **kw)
-        if variant == "3perm":
-            return AutomatonTask(fsa, name=name, letters=_moved_points_filter(base, 3), **kw)
-        return AutomatonTask(fsa, name=name, tokens_per_transition=int(variant[:-3]), **kw)
+        if variant in ("swaps", "3perm"):
+            letters = _moved_points_filter(base, 2 if variant == "swaps" else 3)
+            if len(letters) < 2:      # the identity alone: nothing to learn, every word maps to one state
+                raise InputError(f"task {name!r}: no element of {base} but the identity moves at most "
+                                 f"{2 if variant == 'swaps' else 3} points, so the task would train on the identity "
+                                 f"letter alone; use group:{base}")
+            return AutomatonTask(fsa, name=name, letters=letters, **kw)
+        k = _int_arg(name, variant[:-3], "tokens per letter", MAX_TOKENS_PER_LETTER)
+        return AutomatonTask(fsa, name=name, tokens_per_transition=k, **kw)
     return AutomatonTask(load_source(name), name=name, **kw)

@@ -15,9 +15,12 @@ package files, or another torch: :func:`.checkpoint.code_mismatch`) resumes with
 
 Interruptions: with a run directory, a checkpoint is written every ``checkpoint_every`` steps and every
 ``checkpoint_seconds`` seconds (default 60 s), and once more when the run ends for any reason -- Ctrl-C included:
-the first Ctrl-C lets the current step finish, saves, and raises KeyboardInterrupt (the command line exits 130); a
-second one stops at once (the last checkpoint stands). ``kill -9`` loses at most the steps since the last
-checkpoint. One process at a time writes a run directory (:func:`.checkpoint.run_lock`).
+the first Ctrl-C (or SIGTERM, or SIGHUP) lets the current step finish, saves, and raises
+:class:`~lrnnkit.errors.Interrupted` (a KeyboardInterrupt; the command line exits 130, 143 or 129); a second one
+stops at once (the last checkpoint stands; a checkpoint being written is finished first). A signal outside the
+steps (building the model, the final evaluation) stops the run there, the last checkpoint standing. ``kill -9``
+loses at most the steps since the last checkpoint. One process at a time writes a run directory
+(:func:`.checkpoint.run_lock`).
 
 Every number of a :class:`TrainConfig` is range-checked when it is made (limits in :mod:`lrnnkit.limits`, listed
 in docs/limits.rst), and the model's parameter count before any memory is taken (:meth:`TrainConfig.check_size`).
@@ -40,8 +43,11 @@ import torch
 from torch.nn import functional as F
 
 from .. import limits
-from ..errors import InputError, SizeLimitError
+from ..errors import InputError, Interrupted, SizeLimitError
+from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
+from .device import check_device, require_device
+from .oom import memory_named
 from .evaluate import eigenvalue_summary, evaluate
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
@@ -201,9 +207,7 @@ class TrainConfig:
                                  f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
         if self.loop not in LOOPS + ("auto",):
             raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:200])
-        if self.device not in ("cpu", "cuda") and not (self.device.startswith("cuda:")
-                                                       and self.device[5:].isdigit() and len(self.device) < 12):
-            raise InputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}"[:200])
+        check_device(self.device)
 
     @property
     def step_loop(self) -> str:
@@ -258,8 +262,7 @@ def build(cfg: TrainConfig, model_fn=None):
     """``(task, model, optimizer)`` for a config, the model initialised from ``torch.manual_seed(cfg.seed)``;
     ``model_fn(task) -> nn.Module`` replaces :class:`SequenceModel` (e.g. a peer library's layer). The built-in
     model's size is checked first (:meth:`TrainConfig.check_size`)."""
-    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"device {cfg.device!r} requested but CUDA is not available")
+    require_device(cfg.device)
     task = make_task(cfg.task)
     if model_fn is None:
         cfg.check_size(task.n_in, task.n_out)
@@ -313,8 +316,8 @@ _NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_e
 
 def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
     """``(step, elapsed, progress, json_text)`` of the newest good checkpoint in ``out``, loaded into ``model``
-    and ``opt`` (None when there is none); a checkpoint of other settings is refused, one of other code warned of
-    (stderr, one line)."""
+    and ``opt`` (None when there is none); a checkpoint of other settings or made from other contents of the task's
+    files (:func:`.checkpoint.inputs_mismatch`) is refused, one of other code warned of (stderr, one line)."""
     found = ck.find(out, TrainConfig.from_json, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr),
                     tensor_bytes=ck.state_bytes(model))
     if found is None:
@@ -332,6 +335,9 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
     if was != cfg.step_loop:
         raise InputError(f"{where} trained on the {was} loop and this run would take the {cfg.step_loop} loop "
                          f"(another random stream of batches); resume it with --loop {was}")
+    changed = ck.inputs_mismatch(doc, out)
+    if changed is not None:
+        raise InputError(f"{where} was made from other input: {changed}; use another --out or remove it")
     ck.restore(doc, tensors, model, opt, device, where)
     ck.set_rng_state(doc["rng"])
     other = ck.code_mismatch(doc)
@@ -344,10 +350,13 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
 
 
 class _DeferredInterrupt:
-    """While active (main thread only, and only for signals not ignored): the first Ctrl-C (SIGINT) or SIGTERM
-    sets ``requested`` (the loop stops after the current step and saves); a second one raises KeyboardInterrupt."""
+    """While active (main thread only, and only for signals not ignored): the first Ctrl-C (SIGINT), SIGTERM or
+    SIGHUP sets ``requested`` (the loop stops after the current step and saves) and is remembered in
+    ``last_signum``; a second one raises :class:`~lrnnkit.errors.Interrupted` at once (a checkpoint being written
+    is finished first: :func:`.checkpoint.save` holds signals)."""
 
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+    SIGNALS = STOP_SIGNALS
+    last_signum = signal.SIGINT
 
     def __init__(self):
         self.requested = False
@@ -355,8 +364,10 @@ class _DeferredInterrupt:
 
     def _handler(self, signum, frame):
         if self.requested:
-            raise KeyboardInterrupt
+            raise Interrupted(signum, f"lrnnkit: stopped at once by a second {signal_name(signum)}; the last "
+                              "checkpoint stands")
         self.requested = True
+        _DeferredInterrupt.last_signum = signum
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
@@ -377,13 +388,28 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
           stop_at: int | None = None, evaluate_at_end: bool = True, model_fn=None) -> dict:
     """Train (or resume from ``out``) and evaluate. ``stop_at`` ends after that many steps (as an interruption
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
-    Ctrl-C: saves (with ``out``) and raises KeyboardInterrupt (module docstring)."""
-    with _determinism(cfg):
+    Ctrl-C, SIGTERM, SIGHUP: saves (with ``out``) and raises :class:`~lrnnkit.errors.Interrupted`, a
+    KeyboardInterrupt (module docstring). Memory a legal size cannot get: :class:`~lrnnkit.errors.OutOfMemory`."""
+    saved = f"the last checkpoint in {out!r} stands" if out else "nothing was saved (no --out)"
+    with _determinism(cfg), memory_named(f"training ({cfg.layer} on {cfg.device})", _memory_settings(cfg)), \
+            stopping(f"lrnnkit: stopped by {{signal}}; {saved}"):
         task, model, opt = build(cfg, model_fn)
-        if not out:
-            return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
-        with ck.run_lock(ck.make_run_dir(out)):
-            return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+        try:
+            if not out:
+                return _train(cfg, task, model, opt, None, resume, progress, stop_at, evaluate_at_end)
+            with ck.run_lock(ck.make_run_dir(out), task.inputs):
+                return _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_end)
+        except KeyboardInterrupt as exc:     # the loop stopped on a signal and saved (it said so): which signal
+            if isinstance(exc, Interrupted):
+                raise
+            raise Interrupted(_DeferredInterrupt.last_signum,
+                              "" if out else "lrnnkit: interrupted; nothing was saved (no --out)") from None
+
+
+def _memory_settings(cfg: TrainConfig) -> str:
+    """The settings whose product a training run's memory grows with, for an out-of-memory message."""
+    return (f"--batch ({cfg.batch}), the longest --train-len ({cfg.train_len[1]}) or --test-len "
+            f"({max(cfg.test_len)}), --width ({cfg.width}), --heads ({cfg.heads}) or --layers ({cfg.layers})")
 
 
 @contextlib.contextmanager

@@ -166,13 +166,13 @@ def read_document(path: str | os.PathLike) -> tuple:
     if not raw.strip():
         raise InputError(f"model {path!r} is empty (expected a JSON object)")
     try:
-        doc = json.loads(raw)
+        doc = json.loads(raw, parse_int=limits.json_int)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"model {path!r} is not valid JSON: {exc}") from None
     except RecursionError:
         raise InputError(f"model {path!r}: the JSON is nested too deeply") from None
-    except ValueError as exc:   # e.g. an integer literal past Python's 4300-digit conversion limit
-        raise InputError(f"model {path!r}: {exc}") from None
+    except ValueError as exc:   # an integer literal past limits.json_int's bound, or Python's own
+        raise (type(exc) if isinstance(exc, InputError) else InputError)(f"model {path!r}: {exc}") from None
     arrays = None
     if isinstance(doc, dict) and doc.get("arrays"):
         st = doc["arrays"]

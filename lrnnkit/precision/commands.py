@@ -24,17 +24,20 @@ def cast_argv(argv: list) -> list:
     """``lrnnkit precision cast`` arguments reordered so that argparse reads every value as a value: the options
     first, then ``--``, then the values in their order. A value may start with ``-`` (``-3.5``, ``-1/3``, ``-inf``,
     ``-pi/4``) and stand anywhere, before or after ``--`` (which is dropped); an option is a known option name or a
-    unique prefix of one (``--format X``, ``--format=X``, ``-h``), and any other word starting with ``--`` stays an
-    option so that argparse names it. Other command lines come back unchanged."""
+    unique prefix of one (``--format X``, ``--format=X``, ``-h``), and any other word starting with ``--`` before
+    ``--`` stays an option so that argparse names it; after ``--`` such a word is a value (``-- --1`` casts
+    ``--1``). Other command lines come back unchanged."""
     argv = list(argv)
     if len(argv) < 2 or argv[0] != "precision" or argv[1] != "cast":
         return argv
     opts, values = [], []
+    after = False       # past "--": a word starting with "--" that names no option is a value
     i = 2
     while i < len(argv):
         tok = argv[i]
         i += 1
         if tok == "--":
+            after = True
             continue
         if tok in ("-h",):
             opts.append(tok)
@@ -42,6 +45,9 @@ def cast_argv(argv: list) -> list:
         if tok.startswith("--"):
             name = tok.split("=", 1)[0]
             hits = [o for o in _CAST_OPTIONS if o.startswith(name)]
+            if after and len(hits) != 1:
+                values.append(tok)
+                continue
             opts.append(tok)
             if len(hits) == 1 and _CAST_OPTIONS[hits[0]] and "=" not in tok and i < len(argv):
                 opts[-1] = f"{tok}={argv[i]}"     # joined: a value such as "-inf" (toward-negative) stays a value

@@ -62,10 +62,11 @@ def run(args) -> int:
         res = run_sweep(spec, out, args.executor, args.address, progress=True if args.progress else None,
                         plots=not args.no_plots, executor_options=opts)
     except KeyboardInterrupt as exc:
-        term = isinstance(exc, SweepTerminated)
-        print(f"lrnnkit: {'terminated' if term else 'interrupted'}; finished points are kept in {out}/records.jsonl "
-              f"(rerun the same command to resume)", file=sys.stderr)
-        return 143 if term else 130
+        status = 143 if isinstance(exc, SweepTerminated) else getattr(exc, "exit_status", 130)
+        how = {143: "terminated", 129: "stopped by SIGHUP"}.get(status, "interrupted")
+        print(f"lrnnkit: {how}; finished points are kept in {out}/records.jsonl (rerun the same command to resume)",
+              file=sys.stderr)
+        return status
     if args.json:
         print(json.dumps(res, indent=1, sort_keys=False))
     else:

@@ -23,6 +23,11 @@ Every kind also accepts ``replicate`` (an integer that only changes the point's 
   rerun of a point cut short continues from the last checkpoint there, to the same result an uninterrupted run
   gives (:mod:`lrnnkit.learn.train`: bit-identical on the same device and library versions).
 
+**Keyed by content.** A point's record holds ``inputs``: the absolute path and SHA-256 of every file its ``source``
+(collapse, certify) or ``task`` (train) read (:func:`point_inputs`). A rerun recomputes an ``ok`` point whose files
+now hold other bytes (:mod:`.runner`), and a train point whose run directory's checkpoint was made from other
+contents starts afresh instead of resuming it.
+
 A resumable kind's ``run`` is called as ``run(point, seed, run_dir)``. A job may return, under the key
 :data:`RESULT_META`, a table for the record's ``meta`` (what may differ between reruns: the train job's
 ``resumed_from_step``, 0 for a run started afresh).
@@ -37,8 +42,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import InputError
+from ..fileio import changed_reads, recording_reads
 from ..automata.fsa import FSA
 from ..automata.sources import load_source
+from ..learn.tasks import make_task
 from ..certify import certify
 from ..constructions import compile as compile_model
 from ..errors import SizeLimitError
@@ -47,7 +54,8 @@ from ..limits import check_automaton
 from ..precision import canonical_policy, canonical_rounding, collapse, get_format
 from ..theorems import all_statements, get, run_check
 
-__all__ = ["JobKind", "JOB_KINDS", "RESULT_META", "get_job", "check_points", "expand_grid", "jsonable", "run_seed"]
+__all__ = ["JobKind", "JOB_KINDS", "RESULT_META", "get_job", "check_points", "expand_grid", "jsonable", "run_seed",
+           "point_inputs", "clear_caches"]
 
 RESULT_META = "_meta"     # a result key whose table goes to the record's meta
 
@@ -63,6 +71,7 @@ class JobKind:
     uses_gpu: bool = False
     resumable: bool = False             # run(point, seed, run_dir): keeps its state in the point's run directory
     check: Callable | None = None       # check(point) -> None, raises InputError
+    input_param: str | None = None      # the parameter naming what the job reads: a SOURCE or a task name
 
     def validate(self, point: dict, where: str) -> None:
         missing = [k for k in self.required if k not in point]
@@ -184,10 +193,45 @@ def _model_for(point: dict, seed: int):
                      seed if src.startswith("random:") else 0)
 
 
+def clear_caches() -> None:
+    """Forget the automata and models loaded so far (a new sweep reads its files again: one edited since the last
+    sweep in this process is not answered from memory)."""
+    _check_source.cache_clear()
+    _compiled.cache_clear()
+
+
+def _task_inputs(name: str) -> dict:
+    return make_task(name).inputs
+
+
+def point_inputs(kind: str, point: dict, memo: dict | None = None) -> dict:
+    """``{absolute path: sha256}`` of the files the point's job reads as its source or task (read now, as the job
+    will: :func:`lrnnkit.fileio.recording_reads`); ``{}`` for presets, ``random:`` sources and kinds that read no
+    file, and whatever was read before the error for a source that cannot be loaded (its job then fails and says
+    why). ``memo`` (``{(param, value): inputs}``) reads each distinct source once per sweep."""
+    job = JOB_KINDS.get(kind)
+    name = job.input_param if job is not None else None
+    v = point.get(name) if name else None
+    if not isinstance(v, str) or not v or v.startswith("random:"):
+        return {}
+    memo = {} if memo is None else memo
+    if (name, v) not in memo:
+        with recording_reads() as seen:
+            try:
+                _task_inputs(v) if name == "task" else load_source(v)
+            except InputError:
+                pass
+        memo[(name, v)] = dict(seen)
+    return dict(memo[(name, v)])
+
+
 # --------------------------------------------------------------------------- collapse
 def _check_collapse(point, where):
     _positive_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
     _positive_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    for key in ("renorm", "decoder_fp64"):     # "false" (a string) would be true: booleans only
+        if key in point and not isinstance(point[key], bool):
+            raise InputError(f"{where}: {key!r} must be true or false, got {point[key]!r}"[:300])
     _checked_source(point, where)
     try:
         get_format(point["format"])
@@ -273,12 +317,12 @@ def train_function() -> Callable:
     on first use: the sweep does not load torch for the other job kinds)."""
     from ..learn.train import TrainConfig, train
 
-    def train_from_config(params: dict, out: str | None = None) -> dict:
+    def train_from_config(params: dict, out: str | None = None, resume: bool = True) -> dict:
         params = dict(params)
         if "device" not in params:   # a GPU when this task was given one (Ray sets CUDA_VISIBLE_DEVICES)
             import torch
             params["device"] = "cuda" if torch.cuda.is_available() else "cpu"
-        return train(TrainConfig(**params), out)
+        return train(TrainConfig(**params), out, resume=resume)
     train_from_config.config_fields = tuple(f.name for f in dataclasses.fields(TrainConfig))
     return train_from_config
 
@@ -297,31 +341,41 @@ def _check_train(point, where):
         raise InputError(f"{where}: {exc}") from None
 
 
-def _checkpoint_step(run_dir: str) -> int:
+def _checkpoint_step(run_dir: str) -> int | None:
     """The step of the checkpoint a training run in ``run_dir`` resumes from (the one
     :func:`lrnnkit.learn.checkpoint.find` picks, as the run does); 0 when there is none or it is unusable (the run
-    itself then starts afresh or reports why)."""
+    itself then starts afresh or reports why); None when it was made from other contents of the task's files than
+    they hold now (the run then starts afresh: the point is recomputed)."""
     from ..learn import checkpoint as ck
     from ..learn.train import TrainConfig
     try:
         found = ck.find(run_dir, TrainConfig.from_json)
     except InputError:
         return 0
-    return 0 if found is None else int(found[0]["step"])
+    if found is None:
+        return 0
+    doc = found[0]
+    try:
+        if "inputs" in doc and changed_reads(doc["inputs"], _task_inputs(doc["config"]["task"])) is not None:
+            return None
+    except InputError:
+        return 0
+    return int(doc["step"])
 
 
 def run_train(point: dict, seed: int, run_dir: str | None = None) -> dict:
     """One training run (:mod:`lrnnkit.learn`), checkpointed in ``run_dir`` and resumed from it when it holds a
-    checkpoint; keys starting with ``_`` (the model object) and the checkpoint path are dropped from the record,
-    which is therefore the same wherever the run directory is and however often the run was resumed. With a run
-    directory, :data:`RESULT_META` gives ``resumed_from_step``."""
+    checkpoint made from the task files' present contents (else started afresh); keys starting with ``_`` (the
+    model object) and the checkpoint path are dropped from the record, which is therefore the same wherever the run
+    directory is and however often the run was resumed. With a run directory, :data:`RESULT_META` gives
+    ``resumed_from_step``."""
     params = {k: v for k, v in point.items() if k != "replicate"}
     params.setdefault("seed", seed)
     resumed = _checkpoint_step(run_dir) if run_dir else None
-    res = train_function()(params, run_dir)
+    res = train_function()(params, run_dir, resume=resumed is not None)
     out = {k: v for k, v in res.items() if not k.startswith("_") and k != "checkpoint"}
     if run_dir:
-        out[RESULT_META] = {"resumed_from_step": resumed}
+        out[RESULT_META] = {"resumed_from_step": resumed or 0}
     return out
 
 
@@ -330,14 +384,14 @@ JOB_KINDS = {
                         optional={"policy": "matvec", "steps": 10_000, "rounding": "nearest-even",
                                   "construction": None, "options": {}, "gh": "factors", "renorm": False,
                                   "decoder_fp64": False, "period_cap": None},
-                        check=_check_collapse),
+                        check=_check_collapse, input_param="source"),
     "certify": JobKind("certify", run_certify, required=("source",),
                        optional={"construction": None, "options": {}, "max_pairs": 2_000_000, "float_steps": 10_000},
-                       check=_check_certify),
+                       check=_check_certify, input_param="source"),
     "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
                         check=_check_theorems),
     "train": JobKind("train", run_train, open_params=True, uses_gpu=True, resumable=True, check=_check_train,
-                     seed_param="seed"),
+                     seed_param="seed", input_param="task"),
 }
 
 

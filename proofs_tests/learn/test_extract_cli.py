@@ -34,3 +34,13 @@ def test_extract_reports_and_writes(parity_model, tmp_path, capsys):
 def test_numbers_are_range_checked(parity_model, flag, value):
     with pytest.raises(InputError, match=flag):
         run(build_parser().parse_args(["extract", parity_model, flag, value]))
+
+
+def test_extract_refuses_to_report_one_file_written_twice(tmp_path):
+    """`extract -o F --dot F` wrote F twice (the DOT replaced the JSON) and reported both: refused first."""
+    f = tmp_path / "a.json"
+    a = build_parser().parse_args(["extract", str(tmp_path / "none"), "-o", str(f), "--dot",
+                                   str(tmp_path / "." / "a.json")])
+    with pytest.raises(InputError, match="-o and --dot name the same file"):
+        run(a)
+    assert not f.exists()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 
+from ... import limits
 from ...errors import InputError
 from ..fsa import FSA
 from .aalpy import from_aalpy, is_aalpy, to_aalpy
@@ -59,7 +60,7 @@ def load_file(path, *, complete: bool | str = False) -> FSA:
     head = text.lstrip()[:1]
     if head == "{" and '"input_symbols"' in text:
         try:
-            d = json.loads(text)
+            d = json.loads(text, parse_int=limits.json_int)
         except (json.JSONDecodeError, RecursionError, ValueError):
             d = None
         if isinstance(d, dict) and "input_symbols" in d:

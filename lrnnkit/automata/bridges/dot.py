@@ -23,8 +23,15 @@ ports, quoted strings joined with ``+``, comments) and then read as an automaton
 
 Errors are one-line :class:`InputError` messages naming the input and, for syntax errors, the line. The text is at
 most :data:`lrnnkit.limits.MAX_FILE_BYTES` (files are read bounded), subgraphs nest at most
-:data:`MAX_DEPTH` deep, and the edges (a subgraph-to-subgraph edge stands for all pairs) number at most
-:data:`lrnnkit.limits.MAX_TRANSITIONS`.
+:data:`MAX_DEPTH` deep, the nodes number at most :data:`lrnnkit.limits.MAX_STATES` plus :data:`MAX_MARKERS`
+start markers, and the edges (a subgraph-to-subgraph edge stands for all pairs) at most
+:data:`lrnnkit.limits.MAX_TRANSITIONS`: each is checked as the parser meets it, before the work it would cost.
+Parsing and reading take time linear in the text (a subgraph's members are collected in time proportional to
+them), so a file at the limits reads in seconds.
+
+Why not pydot (which AALpy installs): its pyparsing grammar is orders of magnitude slower on large files, it
+checks no size before it has built the whole graph, and its syntax errors are multi-line pyparsing reports; this
+reader keeps the bounds and the one-line messages.
 
 Writing (:func:`fsa_to_dot`): one statement per line, AALpy's dialect (``aalpy.utils.load_automaton_from_file(path,
 "dfa")`` for an acceptor, ``"moore"`` otherwise reads it back), also valid Graphviz input: node ids ``s0, s1,
@@ -41,9 +48,11 @@ from ...errors import InputError, SizeLimitError
 from ..fsa import FSA
 from .table import StateTable, to_fsa
 
-__all__ = ["parse_dot", "fsa_from_dot", "fsa_to_dot", "looks_like_dot", "MAX_DEPTH", "LRNNKIT_COMMENT"]
+__all__ = ["parse_dot", "fsa_from_dot", "fsa_to_dot", "looks_like_dot", "MAX_DEPTH", "MAX_MARKERS",
+           "LRNNKIT_COMMENT"]
 
 MAX_DEPTH = 64
+MAX_MARKERS = 64     # start-marker nodes beside the states (lrnnkit and AALpy write one)
 LRNNKIT_COMMENT = "lrnnkit.fsa: one input symbol per edge"
 _MARKER_SHAPES = {"point", "none", "plaintext", "plain"}
 _KEYWORDS = {"strict", "graph", "digraph", "node", "edge", "subgraph"}
@@ -58,6 +67,17 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 
 
+_STRING = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"', re.DOTALL)     # a quoted string; its escapes resolved by _escaped
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _escaped(m) -> str:
+    """DOT's escapes in a quoted string: ``\\"`` is a quote, a backslash-newline continues the line, any other
+    escape is kept as written (labels give ``\\N``, ``\\l`` ... their meaning later)."""
+    e = m.group(1)
+    return '"' if e == '"' else "" if e == "\n" else "\\" + e
+
+
 class _Html(str):
     """An HTML-like string ``<...>`` (a rich label, not a plain name or symbol)."""
 
@@ -69,8 +89,9 @@ class _Tok:
         self.kind, self.value, self.line = kind, value, line
 
 
-def _tokens(text: str, where: str) -> list:
-    out = []
+def _tokens(text: str, where: str):
+    """The tokens of ``text``, one at a time (the parser takes them as it goes: a size bound it meets stops the
+    reading there)."""
     i, n, line = 0, len(text), 1
     at_line_start = True
     while i < n:
@@ -80,29 +101,13 @@ def _tokens(text: str, where: str) -> list:
             i = n if j < 0 else j
             continue
         if c == '"':
-            j, buf = i + 1, []
-            while True:
-                if j >= n:
-                    raise InputError(f"{where}: line {line}: unterminated quoted string")
-                d = text[j]
-                if d == "\\" and j + 1 < n:
-                    e = text[j + 1]
-                    if e == '"':
-                        buf.append('"')
-                    elif e == "\n":
-                        pass
-                    else:
-                        buf.append("\\" + e)
-                    j += 2
-                    continue
-                if d == '"':
-                    break
-                buf.append(d)
-                j += 1
-            value = "".join(buf)
-            out.append(_Tok("str", value, line))
-            line += text.count("\n", i, j + 1)
-            i = j + 1
+            m = _STRING.match(text, i)
+            if m is None:
+                raise InputError(f"{where}: line {line}: unterminated quoted string")
+            body = m.group(1)
+            yield _Tok("str", _ESCAPE.sub(_escaped, body) if "\\" in body else body, line)
+            line += body.count("\n")
+            i = m.end()
             at_line_start = False
             continue
         if c == "<":                               # HTML-like string: balanced angle brackets
@@ -117,7 +122,7 @@ def _tokens(text: str, where: str) -> list:
                 j += 1
             if j >= n:
                 raise InputError(f"{where}: line {line}: unterminated HTML-like string '<...>'")
-            out.append(_Tok("html", text[i + 1:j], line))
+            yield _Tok("html", text[i + 1:j], line)
             line += text.count("\n", i, j + 1)
             i = j + 1
             at_line_start = False
@@ -136,12 +141,11 @@ def _tokens(text: str, where: str) -> list:
             continue
         at_line_start = False
         if kind in ("id", "num"):
-            out.append(_Tok("kw" if kind == "id" and s.lower() in _KEYWORDS else "id", s.lower()
-                            if kind == "id" and s.lower() in _KEYWORDS else s, line))
+            yield _Tok("kw" if kind == "id" and s.lower() in _KEYWORDS else "id", s.lower()
+                       if kind == "id" and s.lower() in _KEYWORDS else s, line)
         else:
-            out.append(_Tok("edgeop" if kind == "edgeop" else s, s, line))
+            yield _Tok("edgeop" if kind == "edgeop" else s, s, line)
         i = m.end()
-    return out
 
 
 class _Graph:
@@ -154,17 +158,24 @@ class _Graph:
 
 
 class _Parser:
-    def __init__(self, toks: list, where: str):
-        self.t, self.i, self.where = toks, 0, where
+    def __init__(self, toks, where: str):
+        self.src, self.t, self.i, self.where = iter(toks), [], 0, where
         self.g = _Graph()
+        self.order: list = []       # node ids in order of first appearance (a subgraph's new ones: a tail of it)
 
     def fail(self, msg):
+        self.peek()
         line = self.t[self.i].line if self.i < len(self.t) else (self.t[-1].line if self.t else 1)
         raise InputError(f"{self.where}: line {line}: {msg}")
 
     def peek(self, k=0):
         j = self.i + k
-        return self.t[j] if j < len(self.t) else None
+        while len(self.t) <= j:
+            tok = next(self.src, None)
+            if tok is None:
+                return None
+            self.t.append(tok)
+        return self.t[j]
 
     def take(self, kind=None, value=None):
         tok = self.peek()
@@ -235,7 +246,12 @@ class _Parser:
 
     def touch(self, name: str, ndef: dict) -> None:
         if name not in self.g.nodes:
+            if len(self.order) >= limits.MAX_STATES + MAX_MARKERS:
+                raise SizeLimitError(f"{self.where}: more than {limits.MAX_STATES + MAX_MARKERS} nodes: automata have "
+                                     f"at most {limits.MAX_STATES} states (lrnnkit.limits.MAX_STATES) and the "
+                                     f"reader takes at most {MAX_MARKERS} start markers")
             self.g.nodes[name] = dict(ndef)
+            self.order.append(name)
 
     def operand(self, ndef, edef, depth) -> list:
         if self.at("{") or self.at("kw", "subgraph"):
@@ -252,13 +268,14 @@ class _Parser:
             if not self.at("{"):
                 self.ident()
         self.take("{")
-        before = set(self.g.nodes)
+        first = len(self.order)
         members = self.stmts(dict(ndef), dict(edef), depth + 1)
         self.take("}")
-        return members + [n for n in self.g.nodes if n not in before and n not in members]
+        seen = set(members)
+        return members + [n for n in self.order[first:] if n not in seen]
 
     def stmts(self, ndef: dict, edef: dict, depth: int) -> list:
-        members: list = []
+        members: dict = {}      # an ordered set: membership in constant time
         while not self.at("}"):
             if self.peek() is None:
                 self.fail("unexpected end of input (missing '}')")
@@ -280,7 +297,7 @@ class _Parser:
                     self.g.attrs[k] = v
                 continue
             left = self.operand(ndef, edef, depth)
-            members += [x for x in left if x not in members]
+            members.update(dict.fromkeys(left))
             if self.at("edgeop"):
                 chain = [left]
                 while self.at("edgeop"):
@@ -289,7 +306,7 @@ class _Parser:
                         self.fail(f"edge operator {op!r} in a{' directed' if self.g.directed else 'n undirected'} "
                                   "graph")
                     chain.append(self.operand(ndef, edef, depth))
-                    members += [x for x in chain[-1] if x not in members]
+                    members.update(dict.fromkeys(chain[-1]))
                 attrs = {**edef, **self.attr_list()}
                 more = sum(len(a) * len(b) for a, b in zip(chain, chain[1:]))
                 if len(self.g.edges) + more > limits.MAX_TRANSITIONS:   # {a b ...} -> {c d ...} multiplies
@@ -301,7 +318,7 @@ class _Parser:
                             self.g.edges.append((u, v, attrs))
             elif len(left) == 1 and tok.kind in ("id", "str", "html"):
                 self.g.nodes[left[0]].update(self.attr_list())
-        return members
+        return list(members)
 
 
 def parse_dot(text: str, where: str = "<DOT>") -> _Graph:

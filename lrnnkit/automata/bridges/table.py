@@ -16,7 +16,7 @@ set is an ordinary state of the construction (named ``{}``), not an added sink.
 """
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from typing import Callable, Hashable, Sequence
 
@@ -68,12 +68,14 @@ def to_fsa(t: StateTable, where: str, complete: bool | str = False) -> FSA:
     k = len(t.alphabet)
     if k == 0:
         raise InputError(f"{where}: empty alphabet: an automaton needs at least one input symbol")
-    check_size(len(t.names) + 1, k, where)
+    check_size(len(t.names), k, where)
     symbols = [str(a) for a in t.alphabet]
     if len(set(symbols)) != len(symbols):
-        dup = sorted({s for s in symbols if symbols.count(s) > 1})
-        raise InputError(f"{where}: input symbols {dup} coincide when written as strings")
+        dup = sorted(s for s, c in Counter(symbols).items() if c > 1)
+        raise InputError(f"{where}: input symbols {dup[:10]} coincide when written as strings"[:300])
     missing = [(q, a) for q, row in enumerate(t.delta) for a, x in enumerate(row) if x is None]
+    if missing and complete:
+        check_size(len(t.names) + 1, k, where)       # the sink state it will get
     names = [str(x) for x in t.names]
     delta = [list(row) for row in t.delta]
     accepting = None if t.accepting is None else set(t.accepting)

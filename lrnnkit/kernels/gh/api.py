@@ -13,7 +13,7 @@ import numbers
 import torch
 
 from ...errors import InputError
-from .._checks import check_float, check_range, check_unit_rows
+from .._checks import check_float, check_offsets, check_range, check_unit_rows
 from ..l2norm import l2norm
 
 BACKENDS = ("chunk", "torch", "naive")
@@ -30,6 +30,14 @@ def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
     if not isinstance(n_h, int) or n_h < 1:
         raise InputError(f"n_h must be a positive integer, got {n_h!r}")
     B, T, H, K = q.shape
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if 0 in x.shape:
+            raise InputError(f"{name}: every axis must have length >= 1, got shape {tuple(x.shape)}")
+    for name, x in (("beta", beta), ("g", g), ("initial_state", initial_state)):
+        if x is not None and not isinstance(x, torch.Tensor):
+            raise InputError(f"{name}: expected a torch.Tensor or None, got {type(x).__name__}")
+        if x is not None and not x.dtype.is_floating_point:
+            raise InputError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
 
     def five(name, x, width):
         if x.ndim == 4 and x.shape[:3] == (B, T * n_h, H):
@@ -59,10 +67,7 @@ def canonical(q, k, v, beta, g, n_h: int, cu_seqlens, initial_state):
     if cu_seqlens is not None:
         if B != 1:
             raise InputError(f"cu_seqlens needs packed inputs with B = 1, got B = {B}")
-        cu = cu_seqlens.tolist()
-        if len(cu) < 2 or cu[0] != 0 or cu[-1] != T or any(b < a for a, b in zip(cu[:-1], cu[1:])):
-            raise InputError(f"cu_seqlens must rise from 0 to T={T}, got {cu[:8]}{'...' if len(cu) > 8 else ''}")
-        N = len(cu) - 1
+        N = len(check_offsets("", cu_seqlens, T)) - 1
     if initial_state is not None and tuple(initial_state.shape) != (N, H, K, v.shape[-1]):
         raise InputError(f"initial_state: expected shape {(N, H, K, v.shape[-1])}, got {tuple(initial_state.shape)}")
     return q, k, v, beta, g, N
