@@ -281,8 +281,10 @@ _P001_DP = Protocol("001-deltaproduct", _p001(""),
 _P001_L = Protocol("001-deltanet-layers", {
     **_p001("; Fig. 3 (bottom) varies the number of layers l of DeltaNet"),
     "heads": _q(12, _C1, "written for the single-layer models; the layer models' heads are not printed apart")},
-    per_config={f"S3 DeltaNet {L} layer(s) [-1,1]": {**_S3_001, "layers": _q(L, "001, Fig. 3 (bottom)")}
-                for L in (1, 2, 3, 4, 5)},
+    per_config={**{f"S3 DeltaNet {L} layer(s) [-1,1]": {**_S3_001, "layers": _q(L, "001, Fig. 3 (bottom)")}
+                   for L in (1, 2, 3, 4, 5)},
+                # the judge's control (one DeltaProduct n_h = 2 layer on the same budget) trains on S3 as well
+                "S3 DeltaProduct n_h=2 1 layer [-1,1] (control)": _S3_001},
     notes=("Fig. 3 (bottom) runs the layer counts on S3, S4, A5 and S5 ('DeltaNet cannot learn S4 and S5 even with "
            "5 layers'); the experiment runs S3.",))
 

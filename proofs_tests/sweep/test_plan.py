@@ -72,12 +72,13 @@ def test_the_dry_run_prints_a_card_and_wave_per_point_and_writes_nothing(tmp_pat
     assert run(_dry(tmp_path, spec, "--gpus", "4,8", "--json")) == 0
     doc = json.loads(capsys.readouterr().out)
     assert not (tmp_path / "o").exists()
-    assert doc["to_run"] == doc["total"] == 15 and doc["plans"]["4"]["waves"] == 4 and doc["plans"]["8"]["waves"] == 2
-    assert [r["layers"] for r in doc["points"]] == [L for L in range(5, 0, -1) for _ in range(3)]
-    assert [r["8 GPUs"]["gpus"] for r in doc["points"]] == [[i % 8] for i in range(15)]
+    # DeltaNet with 5..1 layers and the one-layer DeltaProduct control, three seeds each
+    assert doc["to_run"] == doc["total"] == 18 and doc["plans"]["4"]["waves"] == 5 and doc["plans"]["8"]["waves"] == 3
+    assert [r["layers"] for r in doc["points"]] == [L for L in (5, 4, 3, 2, 1, 1) for _ in range(3)]
+    assert [r["8 GPUs"]["gpus"] for r in doc["points"]] == [[i % 8] for i in range(18)]
     assert run(_dry(tmp_path, spec, "--gpus", "4")) == 0
     out = capsys.readouterr().out
-    assert "15 points, 0 done" in out and "on 4 GPU(s): 4 wave(s)" in out
+    assert "18 points, 0 done" in out and "on 4 GPU(s): 5 wave(s)" in out
 
 
 def test_the_dry_run_skips_points_done_in_the_store(tmp_path, capsys):
