@@ -1,7 +1,9 @@
 """The command line. Thin: it parses, calls the public library, prints. Contract: ``docs/cli.rst``.
 
-Errors caused by the input print one line on stderr naming the problem and the input, and exit with status 2
-(a traceback only with ``--debug``). ``verify`` exits 0 iff the model is certified (1 if not). Files are written
+Exit statuses, the same for every verb (:data:`lrnnkit.errors.EXIT_STATUSES`): 0 success; 1 a negative answer (a
+model not certified, a check that derives another verdict than the recorded one, a sweep with failed points, a
+demo whose core step failed); 2 bad input (one line on stderr naming the problem and the input, a traceback only
+with ``--debug``); 3 an internal error (a bug: one line, ``--debug`` for the traceback). Files are written
 atomically (temporary file, then rename).
 """
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 import sys
 
 from .automata.bridges.cli import run as convert_run
-from .errors import InputError
+from .errors import EXIT_INTERNAL, InputError
 from .export import run as export_run
 from .learn.extract_cli import run as extract_run
 from .sweep.cli import run as sweep_run
@@ -321,8 +323,11 @@ def cmd_precision(a) -> int:
                 print(f"{x} -> {y}")
         return 0
     if a.pcmd == "collapse":
-        check_int("--steps", a.steps, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
-        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding, seed=a.seed)
+        if a.length_old is not None:     # --steps is training's word for optimizer steps; here it was the length
+            print("lrnnkit: warning: precision collapse --steps is now --length (the word's length)", file=sys.stderr)
+            a.length = a.length_old
+        check_int("--length", a.length, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.length, a.rounding, seed=a.seed)
         if a.json:
             _print_json(res)
         else:
@@ -442,7 +447,7 @@ def _main(argv: list, debug: bool) -> int:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         _fail(f"lrnnkit: internal error: {type(exc).__name__}{': ' + msg if msg else ''} (run with --debug for "
               "the traceback, and please report it)")
-        return 1
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

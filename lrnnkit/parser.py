@@ -118,8 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "matrix-vector product, the default), proof (paper 000, App. A.3/B.1: products exact, each term "
                    "cast, the sum cast)")
     c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
-    c.add_argument("--steps", type=int, default=100_000, help="length of the input word to simulate "
+    c.add_argument("--length", type=int, default=100_000, help="length of the input word to simulate "
                    "(default 100000)")
+    c.add_argument("--steps", type=int, dest="length_old", default=None, help=argparse.SUPPRESS)  # the old name
     c.add_argument("--seed", type=seed_arg, default=0, help="seed of the random input word and of stochastic rounding "
                    "(default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)
