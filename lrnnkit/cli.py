@@ -32,6 +32,9 @@ from .constructions import candidates, catalogue, compile as compile_model
 from .constructions import get as get_construction
 from .executor import run_exact, run_float
 from .learn.cli import VERBS as learn_verbs
+from .learn import trained_cli as trained_verbs
+from .learn.locate import is_trained_path
+from .automata.sources import is_preset
 from . import limits
 from .limits import busy, check_automaton, check_int
 from .model import Model
@@ -63,8 +66,16 @@ def _load_model(path: str):
     return Model.load(path)
 
 
+def _trained(path: str) -> bool:
+    """A trained model (checkpoint, run directory, pretrained directory) rather than a compiled model file or an
+    automaton source (presets win, as everywhere)."""
+    return not is_preset(path) and is_trained_path(path)
+
+
 # --------------------------------------------------------------------------- verbs
 def cmd_info(a) -> int:
+    if _trained(a.source):
+        return trained_verbs.info(a)
     fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
     with busy("info: monoid, group, holonomy"):
@@ -171,6 +182,10 @@ def _explain(fsa, a, options) -> int:
 
 
 def cmd_verify(a) -> int:
+    if _trained(a.model):
+        return trained_verbs.verify(a)
+    if a.horizon is not None:
+        raise InputError("--horizon is for trained models; a compiled model is certified for every length")
     check_int("--max-pairs", a.max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
     model = _load_model(a.model)
     fsa = load_source(a.source) if a.source else None
@@ -195,6 +210,8 @@ def cmd_verify(a) -> int:
 
 def cmd_run(a) -> int:
     import numpy as np
+    if _trained(a.model):
+        return trained_verbs.run(a)
     if a.random is not None:
         check_int("--random", a.random, 0, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
     elif len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH:
@@ -326,6 +343,9 @@ def cmd_precision(a) -> int:
         if a.length_old is not None:     # --steps is training's word for optimizer steps; here it was the length
             print("lrnnkit: warning: precision collapse --steps is now --length (the word's length)", file=sys.stderr)
             a.length = a.length_old
+        if _trained(a.model):
+            return trained_verbs.collapse(a)
+        a.length = 100_000 if a.length is None else a.length
         check_int("--length", a.length, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
         res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.length, a.rounding, seed=a.seed)
         if a.json:
