@@ -309,7 +309,7 @@ def cmd_theorems(a) -> int:
             print(f"  reproduce: {_reproduce(s)}")
     else:
         lines = table(["id", "verdict", "statement"], [[s["id"], s["verdict"], s["statement"]] for s in sts],
-                      shrink={2: 12}).split("\n")
+                      shrink={2: 12}, overflow="cut").split("\n")
         print("\n".join(lines[:2]))
         for s, line in zip(sts, lines[2:]):
             print(f"{line}\n    reproduce: {_reproduce(s)}")
