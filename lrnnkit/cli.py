@@ -127,22 +127,29 @@ def cmd_compile(a) -> int:
     prof = resource_profile(model)
     summary = {"construction": model.provenance.get("construction"), "automaton": fsa.name, **prof,
                "output": a.output}
-    if a.output:
+    line = (f"{summary['construction']}, {prof['layers']} layer(s), widths {prof['widths']}, max factors per token "
+            f"{prof['max_factors_per_token']}")
+    if a.output == "-":             # the model itself on stdout, the summary on stderr
+        print(json.dumps(model.to_json(), indent=1))
+        print(f"lrnnkit: compiled {shown(fsa.name or a.source)}: {line}", file=sys.stderr)
+    elif a.output:
         model.save(a.output)
         if a.json:
             _print_json(summary)
         else:
-            print(f"wrote {a.output}: {summary['construction']}, {prof['layers']} layer(s), widths {prof['widths']}, "
-                  f"max factors per token {prof['max_factors_per_token']}")
-    else:
-        print(json.dumps(model.to_json(), indent=1))
-        print(f"# {summary['construction']}: {prof['layers']} layer(s), widths {prof['widths']}", file=sys.stderr)
+            print(f"wrote {a.output}: {line}")
+    elif a.json:
+        _print_json(summary)
+    else:                           # no -o: what would be written, not the (possibly huge) JSON itself
+        print(f"{shown(fsa.name or a.source)}: {line}; not written (-o FILE writes the model, -o - prints it)")
     return 0
 
 
 def _explain(fsa, a, options) -> int:
     """``compile --explain``: the applicable constructions, cheapest first, with their costs (the chosen one
     marked), then the compile itself when ``-o`` is given."""
+    if a.output == "-":
+        raise InputError("compile --explain -o -: the table goes to stdout; give -o a file name")
     cands = candidates(fsa)
     chosen = get_construction(a.construction).name if a.construction else (cands[0][0].name if cands else None)
     rows = []

@@ -58,8 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a construction option, e.g. split=class, refine=true or depth_rule=sgpdec-0.9.7 for krohn-rhodes "
                    "(VALUE is read as JSON when it parses, else as a string); see the construction's docs page")
-    s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
-    s.add_argument("--json", action="store_true", help="print a JSON summary (with -o or --explain)")
+    s.add_argument("-o", "--output", help="model file to write; - writes the model JSON to stdout (default: a "
+                   "one-line summary, nothing written)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_complete_flags(s)
 
     s = sub.add_parser("verify", help="certify a model for inputs of every length (exit 0 iff certified)")

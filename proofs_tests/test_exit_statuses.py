@@ -75,3 +75,18 @@ def test_format_names_are_the_same_in_every_verb(capsys, parity_model, short, lo
         assert rc == 0
         outs.append(json.loads(out)["outputs"])
     assert outs[0] == outs[2] and outs[1] == outs[3]
+
+
+def test_compile_prints_a_summary_and_dash_writes_the_model(capsys, tmp_path, monkeypatch):
+    """Without -o, ``compile`` prints one summary line (the S5 model's JSON is tens of thousands of lines);
+    ``-o -`` puts the model JSON on stdout (the summary on stderr), and it loads and certifies like a file."""
+    rc, out, err = cli(capsys, "compile", "group:S5")
+    assert rc == 0 and len(out.splitlines()) == 1 and "not written" in out and "widths [5]" in out
+    rc, out, err = cli(capsys, "compile", "group:S3", "-o", "-")
+    assert rc == 0 and "compiled group:S3" in err
+    path = tmp_path / "s3.json"
+    path.write_text(out)
+    assert cli(capsys, "verify", path)[0] == 0
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = cli(capsys, "compile", "parity", "--explain", "-o", "-")
+    assert rc == 2 and "give -o a file name" in err and not (tmp_path / "-").exists()
