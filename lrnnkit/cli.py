@@ -36,7 +36,8 @@ from .learn import trained_cli as trained_verbs
 from .learn.locate import is_trained_path
 from .automata.sources import is_preset
 from . import limits
-from .limits import busy, check_automaton, check_int
+from .limits import check_automaton, check_int
+from .progress import busy
 from .model import Model
 from .precision.commands import cast_argv
 from .showcase.demo import run_demo

@@ -311,13 +311,3 @@ def test_huge_integer_literals(capsys, tmp_path):
         rc, _, err = cli(capsys, verb, str(p))
         assert rc == 2 and str(p) in err and "internal error" not in err, err
 
-
-def test_busy_is_silent_off_a_terminal_and_passes_interrupts(capsys):
-    """``busy`` draws only on a terminal (pytest's capture is not one) and never swallows KeyboardInterrupt."""
-    import time
-    with limits.busy("x", after=0.0):
-        time.sleep(0.05)
-    assert capsys.readouterr().err == ""
-    with pytest.raises(KeyboardInterrupt):
-        with limits.busy("x", after=0.0):
-            raise KeyboardInterrupt
