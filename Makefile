@@ -23,7 +23,7 @@ PINS_test := ray==2.60.0
 
 # One stamp per set of extras: `make demo` installs lrnnkit and its runtime dependencies only; `make test`, `make docs`
 # and `make bench` add their extras on top. pip prints what it collects and installs (no -q): the first run downloads
-# torch (CPU, about 200 MB) and the rest, a few minutes on a fresh machine; later runs find the stamps and skip it.
+# torch (CPU, 750 MB installed) and the rest, a few minutes on a fresh machine; later runs find the stamps and skip it.
 $(STAMP): pyproject.toml
 	@echo "make: setting up $(VENV) (first run only: torch, then lrnnkit and its runtime dependencies, a few minutes)"
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

@@ -26,9 +26,9 @@ own instance by setting an ``example`` attribute to a source string), not a bug 
 optional piece (the precision simulator) is noted on the page and is not an error. ``OUT_DIR/docgen.json`` records
 all of it.
 
-Docstrings that are not valid reStructuredText would break the ``-W`` build of the API reference; the Sphinx hook
-:func:`setup_sphinx` shows such a docstring verbatim (a literal block) instead, and Sphinx prints one info line per
-docstring it rewrote, so their authors can fix them.
+Docstrings that are not valid reStructuredText fail the ``-W`` build of the API reference: the Sphinx hook
+:func:`setup_sphinx` checks each one as napoleon will convert it and reports every problem as a warning naming the
+object and the problem (an undefined substitution such as ``|Q|``, a reference without a target, bad indentation).
 """
 from __future__ import annotations
 
@@ -694,7 +694,7 @@ def _api(out: str) -> dict:
 
 
 # =========================================================================== Sphinx hook: docstrings that are not RST
-_REWRITTEN: list = []
+_REPORTED: list = []
 
 
 def _rst_problems(text: str, env) -> list:
@@ -745,6 +745,8 @@ def _napoleon(app, what, name, obj, text: str) -> str:
 
 
 def _process_docstring(app, what, name, obj, options, lines):
+    """Check the docstring as napoleon will turn it into RST and report every problem as a Sphinx warning naming
+    the object (``make docs`` runs Sphinx with ``-W``: a docstring that is not valid RST fails the build)."""
     if not lines:
         return
     text = "\n".join(lines)
@@ -755,17 +757,26 @@ def _process_docstring(app, what, name, obj, options, lines):
     probs = _rst_problems(checked, app.env)
     if probs:
         from sphinx.util import logging as slog
-        slog.getLogger("lrnnkit.showcase.docgen").info(f"[docgen] docstring of {name} is not valid RST ({probs[0]}); "
-                                               "shown verbatim")
-        _REWRITTEN.append((name, probs[0]))
-        lines[:] = ["::", ""] + ["    " + ln for ln in text.splitlines()] + [""]
+        _REPORTED.append((name, probs[0]))
+        slog.getLogger("lrnnkit.showcase.docgen").warning(
+            f"docstring of {name} is not valid RST: {probs[0]} (write |x| as ``|x|`` or :math:`|x|`)",
+            type="lrnnkit", subtype="docstring")
+
+
+def _skip_foreign(app, what, name, obj, skip, options):
+    """Members that another package defined (``contextmanager`` imported from contextlib, ...) are not lrnnkit's
+    API: skipped, so their docstrings are neither shown nor checked."""
+    mod = getattr(obj, "__module__", None)
+    if what == "module" and isinstance(mod, str) and not mod.startswith("lrnnkit") and callable(obj):
+        return True
+    return None
 
 
 def setup_sphinx(app) -> None:
-    """Register the docstring guard. It runs before napoleon (priority 100) and checks the docstring as napoleon
-    will convert it: a docstring whose RST would produce a warning is shown as a literal block instead (napoleon
-    leaves literal blocks alone), so one malformed docstring cannot fail the ``-W`` build."""
+    """Register the docstring check (before napoleon, priority 100; :func:`_process_docstring`) and the skip of
+    members defined outside lrnnkit."""
     app.connect("autodoc-process-docstring", _process_docstring, priority=100)
+    app.connect("autodoc-skip-member", _skip_foreign)
 
 
 # =========================================================================== driver
