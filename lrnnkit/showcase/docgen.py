@@ -764,10 +764,10 @@ def _process_docstring(app, what, name, obj, options, lines):
 
 
 def _skip_foreign(app, what, name, obj, skip, options):
-    """Members that another package defined (``contextmanager`` imported from contextlib, ...) are not lrnnkit's
+    """Members the standard library defined (``contextmanager`` imported from contextlib, ...) are not lrnnkit's
     API: skipped, so their docstrings are neither shown nor checked."""
     mod = getattr(obj, "__module__", None)
-    if what == "module" and isinstance(mod, str) and not mod.startswith("lrnnkit") and callable(obj):
+    if what == "module" and callable(obj) and isinstance(mod, str) and mod.split(".")[0] in sys.stdlib_module_names:
         return True
     return None
 
