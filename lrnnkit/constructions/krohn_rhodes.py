@@ -613,7 +613,7 @@ def printed_counterexample(fsa, split: str = "depth") -> dict:
             "got": bad.got, "corrected_certified": good.certified}
 
 
-register(Construction(
+_THIS = register(Construction(
     name=NAME, paper="000", statement="Theorem 4",
     applies_to="any automaton",
     build=build, applicable=None,
@@ -630,6 +630,10 @@ register(Construction(
              "refine": "split solvable holonomy groups into composition factors where that lowers the width",
              "depth_rule": "'sgpdec' (SgpDec >= 0.9.8 direct depth, default) or 'sgpdec-0.9.7' (heights)"},
 ))
+
+# the documentation's instance (lrnnkit.showcase.docgen): a cascade of three levels, a reset level and the groups Z_2
+# and Z_3 (mod-3 arithmetic with signs), rather than the one-level automaton the ranking would pick
+_THIS.example = "mod-arith:3"
 
 register(Construction(
     name=PRINTED, paper="000", statement="Theorem 4",

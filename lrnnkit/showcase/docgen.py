@@ -48,11 +48,13 @@ from typing import Any
 import numpy as np
 
 from .. import __path__ as _PACKAGE_PATH
+from ..automata.sampling import random_word
 from ..automata.sources import load_source
 from ..certify import certify, resource_profile
 from ..parser import build_parser
 from ..theorems import all_statements
 from .report import eigenvalue_figure, figure
+from .wiring import wiring_figure
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
 from ..constructions import applicable, catalogue, compile as c_compile
@@ -300,6 +302,16 @@ def _layer_matrices_rst(model, L, li: int, lx: _Latex) -> str:
     return "\n".join(out)
 
 
+def _trace_word(fsa, length: int = 8) -> list:
+    """The worked trace's word: random letters avoiding trap states (an error state), the first of seeds 3, 4, ...
+    whose output changes along the word (else seed 3's)."""
+    words = [[int(x) for x in random_word(fsa, length, seed)] for seed in range(3, 23)]
+    for w in words:
+        if len({fsa.outputs[q] for q in fsa.trace(w)}) > 1:
+            return w
+    return words[0]
+
+
 def _trace_rst(model, fsa, word: list) -> str:
     amap = {s: i for i, s in enumerate(model.alphabet)}
     mword = [amap[fsa.alphabet[a]] for a in word]
@@ -389,8 +401,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         rec["status"] = "render-failed"
         body.append(f".. error::\n\n   Rendering the model failed: {rst_text(one_line(exc))}\n")
     try:
-        rng = np.random.default_rng(3)
-        word = [int(x) for x in rng.integers(0, fsa.n_letters, size=6)]
+        word = _trace_word(fsa)
         body.append(".. rubric:: Worked trace\n")
         body.append(_trace_rst(model, fsa, word))
     except Exception as exc:  # noqa: BLE001
@@ -443,6 +454,16 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
                     "   :width: 300px\n")
     except Exception as exc:  # noqa: BLE001
         rec["warnings"].append(f"eigenvalue plot failed: {one_line(exc)}")
+    if len(model.layers) > 1:
+        try:
+            fig = wiring_figure(model, f"{c.name} on {src}: layers and what each reads (dashed: previous step)")
+            fn = f"{slug(c.name)}-wiring.png"
+            save_figure(fig, os.path.join(img_dir, fn))
+            body.append(".. rubric:: Wiring\n")
+            body.append(f".. image:: {rel_img}/{fn}\n   :alt: the layers of {c.name} and what each reads\n"
+                        "   :width: 480px\n")
+        except Exception as exc:  # noqa: BLE001
+            rec["warnings"].append(f"wiring plot failed: {one_line(exc)}")
     body.append(".. rubric:: Precision collapse\n")
     body.append(_collapse_section(model, c, img_dir, rel_img, rec))
     return "\n".join(head + body), rec
