@@ -634,10 +634,14 @@ def _json_short(x: Any) -> str:
 
 # =========================================================================== CLI reference
 def _cli(out: str) -> dict:
+    """The command-line reference page: every verb's ``--help`` text as argparse prints it. Kept rather than
+    sphinx-argparse: the page then reads exactly what ``lrnnkit VERB --help`` prints (the tests compare help texts,
+    not a second rendering), and the docs need no further extension."""
     rec: dict = {"status": "ok", "problems": []}
     lines = [_title("Command line"),
-             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Errors print one line "
-             "on stderr and exit with status 2 (``--debug`` shows the traceback); files are written atomically.\n"]
+             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Exit statuses: 0 "
+             "success, 1 a negative answer, 2 bad input (one line on stderr; ``--debug`` shows the traceback), 3 an "
+             "internal error (:doc:`../cli`); files are written atomically.\n"]
     try:
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
