@@ -50,7 +50,8 @@ class TrainedConfig:
     """What rebuilds a trained model: its task (any ``lrnnkit train`` task name), the :class:`SequenceModel`
     keyword arguments, the training step it was saved at (and the configured total), and the task's letters and
     output labels as the model sees them (token ``letters[i]`` for letter ``alphabet[i]``; class ``j`` =
-    ``labels[j]``)."""
+    ``labels[j]``). Its JSON form's schema is published as ``lrnnkit/data/trained-model.schema.json``;
+    :meth:`from_json` checks that and the bounds a schema cannot state, one line per failure."""
     task: str
     model: dict
     step: int

@@ -135,3 +135,22 @@ def test_save_pretrained_round_trip(checkpoint, tmp_path, capsys):
     (tmp_path / "pre" / "config.json").write_text(json.dumps(cfg))
     rc, _, err = cli(capsys, "run", d, "--word", "01")
     assert rc == 2 and "model.safetensors" in err and len(err.splitlines()) == 1
+
+
+def test_the_published_config_schema_agrees_with_the_reader(checkpoint, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    from lrnnkit.learn.trained import TrainedConfig
+    from proofs_tests._paths import REPO
+    schema = json.load(open(os.path.join(REPO, "lrnnkit", "data", "trained-model.schema.json"), encoding="utf-8"))
+    v = jsonschema.Draft202012Validator(schema)
+    doc = load_trained(checkpoint).config.to_json()
+    v.validate(doc)
+    assert TrainedConfig.from_json(doc) == load_trained(checkpoint).config
+    for change in (lambda d: d.pop("task"), lambda d: d.update(step=-1), lambda d: d.update(version=2),
+                   lambda d: d.update(alphabet=[0, 1]), lambda d: d.update(extra=1),
+                   lambda d: d.update(letters=["a", "b"]), lambda d: d.update(format="x")):
+        d = json.loads(json.dumps(doc))
+        change(d)
+        assert not v.is_valid(d)
+        with pytest.raises(InputError):
+            TrainedConfig.from_json(d)
