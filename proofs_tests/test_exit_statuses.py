@@ -9,6 +9,7 @@ import pytest
 from lrnnkit.cli import main
 from lrnnkit.errors import EXIT_STATUSES
 from ._paths import REPO
+from .test_limits import parity_model  # noqa: F401  (a fixture: the compiled parity model)
 
 
 def cli(capsys, *argv):
@@ -16,12 +17,6 @@ def cli(capsys, *argv):
     out, err = capsys.readouterr()
     return rc, out, err
 
-
-@pytest.fixture(scope="module")
-def parity_model(tmp_path_factory):
-    p = tmp_path_factory.mktemp("m") / "parity.json"
-    assert main(["compile", "parity", "-o", str(p)]) == 0
-    return p
 
 
 def test_the_four_statuses(capsys, parity_model, tmp_path, monkeypatch):

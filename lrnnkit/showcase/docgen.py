@@ -336,6 +336,12 @@ def _num(v: float) -> str:
     return "0" if abs(v) < 1e-9 else f"{v:.3g}"
 
 
+def _figure_rst(fig, fn: str, rubric: str, alt: str, width: int, img_dir: str, rel_img: str) -> str:
+    """Save ``fig`` as ``img_dir/fn``; the RST of a rubric and the image."""
+    save_figure(fig, os.path.join(img_dir, fn))
+    return f".. rubric:: {rubric}\n\n.. image:: {rel_img}/{fn}\n   :alt: {alt}\n   :width: {width}px\n"
+
+
 def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
     """(rst text, record) for one construction."""
     rec: dict = {"name": c.name, "paper": c.paper, "statement": c.statement, "status": "ok", "problems": [],
@@ -447,21 +453,15 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
                 eig.extend([[float(z.real), float(z.imag)] for z in np.linalg.eigvals(t.A)])
         fig = eigenvalue_figure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
                                 None)
-        fn = f"{slug(c.name)}-eigenvalues.png"
-        save_figure(fig, os.path.join(img_dir, fn))
-        body.append(".. rubric:: Eigenvalues of the letter matrices\n")
-        body.append(f".. image:: {rel_img}/{fn}\n   :alt: eigenvalues of the letter matrices of {c.name}\n"
-                    "   :width: 300px\n")
+        body.append(_figure_rst(fig, f"{slug(c.name)}-eigenvalues.png", "Eigenvalues of the letter matrices",
+                                f"eigenvalues of the letter matrices of {c.name}", 300, img_dir, rel_img))
     except Exception as exc:  # noqa: BLE001
         rec["warnings"].append(f"eigenvalue plot failed: {one_line(exc)}")
     if len(model.layers) > 1:
         try:
             fig = wiring_figure(model, f"{c.name} on {src}: layers and what each reads (dashed: previous step)")
-            fn = f"{slug(c.name)}-wiring.png"
-            save_figure(fig, os.path.join(img_dir, fn))
-            body.append(".. rubric:: Wiring\n")
-            body.append(f".. image:: {rel_img}/{fn}\n   :alt: the layers of {c.name} and what each reads\n"
-                        "   :width: 480px\n")
+            body.append(_figure_rst(fig, f"{slug(c.name)}-wiring.png", "Wiring",
+                                    f"the layers of {c.name} and what each reads", 480, img_dir, rel_img))
         except Exception as exc:  # noqa: BLE001
             rec["warnings"].append(f"wiring plot failed: {one_line(exc)}")
     body.append(".. rubric:: Precision collapse\n")
