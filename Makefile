@@ -40,7 +40,7 @@ $(VENV)/.extra-%-stamp: $(STAMP)
 install: $(STAMP)
 
 demo: $(STAMP)
-	@echo "make: running the demo (about a minute on 2 CPU cores; the steps print as they go)"
+	@echo "make: running the demo (under three minutes on 2 CPU cores, its time budget; each step prints as it goes)"
 	$(BIN)/lrnnkit demo --out demo_out
 
 test: $(VENV)/.extra-test-stamp
