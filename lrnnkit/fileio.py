@@ -267,6 +267,9 @@ def read_regular(path: str | os.PathLike, limit: int, what: str = "file", const:
     return data
 
 
+#: the safetensors library's own cap on a header (its MAX_HEADER_SIZE; ``safe_open`` refuses a larger one: "header too
+#: large")
+MAX_SAFETENSORS_HEADER = 100_000_000
 #: the safetensors dtypes lrnnkit's arrays use (numpy has no bfloat16: a BF16 tensor is refused by name)
 _ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
               "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}

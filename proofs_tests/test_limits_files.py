@@ -214,10 +214,15 @@ def test_bad_safetensors_headers(tmp_path, entry):
 
 
 def test_safetensors_header_past_the_file(tmp_path):
-    from lrnnkit.fileio import read_safetensors
+    from lrnnkit.fileio import MAX_SAFETENSORS_HEADER, read_safetensors
     p = tmp_path / "a.safetensors"
     p.write_bytes(struct.pack("<Q", 10 ** 12) + b"{}")
     with pytest.raises(InputError, match="not a valid safetensors file"):
+        read_safetensors(p, ["x"], 10)
+    with open(p, "wb") as fh:                  # a header one byte past the library's cap (a sparse file)
+        fh.write(struct.pack("<Q", MAX_SAFETENSORS_HEADER + 1))
+        fh.truncate(8 + MAX_SAFETENSORS_HEADER + 16)
+    with pytest.raises(InputError, match="header too large"):
         read_safetensors(p, ["x"], 10)
 
 

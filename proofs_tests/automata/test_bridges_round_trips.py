@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import lrnnkit as L
 from lrnnkit.automata import minimize
-from lrnnkit.automata.bridges import from_networkx, to_networkx
+from lrnnkit.automata.bridges.graph import from_networkx, to_networkx
 from lrnnkit.automata.bridges.aalpy import aalpy_state_ids, from_aalpy, to_aalpy
 from lrnnkit.automata.bridges.automata_lib import (automata_lib_keywords, from_automata_lib_dict, to_automata_lib,
                                                    to_automata_lib_dict)
