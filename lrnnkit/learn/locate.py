@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from .. import limits
+from ..fileio import open_regular
 
 __all__ = ["is_trained_path", "CHECKPOINT_FORMAT", "PRETRAINED_FORMAT", "CKPT_JSON", "CONFIG_FILE"]
 
@@ -15,6 +17,8 @@ CHECKPOINT_FORMAT = "lrnnkit.train-checkpoint"     # checkpoint.json (lrnnkit.le
 PRETRAINED_FORMAT = "lrnnkit.trained-model"         # config.json of TrainedModel.save_pretrained
 CKPT_JSON = "checkpoint.json"
 CONFIG_FILE = "config.json"
+_HEAD = 1 << 16       # a larger file is parsed only when its first 64 KiB name a trained format (lrnnkit writes it first)
+_FORMAT_RE = re.compile(rb'"format"\s*:\s*"lrnnkit\.(train-checkpoint|trained-model)"')
 
 
 def is_trained_path(path: str) -> bool:
@@ -25,7 +29,12 @@ def is_trained_path(path: str) -> bool:
         return any(os.path.isfile(os.path.join(path, f)) for f in (CKPT_JSON, CONFIG_FILE))
     if not os.path.isfile(path):
         return False
-    raw = limits.read_bounded(path, limits.MAX_MODEL_BYTES, "model or checkpoint file", "MAX_MODEL_BYTES")
+    with open_regular(path, "model or checkpoint file") as fh:     # the head first: a model file is not parsed twice
+        head = fh.read(_HEAD + 1)
+    if len(head) > _HEAD and not _FORMAT_RE.search(head):
+        return False
+    raw = head if len(head) <= _HEAD else \
+        limits.read_bounded(path, limits.MAX_MODEL_BYTES, "model or checkpoint file", "MAX_MODEL_BYTES")
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError):

@@ -16,7 +16,11 @@ import os
 
 import numpy as np
 
+from ..automata.sources import load_source
+from ..constructions import compile as compile_model
 from ..fileio import make_dir, save_figure
+from ..precision.demos import plot_theorem1
+from ..precision.formats import get_format
 from .report import figure
 from .wiring import wiring_figure
 
@@ -29,7 +33,6 @@ def number_lines_figure(formats=NUMBER_LINE_FORMATS):
     """Left: each format's positive finite range, smallest subnormal to largest value (log axis), labelled with its
     number of positive values and machine epsilon. Right: every value in [1, 2) (linear axis): the spacing a
     product of matrices near the identity has to live with."""
-    from ..precision.formats import get_format
     fig = figure(8.0, 0.5 * len(formats) + 1.1)
     left, right = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     for row, name in enumerate(formats):
@@ -57,8 +60,6 @@ def number_lines_figure(formats=NUMBER_LINE_FORMATS):
 
 def write_all(out_dir: str) -> list:
     """Write the three pictures into ``out_dir``; the paths written."""
-    from .. import compile as compile_model, load_source
-    from ..precision.demos import plot_theorem1
     make_dir(out_dir)
     paths = []
     p = os.path.join(out_dir, "formats_number_lines.png")

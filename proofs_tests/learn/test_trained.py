@@ -160,3 +160,17 @@ def test_the_published_config_schema_agrees_with_the_reader(checkpoint, tmp_path
         assert not v.is_valid(d)
         with pytest.raises(InputError):
             TrainedConfig.from_json(d)
+
+
+def test_is_trained_path_reads_a_large_model_file_only_at_its_head(checkpoint, tmp_path, monkeypatch):
+    import lrnnkit as L
+    from lrnnkit import limits
+    big = tmp_path / "big.json"
+    L.compile(L.load_source("group:S5")).save(str(big))
+    assert big.stat().st_size > 1 << 16
+    called = []
+    monkeypatch.setattr(limits, "read_bounded", lambda *a, **k: called.append(a) or b"{}")
+    assert not is_trained_path(str(big)) and not called          # decided from the first 64 KiB
+    monkeypatch.undo()
+    assert is_trained_path(os.path.join(checkpoint, "checkpoint.json")) and is_trained_path(checkpoint)
+    assert not is_trained_path(str(tmp_path / "missing.json")) and not is_trained_path(str(tmp_path))
