@@ -53,7 +53,7 @@ docs: $(VENV)/.extra-docs-stamp
 	$(BIN)/python -m lrnnkit.showcase.docgen docs/generated
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-bench: $(VENV)/.extra-bench-stamp
+bench: $(VENV)/.extra-test-stamp $(VENV)/.extra-bench-stamp
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
