@@ -32,11 +32,12 @@ __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableM
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
            "InputError", "LrnnkitError", "SizeLimitError", "CertificationError", "DeltaProductLayer", "chunk_gh",
            "export_fla", "run_fla", "extract_automaton", "extract_checkpoint", "model_oracle", "SequenceModel",
-           "make_task", "TrainConfig", "train", "run_experiment", "run_sweep"]
+           "make_task", "TrainConfig", "train", "run_experiment", "run_sweep", "load_trained", "TrainedModel"]
 
 _LAZY_KERNELS = ("DeltaProductLayer", "chunk_gh")
 _LAZY_LEARN = {"SequenceModel": ".learn.models", "TrainConfig": ".learn.train",
-               "train": ".learn.train", "run_experiment": ".learn.experiments"}
+               "train": ".learn.train", "run_experiment": ".learn.experiments",
+               "load_trained": ".learn.trained", "TrainedModel": ".learn.trained"}
 
 
 def __getattr__(name):

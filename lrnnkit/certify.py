@@ -37,6 +37,7 @@ from .errors import InputError
 from .executor import ExactModel, StateGrowthError, run_float
 from .model import Model, Read
 from .model.consistency import MAX_PROBLEMS, consistency_problems
+from .progress import Progress
 
 __all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
 
@@ -210,10 +211,9 @@ def _certify_vectorized(model: Model, fsa: FSA, amap: list, em: ExactModel, max_
 
 
 def _progress(desc: str):
-    """A progress bar on stderr for long searches: shown only on a terminal and only after 2 s (tqdm ``delay``),
-    removed when done (``leave=False``). Ctrl-C stops the search (KeyboardInterrupt; the CLI exits 130)."""
-    from tqdm import tqdm
-    return tqdm(desc=desc, unit=" pairs", delay=2.0, leave=False, disable=None, mininterval=0.5)
+    """The progress of a long search (:class:`lrnnkit.progress.Progress`: a bar on a terminal after 2 s, a status
+    line every few seconds elsewhere). Ctrl-C stops the search (KeyboardInterrupt; the CLI exits 130)."""
+    return Progress(desc, unit="pairs")
 
 
 def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,

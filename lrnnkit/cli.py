@@ -1,7 +1,9 @@
 """The command line. Thin: it parses, calls the public library, prints. Contract: ``docs/cli.rst``.
 
-Errors caused by the input print one line on stderr naming the problem and the input, and exit with status 2
-(a traceback only with ``--debug``). ``verify`` exits 0 iff the model is certified (1 if not). Files are written
+Exit statuses, the same for every verb (:data:`lrnnkit.errors.EXIT_STATUSES`): 0 success; 1 a negative answer (a
+model not certified, a check that derives another verdict than the recorded one, a sweep with failed points, a
+demo whose core step failed); 2 bad input (one line on stderr naming the problem and the input, a traceback only
+with ``--debug``); 3 an internal error (a bug: one line, ``--debug`` for the traceback). Files are written
 atomically (temporary file, then rename).
 """
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 import sys
 
 from .automata.bridges.cli import run as convert_run
-from .errors import InputError, Interrupted
+from .errors import EXIT_INTERNAL, InputError, Interrupted
 from .export import run as export_run
 from .learn.extract_cli import run as extract_run
 from .sweep.cli import run as sweep_run
@@ -31,8 +33,12 @@ from .constructions import candidates, catalogue, compile as compile_model
 from .constructions import get as get_construction
 from .executor import run_exact, run_float
 from .learn.cli import VERBS as learn_verbs
+from .learn import trained_cli as trained_verbs
+from .learn.locate import is_trained_path
+from .automata.sources import is_preset
 from . import limits
-from .limits import busy, check_automaton, check_int
+from .limits import check_automaton, check_int
+from .progress import busy
 from .model import Model
 from .precision.commands import cast_argv
 from .showcase.demo import run_demo
@@ -62,8 +68,16 @@ def _load_model(path: str):
     return Model.load(path)
 
 
+def _trained(path: str) -> bool:
+    """A trained model (checkpoint, run directory, pretrained directory) rather than a compiled model file or an
+    automaton source (presets win, as everywhere)."""
+    return not is_preset(path) and is_trained_path(path)
+
+
 # --------------------------------------------------------------------------- verbs
 def cmd_info(a) -> int:
+    if _trained(a.source):
+        return trained_verbs.info(a)
     fsa = load_source(a.source, complete=complete_of(a))
     check_automaton(fsa, "info", a.source)      # sizes checked before the analysis starts (lrnnkit.limits)
     with busy("info: monoid, group, holonomy"):
@@ -115,22 +129,29 @@ def cmd_compile(a) -> int:
     prof = resource_profile(model)
     summary = {"construction": model.provenance.get("construction"), "automaton": fsa.name, **prof,
                "output": a.output}
-    if a.output:
+    line = (f"{summary['construction']}, {prof['layers']} layer(s), widths {prof['widths']}, max factors per token "
+            f"{prof['max_factors_per_token']}")
+    if a.output == "-":             # the model itself on stdout, the summary on stderr
+        print(json.dumps(model.to_json(), indent=1))
+        print(f"lrnnkit: compiled {shown(fsa.name or a.source)}: {line}", file=sys.stderr)
+    elif a.output:
         model.save(a.output)
         if a.json:
             _print_json(summary)
         else:
-            print(f"wrote {a.output}: {summary['construction']}, {prof['layers']} layer(s), widths {prof['widths']}, "
-                  f"max factors per token {prof['max_factors_per_token']}")
-    else:
-        print(json.dumps(model.to_json(), indent=1))
-        print(f"# {summary['construction']}: {prof['layers']} layer(s), widths {prof['widths']}", file=sys.stderr)
+            print(f"wrote {a.output}: {line}")
+    elif a.json:
+        _print_json(summary)
+    else:                           # no -o: what would be written, not the (possibly huge) JSON itself
+        print(f"{shown(fsa.name or a.source)}: {line}; not written (-o FILE writes the model, -o - prints it)")
     return 0
 
 
 def _explain(fsa, a, options) -> int:
     """``compile --explain``: the applicable constructions, cheapest first, with their costs (the chosen one
     marked), then the compile itself when ``-o`` is given."""
+    if a.output == "-":
+        raise InputError("compile --explain -o -: the table goes to stdout; give -o a file name")
     cands = candidates(fsa)
     chosen = get_construction(a.construction).name if a.construction else (cands[0][0].name if cands else None)
     rows = []
@@ -170,6 +191,10 @@ def _explain(fsa, a, options) -> int:
 
 
 def cmd_verify(a) -> int:
+    if _trained(a.model):
+        return trained_verbs.verify(a)
+    if a.horizon is not None:
+        raise InputError("--horizon is for trained models; a compiled model is certified for every length")
     check_int("--max-pairs", a.max_pairs, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
     model = _load_model(a.model)
     fsa = load_source(a.source) if a.source else None
@@ -194,6 +219,8 @@ def cmd_verify(a) -> int:
 
 def cmd_run(a) -> int:
     import numpy as np
+    if _trained(a.model):
+        return trained_verbs.run(a)
     if a.random is not None:
         check_int("--random", a.random, 0, limits.RUN_MAX_LENGTH, "RUN_MAX_LENGTH")
     elif len(a.word) > 64 * limits.RUN_MAX_LENGTH or len(a.word.split()) > limits.RUN_MAX_LENGTH:
@@ -341,7 +368,7 @@ def _theorems_list(a) -> int:
     else:
         if sts:
             print(table(["id", "verdict", "statement"], [[s["id"], s["verdict"], s["statement"]] for s in sts],
-                        shrink={2: 12}))
+                        shrink={2: 12}, overflow="cut"))
         own = sum(s["paper"] == "lrnnkit" for s in sts)
         tally: dict = {}
         for s in sts:
@@ -370,8 +397,14 @@ def cmd_precision(a) -> int:
                 print(f"{x} -> {y}")
         return 0
     if a.pcmd == "collapse":
-        check_int("--steps", a.steps, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
-        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.steps, a.rounding, seed=a.seed)
+        if a.length_old is not None:     # --steps is training's word for optimizer steps; here it was the length
+            print("lrnnkit: warning: precision collapse --steps is now --length (the word's length)", file=sys.stderr)
+            a.length = a.length_old
+        if _trained(a.model):
+            return trained_verbs.collapse(a)
+        a.length = 100_000 if a.length is None else a.length
+        check_int("--length", a.length, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+        res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.length, a.rounding, seed=a.seed)
         if a.json:
             _print_json(res)
         else:
@@ -494,7 +527,7 @@ def _main(argv: list, debug: bool) -> int:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         _fail(f"lrnnkit: internal error: {type(exc).__name__}{': ' + msg if msg else ''} (run with --debug for "
               "the traceback, and please report it)")
-        return 1
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -2,11 +2,23 @@
 
 Every error caused by bad user input is an :class:`InputError`: the command line prints its message on one line
 and exits with status 2 (no traceback unless ``--debug``). Messages name the problem *and* the offending input.
+
+The command line's exit statuses are one convention across its verbs (:data:`EXIT_STATUSES`; docs/cli.rst).
 """
 import re
 
 
 OVERRIDABLE: set = set()      # the limits an LRNNKIT_LIMIT_<NAME> variable moves (filled by lrnnkit.limits)
+
+EXIT_OK = 0          # success (for a verb that answers a question: the answer is yes)
+EXIT_NEGATIVE = 1    # a negative answer: not certified, a falsified or disagreeing check, a failed sweep point
+EXIT_INPUT = 2       # bad input: one line on stderr naming the problem and the input
+EXIT_INTERNAL = 3    # an internal error (a bug in lrnnkit): one line, the traceback with --debug
+#: every exit status of ``lrnnkit``, with its meaning (130 / 143 / 129: stopped by SIGINT / SIGTERM / SIGHUP; 141:
+#: the reader closed the pipe)
+EXIT_STATUSES = {EXIT_OK: "success", EXIT_NEGATIVE: "a negative answer", EXIT_INPUT: "bad input",
+                 EXIT_INTERNAL: "internal error", 130: "interrupted (SIGINT)", 143: "terminated (SIGTERM)",
+                 129: "hung up (SIGHUP)", 141: "the reader closed the pipe"}
 
 
 class LrnnkitError(Exception):

@@ -228,7 +228,7 @@ def to_float(x: Exact) -> float:
 
 def sign(x: Exact) -> int:
     """The exact sign of a real exact value: zero is decided exactly; a nonzero cyclotomic value is evaluated with
-    increasing precision until the error bound (sum |c_i| 2^-prec) separates it from zero."""
+    increasing precision until the error bound (sum ``|c_i|`` 2^-prec) separates it from zero."""
     if not isinstance(x, Cyc):
         return (x > 0) - (x < 0)
     dps = 30

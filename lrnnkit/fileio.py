@@ -39,10 +39,8 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import io
-import json
 import os
 import stat
-import struct
 import tempfile
 from contextlib import contextmanager
 
@@ -204,7 +202,11 @@ def exclusive_lock(path: str | os.PathLike, what: str = "output"):
     """Hold an exclusive advisory lock (``flock``) on the lock file ``path`` (created if missing, never through a
     link) while the block runs: a second lrnnkit process writing the same output is refused at once with the pid
     of the first, instead of interleaving its writes. The kernel drops the lock when the holder exits, however it
-    exits (``kill -9`` included), so a stale lock file never blocks a rerun; the file itself stays."""
+    exits (``kill -9`` included), so a stale lock file never blocks a rerun; the file itself stays.
+
+    Kept rather than ``filelock.FileLock(path, timeout=0)`` (the same ``flock`` underneath): filelock opens the
+    lock file following a symbolic link and truncating it, would open a FIFO planted there, and its Timeout names
+    no holder; here a link or a non-regular file is refused and the message gives the holder's pid."""
     import fcntl
     path = os.fspath(path)
     try:
@@ -357,66 +359,51 @@ def changed_reads(then: dict, now: dict) -> str | None:
 
 # safetensors: u64 little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets: [b, e]}},
 # then the data; offsets count from the end of the header.
+#: the safetensors library's own cap on a header (its MAX_HEADER_SIZE; ``safe_open`` refuses a larger one: "header too
+#: large")
+MAX_SAFETENSORS_HEADER = 100_000_000
+#: the safetensors dtypes lrnnkit's arrays use (numpy has no bfloat16: a BF16 tensor is refused by name)
 _ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
               "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}
-MAX_SAFETENSORS_HEADER = 100 * 2 ** 20   # the safetensors library's own header cap
 
 
 def read_safetensors(path: str | os.PathLike, names, limit: int, what: str = "arrays file",
                      const: str = "MAX_ARRAYS_BYTES") -> dict:
-    """``{name: numpy array}`` for those of ``names`` present in the safetensors file ``path``. Only these tensors
-    are read (an unreferenced tensor of any size costs nothing); their total size must be at most ``limit`` bytes,
-    checked from the header before any data is read. Every defect of the header is an InputError."""
+    """``{name: numpy array}`` for those of ``names`` present in the safetensors file ``path``, read with the
+    safetensors library's own reader (``safetensors.safe_open``: it validates the whole header -- offsets, shapes,
+    dtypes, overlaps, its 100 MB header cap -- and maps the file, so an unreferenced tensor of any size costs
+    nothing). The file is opened here first and must be a regular file (a FIFO or a device is refused before
+    anything could block; safetensors then reads that same open file through ``/proc/self/fd`` where it exists).
+    The named tensors' total size must be at most ``limit`` bytes, checked from the header before any data is
+    read. Every defect is an InputError naming the file."""
     import numpy as np
+    from safetensors import SafetensorError, safe_open
     path = os.fspath(path)
     with open_regular(path, what) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        head = fh.read(8)
-        if len(head) < 8:
-            raise _cannot_read(path, what, "not a safetensors file (shorter than its 8-byte header length)")
-        (n,) = struct.unpack("<Q", head)
-        if n > min(MAX_SAFETENSORS_HEADER, size - 8):
-            raise _cannot_read(path, what, f"not a safetensors file (header length {n} past the file's end or "
-                               f"{MAX_SAFETENSORS_HEADER} bytes)")
+        proc = f"/proc/self/fd/{fh.fileno()}"
+        src = proc if os.path.exists(proc) else path
         try:
-            header = json.loads(fh.read(n))
-        except (ValueError, RecursionError):
-            raise _cannot_read(path, what, "not a safetensors file (its header is not JSON)") from None
-        if not isinstance(header, dict):
-            raise _cannot_read(path, what, "not a safetensors file (its header is not a JSON object)")
-        base, plan, total = 8 + n, [], 0
-        for name in sorted(set(names)):
-            ent = header.get(name)
-            if name == "__metadata__" or ent is None:
-                continue
-            try:
-                dt = np.dtype(_ST_DTYPES[ent["dtype"]])
-                shape = tuple(int(s) for s in ent["shape"])
-                b, e = (int(x) for x in ent["data_offsets"])
-                count = 1
-                for s in shape:
-                    if s < 0:
-                        raise ValueError
-                    count *= s
-            except (KeyError, TypeError, ValueError):
-                raise _cannot_read(path, what, f"tensor {name!r}: bad entry in the header "
-                                   f"(dtype one of {', '.join(_ST_DTYPES)}, shape, data_offsets)") from None
-            if not (0 <= b <= e <= size - base) or e - b != count * dt.itemsize:
-                raise _cannot_read(path, what, f"tensor {name!r}: data_offsets [{b}, {e}] do not fit its shape "
-                                   f"{list(shape)} or the file")
-            total += e - b
-            plan.append((name, dt, shape, b, e))
-        if total > limit:
-            raise SizeLimitError(f"{what} {path!r}: the tensors the model uses take {total} bytes, more than "
-                                 f"{limit} (lrnnkit.limits.{const})")
-        out = {}
-        for name, dt, shape, b, e in plan:
-            fh.seek(base + b)
-            raw = fh.read(e - b)
-            if len(raw) != e - b:
-                raise _cannot_read(path, what, f"tensor {name!r} is cut short")
-            out[name] = np.frombuffer(raw, dtype=dt).reshape(shape).copy()
-    return out
+            with safe_open(src, framework="numpy") as st:
+                present = sorted(set(names) & set(st.keys()) - {"__metadata__"})
+                total = 0
+                for name in present:
+                    sl = st.get_slice(name)
+                    dt = sl.get_dtype()
+                    if dt not in _ST_DTYPES:
+                        raise _cannot_read(path, what, f"tensor {name!r} has dtype {dt}, not one of "
+                                           f"{', '.join(_ST_DTYPES)}")
+                    count = 1
+                    for n in sl.get_shape():
+                        count *= int(n)
+                    total += count * np.dtype(_ST_DTYPES[dt]).itemsize
+                if total > limit:
+                    raise SizeLimitError(f"{what} {path!r}: the tensors the model uses take {total} bytes, more than "
+                                         f"{limit} (lrnnkit.limits.{const})")
+                return {name: np.array(st.get_tensor(name), copy=True) for name in present}
+        except SafetensorError as exc:
+            raise _cannot_read(path, what, f"not a valid safetensors file ({str(exc)[:160]})") from None
+        except OSError as exc:
+            raise _cannot_read(path, what, exc.strerror or str(exc)) from None
 
 
 def make_dir(out: str, what: str = "output directory") -> str:

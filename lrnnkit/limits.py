@@ -14,8 +14,6 @@ them: benchmarks/RESULTS.md, section "limits"). Caps that live inside an algorit
 from __future__ import annotations
 
 import os
-import threading
-from contextlib import contextmanager
 from typing import Any
 
 from .errors import OVERRIDABLE, InputError, SizeLimitError
@@ -32,7 +30,7 @@ __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MA
            "TRAIN_MAX_BATCH", "TRAIN_MAX_LENGTH", "TRAIN_MAX_BATCH_TOKENS", "TRAIN_MAX_TEST_LENGTHS",
            "TRAIN_MAX_EVAL_WORDS", "TRAIN_MAX_EVAL_TOKENS", "CHECKPOINT_MAX_JSON_BYTES", "CHECKPOINT_MAX_BYTES",
            "read_bounded", "shorten", "json_int", "check_name",
-           "check_automaton", "check_int", "check_number_text", "busy"]
+           "check_automaton", "check_int", "check_number_text"]
 
 # ---------------------------------------------------------------- files
 MAX_FILE_BYTES = 64 * 2 ** 20       # an FSA JSON file (64 MiB: ~10^7 transitions written out)
@@ -173,38 +171,6 @@ def check_name(text, what: str) -> None:
     if isinstance(text, str) and len(text) > MAX_NAME_CHARS:
         raise SizeLimitError(f"{what} {shorten(text, 40)} is longer than {MAX_NAME_CHARS} characters "
                              f"({_name('MAX_NAME_CHARS')})")
-
-
-@contextmanager
-def busy(desc: str, after: float = 2.0):
-    """Show "<desc>: <elapsed>" on stderr while a long step runs (tqdm; on a terminal only, from ``after`` seconds
-    on, removed when done), for work whose own loops report nothing (``info``'s monoid and holonomy, ``compile``).
-    The step stays interruptible: Ctrl-C raises KeyboardInterrupt in the main thread (the CLI exits 130); the
-    ticker is a daemon thread that only draws."""
-    import sys
-    stop = threading.Event()
-    if not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
-        yield
-        return
-
-    def tick():
-        if stop.wait(after):
-            return
-        from tqdm import tqdm
-        bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}", leave=False, file=sys.stderr)
-        try:
-            while not stop.wait(0.5):
-                bar.refresh()
-        finally:
-            bar.close()
-
-    th = threading.Thread(target=tick, daemon=True)
-    th.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        th.join(timeout=1.0)
 
 
 def _env_override(environ=None) -> list:

@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("info", help="structure of an automaton (monoid, group, holonomy)")
     s.add_argument("source", help="FSA JSON file or preset (parity, counter:M, group:NAME, flipflop, even-pairs, "
-                   "cycle-nav:M, mod-arith:M, regex:PATTERN, transformations:[[...],...])")
+                   "cycle-nav:M, mod-arith:M, regex:PATTERN, transformations:[[...],...]), or a trained model "
+                   "(checkpoint, run or pretrained directory: its description)")
     s.add_argument("--json", action="store_true", help=_JSON_HELP)
     s.add_argument("--depth-rule", choices=["sgpdec", "sgpdec-0.9.7"], default="sgpdec",
                    help="holonomy levels: SgpDec >= 0.9.8's direct depth (default) or SgpDec <= 0.9.7's heights")
@@ -57,19 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a construction option, e.g. split=class, refine=true or depth_rule=sgpdec-0.9.7 for krohn-rhodes "
                    "(VALUE is read as JSON when it parses, else as a string); see the construction's docs page")
-    s.add_argument("-o", "--output", help="model file to write (default: JSON on stdout)")
-    s.add_argument("--json", action="store_true", help="print a JSON summary (with -o or --explain)")
+    s.add_argument("-o", "--output", help="model file to write; - writes the model JSON to stdout (default: a "
+                   "one-line summary, nothing written)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_complete_flags(s)
 
     s = sub.add_parser("verify", help="certify a model for inputs of every length (exit 0 iff certified)")
-    s.add_argument("model", help="model JSON file (from `lrnnkit compile -o`)")
+    s.add_argument("model", help="model JSON file (from `lrnnkit compile -o`), or a trained model (a `lrnnkit train "
+                   "--out` directory, its checkpoint.json, a save_pretrained directory): checked up to --horizon")
     s.add_argument("--source", help="automaton to check against (default: the one recorded in the model)")
+    s.add_argument("--horizon", type=int, default=None, metavar="N", help="trained models: check words up to "
+                   "length N (default: the longest test length of its training); exit 1 iff a wrong word is found")
     s.add_argument("--max-pairs", type=int, default=2_000_000, help="stop the exact search after this many "
                    "(automaton state, model state) pairs (default 2000000): then not certified")
     s.add_argument("--json", action="store_true", help=_JSON_HELP)
 
     s = sub.add_parser("run", help="run a model on a word")
-    s.add_argument("model", help="model JSON file")
+    s.add_argument("model", help="model JSON file, or a trained model (checkpoint, run or pretrained directory)")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("--word", help='space-separated symbols, e.g. "a b c"; over one-character symbols also a plain '
                    'string, e.g. "101"')
@@ -119,15 +124,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=seed_arg, default=0, help="seed of stochastic rounding (default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)
     c = psub.add_parser("collapse", help="first step at which a model goes wrong in a format")
-    c.add_argument("model", help="model JSON file")
+    c.add_argument("model", help="model JSON file, or a trained model (run in a torch dtype: fp64 fp32 bf16 fp16)")
     c.add_argument("--format", required=True, dest="fmt", help=_FORMAT_HELP)
     c.add_argument("--policy", default="matvec", metavar="{op,matvec,proof}",
                    help="where rounding happens: op (after every elementary operation), matvec (after every "
                    "matrix-vector product, the default), proof (paper 000, App. A.3/B.1: products exact, each term "
                    "cast, the sum cast)")
     c.add_argument("--rounding", default="nearest-even", help=_ROUNDING_HELP)
-    c.add_argument("--steps", type=int, default=100_000, help="length of the input word to simulate "
-                   "(default 100000)")
+    c.add_argument("--length", type=int, default=None, help="length of the input word to simulate "
+                   "(default 100000; 4096 for a trained model)")
+    c.add_argument("--steps", type=int, dest="length_old", default=None, metavar="N",
+                   help="the old name of --length (prints a warning; --steps counts optimizer steps elsewhere)")
     c.add_argument("--seed", type=seed_arg, default=0, help="seed of the random input word and of stochastic rounding "
                    "(default 0)")
     c.add_argument("--json", action="store_true", help=_JSON_HELP)

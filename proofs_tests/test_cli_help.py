@@ -193,8 +193,10 @@ def test_control_characters_in_labels_are_shown_escaped(tmp_path, capsys):
 def test_shown_and_table_units():
     assert shown("plain") == "plain"
     assert shown("a\x1b[0mb\tc\x7f") == "a\\x1b[0mb\\tc\\x7f"
-    t = table(["a", "long"], [["x", "y" * 50]], width=30, shrink={1: 8})
+    t = table(["a", "long"], [["x", "y" * 50]], width=30, shrink={1: 8}, overflow="cut")
     assert max(map(len, t.splitlines())) <= 30 and "..." in t
+    t = table(["a", "long"], [["x", "y" * 50]], width=30, shrink={1: 8})     # wrapped: nothing cut
+    assert max(map(len, t.splitlines())) <= 30 and "..." not in t and t.count("y") == 50
 
 
 def _well_formed_mod_arith(word):

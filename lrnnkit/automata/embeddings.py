@@ -227,7 +227,7 @@ def _is_power_of(n: int, p: int) -> bool:
 
 
 def _abelian_stabilisers(G: FiniteGroup):
-    """For a primary basis b_i: H_i = <b_j : j != i>; G/H_i is cyclic of order |b_i| and the H_i meet in 1."""
+    """For a primary basis b_i: H_i = <b_j : j != i>; G/H_i is cyclic of order ``|b_i|`` and the H_i meet in 1."""
     basis = _abelian_basis(G)
     if basis is None:
         return None

@@ -36,7 +36,7 @@ from .. import limits
 from .bridges import from_object, load_file
 from .groups import group_word_problem
 
-__all__ = ["load_source", "PRESETS"]
+__all__ = ["load_source", "is_preset", "PRESETS"]
 
 PRESETS = ("parity", "counter:M", "group:NAME", "flipflop", "even-pairs", "cycle-nav:M", "mod-arith:M",
            "regex:PATTERN", "transformations:[[...],...]")
@@ -57,7 +57,7 @@ _HEADS = ("counter", "cycle-nav", "mod-arith", "even-pairs", "group", "regex", "
           "flipflop")
 
 
-def _is_preset(source: str) -> bool:
+def is_preset(source: str) -> bool:
     """Whether ``source`` names a preset (see "Presets win" in the module docstring)."""
     head, sep, _ = source.partition(":")
     return source in _BARE or (bool(sep) and head in _HEADS)
@@ -74,7 +74,7 @@ def load_source(source, *, complete: bool | str = False) -> FSA:
     if not source.strip():
         raise InputError(f"empty source {source!r}; expected a path to an FSA JSON file or one of {', '.join(PRESETS)}")
     head, sep, arg = source.partition(":")
-    if not _is_preset(source):
+    if not is_preset(source):
         if os.path.lexists(source) or os.sep in source or (os.altsep or os.sep) in source \
                 or source.endswith((".json", ".dot", ".gv")):
             return load_file(source, complete=complete)

@@ -14,7 +14,7 @@ number of blocks is at most the number of cyclic factors in a decomposition foun
 for Z_2 x Z_2 two, ...). A character whose image has order <= 2 gets a 1 x 1 block ``+-1``. Characters are found by
 trying generator images ``c_a in Z_E`` with ``ord(g_a) c_a = 0`` and checking well-definedness over the whole
 group. ``H_0 = (1, 0, 1, 0, ...)``; the states of distinct elements differ (faithfulness), so the nearest-reference
-decoder over the |G| states is exact. Layer kind "block_diagonal"; exact entries cos/sin in cyclotomic fields.
+decoder over the ``|G|`` states is exact. Layer kind "block_diagonal"; exact entries cos/sin in cyclotomic fields.
 """
 from __future__ import annotations
 

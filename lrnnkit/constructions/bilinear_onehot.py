@@ -9,8 +9,8 @@ output label.
 
 Every entry is 0 or 1, every product of letter matrices is again a 0/1 matrix with one 1 per column, so the
 construction is exact in every floating-point format (0 and 1 are representable and sums have one non-zero
-term). Applies to every automaton; width |Q|, one layer, layer kind "bilinear" (the matrices need not be
-orthogonal: resets and merges are 0/1 matrices of norm up to sqrt(|Q|), so they are not GH products in general).
+term). Applies to every automaton; width ``|Q|``, one layer, layer kind "bilinear" (the matrices need not be
+orthogonal: resets and merges are 0/1 matrices of norm up to sqrt(``|Q|``), so they are not GH products in general).
 """
 from __future__ import annotations
 

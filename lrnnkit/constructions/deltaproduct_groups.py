@@ -14,7 +14,7 @@
   half-turn, ``w = a x u`` with ``a = (R + I) y`` on the axis); then ``R = G(2, w) G(2, u)``. Both vectors are
   rescaled by a power of phi so that ``u^T u`` and ``w^T w`` are rational (lrnnkit.model stores exact GH factors
   with rational squared norm); the product is checked exactly. ``H_0 = (1, 2, 5)`` has a free orbit, so the
-  nearest-reference decoder over the |G| states recovers the prefix product. The automaton's transition group is
+  nearest-reference decoder over the ``|G|`` states recovers the prefix product. The automaton's transition group is
   matched to the matrix group by an explicit isomorphism (images of its generators, checked on the whole group).
 """
 from __future__ import annotations
@@ -140,7 +140,7 @@ def _dot(a, b):
 
 
 def _rationalize(v):
-    """A multiple of v by phi^k (|k| <= 2) or 1 with rational squared norm, or None."""
+    """A multiple of v by phi^k (``|k|`` <= 2) or 1 with rational squared norm, or None."""
     phi = golden()
     iphi = phi - 1
     for lam in (Fraction(1), phi, iphi, phi * phi, iphi * iphi):

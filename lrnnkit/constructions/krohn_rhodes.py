@@ -50,8 +50,8 @@ above the level (lag 1) and sub-layers 1..i-1 (lag 1); the chain-state layer (or
 all sub-layers (lag 0; after a refined first level a chain-state layer is added too).
 
 Theorem 4's bounds are compared in :func:`compile_report`: the number of holonomy levels is at most the number of
-classes of images (< 2^|Q|); a level's width (tiles of its representatives) can exceed |Q| when several
-representatives share a depth (``split="depth"``, SgpDec's levels) or when a set has more than |Q| tiles;
+classes of images (< :math:`2^{|Q|}`); a level's width (tiles of its representatives) can exceed ``|Q|`` when several
+representatives share a depth (``split="depth"``, SgpDec's levels) or when a set has more than ``|Q|`` tiles;
 ``split="class"`` gives each class its own level. ``depth_rule`` picks the level of each class: "sgpdec" (default,
 SgpDec >= 0.9.8's direct depth, as SgpDec 1.2.0 prints) or "sgpdec-0.9.7" (heights); both certify.
 """
@@ -283,7 +283,7 @@ def _refinement(hd: Holonomy, lev: int) -> dict | None:
     """Coset coordinates of a level's holonomy group along a composition series, when that lowers the width.
 
     Applies to a level with one representative whose holonomy group H is transitive on its k tiles and
-    solvable (sympy's composition_series), with sum_i [H_{i-1} : H_i] < k and |H| <= MAX_REFINE_ORDER. A point p
+    solvable (sympy's composition_series), with sum_i [H_{i-1} : H_i] < k and ``|H|`` <= MAX_REFINE_ORDER. A point p
     is represented by a group element g with base.g = p (base = tile 0). Write g = h_1 t_1 with t_1 in a fixed
     transversal of the right cosets of H_1 in H_0, then h_1 = h_2 t_2 (t_2 a transversal element of H_2 in
     H_1), ...: g = t_r ... t_2 t_1 ("first t_r"); coordinate i is the index of the right coset H_i t_i. Right multiplication by h updates coordinate 1 by the coset action of h and passes
@@ -538,8 +538,8 @@ def build_as_printed(fsa, split: str = "depth", **options) -> Model:
 
 # --------------------------------------------------------------------------- reports
 def compile_report(fsa, model: Model | None = None, *, split: str = "depth") -> dict:
-    """Layers, widths and factors per token of the compiled model, against Theorem 4's bounds (at most 2^|Q|
-    layers, width at most |Q|) and, for group automata, against the one-layer construction of Theorem 3."""
+    """Layers, widths and factors per token of the compiled model, against Theorem 4's bounds (at most :math:`2^{|Q|}`
+    layers, width at most ``|Q|``) and, for group automata, against the one-layer construction of Theorem 3."""
     if model is None:
         model = build(fsa, split)
     n = fsa.n_states
@@ -613,7 +613,7 @@ def printed_counterexample(fsa, split: str = "depth") -> dict:
             "got": bad.got, "corrected_certified": good.certified}
 
 
-register(Construction(
+_THIS = register(Construction(
     name=NAME, paper="000", statement="Theorem 4",
     applies_to="any automaton",
     build=build, applicable=None,
@@ -630,6 +630,10 @@ register(Construction(
              "refine": "split solvable holonomy groups into composition factors where that lowers the width",
              "depth_rule": "'sgpdec' (SgpDec >= 0.9.8 direct depth, default) or 'sgpdec-0.9.7' (heights)"},
 ))
+
+# the documentation's instance (lrnnkit.showcase.docgen): a cascade of three levels, a reset level and the groups Z_2
+# and Z_3 (mod-3 arithmetic with signs), rather than the one-level automaton the ranking would pick
+_THIS.example = "mod-arith:3"
 
 register(Construction(
     name=PRINTED, paper="000", statement="Theorem 4",

@@ -124,7 +124,7 @@ def natural_representation(G: S.PermGroup) -> np.ndarray:
 def _library_representation(G: S.PermGroup):
     """Images of G's generators under lrnnkit.automata.embeddings.minimal_faithful_permutation_representation
     (given the group by G's generators only: closing all letters of a word-problem automaton would cost
-    |G| x |Sigma| products), or None for the trivial group given by no generators."""
+    ``|G|`` x ``|Sigma|`` products), or None for the trivial group given by no generators."""
     if len(G.gens) == 0:
         return None
     sub = FSA(tuple(f"g{i}" for i in range(len(G.gens))), np.asarray(G.gens).T.copy(), 0, name="generators")

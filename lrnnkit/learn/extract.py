@@ -40,13 +40,13 @@ import numpy as np
 from ..automata.fsa import FSA
 from ..automata.minimize import distinguishing_word, minimize
 from ..errors import InputError
-from .. import limits
 from ..automata.bridges import to_aalpy
 from ..automata.io import fsa_from_dict
 from ..automata.sources import load_source
 from ..model import Model
 from .device import require_device
 from .compare import model_outputs, shortest_disagreement, torch_outputs
+from .locate import is_trained_path
 
 __all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
            "torch_oracle", "ModelOracle", "EQ_ORACLES", "have_aalpy"]
@@ -381,17 +381,8 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
 
 # --------------------------------------------------------------------------- from a file
 def _is_checkpoint(path: str) -> bool:
-    import json
     import os
-
-    if os.path.isdir(path):
-        return True
-    raw = limits.read_bounded(path, limits.MAX_MODEL_BYTES, "model or checkpoint file", "MAX_MODEL_BYTES")
-    try:
-        doc = json.loads(raw)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(doc, dict) and doc.get("format") == "lrnnkit.train-checkpoint"
+    return os.path.isdir(path) or is_trained_path(path)     # a directory without one: load_checkpoint says so
 
 
 def _aligned(target: FSA, alphabet: Sequence[str], where: str) -> FSA:

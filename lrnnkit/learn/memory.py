@@ -64,7 +64,8 @@ class LiveBytes(TorchDispatchMode):
 
 def _probe(cfg) -> None:
     """One training step at the longest training length and one evaluation batch at the longest test length."""
-    from .train import build, eval_batch, lr_at, train_loss
+    from .step import lr_at, train_loss
+    from .train import build, eval_batch
     task, model, opt = build(cfg)
     device = torch.device(cfg.device)
     amp = cfg.bf16 and device.type == "cuda"

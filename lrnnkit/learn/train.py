@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
 from .. import limits
 from ..errors import InputError, Interrupted, SizeLimitError
@@ -51,7 +50,7 @@ from .oom import memory_named
 from .evaluate import eigenvalue_summary, evaluate
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
-from .step import LOOPS, lr_at, make_step, optimizer, train_loss
+from .step import LOOPS, lr_at, make_step, optimizer
 from .tasks import make_task
 
 __all__ = ["TrainConfig", "train", "build", "load_checkpoint", "lr_at"]

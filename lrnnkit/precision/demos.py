@@ -153,7 +153,7 @@ def collapse_table(models, formats=("fp32", "bf16", "fp16", "fp8-e4m3-ieee", "fp
     construction registry's models: :func:`lrnnkit.showcase.collapse.collapse_table`). Multi-letter automata run a
     seeded random word of ``steps`` symbols; one-letter ones the periodic word ``1 1 1 ...`` (exact for all lengths
     when a period is found within ``cap``). Variants: ``gh="factors"`` (unit keys as stored, rounded), ``gh="scaled"`` (exact keys
-    ``u`` with ``beta / u^T u``: the exactly-representable mitigation), ``renorm`` (state renormalized to |H_0|
+    ``u`` with ``beta / u^T u``: the exactly-representable mitigation), ``renorm`` (state renormalized to ``|H_0|``
     after each step), ``decoder_fp64`` (diagnostic: float64 decoder on the rounded state)."""
     t_start = time.time()
     rows = []

@@ -35,6 +35,7 @@ from ..model import Model, TableMap
 from .formats import get_format
 from .policy import LayerKernel, ProofLayer, Rounder, canonical_policy
 from ..automata.io import fsa_from_dict
+from ..progress import Progress
 
 __all__ = ["Simulator", "SimResult", "EventuallyPeriodic", "CollapseResult", "collapse", "fsa_of_model",
            "PROOF_MAX_STEPS"]
@@ -326,11 +327,10 @@ class Simulator:
 
 
 def _progress(total: int, desc: str):
-    """tqdm bar for runs of at least 50,000 steps (None below): terminals only, after 2 s, removed when done."""
+    """The progress of runs of at least 50,000 steps (None below; :class:`lrnnkit.progress.Progress`)."""
     if total < 50_000:
         return None
-    from tqdm import tqdm
-    return tqdm(total=total, desc=desc, unit=" steps", delay=2.0, leave=False, disable=None, mininterval=0.5)
+    return Progress(desc, total, "steps")
 
 
 # --------------------------------------------------------------------------- automata and the collapse test

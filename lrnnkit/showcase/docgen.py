@@ -26,9 +26,9 @@ own instance by setting an ``example`` attribute to a source string), not a bug 
 optional piece (the precision simulator) is noted on the page and is not an error. ``OUT_DIR/docgen.json`` records
 all of it.
 
-Docstrings that are not valid reStructuredText would break the ``-W`` build of the API reference; the Sphinx hook
-:func:`setup_sphinx` shows such a docstring verbatim (a literal block) instead, and Sphinx prints one info line per
-docstring it rewrote, so their authors can fix them.
+Docstrings that are not valid reStructuredText fail the ``-W`` build of the API reference: the Sphinx hook
+:func:`setup_sphinx` checks each one as napoleon will convert it and reports every problem as a warning naming the
+object and the problem (an undefined substitution such as ``|Q|``, a reference without a target, bad indentation).
 """
 from __future__ import annotations
 
@@ -48,11 +48,13 @@ from typing import Any
 import numpy as np
 
 from .. import __path__ as _PACKAGE_PATH
+from ..automata.sampling import random_word
 from ..automata.sources import load_source
 from ..certify import certify, resource_profile
 from ..parser import build_parser
 from ..theorems import all_statements
 from .report import eigenvalue_figure, figure
+from .wiring import wiring_figure
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
 from ..constructions import applicable, catalogue, compile as c_compile
@@ -300,6 +302,16 @@ def _layer_matrices_rst(model, L, li: int, lx: _Latex) -> str:
     return "\n".join(out)
 
 
+def _trace_word(fsa, length: int = 8) -> list:
+    """The worked trace's word: random letters avoiding trap states (an error state), the first of seeds 3, 4, ...
+    whose output changes along the word (else seed 3's)."""
+    words = [[int(x) for x in random_word(fsa, length, seed)] for seed in range(3, 23)]
+    for w in words:
+        if len({fsa.outputs[q] for q in fsa.trace(w)}) > 1:
+            return w
+    return words[0]
+
+
 def _trace_rst(model, fsa, word: list) -> str:
     amap = {s: i for i, s in enumerate(model.alphabet)}
     mword = [amap[fsa.alphabet[a]] for a in word]
@@ -322,6 +334,12 @@ def _trace_rst(model, fsa, word: list) -> str:
 def _num(v: float) -> str:
     """A float state entry for a trace table: 3 significant digits, round-off below 1e-9 shown as 0."""
     return "0" if abs(v) < 1e-9 else f"{v:.3g}"
+
+
+def _figure_rst(fig, fn: str, rubric: str, alt: str, width: int, img_dir: str, rel_img: str) -> str:
+    """Save ``fig`` as ``img_dir/fn``; the RST of a rubric and the image."""
+    save_figure(fig, os.path.join(img_dir, fn))
+    return f".. rubric:: {rubric}\n\n.. image:: {rel_img}/{fn}\n   :alt: {alt}\n   :width: {width}px\n"
 
 
 def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
@@ -389,8 +407,7 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
         rec["status"] = "render-failed"
         body.append(f".. error::\n\n   Rendering the model failed: {rst_text(one_line(exc))}\n")
     try:
-        rng = np.random.default_rng(3)
-        word = [int(x) for x in rng.integers(0, fsa.n_letters, size=6)]
+        word = _trace_word(fsa)
         body.append(".. rubric:: Worked trace\n")
         body.append(_trace_rst(model, fsa, word))
     except Exception as exc:  # noqa: BLE001
@@ -436,13 +453,17 @@ def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
                 eig.extend([[float(z.real), float(z.imag)] for z in np.linalg.eigvals(t.A)])
         fig = eigenvalue_figure([(f"{c.name} on {src}", eig, rec.get("certified", False) or bool(c.variant_of))],
                                 None)
-        fn = f"{slug(c.name)}-eigenvalues.png"
-        save_figure(fig, os.path.join(img_dir, fn))
-        body.append(".. rubric:: Eigenvalues of the letter matrices\n")
-        body.append(f".. image:: {rel_img}/{fn}\n   :alt: eigenvalues of the letter matrices of {c.name}\n"
-                    "   :width: 300px\n")
+        body.append(_figure_rst(fig, f"{slug(c.name)}-eigenvalues.png", "Eigenvalues of the letter matrices",
+                                f"eigenvalues of the letter matrices of {c.name}", 300, img_dir, rel_img))
     except Exception as exc:  # noqa: BLE001
         rec["warnings"].append(f"eigenvalue plot failed: {one_line(exc)}")
+    if len(model.layers) > 1:
+        try:
+            fig = wiring_figure(model, f"{c.name} on {src}: layers and what each reads (dashed: previous step)")
+            body.append(_figure_rst(fig, f"{slug(c.name)}-wiring.png", "Wiring",
+                                    f"the layers of {c.name} and what each reads", 480, img_dir, rel_img))
+        except Exception as exc:  # noqa: BLE001
+            rec["warnings"].append(f"wiring plot failed: {one_line(exc)}")
     body.append(".. rubric:: Precision collapse\n")
     body.append(_collapse_section(model, c, img_dir, rel_img, rec))
     return "\n".join(head + body), rec
@@ -614,10 +635,14 @@ def _json_short(x: Any) -> str:
 
 # =========================================================================== CLI reference
 def _cli(out: str) -> dict:
+    """The command-line reference page: every verb's ``--help`` text as argparse prints it. Kept rather than
+    sphinx-argparse: the page then reads exactly what ``lrnnkit VERB --help`` prints (the tests compare help texts,
+    not a second rendering), and the docs need no further extension."""
     rec: dict = {"status": "ok", "problems": []}
     lines = [_title("Command line"),
-             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Errors print one line "
-             "on stderr and exit with status 2 (``--debug`` shows the traceback); files are written atomically.\n"]
+             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Exit statuses: 0 "
+             "success, 1 a negative answer, 2 bad input (one line on stderr; ``--debug`` shows the traceback), 3 an "
+             "internal error (:doc:`../cli`); files are written atomically.\n"]
     try:
         p = build_parser()
     except Exception as exc:  # noqa: BLE001
@@ -695,7 +720,7 @@ def _api(out: str) -> dict:
 
 
 # =========================================================================== Sphinx hook: docstrings that are not RST
-_REWRITTEN: list = []
+_REPORTED: list = []
 
 
 def _rst_problems(text: str, env) -> list:
@@ -746,6 +771,8 @@ def _napoleon(app, what, name, obj, text: str) -> str:
 
 
 def _process_docstring(app, what, name, obj, options, lines):
+    """Check the docstring as napoleon will turn it into RST and report every problem as a Sphinx warning naming
+    the object (``make docs`` runs Sphinx with ``-W``: a docstring that is not valid RST fails the build)."""
     if not lines:
         return
     text = "\n".join(lines)
@@ -756,17 +783,26 @@ def _process_docstring(app, what, name, obj, options, lines):
     probs = _rst_problems(checked, app.env)
     if probs:
         from sphinx.util import logging as slog
-        slog.getLogger("lrnnkit.showcase.docgen").info(f"[docgen] docstring of {name} is not valid RST ({probs[0]}); "
-                                               "shown verbatim")
-        _REWRITTEN.append((name, probs[0]))
-        lines[:] = ["::", ""] + ["    " + ln for ln in text.splitlines()] + [""]
+        _REPORTED.append((name, probs[0]))
+        slog.getLogger("lrnnkit.showcase.docgen").warning(
+            f"docstring of {name} is not valid RST: {probs[0]} (write |x| as ``|x|`` or :math:`|x|`)",
+            type="lrnnkit", subtype="docstring")
+
+
+def _skip_foreign(app, what, name, obj, skip, options):
+    """Members the standard library defined (``contextmanager`` imported from contextlib, ...) are not lrnnkit's
+    API: skipped, so their docstrings are neither shown nor checked."""
+    mod = getattr(obj, "__module__", None)
+    if what == "module" and callable(obj) and isinstance(mod, str) and mod.split(".")[0] in sys.stdlib_module_names:
+        return True
+    return None
 
 
 def setup_sphinx(app) -> None:
-    """Register the docstring guard. It runs before napoleon (priority 100) and checks the docstring as napoleon
-    will convert it: a docstring whose RST would produce a warning is shown as a literal block instead (napoleon
-    leaves literal blocks alone), so one malformed docstring cannot fail the ``-W`` build."""
+    """Register the docstring check (before napoleon, priority 100; :func:`_process_docstring`) and the skip of
+    members defined outside lrnnkit."""
     app.connect("autodoc-process-docstring", _process_docstring, priority=100)
+    app.connect("autodoc-skip-member", _skip_foreign)
 
 
 # =========================================================================== driver

@@ -3,7 +3,7 @@
 In: :func:`from_object` (an automata-lib ``DFA``/``NFA``, an AALpy ``Dfa``/``MooreMachine``, an FSA document
 as a dict), :func:`load_file` (lrnnkit JSON, automata-lib keyword JSON, DOT). :func:`lrnnkit.load_source` and
 :func:`lrnnkit.compile` take all of them. Out: :func:`dumps` / :func:`save` in :data:`FORMATS`, and the Python
-objects :func:`to_automata_lib`, :func:`to_aalpy`.
+objects :func:`to_automata_lib`, :func:`to_aalpy`, :func:`to_networkx`.
 
 Partial automata (automata-lib's ``allow_partial``, AALpy's input-incomplete machines, DOT drawings that leave
 transitions out) are completed with a named sink state only when asked (``complete=True`` or
@@ -21,11 +21,13 @@ from .aalpy import from_aalpy, is_aalpy, to_aalpy
 from .automata_lib import (from_automata_lib, from_automata_lib_dict, is_automata_lib, to_automata_lib,
                            to_automata_lib_dict)
 from .dot import fsa_from_dot, fsa_to_dot, looks_like_dot
+from .graph import from_networkx, from_permutation_group, is_networkx, is_permutation_group, to_networkx
 from ...fileio import atomic_write_text
 from ..io import fsa_from_dict, fsa_from_json, named_after_file, read_text
 
 __all__ = ["from_object", "load_file", "dumps", "save", "FORMATS", "format_of_path", "from_automata_lib",
-           "to_automata_lib", "from_aalpy", "to_aalpy", "fsa_from_dot", "fsa_to_dot"]
+           "to_automata_lib", "from_aalpy", "to_aalpy", "fsa_from_dot", "fsa_to_dot", "to_networkx", "from_networkx",
+           "from_permutation_group"]
 
 #: ``json``: lrnnkit's FSA JSON (docs/fsa_format.rst); ``dot`` (alias ``aalpy``): Graphviz DOT in AALpy's dialect
 #: (:mod:`.dot`); ``automata-lib``: automata-lib's DFA constructor keywords as JSON (:mod:`.automata_lib`).
@@ -34,19 +36,26 @@ FORMATS = ("json", "dot", "aalpy", "automata-lib")
 
 def from_object(obj, *, complete: bool | str = False) -> FSA:
     """An :class:`FSA` from a Python object: an FSA (returned as is), an automata-lib DFA/NFA, an AALpy
-    Dfa/MooreMachine, or a dict (an FSA document, or automata-lib keywords when it has ``input_symbols``)."""
+    Dfa/MooreMachine, a networkx DiGraph / MultiDiGraph (:func:`from_networkx`), a sympy PermutationGroup (its word
+    problem over its generators, :func:`from_permutation_group`), or a dict (an FSA document, or automata-lib
+    keywords when it has ``input_symbols``)."""
     if isinstance(obj, FSA):
         return obj
     if is_automata_lib(obj):
         return from_automata_lib(obj, complete=complete)
     if is_aalpy(obj):
         return from_aalpy(obj, complete=complete)
+    if is_networkx(obj):
+        return from_networkx(obj, complete=complete)
+    if is_permutation_group(obj):
+        return from_permutation_group(obj)
     if isinstance(obj, dict):
         if "input_symbols" in obj:
             return from_automata_lib_dict(obj, complete=complete)
         return fsa_from_dict(obj, complete=complete)
     raise InputError(f"cannot read an automaton from a {type(obj).__module__}.{type(obj).__name__}; expected a "
-                     "source string, an FSA, an automata-lib DFA/NFA, an AALpy Dfa/MooreMachine or a dict")
+                     "source string, an FSA, an automata-lib DFA/NFA, an AALpy Dfa/MooreMachine, a networkx "
+                     "DiGraph, a sympy PermutationGroup or a dict")
 
 
 def load_file(path, *, complete: bool | str = False) -> FSA:

@@ -8,9 +8,13 @@
   completed only on request (:mod:`.table`).
 * :func:`to_aalpy`: ``kind="dfa"`` (outputs must be ``"0"``/``"1"``), ``"moore"`` (any outputs), or
   ``"auto"`` (the default: ``dfa`` when the outputs are ``"0"``/``"1"``, else ``moore``). Inputs are the FSA's
-  symbols (strings); state ids are the state names (else ``s0, s1, ...``).
+  symbols (strings); state ids are the state names when AALpy's own file reader reads them back (words: letters,
+  digits, underscores), else ``s0, s1, ...`` (:func:`aalpy_state_ids`), so that ``save_automaton_to_file`` then
+  ``load_automaton_from_file`` gives the same machine.
 """
 from __future__ import annotations
+
+import re
 
 from ...errors import InputError
 from ..fsa import FSA
@@ -67,6 +71,20 @@ def from_aalpy(obj, *, complete: bool | str = False, alphabet=None, name: str = 
     return to_fsa(t, where, complete)
 
 
+_AALPY_ID = re.compile(r"\w+")      # what AALpy's own DOT reader reads back as a node name (letters, digits, _)
+
+
+def aalpy_state_ids(fsa: FSA) -> list:
+    """The state ids :func:`to_aalpy` gives: the FSA's state names when every one is a word (letters, digits,
+    underscores -- what AALpy's DOT reader, ``aalpy.utils.load_automaton_from_file``, reads back after
+    ``save_automaton_to_file``; it cannot parse a quoted node name such as ``"0-"`` or ``"S=0,+"``) and they are
+    distinct, else ``s0, s1, ...`` for all of them (the names stay in lrnnkit's own formats)."""
+    names = fsa.state_names
+    if names is not None and len(set(names)) == fsa.n_states and all(_AALPY_ID.fullmatch(str(x)) for x in names):
+        return [str(x) for x in names]
+    return [f"s{q}" for q in range(fsa.n_states)]
+
+
 def to_aalpy(fsa: FSA, kind: str = "auto"):
     """An AALpy ``Dfa`` or ``MooreMachine`` computing the outputs of ``fsa`` (module docstring)."""
     if kind not in KINDS:
@@ -81,8 +99,7 @@ def to_aalpy(fsa: FSA, kind: str = "auto"):
         from aalpy.automata import Dfa, DfaState, MooreMachine, MooreState
     except ImportError:
         raise InputError("this needs AALpy: pip install 'lrnnkit[interop]' (or pip install aalpy)") from None
-    names = (list(fsa.state_names) if fsa.state_names is not None and len(set(fsa.state_names)) == fsa.n_states
-             else [f"s{q}" for q in range(fsa.n_states)])
+    names = aalpy_state_ids(fsa)
     if kind == "dfa":
         states = [DfaState(names[q], fsa.outputs[q] == "1") for q in range(fsa.n_states)]
     else:

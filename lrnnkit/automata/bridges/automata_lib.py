@@ -12,18 +12,21 @@
 * :func:`to_automata_lib_dict` / :func:`from_automata_lib_dict`: the same as JSON-able constructor keywords
   (automata-lib has no file format of its own): ``{"automaton": "DFA" | "NFA", "states", "input_symbols",
   "transitions", "initial_state", "final_states"}`` with lists for sets; ``DFA(**d)`` after turning the three
-  lists ``states``, ``input_symbols``, ``final_states`` into sets (and NFA targets into sets).
+  lists ``states``, ``input_symbols``, ``final_states`` into sets (and NFA targets into sets):
+  :func:`automata_lib_keywords`. The field names are automata-lib's own, both ways: an automaton's
+  ``input_parameters`` (sets, frozendicts, states of any type) read by :func:`from_automata_lib_dict` as they are.
 """
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 
 from ...errors import InputError
 from ..fsa import FSA
 from .table import StateTable, check_size, determinise, to_fsa
 
 __all__ = ["from_automata_lib", "to_automata_lib", "to_automata_lib_dict", "from_automata_lib_dict",
-           "is_automata_lib"]
+           "automata_lib_keywords", "is_automata_lib"]
 
 
 def _lib():
@@ -136,19 +139,62 @@ def to_automata_lib_dict(fsa: FSA) -> dict:
             "initial_state": names[fsa.start], "final_states": [names[q] for q in sorted(acc)]}
 
 
+def automata_lib_keywords(d: dict) -> dict:
+    """The keyword arguments of automata-lib's own constructor for the JSON form ``d`` (:func:`to_automata_lib_dict`
+    or a file of it): the same field names, sets where automata-lib takes sets (``states``, ``input_symbols``,
+    ``final_states``, NFA targets); ``DFA(**automata_lib_keywords(d))`` (or ``NFA(...)`` for ``"automaton":
+    "NFA"``). The other way, :func:`from_automata_lib_dict` reads an automaton's own ``input_parameters``."""
+    nfa = d.get("automaton", "DFA") == "NFA"
+    out = {"states": set(d["states"]), "input_symbols": set(d["input_symbols"]),
+           "transitions": {q: {a: (set(r) if nfa else r) for a, r in row.items()} for q, row in d["transitions"].items()},
+           "initial_state": d["initial_state"], "final_states": set(d["final_states"])}
+    if "allow_partial" in d and not nfa:
+        out["allow_partial"] = d["allow_partial"]
+    return out
+
+
 def to_automata_lib(fsa: FSA):
     """An automata-lib ``DFA`` with the language of ``fsa`` (outputs must be ``"0"``/``"1"``)."""
     DFA, _ = _lib()
-    d = to_automata_lib_dict(fsa)
-    return DFA(states=set(d["states"]), input_symbols=set(d["input_symbols"]), transitions=d["transitions"],
-               initial_state=d["initial_state"], final_states=set(d["final_states"]))
+    return DFA(**automata_lib_keywords(to_automata_lib_dict(fsa)))
+
+
+def _plain(d: dict) -> dict:
+    """``d`` with automata-lib's in-memory types (sets, frozensets, frozendicts, tuples; states of any hashable
+    type, written as :func:`state_name` writes them) turned into the JSON form's lists, strings and dicts: an
+    automaton's ``input_parameters`` read like a file. ``automaton`` is inferred (NFA when a target is a set)
+    when absent."""
+    if "automaton" in d or not isinstance(d.get("transitions"), Mapping):
+        return d
+    sets = (set, frozenset, list, tuple)
+    nfa = any(isinstance(r, (set, frozenset)) for row in d["transitions"].values() if isinstance(row, Mapping)
+              for r in row.values())
+    def names(xs):
+        return sorted(state_name(x) for x in xs) if isinstance(xs, sets) else xs
+    out = {k: v for k, v in d.items()}
+    out.update(automaton="NFA" if nfa else "DFA", states=names(d.get("states")),
+               input_symbols=sorted(d["input_symbols"]) if isinstance(d.get("input_symbols"), sets)
+               else d.get("input_symbols"),
+               final_states=names(d.get("final_states")),
+               transitions={state_name(q): ({a: (names(r) if nfa else state_name(r)) for a, r in row.items()}
+                                            if isinstance(row, Mapping) else row)
+                            for q, row in d["transitions"].items()})
+    if "initial_state" in d:
+        out["initial_state"] = state_name(d["initial_state"])
+    if nfa:
+        out.pop("allow_partial", None)
+    return out
 
 
 def from_automata_lib_dict(d, where: str = "<automata-lib dict>", *, complete: bool | str = False,
                            name: str = "") -> FSA:
-    """Read :func:`to_automata_lib_dict`'s form (an NFA when ``automaton`` is ``"NFA"``), without automata-lib."""
+    """Read :func:`to_automata_lib_dict`'s form (an NFA when ``automaton`` is ``"NFA"``), without automata-lib; or an
+    automata-lib automaton's own ``input_parameters`` (its field names, with sets and frozendicts)."""
+    if isinstance(d, Mapping) and not isinstance(d, dict):
+        d = dict(d)
     if not isinstance(d, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(d).__name__}")
+    d = _plain(d)
     kind = d.get("automaton", "DFA")
     if kind not in ("DFA", "NFA"):
         raise InputError(f"{where}: automaton must be 'DFA' or 'NFA', got {kind!r}")

@@ -21,7 +21,7 @@ def schur_cohn_inside(p: list) -> bool:
 
     Schur-Cohn: with ``p(z) = sum a_k z^k`` of degree d and its reversal ``p#(z) = z^d p(1/z)``, all roots are
     inside iff ``|a_0| < |a_d|`` and all roots of ``(a_d p(z) - a_0 p#(z)) / z`` (degree d - 1) are inside
-    (Rouche on |z| = 1). Exact in rational arithmetic."""
+    (Rouche on ``|z|`` = 1). Exact in rational arithmetic."""
     p = list(p)
     while len(p) > 1:
         ad, a0 = p[0], p[-1]

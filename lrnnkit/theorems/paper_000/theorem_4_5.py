@@ -284,13 +284,13 @@ def check_theorem_4_wiring(profile: str = "quick", ce_top=None, delay: bool = Tr
 
 
 # ------------------------------------------------------------------ Theorems 4 (bounds) and 5: the width bound
-#: the 4-point automaton on which lrnnkit's holonomy decomposition has a level of 6 points (> |Q| = 4): letters
+#: the 4-point automaton on which lrnnkit's holonomy decomposition has a level of 6 points (> ``|Q|`` = 4): letters
 #: (0 1), (0 1 2 3) and the rank-2 idempotent [0, 1, 0, 1]; its top class X has the six 2-subsets as tiles.
 S4_IDEMPOTENT = [[1, 0, 2, 3], [1, 2, 3, 0], [0, 1, 0, 1]]
 
 
 def s4_idempotent_cascade():
-    """An explicit permutation-reset cascade with levels of 3, 2, 2 states (<= |Q| = 4) emulating
+    """An explicit permutation-reset cascade with levels of 3, 2, 2 states (<= ``|Q|`` = 4) emulating
     :data:`S4_IDEMPOTENT` (written by hand for this check, independent of lrnnkit.automata.holonomy).
 
     Cascade states are the ordered pairs (q, r), q != r, of points, read through three coordinates: the perfect
@@ -409,10 +409,10 @@ _EQ1_BOUND = ("Inside eq. (1), with no token shift, each level after the first n
 
 def tile_indicator_widths(hd) -> tuple:
     """Tile-indicator states for the one-level-per-class holonomy cascade ``hd``: the level of a class with
-    representative X keeps its tile T as the indicator 1_T in R^{|X|}. A permutation of the tiles that is induced by a
+    representative X keeps its tile T as the indicator 1_T in R^{``|X|``}. A permutation of the tiles that is induced by a
     bijection sigma of X acts as the permutation matrix P_sigma (1_{sigma(T)} = P_sigma 1_T; Prop. 1.2c: a product of
-    <= |X| - 1 swap reflections); a reset to T is A = 0 = prod_i (I - e_i e_i^T), B = 1_T in N^{|X|}. Distinct tiles
-    have distinct indicators, so a linear read-out recovers the tile. Returns (widest |X|, number of levels, None)
+    <= ``|X|`` - 1 swap reflections); a reset to T is A = 0 = prod_i (I - e_i e_i^T), B = 1_T in N^{``|X|``}. Distinct tiles
+    have distinct indicators, so a linear read-out recovers the tile. Returns (widest ``|X|``, number of levels, None)
     when every Schreier generator of every class is induced by a bijection of its X (then so is every element of
     the holonomy group), else (.., .., the class and generator that is not)."""
     widest = 0
@@ -477,7 +477,7 @@ def prime_cycle_witness(n: int, bound: int) -> dict | None:
 
 @entry("000:theorem-5", perturb={"width_bound": 2})
 def check_theorem_5(profile: str = "quick", width_bound: int | None = None) -> CheckResult:
-    """``width_bound``: the bound on every level's states for |Q| = 3 (the printed |Q|); the perturbation |Q| - 1,
+    """``width_bound``: the bound on every level's states for ``|Q|`` = 3 (the printed ``|Q|``); the perturbation ``|Q|`` - 1,
     which the 3-cycle refutes (:func:`prime_cycle_witness`)."""
     cx = prime_cycle_witness(3, 3 if width_bound is None else width_bound)
     if cx is not None:

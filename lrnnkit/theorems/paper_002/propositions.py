@@ -41,8 +41,9 @@ def _rand_mat(rng, d, lo=-4, hi=4, den=3):
 
 def dense_subtraction_model() -> tuple[dict, dict, list]:
     """A 2-state input-dependent affine LRNN (eq. 5 form) tracking (value, sign): digit d adds sign * d to the value
-    (A_d = [[1, d], [0, 1]]), '-' sets the sign to -1 (A_- = [[1, 0], [0, 0]], u_- = (0, -1)); z = (0, 1). It meets
-    the consistency requirement on the proofs' strings: the limitation is about diagonal (commuting) transitions."""
+    (``A_d = [[1, d], [0, 1]]``), '-' sets the sign to -1 (``A_- = [[1, 0], [0, 0]]``, ``u_- = (0, -1)``);
+    z = (0, 1). It meets the consistency requirement on the proofs' strings: the limitation is about diagonal
+    (commuting) transitions."""
     mats = {"0": [[F(1), F(0)], [F(0), F(1)]], "1": [[F(1), F(1)], [F(0), F(1)]], "-": [[F(1), F(0)], [F(0), F(0)]]}
     adds = {"0": [F(0), F(0)], "1": [F(0), F(0)], "-": [F(0), F(-1)]}
     return mats, adds, [F(0), F(1)]

@@ -46,7 +46,7 @@ def gram_deviation(N: int, r: int, words: list, samples: int, seed: int, dist: s
     return max(math.sqrt(s / samples) for s in sq.values())
 
 
-#: the words of the eq. 15 checks: lengths 0..3 over two letters (pairs with |I| + |J| up to 6)
+#: the words of the eq. 15 checks: lengths 0..3 over two letters (pairs with ``|I|`` + ``|J|`` up to 6)
 G_WORDS = ["", "1", "2", "12", "21", "112"]
 
 

@@ -100,7 +100,7 @@ def _norm_le(M: list, b) -> bool:
 
 def printed_f1_bound(lams: list, P_norm, t: int):
     """The printed chain at step t: ||sum_{s<=t} Lambda^s||_2 ||I - Lambda||_2 ||I - Q||_2 (Lambda diagonal, so the
-    first two norms are maxima of |.| over the diagonal)."""
+    first two norms are maxima of ``|.|`` over the diagonal)."""
     s = max(abs(sum(F(l) ** k for k in range(t + 1))) for l in lams)
     return s * max(abs(1 - F(l)) for l in lams) * P_norm
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .._exact import find_or_none, fstr
 from ..registry import CheckResult, entry
+from ...optional import require
 
 
 # =========================================================================== Theorem C.1
@@ -20,7 +21,7 @@ def memory_closed_form(w_norm: float, b: float) -> float:
     """Expected number of leading steps with lambda_t > 0.99, lambda_t = sigmoid(w^T x_t + b), x_t ~ N(0, I):
     the run length of a geometric sequence of trials with success p = P(w^T x + b > ln 99) = Phi((b - ln 99)/||w||),
     so M = p / (1 - p)."""
-    from scipy.stats import norm
+    norm = require("scipy.stats", "stats", "the closed form of 003, Theorem C.1").norm
     p = norm.cdf((b - LN99) / w_norm)
     return p / (1 - p)
 

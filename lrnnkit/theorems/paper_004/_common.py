@@ -4,6 +4,7 @@ See the package docstring (lrnnkit/theorems/paper_004/__init__.py) for the paper
 from __future__ import annotations
 
 import numpy as np
+from ...optional import require
 
 PAPER = "004"
 
@@ -35,7 +36,7 @@ def readout_feasible(states: np.ndarray, labels: np.ndarray, m: int) -> bool:
     LP feasibility of (W_y - W_j) . h + (c_y - c_j) >= 1 for all j != y, each row scaled by 1/||(h, 1)|| (scaling a
     row by a positive factor preserves strict separability and keeps the LP well conditioned). Tolerance: HiGHS's
     default primal feasibility tolerance 1e-7 on the normalized rows."""
-    from scipy.optimize import linprog
+    linprog = require("scipy.optimize", "stats", "the linear read-out feasibility check (004, Proposition 2.4 and the hierarchy)").linprog
     n, H = states.shape
     rows = []
     for h, y in zip(states, labels):

@@ -105,7 +105,7 @@ def check_strict_levels(profile: str, plane: tuple = S3_PLANE) -> CheckResult:
 
 
 def transition_group_is_perfect(fsa) -> tuple[int, int]:
-    """(|T|, |T'|): the order of the transition monoid of a group word-problem FSA (every letter a permutation of
+    """(``|T|``, ``|T'|``): the order of the transition monoid of a group word-problem FSA (every letter a permutation of
     the states; computed by closure) and of its commutator subgroup T' = <g^-1 h^-1 g h>. T' = T != 1 means T is
     perfect, hence not solvable."""
     import numpy as np

@@ -14,6 +14,7 @@ from ._common import diagonal_power_states, readout_feasible
 from ...automata.fsa import FSA
 from ...certify import certify
 from ...model import Decoder, Layer, Model, TableMap, Transition
+from ...optional import require
 
 
 # =========================================================================== Proposition 2.4 (parity, random net)
@@ -40,7 +41,7 @@ def parity_learnable(a: np.ndarray, b: np.ndarray, L: int) -> tuple[bool, bool]:
 
 
 def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    from scipy.stats import beta
+    beta = require("scipy.stats", "stats", "the Clopper-Pearson interval (004, Proposition 2.4)").beta
     lo = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
     hi = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
     return lo, hi
