@@ -17,7 +17,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 #: distribution name -> the module it provides, where the two differ
-MODULE_OF = {"automata-lib": "automata", "sphinx-mathjax-offline": "sphinx_mathjax_offline", "pyyaml": "yaml"}
+MODULE_OF = {"automata-lib": "automata", "flash-linear-attention": "fla", "sphinx-mathjax-offline": "sphinx_mathjax_offline", "pyyaml": "yaml"}
 
 
 def _project() -> dict:

@@ -8,7 +8,8 @@ import contextlib
 import io
 
 import pytest
-from hypothesis import given, settings, strategies as st
+import numpy as np
+from hypothesis import example, given, settings, strategies as st
 
 import lrnnkit as L
 from lrnnkit.automata import minimize
@@ -46,6 +47,8 @@ def _same(a, b):
 
 @settings(max_examples=25, deadline=None)
 @given(st.one_of(named_fsas(2), named_fsas(3)))
+# found by hypothesis: a name that starts with a digit but is no number is written quoted, and AALpy cannot read it
+@example(f=FSA(("a0",), np.array([[0]]), 0, None, ("0",), ("0a",), "named"))
 def test_what_to_aalpy_builds_reads_back_through_aalpys_own_file_reader(tmp_path_factory, f):
     path = str(tmp_path_factory.mktemp("aalpy") / "m")
     kind = "dfa" if set(f.outputs) <= {"0", "1"} else "moore"

@@ -71,12 +71,15 @@ def from_aalpy(obj, *, complete: bool | str = False, alphabet=None, name: str = 
     return to_fsa(t, where, complete)
 
 
-_AALPY_ID = re.compile(r"\w+")      # what AALpy's own DOT reader reads back as a node name (letters, digits, _)
+# what AALpy's own DOT reader reads back as a node name: a DOT identifier pydot writes unquoted -- ASCII letters,
+# digits and _ not starting with a digit, or a whole number (``0a`` or ``1e5`` come back quoted, and AALpy's reader
+# fails on a quoted name)
+_AALPY_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 
 
 def aalpy_state_ids(fsa: FSA) -> list:
-    """The state ids :func:`to_aalpy` gives: the FSA's state names when every one is a word (letters, digits,
-    underscores -- what AALpy's DOT reader, ``aalpy.utils.load_automaton_from_file``, reads back after
+    """The state ids :func:`to_aalpy` gives: the FSA's state names when every one is a DOT identifier (ASCII
+    letters, digits and underscores not starting with a digit, or a whole number -- what AALpy's DOT reader, ``aalpy.utils.load_automaton_from_file``, reads back after
     ``save_automaton_to_file``; it cannot parse a quoted node name such as ``"0-"`` or ``"S=0,+"``) and they are
     distinct, else ``s0, s1, ...`` for all of them (the names stay in lrnnkit's own formats)."""
     names = fsa.state_names
