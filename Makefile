@@ -43,10 +43,11 @@ demo: $(STAMP)
 	@echo "make: running the demo (under three minutes on 2 CPU cores, its time budget; each step prints as it goes)"
 	$(BIN)/lrnnkit demo --out demo_out
 
-test: $(VENV)/.extra-test-stamp
+# the suite checks the docs generator too (docutils, and a Sphinx build of the math): the docs extras with the test ones
+test: $(VENV)/.extra-test-stamp $(VENV)/.extra-docs-stamp
 	$(BIN)/python -m pytest -q
 
-test-slow: $(VENV)/.extra-test-stamp
+test-slow: $(VENV)/.extra-test-stamp $(VENV)/.extra-docs-stamp
 	$(BIN)/python -m pytest -q -m slow
 
 docs: $(VENV)/.extra-docs-stamp
