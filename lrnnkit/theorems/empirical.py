@@ -197,7 +197,17 @@ def protocol_statement(rec: dict) -> str | None:
                                             "the results file does not record it"))[:3000]
 
 
-def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict | None = None) -> CheckResult:
+def _protocol_gate(evidence: str, verdict: str, rec: dict, scale) -> tuple:
+    """``(evidence, verdict)`` of an entry's recorded outcome at scale ``paper``: the sentence of
+    :func:`protocol_statement` added, and ``holds`` kept back to ``open``, when ``rec``'s runs do not follow the
+    paper's protocol (other scales: unchanged)."""
+    differs = protocol_statement(rec) if scale == "paper" else None
+    if not differs:
+        return evidence, verdict
+    return f"{evidence} {differs}.", "open" if verdict == "holds" else verdict
+
+
+def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
     measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open`` (the
@@ -209,18 +219,17 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict |
         capped = _capped_statement(runs, scale)
         return r if not capped else CheckResult(r.verdict, f"{r.evidence}. {capped}", r.counterexample,
                                                 r.corrected, r.details)
-    if rec is not None and r.verdict in ("holds", "falsified"):
-        differs = protocol_statement(rec)
-        if differs:
-            return CheckResult("open", f"{r.evidence}. {differs}", details=r.details)
-    if not outcome.startswith(("not reproduced", "partly reproduced")):
+    rejected = outcome.startswith(("not reproduced", "partly reproduced"))
+    if not rejected and r.verdict != "holds":
         return r
-    capped = _capped_statement(runs)
+    capped = _capped_statement(runs) if rejected else None
     if capped:
         return CheckResult("open", f"{r.evidence}. {capped}", details=r.details)
-    differs = protocol_statement(rec) if rec is not None else None
+    differs = protocol_statement(rec)           # either verdict at the paper's scale needs the paper's protocol
     if differs:
         return CheckResult("open", f"{r.evidence}. {differs}", details=r.details)
+    if not rejected:
+        return r
     measured = (r.details.get("judgement") or {}).get("measured", {})
     return CheckResult("falsified", f"at the paper's scale: {r.evidence}", counterexample=measured,
                        details=r.details)
@@ -339,11 +348,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     capped = _capped_statement(rec["runs"], scale)
     if capped:
         evidence += f" {capped}."
-    differs = protocol_statement(rec) if scale == "paper" else None
-    if differs:
-        evidence += f" {differs}."
-        if verdict == "holds":
-            verdict = "open"
+    evidence, verdict = _protocol_gate(evidence, verdict, rec, scale)
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
         d = _load(path) if record is None else record
@@ -479,11 +484,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     capped = _capped_statement({k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels}, scale)
     if capped:
         evidence += f" {capped}."
-    differs = protocol_statement(pj) if scale == "paper" else None     # the part's configurations' protocol
-    if differs:
-        evidence += f" {differs}."
-        if verdict == "holds":
-            verdict = "open"
+    evidence, verdict = _protocol_gate(evidence, verdict, pj, scale)    # the part's configurations' protocol
 
     def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
         d = _load(path) if record is None else record
