@@ -282,6 +282,7 @@ def part_train(S, smoke, dev, res):
         loss = _train_step(fm, opt, toks, lab, autocast)
         _sync()
         out["fla"] = {"trained_one_step": True, "loss": float(loss)}
+        print(f"fla's gated model trained one step (loss {float(loss):.3f})", flush=True)
     except Exception as e:
         out["fla"] = {"refused": _first_line(e)}
         print(f"fla's gated model refuses to train here: {_first_line(e)}", flush=True)
@@ -301,6 +302,7 @@ def part_train(S, smoke, dev, res):
             times.append(time.perf_counter() - t0)
             if step % 25 == 0 or step == S["train_steps"] - 1:
                 losses.append((step, float(loss.detach())))
+                print(f"ours step {step}: loss {losses[-1][1]:.3f}, {1e3 * times[-1]:.1f} ms", flush=True)
         om.eval()
         acc = {}
         with torch.no_grad():
@@ -397,13 +399,19 @@ def main(argv=None):
                 traceback.print_exc()
             res.setdefault("seconds", {})[name] = time.perf_counter() - t0
             print(f"[{name}] {time.perf_counter() - t0:.1f} s", flush=True)
+            save(a.out, res)   # after every section: a run stopped by its time limit keeps what finished
     res["seconds_total"] = time.perf_counter() - t_all
-    os.makedirs(a.out, exist_ok=True)
+    save(a.out, res)
+    print(table(res))
+
+
+def save(out: str, res: dict) -> None:
+    """``res`` as JSON at ``out``/bench_fla_model_swap.json (temporary file, then rename)."""
+    os.makedirs(out, exist_ok=True)
     from lrnnkit.fileio import atomic_write_text
-    atomic_write_text(os.path.join(a.out, "bench_fla_model_swap.json"),
+    atomic_write_text(os.path.join(out, "bench_fla_model_swap.json"),
                       json.dumps(res, indent=1, default=lambda x: x if not isinstance(x, float) or math.isfinite(x)
                                  else str(x)))
-    print(table(res))
 
 
 if __name__ == "__main__":
