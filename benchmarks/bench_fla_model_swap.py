@@ -266,26 +266,13 @@ def _train_step(m, opt, toks, lab, autocast):
     return loss
 
 
-def part_train(S, smoke, dev, res):
+def part_train(S, smoke, dev, res, save_to=None):
     out = {}
     tab, start = s3_table()
     B, T = S["train_bt"]
     autocast = dev == "cuda"
     import triton
     out["triton"] = triton.__version__
-    # fla's own gated model: one step (its refusal, if any, is the result)
-    try:
-        fm = build(S, smoke, gate=True, seed=5).to(dev)
-        fm.train()
-        opt = torch.optim.AdamW(fm.parameters(), lr=1e-3, weight_decay=0.01)
-        toks, lab = s3_batch(tab, start, B, T, torch.Generator().manual_seed(6), dev)
-        loss = _train_step(fm, opt, toks, lab, autocast)
-        _sync()
-        out["fla"] = {"trained_one_step": True, "loss": float(loss)}
-        print(f"fla's gated model trained one step (loss {float(loss):.3f})", flush=True)
-    except Exception as e:
-        out["fla"] = {"refused": _first_line(e)}
-        print(f"fla's gated model refuses to train here: {_first_line(e)}", flush=True)
     # the swapped gated model
     try:
         om = swapped(build(S, smoke, gate=True, seed=5), mode="torch" if smoke else None).to(dev)
@@ -318,6 +305,21 @@ def part_train(S, smoke, dev, res):
         out["ours"] = {"error": _first_line(e)}
         traceback.print_exc()
     res["train"] = out
+    if save_to:
+        save(save_to, res)   # ours is on record before fla's attempt (which may autotune for minutes)
+    # fla's own gated model: one step (its refusal, if any, is the result)
+    try:
+        fm = build(S, smoke, gate=True, seed=5).to(dev)
+        fm.train()
+        opt = torch.optim.AdamW(fm.parameters(), lr=1e-3, weight_decay=0.01)
+        toks, lab = s3_batch(tab, start, B, T, torch.Generator().manual_seed(6), dev)
+        loss = _train_step(fm, opt, toks, lab, autocast)
+        _sync()
+        out["fla"] = {"trained_one_step": True, "loss": float(loss)}
+        print(f"fla's gated model trained one step (loss {float(loss):.3f})", flush=True)
+    except Exception as e:
+        out["fla"] = {"refused": _first_line(e)}
+        print(f"fla's gated model refuses to train here: {_first_line(e)}", flush=True)
 
 
 # ------------------------------------------------------------------------------------------------ report
@@ -389,7 +391,7 @@ def main(argv=None):
                      ("generate", lambda: part_generate(S, fla_m, ours_m, dev, res)),
                      ("cache", lambda: part_cache(S, fla_m, ours_m, dev, res)),
                      ("decode", lambda: part_decode(S, fla_m, ours_m, dev, res)),
-                     ("train", lambda: part_train(S, a.smoke, dev, res))):
+                     ("train", lambda: part_train(S, a.smoke, dev, res, a.out))):
         if name in parts:
             t0 = time.perf_counter()
             try:
