@@ -353,3 +353,20 @@ def inputs(nh, B, T, H, K, V, dtype, device, seed=0):
     beta = 2 * torch.rand(B, T, nh, H, device=device, generator=g)
     do = r(B, T, H, V)
     return [x.to(dtype) for x in (q, k, v, beta, do)]
+
+
+def measure(dtype, nh, shape, bench, bandwidth, device, fp32_precision=None, rates=H200) -> list:
+    """One row per stage of one forward + backward at ``shape`` = (B, T, H, K, V): the counts of :func:`plan`, the
+    floor at ``bandwidth`` (bytes / s) and ``rates``, and the stage's kernel timed on its own by ``bench`` (a
+    callable -> ms), with the distance measured / floor."""
+    B, T, H, K, V = shape
+    q, k, v, beta, do = inputs(nh, B, T, H, K, V, dtype, device)
+    st = Stages(q, k, v, beta, do, nh, None, fp32_precision)
+    rows = []
+    for s in plan(dtype, nh, B, T, H, st.c.K, st.c.V, st.c.BT, fp32_precision, st.c.cfg):
+        ms = bench(st.run[s.name])
+        mem, mma, floor = s.floor_ms(bandwidth, rates)
+        rows.append(dict(stage=s.name, kernel=s.kernel, programs=s.programs, bytes=s.bytes, min_bytes=s.min_bytes,
+                         flops=s.flops, products=s.products, rate=s.rate, mem_ms=mem, mma_ms=mma, floor_ms=floor,
+                         written_ms=s.bytes / bandwidth * 1e3, ms=ms, distance=ms / floor))
+    return rows

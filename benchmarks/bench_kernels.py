@@ -37,7 +37,7 @@ sys.path.insert(0, HERE)
 from _peers import fla_gh  # noqa: E402
 
 
-SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5")
+SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5", "floor")
 
 
 def fmt(x, nd=3):
@@ -57,10 +57,14 @@ def main():
                          "S_5 model)")
     ap.add_argument("--lean", action="store_true", help="train tables: bf16 timings only (fp32 at n_h = 1), no errors")
     ap.add_argument("--fp32-precision", choices=["tf32x3", "tf32", "ieee"], help="dot precision of the fp32 path")
+    ap.add_argument("--smoke", action="store_true", help="the floor section only, tiny shapes, CPU (interpreter) "
+                    "when no GPU: checks that the GPU run will not crash")
     a = ap.parse_args()
     unknown = set(a.sections.split(",")) - set(SECTIONS)
     if unknown:
         ap.error(f"--sections: unknown {', '.join(sorted(unknown))} (choose from {', '.join(SECTIONS)})")
+    if a.smoke:
+        return smoke(a)
     if a.record:
         sys.path.insert(0, HERE)
         from _record import record
@@ -285,6 +289,74 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         out()
 
 
+FLOOR_CASES = (("bf16", 1), ("bf16", 2), ("bf16", 3), ("tf32x3", 1), ("tf32", 1))   # (dtype / fp32 mode, n_h)
+
+
+def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
+    """Item "floor" of the kernels: per stage of one chunk_gh forward + backward (benchmarks/_floor.py), the bytes
+    moved as written and at the least, the tensor-core FLOPs, the floor max(least bytes / bandwidth, FLOPs / rate)
+    and the stage's kernel timed on its own, with the distance measured / floor. Writes floor.json to json_dir."""
+    import json
+
+    import torch
+
+    import _floor
+    from lrnnkit.fileio import atomic_write_text
+    B, T, H, K, V = shape
+    out(f"### Floor of every kernel: chunk_gh fwd + bwd, B={B} T={T} H={H} K=V={K}, no gate; bandwidth "
+        f"{bw / 1e12:.2f} TB/s, products at {_floor.H200['bf16'] / 1e12:.0f} (bf16) / {_floor.H200['tf32'] / 1e12:.0f} "
+        "(tf32) TFLOP/s dense, 3xTF32 three products per dot")
+    out()
+    out("| case | n_h | stage | kernel | GB written | GB least | GFLOP | mem ms | mma ms | floor ms | measured ms | "
+        "distance |")
+    out("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    record = []
+    for name, nh in cases:
+        dtype, prec = (torch.bfloat16, None) if name == "bf16" else (torch.float32, name)
+        try:
+            rows = _floor.measure(dtype, nh, shape, bench, bw, dev, prec)
+        except Exception as exc:   # one case failing (e.g. out of memory) spares the others
+            traceback.print_exc()
+            out(f"| {name} | {nh} | error: {repr(exc)[:150]} | | | | | | | | | |")
+            continue
+        for r in rows + [dict(stage="all", kernel="", bytes=sum(r["bytes"] for r in rows),
+                              min_bytes=sum(r["min_bytes"] for r in rows), flops=sum(r["flops"] for r in rows),
+                              **{k: sum(r[k] for r in rows) for k in ("mem_ms", "mma_ms", "floor_ms", "ms")})]:
+            out(f"| {name} | {nh} | {r['stage']} | {r['kernel']} | {r['bytes'] / 1e9:.3f} | {r['min_bytes'] / 1e9:.3f} | "
+                f"{r['flops'] / 1e9:.1f} | {r['mem_ms']:.3f} | {r['mma_ms']:.3f} | {r['floor_ms']:.3f} | "
+                f"{r['ms']:.3f} | {r['ms'] / r['floor_ms']:.1f} |")
+            record.append(dict(r, case=name, nh=nh))
+        if dev != "cpu":
+            torch.cuda.empty_cache()
+    out()
+    out("GB written: every load and store as the kernel issues it (a tile loaded once per value block counts each "
+        "time); GB least: every tensor the stage touches, once; mem ms: GB least at the bandwidth; mma ms: the "
+        "tl.dot FLOPs (tile shapes as launched) at the product rate; floor = the larger; distance = measured / floor; "
+        "'all' adds the stages (the floor of the whole fwd + bwd as run).")
+    out()
+    if json_dir:
+        os.makedirs(json_dir, exist_ok=True)
+        atomic_write_text(os.path.join(json_dir, "floor.json"),
+                          json.dumps(dict(shape=shape, bandwidth=bw, rows=record), indent=1) + "\n")
+
+
+def smoke(a):
+    """--smoke: the floor section at tiny shapes, on the GPU when there is one, else in the Triton interpreter."""
+    import torch
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+
+    def bench(fn):
+        t0 = time.perf_counter()
+        fn()
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t0) * 1e3
+    import _floor
+    floor_tables(print, bench, dev, _floor.H200["bandwidth"], (1, 40, 2, 32, 32), json_dir=a.out)
+
+
 def run(a):
     import numpy as np
     import torch
@@ -330,6 +402,8 @@ def run(a):
     B, T, H, K, V = (2, 1024, 4, 128, 128) if a.quick else (8, 4096, 16, 128, 128)
     FR_BEST: dict = {}
     sections = set(a.sections.split(","))
+    if "floor" in sections:
+        floor_tables(out, bench, dev, bw, (B, T, H, K, V), json_dir=a.out)
     if sections & {"train", "gate", "varlen"}:
         train_tables(a, out, bench, dev, sections, B, T, H, K, V)
 
