@@ -232,6 +232,8 @@ def main():
             traceback.print_exc()
             recs, why = [], f"error {repr(exc)[:120]}"
         status[(mode, label)] = f"{why} ({time.time() - t0:.0f} s)"
+        if dev == "cuda":
+            torch.cuda.empty_cache()
         records += recs
         dtype, prec = (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
         built = config_table(dtype, prec)
