@@ -16,6 +16,8 @@ import os
 import torch
 
 from ...errors import InputError
+from ...fileio import read_regular
+from ...limits import MAX_FILE_BYTES
 
 MODES = ("bf16", "fp16", "tf32x3", "tf32", "ieee", "fp64")
 PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data",
@@ -72,8 +74,6 @@ def parse(text: str, where: str = PATH) -> dict:
 
 def load(path: str = PATH) -> dict:
     """The entries of the table file at ``path`` ({} when there is none)."""
-    from ...fileio import read_regular
-    from ...limits import MAX_FILE_BYTES
     if not os.path.exists(path):
         return {}
     return parse(read_regular(path, MAX_FILE_BYTES, "kernel tile table").decode("utf-8", "replace"), path)
