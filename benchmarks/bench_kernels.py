@@ -323,8 +323,8 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
                               min_bytes=sum(r["min_bytes"] for r in rows), flops=sum(r["flops"] for r in rows),
                               **{k: sum(r[k] for r in rows) for k in ("mem_ms", "mma_ms", "floor_ms", "ms")})]:
             out(f"| {name} | {nh} | {r['stage']} | {r['kernel']} | {r['bytes'] / 1e9:.3f} | "
-                f"{r['min_bytes'] / 1e9:.3f} | {r['flops'] / 1e9:.1f} | {r['mem_ms']:.3f} | {r['mma_ms']:.3f} | {r['floor_ms']:.3f} | "
-                f"{r['ms']:.3f} | {r['ms'] / r['floor_ms']:.1f} |")
+                f"{r['min_bytes'] / 1e9:.3f} | {r['flops'] / 1e9:.1f} | {r['mem_ms']:.3f} | {r['mma_ms']:.3f} | "
+                f"{r['floor_ms']:.3f} | {r['ms']:.3f} | {r['ms'] / r['floor_ms']:.1f} |")
             record.append(dict(r, case=name, nh=nh))
         if dev != "cpu":
             torch.cuda.empty_cache()
