@@ -308,7 +308,9 @@ class Stages:
         dk = torch.empty(L, c.H, c.K, dtype=dtype, device=c.dev)
         db = torch.empty(L, c.H, dtype=dtype, device=c.dev)
         dkp = dk if dk.dtype == c.ACC else torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)
-        dx, _, NKB = _dqkwg_pass(c, qf, kf, Gc, h, dh, vn, dy, dof, dq, dkp, scale_t)
+        dx, NKB = None, 0    # the two-kernel backward's dX: only where the table does not fuse the two
+        if not c.cfg["fuse"]:
+            dx, _, NKB = _dqkwg_pass(c, qf, kf, Gc, h, dh, vn, dy, dof, dq, dkp, scale_t)
         self.named = dict(q=qf, k=kf, v=vf, b=bf, t=tm, h=h, vn=vn, do=dof, dh=dh, dy=dy, dv=dv, dh0=dh0, dq=dq,
                           dk=dk, db=db, dx=dx, dkp=dkp, chunks=c.chunks, seqs=c.seqs, scale=scale_t)
         n = self.named

@@ -317,7 +317,7 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
         mine.append(s)
         say(s)
     out(f"Device: {torch.cuda.get_device_name(0) if dev != 'cpu' else 'cpu (interpreter)'}; torch "
-        f"{torch.__version__}; copy bandwidth {bw / 1e12:.2f} TB/s.")
+        f"{torch.__version__}.")
     out()
     out(f"### Floor of every kernel: chunk_gh fwd + bwd, B={B} T={T} H={H} K=V={K}, no gate; bandwidth "
         f"{bw / 1e12:.2f} TB/s, products at {_floor.H200['bf16'] / 1e12:.0f} (bf16) / {_floor.H200['tf32'] / 1e12:.0f} "
@@ -356,6 +356,10 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
             record.append(dict(r, case=name, nh=nh))
         if dev != "cpu":
             torch.cuda.empty_cache()
+        if json_dir:   # after every case: a run cut short keeps what it measured
+            os.makedirs(json_dir, exist_ok=True)
+            atomic_write_text(os.path.join(json_dir, "floor.json"),
+                              json.dumps(dict(shape=shape, bandwidth=bw, rows=record), indent=1) + "\n")
     out()
     out("GB written: every load and store as the kernel issues it (a tile loaded once per value block counts each "
         "time); GB least: every tensor the stage touches, once; mem ms: GB least at the bandwidth; mma ms: the "
@@ -365,9 +369,6 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
         ".grad, as the train table times it).")
     out()
     if json_dir:
-        os.makedirs(json_dir, exist_ok=True)
-        atomic_write_text(os.path.join(json_dir, "floor.json"),
-                          json.dumps(dict(shape=shape, bandwidth=bw, rows=record), indent=1) + "\n")
         atomic_write_text(os.path.join(json_dir, "floor.md"), "\n".join(mine) + "\n")
 
 

@@ -172,6 +172,26 @@ def table_text(doc) -> str:
             + ("\n " + ",\n ".join(lines) + "\n" if lines else "") + "}}\n")
 
 
+def write(out, entries, records, status, device, budget):
+    """gh_tiles.json (the shipped table with the entries of the jobs run replaced: None drops one) and tune.json
+    (every candidate) under ``out``."""
+    import torch
+
+    from lrnnkit.fileio import atomic_write_text
+    from lrnnkit.kernels.gh import wy_tuned
+    os.makedirs(out, exist_ok=True)
+    table = {k: v for k, v in dict(wy_tuned.ENTRIES, **entries).items() if v is not None}
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    doc = {"source": f"benchmarks/tune_gh_configs.py on {device}, {when}, torch {torch.__version__}",
+           "entries": dict(sorted(table.items()))}
+    text = table_text(doc)
+    wy_tuned.parse(text, "the written table")   # the table it writes is one the package accepts
+    atomic_write_text(os.path.join(out, "gh_tiles.json"), text)
+    atomic_write_text(os.path.join(out, "tune.json"), json.dumps(
+        dict(device=device, when=when, budget=budget, status={f"{m}/{s}": v for (m, s), v in status.items()},
+             records=records), indent=1, default=str) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT") or "sweep_out")
@@ -241,23 +261,12 @@ def main():
                 if r.get("adopted") and r["setting"] != built[r["key"]]}
         # the kernels run these shapes unpadded (wy_config._padded: K = V = 32 and 128 stay); None: back to built-in
         entries[wy_tuned.key(arch if arch != "cpu" else "sm0", mode, shape[3], shape[4])] = diff or None
+        device = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu (interpreter)"
+        write(a.out, entries, records, status, device, a.budget)   # after every job: a run cut short keeps them
         if "fault" in why:
             break
-    os.makedirs(a.out, exist_ok=True)
-    shipped = json.loads(open(wy_tuned.PATH).read()) if os.path.exists(wy_tuned.PATH) else {"entries": {}}
-    table = dict(shipped["entries"], **entries)   # the jobs reached replace their entries; the others stay
-    table = {k: v for k, v in table.items() if v is not None}
-    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    device = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu (interpreter)"
-    doc = {"format": 1, "source": f"benchmarks/tune_gh_configs.py on {device}, {when}, torch {torch.__version__}",
-           "entries": dict(sorted(table.items()))}
-    text = table_text(doc)
-    wy_tuned.parse(text, "the written table")   # the table it writes is one the package accepts
-    atomic_write_text(os.path.join(a.out, "gh_tiles.json"), text)
-    atomic_write_text(os.path.join(a.out, "tune.json"), json.dumps(
-        dict(device=device, when=when, budget=a.budget, status={f"{m}/{s}": v for (m, s), v in status.items()},
-             records=records), indent=1, default=str) + "\n")
     print()
+    device = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu (interpreter)"
     print(f"tune_gh_configs on {device} ({arch}), {time.time() - t_start:.0f} s; tables under {a.out}")
     print(f"{'mode':7s} {'shape':6s} {'key':10s} {'built-in':>14s} {'ms':>8s} {'chosen':>14s} {'ms':>8s}  status")
     for (mode, label), why in status.items():
