@@ -284,6 +284,16 @@ def plan(dtype, nh, B, T, H, K, V, C=None, fp32_precision=None, cfg=None) -> lis
     return stages
 
 
+def pass_bytes(dtype, nh, B, T, H, K, V) -> tuple:
+    """(forward, backward) bytes that no arrangement of kernels can avoid: the forward reads q, k, v, beta once and
+    writes o once; the backward reads q, k, v, beta and dO once and writes dq, dk, dv, dbeta once (no gate, no
+    initial or final state; every intermediate -- T, the chunk states, U' -- is a choice of the kernels, left out)."""
+    e = _size(dtype)
+    tok, pos = B * T * H, B * T * nh * H
+    ins = tok * K + pos * (K + V + 1)
+    return (ins + tok * V) * e, (ins + tok * V + ins) * e
+
+
 class Stages:
     """Each stage of one forward + backward of ``chunk_gh`` launched on its own (no gate, no initial state): the
     inputs every stage needs come from one full forward and backward at construction. ``run[name]()`` launches that

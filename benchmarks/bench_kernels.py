@@ -326,7 +326,7 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
     out("| case | n_h | stage | kernel | GB written | GB least | GFLOP | written ms | mem ms | mma ms | floor ms | "
         "measured ms | distance |")
     out("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    record = []
+    record, passes = [], []
     for name, nh in cases:
         dtype, prec = (torch.bfloat16, None) if name == "bf16" else (torch.float32, name)
         try:
@@ -348,6 +348,10 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
             traceback.print_exc()
             e2e = None
         total["e2e_ms"] = e2e
+        fwd_b, bwd_b = _floor.pass_bytes(dtype, nh, *shape)
+        total["pass_bytes"] = fwd_b + bwd_b
+        passes.append(f"{name} n_h={nh}: {(fwd_b + bwd_b) / 1e9:.3f} GB, {(fwd_b + bwd_b) / bw * 1e3:.3f} ms"
+                      + (f", fwd+bwd measured {e2e:.3f} ms ({e2e / ((fwd_b + bwd_b) / bw * 1e3):.1f}x)" if e2e else ""))
         for r in rows + [total]:
             out(f"| {name} | {nh} | {r['stage']} | {r['kernel']} | {r['bytes'] / 1e9:.3f} | "
                 f"{r['min_bytes'] / 1e9:.3f} | {r['flops'] / 1e9:.1f} | {r['written_ms']:.3f} | {r['mem_ms']:.3f} | "
@@ -367,6 +371,9 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
         "bandwidth; distance = measured / floor, each kernel timed on its own; 'all' adds the stages (the floor of "
         "the whole fwd + bwd as run), and beside it the fwd + bwd through autograd (gradients accumulated into "
         ".grad, as the train table times it).")
+    out()
+    out("Floor of the whole fwd + bwd (inputs read once, outputs written once, no intermediates: what any "
+        "arrangement of kernels must move) at the bandwidth: " + "; ".join(passes) + ".")
     out()
     if json_dir:
         atomic_write_text(os.path.join(json_dir, "floor.md"), "\n".join(mine) + "\n")

@@ -133,3 +133,16 @@ def test_floor_times():
     assert s.floor_ms(4.8e12) == pytest.approx((1.0, 3 * 989 / 494, 3 * 989 / 494), rel=1e-12)
     s.scratch = ("a",)
     assert s.min_bytes == 0 and s.bytes == 4_800_000_000
+
+
+def test_pass_bytes_are_the_sizes_of_the_inputs_and_outputs():
+    """The floor of the whole pass, recomputed from the sizes :func:`_floor.plan` gives each tensor: the forward's
+    inputs and output, the backward's inputs and gradients (the plan's names; dkp is dk's partial sum)."""
+    for dtype, prec, nh in ((torch.bfloat16, None, 3), (torch.float32, "tf32x3", 1), (torch.float32, "tf32", 2)):
+        shape = (3, 50, 2, 48, 40)
+        sizes = {}
+        for s in _floor.plan(dtype, nh, *shape, None, prec):
+            sizes.update(s.sizes)
+        fwd, bwd = _floor.pass_bytes(dtype, nh, *shape)
+        assert fwd == sum(sizes[n] for n in ("q", "k", "v", "b", "o"))
+        assert bwd == sum(sizes[n] for n in ("q", "k", "v", "b", "do", "dq", "dk", "dv", "db"))
