@@ -2,7 +2,8 @@
 (:data:`FP32_PRECISION`, :func:`fp32_mode`), the tile table of an input dtype (:func:`config_table`) and how a
 kernel's entry is read (:func:`_settings`), the operand / accumulation / storage dtypes (:func:`_config`), the
 chunk size run when none is given (:func:`default_chunk`) and the head widths the compiled kernels run at
-(:func:`_padded`)."""
+(:func:`_padded`). A call's entry in the table chosen ahead of time per GPU (:mod:`.wy_tuned`) goes over the tile
+table of its dtype."""
 from __future__ import annotations
 
 import torch
