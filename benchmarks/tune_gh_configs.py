@@ -90,8 +90,8 @@ def err(got, ref) -> float:
 
 
 def tune_job(mode, label, shape, bench, dev, deadline, log):
-    """Coordinate descent over the kernels of one (mode, shape): returns (settings that differ from the built-in
-    table, records)."""
+    """Coordinate descent over the kernels of one (mode, shape), from the built-in table: returns (a record per
+    setting tried, the adopted one of each key marked, and why it stopped: "done", "budget" or "cuda fault")."""
     import torch
 
     import _floor
@@ -113,6 +113,7 @@ def tune_job(mode, label, shape, bench, dev, deadline, log):
             if n in snap:
                 st.named[n].copy_(snap[n])
         return outputs(st, s, st.run[s.name]())
+
     def ran(opt, key):   # a setting as the kernels run it
         if isinstance(opt, tuple):
             return _settings({key: opt}, key, two, c.BVF)
