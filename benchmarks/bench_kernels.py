@@ -21,6 +21,10 @@ sequences (throughput, and exactness against exact permutation composition).
 Timings: triton.testing.do_bench medians (ms), inputs random (never zeros), validation off for both sides
 (``validate=False``: fla does not validate either). The IO floor is the fewest bytes a kernel must move (inputs
 read once, outputs written once) over the copy bandwidth measured in the same run.
+floor: every kernel of chunk_gh's fwd + bwd beside its floor (benchmarks/_floor.py: bytes as written and at the
+least, tensor-core FLOPs, the larger time at the measured bandwidth and the H200's product rates, each kernel timed
+on its own) for bf16 n_h = 1, 2, 3 and float32 (3xTF32, tf32) n_h = 1; writes floor.md and floor.json.
+``--smoke``: that section at tiny shapes, in the Triton interpreter when there is no GPU (under a minute).
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ sys.path.insert(0, HERE)
 from _peers import fla_gh  # noqa: E402
 
 
-SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5")
+SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5", "floor")
 
 
 def fmt(x, nd=3):
@@ -48,24 +52,30 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--record", help="write this markdown file into benchmarks/RESULTS.md (section kernels)")
+    ap.add_argument("--record-section", default="kernels",
+                    help="the RESULTS.md section --record replaces (floor.md of --sections floor: 'kernel floor')")
     ap.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
     ap.add_argument("--sweep", action="store_true", help="tune kernel configs first (slow: many compilations)")
     ap.add_argument("--sections", default="train,gate,varlen,short,s5",
                     help="comma list of sections to run: train, gate, varlen (chunk_gh fwd and fwd+bwd vs fla, bf16 "
                          "and fp32, errors vs float64: plain / gated / packed), fp32 (fp32 forward: chunk_gh and our "
                          "fused recurrent kernel vs fla's fused recurrent), short (many short states), s5 (compiled "
-                         "S_5 model)")
+                         "S_5 model), floor (every kernel of chunk_gh beside its floor; not in the default)")
     ap.add_argument("--lean", action="store_true", help="train tables: bf16 timings only (fp32 at n_h = 1), no errors")
     ap.add_argument("--fp32-precision", choices=["tf32x3", "tf32", "ieee"], help="dot precision of the fp32 path")
+    ap.add_argument("--smoke", action="store_true", help="the floor section only, tiny shapes, CPU (interpreter) "
+                    "when no GPU: checks that the GPU run will not crash")
     a = ap.parse_args()
     unknown = set(a.sections.split(",")) - set(SECTIONS)
     if unknown:
         ap.error(f"--sections: unknown {', '.join(sorted(unknown))} (choose from {', '.join(SECTIONS)})")
+    if a.smoke:
+        return smoke(a)
     if a.record:
         sys.path.insert(0, HERE)
         from _record import record
         body = open(a.record).read()
-        record("kernels", body, "Recorded from the GPU run's markdown (the 'Measured on' line names the machine "
+        record(a.record_section, body, "Recorded from the GPU run's markdown (the 'Measured on' line names the machine "
                "that recorded it; the GPU, versions and date of the measurement are in the table header).")
         return
     run(a)
@@ -285,6 +295,107 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
         out()
 
 
+FLOOR_CASES = (("bf16", 1), ("bf16", 2), ("bf16", 3), ("tf32x3", 1), ("tf32", 1))   # (dtype / fp32 mode, n_h)
+
+
+def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
+    """Item "floor" of the kernels: per stage of one chunk_gh forward + backward (benchmarks/_floor.py), the bytes
+    moved as written and at the least, the tensor-core FLOPs, the floor max(least bytes / bandwidth, FLOPs / rate)
+    and the stage's kernel timed on its own, with the distance measured / floor. Writes floor.json to json_dir."""
+    import json
+
+    import torch
+
+    import _floor
+    from lrnnkit.fileio import atomic_write_text
+    from lrnnkit.kernels.gh.api import chunk_gh
+    B, T, H, K, V = shape
+    mine: list = []
+    say = out
+
+    def out(s=""):
+        mine.append(s)
+        say(s)
+    out(f"Device: {torch.cuda.get_device_name(0) if dev != 'cpu' else 'cpu (interpreter)'}; torch "
+        f"{torch.__version__}.")
+    out()
+    out(f"### Floor of every kernel: chunk_gh fwd + bwd, B={B} T={T} H={H} K=V={K}, no gate; bandwidth "
+        f"{bw / 1e12:.2f} TB/s, products at {_floor.H200['bf16'] / 1e12:.0f} (bf16) / {_floor.H200['tf32'] / 1e12:.0f} "
+        "(tf32) TFLOP/s dense, 3xTF32 three products per dot")
+    out()
+    out("| case | n_h | stage | kernel | GB written | GB least | GFLOP | written ms | mem ms | mma ms | floor ms | "
+        "measured ms | distance |")
+    out("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    record, passes = [], []
+    for name, nh in cases:
+        dtype, prec = (torch.bfloat16, None) if name == "bf16" else (torch.float32, name)
+        try:
+            rows = _floor.measure(dtype, nh, shape, bench, bw, dev, prec)
+        except Exception as exc:   # one case failing (e.g. out of memory) spares the others
+            traceback.print_exc()
+            out(f"| {name} | {nh} | error: {repr(exc)[:150]} | | | | | | | | | | |")
+            continue
+        keys = ("written_ms", "mem_ms", "mma_ms", "floor_ms", "ms")
+        total = dict(stage="all", kernel="", **{k: sum(r[k] for r in rows) for k in ("bytes", "min_bytes", "flops")
+                                                  + keys})
+        try:   # the whole fwd + bwd through autograd (allocations and gradient accumulation included)
+            q, k, v, beta, do = _floor.inputs(nh, *shape, dtype, dev)
+            xs = [x.requires_grad_(True) for x in (q, k, v, beta)]
+            e2e = bench(lambda: chunk_gh(xs[0], xs[1], xs[2], None, xs[3], nh, scale=1.0, fp32_precision=prec,
+                                         validate=False)[0].backward(do))
+            del q, k, v, beta, do, xs
+        except Exception as exc:
+            traceback.print_exc()
+            e2e = None
+        total["e2e_ms"] = e2e
+        fwd_b, bwd_b = _floor.pass_bytes(dtype, nh, *shape)
+        total["pass_bytes"] = fwd_b + bwd_b
+        passes.append(f"{name} n_h={nh}: {(fwd_b + bwd_b) / 1e9:.3f} GB, {(fwd_b + bwd_b) / bw * 1e3:.3f} ms"
+                      + (f", fwd+bwd measured {e2e:.3f} ms ({e2e / ((fwd_b + bwd_b) / bw * 1e3):.1f}x)" if e2e else ""))
+        for r in rows + [total]:
+            out(f"| {name} | {nh} | {r['stage']} | {r['kernel']} | {r['bytes'] / 1e9:.3f} | "
+                f"{r['min_bytes'] / 1e9:.3f} | {r['flops'] / 1e9:.1f} | {r['written_ms']:.3f} | {r['mem_ms']:.3f} | "
+                f"{r['mma_ms']:.3f} | {r['floor_ms']:.3f} | {r['ms']:.3f}"
+                + (f" (fwd+bwd {e2e:.3f})" if r is total and e2e else "") + f" | {r['ms'] / r['floor_ms']:.1f} |")
+            record.append(dict(r, case=name, nh=nh))
+        if dev != "cpu":
+            torch.cuda.empty_cache()
+        if json_dir:   # after every case: a run cut short keeps what it measured
+            os.makedirs(json_dir, exist_ok=True)
+            atomic_write_text(os.path.join(json_dir, "floor.json"),
+                              json.dumps(dict(shape=shape, bandwidth=bw, rows=record), indent=1) + "\n")
+    out()
+    out("GB written: every load and store as the kernel issues it (a tile loaded once per value block counts each "
+        "time); GB least: every tensor the stage touches, once; mem ms: GB least at the bandwidth; mma ms: the "
+        "tl.dot FLOPs (tile shapes as launched) at the product rate; floor = the larger; written ms: GB written at the "
+        "bandwidth; distance = measured / floor, each kernel timed on its own; 'all' adds the stages (the floor of "
+        "the whole fwd + bwd as run), and beside it the fwd + bwd through autograd (gradients accumulated into "
+        ".grad, as the train table times it).")
+    out()
+    out("Floor of the whole fwd + bwd (inputs read once, outputs written once, no intermediates: what any "
+        "arrangement of kernels must move) at the bandwidth: " + "; ".join(passes) + ".")
+    out()
+    if json_dir:
+        atomic_write_text(os.path.join(json_dir, "floor.md"), "\n".join(mine) + "\n")
+
+
+def smoke(a):
+    """--smoke: the floor section at tiny shapes, on the GPU when there is one, else in the Triton interpreter."""
+    import torch
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+
+    def bench(fn):
+        t0 = time.perf_counter()
+        fn()
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        return (time.perf_counter() - t0) * 1e3
+    import _floor
+    floor_tables(print, bench, dev, _floor.H200["bandwidth"], (1, 40, 2, 32, 32), json_dir=a.out)
+
+
 def run(a):
     import numpy as np
     import torch
@@ -330,6 +441,8 @@ def run(a):
     B, T, H, K, V = (2, 1024, 4, 128, 128) if a.quick else (8, 4096, 16, 128, 128)
     FR_BEST: dict = {}
     sections = set(a.sections.split(","))
+    if "floor" in sections:
+        floor_tables(out, bench, dev, bw, (B, T, H, K, V), json_dir=a.out)
     if sections & {"train", "gate", "varlen"}:
         train_tables(a, out, bench, dev, sections, B, T, H, K, V)
 

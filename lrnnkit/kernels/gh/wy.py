@@ -139,7 +139,7 @@ class _Ctx:
         self.BLOCKED = self.ACC != torch.float64   # the blocked inverse (tiles._tinv); BT is 16, 32 or 64
         self.has_g = g is not None
         self.dev = q.device
-        self.cfg = config_table(q.dtype, fp32_precision)
+        self.cfg = config_table(q.dtype, fp32_precision, K, V, q.device)   # with the tuned entry, if any
         self.keep = bool(self.cfg["keep"] if keep_states is None else keep_states)
         self.split = bool(self.cfg["split"]) or self.keep   # kept states come from the split forward
 

@@ -2,7 +2,8 @@
 (:data:`FP32_PRECISION`, :func:`fp32_mode`), the tile table of an input dtype (:func:`config_table`) and how a
 kernel's entry is read (:func:`_settings`), the operand / accumulation / storage dtypes (:func:`_config`), the
 chunk size run when none is given (:func:`default_chunk`) and the head widths the compiled kernels run at
-(:func:`_padded`)."""
+(:func:`_padded`). A call's entry in the table chosen ahead of time per GPU (:mod:`.wy_tuned`) goes over the tile
+table of its dtype."""
 from __future__ import annotations
 
 import torch
@@ -10,6 +11,7 @@ import torch
 from .._checks import acc_dtype
 from .._triton import INTERPRET
 from ...errors import InputError
+from . import wy_tuned
 
 FP32_MODES = ("tf32x3", "tf32", "ieee")
 FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none (fp32_mode)
@@ -43,6 +45,8 @@ CONFIG_TF32 = dict(CONFIG_WIDE, state_fwd=(64, 8), state_rec=(32, 4), state_bwd=
 # fit in shared memory)
 CONFIG_F32 = dict(CONFIG_WIDE, state_bwd=(32, 4), dqkwg=(32, 4, 2), dqkwy=(32, 4), dqkwy_bk=64)
 
+_BUILT_IN = {id(t): dict(t) for t in (CONFIG, CONFIG_WIDE, CONFIG_TF32, CONFIG_F32)}   # as imported
+
 
 def fp32_mode(fp32_precision=None) -> str:
     """The float32 product mode in force: ``fp32_precision``, else the module's ``FP32_PRECISION``; an InputError
@@ -53,14 +57,22 @@ def fp32_mode(fp32_precision=None) -> str:
     return prec
 
 
-def config_table(dtype, fp32_precision=None) -> dict:
+def config_table(dtype, fp32_precision=None, K=None, V=None, device=None) -> dict:
     """The kernel-setting table for inputs of ``dtype``: CONFIG (2-byte), CONFIG_TF32 (float32 with one-pass tf32),
-    CONFIG_F32 (float32 with 3xTF32 / IEEE), CONFIG_WIDE (float64)."""
+    CONFIG_F32 (float32 with 3xTF32 / IEEE), CONFIG_WIDE (float64). Given the run widths ``K``, ``V`` and the
+    ``device``, a copy with the entry of the table chosen ahead of time (:mod:`.wy_tuned`) over it, except where
+    the built-in table was changed since import (a test, a sweep, benchmarks/_knobs.py: the change wins)."""
     if dtype in (torch.float16, torch.bfloat16):
-        return CONFIG
-    if dtype == torch.float32:
-        return CONFIG_TF32 if fp32_mode(fp32_precision) == "tf32" else CONFIG_F32
-    return CONFIG_WIDE
+        table = CONFIG
+    elif dtype == torch.float32:
+        table = CONFIG_TF32 if fp32_mode(fp32_precision) == "tf32" else CONFIG_F32
+    else:
+        table = CONFIG_WIDE
+    if K is None:
+        return table
+    tuned = wy_tuned.entry(dtype, fp32_mode(fp32_precision), K, V, device)
+    built = _BUILT_IN[id(table)]
+    return dict(table, **{k: v for k, v in tuned.items() if table.get(k) == built.get(k)})
 
 
 def _config(dtype, fp32_precision=None):
