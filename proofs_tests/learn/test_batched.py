@@ -1,0 +1,186 @@
+"""Several runs as one batched model (lrnnkit.learn.batched): R runs stacked compute what R separate SequenceModels
+with the same weights compute -- outputs, per-run losses, per-run gradients, and the parameters after k AdamW steps
+with per-run learning rates and clipping -- each run draws its own seed's batches, a non-finite run is skipped
+alone, and one run is the single-run device loop. CPU, float64 where the comparison is of the same arithmetic in
+another order (tolerance 1e-9: float64 rounding, ~1e-16 relative, grown through a few layers, Adam's division and
+a few steps stays many orders below it, while any wrong weight, run or step is off by far more)."""
+import dataclasses
+import json
+import os
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from lrnnkit.errors import InputError
+from lrnnkit.learn.batched import (BatchedSequenceModel, BatchedStep, adamw_update, build_batched, check_runs,
+                                   run_losses, train_batched)
+from lrnnkit.learn.device_sampler import device_sampler
+from lrnnkit.learn.models import SequenceModel
+from lrnnkit.learn.step import lr_schedule
+from lrnnkit.learn.tasks import IGNORE, make_task
+from lrnnkit.learn.train import TrainConfig, load_checkpoint, train
+
+TOL = 1e-9
+# the mixers covered, each with the options that change its parameter set
+KINDS = {
+    "deltaproduct": dict(layer="deltaproduct", n_h=2, gate=True, mlp=True),
+    "deltanet": dict(layer="deltanet", eig_range=(0.0, 1.0), short_conv=False, output_gate=False),
+    "diagonal": dict(layer="diagonal", eig_range=(-1.0, 1.0), layers=2),
+}
+
+
+def _models(kind: str, R: int, vocab: int = 3, n_out: int = 2):
+    kw = dict(vocab=vocab, n_out=n_out, width=16, heads=2, backend="auto", **KINDS[kind])
+    out = []
+    for r in range(R):
+        torch.manual_seed(100 + r)
+        out.append(SequenceModel(**kw).double())
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@settings(max_examples=3, deadline=None)
+@given(R=st.integers(1, 3), B=st.integers(1, 3), T=st.integers(1, 12),
+       seed=st.integers(0, 2**16))
+def test_outputs_losses_gradients_are_the_separate_models(kind, R, B, T, seed):
+    models = _models(kind, R)
+    bm = BatchedSequenceModel(models)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, 3, (R, B, T), generator=g)
+    y = torch.randint(0, 2, (R, B, T), generator=g)
+    y[:, :, 0] = IGNORE                                      # some labels left out, as in the tasks
+    y[:, 0, -1] = 1
+    logits = bm(x)
+    losses = run_losses(logits, y)
+    (grad,) = torch.autograd.grad(losses.sum(), bm.flat)
+    for r, m in enumerate(models):
+        ref = m(x[r])
+        assert torch.allclose(logits[r], ref, atol=TOL, rtol=0)
+        loss = torch.nn.functional.cross_entropy(ref.reshape(-1, 2), y[r].reshape(-1), ignore_index=IGNORE)
+        assert abs(float(losses[r].detach()) - float(loss.detach())) <= TOL
+        ps = list(m.parameters())
+        gs = torch.autograd.grad(loss, ps, allow_unused=True)     # T = 1: a layer's w (diagonal) may go unused
+        ref_g = torch.cat([(torch.zeros_like(p) if t is None else t).reshape(-1) for p, t in zip(ps, gs)])
+        assert torch.allclose(grad[r], ref_g, atol=TOL, rtol=0)       # run r's gradient and nobody else's
+        assert torch.equal(bm.unstack(r).state_dict()["head.weight"], m.state_dict()["head.weight"])
+
+
+def _cfgs(kind: str, R: int, **kw):
+    base = dict(task="parity", width=16, heads=2, steps=6, batch=6, train_len=(2, 9), test_len=(9,), eval_n=16,
+                weight_decay=0.1, clip=0.05, warmup=0.3, log_every=2, **KINDS[kind])
+    base.update(kw)
+    return [TrainConfig(seed=s, lr=3e-3 * (s + 1), **base) for s in range(R)]
+
+
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+def test_k_steps_are_separate_adamw_runs(kind):
+    """k = 4 batched steps (per-run lr schedules, clipping at 0.05 active, weight decay) against each run trained
+    alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
+    cfgs = _cfgs(kind, 3)
+    task = make_task("parity")
+    models = []
+    for c in cfgs:
+        torch.manual_seed(c.seed)
+        models.append(SequenceModel(**c.model_kwargs(task)).double())
+    bm = BatchedSequenceModel([SequenceModel(**m.config).double().requires_grad_() for m in models])
+    with torch.no_grad():
+        bm.flat.copy_(torch.stack([torch.cat([p.reshape(-1) for p in m.parameters()]) for m in models]))
+    step = BatchedStep(cfgs, task, bm, torch.device("cpu"))
+    K = 4
+    for _ in range(K):
+        step.run()
+    for r, (c, m) in enumerate(zip(cfgs, models)):
+        opt = torch.optim.AdamW([{"params": [p for p in m.parameters() if p.ndim >= 2], "weight_decay": c.weight_decay},
+                                 {"params": [p for p in m.parameters() if p.ndim < 2], "weight_decay": 0.0}],
+                                lr=c.lr, betas=(0.9, 0.999), eps=1e-8)
+        sampler = device_sampler(task, c.batch, c.train_len, c.seed, "cpu")
+        lrs = lr_schedule(c).float().double()                  # the batched step's table is float32
+        for s in range(K):
+            xb, yb = sampler.sample(torch.tensor(s))
+            for gr in opt.param_groups:
+                gr["lr"] = float(lrs[s])
+            loss = torch.nn.functional.cross_entropy(m(xb).reshape(-1, 2), yb.reshape(-1), ignore_index=IGNORE)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(m.parameters(), c.clip)
+            opt.step()
+        got = bm.unstack(r)
+        for (nm, a), b in zip(m.named_parameters(), got.parameters()):
+            assert torch.allclose(a, b, atol=TOL, rtol=0), (r, nm, float((a - b).abs().max().detach()))
+    assert step.opt_steps.tolist() == [K] * 3 and step.nonfinite == [0, 0, 0]
+
+
+def test_a_nonfinite_run_is_skipped_alone():
+    """Run 1's gradient holds an inf: its parameters, moments and step count stay; run 0 updates exactly as it
+    would alone."""
+    g = torch.Generator().manual_seed(0)
+    flat, grad = torch.randn(2, 7, generator=g, dtype=torch.float64), torch.randn(2, 7, generator=g, dtype=torch.float64)
+    m, v = torch.randn(2, 7, generator=g, dtype=torch.float64), torch.rand(2, 7, generator=g, dtype=torch.float64)
+    grad[1, 3] = float("inf")
+    mask = torch.tensor([1, 1, 0, 1, 0, 0, 1], dtype=torch.float64)
+    args = [t.clone() for t in (flat, m, v)], torch.tensor([2.0, 5.0]), torch.tensor([1e-2, 3e-2])
+    (f2, m2, v2), steps, lr = args
+    ok = adamw_update(f2, grad, m2, v2, steps, lr, 0.1, mask, 1.0)
+    assert ok.tolist() == [True, False] and steps.tolist() == [3.0, 5.0]
+    assert torch.equal(f2[1], flat[1]) and torch.equal(m2[1], m[1]) and torch.equal(v2[1], v[1])
+    f1, m1, v1 = flat[:1].clone(), m[:1].clone(), v[:1].clone()
+    adamw_update(f1, grad[:1], m1, v1, torch.tensor([2.0]), lr[:1], 0.1, mask, 1.0)
+    assert torch.equal(f1[0], f2[0]) and torch.equal(m1[0], m2[0]) and not torch.equal(f2[0], flat[0])
+
+
+def test_each_run_draws_its_own_seeds_batches():
+    cfgs = _cfgs("diagonal", 3)
+    task, bm = build_batched(cfgs)
+    step = BatchedStep(cfgs, task, bm, torch.device("cpu"))
+    for s in (0, 7):
+        x, y = step.batch(torch.tensor(s))
+        assert x.shape[0] == 3
+        for r, c in enumerate(cfgs):
+            xr, yr = device_sampler(task, c.batch, c.train_len, c.seed, "cpu").sample(torch.tensor(s))
+            assert torch.equal(x[r], xr) and torch.equal(y[r], yr)
+        assert not torch.equal(x[0], x[1]) and not torch.equal(x[1], x[2])
+
+
+def test_one_run_is_the_device_loop(tmp_path):
+    """R = 1 against ``train(loop="device")`` (float32 on the CPU): the same initialisation, batches, schedule and
+    update rule, computed by other kernels (batched matmuls, the update written out), so the parameters agree to
+    float32 rounding grown by Adam over 6 steps: atol 1e-4 against a total movement of ~1e-2 per parameter (lr 3e-3,
+    6 steps). The result has every field the single run's has, and the checkpoint loads as one of its."""
+    (c,) = _cfgs("deltaproduct", 1, loop="device")
+    ref = train(c, str(tmp_path / "alone"))
+    (got,) = train_batched([c], [str(tmp_path / "batched")])
+    moved = 0.0
+    torch.manual_seed(c.seed)
+    init = SequenceModel(**c.model_kwargs(make_task("parity")))
+    for a, b, p0 in zip(ref["_model"].parameters(), got["_model"].parameters(), init.parameters()):
+        assert torch.allclose(a, b, atol=1e-4, rtol=0)
+        moved = max(moved, float((a - p0).abs().max().detach()))
+    assert moved > 1e-3                                   # the comparison is not of two untrained models
+    assert set(ref) <= set(got) and got["steps"] == ref["steps"] == c.steps
+    assert abs(got["train_accuracy"] - ref["train_accuracy"]) <= 0.05
+    lines = [json.loads(x) for x in open(tmp_path / "batched" / "metrics.jsonl")]
+    ref_lines = [json.loads(x) for x in open(tmp_path / "alone" / "metrics.jsonl")]
+    assert [x["step"] for x in lines] == [x["step"] for x in ref_lines] == [2, 4, 6]
+    assert all(abs(a["lr"] - b["lr"]) <= 1e-9 and abs(a["loss"] - b["loss"]) <= 1e-4 for a, b in zip(lines, ref_lines))
+    doc, model = load_checkpoint(str(tmp_path / "batched"))
+    assert doc["step"] == c.steps and doc["progress"]["loop"] == "device"
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), got["_model"].parameters()))
+
+
+def test_runs_of_other_shapes_are_refused(tmp_path):
+    cfgs = _cfgs("diagonal", 2)
+    check_runs(cfgs)
+    with pytest.raises(InputError, match="run 1 differs from run 0 in width"):
+        check_runs([cfgs[0], dataclasses.replace(cfgs[1], width=32)])
+    with pytest.raises(InputError, match="block-diagonal"):
+        check_runs(_cfgs("diagonal", 1, layer="block-diagonal"))
+    with pytest.raises(InputError, match="auto_steps"):
+        check_runs(_cfgs("diagonal", 1, auto_steps=True, max_seconds=5.0))
+    with pytest.raises(InputError, match="2 distinct run directories"):
+        train_batched(cfgs, [str(tmp_path / "a"), str(tmp_path / "a")])
+    (tmp_path / "b").mkdir()
+    train(cfgs[0], str(tmp_path / "b"), evaluate_at_end=False)
+    with pytest.raises(InputError, match="holds a checkpoint"):
+        train_batched(cfgs, [str(tmp_path / "b"), str(tmp_path / "c")])
+    assert not os.path.exists(tmp_path / "c" / "checkpoint.json")
