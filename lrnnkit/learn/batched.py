@@ -170,9 +170,10 @@ class BatchedSequenceModel(torch.nn.Module):
             self.neg = self.config["eig_range"][0] < 0
 
     def params(self) -> dict:
-        """name -> run-stacked view (R, *shape) of :attr:`flat` (gradients flow back into ``flat``)."""
-        return {nm: self.flat[:, o:o + int(np.prod(s))].reshape(self.R, *s)
-                for nm, s, o in zip(self.names, self.shapes, self.offsets)}
+        """name -> run-stacked view (R, *shape) of :attr:`flat` (gradients flow back into ``flat``; one split, whose
+        backward is one concatenation, where a slice per parameter would add a full-size gradient per parameter)."""
+        parts = self.flat.split([int(np.prod(s)) for s in self.shapes], dim=1)
+        return {nm: t.reshape(self.R, *s) for nm, s, t in zip(self.names, self.shapes, parts)}
 
     def unstack(self, r: int) -> SequenceModel:
         """Run r as a :class:`SequenceModel` (a copy of its weights, on :attr:`flat`'s device)."""
