@@ -184,3 +184,32 @@ def test_runs_of_other_shapes_are_refused(tmp_path):
     with pytest.raises(InputError, match="holds a checkpoint"):
         train_batched(cfgs, [str(tmp_path / "b"), str(tmp_path / "c")])
     assert not os.path.exists(tmp_path / "c" / "checkpoint.json")
+
+
+TINY = ["train", "parity", "--layer", "diagonal", "--width", "8", "--heads", "2", "--steps", "3", "--batch", "4",
+        "--train-len", "2:4", "--test-len", "6,8"]
+
+
+def test_the_command_line_trains_every_seed_and_lr(tmp_path, capsys):
+    from lrnnkit.cli import main
+    out = tmp_path / "runs"
+    assert main(TINY + ["--seeds", "0,5", "--lrs", "1e-2,3e-3", "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    want = {(s, lr) for s in (0, 5) for lr in (1e-2, 3e-3)}
+    assert {(r["config"]["seed"], r["config"]["lr"]) for r in printed} == want
+    for s, lr in want:
+        d = out / f"seed-{s}-lr-{lr:g}"
+        res = json.loads((d / "result.json").read_text())
+        assert res["steps"] == 3 and res["config"]["seed"] == s and res["batched"]["runs"] == 4
+        doc, _ = load_checkpoint(str(d))
+        assert doc["config"]["lr"] == lr and doc["step"] == 3
+
+
+@pytest.mark.parametrize("extra,needle", [(["--seeds", "0,x"], "--seeds expects comma-separated values"),
+                                          (["--lrs", "1e-3,-1"], "lr (--lr) must be a finite number > 0"),
+                                          (["--seeds", "0,1", "--layer", "bilinear"], "not 'bilinear'")])
+def test_bad_batched_flags_exit_2_in_one_line(extra, needle, capsys):
+    from lrnnkit.cli import main
+    assert main(TINY + extra) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
