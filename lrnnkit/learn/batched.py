@@ -63,7 +63,7 @@ from . import checkpoint as ck
 from .device import require_device
 from .evaluate import eigenvalue_summary, evaluate
 from .models import SequenceModel, affine_scan
-from .step import EAGER_STEPS, lr_schedule, optimizer
+from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
 
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "check_runs", "train_batched", "LAYERS",
@@ -337,20 +337,9 @@ class BatchedStep:
             self.nonfinite_t.add_((~ok).to(torch.int64))
             self.step_t.add_(1)
 
-    def _capture(self) -> None:
-        g = torch.cuda.CUDAGraph()
-        try:
-            with torch.cuda.graph(g):
-                self._body()
-        except Exception as exc:   # noqa: BLE001 - any capture failure falls back to eager steps, said in .graph
-            torch.cuda.synchronize(self.device)
-            self.graph = f"eager (capture failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
-            return
-        self._cuda_graph, self.graph = g, "captured"
-
     def run(self) -> None:
         if self._eager_left == 0 and self.graph is None:
-            self._capture()
+            self._cuda_graph, self.graph = capture(self._body, self.device)
         if self._cuda_graph is not None:
             self._cuda_graph.replay()
             return
