@@ -16,7 +16,8 @@ batched model :class:`lrnnkit.learn.batched.BatchedStep`, the same with R runs i
   their steps over the same window; runs x steps/s = the sum of their steps/s;
 * ``batched R``: one model of R runs (seeds 0..R-1) in this process; runs x steps/s = R x its steps/s.
 
-Prints a table (runs x steps/s and the speed-up over ``alone``); writes ``bench_batched_runs.json`` under ``--out``
+First a check that the batched model trains, on this device, what the runs trained alone reach (three small
+DeltaProduct runs: :func:`lrnnkit.learn.batched.difference_from_separate`). Prints a table (runs x steps/s and the speed-up over ``alone``); writes ``bench_batched_runs.json`` under ``--out``
 (default ``$OUT``, else ``benchmarks/results/batched_runs``). ``--budget`` (seconds, default 220) skips what would
 start after it, so the whole call stays inside about 4 minutes on an H200.
 """
@@ -143,6 +144,23 @@ def time_packed(name: str, R: int, seconds: float, smoke: bool, device: str) -> 
             "start_spread_s": round(max(starts) - min(starts), 3)}
 
 
+def batched_check(device: str) -> dict:
+    """Before timing: three small DeltaProduct runs (n_h = 2, short convolution, bf16 off, 12 steps) batched
+    against each trained alone on this device (:func:`lrnnkit.learn.batched.difference_from_separate`); ``ok``
+    when every parameter agrees to 1e-4 (the tests' tolerance) and the batched step was captured on CUDA."""
+    from lrnnkit.learn.batched import difference_from_separate
+    from lrnnkit.learn.train import TrainConfig
+    try:
+        cfgs = [TrainConfig(task="group:S3", layer="deltaproduct", n_h=2, width=32, heads=2, short_conv=True,
+                            steps=12, batch=16, train_len=(8, 16), test_len=(16,), lr=3e-3 * (s + 1), seed=s,
+                            device=device, bf16=False, loop="device") for s in range(3)]
+        d = difference_from_separate(cfgs)
+    except Exception as exc:  # noqa: BLE001 - reported, the timings still run
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    d["ok"] = max(d["max_abs"]) <= 1e-4 and (device == "cpu" or d["graph"] == "captured")
+    return d
+
+
 def child(a) -> int:
     import dataclasses
     import torch
@@ -199,6 +217,8 @@ def main(argv=None) -> int:
         print(json.dumps({k: v for k, v in row.items() if k != "children"}), flush=True)
         return row
 
+    check = batched_check(a.device)
+    print(json.dumps({"check": check}), flush=True)
     for name in names:
         cfg = shape_config(name, a.smoke, a.device)
         alone = measure(name, "alone", 1, lambda: time_alone(cfg, secs))
@@ -219,7 +239,10 @@ def main(argv=None) -> int:
             continue
         g = r.get("graph") or (r["children"][0].get("graph") if r.get("children") else "")
         print(f"| {r['shape']} | {r['mode']} | {r['runs_x_steps_per_s']} | {r.get('speedup_vs_alone', '')} | {g} |")
-    doc = {"device": dev, "torch": torch.__version__, "seconds_timed": secs, "warm": WARM, "rows": rows,
+    print(f"\nbatched = alone on this device (3 DeltaProduct runs, 12 steps): {check.get('ok')} "
+          f"(max |difference| {max(check.get('max_abs', [float('nan')])):.1e}, step graph {check.get('graph')})")
+    doc = {"device": dev, "torch": torch.__version__, "seconds_timed": secs, "warm": WARM, "check": check,
+           "rows": rows,
            "seconds": round(time.perf_counter() - t_start, 1), "smoke": a.smoke}
     from lrnnkit.fileio import atomic_write_text
     os.makedirs(a.out, exist_ok=True)

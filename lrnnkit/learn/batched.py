@@ -66,8 +66,8 @@ from .models import SequenceModel, affine_scan
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
 
-__all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "check_runs", "train_batched", "LAYERS",
-           "PER_RUN"]
+__all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "check_runs", "difference_from_separate",
+           "train_batched", "LAYERS", "PER_RUN"]
 
 LAYERS = ("diagonal", "deltanet", "deltaproduct")
 PER_RUN = ("seed", "lr")
@@ -480,3 +480,26 @@ def _loop(cfgs, task, model, device, outs, fhs, evaluate_at_end, progress) -> li
         res["_model"] = m
         results.append(res)
     return results
+
+
+def difference_from_separate(cfgs) -> dict:
+    """Train ``cfgs`` batched and each alone on the device loop (:func:`~lrnnkit.learn.train.train` with
+    ``loop="device"``, no evaluation) from the same initialisation and batches, and return ``{"max_abs": [per run:
+    the largest absolute parameter difference], "moved": [per run: the largest change of a parameter during its
+    run alone], "graph": the batched step's graph}``: the check, on the machine at hand, that the batched model
+    trains the runs that would have been trained one by one (the tests on the CPU, the benchmark on the GPU)."""
+    import dataclasses
+    from .train import train
+    cfgs = [dataclasses.replace(c, loop="device") for c in check_runs(cfgs)]
+    task = make_task(cfgs[0].task)
+    got = train_batched(cfgs, evaluate_at_end=False)
+    out = {"max_abs": [], "moved": [], "graph": got[0]["step_graph"]}
+    for c, g in zip(cfgs, got):
+        torch.manual_seed(c.seed)
+        init = SequenceModel(**c.model_kwargs(task)).to(c.device)
+        alone = train(c, evaluate_at_end=False)["_model"]
+        with torch.no_grad():
+            pairs = list(zip(alone.parameters(), g["_model"].parameters(), init.parameters()))
+            out["max_abs"].append(max(float((a - b).abs().max()) for a, b, _ in pairs))
+            out["moved"].append(max(float((a - p0).abs().max()) for a, _, p0 in pairs))
+    return out

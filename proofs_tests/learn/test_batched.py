@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from lrnnkit.errors import InputError
 from lrnnkit.learn.batched import (BatchedSequenceModel, BatchedStep, adamw_update, build_batched, check_runs,
-                                   run_losses, train_batched)
+                                   difference_from_separate, run_losses, train_batched)
 from lrnnkit.learn.device_sampler import device_sampler
 from lrnnkit.learn.models import SequenceModel
 from lrnnkit.learn.step import lr_schedule
@@ -213,3 +213,24 @@ def test_bad_batched_flags_exit_2_in_one_line(extra, needle, capsys):
     assert main(TINY + extra) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_runs_match_each_run_alone_on_the_device_loop():
+    """R = 3 diagonal runs (short convolution on) against each trained alone: float32 rounding grown by Adam over 6
+    steps (atol 1e-4, as for one run), against a movement above 1e-3."""
+    d = difference_from_separate(_cfgs("diagonal", 3, short_conv=True, layers=1))
+    assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
+                    reason="the Triton kernels and CUDA graphs need a GPU: TRITON_INTERPRET=0 pytest ... (conftest.py "
+                           "defaults to the interpreter)")
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+def test_on_cuda_the_captured_batched_step_trains_each_run(kind):
+    """On CUDA (Triton chunk kernel, Triton short convolution, the step captured as one graph; bf16 off): R = 3
+    runs batched against each alone on the device loop, 12 steps, the same tolerance as on the CPU (1e-4 absolute:
+    float32 kernels in another order, grown by Adam). On a GPU machine:
+    ``TRITON_INTERPRET=0 python3 -m pytest proofs_tests/learn/test_batched.py -k cuda``."""
+    d = difference_from_separate(_cfgs(kind, 3, device="cuda", bf16=False, steps=12, short_conv=True))
+    assert d["graph"] == "captured", d
+    assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d
