@@ -30,8 +30,8 @@ The papers' protocols train several seeds and learning rates per configuration (
   run, which would undo the stacking; the update here is a dozen elementwise ops on (R, N) with the learning rate
   a (R, 1) column.
 * **data.** Run r's batch ``s`` is what the device loop draws for a single run with seed ``seed_r`` at step ``s``
-  (:mod:`.device_sampler`, one sampler per run), so different seeds see different data, and a batched run's data,
-  initialisation and update rule are those of ``lrnnkit train --loop device`` with the same config.
+  (:mod:`.device_sampler`; the R batches made by the kernels of one), so different seeds see different data, and
+  a batched run's data, initialisation and update rule are those of ``lrnnkit train --loop device``.
 * **per run out.** Each run gets its own directory with its own ``metrics.jsonl`` and, at the end, a checkpoint in
   the format ``lrnnkit train`` writes (:func:`.checkpoint.save`: the run's own model and AdamW state; progress loop
   ``device``, the loop whose batches it drew), and its own result dict, the one :func:`~lrnnkit.learn.train.train`
@@ -293,12 +293,13 @@ class BatchedStep:
     """One training step of R runs (module docstring); the interface of :class:`.step.DeviceStep`: ``run()``,
     ``read()`` (per-run lists), ``nonfinite`` (per run), ``graph``."""
 
-    def __init__(self, cfgs, task, model: BatchedSequenceModel, device, samplers=None):
+    def __init__(self, cfgs, task, model: BatchedSequenceModel, device):
         from .device_sampler import device_sampler
         c0 = cfgs[0]
         self.cfgs, self.model, self.device = cfgs, model, device
         self.use_amp = c0.bf16 and device.type == "cuda"
-        self.samplers = samplers or [device_sampler(task, c0.batch, c0.train_len, c.seed, device) for c in cfgs]
+        self.sampler = device_sampler(task, c0.batch, c0.train_len, c0.seed, device)
+        self.seed_keys = self.sampler.seed_keys([c.seed for c in cfgs])
         R = model.R
         self.m = torch.zeros_like(model.flat)
         self.v = torch.zeros_like(model.flat)
@@ -316,9 +317,9 @@ class BatchedStep:
         self._cuda_graph = None
 
     def batch(self, step_t) -> tuple:
-        """(x, y) (R, B, T): run r's batch of the step ``step_t`` drawn with its own seed."""
-        xs, ys = zip(*(s.sample(step_t) for s in self.samplers))
-        return torch.stack(xs), torch.stack(ys)
+        """(x, y) (R, B, T): run r's batch of the step ``step_t`` drawn with its own seed (the R batches by the
+        kernels of one: :meth:`.device_sampler.DeviceSampler.sample_seeds`)."""
+        return self.sampler.sample_seeds(step_t, self.seed_keys)
 
     def _body(self) -> None:
         x, y = self.batch(self.step_t)

@@ -129,8 +129,9 @@ def test_a_nonfinite_run_is_skipped_alone():
     assert torch.equal(f1[0], f2[0]) and torch.equal(m1[0], m2[0]) and not torch.equal(f2[0], flat[0])
 
 
-def test_each_run_draws_its_own_seeds_batches():
-    cfgs = _cfgs("diagonal", 3)
+@pytest.mark.parametrize("task", ["parity", "mod-arith-br:5", "copy:4"])   # the three kinds of device sampler
+def test_each_run_draws_its_own_seeds_batches(task):
+    cfgs = _cfgs("diagonal", 3, task=task)
     task, bm = build_batched(cfgs)
     step = BatchedStep(cfgs, task, bm, torch.device("cpu"))
     for s in (0, 7):
