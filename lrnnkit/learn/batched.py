@@ -32,7 +32,7 @@ The papers' protocols train several seeds and learning rates per configuration (
 * **data.** Run r's batch ``s`` is what the device loop draws for a single run with seed ``seed_r`` at step ``s``
   (:mod:`.device_sampler`; the R batches made by the kernels of one), so different seeds see different data, and
   a batched run's data, initialisation and update rule are those of ``lrnnkit train --loop device``.
-* **per run out.** Each run gets its own directory with its own ``metrics.jsonl`` and, at the end, a checkpoint in
+* **per run out.** Each run gets its own directory with its own ``metrics.jsonl`` and checkpoints in
   the format ``lrnnkit train`` writes (:func:`.checkpoint.save`: the run's own model and AdamW state; progress loop
   ``device``, the loop whose batches it drew), and its own result dict, the one :func:`~lrnnkit.learn.train.train`
   returns (evaluation, eigenvalues, the model under ``_model``), so the registry, the horizons and
@@ -43,9 +43,11 @@ On CUDA the whole step (R samplers, forward, backward, update, counters) is capt
 
 Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct: the layers of 000's and 001's paper-scale
 experiments). Runs may differ in :data:`PER_RUN` fields only (seed and learning rate); anything else is a different
-shape or schedule and is refused, one line naming the field. Not covered (refused): other mixers, ``auto_steps``
-(each run would cut its own schedule), resuming a batched run (each run's checkpoint resumes alone with ``lrnnkit
-train --loop device``), periodic checkpoints (one at the end).
+shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
+``checkpoint_every`` steps / ``checkpoint_seconds`` seconds and at the end (``max_seconds`` included); a batched
+run whose directories hold checkpoints of one step resumes from them and ends as the uninterrupted run would.
+Not covered (refused): other mixers, ``auto_steps`` (each run would cut its own schedule), the host loop. A signal
+(Ctrl-C) stops the run without a last checkpoint (the periodic one stands).
 """
 from __future__ import annotations
 
@@ -87,6 +89,8 @@ def check_runs(cfgs) -> list:
         raise InputError(f"batched runs cover the layers {', '.join(LAYERS)}, not {c0.layer!r}; train it alone")
     if c0.auto_steps:
         raise InputError("batched runs do not cut their schedule (auto_steps): give --steps")
+    if c0.loop == "host":
+        raise InputError("batched runs draw the device loop's batches: --loop host does not apply (auto or device)")
     d0 = {k: v for k, v in c0.to_json().items() if k not in _NOT_SHAPE}
     for i, c in enumerate(cfgs[1:], 1):
         d = {k: v for k, v in c.to_json().items() if k not in _NOT_SHAPE}
@@ -392,47 +396,101 @@ def build_batched(cfgs) -> tuple:
     return task, BatchedSequenceModel(models).to(c0.device)
 
 
-def train_batched(cfgs, outs=None, *, evaluate_at_end: bool = True, progress: bool = False) -> list:
+def train_batched(cfgs, outs=None, *, resume: bool = True, evaluate_at_end: bool = True, progress: bool = False,
+                  stop_at: int | None = None) -> list:
     """Train R runs of one shape as one batched model (module docstring); ``outs`` None or one run directory per
-    run (each gets ``metrics.jsonl`` and a final checkpoint). Returns the R result dicts of
-    :func:`~lrnnkit.learn.train.train`, with ``batched`` = ``{"runs": R, "index": r}`` added."""
-    cfgs = check_runs(cfgs)
+    run (each gets ``metrics.jsonl`` and the checkpoints of ``checkpoint_every`` / ``checkpoint_seconds`` and the
+    end). With ``resume``, run directories that all hold a checkpoint of the same step continue from it (each loaded
+    as :func:`~lrnnkit.learn.train.train` loads it: settings, loop and inputs checked), so a batched run goes on
+    where it stopped and ends as the uninterrupted one would. ``stop_at`` ends after that many steps (as
+    ``max_seconds`` would). Returns the R result dicts of :func:`~lrnnkit.learn.train.train`, with ``batched`` =
+    ``{"runs": R, "index": r}`` added."""
+    import dataclasses
+    cfgs = [dataclasses.replace(c, loop="device") if c.loop == "auto" else c for c in check_runs(cfgs)]
     if outs is not None:
         outs = list(outs)
         if len(outs) != len(cfgs) or len(set(map(os.path.realpath, outs))) != len(outs):
             raise InputError(f"a batched run of {len(cfgs)} runs needs {len(cfgs)} distinct run directories, got "
                              f"{len(outs)}")
-    c0 = cfgs[0]
     task, model = build_batched(cfgs)
-    device = torch.device(c0.device)
+    device = torch.device(cfgs[0].device)
+    stepper = BatchedStep(cfgs, task, model, device)
     with contextlib.ExitStack() as stack:
+        state = None
         if outs:
             for o in outs:
                 stack.enter_context(ck.run_lock(ck.make_run_dir(o), task.inputs))
-                if os.path.exists(os.path.join(o, ck.CKPT_JSON)):
-                    raise InputError(f"{o!r} holds a checkpoint: a batched run starts fresh (resume that run alone "
-                                     "with lrnnkit train --loop device, or use another directory)")
+            state = _resume(cfgs, outs, stepper) if resume else None
             for o in outs:
-                ck.truncate_metrics(os.path.join(o, ck.METRICS), 0)     # a metrics file left without a checkpoint
+                ck.truncate_metrics(os.path.join(o, ck.METRICS), 0 if state is None else state["step"])
             fhs = [stack.enter_context(ck.open_metrics(os.path.join(o, ck.METRICS))) for o in outs]
         else:
             fhs = []
-        return _loop(cfgs, task, model, device, outs, fhs, evaluate_at_end, progress)
+        return _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop_at)
 
 
-def _loop(cfgs, task, model, device, outs, fhs, evaluate_at_end, progress) -> list:
-    c0, R = cfgs[0], model.R
-    stepper = BatchedStep(cfgs, task, model, device)
-    windows = [[] for _ in cfgs]
+def _resume(cfgs, outs, stepper) -> dict | None:
+    """``{"step", "elapsed", "windows", "texts"}`` of the runs' checkpoints, loaded into the stacked state (None when
+    no directory holds one); refused, one line, when some do and some do not, or at different steps."""
+    from .train import _resume as resume_one
+    have = [os.path.exists(os.path.join(o, ck.CKPT_JSON)) for o in outs]
+    if not any(have):
+        return None
+    if not all(have):
+        raise InputError(f"{outs[have.index(False)]!r} holds no checkpoint where {outs[have.index(True)]!r} does: a "
+                         "batched run resumes all its runs or none (use other directories)")
+    model, got = stepper.model, []
+    for r, (c, o) in enumerate(zip(cfgs, outs)):
+        m = SequenceModel(**model.config).to(device=model.flat.device, dtype=model.flat.dtype)
+        opt = optimizer(c, m, "device")
+        step, elapsed, prog, text = resume_one(c, o, m, opt, stepper.device)
+        with torch.no_grad():
+            model.flat[r].copy_(torch.cat([p.reshape(-1) for p in m.parameters()]))
+            st = [opt.state.get(p, {}) for p in m.parameters()]
+            zero = [torch.zeros_like(p) for p in m.parameters()]
+            stepper.m[r].copy_(torch.cat([s.get("exp_avg", z).reshape(-1) for s, z in zip(st, zero)]))
+            stepper.v[r].copy_(torch.cat([s.get("exp_avg_sq", z).reshape(-1) for s, z in zip(st, zero)]))
+            stepper.opt_steps[r] = float(next((s["step"] for s in st if "step" in s), 0.0))
+            stepper.nonfinite_t[r] = int(prog.get("skipped_nonfinite_steps", 0))
+        got.append((step, elapsed, list(prog.get("recent_train_accuracy", [])), text))
+    steps = sorted({g[0] for g in got})
+    if len(steps) > 1:
+        raise InputError(f"the runs' checkpoints are of different steps ({', '.join(map(str, steps))}): resume them "
+                         "one by one with lrnnkit train --loop device")
+    stepper.step_t.fill_(steps[0])
+    return {"step": steps[0], "elapsed": max(g[1] for g in got), "windows": [g[2] for g in got],
+            "texts": [g[3] for g in got]}
+
+
+def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop_at) -> list:
+    c0, model, device = cfgs[0], stepper.model, stepper.device
+    R = model.R
+    step = 0 if state is None else state["step"]
+    windows = [[] for _ in cfgs] if state is None else state["windows"]
+    goods = [None] * R if state is None else state["texts"]
     bar = None
     if progress:
         with contextlib.suppress(ImportError):
             from tqdm import tqdm
-            bar = tqdm(total=c0.steps, desc=f"{c0.task} {c0.layer} x{R}", leave=False)
-    t0 = time.perf_counter()
-    step, stopped_early = 0, False
+            bar = tqdm(total=c0.steps, initial=step, desc=f"{c0.task} {c0.layer} x{R}", leave=False)
+    t0 = time.perf_counter() - (0.0 if state is None else state["elapsed"])
+    saved_step, saved_at = (None if state is None else step), time.perf_counter()
+
+    def save():
+        nonlocal saved_step, saved_at
+        nonfinite = stepper.nonfinite
+        for r, c in enumerate(cfgs):
+            m = model.unstack(r)
+            goods[r] = ck.save(outs[r], step=step, config=c.to_json(), model=m, opt=stepper.optimizer_of(r, m, c),
+                               elapsed=time.perf_counter() - t0, prev_text=goods[r],
+                               progress={"recent_train_accuracy": windows[r][-3:],
+                                         "skipped_nonfinite_steps": nonfinite[r], "loop": "device"})
+        saved_step, saved_at = step, time.perf_counter()
+
+    end = c0.steps if stop_at is None else min(c0.steps, stop_at)
+    stopped_early = False
     try:
-        while step < c0.steps:
+        while step < end:
             if c0.max_seconds is not None and time.perf_counter() - t0 > c0.max_seconds:
                 stopped_early = True
                 break
@@ -448,23 +506,22 @@ def _loop(cfgs, task, model, device, outs, fhs, evaluate_at_end, progress) -> li
                         fhs[r].flush()
             if bar is not None:
                 bar.update(1)
+            if outs and ((c0.checkpoint_every and step % c0.checkpoint_every == 0) or (
+                    c0.checkpoint_seconds and time.perf_counter() - saved_at >= c0.checkpoint_seconds)):
+                save()
     finally:
         if bar is not None:
             bar.close()
         stepper.close()
+    if outs and saved_step != step:
+        save()
     seconds = time.perf_counter() - t0
     nonfinite = stepper.nonfinite
     use_amp = c0.bf16 and device.type == "cuda"
     results = []
     for r, c in enumerate(cfgs):
         m = model.unstack(r)
-        path = None
-        if outs:
-            path = os.path.join(outs[r], ck.CKPT_JSON)
-            ck.save(outs[r], step=step, config=c.to_json(), model=m, opt=stepper.optimizer_of(r, m, c),
-                    elapsed=seconds, prev_text=None,
-                    progress={"recent_train_accuracy": windows[r][-3:], "skipped_nonfinite_steps": nonfinite[r],
-                              "loop": "device"})
+        path = os.path.join(outs[r], ck.CKPT_JSON) if outs else None
         res = {"task": c.task, "config": c.to_json(), "steps": step, "seconds": round(seconds, 3),
                "stopped_early": stopped_early, "checkpoint": path, "skipped_nonfinite_steps": nonfinite[r],
                "train_accuracy": float(np.mean(windows[r])) if windows[r] else None,

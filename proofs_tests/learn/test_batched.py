@@ -7,6 +7,7 @@ a few steps stays many orders below it, while any wrong weight, run or step is o
 import dataclasses
 import json
 import os
+import shutil
 
 import pytest
 import torch
@@ -180,11 +181,46 @@ def test_runs_of_other_shapes_are_refused(tmp_path):
         check_runs(_cfgs("diagonal", 1, auto_steps=True, max_seconds=5.0))
     with pytest.raises(InputError, match="2 distinct run directories"):
         train_batched(cfgs, [str(tmp_path / "a"), str(tmp_path / "a")])
+    with pytest.raises(InputError, match="--loop host does not apply"):
+        check_runs(_cfgs("diagonal", 1, loop="host"))
     (tmp_path / "b").mkdir()
-    train(cfgs[0], str(tmp_path / "b"), evaluate_at_end=False)
-    with pytest.raises(InputError, match="holds a checkpoint"):
+    train(dataclasses.replace(cfgs[0], loop="device"), str(tmp_path / "b"), evaluate_at_end=False)
+    with pytest.raises(InputError, match="resumes all its runs or none"):
         train_batched(cfgs, [str(tmp_path / "b"), str(tmp_path / "c")])
     assert not os.path.exists(tmp_path / "c" / "checkpoint.json")
+    train(dataclasses.replace(cfgs[1], loop="device"), str(tmp_path / "c"), evaluate_at_end=False)
+    with pytest.raises(InputError, match="other settings"):     # a checkpoint of another config: refused as alone
+        train_batched([dataclasses.replace(cfgs[0], steps=7), dataclasses.replace(cfgs[1], steps=7)],
+                      [str(tmp_path / "b"), str(tmp_path / "c")])
+
+
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+def test_a_stopped_batched_run_resumes_to_the_uninterrupted_one(kind, tmp_path):
+    """Stopped after 3 of 6 steps (a checkpoint per run), resumed: the parameters, the metrics and the last
+    checkpoint's optimizer state equal the uninterrupted batched run's bit for bit (the same ops in the same order
+    on the CPU; the batches depend on the seed and the step only)."""
+    cfgs = _cfgs(kind, 2)
+    a = [str(tmp_path / f"a{r}") for r in range(2)]
+    b = [str(tmp_path / f"b{r}") for r in range(2)]
+    whole = train_batched(cfgs, a, evaluate_at_end=False)
+    first = train_batched(cfgs, b, evaluate_at_end=False, stop_at=3)
+    assert [r["steps"] for r in first] == [3, 3]
+    shutil.copytree(b[1], tmp_path / "alone")
+    second = train_batched(cfgs, b, evaluate_at_end=False)
+    # run 1's checkpoint continued by the single-run device loop: the same run (float32 rounding of other kernels,
+    # the tolerance of test_one_run_is_the_device_loop)
+    alone = train(dataclasses.replace(cfgs[1], loop="device"), str(tmp_path / "alone"), evaluate_at_end=False)
+    assert alone["steps"] == 6
+    assert all(torch.allclose(x, y, atol=1e-4, rtol=0)
+               for x, y in zip(whole[1]["_model"].parameters(), alone["_model"].parameters()))
+    for w, s, da, db in zip(whole, second, a, b):
+        assert s["steps"] == 6
+        assert all(torch.equal(x, y) for x, y in zip(w["_model"].parameters(), s["_model"].parameters()))
+        strip = lambda d: [{k: v for k, v in json.loads(x).items() if k != "seconds"}   # noqa: E731
+                           for x in open(os.path.join(d, "metrics.jsonl"))]
+        assert strip(da) == strip(db) and len(strip(db)) == 3
+        ta, tb = load_checkpoint(da)[0]["_tensors"], load_checkpoint(db)[0]["_tensors"]
+        assert ta.keys() == tb.keys() and all(torch.equal(ta[k], tb[k]) for k in ta)
 
 
 TINY = ["train", "parity", "--layer", "diagonal", "--width", "8", "--heads", "2", "--steps", "3", "--batch", "4",
