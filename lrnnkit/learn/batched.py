@@ -68,8 +68,8 @@ from .models import SequenceModel, affine_scan
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
 
-__all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "check_runs", "difference_from_separate",
-           "train_batched", "LAYERS", "PER_RUN"]
+__all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
+           "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
 
 LAYERS = ("diagonal", "deltanet", "deltaproduct")
 PER_RUN = ("seed", "lr")
@@ -412,10 +412,15 @@ def train_batched(cfgs, outs=None, *, resume: bool = True, evaluate_at_end: bool
         if len(outs) != len(cfgs) or len(set(map(os.path.realpath, outs))) != len(outs):
             raise InputError(f"a batched run of {len(cfgs)} runs needs {len(cfgs)} distinct run directories, got "
                              f"{len(outs)}")
-    task, model = build_batched(cfgs)
-    device = torch.device(cfgs[0].device)
-    stepper = BatchedStep(cfgs, task, model, device)
+    from .oom import memory_named
+    from .train import _determinism, _memory_settings
+    c0 = cfgs[0]
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_determinism(c0))
+        stack.enter_context(memory_named(f"training {len(cfgs)} batched runs ({c0.layer} on {c0.device})",
+                                         _memory_settings(c0) + f" or the number of runs ({len(cfgs)})"))
+        task, model = build_batched(cfgs)
+        stepper = BatchedStep(cfgs, task, model, torch.device(c0.device))
         state = None
         if outs:
             for o in outs:
