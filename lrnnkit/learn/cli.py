@@ -1,6 +1,7 @@
 """``lrnnkit train`` and ``lrnnkit experiment`` (docs/cli.rst); hooked into :mod:`lrnnkit.cli`."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -109,6 +110,12 @@ def add_parser(sub) -> None:
     s.add_argument("--loop", default="auto", choices=["auto", "host", "device"],
                    help="training loop: host (numpy batches, host-driven steps), device (batches made on the device, "
                         "the step captured as a CUDA graph on CUDA); auto: device on CUDA, host on the CPU")
+    s.add_argument("--seeds", default=None, metavar="S,S,...",
+                   help="several runs trained together as one batched model (diagonal, deltanet, deltaproduct): "
+                        "comma-separated seeds; with --out each run writes DIR/seed-S (docs/learning.rst)")
+    s.add_argument("--lrs", default=None, metavar="LR,LR,...",
+                   help="with or without --seeds: comma-separated learning rates, each seed trained at each "
+                        "(one batched model; with --out DIR/seed-S-lr-LR)")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
     s = sub.add_parser("experiment", help="a named reproduction of a paper's learning experiment")
@@ -139,6 +146,8 @@ def run_train(a) -> int:
                       steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
                       deterministic=a.deterministic, loop=a.loop)
+    if a.seeds is not None or a.lrs is not None:
+        return _run_batched(a, cfg)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())
     res.pop("_model", None)
     if a.out:
@@ -146,22 +155,59 @@ def run_train(a) -> int:
     if a.json:
         _print_json(res)
     else:
-        tacc = "n/a" if res["train_accuracy"] is None else f"{res['train_accuracy']:.3f}"
-        print(f"{cfg.task} / {cfg.layer} [{cfg.eig_range[0]:g},{cfg.eig_range[1]:g}]: {res['steps']} steps in "
-              f"{res['seconds']:.1f} s{' (stopped by --max-seconds)' if res['stopped_early'] else ''}, "
-              f"train accuracy {tacc}")
-        for L, acc in res["test_accuracy"].items():
-            print(f"  length {L:>6}: accuracy {acc:.4f}  final {res['final_accuracy'][L]:.4f}  "
-                  f"scaled {res['scaled_accuracy'][L]:.3f}")
-        ev = res["eigenvalues"]
-        if ev and ev.get("min_real") is not None:
-            print(f"  eigenvalues: min real part {ev['min_real']:.3f}, fraction negative "
-                  f"{ev['fraction_negative']:.3f}")
-        else:
-            print("  eigenvalues: not finite (the model diverged)")
-        if res["checkpoint"]:
-            print(f"  checkpoint: {res['checkpoint']}")
+        _print_result(cfg, res)
     return 0
+
+
+def _run_batched(a, cfg) -> int:
+    """``--seeds`` / ``--lrs``: every (lr, seed) of the lists as one batched model (:mod:`.batched`)."""
+    import dataclasses
+    from .batched import train_batched
+    seeds = _csv(a.seeds, seed_arg, "--seeds") if a.seeds is not None else [cfg.seed]
+    lrs = _csv(a.lrs, float, "--lrs") if a.lrs is not None else [cfg.lr]
+    cfgs = [dataclasses.replace(cfg, seed=sd, lr=lr) for lr in lrs for sd in seeds]
+    outs = None if not a.out else [os.path.join(a.out, f"seed-{c.seed}" + (f"-lr-{c.lr:g}" if a.lrs else ""))
+                                   for c in cfgs]
+    results = train_batched(cfgs, outs, progress=not a.json and sys.stderr.isatty())
+    for i, (c, res) in enumerate(zip(cfgs, results)):
+        res.pop("_model", None)
+        if outs:
+            atomic_write_text(os.path.join(outs[i], "result.json"), json.dumps(res, indent=1) + "\n")
+        if not a.json:
+            print(f"run {i + 1} of {len(cfgs)}: seed {c.seed}, lr {c.lr:g}")
+            _print_result(c, res)
+    if a.json:
+        _print_json(results)
+    return 0
+
+
+def _csv(s: str, conv, flag: str) -> list:
+    try:
+        out = [conv(x.strip()) for x in s.split(",") if x.strip()]
+    except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
+        raise InputError(f"{flag} expects comma-separated values, got {s!r}: {exc}"[:200]) from None
+    if not out:
+        raise InputError(f"{flag} expects comma-separated values, got {s!r}"[:200])
+    return out
+
+
+def _print_result(cfg, res) -> None:
+    """The text summary of one run."""
+    tacc = "n/a" if res["train_accuracy"] is None else f"{res['train_accuracy']:.3f}"
+    print(f"{cfg.task} / {cfg.layer} [{cfg.eig_range[0]:g},{cfg.eig_range[1]:g}]: {res['steps']} steps in "
+          f"{res['seconds']:.1f} s{' (stopped by --max-seconds)' if res['stopped_early'] else ''}, "
+          f"train accuracy {tacc}")
+    for L, acc in res["test_accuracy"].items():
+        print(f"  length {L:>6}: accuracy {acc:.4f}  final {res['final_accuracy'][L]:.4f}  "
+              f"scaled {res['scaled_accuracy'][L]:.3f}")
+    ev = res["eigenvalues"]
+    if ev and ev.get("min_real") is not None:
+        print(f"  eigenvalues: min real part {ev['min_real']:.3f}, fraction negative "
+              f"{ev['fraction_negative']:.3f}")
+    else:
+        print("  eigenvalues: not finite (the model diverged)")
+    if res["checkpoint"]:
+        print(f"  checkpoint: {res['checkpoint']}")
 
 
 def run_experiment_cmd(a) -> int:

@@ -159,6 +159,18 @@ class DeviceSampler:
         x, y = self._rows(self._keys(self._steps(step, K)))
         return x.reshape(K, self.batch, self.T), y.reshape(K, self.batch, self.T)
 
+    def seed_keys(self, seeds) -> torch.Tensor:
+        """The keys of ``seeds`` (a list of seeds) for :meth:`sample_seeds`, made once, on the device."""
+        return torch.tensor([_fold(_fold(0x9E3779B9, self.stream), check_int("seed", s, 0, MAX_SEED, "MAX_SEED"))
+                             for s in seeds], dtype=torch.int64, device=self.device)
+
+    def sample_seeds(self, step, seed_keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Batch ``step`` of several seeds at once, ``(R, batch, T)``: block r is what ``sample(step)`` of the same
+        sampler made with seed r returns (the counters do not depend on the seed, only the key does), made by the
+        kernels of one ``sample`` (several runs trained as one model: :mod:`lrnnkit.learn.batched`)."""
+        x, y = self._rows(_fold(seed_keys, self._steps(step, 1)))
+        return x.reshape(len(seed_keys), self.batch, self.T), y.reshape(len(seed_keys), self.batch, self.T)
+
     def _rows(self, keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:   # pragma: no cover - abstract
         """``(x, y)`` of shape ``(K * batch, T)`` for the batch keys ``(K,)``."""
         raise NotImplementedError

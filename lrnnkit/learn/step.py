@@ -34,7 +34,7 @@ from torch.nn import functional as F
 
 from .tasks import IGNORE, batch_rng
 
-__all__ = ["HostStep", "DeviceStep", "make_step", "lr_at", "lr_schedule", "LOOPS", "EAGER_STEPS"]
+__all__ = ["HostStep", "DeviceStep", "make_step", "capture", "lr_at", "lr_schedule", "LOOPS", "EAGER_STEPS"]
 
 LOOPS = ("host", "device")
 EAGER_STEPS = 3     # ordinary steps before the capture: Triton compiles, autotuning, the gradients' first allocation
@@ -84,6 +84,19 @@ def optimizer(cfg, model, loop: str = "host"):
     lr = torch.tensor(float(cfg.lr), dtype=torch.float32, device=dev)
     return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-8, fused=True,
                              capturable=dev.type == "cuda")
+
+
+def capture(body, device) -> tuple:
+    """``(graph, "captured")``: ``body()`` captured once as a CUDA graph (replay it to run the step), or ``(None,
+    "eager (capture failed: ...)")`` when the capture raised (the step then runs eagerly)."""
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            body()
+    except Exception as exc:   # noqa: BLE001 - any capture failure falls back to eager steps, said in the label
+        torch.cuda.synchronize(device)
+        return None, f"eager (capture failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
+    return g, "captured"
 
 
 class HostStep:
@@ -183,17 +196,9 @@ class DeviceStep:
 
     def _capture(self) -> None:
         self.opt.zero_grad(set_to_none=True)      # the gradients are then allocated in the graph's pool
-        g = torch.cuda.CUDAGraph()
-        try:
-            with torch.cuda.graph(g):
-                self._body()
-        except Exception as exc:   # noqa: BLE001 - any capture failure falls back to eager steps, said in .graph
-            torch.cuda.synchronize(self.device)
+        self._cuda_graph, self.graph = capture(self._body, self.device)
+        if self._cuda_graph is None:
             self.opt.zero_grad(set_to_none=True)
-            self.graph = f"eager (capture failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]})"
-            return
-        self._cuda_graph = g
-        self.graph = "captured"
 
     def run(self, step: int) -> None:
         if self._eager_left == 0 and self.graph is None:

@@ -1,0 +1,273 @@
+"""Several runs as one batched model (lrnnkit.learn.batched): R runs stacked compute what R separate SequenceModels
+with the same weights compute -- outputs, per-run losses, per-run gradients, and the parameters after k AdamW steps
+with per-run learning rates and clipping -- each run draws its own seed's batches, a non-finite run is skipped
+alone, and one run is the single-run device loop. CPU, float64 where the comparison is of the same arithmetic in
+another order (tolerance 1e-9: float64 rounding, ~1e-16 relative, grown through a few layers, Adam's division and
+a few steps stays many orders below it, while any wrong weight, run or step is off by far more)."""
+import dataclasses
+import json
+import os
+import shutil
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from lrnnkit.errors import InputError
+from lrnnkit.learn.batched import (BatchedSequenceModel, BatchedStep, adamw_update, build_batched, check_runs,
+                                   difference_from_separate, run_losses, train_batched)
+from lrnnkit.learn.device_sampler import device_sampler
+from lrnnkit.learn.models import SequenceModel
+from lrnnkit.learn.step import lr_schedule
+from lrnnkit.learn.tasks import IGNORE, make_task
+from lrnnkit.learn.train import TrainConfig, load_checkpoint, train
+
+TOL = 1e-9
+# the mixers covered, each with the options that change its parameter set
+KINDS = {
+    "deltaproduct": dict(layer="deltaproduct", n_h=2, gate=True, mlp=True),
+    "deltanet": dict(layer="deltanet", eig_range=(0.0, 1.0), short_conv=False, output_gate=False),
+    "diagonal": dict(layer="diagonal", eig_range=(-1.0, 1.0), layers=2),
+}
+
+
+def _models(kind: str, R: int, vocab: int = 3, n_out: int = 2):
+    kw = dict(vocab=vocab, n_out=n_out, width=16, heads=2, backend="auto", **KINDS[kind])
+    out = []
+    for r in range(R):
+        torch.manual_seed(100 + r)
+        out.append(SequenceModel(**kw).double())
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@settings(max_examples=3, deadline=None)
+@given(R=st.integers(1, 3), B=st.integers(1, 3), T=st.integers(1, 12),
+       seed=st.integers(0, 2**16))
+def test_outputs_losses_gradients_are_the_separate_models(kind, R, B, T, seed):
+    models = _models(kind, R)
+    bm = BatchedSequenceModel(models)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, 3, (R, B, T), generator=g)
+    y = torch.randint(0, 2, (R, B, T), generator=g)
+    y[:, :, 0] = IGNORE                                      # some labels left out, as in the tasks
+    y[:, 0, -1] = 1
+    logits = bm(x)
+    losses = run_losses(logits, y)
+    (grad,) = torch.autograd.grad(losses.sum(), bm.flat)
+    for r, m in enumerate(models):
+        ref = m(x[r])
+        assert torch.allclose(logits[r], ref, atol=TOL, rtol=0)
+        loss = torch.nn.functional.cross_entropy(ref.reshape(-1, 2), y[r].reshape(-1), ignore_index=IGNORE)
+        assert abs(float(losses[r].detach()) - float(loss.detach())) <= TOL
+        ps = list(m.parameters())
+        gs = torch.autograd.grad(loss, ps, allow_unused=True)     # T = 1: a layer's w (diagonal) may go unused
+        ref_g = torch.cat([(torch.zeros_like(p) if t is None else t).reshape(-1) for p, t in zip(ps, gs)])
+        assert torch.allclose(grad[r], ref_g, atol=TOL, rtol=0)       # run r's gradient and nobody else's
+        assert torch.equal(bm.unstack(r).state_dict()["head.weight"], m.state_dict()["head.weight"])
+
+
+def _cfgs(kind: str, R: int, **kw):
+    base = dict(task="parity", width=16, heads=2, steps=6, batch=6, train_len=(2, 9), test_len=(9,), eval_n=16,
+                weight_decay=0.1, clip=0.05, warmup=0.3, log_every=2, **KINDS[kind])
+    base.update(kw)
+    return [TrainConfig(seed=s, lr=3e-3 * (s + 1), **base) for s in range(R)]
+
+
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+def test_k_steps_are_separate_adamw_runs(kind):
+    """k = 4 batched steps (per-run lr schedules, clipping at 0.05 active, weight decay) against each run trained
+    alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
+    cfgs = _cfgs(kind, 3)
+    task = make_task("parity")
+    models = []
+    for c in cfgs:
+        torch.manual_seed(c.seed)
+        models.append(SequenceModel(**c.model_kwargs(task)).double())
+    bm = BatchedSequenceModel([SequenceModel(**m.config).double().requires_grad_() for m in models])
+    with torch.no_grad():
+        bm.flat.copy_(torch.stack([torch.cat([p.reshape(-1) for p in m.parameters()]) for m in models]))
+    step = BatchedStep(cfgs, task, bm, torch.device("cpu"))
+    K = 4
+    for _ in range(K):
+        step.run()
+    for r, (c, m) in enumerate(zip(cfgs, models)):
+        opt = torch.optim.AdamW([{"params": [p for p in m.parameters() if p.ndim >= 2], "weight_decay": c.weight_decay},
+                                 {"params": [p for p in m.parameters() if p.ndim < 2], "weight_decay": 0.0}],
+                                lr=c.lr, betas=(0.9, 0.999), eps=1e-8)
+        sampler = device_sampler(task, c.batch, c.train_len, c.seed, "cpu")
+        lrs = lr_schedule(c).float().double()                  # the batched step's table is float32
+        for s in range(K):
+            xb, yb = sampler.sample(torch.tensor(s))
+            for gr in opt.param_groups:
+                gr["lr"] = float(lrs[s])
+            loss = torch.nn.functional.cross_entropy(m(xb).reshape(-1, 2), yb.reshape(-1), ignore_index=IGNORE)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(m.parameters(), c.clip)
+            opt.step()
+        got = bm.unstack(r)
+        for (nm, a), b in zip(m.named_parameters(), got.parameters()):
+            assert torch.allclose(a, b, atol=TOL, rtol=0), (r, nm, float((a - b).abs().max().detach()))
+    assert step.opt_steps.tolist() == [K] * 3 and step.nonfinite == [0, 0, 0]
+
+
+def test_a_nonfinite_run_is_skipped_alone():
+    """Run 1's gradient holds an inf: its parameters, moments and step count stay; run 0 updates exactly as it
+    would alone."""
+    g = torch.Generator().manual_seed(0)
+    flat, grad = torch.randn(2, 7, generator=g, dtype=torch.float64), torch.randn(2, 7, generator=g, dtype=torch.float64)
+    m, v = torch.randn(2, 7, generator=g, dtype=torch.float64), torch.rand(2, 7, generator=g, dtype=torch.float64)
+    grad[1, 3] = float("inf")
+    mask = torch.tensor([1, 1, 0, 1, 0, 0, 1], dtype=torch.float64)
+    args = [t.clone() for t in (flat, m, v)], torch.tensor([2.0, 5.0]), torch.tensor([1e-2, 3e-2])
+    (f2, m2, v2), steps, lr = args
+    ok = adamw_update(f2, grad, m2, v2, steps, lr, 0.1, mask, 1.0)
+    assert ok.tolist() == [True, False] and steps.tolist() == [3.0, 5.0]
+    assert torch.equal(f2[1], flat[1]) and torch.equal(m2[1], m[1]) and torch.equal(v2[1], v[1])
+    f1, m1, v1 = flat[:1].clone(), m[:1].clone(), v[:1].clone()
+    adamw_update(f1, grad[:1], m1, v1, torch.tensor([2.0]), lr[:1], 0.1, mask, 1.0)
+    assert torch.equal(f1[0], f2[0]) and torch.equal(m1[0], m2[0]) and not torch.equal(f2[0], flat[0])
+
+
+@pytest.mark.parametrize("task", ["parity", "mod-arith-br:5", "copy:4"])   # the three kinds of device sampler
+def test_each_run_draws_its_own_seeds_batches(task):
+    cfgs = _cfgs("diagonal", 3, task=task)
+    task, bm = build_batched(cfgs)
+    step = BatchedStep(cfgs, task, bm, torch.device("cpu"))
+    for s in (0, 7):
+        x, y = step.batch(torch.tensor(s))
+        assert x.shape[0] == 3
+        for r, c in enumerate(cfgs):
+            xr, yr = device_sampler(task, c.batch, c.train_len, c.seed, "cpu").sample(torch.tensor(s))
+            assert torch.equal(x[r], xr) and torch.equal(y[r], yr)
+        assert not torch.equal(x[0], x[1]) and not torch.equal(x[1], x[2])
+
+
+def test_one_run_is_the_device_loop(tmp_path):
+    """R = 1 against ``train(loop="device")`` (float32 on the CPU): the same initialisation, batches, schedule and
+    update rule, computed by other kernels (batched matmuls, the update written out), so the parameters agree to
+    float32 rounding grown by Adam over 6 steps: atol 1e-4 against a total movement of ~1e-2 per parameter (lr 3e-3,
+    6 steps). The result has every field the single run's has, and the checkpoint loads as one of its."""
+    (c,) = _cfgs("deltaproduct", 1, loop="device")
+    ref = train(c, str(tmp_path / "alone"))
+    (got,) = train_batched([c], [str(tmp_path / "batched")])
+    moved = 0.0
+    torch.manual_seed(c.seed)
+    init = SequenceModel(**c.model_kwargs(make_task("parity")))
+    for a, b, p0 in zip(ref["_model"].parameters(), got["_model"].parameters(), init.parameters()):
+        assert torch.allclose(a, b, atol=1e-4, rtol=0)
+        moved = max(moved, float((a - p0).abs().max().detach()))
+    assert moved > 1e-3                                   # the comparison is not of two untrained models
+    assert set(ref) <= set(got) and got["steps"] == ref["steps"] == c.steps
+    assert abs(got["train_accuracy"] - ref["train_accuracy"]) <= 0.05
+    lines = [json.loads(x) for x in open(tmp_path / "batched" / "metrics.jsonl")]
+    ref_lines = [json.loads(x) for x in open(tmp_path / "alone" / "metrics.jsonl")]
+    assert [x["step"] for x in lines] == [x["step"] for x in ref_lines] == [2, 4, 6]
+    assert all(abs(a["lr"] - b["lr"]) <= 1e-9 and abs(a["loss"] - b["loss"]) <= 1e-4 for a, b in zip(lines, ref_lines))
+    doc, model = load_checkpoint(str(tmp_path / "batched"))
+    assert doc["step"] == c.steps and doc["progress"]["loop"] == "device"
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), got["_model"].parameters()))
+
+
+def test_runs_of_other_shapes_are_refused(tmp_path):
+    cfgs = _cfgs("diagonal", 2)
+    check_runs(cfgs)
+    with pytest.raises(InputError, match="run 1 differs from run 0 in width"):
+        check_runs([cfgs[0], dataclasses.replace(cfgs[1], width=32)])
+    with pytest.raises(InputError, match="block-diagonal"):
+        check_runs(_cfgs("diagonal", 1, layer="block-diagonal"))
+    with pytest.raises(InputError, match="auto_steps"):
+        check_runs(_cfgs("diagonal", 1, auto_steps=True, max_seconds=5.0))
+    with pytest.raises(InputError, match="2 distinct run directories"):
+        train_batched(cfgs, [str(tmp_path / "a"), str(tmp_path / "a")])
+    with pytest.raises(InputError, match="--loop host does not apply"):
+        check_runs(_cfgs("diagonal", 1, loop="host"))
+    (tmp_path / "b").mkdir()
+    train(dataclasses.replace(cfgs[0], loop="device"), str(tmp_path / "b"), evaluate_at_end=False)
+    with pytest.raises(InputError, match="resumes all its runs or none"):
+        train_batched(cfgs, [str(tmp_path / "b"), str(tmp_path / "c")])
+    assert not os.path.exists(tmp_path / "c" / "checkpoint.json")
+    train(dataclasses.replace(cfgs[1], loop="device"), str(tmp_path / "c"), evaluate_at_end=False)
+    with pytest.raises(InputError, match="other settings"):     # a checkpoint of another config: refused as alone
+        train_batched([dataclasses.replace(cfgs[0], steps=7), dataclasses.replace(cfgs[1], steps=7)],
+                      [str(tmp_path / "b"), str(tmp_path / "c")])
+
+
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+def test_a_stopped_batched_run_resumes_to_the_uninterrupted_one(kind, tmp_path):
+    """Stopped after 3 of 6 steps (a checkpoint per run), resumed: the parameters, the metrics and the last
+    checkpoint's optimizer state equal the uninterrupted batched run's bit for bit (the same ops in the same order
+    on the CPU; the batches depend on the seed and the step only)."""
+    cfgs = _cfgs(kind, 2)
+    a = [str(tmp_path / f"a{r}") for r in range(2)]
+    b = [str(tmp_path / f"b{r}") for r in range(2)]
+    whole = train_batched(cfgs, a, evaluate_at_end=False)
+    first = train_batched(cfgs, b, evaluate_at_end=False, stop_at=3)
+    assert [r["steps"] for r in first] == [3, 3]
+    shutil.copytree(b[1], tmp_path / "alone")
+    second = train_batched(cfgs, b, evaluate_at_end=False)
+    # run 1's checkpoint continued by the single-run device loop: the same run (float32 rounding of other kernels,
+    # the tolerance of test_one_run_is_the_device_loop)
+    alone = train(dataclasses.replace(cfgs[1], loop="device"), str(tmp_path / "alone"), evaluate_at_end=False)
+    assert alone["steps"] == 6
+    assert all(torch.allclose(x, y, atol=1e-4, rtol=0)
+               for x, y in zip(whole[1]["_model"].parameters(), alone["_model"].parameters()))
+    for w, s, da, db in zip(whole, second, a, b):
+        assert s["steps"] == 6
+        assert all(torch.equal(x, y) for x, y in zip(w["_model"].parameters(), s["_model"].parameters()))
+        strip = lambda d: [{k: v for k, v in json.loads(x).items() if k != "seconds"}   # noqa: E731
+                           for x in open(os.path.join(d, "metrics.jsonl"))]
+        assert strip(da) == strip(db) and len(strip(db)) == 3
+        ta, tb = load_checkpoint(da)[0]["_tensors"], load_checkpoint(db)[0]["_tensors"]
+        assert ta.keys() == tb.keys() and all(torch.equal(ta[k], tb[k]) for k in ta)
+
+
+TINY = ["train", "parity", "--layer", "diagonal", "--width", "8", "--heads", "2", "--steps", "3", "--batch", "4",
+        "--train-len", "2:4", "--test-len", "6,8"]
+
+
+def test_the_command_line_trains_every_seed_and_lr(tmp_path, capsys):
+    from lrnnkit.cli import main
+    out = tmp_path / "runs"
+    assert main(TINY + ["--seeds", "0,5", "--lrs", "1e-2,3e-3", "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    want = {(s, lr) for s in (0, 5) for lr in (1e-2, 3e-3)}
+    assert {(r["config"]["seed"], r["config"]["lr"]) for r in printed} == want
+    for s, lr in want:
+        d = out / f"seed-{s}-lr-{lr:g}"
+        res = json.loads((d / "result.json").read_text())
+        assert res["steps"] == 3 and res["config"]["seed"] == s and res["batched"]["runs"] == 4
+        doc, _ = load_checkpoint(str(d))
+        assert doc["config"]["lr"] == lr and doc["step"] == 3
+
+
+@pytest.mark.parametrize("extra,needle", [(["--seeds", "0,x"], "--seeds expects comma-separated values"),
+                                          (["--lrs", "1e-3,-1"], "lr (--lr) must be a finite number > 0"),
+                                          (["--seeds", "0,1", "--layer", "bilinear"], "not 'bilinear'")])
+def test_bad_batched_flags_exit_2_in_one_line(extra, needle, capsys):
+    from lrnnkit.cli import main
+    assert main(TINY + extra) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_runs_match_each_run_alone_on_the_device_loop():
+    """R = 3 diagonal runs (short convolution on) against each trained alone: float32 rounding grown by Adam over 6
+    steps (atol 1e-4, as for one run), against a movement above 1e-3."""
+    d = difference_from_separate(_cfgs("diagonal", 3, short_conv=True, layers=1))
+    assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
+                    reason="the Triton kernels and CUDA graphs need a GPU: TRITON_INTERPRET=0 pytest ... (conftest.py "
+                           "defaults to the interpreter)")
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+def test_on_cuda_the_captured_batched_step_trains_each_run(kind):
+    """On CUDA (Triton chunk kernel, Triton short convolution, the step captured as one graph; bf16 off): R = 3
+    runs batched against each alone on the device loop, 12 steps, the same tolerance as on the CPU (1e-4 absolute:
+    float32 kernels in another order, grown by Adam). On a GPU machine:
+    ``TRITON_INTERPRET=0 python3 -m pytest proofs_tests/learn/test_batched.py -k cuda``."""
+    d = difference_from_separate(_cfgs(kind, 3, device="cuda", bf16=False, steps=12, short_conv=True))
+    assert d["graph"] == "captured", d
+    assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d
