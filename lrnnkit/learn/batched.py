@@ -60,7 +60,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..errors import InputError
+from .. import limits
+from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .evaluate import eigenvalue_summary, evaluate
@@ -80,7 +81,9 @@ BETAS, EPS = (0.9, 0.999), 1e-8      # as lrnnkit.learn.step.optimizer
 
 def check_runs(cfgs) -> list:
     """The configs of one batched run, checked: at least one, a layer of :data:`LAYERS`, equal in every field but
-    :data:`PER_RUN` (and the ones that only watch the run), no ``auto_steps``. InputError otherwise, one line."""
+    :data:`PER_RUN` (and the ones that only watch the run), no ``auto_steps``, the device loop, and the tokens of
+    one step of all runs within ``lrnnkit.limits.TRAIN_MAX_BATCH_TOKENS`` (the parameters of all runs within
+    ``TRAIN_MAX_PARAMETERS``: :func:`build_batched`). InputError / SizeLimitError otherwise, one line."""
     cfgs = list(cfgs)
     if not cfgs:
         raise InputError("a batched run needs at least one run")
@@ -91,6 +94,11 @@ def check_runs(cfgs) -> list:
         raise InputError("batched runs do not cut their schedule (auto_steps): give --steps")
     if c0.loop == "host":
         raise InputError("batched runs draw the device loop's batches: --loop host does not apply (auto or device)")
+    tokens = len(cfgs) * c0.batch * c0.train_len[1]
+    if tokens > limits.TRAIN_MAX_BATCH_TOKENS:
+        raise SizeLimitError(f"{len(cfgs)} runs x batch {c0.batch} x the longest training length {c0.train_len[1]} = "
+                             f"{tokens} tokens per step, at most {limits.TRAIN_MAX_BATCH_TOKENS} "
+                             "(lrnnkit.limits.TRAIN_MAX_BATCH_TOKENS): fewer runs at once")
     d0 = {k: v for k, v in c0.to_json().items() if k not in _NOT_SHAPE}
     for i, c in enumerate(cfgs[1:], 1):
         d = {k: v for k, v in c.to_json().items() if k not in _NOT_SHAPE}
@@ -388,7 +396,10 @@ def build_batched(cfgs) -> tuple:
     c0 = cfgs[0]
     require_device(c0.device)
     task = make_task(c0.task)
-    c0.check_size(task.n_in, task.n_out)
+    n = c0.check_size(task.n_in, task.n_out) * len(cfgs)
+    if n > limits.TRAIN_MAX_PARAMETERS:
+        raise SizeLimitError(f"{len(cfgs)} runs of this model have {n} parameters, at most "
+                             f"{limits.TRAIN_MAX_PARAMETERS} (lrnnkit.limits.TRAIN_MAX_PARAMETERS): fewer runs at once")
     models = []
     for c in cfgs:
         torch.manual_seed(c.seed)

@@ -13,7 +13,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from lrnnkit.errors import InputError
+from lrnnkit.errors import InputError, SizeLimitError
 from lrnnkit.learn.batched import (BatchedSequenceModel, BatchedStep, adamw_update, build_batched, check_runs,
                                    difference_from_separate, run_losses, train_batched)
 from lrnnkit.learn.device_sampler import device_sampler
@@ -181,6 +181,8 @@ def test_runs_of_other_shapes_are_refused(tmp_path):
         check_runs(_cfgs("diagonal", 1, auto_steps=True, max_seconds=5.0))
     with pytest.raises(InputError, match="2 distinct run directories"):
         train_batched(cfgs, [str(tmp_path / "a"), str(tmp_path / "a")])
+    with pytest.raises(SizeLimitError, match="TRAIN_MAX_BATCH_TOKENS"):
+        check_runs(_cfgs("diagonal", 3, batch=2 ** 16, train_len=(2, 200)))   # one run fits, 3 do not
     with pytest.raises(InputError, match="--loop host does not apply"):
         check_runs(_cfgs("diagonal", 1, loop="host"))
     (tmp_path / "b").mkdir()
