@@ -22,7 +22,7 @@ The papers' protocols train several seeds and learning rates per configuration (
   each run's gradient is its own run's gradient.
 * **optimizer.** AdamW (000, App. E.1.1) written out over the stacked tensors (:func:`adamw_update`): per-run
   gradient norm and clipping (``torch.nn.utils.clip_grad_norm_``'s ``clip / (norm + 1e-6)`` capped at 1), per-run
-  learning rate from each run's own warm-up + cosine table (:func:`.step.lr_schedule`), per-run step counts for the
+  learning rate from each run's own warm-up + cosine table (:func:`.step.lr_schedule` of its lr, min_lr, warmup), per-run step counts for the
   bias corrections, weight decay on the matrices only (as :func:`.step.optimizer`), and a per-run non-finite skip:
   a run whose gradient norm is not finite keeps its parameters, moments and step count (what the single-run loops'
   skip does) while the others update. Neither torch's fused AdamW nor per-run parameter groups serve: the fused
@@ -42,7 +42,9 @@ On CUDA the whole step (R samplers, forward, backward, update, counters) is capt
 :data:`~lrnnkit.learn.step.EAGER_STEPS` eager steps, as :class:`~lrnnkit.learn.step.DeviceStep` does.
 
 Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct: the layers of 000's and 001's paper-scale
-experiments). Runs may differ in :data:`PER_RUN` fields only (seed and learning rate); anything else is a different
+experiments). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
+``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
+constant schedule included, is one batched run); anything else is a different
 shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
 ``checkpoint_every`` steps / ``checkpoint_seconds`` seconds and at the end (``max_seconds`` included); a batched
 run whose directories hold checkpoints of one step resumes from them and ends as the uninterrupted run would.
@@ -73,7 +75,7 @@ __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
 
 LAYERS = ("diagonal", "deltanet", "deltaproduct")
-PER_RUN = ("seed", "lr")
+PER_RUN = ("seed", "lr", "min_lr", "warmup")     # each run has its own schedule table
 # fields that do not change what a step computes (how the run is watched, stopped or written)
 _NOT_SHAPE = PER_RUN + ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every")
 BETAS, EPS = (0.9, 0.999), 1e-8      # as lrnnkit.learn.step.optimizer

@@ -76,9 +76,11 @@ def _cfgs(kind: str, R: int, **kw):
 
 @pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
 def test_k_steps_are_separate_adamw_runs(kind):
-    """k = 4 batched steps (per-run lr schedules, clipping at 0.05 active, weight decay) against each run trained
-    alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
+    """k = 4 batched steps (per-run lr schedules, one of them constant; clipping at 0.05 active; weight decay)
+    against each run trained alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
     cfgs = _cfgs(kind, 3)
+    cfgs[1] = dataclasses.replace(cfgs[1], warmup=0.0, min_lr=cfgs[1].lr)      # a constant schedule (protocols)
+    cfgs[2] = dataclasses.replace(cfgs[2], min_lr=1e-4)
     task = make_task("parity")
     models = []
     for c in cfgs:
