@@ -6,7 +6,8 @@ at once (the sweep's packing), and one batched model of R runs (:mod:`lrnnkit.le
 
 Shapes (``--only``): configurations of ``lrnnkit experiment NAME --scale paper`` (:data:`SHAPES`: 000-s5's
 swaps-only DeltaNet [-1,1] one layer, batch 512 at length 32; 000-parity's DeltaNet [-1,1] and Mamba-like diagonal
-[-1,1], two layers, batch 1024 at lengths 3-40). Per shape, each mode's steps are the device loop's
+[-1,1], two layers, batch 1024 at lengths 3-40; with ``--only``, 002's Sum(5) block-diagonal, width 64, batch 256
+at length 40). Per shape, each mode's steps are the device loop's
 (:class:`lrnnkit.learn.step.DeviceStep`: device sampler, fused AdamW, the step captured as one CUDA graph; for the
 batched model :class:`lrnnkit.learn.batched.BatchedStep`, the same with R runs in one graph), run ``WARM`` steps
 (compilation, the capture), synchronised, then timed for about ``--seconds`` seconds in blocks of 10 steps:
@@ -41,7 +42,9 @@ BLOCK = 10               # steps between the host's clock reads (one synchronisa
 # name -> (experiment, configuration label) at --scale paper
 SHAPES = {"s5-deltanet": ("000-s5", "S5 swaps only, DeltaNet [-1,1] 1L"),
           "parity-deltanet": ("000-parity", "DeltaNet [-1,1]"),
-          "parity-diagonal": ("000-parity", "Mamba-like diagonal [-1,1]")}
+          "parity-diagonal": ("000-parity", "Mamba-like diagonal [-1,1]"),
+          "sum-block": ("002-block-diagonal", "Sum(5)")}
+DEFAULT = ("s5-deltanet", "parity-deltanet", "parity-diagonal")     # sum-block with --only (the budget)
 # --smoke: the same layers, tiny, on the CPU
 SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), steps=1000, test_len=(10,), eval_n=8)
 
@@ -196,7 +199,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1 if a.device == "cpu" else torch.get_num_threads())
     runs = [int(x) for x in (a.runs or ("2" if a.smoke else "4,8")).split(",")]
     secs = a.seconds or (1.0 if a.smoke else 4.0)
-    names = a.only.split(",") if a.only else (["s5-deltanet"] if a.smoke else list(SHAPES))
+    names = a.only.split(",") if a.only else (["s5-deltanet"] if a.smoke else list(DEFAULT))
     t_start = time.perf_counter()
     rows = []
 

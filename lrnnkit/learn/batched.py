@@ -15,7 +15,8 @@ The papers' protocols train several seeds and learning rates per configuration (
   each row and multiplies by its run's weight. The recurrence sees the run axis folded into its batch axis
   (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.kernels.gh.api.chunk_gh` the
   layer calls, Triton on CUDA, the chunk equations in torch on the CPU) and the diagonal scan
-  (:func:`~lrnnkit.learn.models.affine_scan`, 000 eq. 1 with ``A = Diag(s(x))``) take per-token inputs only, which
+  (:func:`~lrnnkit.learn.models.affine_scan`, 000 eq. 1 with ``A = Diag(s(x))``; for 002's block-diagonal layer
+  its matrix form) take per-token inputs only, which
   were computed with run r's weights for run r's rows, so each row sees only its own run's weights.
 * **loss.** ``L = sum_r L_r`` with ``L_r`` run r's token-level cross-entropy (its own mean over its own labelled
   tokens, as :func:`.step.train_loss`). ``L_r`` depends only on row r of ``flat``, so ``dL/dflat_r = dL_r/dflat_r``:
@@ -41,8 +42,8 @@ The papers' protocols train several seeds and learning rates per configuration (
 On CUDA the whole step (R samplers, forward, backward, update, counters) is captured as one CUDA graph after
 :data:`~lrnnkit.learn.step.EAGER_STEPS` eager steps, as :class:`~lrnnkit.learn.step.DeviceStep` does.
 
-Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct: the layers of 000's and 001's paper-scale
-experiments). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
+Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal: the layers of 000's, 001's and
+002's paper-scale experiments). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
 ``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
 constant schedule included, is one batched run); anything else is a different
 shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
@@ -74,7 +75,7 @@ from .tasks import IGNORE, make_task
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
 
-LAYERS = ("diagonal", "deltanet", "deltaproduct")
+LAYERS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal")
 PER_RUN = ("seed", "lr", "min_lr", "warmup")     # each run has its own schedule table
 # fields that do not change what a step computes (how the run is watched, stopped or written)
 _NOT_SHAPE = PER_RUN + ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every")
@@ -182,6 +183,7 @@ class BatchedSequenceModel(torch.nn.Module):
                            conv=lay.use_short_conv, ogate=lay.use_output_gate, eps=lay.norm_eps, mode=lay.mode)
         else:
             self.neg = self.config["eig_range"][0] < 0
+            self.block_p = getattr(m0.mixers[0], "p", None)           # block-diagonal: the column norm's p
 
     def params(self) -> dict:
         """name -> run-stacked view (R, *shape) of :attr:`flat` (gradients flow back into ``flat``; one split, whose
@@ -207,7 +209,9 @@ class BatchedSequenceModel(torch.nn.Module):
             u = _rms(x, P[f"norms.{i}.weight"])
             pre = f"mixers.{i}."
             mix = {k[len(pre):]: v for k, v in P.items() if k.startswith(pre)}
-            x = x + (self._diagonal(u, mix) if self.gh is None else self._gh(u, mix))
+            kind = c["layer"]
+            x = x + (self._gh(u, mix) if self.gh is not None else self._block(u, mix) if kind == "block-diagonal"
+                     else self._diagonal(u, mix))
             if c["mlp"]:
                 h = _rms(x, P[f"mlp_norms.{i}.weight"])
                 h = F.gelu(_lin(h, P[f"mlps.{i}.up.weight"], P[f"mlps.{i}.up.bias"]))
@@ -225,6 +229,21 @@ class BatchedSequenceModel(torch.nn.Module):
         a = 2 * s - 1 if self.neg else s
         h = affine_scan(a.reshape(R * B, T, D), b.reshape(R * B, T, D)).reshape(R, B, T, D)
         return _lin((h * F.silu(z)).to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
+
+    def _block(self, x, P):
+        """:class:`~lrnnkit.learn.models.BlockDiagonalMixer` per run (002, eq. 5-6: blocks of size b whose columns
+        are ``v / max(1, ||v||_p)``), the matrix scan over the R B rows at once."""
+        from .models import _pnorm_columns
+        R, B, T, D = x.shape
+        bs = self.config["block_size"]
+        nb = D // bs
+        A = _lin(x, P["A_proj.weight"], P["A_proj.bias"])
+        A = _pnorm_columns((A if A.dtype == torch.float64 else A.float()).reshape(R * B, T, nb, bs, bs),
+                           self.block_p)
+        b = _lin(x, P["b_proj.weight"], P["b_proj.bias"])
+        b = (b if b.dtype == torch.float64 else b.float()).reshape(R * B, T, nb, bs)
+        h = affine_scan(A, b, matrix=True).reshape(R, B, T, D)
+        return _lin(h.to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _gh(self, x, P):
         """:class:`lrnnkit.kernels.DeltaProductLayer` (001: ``S <- (I - beta k k^T) S + beta k v^T`` per

@@ -28,6 +28,7 @@ KINDS = {
     "deltaproduct": dict(layer="deltaproduct", n_h=2, gate=True, mlp=True),
     "deltanet": dict(layer="deltanet", eig_range=(0.0, 1.0), short_conv=False, output_gate=False),
     "diagonal": dict(layer="diagonal", eig_range=(-1.0, 1.0), layers=2),
+    "block-diagonal": dict(layer="block-diagonal", block_size=4),
 }
 
 
@@ -74,7 +75,7 @@ def _cfgs(kind: str, R: int, **kw):
     return [TrainConfig(seed=s, lr=3e-3 * (s + 1), **base) for s in range(R)]
 
 
-@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal"])
 def test_k_steps_are_separate_adamw_runs(kind):
     """k = 4 batched steps (per-run lr schedules, one of them constant; clipping at 0.05 active; weight decay)
     against each run trained alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
@@ -177,8 +178,8 @@ def test_runs_of_other_shapes_are_refused(tmp_path):
     check_runs(cfgs)
     with pytest.raises(InputError, match="run 1 differs from run 0 in width"):
         check_runs([cfgs[0], dataclasses.replace(cfgs[1], width=32)])
-    with pytest.raises(InputError, match="block-diagonal"):
-        check_runs(_cfgs("diagonal", 1, layer="block-diagonal"))
+    with pytest.raises(InputError, match="bilinear"):
+        check_runs(_cfgs("diagonal", 1, layer="bilinear"))
     with pytest.raises(InputError, match="auto_steps"):
         check_runs(_cfgs("diagonal", 1, auto_steps=True, max_seconds=5.0))
     with pytest.raises(InputError, match="2 distinct run directories"):
