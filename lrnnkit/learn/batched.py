@@ -55,6 +55,7 @@ Not covered (refused): other mixers, ``auto_steps`` (each run would cut its own 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
@@ -68,9 +69,11 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .evaluate import eigenvalue_summary, evaluate
-from .models import SequenceModel, affine_scan
+from .models import SequenceModel, _pnorm_columns, affine_scan
+from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
+from .train import _determinism, _memory_settings, _resume as resume_one, eval_batch, train
 
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
@@ -233,7 +236,6 @@ class BatchedSequenceModel(torch.nn.Module):
     def _block(self, x, P):
         """:class:`~lrnnkit.learn.models.BlockDiagonalMixer` per run (002, eq. 5-6: blocks of size b whose columns
         are ``v / max(1, ||v||_p)``), the matrix scan over the R B rows at once."""
-        from .models import _pnorm_columns
         R, B, T, D = x.shape
         bs = self.config["block_size"]
         nb = D // bs
@@ -437,15 +439,12 @@ def train_batched(cfgs, outs=None, *, resume: bool = True, evaluate_at_end: bool
     where it stopped and ends as the uninterrupted one would. ``stop_at`` ends after that many steps (as
     ``max_seconds`` would). Returns the R result dicts of :func:`~lrnnkit.learn.train.train`, with ``batched`` =
     ``{"runs": R, "index": r}`` added."""
-    import dataclasses
     cfgs = [dataclasses.replace(c, loop="device") if c.loop == "auto" else c for c in check_runs(cfgs)]
     if outs is not None:
         outs = list(outs)
         if len(outs) != len(cfgs) or len(set(map(os.path.realpath, outs))) != len(outs):
             raise InputError(f"a batched run of {len(cfgs)} runs needs {len(cfgs)} distinct run directories, got "
                              f"{len(outs)}")
-    from .oom import memory_named
-    from .train import _determinism, _memory_settings
     c0 = cfgs[0]
     with contextlib.ExitStack() as stack:
         stack.enter_context(_determinism(c0))
@@ -469,7 +468,6 @@ def train_batched(cfgs, outs=None, *, resume: bool = True, evaluate_at_end: bool
 def _resume(cfgs, outs, stepper) -> dict | None:
     """``{"step", "elapsed", "windows", "texts"}`` of the runs' checkpoints, loaded into the stacked state (None when
     no directory holds one); refused, one line, when some do and some do not, or at different steps."""
-    from .train import _resume as resume_one
     have = [os.path.exists(os.path.join(o, ck.CKPT_JSON)) for o in outs]
     if not any(have):
         return None
@@ -565,7 +563,6 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
                "chance": task.chance, "n_out": task.n_out, "parameters": model.N, "step_graph": stepper.graph,
                "batched": {"runs": R, "index": r}}
         if evaluate_at_end:
-            from .train import eval_batch
             ev = evaluate(m, task, c.test_len, n=c.eval_n, seed=0, batch=eval_batch(c), device=device,
                           autocast=use_amp)
             res.update(test_accuracy=ev["accuracy"], final_accuracy=ev["final_accuracy"],
@@ -583,8 +580,6 @@ def difference_from_separate(cfgs) -> dict:
     the largest absolute parameter difference], "moved": [per run: the largest change of a parameter during its
     run alone], "graph": the batched step's graph}``: the check, on the machine at hand, that the batched model
     trains the runs that would have been trained one by one (the tests on the CPU, the benchmark on the GPU)."""
-    import dataclasses
-    from .train import train
     cfgs = [dataclasses.replace(c, loop="device") for c in check_runs(cfgs)]
     task = make_task(cfgs[0].task)
     got = train_batched(cfgs, evaluate_at_end=False)
