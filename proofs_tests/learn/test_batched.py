@@ -133,6 +133,31 @@ def test_a_nonfinite_run_is_skipped_alone():
     assert torch.equal(f1[0], f2[0]) and torch.equal(m1[0], m2[0]) and not torch.equal(f2[0], flat[0])
 
 
+def test_a_diverged_run_does_not_touch_the_others():
+    """Run 1's weights poisoned (a NaN in its head): its steps are all skipped and counted, its parameters stay;
+    run 0 trains as it does without run 1 beside it (float64; tolerance 1e-12: the same ops on fewer rows)."""
+    cfgs = _cfgs("diagonal", 2)
+    task = make_task("parity")
+
+    def stepped(cfgs, poison):
+        _, bm = build_batched(cfgs)
+        bm.double()
+        with torch.no_grad():
+            if poison:
+                bm.flat[1, -1] = float("nan")                 # the head's last bias
+        before = bm.flat.detach().clone()
+        st = BatchedStep(cfgs, task, bm, torch.device("cpu"))
+        for _ in range(4):
+            st.run()
+        return bm.flat.detach(), before, st
+
+    both, before, st = stepped(cfgs, True)
+    alone, _, _ = stepped(cfgs[:1], False)
+    assert st.nonfinite == [0, 4] and st.opt_steps.tolist() == [4.0, 0.0]
+    assert torch.equal(both[1].nan_to_num(7.0), before[1].nan_to_num(7.0))
+    assert torch.allclose(both[0], alone[0], atol=1e-12, rtol=0) and not torch.equal(both[0], before[0])
+
+
 @pytest.mark.parametrize("task", ["parity", "mod-arith-br:5", "copy:4"])   # the three kinds of device sampler
 def test_each_run_draws_its_own_seeds_batches(task):
     cfgs = _cfgs("diagonal", 3, task=task)
