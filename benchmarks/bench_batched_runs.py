@@ -1,12 +1,13 @@
 """Runs x steps per second for R runs of one shape on one card: one run alone, R separate processes packed on the card
 at once (the sweep's packing), and one batched model of R runs (:mod:`lrnnkit.learn.batched`).
 
-    python3 benchmarks/bench_batched_runs.py [--runs 4,8] [--seconds 4] [--only s5-deltanet,...] [--out DIR]
+    python3 benchmarks/bench_batched_runs.py [--runs 4,8] [--seconds 3] [--only s5-deltanet,...] [--out DIR]
     python3 benchmarks/bench_batched_runs.py --smoke          # CPU, tiny shapes, seconds
 
 Shapes (``--only``): configurations of ``lrnnkit experiment NAME --scale paper`` (:data:`SHAPES`: 000-s5's
 swaps-only DeltaNet [-1,1] one layer, batch 512 at length 32; 000-parity's DeltaNet [-1,1] and Mamba-like diagonal
-[-1,1], two layers, batch 1024 at lengths 3-40). Per shape, each mode's steps are the device loop's
+[-1,1], two layers, batch 1024 at lengths 3-40; with ``--only``, 002's Sum(5) block-diagonal, width 64, batch 256
+at length 40). Per shape, each mode's steps are the device loop's
 (:class:`lrnnkit.learn.step.DeviceStep`: device sampler, fused AdamW, the step captured as one CUDA graph; for the
 batched model :class:`lrnnkit.learn.batched.BatchedStep`, the same with R runs in one graph), run ``WARM`` steps
 (compilation, the capture), synchronised, then timed for about ``--seconds`` seconds in blocks of 10 steps:
@@ -19,7 +20,7 @@ batched model :class:`lrnnkit.learn.batched.BatchedStep`, the same with R runs i
 First a check that the batched model trains, on this device, what the runs trained alone reach (three small
 DeltaProduct runs: :func:`lrnnkit.learn.batched.difference_from_separate`). Prints a table (runs x steps/s and the speed-up over ``alone``); writes ``bench_batched_runs.json`` under ``--out``
 (default ``$OUT``, else ``benchmarks/results/batched_runs``). ``--budget`` (seconds) skips what would
-start after it (default 200), so the whole call stays inside about 4 minutes on an H200.
+start after it (default 190), so the whole call stays inside about 4 minutes on an H200.
 """
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ BLOCK = 10               # steps between the host's clock reads (one synchronisa
 # name -> (experiment, configuration label) at --scale paper
 SHAPES = {"s5-deltanet": ("000-s5", "S5 swaps only, DeltaNet [-1,1] 1L"),
           "parity-deltanet": ("000-parity", "DeltaNet [-1,1]"),
-          "parity-diagonal": ("000-parity", "Mamba-like diagonal [-1,1]")}
+          "parity-diagonal": ("000-parity", "Mamba-like diagonal [-1,1]"),
+          "sum-block": ("002-block-diagonal", "Sum(5)")}
+DEFAULT = ("s5-deltanet", "parity-deltanet", "parity-diagonal")     # sum-block with --only (the budget)
 # --smoke: the same layers, tiny, on the CPU
 SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), steps=1000, test_len=(10,), eval_n=8)
 
@@ -179,10 +182,10 @@ def child(a) -> int:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", default=None, help="comma-separated R values (default 4,8; --smoke: 2)")
-    ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 4; smoke 1)")
+    ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 3; smoke 1)")
     ap.add_argument("--only", default=None, help=f"comma-separated shapes of {', '.join(SHAPES)}")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, in seconds")
-    ap.add_argument("--budget", type=float, default=200.0, help="seconds after which no new measurement starts")
+    ap.add_argument("--budget", type=float, default=190.0, help="seconds after which no new measurement starts")
     ap.add_argument("--device", default=None)
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(HERE, "results", "batched_runs"))
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -195,8 +198,8 @@ def main(argv=None) -> int:
         return child(a)
     torch.set_num_threads(1 if a.device == "cpu" else torch.get_num_threads())
     runs = [int(x) for x in (a.runs or ("2" if a.smoke else "4,8")).split(",")]
-    secs = a.seconds or (1.0 if a.smoke else 4.0)
-    names = a.only.split(",") if a.only else (["s5-deltanet"] if a.smoke else list(SHAPES))
+    secs = a.seconds or (1.0 if a.smoke else 3.0)
+    names = a.only.split(",") if a.only else (["s5-deltanet"] if a.smoke else list(DEFAULT))
     t_start = time.perf_counter()
     rows = []
 

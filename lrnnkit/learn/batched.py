@@ -15,14 +15,15 @@ The papers' protocols train several seeds and learning rates per configuration (
   each row and multiplies by its run's weight. The recurrence sees the run axis folded into its batch axis
   (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.kernels.gh.api.chunk_gh` the
   layer calls, Triton on CUDA, the chunk equations in torch on the CPU) and the diagonal scan
-  (:func:`~lrnnkit.learn.models.affine_scan`, 000 eq. 1 with ``A = Diag(s(x))``) take per-token inputs only, which
+  (:func:`~lrnnkit.learn.models.affine_scan`, 000 eq. 1 with ``A = Diag(s(x))``; for 002's block-diagonal layer
+  its matrix form) take per-token inputs only, which
   were computed with run r's weights for run r's rows, so each row sees only its own run's weights.
 * **loss.** ``L = sum_r L_r`` with ``L_r`` run r's token-level cross-entropy (its own mean over its own labelled
   tokens, as :func:`.step.train_loss`). ``L_r`` depends only on row r of ``flat``, so ``dL/dflat_r = dL_r/dflat_r``:
   each run's gradient is its own run's gradient.
 * **optimizer.** AdamW (000, App. E.1.1) written out over the stacked tensors (:func:`adamw_update`): per-run
   gradient norm and clipping (``torch.nn.utils.clip_grad_norm_``'s ``clip / (norm + 1e-6)`` capped at 1), per-run
-  learning rate from each run's own warm-up + cosine table (:func:`.step.lr_schedule`), per-run step counts for the
+  learning rate from each run's own warm-up + cosine table (:func:`.step.lr_schedule` of its lr, min_lr, warmup), per-run step counts for the
   bias corrections, weight decay on the matrices only (as :func:`.step.optimizer`), and a per-run non-finite skip:
   a run whose gradient norm is not finite keeps its parameters, moments and step count (what the single-run loops'
   skip does) while the others update. Neither torch's fused AdamW nor per-run parameter groups serve: the fused
@@ -41,8 +42,10 @@ The papers' protocols train several seeds and learning rates per configuration (
 On CUDA the whole step (R samplers, forward, backward, update, counters) is captured as one CUDA graph after
 :data:`~lrnnkit.learn.step.EAGER_STEPS` eager steps, as :class:`~lrnnkit.learn.step.DeviceStep` does.
 
-Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct: the layers of 000's and 001's paper-scale
-experiments). Runs may differ in :data:`PER_RUN` fields only (seed and learning rate); anything else is a different
+Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal: the layers of 000's, 001's and
+002's paper-scale experiments). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
+``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
+constant schedule included, is one batched run); anything else is a different
 shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
 ``checkpoint_every`` steps / ``checkpoint_seconds`` seconds and at the end (``max_seconds`` included); a batched
 run whose directories hold checkpoints of one step resumes from them and ends as the uninterrupted run would.
@@ -52,6 +55,7 @@ Not covered (refused): other mixers, ``auto_steps`` (each run would cut its own 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
@@ -60,19 +64,22 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..errors import InputError
+from .. import limits
+from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .evaluate import eigenvalue_summary, evaluate
-from .models import SequenceModel, affine_scan
+from .models import SequenceModel, _pnorm_columns, affine_scan
+from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
+from .train import _determinism, _memory_settings, _resume as resume_one, eval_batch, train
 
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
 
-LAYERS = ("diagonal", "deltanet", "deltaproduct")
-PER_RUN = ("seed", "lr")
+LAYERS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal")
+PER_RUN = ("seed", "lr", "min_lr", "warmup")     # each run has its own schedule table
 # fields that do not change what a step computes (how the run is watched, stopped or written)
 _NOT_SHAPE = PER_RUN + ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every")
 BETAS, EPS = (0.9, 0.999), 1e-8      # as lrnnkit.learn.step.optimizer
@@ -80,7 +87,9 @@ BETAS, EPS = (0.9, 0.999), 1e-8      # as lrnnkit.learn.step.optimizer
 
 def check_runs(cfgs) -> list:
     """The configs of one batched run, checked: at least one, a layer of :data:`LAYERS`, equal in every field but
-    :data:`PER_RUN` (and the ones that only watch the run), no ``auto_steps``. InputError otherwise, one line."""
+    :data:`PER_RUN` (and the ones that only watch the run), no ``auto_steps``, the device loop, and the tokens of
+    one step of all runs within ``lrnnkit.limits.TRAIN_MAX_BATCH_TOKENS`` (the parameters of all runs within
+    ``TRAIN_MAX_PARAMETERS``: :func:`build_batched`). InputError / SizeLimitError otherwise, one line."""
     cfgs = list(cfgs)
     if not cfgs:
         raise InputError("a batched run needs at least one run")
@@ -91,6 +100,11 @@ def check_runs(cfgs) -> list:
         raise InputError("batched runs do not cut their schedule (auto_steps): give --steps")
     if c0.loop == "host":
         raise InputError("batched runs draw the device loop's batches: --loop host does not apply (auto or device)")
+    tokens = len(cfgs) * c0.batch * c0.train_len[1]
+    if tokens > limits.TRAIN_MAX_BATCH_TOKENS:
+        raise SizeLimitError(f"{len(cfgs)} runs x batch {c0.batch} x the longest training length {c0.train_len[1]} = "
+                             f"{tokens} tokens per step, at most {limits.TRAIN_MAX_BATCH_TOKENS} "
+                             "(lrnnkit.limits.TRAIN_MAX_BATCH_TOKENS): fewer runs at once")
     d0 = {k: v for k, v in c0.to_json().items() if k not in _NOT_SHAPE}
     for i, c in enumerate(cfgs[1:], 1):
         d = {k: v for k, v in c.to_json().items() if k not in _NOT_SHAPE}
@@ -172,6 +186,7 @@ class BatchedSequenceModel(torch.nn.Module):
                            conv=lay.use_short_conv, ogate=lay.use_output_gate, eps=lay.norm_eps, mode=lay.mode)
         else:
             self.neg = self.config["eig_range"][0] < 0
+            self.block_p = getattr(m0.mixers[0], "p", None)           # block-diagonal: the column norm's p
 
     def params(self) -> dict:
         """name -> run-stacked view (R, *shape) of :attr:`flat` (gradients flow back into ``flat``; one split, whose
@@ -197,7 +212,9 @@ class BatchedSequenceModel(torch.nn.Module):
             u = _rms(x, P[f"norms.{i}.weight"])
             pre = f"mixers.{i}."
             mix = {k[len(pre):]: v for k, v in P.items() if k.startswith(pre)}
-            x = x + (self._diagonal(u, mix) if self.gh is None else self._gh(u, mix))
+            kind = c["layer"]
+            x = x + (self._gh(u, mix) if self.gh is not None else self._block(u, mix) if kind == "block-diagonal"
+                     else self._diagonal(u, mix))
             if c["mlp"]:
                 h = _rms(x, P[f"mlp_norms.{i}.weight"])
                 h = F.gelu(_lin(h, P[f"mlps.{i}.up.weight"], P[f"mlps.{i}.up.bias"]))
@@ -215,6 +232,20 @@ class BatchedSequenceModel(torch.nn.Module):
         a = 2 * s - 1 if self.neg else s
         h = affine_scan(a.reshape(R * B, T, D), b.reshape(R * B, T, D)).reshape(R, B, T, D)
         return _lin((h * F.silu(z)).to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
+
+    def _block(self, x, P):
+        """:class:`~lrnnkit.learn.models.BlockDiagonalMixer` per run (002, eq. 5-6: blocks of size b whose columns
+        are ``v / max(1, ||v||_p)``), the matrix scan over the R B rows at once."""
+        R, B, T, D = x.shape
+        bs = self.config["block_size"]
+        nb = D // bs
+        A = _lin(x, P["A_proj.weight"], P["A_proj.bias"])
+        A = _pnorm_columns((A if A.dtype == torch.float64 else A.float()).reshape(R * B, T, nb, bs, bs),
+                           self.block_p)
+        b = _lin(x, P["b_proj.weight"], P["b_proj.bias"])
+        b = (b if b.dtype == torch.float64 else b.float()).reshape(R * B, T, nb, bs)
+        h = affine_scan(A, b, matrix=True).reshape(R, B, T, D)
+        return _lin(h.to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _gh(self, x, P):
         """:class:`lrnnkit.kernels.DeltaProductLayer` (001: ``S <- (I - beta k k^T) S + beta k v^T`` per
@@ -388,7 +419,10 @@ def build_batched(cfgs) -> tuple:
     c0 = cfgs[0]
     require_device(c0.device)
     task = make_task(c0.task)
-    c0.check_size(task.n_in, task.n_out)
+    n = c0.check_size(task.n_in, task.n_out) * len(cfgs)
+    if n > limits.TRAIN_MAX_PARAMETERS:
+        raise SizeLimitError(f"{len(cfgs)} runs of this model have {n} parameters, at most "
+                             f"{limits.TRAIN_MAX_PARAMETERS} (lrnnkit.limits.TRAIN_MAX_PARAMETERS): fewer runs at once")
     models = []
     for c in cfgs:
         torch.manual_seed(c.seed)
@@ -405,15 +439,12 @@ def train_batched(cfgs, outs=None, *, resume: bool = True, evaluate_at_end: bool
     where it stopped and ends as the uninterrupted one would. ``stop_at`` ends after that many steps (as
     ``max_seconds`` would). Returns the R result dicts of :func:`~lrnnkit.learn.train.train`, with ``batched`` =
     ``{"runs": R, "index": r}`` added."""
-    import dataclasses
     cfgs = [dataclasses.replace(c, loop="device") if c.loop == "auto" else c for c in check_runs(cfgs)]
     if outs is not None:
         outs = list(outs)
         if len(outs) != len(cfgs) or len(set(map(os.path.realpath, outs))) != len(outs):
             raise InputError(f"a batched run of {len(cfgs)} runs needs {len(cfgs)} distinct run directories, got "
                              f"{len(outs)}")
-    from .oom import memory_named
-    from .train import _determinism, _memory_settings
     c0 = cfgs[0]
     with contextlib.ExitStack() as stack:
         stack.enter_context(_determinism(c0))
@@ -437,7 +468,6 @@ def train_batched(cfgs, outs=None, *, resume: bool = True, evaluate_at_end: bool
 def _resume(cfgs, outs, stepper) -> dict | None:
     """``{"step", "elapsed", "windows", "texts"}`` of the runs' checkpoints, loaded into the stacked state (None when
     no directory holds one); refused, one line, when some do and some do not, or at different steps."""
-    from .train import _resume as resume_one
     have = [os.path.exists(os.path.join(o, ck.CKPT_JSON)) for o in outs]
     if not any(have):
         return None
@@ -533,7 +563,6 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
                "chance": task.chance, "n_out": task.n_out, "parameters": model.N, "step_graph": stepper.graph,
                "batched": {"runs": R, "index": r}}
         if evaluate_at_end:
-            from .train import eval_batch
             ev = evaluate(m, task, c.test_len, n=c.eval_n, seed=0, batch=eval_batch(c), device=device,
                           autocast=use_amp)
             res.update(test_accuracy=ev["accuracy"], final_accuracy=ev["final_accuracy"],
@@ -551,8 +580,6 @@ def difference_from_separate(cfgs) -> dict:
     the largest absolute parameter difference], "moved": [per run: the largest change of a parameter during its
     run alone], "graph": the batched step's graph}``: the check, on the machine at hand, that the batched model
     trains the runs that would have been trained one by one (the tests on the CPU, the benchmark on the GPU)."""
-    import dataclasses
-    from .train import train
     cfgs = [dataclasses.replace(c, loop="device") for c in check_runs(cfgs)]
     task = make_task(cfgs[0].task)
     got = train_batched(cfgs, evaluate_at_end=False)

@@ -111,8 +111,9 @@ def add_parser(sub) -> None:
                    help="training loop: host (numpy batches, host-driven steps), device (batches made on the device, "
                         "the step captured as a CUDA graph on CUDA); auto: device on CUDA, host on the CPU")
     s.add_argument("--seeds", default=None, metavar="S,S,...",
-                   help="several runs trained together as one batched model (diagonal, deltanet, deltaproduct): "
-                        "comma-separated seeds; with --out each run writes DIR/seed-S (docs/learning.rst)")
+                   help="several runs trained together as one batched model (diagonal, deltanet, deltaproduct, "
+                        "block-diagonal): comma-separated seeds; with --out each run writes DIR/seed-S "
+                        "(docs/learning.rst)")
     s.add_argument("--lrs", default=None, metavar="LR,LR,...",
                    help="with or without --seeds: comma-separated learning rates, each seed trained at each "
                         "(one batched model; with --out DIR/seed-S-lr-LR)")
