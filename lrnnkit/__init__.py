@@ -25,8 +25,7 @@ from .learn.tasks import make_task
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from .sweep import run_sweep
 from .theorems.registry import set_judge_source
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import __version__
+from ._version import __version__
 from .limits import seed_arg
 from .automata.bridges.cli import add_complete_flags
 from .automata.bridges.cli import add_parser as _add_convert_parser

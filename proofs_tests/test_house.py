@@ -205,7 +205,7 @@ def test_building_the_cli_parser_imports_no_torch():
 # --------------------------------------------------------------------------- packages
 #: the flow, bottom to top: a unit may import only units of lower layers (docs/algorithms.rst)
 LAYERS = [
-    {"lrnnkit.errors", "lrnnkit.cli_format", "lrnnkit.heatmap"},
+    {"lrnnkit._version", "lrnnkit.errors", "lrnnkit.cli_format", "lrnnkit.heatmap"},
     {"lrnnkit.fileio", "lrnnkit.signals", "lrnnkit.optional", "lrnnkit.progress"},
     {"lrnnkit.limits"},
     {"lrnnkit.exact"},
@@ -439,3 +439,14 @@ def test_no_issue_numbers_in_code_or_docs():
                                         ("tissue 3", False), ("issue", False)])
 def test_the_issue_pattern(text, found):
     assert bool(ISSUE_NUMBER.search(text)) == found
+
+
+def test_the_version_is_written_once():
+    """The version lives in ``lrnnkit/_version.py`` (any module may read it without importing the root package);
+    the root package and pyproject.toml agree with it."""
+    import tomllib
+
+    from lrnnkit._version import __version__
+    with open(os.path.join(os.path.dirname(ROOT), "pyproject.toml"), "rb") as fh:
+        assert tomllib.load(fh)["project"]["version"] == __version__ == lrnnkit.__version__
+    assert not [f"{m}:{line}" for m, t, name, line in _imports(_modules()) if t == "lrnnkit" and name == "__version__"]

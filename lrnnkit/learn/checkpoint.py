@@ -55,6 +55,7 @@ import subprocess
 import numpy as np
 import torch
 
+from .._version import __version__
 from ..errors import InputError, SizeLimitError
 from .. import limits
 from ..signals import deferred
@@ -114,7 +115,6 @@ def code_id() -> dict:
     runs from a git checkout (git missing, slow or failing leaves them out). Computed once per process."""
     global _code
     if _code is None:
-        from .. import __version__
         code = {"lrnnkit": str(__version__)[:_SHORT]}
         try:
             code["source"] = _source_hash()

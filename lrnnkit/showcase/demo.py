@@ -47,7 +47,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..automata.fsa import FSA
 from ..automata.sources import load_source
 from ..errors import InputError
