@@ -85,11 +85,7 @@ def _lookup(tmap, values: dict, words: torch.Tensor) -> torch.Tensor:
     nb, T = words.shape
     idx = torch.zeros(nb, T, dtype=torch.int64, device=words.device)
     for rd, size in zip(tmap.reads, tmap.sizes):
-        x = words if rd.source == "input" else values[rd.source]
-        if rd.lag:
-            pad = torch.full((nb, min(rd.lag, T)), size - 1, dtype=torch.int64, device=words.device)
-            x = torch.cat([pad, x[:, :max(T - rd.lag, 0)]], 1)
-        idx = idx * size + x
+        idx = idx * size + rd.at_lag(words if rd.source == "input" else values[rd.source], size, xp=torch)
     table = torch.as_tensor(tmap.table, dtype=torch.int64, device=words.device)
     return table[idx]
 

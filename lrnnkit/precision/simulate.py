@@ -124,10 +124,7 @@ def _read_periodic(tm: TableMap, sources: dict) -> EventuallyPeriodic:
         n = mu + lam
     vals = []
     for r, size in zip(tm.reads, tm.sizes):
-        s = sources[r.source]
-        idx = np.arange(n) - r.lag
-        v = np.where(idx < 0, size - 1, s.take(n)[np.maximum(idx, 0)] if n else np.zeros(0, np.int64))
-        vals.append(np.asarray(v, dtype=np.int64)[None, :])
+        vals.append(r.at_lag(np.asarray(sources[r.source].take(n), dtype=np.int64)[None, :], size))
     out = tm.lookup_batch(vals)[0] if tm.reads else np.full(n, int(tm.table[0]), dtype=np.int64)
     return EventuallyPeriodic(out, mu if lam else n, lam)
 
