@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..errors import InputError
+from .l2norm import l2norm_torch
 
 FLOAT_DTYPES = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 
@@ -69,13 +70,32 @@ def check_range(name: str, x: torch.Tensor, lo: float, hi: float) -> None:
 
 
 def l2_normalize(k: torch.Tensor) -> torch.Tensor:
-    """``k / ||k||_2`` along the last axis, computed in the accumulation dtype; zero vectors are refused."""
-    kf = k.to(acc_dtype(k.dtype))
-    n = torch.linalg.vector_norm(kf, dim=-1, keepdim=True)
+    """``k / ||k||_2`` along the last axis: :func:`lrnnkit.kernels.l2norm.l2norm_torch` with ``eps = 0`` (computed in
+    the accumulation dtype), zero vectors refused rather than divided by zero."""
+    n = torch.linalg.vector_norm(k.to(acc_dtype(k.dtype)), dim=-1)
     if bool((n == 0).any()):
-        i = torch.nonzero(n[..., 0] == 0)[0].tolist()
+        i = torch.nonzero(n == 0)[0].tolist()
         raise InputError(f"keys: cannot normalize a zero key (index {i})")
-    return (kf / n).to(k.dtype)
+    return l2norm_torch(k, eps=0.0)
+
+
+def check_gh(q, k, v, beta, g=None, initial_state=None, *, finite: bool = True, unit_keys: bool = True,
+             ranges: bool = True, same_dtype: bool = False) -> None:
+    """The GH (DeltaNet / DeltaProduct) inputs, checked in one place (paper 000, Proposition 1: every factor
+    ``I - beta k k^T`` is a contraction for ``||k|| = 1`` and ``beta in [0, 2]``): ``finite``, every tensor a
+    finite float (``same_dtype``: k and v in q's dtype); ``unit_keys``, unit keys (left out where the keys were just
+    normalized with an eps, which leaves their norms just under 1: the factors stay contractions); ``ranges``,
+    ``beta in [0, 2]`` and the log-gate ``g <= 0``."""
+    if finite:
+        for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", initial_state)):
+            if x is not None:
+                check_float(name, x, q.dtype if same_dtype and name in ("k", "v") else None)
+    if unit_keys:
+        check_unit_rows("k", k)
+    if ranges:
+        check_range("beta", beta, 0.0, 2.0)
+        if g is not None:
+            check_range("g", g, float("-inf"), 0.0)
 
 
 def check_offsets(where: str, cu_seqlens, T: int) -> list:

@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from ..limits import check_int
 from .l2norm import l2norm
 from .decode_cache import layer_state
 from .layer_io import check_dtype, pack
@@ -52,12 +53,6 @@ from .norm import GatedRMSNorm, RMSNorm
 from .short_conv import ShortConvolution
 
 MODES = ("chunk", "fused_recurrent", "torch", "naive")
-
-
-def _positive_int(where: str, name: str, val) -> int:
-    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-        raise InputError(f"{where}: {name} must be a positive integer, got {val!r}")
-    return val
 
 
 class DeltaProductLayer(torch.nn.Module):
@@ -81,8 +76,8 @@ class DeltaProductLayer(torch.nn.Module):
                              "plus fp32_precision and keep_states)")
         for name, val in (("hidden_size", hidden_size), ("head_dim", head_dim), ("num_heads", num_heads),
                           ("num_householder", num_householder), ("conv_size", conv_size)):
-            _positive_int(where, name, val)
-        num_v_heads = num_heads if num_v_heads is None else _positive_int(where, "num_v_heads", num_v_heads)
+            check_int(f"{where}: {name}", val, 1)
+        num_v_heads = num_heads if num_v_heads is None else check_int(f"{where}: num_v_heads", num_v_heads, 1)
         if num_v_heads % num_heads:
             raise InputError(f"{where}: num_v_heads={num_v_heads} must be a multiple of num_heads={num_heads}")
         if isinstance(expand_v, bool) or not isinstance(expand_v, (int, float)) or expand_v <= 0 \

@@ -66,6 +66,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
+from ..limits import check_int
 from .diagonal.parallel import diagonal_scan
 from .layer_io import pack
 
@@ -100,12 +101,6 @@ def _reflect(U: torch.Tensor, alpha: torch.Tensor, v: torch.Tensor) -> torch.Ten
     return v
 
 
-def _positive_int(name: str, val) -> int:
-    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-        raise InputError(f"FixedPointLayer: {name} must be a positive integer, got {val!r}")
-    return val
-
-
 class FixedPointLayer(torch.nn.Module):
     """``o, _, cache = FixedPointLayer(hidden_size=2048, num_heads=4, head_dim=None, mode="chunk", norm_eps=1e-5,
     num_reflections=1, state_size=None, max_iters=100, tol=0.1, train_max_iters=None, sample_max_iters=False,
@@ -127,15 +122,16 @@ class FixedPointLayer(torch.nn.Module):
         super().__init__()
         if kwargs:
             raise InputError(f"FixedPointLayer: unknown keyword {sorted(kwargs)[0]!r}")
-        hidden_size = _positive_int("hidden_size", hidden_size)
-        num_heads = _positive_int("num_heads", num_heads)
-        head_dim = _positive_int("head_dim", head_dim if head_dim is not None else max(1, hidden_size // num_heads))
-        r = _positive_int("num_reflections", num_reflections)
-        self.max_iters = _positive_int("max_iters", max_iters)
+        hidden_size = check_int("FixedPointLayer: hidden_size", hidden_size, 1)
+        num_heads = check_int("FixedPointLayer: num_heads", num_heads, 1)
+        head_dim = check_int("FixedPointLayer: head_dim",
+                             head_dim if head_dim is not None else max(1, hidden_size // num_heads), 1)
+        r = check_int("FixedPointLayer: num_reflections", num_reflections, 1)
+        self.max_iters = check_int("FixedPointLayer: max_iters", max_iters, 1)
         if train_max_iters is not None:
-            _positive_int("train_max_iters", train_max_iters)
+            check_int("FixedPointLayer: train_max_iters", train_max_iters, 1)
         if state_size is not None:
-            _positive_int("state_size", state_size)
+            check_int("FixedPointLayer: state_size", state_size, 1)
         if mode not in MODES:
             raise InputError(f"FixedPointLayer: unknown mode {mode!r} (choose from {', '.join(MODES)})")
         if alpha_range not in ("paper", "contractive"):

@@ -84,7 +84,7 @@ class JobKind:
             if bad:
                 raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the {self.name} job "
                                  f"(allowed: {', '.join(sorted(allowed))})")
-        _positive_int(point, "replicate", where, 0, limits.MAX_SEED, "MAX_SEED")
+        _spec_int(point, "replicate", where, 0, limits.MAX_SEED, "MAX_SEED")
         if self.check is not None:
             self.check(point, where)
 
@@ -113,16 +113,11 @@ def jsonable(obj):
 
 
 # --------------------------------------------------------------------------- shared helpers
-def _positive_int(point, key, where, lo=1, hi=None, const=""):
+def _spec_int(point, key, where, lo=1, hi=None, const=""):
     """``point[key]``, when given, must be an integer in [lo, hi]: the command line's range check
     (:func:`lrnnkit.limits.check_int`) applied to a spec value."""
-    v = point.get(key)
-    if v is None:
-        return
-    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-        raise InputError(f"{where}: {key!r} must be an integer >= {lo}, got {v!r}")
-    if hi is not None and v > hi:
-        raise SizeLimitError(f"{where}: {key!r} must be <= {hi}, got {v} (lrnnkit.limits.{const})")
+    if point.get(key) is not None:
+        limits.check_int(f"{where}: {key!r}", point[key], lo, hi, const)
 
 
 @functools.lru_cache(maxsize=256)
@@ -227,8 +222,8 @@ def point_inputs(kind: str, point: dict, memo: dict | None = None) -> dict:
 
 # --------------------------------------------------------------------------- collapse
 def _check_collapse(point, where):
-    _positive_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
-    _positive_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _spec_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _spec_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
     for key in ("renorm", "decoder_fp64"):     # "false" (a string) would be true: booleans only
         if key in point and not isinstance(point[key], bool):
             raise InputError(f"{where}: {key!r} must be true or false, got {point[key]!r}"[:300])
@@ -258,8 +253,8 @@ def run_collapse(point: dict, seed: int) -> dict:
 
 # --------------------------------------------------------------------------- certify
 def _check_certify(point, where):
-    _positive_int(point, "max_pairs", where, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
-    _positive_int(point, "float_steps", where, 0, limits.FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
+    _spec_int(point, "max_pairs", where, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+    _spec_int(point, "float_steps", where, 0, limits.FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
     _checked_source(point, where)
 
 

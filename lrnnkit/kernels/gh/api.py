@@ -13,7 +13,7 @@ import numbers
 import torch
 
 from ...errors import InputError
-from .._checks import check_float, check_offsets, check_range, check_unit_rows
+from .._checks import check_gh, check_offsets
 from ..l2norm import l2norm
 
 BACKENDS = ("chunk", "torch", "naive")
@@ -144,15 +144,8 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     scale = K ** -0.5 if scale is None else float(scale)
     if normalize_qk:   # differentiable, no host sync (fla's use_qk_l2norm_in_kernel)
         q, k = l2norm(q), l2norm(k)
-    if validate:   # finite floats: q, v, the initial state have no range to check, and g = -inf is in g's range
-        for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", initial_state)):
-            if x is not None:
-                check_float(name, x)
-        if not normalize_qk:   # normalized here: unit up to l2norm's eps (norm <= 1, the factors stay contractions)
-            check_unit_rows("k", k)
-        check_range("beta", beta, 0.0, 2.0)
-        if g is not None:
-            check_range("g", g, float("-inf"), 0.0)
+    if validate:   # keys normalized here are unit up to l2norm's eps (norm <= 1, the factors stay contractions)
+        check_gh(q, k, v, beta, g, initial_state, unit_keys=not normalize_qk)
     if backend == "chunk":
         from .wy import chunk_gh_triton, default_chunk
         o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens,

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from ...errors import InputError
-from .._checks import acc_dtype, check_float, check_range, check_unit_rows
+from .._checks import acc_dtype, check_gh
 from .._triton import TL_DTYPE, check_device, tl, triton
 from ..l2norm import l2norm
 from .inputs import prepare
@@ -233,14 +233,7 @@ def fused_recurrent_gated_delta_rule(q, k, v, g=None, gk=None, gv=None, beta=Non
     if q.dtype != v.dtype:
         q, k = q.to(v.dtype), k.to(v.dtype)
     if validate:   # fla's in-kernel normalization leaves norms just under 1 (its eps): contractions still
-        for name, x in (("q", q), ("k", k), ("v", v), ("beta", beta), ("g", g), ("initial_state", h0)):
-            if x is not None:
-                check_float(name, x)
-        if not use_qk_l2norm_in_kernel:
-            check_unit_rows("k", k)
-        check_range("beta", beta, 0.0, 2.0)
-        if g is not None:
-            check_range("g", g, float("-inf"), 0.0)
+        check_gh(q, k, v, beta, g, h0, unit_keys=not use_qk_l2norm_in_kernel)
     o, ht = fused_recurrent_delta_product(q, k, v, beta, g, scale=scale, initial_state=h0,
                                           output_final_state=output_final_state, validate=False,
                                           cu_seqlens=cu_seqlens)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ...errors import InputError
-from .._checks import check_float, check_range, check_shape, check_unit_rows, l2_normalize
+from .._checks import check_gh, check_shape, l2_normalize
 
 
 @dataclass
@@ -79,19 +79,9 @@ def prepare(q, k, v, beta, g=None, initial_state=None, *, normalize: bool = Fals
     if len(devs) > 1:
         raise InputError(f"inputs live on different devices: {sorted(str(d) for d in devs)}")
     if validate or normalize:
-        check_float("q", q)
-        check_float("k", k, q.dtype)
-        check_float("v", v, q.dtype)
-        check_float("beta", beta)
-        if g is not None:
-            check_float("g", g)
-        if initial_state is not None:
-            check_float("initial_state", initial_state)
+        check_gh(q, k, v, beta, g, initial_state, same_dtype=True, unit_keys=False, ranges=False)
     if normalize:
         k = l2_normalize(k)
     if validate:
-        check_unit_rows("k", k)
-        check_range("beta", beta, 0.0, 2.0)
-        if g is not None:
-            check_range("g", g, float("-inf"), 0.0)
+        check_gh(q, k, v, beta, g, finite=False)
     return GHInputs(q, k, v, beta, g, initial_state, n_h)
