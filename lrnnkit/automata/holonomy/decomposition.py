@@ -239,9 +239,6 @@ class Holonomy:
     def n_depths(self) -> int:
         return self.height[self.cls[0]] if self.n > 1 else 0
 
-    def is_singleton_class(self, c: int) -> bool:
-        return _popcount(self.sets[self.rep[c]]) == 1
-
     def level_of_set(self, i: int) -> int:
         return self.level_of_class[self.cls[i]]
 
