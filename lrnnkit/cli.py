@@ -41,6 +41,7 @@ from .limits import check_automaton, check_int
 from .progress import busy
 from .model import Model
 from .precision.commands import cast_argv
+from .precision.simulate import DEFAULT_COLLAPSE_STEPS
 from .showcase.demo import run_demo
 
 __all__ = ["main", "build_parser"]
@@ -402,7 +403,7 @@ def cmd_precision(a) -> int:
             a.length = a.length_old
         if _trained(a.model):
             return trained_verbs.collapse(a)
-        a.length = 100_000 if a.length is None else a.length
+        a.length = DEFAULT_COLLAPSE_STEPS if a.length is None else a.length
         check_int("--length", a.length, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
         res = P.cli_collapse(_load_model(a.model), a.fmt, a.policy, a.length, a.rounding, seed=a.seed)
         if a.json:

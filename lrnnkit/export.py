@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InputError
+from .errors import MESSAGE_CHARS, InputError
 from .errors import SizeLimitError
 from .certify import DEFAULT_MAX_PAIRS, certify
 from .executor import read_values, run_float
@@ -313,7 +313,7 @@ def export_fla(model, source_name: str = "", *, verify: bool = True, max_pairs: 
     if not isinstance(model, Model):
         raise InputError(f"export_fla expects an lrnnkit Model, got {type(model).__name__}")
     if not isinstance(verify, bool):
-        raise InputError(f"export_fla: verify must be True or False, got {verify!r}"[:200])
+        raise InputError(f"export_fla: verify must be True or False, got {verify!r}"[:MESSAGE_CHARS])
     msg = _not_gh(model, source_name)
     if msg:
         raise InputError(msg)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .errors import OVERRIDABLE, InputError, SizeLimitError
+from .errors import MESSAGE_CHARS, OVERRIDABLE, InputError, SizeLimitError
 from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
@@ -186,7 +186,7 @@ def _env_override(environ=None) -> list:
             continue
         name = key[14:]
         if not (name in __all__ and isinstance(g.get(name), int)):
-            said.append(f"lrnnkit: warning: {key} ignored: lrnnkit.limits has no limit {name!r}"[:200])
+            said.append(f"lrnnkit: warning: {key} ignored: lrnnkit.limits has no limit {name!r}"[:MESSAGE_CHARS])
         elif not (val.strip().isascii() and val.strip().isdigit() and len(val.strip()) <= 30):
             said.append(f"lrnnkit: warning: {key}={shorten(val, 30)} ignored: a limit is a non-negative integer; "
                         f"{name} stays {g[name]}")

@@ -8,6 +8,7 @@ import argparse
 from ._version import __version__
 from .limits import seed_arg
 from .automata.bridges.cli import add_complete_flags
+from .certify import DEFAULT_MAX_PAIRS
 from .automata.bridges.cli import add_parser as _add_convert_parser
 from .errors import InputError
 from .export import add_parser as _add_export_parser
@@ -69,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", help="automaton to check against (default: the one recorded in the model)")
     s.add_argument("--horizon", type=int, default=None, metavar="N", help="trained models: check words up to "
                    "length N (default: the longest test length of its training); exit 1 iff a wrong word is found")
-    s.add_argument("--max-pairs", type=int, default=2_000_000, help="stop the exact search after this many "
-                   "(automaton state, model state) pairs (default 2000000): then not certified")
+    s.add_argument("--max-pairs", type=int, default=DEFAULT_MAX_PAIRS, help="stop the exact search after this many "
+                   f"(automaton state, model state) pairs (default {DEFAULT_MAX_PAIRS}): then not certified")
     s.add_argument("--json", action="store_true", help=_JSON_HELP)
 
     s = sub.add_parser("run", help="run a model on a word")

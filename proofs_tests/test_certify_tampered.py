@@ -1,4 +1,4 @@
-"""Issue 11, item 1: ``verify`` must not certify a model whose float weights, GH factors or layer kinds contradict its
+"""``verify`` must not certify a model whose float weights, GH factors or layer kinds contradict its
 exact weights; all backends execute the same (exactly rounded) weights.
 
 Each tampering of the issue is applied to a compiled group:S5 model (householder-permutation: one gh layer, 120

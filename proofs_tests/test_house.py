@@ -13,7 +13,8 @@ its own package or of an enclosing one. The showcase modules (demo, report, docg
 Packages form a DAG too, one node per top-level unit (``lrnnkit.automata``, ``lrnnkit.cli``, ... and ``lrnnkit``
 for the root package's ``__init__``), every import counted, and they respect the flow of :data:`LAYERS`. An import
 inside a function is kept only where a heavy optional dependency is the reason (:data:`LAZY_TARGETS`); no import of
-lrnnkit's own modules is guarded by ``except ImportError``, and no issue number stands in the code or the docs.
+lrnnkit's own modules is guarded by ``except ImportError``, and no issue number or history word stands anywhere in
+the tree (code, tests, benchmarks, docs).
 """
 import ast
 import os
@@ -411,27 +412,51 @@ def test_a_guarded_import_is_caught(tmp_path):
 
 
 ISSUE_NUMBER = re.compile(r"\b[Ii]ssues? #?\d|\bissue-\d|#\d+\b(?= *\))|\(issue\b")
+#: words that tell the project's history rather than what the code does ("the fifth round", "round 3", "the lead's")
+HISTORY_WORDS = re.compile(r"\b[Rr]ound \d|\b(?:[Ff]irst|[Ss]econd|[Tt]hird|[Ff]ourth|[Ff]ifth|[Ss]ixth|[Ss]eventh|"
+                           r"[Ll]ast|[Pp]revious|[Nn]ext|[Tt]his|[Ee]arlier) round\b|\bthe lead's\b")
+#: an upstream project's bug report, cited by its number, is a reference, not one of ours
+UPSTREAM = re.compile(r"\bfla (?:issue )?#\d+")
+#: every folder and top-level file of the repository that holds code, tests, benchmarks or docs
+TREE = ("lrnnkit", "docs", "proofs_tests", "benchmarks", "examples", "README.md", "Makefile", "pyproject.toml")
+#: this file states the patterns, with examples of what they catch
+SELF = os.path.join("proofs_tests", "test_house.py")
 
 
-def _issue_numbers(tops=("lrnnkit", "docs")) -> list:
-    repo = os.path.dirname(ROOT)
+def _issue_numbers(tops=TREE, repo: str = os.path.dirname(ROOT)) -> list:
     hits = []
     for top in tops:
-        for d, dirs, files in os.walk(os.path.join(repo, top)):
+        start = os.path.join(repo, top)
+        walk = os.walk(start) if os.path.isdir(start) else [(repo, [], [top])] if os.path.exists(start) else []
+        for d, dirs, files in walk:
             dirs[:] = [x for x in dirs if not x.startswith((".", "_build", "generated", "__pycache__"))]
             for f in files:
-                if f.endswith((".py", ".rst", ".md", ".txt", ".toml")):
+                if f.endswith((".py", ".rst", ".md", ".txt", ".toml", ".json", ".sh")) or f == "Makefile":
                     path = os.path.join(d, f)
+                    if os.path.relpath(path, repo) == SELF:
+                        continue
                     with open(path, encoding="utf-8", errors="replace") as fh:
                         for i, line in enumerate(fh, 1):
-                            if ISSUE_NUMBER.search(line):
+                            if ISSUE_NUMBER.search(UPSTREAM.sub("", line)) or HISTORY_WORDS.search(line):
                                 hits.append(f"{os.path.relpath(path, repo)}:{i}: {line.strip()[:100]}")
     return hits
 
 
-def test_no_issue_numbers_in_code_or_docs():
+def test_no_issue_numbers_or_history_words_in_the_tree():
     hits = _issue_numbers()
-    assert not hits, "issue numbers (say what the code does, not which ticket asked for it):\n" + "\n".join(hits)
+    assert not hits, ("issue numbers or history words (say what the code does, not which ticket or round asked "
+                      "for it):\n" + "\n".join(hits))
+
+
+def test_an_issue_number_in_a_test_or_benchmark_is_caught(tmp_path):
+    (tmp_path / "proofs_tests").mkdir()
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "proofs_tests" / "checks.py").write_text('"""Checks (issue 11, item 2)."""\n')
+    (tmp_path / "benchmarks" / "RESULTS.md").write_text("### Kernels, fifth round\nfla issue #640 is upstream\n")
+    (tmp_path / "Makefile").write_text("# see issue 4\n")
+    hits = _issue_numbers(repo=str(tmp_path))
+    assert sorted(h.split(":")[0] for h in hits) == ["Makefile", "benchmarks/RESULTS.md", "proofs_tests/checks.py"]
+    assert all(":2:" not in h for h in hits)      # the upstream citation is no hit
 
 
 @pytest.mark.parametrize("text,found", [("see issue 13", True), ("(issue 6)", True), ("Issue 12: x", True),
@@ -439,6 +464,13 @@ def test_no_issue_numbers_in_code_or_docs():
                                         ("tissue 3", False), ("issue", False)])
 def test_the_issue_pattern(text, found):
     assert bool(ISSUE_NUMBER.search(text)) == found
+
+
+@pytest.mark.parametrize("text,found", [("the fifth round", True), ("round 3", True), ("the lead's CLI", True),
+                                        ("rounded to nearest", False), ("a round trip", False),
+                                        ("round-to-nearest", False), ("rounds each step", False)])
+def test_the_history_pattern(text, found):
+    assert bool(HISTORY_WORDS.search(text)) == found
 
 
 def test_the_version_is_written_once():

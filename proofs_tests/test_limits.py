@@ -1,4 +1,4 @@
-"""Issue 11, items 3, 5, 6, 7: every input bounded (limits in numbers, checked before the work), no traceback without
+"""Every input bounded (limits in numbers, checked before the work), no traceback without
 ``--debug``, safe ``-o``, ``precision collapse`` flags.
 
 Most cases run the CLI in process (``lrnnkit.cli.main``: the same code path as the console script, minus the

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import atomic_write_text
 from ..limits import seed_arg
 from .device import device_arg
@@ -55,9 +55,9 @@ def _every(s: str) -> tuple:
                 steps = int(p)
         except ValueError:
             raise InputError(f"--checkpoint-every expects N (steps), Ts / Tm (seconds / minutes), both as N,Ts, "
-                             f"or off; got {s!r}"[:200]) from None
+                             f"or off; got {s!r}"[:MESSAGE_CHARS]) from None
     if steps < 0 or not seconds >= 0:
-        raise InputError(f"--checkpoint-every must not be negative, got {s!r}"[:200])
+        raise InputError(f"--checkpoint-every must not be negative, got {s!r}"[:MESSAGE_CHARS])
     return steps, seconds
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 
 __all__ = ["check_device", "require_device", "device_arg"]
 
@@ -17,7 +17,7 @@ def check_device(name, what: str = "device") -> str:
     Whether CUDA (and device N) is there is asked only for a CUDA name, when it is used
     (:func:`require_device`)."""
     if not isinstance(name, str) or not _DEVICE.fullmatch(name):
-        raise InputError(f"{what} must be cpu, cuda or cuda:N, got {name!r}"[:200])
+        raise InputError(f"{what} must be cpu, cuda or cuda:N, got {name!r}"[:MESSAGE_CHARS])
     return name
 
 

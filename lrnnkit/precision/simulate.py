@@ -42,6 +42,8 @@ __all__ = ["Simulator", "SimResult", "EventuallyPeriodic", "CollapseResult", "co
 
 PROOF_MAX_STEPS = 3000
 DEFAULT_PERIOD_CAP = 2_000_000
+#: the length of the random word ``collapse`` runs when no length is given (the command line's default too)
+DEFAULT_COLLAPSE_STEPS = 100_000
 
 
 @dataclass
@@ -386,7 +388,7 @@ def _model_symbols(model: Model, word) -> np.ndarray:
     return np.asarray(w, dtype=np.int64)
 
 
-def collapse(model: Model, format="bf16", policy: str = "matvec", steps: int = 100_000,
+def collapse(model: Model, format="bf16", policy: str = "matvec", steps: int = DEFAULT_COLLAPSE_STEPS,
              rounding: str = "nearest-even", *, fsa=None, word=None, prefix=None, cycle=None, seed: int = 0,
              gh: str = "factors", renorm: bool = False, decoder_fp64: bool = False,
              period_cap: int = DEFAULT_PERIOD_CAP) -> CollapseResult:

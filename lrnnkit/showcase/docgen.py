@@ -58,7 +58,7 @@ from .wiring import wiring_figure
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
 from ..constructions import applicable, catalogue, compile as c_compile
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 from ..exact import exact_to_json, to_sympy
 from ..executor import run_exact, run_float
 from ..precision import collapse as precision_collapse
@@ -741,7 +741,7 @@ def _rst_problems(text: str, env) -> list:
         Parser().parse(body, doc)
     except Exception as exc:  # noqa: BLE001  (a role that needs more context than we give it: treat as a problem)
         return [one_line(exc)]
-    probs = [n.astext()[:200] for n in doc.findall(nodes.system_message) if n["level"] >= 2]
+    probs = [n.astext()[:MESSAGE_CHARS] for n in doc.findall(nodes.system_message) if n["level"] >= 2]
     # references are resolved by later transforms: in a docstring a substitution (``|Q|``), a named hyperlink
     # (``a_``), a footnote (``[1]_``) or a citation (``[CIT]_``) reference has no target
     probs += [f"undefined substitution |{n.astext()}|" for n in doc.findall(nodes.substitution_reference)]

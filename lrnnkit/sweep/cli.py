@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import read_regular
 from .. import limits
 from ..limits import check_int
@@ -82,7 +82,7 @@ def _gpu_counts(text: str) -> list:
         try:
             n = int(part)
         except ValueError:
-            raise InputError(f"--gpus must be positive integers separated by commas, got {text!r}"[:200]) from None
+            raise InputError(f"--gpus must be positive integers separated by commas, got {text!r}"[:MESSAGE_CHARS]) from None
         check_int("--gpus", n, 1, limits.SWEEP_MAX_CPUS, "SWEEP_MAX_CPUS")
         counts.append(n)
     return counts

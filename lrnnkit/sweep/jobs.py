@@ -46,7 +46,7 @@ from ..fileio import changed_reads, recording_reads
 from ..automata.fsa import FSA
 from ..automata.sources import load_source
 from ..learn.tasks import make_task
-from ..certify import certify
+from ..certify import DEFAULT_FLOAT_STEPS, DEFAULT_MAX_PAIRS, certify
 from ..constructions import compile as compile_model
 from ..errors import SizeLimitError
 from .. import limits
@@ -58,6 +58,7 @@ __all__ = ["JobKind", "JOB_KINDS", "RESULT_META", "get_job", "check_points", "ex
            "point_inputs", "clear_caches"]
 
 RESULT_META = "_meta"     # a result key whose table goes to the record's meta
+COLLAPSE_STEPS = 10_000   # a collapse point's word length when the spec gives no steps
 
 
 @dataclass
@@ -242,7 +243,7 @@ def run_collapse(point: dict, seed: int) -> dict:
     ``steps``; :func:`~lrnnkit.precision.collapse` itself bounds the search by ``steps`` and otherwise checks the
     word of ``steps`` letters)."""
     model = _model_for(point, seed)
-    steps = point.get("steps", 10_000)
+    steps = point.get("steps", COLLAPSE_STEPS)
     kw = {k: point[k] for k in ("gh", "renorm", "decoder_fp64", "period_cap") if point.get(k) is not None}
     c = collapse(model, point["format"], point.get("policy", "matvec"), steps, point.get("rounding", "nearest-even"),
                  seed=seed, **kw)
@@ -262,8 +263,8 @@ def run_certify(point: dict, seed: int) -> dict:
     """Certify the compiled model for inputs of every length (:func:`lrnnkit.certify`)."""
     model = _model_for(point, seed)
     fsa = _load(point["source"], seed)
-    cert = certify(model, fsa, max_pairs=point.get("max_pairs", 2_000_000),
-                   float_steps=point.get("float_steps", 10_000), seed=seed)
+    cert = certify(model, fsa, max_pairs=point.get("max_pairs", DEFAULT_MAX_PAIRS),
+                   float_steps=point.get("float_steps", DEFAULT_FLOAT_STEPS), seed=seed)
     j = cert.to_json()
     keep = ("certified", "method", "reason", "reachable_states", "explored_transitions", "layers", "widths",
             "max_factors_per_token", "counterexample", "float_check")
@@ -376,12 +377,12 @@ def run_train(point: dict, seed: int, run_dir: str | None = None) -> dict:
 
 JOB_KINDS = {
     "collapse": JobKind("collapse", run_collapse, required=("source", "format"),
-                        optional={"policy": "matvec", "steps": 10_000, "rounding": "nearest-even",
+                        optional={"policy": "matvec", "steps": COLLAPSE_STEPS, "rounding": "nearest-even",
                                   "construction": None, "options": {}, "gh": "factors", "renorm": False,
                                   "decoder_fp64": False, "period_cap": None},
                         check=_check_collapse, input_param="source"),
     "certify": JobKind("certify", run_certify, required=("source",),
-                       optional={"construction": None, "options": {}, "max_pairs": 2_000_000, "float_steps": 10_000},
+                       optional={"construction": None, "options": {}, "max_pairs": DEFAULT_MAX_PAIRS, "float_steps": DEFAULT_FLOAT_STEPS},
                        check=_check_certify, input_param="source"),
     "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
                         check=_check_theorems),

@@ -1,4 +1,4 @@
-"""The default construction is the cheapest applicable one (issue 11, item 10).
+"""The default construction is the cheapest applicable one.
 
 Cost (lrnnkit.constructions.registry, module docstring): GH layers before non-GH layers, then total width, then
 factors per token, then layers, then priority. The cost formulas (``Construction.cost``, evaluated without building)

@@ -1,4 +1,4 @@
-"""Runs of one experiment merged from several GPU calls (issue 13): the judges see one run per configuration (the
+"""Runs of one experiment merged from several GPU calls: the judges see one run per configuration (the
 one with the most steps), named sub-claims (001 Fig. 3's S3 panel) are judged on their own, and the merge keeps
 every run with its call. Synthetic run records, no training: the judging and bookkeeping only."""
 import json

@@ -1,4 +1,4 @@
-"""SequenceModel layer kinds (issue 13, item 2): each trains a step, and its values and gradients equal those of
+"""SequenceModel layer kinds: each trains a step, and its values and gradients equal those of
 autograd through lrnnkit's sequential kernel references (float64; tolerance 1e-9 relative: the scans
 re-associate sums and products, so agreement is to rounding, ~1e-15 per operation over < 100 operations)."""
 import pytest

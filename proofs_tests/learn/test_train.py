@@ -1,4 +1,4 @@
-"""Training, evaluation, checkpoints and the train / experiment CLI (issue 13, items 3, 4, 7)."""
+"""Training, evaluation, checkpoints and the train / experiment CLI."""
 import json
 import os
 

@@ -44,7 +44,7 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
    kernel spilled registers and was slower than the two split kernels together (benchmarks/RESULTS.md, "kernels").
 4. :func:`.wy_state._state_bwd_kernel` (reverse): dS_{n+1} per chunk, dU', dv, dS_0 (the initial state's
    gradient). It stores dY = T^T dU' (which it forms anyway for W^T dU'), not dU': the later kernels then need no
-   product with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", fifth round). With
+   product with T but one (an H100 measurement of the change: benchmarks/RESULTS.md, "kernels", record E). With
    2-byte inputs it also writes dv = diag(b) dY from the unrounded dY; float32 / float64 dv comes from the WY
    backward.
 5. :func:`.wy_grad._dqkwg_kernel` (chunk-parallel): dq, the non-WY part of dk, dX, dG's first part.
@@ -54,7 +54,7 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 Stages 5 and 6 also run as one: :func:`.wy_grad._dqk_wy_kernel` (chunk-parallel) does both in one launch, so dX and
 the non-WY part of dk are not written and read back as separate tensors; the table's ``fuse`` (no gate) /
 ``fuse_gated`` entries pick it: faster for bf16 without a gate, slower with a gate and for float32, where it spills
-(RESULTS.md "kernels", sixth round).
+(RESULTS.md "kernels", record F).
 
 The modules, by stage (each kernel beside the host function that launches it): :mod:`.wy_t` (1),
 :mod:`.wy_state` (2, 4), :mod:`.wy_output` (3), :mod:`.wy_grad` (5, 6, 5+6); the jit helpers they share are in

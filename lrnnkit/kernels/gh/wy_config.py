@@ -22,13 +22,13 @@ FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none
 # forward's state pass (outputs inside), "state_rec" the state pass that stores S_n and U' (the backward's, and the
 # split forward's), "output" the split forward's output kernel. "split": the forward stores S_n and U' and forms
 # the outputs chunk-parallel (_output_kernel) instead of inside the state pass (float32: RESULTS.md "kernels",
-# fourth round). "wy_bk": the WY backward's key block. "keep" (the default of chunk_gh's
+# record D). "wy_bk": the WY backward's key block. "keep" (the default of chunk_gh's
 # ``keep_states``; implies the split forward): the backward takes the split forward's S_n and U' instead of
 # recomputing them -- faster float32 fwd+bwd (RESULTS.md "kernels"), for K V / C + V more saved numbers per
 # position and head (384 at K = V = 128, C = 64: three times the size of q),
 # which is why it is off by default (fla recomputes too). "fuse" / "fuse_gated" (without / with a gate): the
 # backward's dq/dk part and WY part in one kernel (_dqk_wy_kernel, tiles "dqkwy", key block "dqkwy_bk") instead of
-# two (_dqkwg_kernel, _wy_bwd_kernel); chosen by the H100 measurements of RESULTS.md "kernels", sixth round.
+# two (_dqkwg_kernel, _wy_bwd_kernel); chosen by the H100 measurements of RESULTS.md "kernels", record F.
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
           "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
           "keep": False, "fuse": True, "fuse_gated": False, "dqkwy": (64, 8, 3), "dqkwy_bk": 128}

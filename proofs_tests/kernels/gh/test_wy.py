@@ -253,7 +253,7 @@ SETTINGS = [] if INTERPRET else [(dtype, key, opt) for dtype in (torch.bfloat16,
 # other blocks): no table uses them, and strict xfail reports it if a later triton compiles them right
 MISCOMPILED = {(torch.bfloat16, "state_bwd", (32, 4)):
                "bf16 reverse pass with 32-wide value blocks: dk / dv / dbeta wrong (errors 0.2-0.8) since it stores "
-               "dY = T^T dU' (fifth round of issue 12; it was right storing dU')"}
+               "dY = T^T dU' (RESULTS.md, kernels, record E; it was right storing dU')"}
 
 
 @pytest.mark.parametrize("dtype,key,opt", [
