@@ -33,6 +33,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command line's parser.
+
+    Long: every verb's flags, one block per verb in the order ``lrnnkit --help`` lists them."""
     p = _Parser(prog="lrnnkit", description="Linear RNNs and finite automata: certified constructions, "
                 "Krohn-Rhodes compilation, finite-precision simulation, Triton kernels.")
     p.add_argument("--debug", action="store_true", help="show tracebacks")

@@ -482,3 +482,33 @@ def test_the_version_is_written_once():
     with open(os.path.join(os.path.dirname(ROOT), "pyproject.toml"), "rb") as fh:
         assert tomllib.load(fh)["project"]["version"] == __version__ == lrnnkit.__version__
     assert not [f"{m}:{line}" for m, t, name, line in _imports(_modules()) if t == "lrnnkit" and name == "__version__"]
+
+
+#: the most lines a function has unless its docstring says why, in a paragraph starting "Long:"
+LONG_FUNCTION = 120
+
+
+def long_functions(root: str = ROOT) -> list:
+    bad = []
+    for mod, path in _modules(root).items():
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > LONG_FUNCTION:
+                doc = ast.get_docstring(n) or ""
+                if not any(par.strip().startswith("Long:") for par in doc.split("\n\n")):
+                    bad.append(f"{mod}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)")
+    return bad
+
+
+def test_no_long_function_without_a_reason():
+    bad = long_functions()
+    assert not bad, f"functions over {LONG_FUNCTION} lines with no 'Long:' reason in the docstring:\n" + "\n".join(bad)
+
+
+def test_a_long_function_is_caught(tmp_path):
+    pkg = tmp_path / "lrnnkit"
+    pkg.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONG_FUNCTION))
+    (pkg / "__init__.py").write_text(f"def f():\n{body}\n\ndef g():\n    '''Why.\n\n    Long: a reason.'''\n{body}")
+    assert long_functions(str(pkg)) == [f"lrnnkit:1 f ({LONG_FUNCTION + 1} lines)"]

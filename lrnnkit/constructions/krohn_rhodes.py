@@ -375,7 +375,10 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool =
     depth, SgpDec) or "class" (one level per class of images). ``depth_rule``: "sgpdec" (SgpDec >= 0.9.8's
     direct depth, the default) or "sgpdec-0.9.7" (heights), see lrnnkit.automata.holonomy. ``token_shift=False``
     builds the printed wiring (000, C.4: lower layers read the NEW states above; not a correct cascade in
-    general)."""
+    general).
+
+    Long: the cascade's layers are wired level by level over tables the levels share (codes, keys, the readout);
+    one pass top to bottom keeps the wiring of 000, C.4 readable in the order the paper states it."""
     if options:
         raise InputError(f"{NAME}: unknown option(s) {sorted(options)} "
                          "(options: split, token_shift, refine, max_codes, depth_rule)")

@@ -284,7 +284,10 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
              precision: bool = True) -> dict:
     """Run the showcase into ``out_dir`` (created if needed); returns the summary written to ``summary.json``.
 
-    ``summary["exit_status"]`` is 0 iff every core step (compile, certify) succeeded; see the module docstring."""
+    ``summary["exit_status"]`` is 0 iff every core step (compile, certify) succeeded; see the module docstring.
+
+    Long: the demo's steps in the order they run and report, each guarded the same way (a failed step is recorded
+    and the next one runs), so that the script reads as the report it writes."""
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     cases = list(DEFAULT_CASES if cases is None else cases)

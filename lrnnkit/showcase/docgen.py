@@ -343,7 +343,10 @@ def _figure_rst(fig, fn: str, rubric: str, alt: str, width: int, img_dir: str, r
 
 
 def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
-    """(rst text, record) for one construction."""
+    """(rst text, record) for one construction.
+
+    Long: the page is written top to bottom, one section after another in the order the reader meets them, each
+    recording its own problems in the same record."""
     rec: dict = {"name": c.name, "paper": c.paper, "statement": c.statement, "status": "ok", "problems": [],
                  "warnings": []}
     head = [f".. _construction-{slug(c.name)}:\n", _title(c.name)]
