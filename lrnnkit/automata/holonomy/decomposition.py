@@ -63,6 +63,7 @@ The mathematics, as implemented here:
    a proper subset of Q and the level is reset to the first tile T of R containing (P_a.s).v_Q (Q' = T.u_Q).
    Levels that the new chain jumps over are reset to 0. Level e's map depends only on s, the old coordinates
    above e and (for the permutation) its own coordinate: a cascade transformation.
+
 The stages live by concept: the image sets, their classes and tiles (items 1-3) in
 :mod:`lrnnkit.automata.holonomy.image_sets`; the cascade, its codes and lifts (items 7-8) in
 :mod:`lrnnkit.automata.holonomy.cascade`; this module computes heights, depths, groups and levels (items 4-6) and
