@@ -155,7 +155,7 @@ def test_long_and_json_give_the_full_text(capsys):
 
 def test_monoid_too_large_message(monkeypatch, capsys):
     import lrnnkit.automata.info as info
-    import lrnnkit.cli as cli_module
+    import lrnnkit.cli.info as cli_module
     real = info.describe
 
     def fake(fsa, **kw):

@@ -104,7 +104,7 @@ def import_graph(root: str = ROOT) -> nx.DiGraph:
 def test_the_graph_sees_the_known_edges():
     G = import_graph()
     assert G.has_edge("lrnnkit.constructions.cyclic_rotation", "lrnnkit.constructions.registry")
-    assert G.has_edge("lrnnkit.cli", "lrnnkit.showcase.demo")              # a function-level import
+    assert G.has_edge("lrnnkit.cli.demo", "lrnnkit.showcase.demo")
     assert G.has_edge("lrnnkit.automata.groups", "lrnnkit.automata.embeddings")
     assert len(G) > 40
 
@@ -218,9 +218,9 @@ LAYERS = [
     {"lrnnkit.theorems", "lrnnkit.learn"},
     {"lrnnkit.sweep"},
     {"lrnnkit"},
-    {"lrnnkit.parser"},
     {"lrnnkit.showcase"},
     {"lrnnkit.cli"},
+    {"lrnnkit.parser"},
     {"lrnnkit.__main__"},
 ]
 
@@ -512,3 +512,38 @@ def test_a_long_function_is_caught(tmp_path):
     body = "".join(f"    x{i} = {i}\n" for i in range(LONG_FUNCTION))
     (pkg / "__init__.py").write_text(f"def f():\n{body}\n\ndef g():\n    '''Why.\n\n    Long: a reason.'''\n{body}")
     assert long_functions(str(pkg)) == [f"lrnnkit:1 f ({LONG_FUNCTION + 1} lines)"]
+
+
+# --------------------------------------------------------------------------- one home per kind of code
+def _sources_outside(package: str, root: str = ROOT) -> dict:
+    return {m: p for m, p in _modules(root).items() if m != package and not m.startswith(package + ".")}
+
+
+def argparse_outside_the_cli(root: str = ROOT) -> list:
+    """Modules outside ``lrnnkit.cli`` that import argparse or build a parser (``add_argument``, ``add_parser``)."""
+    bad = []
+    for mod, path in _sources_outside("lrnnkit.cli", root).items():
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+        for n in ast.walk(tree):
+            hit = (isinstance(n, ast.Import) and any(a.name == "argparse" for a in n.names)) \
+                or (isinstance(n, ast.ImportFrom) and n.module == "argparse") \
+                or (isinstance(n, ast.Attribute) and n.attr in ("add_argument", "add_parser", "add_subparsers"))
+            if hit:
+                bad.append(f"{mod}:{n.lineno}")
+                break
+    return bad
+
+
+def test_argparse_only_in_the_cli():
+    bad = argparse_outside_the_cli()
+    assert not bad, "command-line code outside lrnnkit/cli/ (one module per verb there):\n" + "\n".join(bad)
+
+
+def test_argparse_outside_the_cli_is_caught(tmp_path):
+    pkg = tmp_path / "lrnnkit"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "__init__.py").write_text("import argparse\n")
+    (pkg / "lib.py").write_text("def add(sub):\n    sub.add_parser('x')\n")
+    assert argparse_outside_the_cli(str(pkg)) == ["lrnnkit.lib:2"]

@@ -4,7 +4,6 @@ when :func:`lrnnkit.learn.locate.is_trained_path` says it names a trained model.
 from __future__ import annotations
 
 import json
-
 from .. import limits
 from ..cli_format import shown
 from ..errors import EXIT_NEGATIVE, EXIT_OK, InputError
@@ -16,7 +15,7 @@ COLLAPSE_LENGTH = 4096      # precision collapse's default word length for a tra
 
 
 def _load(path: str, device: str = "cpu"):
-    from .trained import load_trained
+    from ..learn.trained import load_trained
     return load_trained(path, device)
 
 

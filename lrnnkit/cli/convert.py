@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+from ..automata.bridges import FORMATS
+from ..automata.bridges import dumps
+from ..errors import InputError
+from ..fileio import atomic_write_text
+from ..automata.sources import load_source
 
-from . import FORMATS
-from . import dumps
-from ...errors import InputError
-from ...fileio import atomic_write_text
-from ..sources import load_source
+ORDER = 120
 
 __all__ = ["add_parser", "add_complete_flags", "complete_of", "run"]
 
@@ -54,3 +55,6 @@ def run(a) -> int:
     else:
         print(f"wrote {a.output}: {a.fmt}, {fsa.n_states} states, {fsa.n_letters} letters")
     return 0
+
+
+VERBS = {"convert": run}

@@ -4,13 +4,15 @@ from __future__ import annotations
 import json
 import os
 from ..automata.bridges import FORMATS, save
-from ..automata.bridges.cli import add_complete_flags, complete_of
+from .convert import add_complete_flags, complete_of
 from ..automata.sources import load_source
 from .. import limits
 from ..errors import InputError
-from ..limits import check_int, seed_arg
-from .device import device_arg
-from .extract import EQ_ORACLES, extract_checkpoint
+from ..limits import check_int
+from ._common import device_arg, seed_arg
+from ..learn.extract import EQ_ORACLES, extract_checkpoint
+
+ORDER = 130
 
 __all__ = ["add_parser", "run"]
 
@@ -82,3 +84,6 @@ def run(a) -> int:
     for path, fmt in written.items():
         print(f"  wrote {path} ({fmt})")
     return 0
+
+
+VERBS = {"extract": run}

@@ -5,13 +5,13 @@ import json
 import os
 import re
 import sys
-
 from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import atomic_write_text
-from ..limits import seed_arg
-from .device import device_arg
-from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
-from .protocols import protocol_record
+from ._common import device_arg, seed_arg
+from ..learn.kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
+from ..learn.protocols import protocol_record
+
+ORDER = 110
 
 __all__ = ["add_parser", "run_train", "run_experiment_cmd", "VERBS"]
 
@@ -129,7 +129,7 @@ def _print_json(obj) -> None:
 
 
 def run_train(a) -> int:
-    from .train import TrainConfig, train
+    from ..learn.train import TrainConfig, train
     layer = a.layer
     every_steps, every_seconds = _every(a.checkpoint_every)
     # heads, short convolution, steps and lr left out (None) take the layer's defaults inside TrainConfig
@@ -165,7 +165,7 @@ def run_train(a) -> int:
 
 
 def run_experiment_cmd(a) -> int:
-    from .experiments import list_experiments, run_experiment
+    from ..learn.experiments import list_experiments, run_experiment
     if a.list:
         lst = list_experiments()
         if a.json:

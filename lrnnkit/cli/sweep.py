@@ -17,11 +17,13 @@ from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import read_regular
 from .. import limits
 from ..limits import check_int
-from . import packing
-from .executors import SweepTerminated
-from .plan import pack
-from .store import RecordStore
-from .runner import check_spec_file, run_sweep
+from ..sweep import packing
+from ..sweep.executors import SweepTerminated
+from ..sweep.plan import pack
+from ..sweep.store import RecordStore
+from ..sweep.runner import check_spec_file, run_sweep
+
+ORDER = 100
 
 __all__ = ["add_parser", "run"]
 
@@ -126,3 +128,6 @@ def _dry_run(spec, out: str, gpus_text: str, as_json: bool) -> int:
         print(f"on {n} GPU(s): {p['waves']} wave(s) of equal-length runs, {100 * p['utilisation']:.0f}% of the GPU "
               "time busy (run times differ: benchmarks/price_001_grid.py prices a grid from a cost table)")
     return 0
+
+
+VERBS = {"sweep": run}

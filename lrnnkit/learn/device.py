@@ -7,7 +7,7 @@ import re
 
 from ..errors import MESSAGE_CHARS, InputError
 
-__all__ = ["check_device", "require_device", "device_arg"]
+__all__ = ["check_device", "require_device"]
 
 _DEVICE = re.compile(r"cpu|cuda(:\d{1,4})?")
 
@@ -33,13 +33,3 @@ def require_device(name: str, what: str = "device") -> str:
         if idx >= torch.cuda.device_count():
             raise InputError(f"{what} {name!r} requested but there are {torch.cuda.device_count()} CUDA devices")
     return name
-
-
-def device_arg(text: str) -> str:
-    """The argparse type of every ``--device``: :func:`check_device` (argparse turns the refusal into one line and
-    exit status 2)."""
-    import argparse
-    try:
-        return check_device(text, "--device")
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None

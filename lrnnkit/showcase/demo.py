@@ -32,7 +32,6 @@ if a *core* step failed (a compile or a certification, including a model that is
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -60,7 +59,7 @@ from ..constructions import compile as c_compile
 from ..executor import run_float
 from ..precision import collapse as precision_collapse
 
-__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main"]
+__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS"]
 
 SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", "machine", "status", "exit_status", "incomplete",
                 "core_failures", "steps", "automata", "precision", "kernels", "plots", "report")
@@ -464,21 +463,3 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
 
 def _version() -> str:
     return __version__
-
-
-def main(argv: list | None = None) -> int:
-    """``python -m lrnnkit.showcase.demo [--out DIR] [--quiet] [--no-kernels] [--no-precision]``; exits with the demo's
-    exit code (1 iff a core step failed)."""
-    ap = argparse.ArgumentParser(prog="lrnnkit demo", description="the end-to-end showcase")
-    ap.add_argument("--out", default="demo_out", help="output directory (default demo_out)")
-    ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    ap.add_argument("--no-kernels", action="store_true", help="skip the Triton layers")
-    ap.add_argument("--no-precision", action="store_true", help="skip the precision demos")
-    a = ap.parse_args(argv)
-    s = run_demo(a.out, progress=not a.quiet, kernels=not a.no_kernels, precision=not a.no_precision)
-    print(os.path.join(a.out, "report.html"))
-    return int(s["exit_status"])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,5 +1,5 @@
-"""``lrnnkit train`` and ``lrnnkit experiment`` as their module runs them (lrnnkit.learn.cli on the command line
-parsed by lrnnkit.parser): a tiny training run's JSON, the experiment list, and one-line refusals of bad lengths and
+"""``lrnnkit train`` and ``lrnnkit experiment`` as their module runs them (lrnnkit.cli.learn on the command line
+parsed by lrnnkit.cli): a tiny training run's JSON, the experiment list, and one-line refusals of bad lengths and
 checkpoint intervals before any work."""
 import json
 
@@ -8,9 +8,9 @@ import pytest
 pytest.importorskip("torch")
 
 from lrnnkit.errors import InputError  # noqa: E402
-from lrnnkit.learn.cli import VERBS, run_experiment_cmd, run_train  # noqa: E402
+from lrnnkit.cli.learn import VERBS, run_experiment_cmd, run_train  # noqa: E402
 from lrnnkit.learn.experiments import list_experiments  # noqa: E402
-from lrnnkit.parser import build_parser  # noqa: E402
+from lrnnkit.cli import build_parser  # noqa: E402
 
 TINY = ["train", "parity", "--layer", "diagonal", "--width", "8", "--heads", "2", "--steps", "3", "--batch", "4",
         "--train-len", "2:4", "--test-len", "6,8"]

@@ -1,5 +1,5 @@
-"""``lrnnkit extract`` as its module runs it (lrnnkit.learn.extract_cli on the command line parsed by
-lrnnkit.parser), on a compiled model (no training needed): the report, the files written, and the range checks of
+"""``lrnnkit extract`` as its module runs it (lrnnkit.cli.extract on the command line parsed by
+lrnnkit.cli), on a compiled model (no training needed): the report, the files written, and the range checks of
 its numbers before any work."""
 import pytest
 
@@ -8,8 +8,8 @@ pytest.importorskip("torch")
 import lrnnkit as L  # noqa: E402
 from lrnnkit.automata import minimize  # noqa: E402
 from lrnnkit.errors import InputError  # noqa: E402
-from lrnnkit.learn.extract_cli import run  # noqa: E402
-from lrnnkit.parser import build_parser  # noqa: E402
+from lrnnkit.cli.extract import run  # noqa: E402
+from lrnnkit.cli import build_parser  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
-"""``lrnnkit sweep`` as its module runs it (lrnnkit.sweep.cli.run on the parsed command line of lrnnkit.parser):
+"""``lrnnkit sweep`` as its module runs it (lrnnkit.cli.sweep.run on the parsed command line of lrnnkit.cli):
 the JSON summary, the exit status (0 all points ok, 1 some failed) and the refusal of Ray-only flags."""
 import json
 
 import pytest
 
 from lrnnkit.errors import InputError
-from lrnnkit.parser import build_parser
-from lrnnkit.sweep.cli import run
+from lrnnkit.cli import build_parser
+from lrnnkit.cli.sweep import run
 
 
 def _spec(tmp_path, sources):
