@@ -485,9 +485,9 @@ def reference_kernel(q, k, v, g=None, beta=None, num_householder: int = 1, scale
     """A pure-torch stand-in for fla's ``chunk_gated_delta_product`` (same arguments and semantics: per token
     ``S <- exp(g_t) S``, then for j = 1..n_h ``S <- (I - b_j k_j k_j^T) S + b_j k_j v_j^T``, ``o_t = scale S^T
     q_t``; ``scale`` defaults to ``K^-1/2`` as in fla). Runs lrnnkit's sequential reference
-    (:func:`lrnnkit.kernels.gh.naive.delta_product_naive`) in the inputs' accumulation dtype (float64 for
+    (:func:`lrnnkit.ops.gh.naive.delta_product_naive`) in the inputs' accumulation dtype (float64 for
     float64). Returns ``(o, final_state)``."""
-    from .kernels.gh.naive import delta_product_naive
+    from .ops.gh.naive import delta_product_naive
     B, T, H, K = q.shape
     n = int(num_householder)
     scale = K ** -0.5 if scale is None else scale

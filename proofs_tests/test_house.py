@@ -40,6 +40,13 @@ def _modules(root: str = ROOT) -> dict:
     return mods
 
 
+def _parsed(root: str = ROOT):
+    """(module, its ast) for every module of the package under ``root``."""
+    for mod, path in _modules(root).items():
+        with open(path, encoding="utf-8") as fh:
+            yield mod, ast.parse(fh.read(), path)
+
+
 def _package(mod: str, path: str) -> str:
     return mod if path.endswith("__init__.py") else mod.rsplit(".", 1)[0]
 
@@ -211,11 +218,11 @@ LAYERS = [
     {"lrnnkit.limits"},
     {"lrnnkit.exact"},
     {"lrnnkit.automata"},
-    {"lrnnkit.model", "lrnnkit.strategies"},
-    {"lrnnkit.executor"},
-    {"lrnnkit.certify", "lrnnkit.kernels"},
-    {"lrnnkit.constructions", "lrnnkit.export", "lrnnkit.precision"},
-    {"lrnnkit.theorems", "lrnnkit.learn"},
+    {"lrnnkit.model"},
+    {"lrnnkit.executor", "lrnnkit.testing"},
+    {"lrnnkit.certify", "lrnnkit.ops", "lrnnkit.strategies"},
+    {"lrnnkit.constructions", "lrnnkit.export", "lrnnkit.precision", "lrnnkit.layers"},
+    {"lrnnkit.theorems", "lrnnkit.learn", "lrnnkit.kernels"},
     {"lrnnkit.sweep"},
     {"lrnnkit"},
     {"lrnnkit.showcase"},
@@ -355,7 +362,7 @@ def test_the_listed_lazy_imports_exist():
 def test_the_heavy_reason_is_real():
     """The kernels load torch and triton at module level, the parser none of the heavy dependencies."""
     heavy = _module_level_heavy(_modules())
-    assert {"torch", "triton"} <= heavy["lrnnkit.kernels.gh.wy"]
+    assert {"torch", "triton"} <= heavy["lrnnkit.ops.gh.wy"]
     assert "torch" in heavy["lrnnkit.learn.train"]
     assert heavy["lrnnkit.automata.holonomy"] == {"networkx"}
     assert not heavy["lrnnkit.parser"] and not heavy["lrnnkit"] and not heavy["lrnnkit.cli"]
@@ -376,9 +383,7 @@ def test_a_light_lazy_import_is_caught(tmp_path):
 def _guarded_own_imports(root: str = ROOT) -> list:
     """Imports of lrnnkit's own modules inside a ``try`` whose handlers catch ImportError (or a parent of it)."""
     bad = []
-    for mod, path in _modules(root).items():
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
+    for mod, tree in _parsed(root):
         for t in ast.walk(tree):
             if not isinstance(t, ast.Try):
                 continue
@@ -490,9 +495,7 @@ LONG_FUNCTION = 120
 
 def long_functions(root: str = ROOT) -> list:
     bad = []
-    for mod, path in _modules(root).items():
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
+    for mod, tree in _parsed(root):
         for n in ast.walk(tree):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > LONG_FUNCTION:
                 doc = ast.get_docstring(n) or ""
@@ -515,16 +518,12 @@ def test_a_long_function_is_caught(tmp_path):
 
 
 # --------------------------------------------------------------------------- one home per kind of code
-def _sources_outside(package: str, root: str = ROOT) -> dict:
-    return {m: p for m, p in _modules(root).items() if m != package and not m.startswith(package + ".")}
-
-
 def argparse_outside_the_cli(root: str = ROOT) -> list:
     """Modules outside ``lrnnkit.cli`` that import argparse or build a parser (``add_argument``, ``add_parser``)."""
     bad = []
-    for mod, path in _sources_outside("lrnnkit.cli", root).items():
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
+    for mod, tree in _parsed(root):
+        if mod == "lrnnkit.cli" or mod.startswith("lrnnkit.cli."):
+            continue
         for n in ast.walk(tree):
             hit = (isinstance(n, ast.Import) and any(a.name == "argparse" for a in n.names)) \
                 or (isinstance(n, ast.ImportFrom) and n.module == "argparse") \
@@ -547,3 +546,42 @@ def test_argparse_outside_the_cli_is_caught(tmp_path):
     (pkg / "cli" / "__init__.py").write_text("import argparse\n")
     (pkg / "lib.py").write_text("def add(sub):\n    sub.add_parser('x')\n")
     assert argparse_outside_the_cli(str(pkg)) == ["lrnnkit.lib:2"]
+
+
+#: the networks assembled from layers, which stay with the learning code (their layers live in lrnnkit.layers)
+NETWORKS = {"lrnnkit.learn.models": {"SequenceModel"}, "lrnnkit.learn.init_from_model": {"ConstructionLRNN"}}
+
+
+def homes_broken(root: str = ROOT, networks: dict = NETWORKS) -> list:
+    """Kernels (``@triton.jit`` functions) outside ``lrnnkit.ops``, and ``torch.nn.Module`` classes outside
+    ``lrnnkit.layers`` (subclasses of ``nn.Module`` / ``torch.nn.X`` / a layer), save the listed networks."""
+    bad = []
+    for mod, tree in _parsed(root):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef) and not (mod == "lrnnkit.ops" or mod.startswith("lrnnkit.ops.")):
+                if any("triton.jit" in ast.unparse(d) for d in n.decorator_list):
+                    bad.append(f"{mod}:{n.lineno} kernel {n.name} outside lrnnkit/ops/")
+            if isinstance(n, ast.ClassDef) and not (mod == "lrnnkit.layers" or mod.startswith("lrnnkit.layers.")):
+                bases = [ast.unparse(b) for b in n.bases]
+                if any(b in ("nn.Module", "torch.nn.Module") or b.startswith(("nn.", "torch.nn.")) and
+                       not b.startswith(("torch.nn.functional", "nn.functional")) for b in bases) \
+                        and n.name not in networks.get(mod, ()):
+                    bad.append(f"{mod}:{n.lineno} layer {n.name} outside lrnnkit/layers/")
+    return bad
+
+
+def test_kernels_in_ops_and_layers_in_layers():
+    bad = homes_broken()
+    assert not bad, "one home per kind of code (kernels: lrnnkit/ops/, nn.Module layers: lrnnkit/layers/):\n" + \
+        "\n".join(bad)
+
+
+def test_a_kernel_or_layer_out_of_its_home_is_caught(tmp_path):
+    pkg = tmp_path / "lrnnkit"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops" / "__init__.py").write_text("import triton\n\n@triton.jit\ndef k(x):\n    pass\n")
+    (pkg / "learn.py").write_text("import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    pass\n\n"
+                                  "class Mixer(torch.nn.Module):\n    pass\n\n@triton.jit\ndef k2(x):\n    pass\n")
+    assert sorted(homes_broken(str(pkg), {"lrnnkit.learn": {"Net"}})) == [
+        "lrnnkit.learn:11 kernel k2 outside lrnnkit/ops/", "lrnnkit.learn:7 layer Mixer outside lrnnkit/layers/"]

@@ -66,7 +66,7 @@ def run(a) -> int:
         outs = run_exact(model, word)
     else:
         dtype = a.dtype or "float32"
-        from ..kernels import run_model
+        from ..layers import run_model
         outs = run_model(model, np.array([word], dtype=np.int64), backend=backend, dtype=dtype,
                          gh_mode=a.gh_mode)[0].tolist() if word else []
     labels = [model.output_labels[o] if o >= 0 else "<tie>" for o in outs]

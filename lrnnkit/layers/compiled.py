@@ -108,7 +108,7 @@ class LoadedModel(torch.nn.Module):
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         if backend == "triton":
-            from ._triton import INTERPRET
+            from ..ops._triton import INTERPRET
             if torch.device(device).type == "cpu" and not INTERPRET:
                 raise InputError("backend 'triton' on the CPU needs TRITON_INTERPRET=1 (no GPU found)")
         self.model, self.backend, self.dtype, self.device_ = model, backend, dtype, torch.device(device)
@@ -129,9 +129,9 @@ class LoadedModel(torch.nn.Module):
             raise InputError(f"words: symbol index {int(bad)} outside the alphabet 0..{n - 1}")
         words = words.to(self.device_, torch.int64)
         if self.backend == "triton":
-            from .table.fused_recurrent import table_scan_triton as scan
+            from ..ops.table.fused_recurrent import table_scan_triton as scan
         else:
-            from .table.naive import table_scan_naive as scan
+            from ..ops.table.naive import table_scan_naive as scan
         outs: dict = {}
         for i, (L, tabs) in enumerate(zip(self.model.layers, self.tables)):
             sym = _lookup(L.input_map, outs, words)
@@ -142,7 +142,7 @@ class LoadedModel(torch.nn.Module):
 
 def load(model, *, backend: str = "triton", dtype: torch.dtype = torch.float32, device=None,
          gh_mode: str = "matrix") -> LoadedModel:
-    """``lrnnkit.kernels.load(model) -> torch.nn.Module`` running the whole compiled model batched (Triton on
+    """``lrnnkit.layers.load(model) -> torch.nn.Module`` running the whole compiled model batched (Triton on
     the GPU, or the interpreter on the CPU with TRITON_INTERPRET=1; ``backend="torch"`` for plain torch)."""
     return LoadedModel(model, backend=backend, dtype=dtype, device=device, gh_mode=gh_mode)
 

@@ -6,10 +6,10 @@ The contract the layers rely on (fla's): ``len(cache)`` is the number of layers 
 is that layer's dict with the four keys of fla's ``FLALayer`` state, ``recurrent_state``, ``attn_state``,
 ``conv_state``, ``ffn_state`` (None where a layer keeps none); ``cache.update(recurrent_state=..., conv_state=...,
 layer_idx=i, offset=T)`` stores the entries given (an entry passed as None keeps the stored one) and counts T more
-tokens for layer i; ``get_seq_length(layer_idx)`` is that count. For :class:`~lrnnkit.kernels.DeltaProductLayer`
+tokens for layer i; ``get_seq_length(layer_idx)`` is that count. For :class:`~lrnnkit.layers.DeltaProductLayer`
 the entries are fla's ``GatedDeltaProduct``'s: ``recurrent_state`` (N, H_v, K, V) float32 (float64 for a float64
 layer), the state S of the recurrence (``o_t = S^T q_t / sqrt(K)``); ``conv_state`` the tuple (q, k, v) of
-(N, C, W) short-convolution states (:mod:`lrnnkit.kernels.short_conv`), or None without short convolutions.
+(N, C, W) short-convolution states (:mod:`lrnnkit.ops.short_conv`), or None without short convolutions.
 """
 from __future__ import annotations
 

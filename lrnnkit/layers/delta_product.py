@@ -24,7 +24,7 @@ counting) or in [0, 1]. When H_v > H, each key head serves H_v / H value heads (
 What lrnnkit adds (extensions, all optional): ``mode`` also takes ``"torch"`` (the chunk equations in torch, any
 device) and ``"naive"`` (the sequential loop, the oracle of the tests); on CPU tensors "chunk" runs "torch" (the
 Triton interpreter is far too slow to train with); float32 and float64 layers keep beta and the gate in their own
-precision; ``fp32_precision`` and ``keep_states`` tune the float32 chunk kernels (:func:`lrnnkit.kernels.gh.api.chunk_gh`);
+precision; ``fp32_precision`` and ``keep_states`` tune the float32 chunk kernels (:func:`lrnnkit.ops.gh.api.chunk_gh`);
 ``transitions``, ``betas`` and ``keys`` expose the per-token transition matrices (001, Fig. 5).
 
 Incremental decoding, fla's contract: ``forward(x, attention_mask, past_key_values=cache, use_cache=True)`` reads
@@ -35,7 +35,7 @@ of fla's ``GatedDeltaProduct`` (N = the batch rows; a padding mask leaves empty 
 runs the chunked kernels with the initial state in and the final state out; one token per sequence (a decode step)
 runs the fused recurrent Triton kernel on CUDA (one launch for the batch, with q and k normalized, beta's
 sigmoid and the gate computed inside it, as fla's decode kernel does) and rolls each convolution window by one. Since S_T after a prompt is the state the full forward reaches at T, prefill + steps compute the full
-forward's outputs (up to rounding). The cache is fla's ``Cache`` or :class:`lrnnkit.kernels.decode_cache.RecurrentCache`.
+forward's outputs (up to rounding). The cache is fla's ``Cache`` or :class:`lrnnkit.layers.decode_cache.RecurrentCache`.
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ import torch.nn.functional as F
 
 from ..errors import InputError
 from ..limits import check_int
-from .l2norm import l2norm
+from ..ops.l2norm import l2norm
 from .decode_cache import layer_state
 from .layer_io import check_dtype, pack
 from .norm import GatedRMSNorm, RMSNorm
@@ -88,10 +88,10 @@ class DeltaProductLayer(torch.nn.Module):
             raise InputError(f"{where}: unknown mode {mode!r} (choose from {', '.join(MODES)})")
         if not isinstance(norm_eps, (int, float)) or isinstance(norm_eps, bool) or not norm_eps > 0:
             raise InputError(f"{where}: norm_eps must be a positive number, got {norm_eps!r}")
-        from .gh.api import check_keep_states
+        from ..ops.gh.api import check_keep_states
         check_keep_states(where, keep_states)
         if fp32_precision is not None:   # refused at construction, not at the first float32 forward
-            from .gh.wy import fp32_mode
+            from ..ops.gh.wy import fp32_mode
             fp32_mode(fp32_precision)
         self.mode, self.hidden_size, self.expand_v = mode, hidden_size, expand_v
         self.use_forget_gate, self.allow_neg_eigval = bool(use_forget_gate), bool(allow_neg_eigval)
@@ -220,7 +220,7 @@ class DeltaProductLayer(torch.nn.Module):
         fused = mode == "fused_recurrent"        # l2norm, sigmoid and gate inside the kernel: fewer launches
         q, k, v, beta, g, conv = self._inputs(x, cu_seqlens, conv0, use_cache, one_token, raw=fused)
         if fused:
-            from .gh.fused_recurrent import fused_recurrent_delta_product
+            from ..ops.gh.fused_recurrent import fused_recurrent_delta_product
             raw = {"qk_l2norm": True, "beta_sigmoid": 2.0 if self.allow_neg_eigval else 1.0}
             if self.use_forget_gate:
                 raw.update(A_log=self.A_log, dt_bias=self.dt_bias)
@@ -228,7 +228,7 @@ class DeltaProductLayer(torch.nn.Module):
                                                      initial_state=h0, output_final_state=use_cache,
                                                      validate=False, cu_seqlens=cu_seqlens, n_seq=N, raw=raw)
         else:
-            from .gh.api import chunk_gh
+            from ..ops.gh.api import chunk_gh
             o, state = chunk_gh(q, k, v, g, beta, self.num_householder, initial_state=h0,
                                 output_final_state=use_cache, cu_seqlens=cu_seqlens, backend=mode,
                                 fp32_precision=self.fp32_precision, keep_states=self.keep_states, validate=False)

@@ -8,7 +8,7 @@ diagonal RNN of eq. (3), found by iterating in depth (eq. 4, with Theorem 2.1's 
     h^l_t = Lambda_t h^l_{t-1} + (I - Lambda_t) (Q_t v_t + (I - Q_t) h^{l-1}_t),      h^0 = 0      (vector state)
 
 Each iteration is one channel mix ``x~ = Q_t (v_t - h^{l-1}_t) + h^{l-1}_t`` (O(d r) per token) and one diagonal
-scan over the sequence (:func:`lrnnkit.kernels.diagonal.parallel.diagonal_scan`: the chunk-parallel Triton
+scan over the sequence (:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`: the chunk-parallel Triton
 kernel on CUDA, a log-depth doubling scan on CPU). At the fixed point ``(Lambda + (I - Lambda) Q) h_t =
 Lambda h_{t-1} + (I - Lambda) Q v_t``: a dense RNN with ``A_t = (Lambda_t + (I - Lambda_t) Q_t)^{-1} Lambda_t``
 (:meth:`FixedPointLayer.transitions`).
@@ -67,7 +67,7 @@ import torch.nn.functional as F
 
 from ..errors import InputError
 from ..limits import check_int
-from .diagonal.parallel import diagonal_scan
+from ..ops.diagonal.parallel import diagonal_scan
 from .layer_io import pack
 
 __all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES"]
@@ -225,10 +225,10 @@ class FixedPointLayer(torch.nn.Module):
 
     def _scan(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         if self.mode == "naive":
-            from .diagonal.naive import diagonal_scan_naive
+            from ..ops.diagonal.naive import diagonal_scan_naive
             return diagonal_scan_naive(a, b, validate=False)
         if self.mode == "torch" and a.is_cuda:
-            from .diagonal.parallel import doubling_scan
+            from ..ops.diagonal.parallel import doubling_scan
             return doubling_scan(a, b)
         return diagonal_scan(a, b)
 

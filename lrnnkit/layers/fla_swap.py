@@ -1,4 +1,4 @@
-"""Put lrnnkit's :class:`~lrnnkit.kernels.DeltaProductLayer` into a model built by flash-linear-attention (fla 0.6.0),
+"""Put lrnnkit's :class:`~lrnnkit.layers.DeltaProductLayer` into a model built by flash-linear-attention (fla 0.6.0),
 and take it out again: the way an fla user adopts lrnnkit's kernels.
 
 ``swap_in(model)`` replaces, in place, every fla ``GatedDeltaProduct`` inside ``model`` (a
@@ -8,8 +8,8 @@ convolution, ``layer_idx``, the output norm's eps) that holds the very same ``Pa
 are not copied, so their dtype, device, ``requires_grad``, fla's ``_no_weight_decay`` marks and any optimizer that
 holds them stay valid. ``swap_out(model)`` does the reverse with fla's class. Both return the number of layers
 replaced. The two layers compute the same function of the same weights (paper 001's gated DeltaProduct; checked
-against a float64 loop of fla's conventions in proofs_tests/kernels/test_delta_product.py) and keep the same
-decoding cache entries (:mod:`lrnnkit.kernels.decode_cache`), so ``model.generate()`` runs through fla's ``Cache``
+against a float64 loop of fla's conventions in proofs_tests/layers/test_delta_product.py) and keep the same
+decoding cache entries (:mod:`lrnnkit.layers.decode_cache`), so ``model.generate()`` runs through fla's ``Cache``
 either way.
 """
 from __future__ import annotations

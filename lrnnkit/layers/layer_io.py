@@ -1,5 +1,5 @@
-"""The forward contract shared by lrnnkit's trainable layers (:class:`~lrnnkit.kernels.DeltaProductLayer`,
-:class:`~lrnnkit.kernels.FixedPointLayer`), fla's layer contract: ``forward(hidden_states, attention_mask=None,
+"""The forward contract shared by lrnnkit's trainable layers (:class:`~lrnnkit.layers.DeltaProductLayer`,
+:class:`~lrnnkit.layers.FixedPointLayer`), fla's layer contract: ``forward(hidden_states, attention_mask=None,
 past_key_values=None, use_cache=False, output_attentions=False, **kwargs) -> (o, None, past_key_values)``.
 
 A 2-D 0/1 ``attention_mask`` (1 = keep) packs the kept tokens of every row into one sequence of B = 1 with
@@ -11,9 +11,9 @@ at its last T columns, rows without tokens stay as empty sequences (one state pe
 every token packs nothing (the batch as it is). Other layers refuse a cache on one line.
 ``cu_seqlens`` must be a 1-D integer tensor (a float tensor or a list is refused, never truncated).
 
-Dtypes: outside autocast, :class:`~lrnnkit.kernels.DeltaProductLayer` takes ``hidden_states`` in its parameters'
+Dtypes: outside autocast, :class:`~lrnnkit.layers.DeltaProductLayer` takes ``hidden_states`` in its parameters'
 dtype (:func:`check_dtype`: a mix is one InputError naming both, as fla's layers would fail inside a matmul);
-:class:`~lrnnkit.kernels.FixedPointLayer` computes in float32 (float64 for float64 input) whatever the input's
+:class:`~lrnnkit.layers.FixedPointLayer` computes in float32 (float64 for float64 input) whatever the input's
 dtype and returns the input's dtype.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError
-from ._checks import check_offsets
+from ..ops._checks import check_offsets
 
 
 def pack(where: str, x, hidden_size: int, attention_mask, past_key_values, use_cache, kwargs: dict,

@@ -7,8 +7,8 @@ exactly what its ``naive`` reference defines; ``mode`` picks the kernel:
 * :class:`BlockDiagonalLayer`, :class:`BilinearLayer`: ``"fused_recurrent"``, ``"naive"``.
 
 Triton modes need CUDA tensors, or CPU tensors with TRITON_INTERPRET=1. The GH family (DeltaNet / DeltaProduct)
-has its functional entry point :func:`lrnnkit.kernels.chunk_gh` (fla's signature; backends "chunk", "torch",
-"naive") and its trainable layer :class:`lrnnkit.kernels.DeltaProductLayer`.
+has its functional entry point :func:`lrnnkit.ops.chunk_gh` (fla's signature; backends "chunk", "torch",
+"naive") and its trainable layer :class:`lrnnkit.layers.DeltaProductLayer`.
 """
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ class DiagonalLayer(torch.nn.Module):
 
     def __init__(self, mode: str = "chunk"):
         super().__init__()
-        from .diagonal.chunk import diagonal_scan_chunk
-        from .diagonal.fused_recurrent import diagonal_scan_fused
-        from .diagonal.naive import diagonal_scan_naive
+        from ..ops.diagonal.chunk import diagonal_scan_chunk
+        from ..ops.diagonal.fused_recurrent import diagonal_scan_fused
+        from ..ops.diagonal.naive import diagonal_scan_naive
         self.fn = _pick(mode, {"chunk": diagonal_scan_chunk, "fused_recurrent": diagonal_scan_fused,
                                "naive": diagonal_scan_naive}, "DiagonalLayer")
 
@@ -43,8 +43,8 @@ class BlockDiagonalLayer(torch.nn.Module):
 
     def __init__(self, mode: str = "fused_recurrent"):
         super().__init__()
-        from .block_diagonal.fused_recurrent import block_diagonal_scan_fused
-        from .block_diagonal.naive import block_diagonal_scan_naive
+        from ..ops.block_diagonal.fused_recurrent import block_diagonal_scan_fused
+        from ..ops.block_diagonal.naive import block_diagonal_scan_naive
         self.fn = _pick(mode, {"fused_recurrent": block_diagonal_scan_fused, "naive": block_diagonal_scan_naive},
                         "BlockDiagonalLayer")
 
@@ -58,8 +58,8 @@ class BilinearLayer(torch.nn.Module):
 
     def __init__(self, W: torch.Tensor, mode: str = "fused_recurrent"):
         super().__init__()
-        from .bilinear.fused_recurrent import bilinear_scan_fused
-        from .bilinear.naive import bilinear_scan_naive
+        from ..ops.bilinear.fused_recurrent import bilinear_scan_fused
+        from ..ops.bilinear.naive import bilinear_scan_naive
         self.fn = _pick(mode, {"fused_recurrent": bilinear_scan_fused, "naive": bilinear_scan_naive},
                         "BilinearLayer")
         self.register_buffer("W", W)

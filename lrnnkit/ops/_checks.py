@@ -70,7 +70,7 @@ def check_range(name: str, x: torch.Tensor, lo: float, hi: float) -> None:
 
 
 def l2_normalize(k: torch.Tensor) -> torch.Tensor:
-    """``k / ||k||_2`` along the last axis: :func:`lrnnkit.kernels.l2norm.l2norm_torch` with ``eps = 0`` (computed in
+    """``k / ||k||_2`` along the last axis: :func:`lrnnkit.ops.l2norm.l2norm_torch` with ``eps = 0`` (computed in
     the accumulation dtype), zero vectors refused rather than divided by zero."""
     n = torch.linalg.vector_norm(k.to(acc_dtype(k.dtype)), dim=-1)
     if bool((n == 0).any()):

@@ -18,7 +18,7 @@
    their non-trivial eigenvalue 1 - beta in [-1, 1]; 000, Proposition 1);
 4. the **precision demos** (lrnnkit.precision): the impossibility theorems in finite precision (000, Theorems 1-2)
    and the step at which exact constructions collapse in bf16 / fp16 / fp8 / fp32;
-5. the compiled models through the **GPU layers** (lrnnkit.kernels.run_model, backend "triton": a GPU when one is
+5. the compiled models through the **GPU layers** (lrnnkit.layers.run_model, backend "triton": a GPU when one is
    present, the Triton interpreter on short inputs otherwise), compared with the float64 reference.
 
 It writes ``out_dir/report.html`` (tables and PNG plots, no scripts, no network) and ``out_dir/summary.json``.
@@ -265,7 +265,7 @@ def _kernel_backend() -> tuple:
 
 
 def _run_kernels(model, fsa: FSA, device: str) -> dict:
-    from ..kernels import run_model
+    from ..layers import run_model
     B, T = (64, 1024) if device == "gpu" else (2, 24)
     rng = np.random.default_rng(1)
     words = rng.integers(0, len(model.alphabet), size=(B, T))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from .automata.fsa import FSA
+from ..automata.fsa import FSA
 
 __all__ = ["transformations", "permutations", "transformation_generators", "permutation_generators", "fsas",
            "group_automata", "words"]

@@ -23,7 +23,7 @@ from lrnnkit.automata.words import split_word
 from lrnnkit.cli import main
 from lrnnkit.errors import InputError, SizeLimitError
 from lrnnkit.cli import build_parser
-from lrnnkit.strategies import fsas, words
+from lrnnkit.testing.strategies import fsas, words
 
 automata_lib = pytest.importorskip("automata.fa.dfa")
 pytest.importorskip("aalpy")

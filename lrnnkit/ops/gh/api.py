@@ -98,15 +98,15 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     explicitly, as in fla). ``scale`` defaults to ``K ** -0.5`` as in fla. ``use_qk_l2norm_in_kernel``
     L2-normalizes q and k inside. ``validate`` (default on) checks finite inputs, unit keys, ``beta in [0, 2]`` and
     ``g <= 0`` -- a call with g and beta swapped fails it -- at the cost of a host sync; trusted callers
-    (:class:`lrnnkit.kernels.DeltaProductLayer`) turn it off.
+    (:class:`lrnnkit.layers.DeltaProductLayer`) turn it off.
     ``backend``: "chunk" (:mod:`.wy`: Triton WY kernels with a Triton backward; CUDA tensors, or CPU tensors
     under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
     ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
-    (:func:`lrnnkit.kernels.gh.wy.default_chunk`); backend "torch": None picks 16
-    (:data:`lrnnkit.kernels.gh.reference.TORCH_CHUNK`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
+    (:func:`lrnnkit.ops.gh.wy.default_chunk`); backend "torch": None picks 16
+    (:data:`lrnnkit.ops.gh.reference.TORCH_CHUNK`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3)
-    or "ieee"; None takes ``lrnnkit.kernels.gh.wy_config.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
+    or "ieee"; None takes ``lrnnkit.ops.gh.wy_config.FP32_PRECISION``. ``keep_states`` (backend "chunk"):
     True keeps the forward's chunk states S_n and U' for the backward (when one will run: an input needs a
     gradient) instead of recomputing them there -- faster for float32 (benchmarks/RESULTS.md, "kernels"), for
     K V / C + V more saved numbers per position and head in the intermediate dtype; False recomputes; None takes

@@ -6,8 +6,8 @@ accumulated in float32, or float64 for float64 inputs) and walks the sequence, a
 + beta_j k_j v_j^T``, paper 001), and writes ``o_t = scale * S^T q_t``. Columns of S evolve independently, so
 splitting V over programs is exact. Packed sequences (``cu_seqlens``, B = 1) get one program row each, with their
 own initial and final state: one launch decodes a whole batch one token at a time (the layer's decode step). For
-inference and the small widths of compiled models (no backward: use :func:`lrnnkit.kernels.gh.chunk_gh` for
-training). Reference: :func:`lrnnkit.kernels.gh.naive.delta_product_naive`.
+inference and the small widths of compiled models (no backward: use :func:`lrnnkit.ops.gh.chunk_gh` for
+training). Reference: :func:`lrnnkit.ops.gh.naive.delta_product_naive`.
 
 :func:`fused_recurrent_gated_delta_rule` takes fla 0.6.0's decode-path signature (fla's
 ``fused_recurrent_gated_delta_rule``, through which fla's ``GatedDeltaProduct`` decodes: the n_h Householder steps
@@ -116,7 +116,7 @@ def fused_recurrent_delta_product(q, k, v, beta, g=None, *, scale: float | None 
                                   output_final_state: bool = False, normalize: bool = False,
                                   validate: bool = True, block_v: int | None = None, num_warps: int | None = None,
                                   cu_seqlens=None, n_seq: int | None = None, raw: dict | None = None):
-    """Same contract as :func:`lrnnkit.kernels.gh.naive.delta_product_naive` (returns ``(o, final_state)``),
+    """Same contract as :func:`lrnnkit.ops.gh.naive.delta_product_naive` (returns ``(o, final_state)``),
     computed by the fused recurrent Triton kernel (``scale`` defaults to ``K ** -0.5``). ``cu_seqlens`` (B = 1)
     packs N sequences: ``initial_state`` and the final state are then (N, H, K, V). ``n_seq`` (trusted callers,
     with ``validate=False``): N given, so the boundaries are not read on the host. ``beta`` and ``g`` may be

@@ -1,5 +1,5 @@
 """The gated, variable-length chunk equations in plain torch: the reference of the trainable Triton kernels
-(:mod:`.wy`) and the CPU path of :class:`lrnnkit.kernels.DeltaProductLayer`.
+(:mod:`.wy`) and the CPU path of :class:`lrnnkit.layers.DeltaProductLayer`.
 
 Interleaving (paper 001, DeltaProduct; fla's ``chunk_gated_delta_product``): a token's n_h triples (k_j, v_j, b_j)
 become n_h consecutive positions of a sequence n_h times longer; the gate g_t sits on the first of them (0 on the

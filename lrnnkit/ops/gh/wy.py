@@ -237,9 +237,9 @@ class ChunkGHFunction(torch.autograd.Function):
 
 
 def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_precision=None, keep_states=None):
-    """Canonical inputs (see :func:`lrnnkit.kernels.gh.api.canonical`) -> ``(o, final_state)``, differentiable.
+    """Canonical inputs (see :func:`lrnnkit.ops.gh.api.canonical`) -> ``(o, final_state)``, differentiable.
     ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION. ``keep_states``:
-    :func:`lrnnkit.kernels.gh.api.chunk_gh`."""
+    :func:`lrnnkit.ops.gh.api.chunk_gh`."""
     check_device(q, k, v, beta, g, h0)
     fp32_mode(fp32_precision)   # a bad mode is refused before any padding or launch
     if chunk_size not in (16, 32, 64):

@@ -11,7 +11,7 @@ from .tiles import _op
 
 @triton.jit
 def _o(x, DT: tl.constexpr, ACC: tl.constexpr, EMU: tl.constexpr, RND: tl.constexpr):
-    """A dot operand: :func:`lrnnkit.kernels.gh.tiles._op`; RND (float32 with one-pass tf32 dots) rounds it to
+    """A dot operand: :func:`lrnnkit.ops.gh.tiles._op`; RND (float32 with one-pass tf32 dots) rounds it to
     tf32 to nearest first (``cvt.rna.tf32.f32``): the tensor cores otherwise drop the low 13 bits, a truncation
     whose one-sided error adds up along K-long sums and the chunk recurrence."""
     if RND:

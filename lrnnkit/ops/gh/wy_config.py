@@ -16,7 +16,7 @@ FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none
 # (value block, warps) per kernel for 2-byte inputs, from the H100 sweeps of benchmarks/bench_kernels.py --sweep,
 # benchmarks/profile_gh.py --sweep / --set (K = V = 128; RESULTS.md "kernels");
 # float32 / float64 tiles take twice / four times the registers and shared memory, so they run one pipeline stage
-# unless an entry names two, and smaller blocks. Every setting listed in proofs_tests/kernels/gh/test_wy.py
+# unless an entry names two, and smaller blocks. Every setting listed in proofs_tests/ops/gh/test_wy.py
 # (test_every_kernel_setting_compiled) gave right gradients compiled on an H100, or did not fit and says so.
 # A kernel's entry is (value block, warps) or (value block, warps, pipeline stages); "state_fwd" is the one-pass
 # forward's state pass (outputs inside), "state_rec" the state pass that stores S_n and U' (the backward's, and the
@@ -95,7 +95,7 @@ def _padded(K: int, V: int, dtype) -> tuple:
     """Key and value head widths ``(pK, pV)`` the compiled kernels run at: widths 17..32 of 2-byte inputs are
     zero-padded to 64 unless K = V = 32. Compiled by
     triton 3.6 on an H100, K = 32 gave a wrong dk and V = 32 a wrong dv / dbeta (bf16; 16, 64 and 128 were right;
-    ``test_every_gradient_wide_heads`` in proofs_tests/kernels/gh/test_wy.py, run compiled, shows it); the cause is in
+    ``test_every_gradient_wide_heads`` in proofs_tests/ops/gh/test_wy.py, run compiled, shows it); the cause is in
     the compiler's handling of those tiles, not in the equations (the interpreter and float32 are right at 32).
     K = V = 32 together runs unpadded: on the current kernels every output and gradient is right there (relative
     errors 0.6-1.1e-2 against float64, n_h = 1, 2, gated or not: the bf16 rounding), while K = 32 beside V = 128

@@ -51,7 +51,7 @@ def _table_scan_kernel(sym_ptr, a_ptr, fb_ptr, fv_ptr, bv_ptr, w_ptr, c_ptr, h0_
 
 
 def table_scan_triton(sym: torch.Tensor, tables: dict, return_states: bool = False):
-    """Same contract as :func:`lrnnkit.kernels.table.naive.table_scan_naive`, via the Triton kernel."""
+    """Same contract as :func:`lrnnkit.ops.table.naive.table_scan_naive`, via the Triton kernel."""
     check_device(sym, tables["B"])
     mode = tables["mode"]
     Bt = tables["B"].contiguous()

@@ -15,7 +15,7 @@ import torch
 
 
 def table_scan_naive(sym: torch.Tensor, tables: dict, return_states: bool = False):
-    """``sym`` (B, T) int; ``tables`` as built by :func:`lrnnkit.kernels.compiled.layer_tables`. Returns
+    """``sym`` (B, T) int; ``tables`` as built by :func:`lrnnkit.layers.compiled.layer_tables`. Returns
     ``(outputs (B, T) int64, states (B, T, d) or None)``."""
     mode = tables["mode"]
     Bt = tables["B"]
