@@ -1,4 +1,4 @@
-"""GPU benchmark of lrnnkit.kernels against flash-linear-attention (fla) 0.6.0, in ONE run on the device.
+"""GPU benchmark of lrnnkit.ops against flash-linear-attention (fla) 0.6.0, in ONE run on the device.
 
     python benchmarks/bench_kernels.py --out DIR            # on the GPU machine: prints the table, writes DIR/kernels.md
     python benchmarks/bench_kernels.py --record DIR/kernels.md   # here: copy that markdown into RESULTS.md ("kernels")

@@ -6,7 +6,7 @@
 * :mod:`.report` -- :func:`~lrnnkit.showcase.report.write_report` renders a demo summary as self-contained HTML;
   :func:`~lrnnkit.showcase.report.figure` and :func:`~lrnnkit.showcase.report.eigenvalue_figure` draw the plots.
 * :mod:`.docgen` -- :func:`~lrnnkit.showcase.docgen.generate` writes the documentation pages generated from the
-  code (``python -m lrnnkit.showcase.docgen docs/generated``, run by ``make docs``).
+  code (``lrnnkit docs docs/generated``, run by ``make docs``).
 * :mod:`.steps` -- the step machinery both runs share: :func:`~lrnnkit.showcase.steps.time_limit`,
   :class:`~lrnnkit.showcase.steps.StepTimeout`, :func:`~lrnnkit.showcase.steps.one_line`.
 

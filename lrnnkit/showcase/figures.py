@@ -1,4 +1,4 @@
-"""The documentation's static pictures, each drawn by lrnnkit's own code: ``python -m lrnnkit.showcase.figures
+"""The documentation's static pictures, each drawn by lrnnkit's own code: ``lrnnkit docs --figures
 docs/_static`` writes them again.
 
 * ``formats_number_lines.png`` (docs/formats.rst): every positive finite value of fp16, bf16, the two OCP FP8
