@@ -51,7 +51,7 @@ test-slow: $(VENV)/.extra-test-stamp $(VENV)/.extra-docs-stamp
 	$(BIN)/python -m pytest -q -m slow
 
 docs: $(VENV)/.extra-docs-stamp
-	$(BIN)/python -m lrnnkit.showcase.docgen docs/generated
+	$(BIN)/python -m lrnnkit docs docs/generated
 	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 bench: $(VENV)/.extra-test-stamp $(VENV)/.extra-bench-stamp

@@ -1,4 +1,4 @@
-"""The floor of every kernel of the chunked GH product (:mod:`lrnnkit.kernels.gh.wy`): per stage of one forward and
+"""The floor of every kernel of the chunked GH product (:mod:`lrnnkit.ops.gh.wy`): per stage of one forward and
 backward, the bytes its Triton kernel moves -- as written (every ``tl.load`` / ``tl.store`` counted with its
 repetitions: a tile loaded once per value block counts once per value block) and at the least (every tensor it
 touches, once) --, the tensor-core FLOPs of its ``tl.dot`` calls (2 M N K per call, tile shapes as launched), and
@@ -7,7 +7,7 @@ the time those take at a given bandwidth and product rate: ``floor = max(bytes /
 :func:`plan` is the analytic count from the shapes and the kernel table (no gate, no initial or final-state
 gradient: the benchmark's case; scalars and index tables counted too, so that the count is exact);
 :class:`Stages` launches each stage's kernel on its own (the inputs it needs made once by a full forward and
-backward), which is what ``bench_kernels.py --floor`` times on the GPU and what proofs_tests/kernels/test_floor.py
+backward), which is what ``bench_kernels.py --floor`` times on the GPU and what proofs_tests/ops/test_floor.py
 counts, load by load, in the Triton interpreter to check :func:`plan`.
 """
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from lrnnkit.kernels.gh import wy
-from lrnnkit.kernels.gh.wy_config import _settings, config_table, default_chunk
-from lrnnkit.kernels.gh.wy_grad import _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
-from lrnnkit.kernels.gh.wy_output import _output_pass
-from lrnnkit.kernels.gh.wy_state import _state_bwd_pass, _state_pass
-from lrnnkit.kernels.gh.wy_t import _t_pass
+from lrnnkit.ops.gh import wy
+from lrnnkit.ops.gh.wy_config import _settings, config_table, default_chunk
+from lrnnkit.ops.gh.wy_grad import _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
+from lrnnkit.ops.gh.wy_output import _output_pass
+from lrnnkit.ops.gh.wy_state import _state_bwd_pass, _state_pass
+from lrnnkit.ops.gh.wy_t import _t_pass
 
 # H200 SXM: HBM3e 4.8 TB/s; dense tensor-core rates (no sparsity) in FLOP/s; float32 / float64 without tensor cores
 H200 = {"bandwidth": 4.8e12, "bf16": 989e12, "fp16": 989e12, "tf32": 494e12, "ieee32": 67e12, "ieee64": 67e12}
@@ -84,7 +84,7 @@ def _size(dtype) -> int:
 
 def plan(dtype, nh, B, T, H, K, V, C=None, fp32_precision=None, cfg=None) -> list:
     """The stages of one forward + backward of ``chunk_gh`` (no gate, no initial state, no final-state gradient, B
-    sequences of T tokens, K and V the widths the kernels run at: :func:`lrnnkit.kernels.gh.wy_config._padded`
+    sequences of T tokens, K and V the widths the kernels run at: :func:`lrnnkit.ops.gh.wy_config._padded`
     decides those) in launch order, as :class:`Stage` counts. ``cfg``: the kernel table (default: the dtype's)."""
     C = C or default_chunk(dtype, fp32_precision)
     cfg = cfg or config_table(dtype, fp32_precision)

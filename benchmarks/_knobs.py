@@ -1,8 +1,8 @@
-"""Run pytest with module knobs of lrnnkit.kernels.gh.wy set (GPU debugging): _knobs.py KEY=VALUE ... -- pytest args.
+"""Run pytest with module knobs of lrnnkit.ops.gh.wy set (GPU debugging): _knobs.py KEY=VALUE ... -- pytest args.
 
 KEY: a module attribute (FP32_PRECISION=tf32; of wy_config where it is defined, else of wy), STAGES=n (pipeline
 stages of every kernel), NOPAD=1 (no zero padding of 32-wide heads). Example:
-    TRITON_INTERPRET=0 python3 benchmarks/_knobs.py NOPAD=1 -- -q -k wide proofs_tests/kernels/gh/test_wy.py
+    TRITON_INTERPRET=0 python3 benchmarks/_knobs.py NOPAD=1 -- -q -k wide proofs_tests/ops/gh/test_wy.py
 """
 import os
 import sys
@@ -10,7 +10,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import pytest  # noqa: E402
 
-from lrnnkit.kernels.gh import wy, wy_config  # noqa: E402
+from lrnnkit.ops.gh import wy, wy_config  # noqa: E402
 
 i = sys.argv.index("--")
 for kv in sys.argv[1:i]:

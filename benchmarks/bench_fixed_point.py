@@ -19,7 +19,7 @@ seed and schedule; the same width (their ``d_inner = 2 d_model`` channels: ours 
 iterations per forward in training and at evaluation.
 
 **GPU (``--gpu``)**: the cost model ``iterations x (channel mix + one diagonal scan)`` against DeltaProduct with
-``n_h = r`` of the same width (``lrnnkit.kernels.DeltaProductLayer``), forward and forward + backward, at the
+``n_h = r`` of the same width (``lrnnkit.layers.DeltaProductLayer``), forward and forward + backward, at the
 papers' shapes; the fixed-point layer is forced to exactly ``l`` iterations (tol ~ 0) for l in 1, 4, 16 (its
 backward is one iteration whatever l). fp32 input under bf16 autocast, as ``lrnnkit train`` runs (the fixed-point
 layer turns autocast off and computes in fp32), median of 20 timed calls after warm-up (CUDA events).
@@ -84,7 +84,7 @@ class Net(nn.Module):
 
 def run_authors(a) -> str:
     from _record import table
-    from lrnnkit.kernels.fixed_point import FixedPointLayer
+    from lrnnkit.layers.fixed_point import FixedPointLayer
     from lrnnkit.learn.train import TrainConfig, train
     FPRNN = load_authors_fprnn(a.authors)
     if a.device == "cpu":
@@ -144,7 +144,7 @@ def _time(fn):
 
 
 def _deltaproduct(width, r):
-    from lrnnkit.kernels import DeltaProductLayer
+    from lrnnkit.layers import DeltaProductLayer
     heads, hd = max(1, width // 64), min(64, width)
     try:
         return DeltaProductLayer(hidden_size=width, num_heads=heads, head_dim=hd, expand_v=1, num_householder=r,
@@ -155,7 +155,7 @@ def _deltaproduct(width, r):
 
 def run_gpu(a):
     from _record import table
-    from lrnnkit.kernels.fixed_point import FixedPointLayer
+    from lrnnkit.layers.fixed_point import FixedPointLayer
     dev = "cuda"
     rows = []
     for name, B, T, d in SHAPES:
@@ -198,7 +198,7 @@ def run_gpu(a):
 def _check_chunk_path(dev) -> str:
     """The CUDA path (Triton chunk scan forward, reverse chunk scan backward) against the torch doubling scan on
     the same GPU, fp32, 8 forced iterations: largest relative difference of the output and of the input gradient."""
-    from lrnnkit.kernels.fixed_point import FixedPointLayer
+    from lrnnkit.layers.fixed_point import FixedPointLayer
     out = []
     for state in (None, 4):
         torch.manual_seed(0)

@@ -1,4 +1,4 @@
-"""lrnnkit's DeltaProductLayer swapped into an fla 0.6.0 model (``lrnnkit.kernels.fla_swap.swap_in``) against the
+"""lrnnkit's DeltaProductLayer swapped into an fla 0.6.0 model (``lrnnkit.layers.fla_swap.swap_in``) against the
 same model with fla's own GatedDeltaProduct, in ONE process on one GPU (about 5 minutes, fla's autotuning included).
 
 Model: ``fla.models.GatedDeltaProductForCausalLM`` from a small config (hidden 256, 2 layers, vocab 1000, 4 heads
@@ -87,7 +87,7 @@ def build(S, smoke: bool, gate: bool = True, seed: int = 0):
 
 
 def swapped(model, mode=None):
-    from lrnnkit.kernels.fla_swap import swap_in
+    from lrnnkit.layers.fla_swap import swap_in
     ours = copy.deepcopy(model)
     n = swap_in(ours, **({} if mode is None else {"mode": mode}))
     assert n == len(model.model.layers), n
@@ -104,8 +104,8 @@ def _rms(x, norm):
 
 def reference_logits(model, ids):
     """float64 logits of ``model``'s weights (module text): fla's block in torch, the mixer lrnnkit's naive loop."""
-    from lrnnkit.kernels.delta_product import DeltaProductLayer
-    from lrnnkit.kernels.fla_swap import layer_keywords
+    from lrnnkit.layers.delta_product import DeltaProductLayer
+    from lrnnkit.layers.fla_swap import layer_keywords
     with torch.no_grad():
         h = model.model.embeddings.weight.double()[ids]
         for blk in model.model.layers:

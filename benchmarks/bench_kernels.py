@@ -1,17 +1,17 @@
-"""GPU benchmark of lrnnkit.kernels against flash-linear-attention (fla) 0.6.0, in ONE run on the device.
+"""GPU benchmark of lrnnkit.ops against flash-linear-attention (fla) 0.6.0, in ONE run on the device.
 
     python benchmarks/bench_kernels.py --out DIR            # on the GPU machine: prints the table, writes DIR/kernels.md
     python benchmarks/bench_kernels.py --record DIR/kernels.md   # here: copy that markdown into RESULTS.md ("kernels")
 
 On the device machine (fla as wheels in .whl/, carried):
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD
-    TRITON_INTERPRET=0 python3 -m pytest -q proofs_tests/kernels/      # the tests, compiled on the GPU
+    TRITON_INTERPRET=0 python3 -m pytest -q proofs_tests/ops/      # the tests, compiled on the GPU
     python3 benchmarks/bench_kernels.py --out $OUT [--sections train,gate,varlen,fp32,short,s5] [--sweep] [--quick]
 ``--sweep`` re-tunes block sizes / warps first (many compilations, a few minutes); ``--quick`` runs smaller sizes
 (a smoke test; needs a GPU all the same).
 
 Sections: train, gate, varlen: the trainable GH layer ``chunk_gh`` (Triton WY forward + backward,
-:mod:`lrnnkit.kernels.gh.wy`) forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16 (and fp32), unit
+:mod:`lrnnkit.ops.gh.wy`) forward and forward+backward at B=8, T=4096, H=16, K=V=128, bf16 (and fp32), unit
 keys, beta in [0, 2], n_h in {1, 2, 3}, plain / gated / packed, vs fla (chunk_delta_rule for n_h = 1,
 chunk_gated_delta_product for n_h > 1: both interleave n_h Householder steps), with errors against float64;
 fp32: the forward in fp32 end to end, ``chunk_gh`` (no autograd) and our fused recurrent kernel vs fla's
@@ -89,13 +89,13 @@ def train_tables(a, out, bench, dev, sections, B, T, H, K, V):
 
     Timed: forward (no grad) and forward+backward (o.backward(do)) at bf16, ours also at fp32 (3xTF32 dots).
     Errors: relative L2 error of o and of every gradient against our float64 path (IEEE float64 dots; the
-    same code, checked against autograd of the naive loop by proofs_tests/kernels/gh/test_wy.py), for ours at bf16,
+    same code, checked against autograd of the naive loop by proofs_tests/ops/gh/test_wy.py), for ours at bf16,
     fla at bf16 and ours at fp32, on the first 2 batch rows (fp64 memory), same inputs rounded per dtype."""
     import torch
     import torch.nn.functional as F
 
-    from lrnnkit.kernels.gh import wy, wy_config
-    from lrnnkit.kernels.gh.api import chunk_gh
+    from lrnnkit.ops.gh import wy, wy_config
+    from lrnnkit.ops.gh.api import chunk_gh
     peer = fla_gh()
 
     def make(nh, gate, varlen, Bx, seed=0):
@@ -308,7 +308,7 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
 
     import _floor
     from lrnnkit.fileio import atomic_write_text
-    from lrnnkit.kernels.gh.api import chunk_gh
+    from lrnnkit.ops.gh.api import chunk_gh
     B, T, H, K, V = shape
     mine: list = []
     say = out
@@ -402,9 +402,9 @@ def run(a):
     import triton
     from triton.testing import do_bench
 
-    from lrnnkit.kernels.gh import wy_config
-    from lrnnkit.kernels.gh.api import chunk_gh
-    from lrnnkit.kernels.gh.fused_recurrent import fused_recurrent_delta_product
+    from lrnnkit.ops.gh import wy_config
+    from lrnnkit.ops.gh.api import chunk_gh
+    from lrnnkit.ops.gh.fused_recurrent import fused_recurrent_delta_product
 
     dev = torch.device("cuda")
     lines: list = []
@@ -455,7 +455,7 @@ def run(a):
         return [q, k, v, beta]
 
     def chunk_fwd(q, k, v, beta, nh):
-        """Our chunked forward: the trainable chunk_gh (lrnnkit.kernels.gh.wy) without autograd."""
+        """Our chunked forward: the trainable chunk_gh (lrnnkit.ops.gh.wy) without autograd."""
         with torch.no_grad():
             return chunk_gh(q, k, v, None, beta, nh, scale=1.0, validate=False)[0]
 
@@ -570,8 +570,8 @@ def run(a):
     out()
 
     # ---------------------------------------------------------------- compiled S_5 model, 10^6 tokens
-    from lrnnkit.kernels import load
-    from lrnnkit.kernels.examples import group_truth, permutation_group_model
+    from lrnnkit.layers import load
+    from lrnnkit.testing.examples import group_truth, permutation_group_model
     from itertools import permutations
     n = 5
     letters = sorted(permutations(range(n)))

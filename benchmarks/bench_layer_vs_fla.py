@@ -65,7 +65,7 @@ def make_mixer(kind: str, **over):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return fla_layer_cls()(**kw)
-    from lrnnkit.kernels import DeltaProductLayer
+    from lrnnkit.layers import DeltaProductLayer
     return DeltaProductLayer(**kw)
 
 
@@ -275,8 +275,8 @@ def _time(fn):
 def stages(device, batch=512, length=128):
     """Forward + backward of the mixer and of its pieces at the race's shapes (bf16 autocast), fla's beside ours:
     where the step-time difference lives."""
-    from lrnnkit.kernels.gh.api import chunk_gh
-    from lrnnkit.kernels.short_conv import ShortConvolution
+    from lrnnkit.ops.gh.api import chunk_gh
+    from lrnnkit.layers.short_conv import ShortConvolution
     rows = []
     torch.manual_seed(0)
     x = torch.randn(batch, length, 384, device=device)
@@ -310,7 +310,7 @@ def stages(device, batch=512, length=128):
             y = conv(x=xc)[0] if name == "conv fla" else conv(xc)
             y.float().sum().backward()
         rows.append((name, _time(f)))
-    from lrnnkit.kernels import short_conv
+    from lrnnkit.ops import short_conv
     default = dict(short_conv.BLOCKS)
     for fb, bb in itertools.product([(64, 128, 4), (64, 64, 4)], [(64, 64, 4), (64, 32, 4), (32, 64, 4), (64, 128, 8)]):
         short_conv.BLOCKS.update(fwd=fb, bwd=bb)
@@ -370,7 +370,7 @@ def main(argv=None):
     parts = a.parts.split(",")
     kinds = a.kinds.split(",")
     if a.no_pad:
-        from lrnnkit.kernels.gh import wy
+        from lrnnkit.ops.gh import wy
         wy._padded = lambda K, V, dtype: (K, V)
     seeds = [int(s) for s in a.seeds.split(",")]
     out = {"device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu", "torch": torch.__version__}

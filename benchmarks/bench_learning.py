@@ -463,7 +463,7 @@ def import_runs(src: str, into: str, pv: dict) -> int:
     return n
 
 
-LAYER_VS_FLA = {"ours": ("001-deltaproduct", "{g} DeltaProduct n_h={n} [-1,1]", "lrnnkit.kernels.DeltaProductLayer"),
+LAYER_VS_FLA = {"ours": ("001-deltaproduct", "{g} DeltaProduct n_h={n} [-1,1]", "lrnnkit.layers.DeltaProductLayer"),
                 "fla": ("001-fla-anchor", "fla GatedDeltaProduct {g} n_h={n} [-1,1]",
                         "fla.layers.GatedDeltaProduct (flash-linear-attention {fla})")}
 

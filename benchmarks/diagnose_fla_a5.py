@@ -185,8 +185,8 @@ def fla_configs():
 # ------------------------------------------------------------------------------------------------ the truth
 def truth_core(q, k, v, beta, do):
     """float64 o and gradients (dq, dk, dv, dbeta) of the recurrence, fla's interleaved layout, l2norm inside
-    (lrnnkit's sequential loop, :func:`lrnnkit.kernels.gh.naive.delta_product_naive`)."""
-    from lrnnkit.kernels.gh.naive import delta_product_naive
+    (lrnnkit's sequential loop, :func:`lrnnkit.ops.gh.naive.delta_product_naive`)."""
+    from lrnnkit.ops.gh.naive import delta_product_naive
     B, T = q.shape[:2]
     xs = [x.detach().double().requires_grad_(True) for x in (q, k, v, beta)]
     qq, kk, vv, bb = xs
@@ -200,7 +200,7 @@ def core_run(path, q, k, v, beta, do, dtype):
     """o and (dq, dk, dv, dbeta) of one path on the given inputs cast to ``dtype`` (float64 results)."""
     xs = [x.detach().to(dtype).requires_grad_(True) for x in (q, k, v, beta)]
     if path == "ours":
-        from lrnnkit.kernels.gh.api import chunk_gh
+        from lrnnkit.ops.gh.api import chunk_gh
         T = q.shape[1]
         qq, kk, vv, bb = xs
         o, _ = chunk_gh(qq, kk.unflatten(1, (T, NH)), vv.unflatten(1, (T, NH)), None, bb.unflatten(1, (T, NH)), NH,

@@ -1,4 +1,4 @@
-"""Which of the ways a sweep runs a training point changes its bits on a GPU (issue 28: a sweep carried across
+"""Which of the ways a sweep runs a training point changes its bits on a GPU (a sweep carried across
 GPU runs was not bit-identical to an uninterrupted one; RESULTS.md "sweep across GPU runs").
 
     python benchmarks/gpu_determinism.py --device cuda --out DIR [--steps 600] [--stop-at 300] [--ray]

@@ -1,5 +1,5 @@
 """What each paper-scale experiment needs on this machine's GPU: every configuration of ``lrnnkit experiment NAME
---scale paper`` timed on a few training steps (issue 28: "every other one says what it needs").
+--scale paper`` timed on a few training steps ("every other one says what it needs").
 
     python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--steps 20] [--loops host,device]
                                           [--json OUT.json]

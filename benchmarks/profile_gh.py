@@ -1,4 +1,4 @@
-"""Per-kernel profile of the trainable GH kernels (:mod:`lrnnkit.kernels.gh.wy`) on the GPU, for tuning.
+"""Per-kernel profile of the trainable GH kernels (:mod:`lrnnkit.ops.gh.wy`) on the GPU, for tuning.
 
     python3 benchmarks/profile_gh.py [--dtype bfloat16|float32] [--prec tf32] [--nh 1,2,3] [--gate] [--varlen]
                                      [--sweep "state_bwd=64:4,128:4;dqkwg_bk=64,128"] [--errors] [--no-fla]
@@ -47,9 +47,9 @@ def compiled(fn) -> list:
 
 
 def inspect(dump=None, tag=""):
-    """One line per compiled kernel of :mod:`lrnnkit.kernels.gh.wy` (its module text lists them; each lives in the
+    """One line per compiled kernel of :mod:`lrnnkit.ops.gh.wy` (its module text lists them; each lives in the
     module of its stage); ``dump``: write TTGIR and PTX there."""
-    from lrnnkit.kernels.gh import wy_grad, wy_output, wy_state, wy_t
+    from lrnnkit.ops.gh import wy_grad, wy_output, wy_state, wy_t
     print(f"{'kernel':20s} {'regs':>5s} {'spill':>6s} {'smem':>7s} {'warps':>5s} {'stg':>3s} {'wgmma':>6s} "
           f"{'mma.sync':>8s}")
     for mod, name in ((wy_t, "_t_kernel"), (wy_state, "_state_fwd_kernel"), (wy_output, "_output_kernel"),
@@ -67,7 +67,7 @@ def inspect(dump=None, tag=""):
 
 
 def traffic(dtype, nh, B, T, H, K, V, C, split, keep, fuse=True):
-    """Least bytes each kernel of one fwd+bwd of :mod:`lrnnkit.kernels.gh.wy` moves (no gate, no initial or final
+    """Least bytes each kernel of one fwd+bwd of :mod:`lrnnkit.ops.gh.wy` moves (no gate, no initial or final
     state): each tensor it reads or writes counted once, at its storage width -- inputs and gradients at the input
     dtype's, the stored intermediates (T, S_n, U', dS_n, dY, dX) at the storage dtype's (2-byte inputs keep theirs,
     float32 keeps float32), dk's partial sum in float32. Keys are (profiler kernel name, bytes); the state pass runs
@@ -133,8 +133,8 @@ def main():
     import torch
     import torch.nn.functional as F
 
-    from lrnnkit.kernels.gh import wy, wy_config
-    from lrnnkit.kernels.gh.api import chunk_gh
+    from lrnnkit.ops.gh import wy, wy_config
+    from lrnnkit.ops.gh.api import chunk_gh
     from _peers import fla_gh
     peer = None if a.no_fla else fla_gh()
     if a.prec:

@@ -1,6 +1,6 @@
 """Choose the kernel settings of ``chunk_gh`` ahead of time, on the GPU that will run them: a small candidate set per
 kernel (value block, warps, pipeline stages; key blocks; the T pass's warps), each kernel timed on its own at two
-shapes, and the winners written as the table that :mod:`lrnnkit.kernels.gh.wy_tuned` reads at import -- no
+shapes, and the winners written as the table that :mod:`lrnnkit.ops.gh.wy_tuned` reads at import -- no
 autotuning at a call.
 
     python3 benchmarks/tune_gh_configs.py --out $OUT [--budget 280]     # on the GPU machine (<= budget s + a few)
@@ -10,8 +10,8 @@ autotuning at a call.
 Shapes: the kernel benchmark (B=8, T=4096, H=16, K=V=128, n_h=2) and the race of bench_layer_vs_fla.py (12 heads of
 K=V=32, B=512, T=128, n_h=2); product modes bf16, float32 3xTF32 and one-pass tf32, in that order of priority
 (bf16 at both shapes first). Each kernel's settings are tried one key at a time in launch order (coordinate descent
-from the built-in table, :mod:`lrnnkit.kernels.gh.wy_config`): first the (value block, warps) pairs that
-proofs_tests/kernels/gh/test_wy.py checks compiled, then the winner with other pipeline stages. A candidate counts
+from the built-in table, :mod:`lrnnkit.ops.gh.wy_config`): first the (value block, warps) pairs that
+proofs_tests/ops/gh/test_wy.py checks compiled, then the winner with other pipeline stages. A candidate counts
 only if every tensor its kernel writes is within ``TOL`` (max |a - b| / max |b|) of the built-in setting's output
 on the same inputs -- a different tile only reorders float32 sums, a miscompile is off by O(1) -- and it replaces the
 current setting only when faster by more than ``GAIN``. The table holds the settings that differ from the built-in
@@ -51,7 +51,7 @@ def candidates(cfg, key, two_byte, BK, BVF, mode, winner=None):
     """The settings of ``key`` to try, as the kernels would run them (value blocks clamped to the value width, key
     blocks to the key width), the current one first, duplicates dropped. ``winner``: the second round, the winning
     (block, warps) with other pipeline stages."""
-    from lrnnkit.kernels.gh.wy_config import _settings
+    from lrnnkit.ops.gh.wy_config import _settings
     cur = cfg[key]
     if key == "t_warps":
         opts = [cur, 2, 4, 8]
@@ -95,7 +95,7 @@ def tune_job(mode, label, shape, bench, dev, deadline, log):
     import torch
 
     import _floor
-    from lrnnkit.kernels.gh.wy_config import _settings, config_table
+    from lrnnkit.ops.gh.wy_config import _settings, config_table
     dtype, prec = (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
     B, T, H, K, V = shape
     q, k, v, beta, do = _floor.inputs(NH, B, T, H, K, V, dtype, dev)
@@ -179,7 +179,7 @@ def write(out, entries, records, status, device, budget):
     import torch
 
     from lrnnkit.fileio import atomic_write_text
-    from lrnnkit.kernels.gh import wy_tuned
+    from lrnnkit.ops.gh import wy_tuned
     os.makedirs(out, exist_ok=True)
     table = {k: v for k, v in dict(wy_tuned.ENTRIES, **entries).items() if v is not None}
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -201,7 +201,7 @@ def main():
     ap.add_argument("--install", help="a gh_tiles.json from a GPU run: check it and put it in lrnnkit/data/")
     a = ap.parse_args()
     from lrnnkit.fileio import atomic_write_text
-    from lrnnkit.kernels.gh import wy_tuned
+    from lrnnkit.ops.gh import wy_tuned
     if a.install:
         from lrnnkit.errors import InputError
         from lrnnkit.fileio import read_regular
@@ -236,7 +236,7 @@ def main():
     deadline = t_start + a.budget
     arch = wy_tuned.arch(dev)
     records, entries, status = [], {}, {}
-    from lrnnkit.kernels.gh.wy_config import config_table
+    from lrnnkit.ops.gh.wy_config import config_table
     for mode, label, shape in jobs:
         if time.time() > deadline:
             status[(mode, label)] = "not reached"

@@ -1,6 +1,6 @@
 """Sphinx configuration of the lrnnkit documentation.
 
-Build with ``make docs``: it runs ``python -m lrnnkit.showcase.docgen docs/generated`` (the construction pages, the theorem
+Build with ``make docs``: it runs ``lrnnkit docs docs/generated`` (the construction pages, the theorem
 registry, the CLI and API references, generated from the code) and then ``sphinx -W --keep-going``. Built-in
 extensions (autodoc, napoleon, mathjax) plus sphinx-mathjax-offline, which bundles MathJax, and the built-in
 alabaster theme: no network at build time, and none when the pages are read.
@@ -48,6 +48,7 @@ os.environ.setdefault("TRITON_INTERPRET", "1")   # importing the kernels package
 
 
 def setup(app):
+    from lrnnkit.cli.docs import help_pages
     from lrnnkit.showcase.docgen import ensure_generated, setup_sphinx
-    ensure_generated(os.path.join(HERE, "generated"))
+    ensure_generated(os.path.join(HERE, "generated"), help_pages)
     setup_sphinx(app)

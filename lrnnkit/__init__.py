@@ -8,9 +8,9 @@ The small public API::
     cert = certify(model)                  # exact, for inputs of every length
     run_float(model, [[0, 1, 2]]).labels() # run it
 
-Subpackages: ``automata``, ``constructions``, ``precision``, ``kernels``, ``theorems``, ``learn``, ``sweep``, and
-``showcase`` (the demo, its report, the generated docs). Formats and conventions: ``docs/`` (conventions,
-fsa_format, model_format, cli, algorithms).
+Subpackages: ``automata``, ``constructions``, ``precision``, ``ops``, ``layers``, ``theorems``, ``learn``,
+``sweep``, ``testing``, ``cli`` and ``showcase`` (the demo, its report, the generated docs). Formats and
+conventions: ``docs/`` (conventions, fsa_format, model_format, cli, algorithms).
 """
 from .automata.fsa import FSA
 from .automata.info import describe
@@ -25,8 +25,7 @@ from .learn.tasks import make_task
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from .sweep import run_sweep
 from .theorems.registry import set_judge_source
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["FSA", "Model", "Layer", "Transition", "GHFactor", "Decoder", "TableMap", "Read", "compile", "catalogue",
            "certify", "Certificate", "run_float", "run_exact", "load_source", "describe", "load_model",
@@ -41,11 +40,11 @@ _LAZY_LEARN = {"SequenceModel": ".learn.models", "TrainConfig": ".learn.train",
 
 
 def __getattr__(name):
-    """The torch-based kernel API (:class:`lrnnkit.kernels.DeltaProductLayer`, :func:`lrnnkit.kernels.chunk_gh`),
+    """The torch-based kernel API (:class:`lrnnkit.layers.DeltaProductLayer`, :func:`lrnnkit.ops.chunk_gh`),
     imported on first use so that ``import lrnnkit`` does not load torch."""
     if name in _LAZY_KERNELS:
-        from . import kernels
-        return getattr(kernels, name)
+        from . import layers, ops
+        return getattr(layers if name == "DeltaProductLayer" else ops, name)
     if name in _LAZY_LEARN:   # learning (torch), imported on first use like the kernels
         import importlib
         return getattr(importlib.import_module(_LAZY_LEARN[name], __name__), name)

@@ -42,6 +42,8 @@ from .progress import Progress
 __all__ = ["Certificate", "certify", "fsa_of_model", "resource_profile"]
 
 DEFAULT_MAX_PAIRS = 2_000_000
+#: steps of each random word in the float64 cross-check (:func:`float_check`), unless a caller says otherwise
+DEFAULT_FLOAT_STEPS = 10_000
 
 
 @dataclass
@@ -96,7 +98,7 @@ def _align(model: Model, fsa: FSA) -> list:
     return [idx[s] for s in fsa.alphabet]
 
 
-def float_check(model: Model, fsa: FSA, steps: int = 10_000, batch: int = 4, seed: int = 0) -> dict:
+def float_check(model: Model, fsa: FSA, steps: int = DEFAULT_FLOAT_STEPS, batch: int = 4, seed: int = 0) -> dict:
     """Run ``batch`` random words of length ``steps`` in float64; count disagreements with the automaton."""
     if steps <= 0:
         return {}
@@ -217,7 +219,7 @@ def _progress(desc: str):
 
 
 def certify(model: Model, fsa: FSA | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,
-            float_steps: int = 10_000, seed: int = 0, vectorized: bool = True) -> Certificate:
+            float_steps: int = DEFAULT_FLOAT_STEPS, seed: int = 0, vectorized: bool = True) -> Certificate:
     """Certify ``model`` against ``fsa`` (default: the automaton in the model's provenance) for all input lengths."""
     if fsa is None:
         fsa = fsa_of_model(model)

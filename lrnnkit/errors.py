@@ -8,6 +8,9 @@ The command line's exit statuses are one convention across its verbs (:data:`EXI
 import re
 
 
+#: the most characters of a message that quotes a user's input (the input may be huge; one line stays readable)
+MESSAGE_CHARS = 200
+
 OVERRIDABLE: set = set()      # the limits an LRNNKIT_LIMIT_<NAME> variable moves (filled by lrnnkit.limits)
 
 EXIT_OK = 0          # success (for a verb that answers a question: the answer is yes)

@@ -45,11 +45,7 @@ def read_values(tm: TableMap, sources: dict, T: int) -> np.ndarray:
     """Apply a table map over whole sequences. ``sources[src]`` is a (B, T) int array for "input" / layer index."""
     vals = []
     for r, size in zip(tm.reads, tm.sizes):
-        v = sources[r.source]
-        if r.lag:
-            pad = np.full((v.shape[0], min(r.lag, T)), size - 1, dtype=np.int64)
-            v = np.concatenate([pad, v[:, : max(T - r.lag, 0)]], axis=1)
-        vals.append(v)
+        vals.append(r.at_lag(sources[r.source], size))
     return tm.lookup_batch(vals)
 
 

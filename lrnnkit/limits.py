@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .errors import OVERRIDABLE, InputError, SizeLimitError
+from .errors import MESSAGE_CHARS, OVERRIDABLE, InputError, SizeLimitError
 from .fileio import read_regular
 
 __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MAX_TRANSITIONS", "INFO_MAX_STATES",
@@ -127,20 +127,6 @@ def check_int(flag: str, value: Any, lo: int, hi: int | None = None, const: str 
     return value
 
 
-def seed_arg(text: str) -> int:
-    """The argparse type of every ``--seed`` of the command line: :func:`check_int` in 0..MAX_SEED on the parsed
-    text (argparse turns the refusal into one line and exit status 2)."""
-    import argparse
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer in 0..{MAX_SEED}, got {text[:40]!r}") from None
-    try:
-        return check_int("seed", value, 0, MAX_SEED, "MAX_SEED")
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def check_number_text(s: str, what: str = "number") -> None:
     """Bound a number written as text before it is parsed: at most MAX_NUMBER_CHARS characters and a decimal
     exponent of at most MAX_DECIMAL_EXPONENT ("1e999999999" would make a 10^9-digit integer)."""
@@ -186,7 +172,7 @@ def _env_override(environ=None) -> list:
             continue
         name = key[14:]
         if not (name in __all__ and isinstance(g.get(name), int)):
-            said.append(f"lrnnkit: warning: {key} ignored: lrnnkit.limits has no limit {name!r}"[:200])
+            said.append(f"lrnnkit: warning: {key} ignored: lrnnkit.limits has no limit {name!r}"[:MESSAGE_CHARS])
         elif not (val.strip().isascii() and val.strip().isdigit() and len(val.strip()) <= 30):
             said.append(f"lrnnkit: warning: {key}={shorten(val, 30)} ignored: a limit is a non-negative integer; "
                         f"{name} stays {g[name]}")

@@ -1,4 +1,4 @@
-"""Issue 11, item 1: ``verify`` must not certify a model whose float weights, GH factors or layer kinds contradict its
+"""``verify`` must not certify a model whose float weights, GH factors or layer kinds contradict its
 exact weights; all backends execute the same (exactly rounded) weights.
 
 Each tampering of the issue is applied to a compiled group:S5 model (householder-permutation: one gh layer, 120
@@ -215,7 +215,7 @@ def test_reference_and_torch_backends_agree_on_a_tampered_file(s5_doc):
     """Same weights in every backend: on a file whose float A was tampered with, the float64 reference executor and
     the torch backend (which rounds the exact weights) give the same outputs, equal to the exact executor's."""
     from lrnnkit.executor import run_exact
-    from lrnnkit.kernels import run_model
+    from lrnnkit.layers import run_model
     doc = copy.deepcopy(s5_doc)
     _swap_rows(doc)
     _decoder_W(doc)

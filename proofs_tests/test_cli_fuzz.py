@@ -5,7 +5,7 @@ The argument vectors are drawn from the real parser (:func:`lrnnkit.cli.build_pa
 and any subset of its flags, with values from the flag's own ``choices``, integers that include the extremes
 (negative, zero, 2^63, 10^30), texts with control characters, and paths to files hypothesis writes (JSON
 automata and models, mutated from valid ones; TOML sweep specs). The CLI runs in process (``lrnnkit.cli.main``).
-Verbs whose work is long by design are left out (``demo``, ``train``, ``experiment``, ``precision impossibility``,
+Verbs whose work is long by design are left out (``demo``, ``docs``, ``train``, ``experiment``, ``precision impossibility``,
 ``theorems --check``): their limits have their own tests; numbers that set the amount of work (``--steps``,
 ``steps`` of a spec) are drawn small, except for values past the limits, which must be refused before work.
 """
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from lrnnkit.cli import build_parser, main
 
-SKIP_VERBS = {"demo", "train", "experiment"}
+SKIP_VERBS = {"demo", "docs", "train", "experiment"}
 
 
 def _verbs() -> dict:

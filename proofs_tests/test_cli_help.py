@@ -1,4 +1,4 @@
-"""The command line as a newcomer meets it (issue 11, item 9): help on every flag, --version, tables that fit a
+"""The command line as a newcomer meets it: help on every flag, --version, tables that fit a
 terminal, readable messages, escaped control characters, well-formed random words, the GH kernel factor by factor.
 
 Most checks call ``lrnnkit.cli.main`` in-process (seconds); the ones about the process itself (``--version``, the
@@ -155,7 +155,7 @@ def test_long_and_json_give_the_full_text(capsys):
 
 def test_monoid_too_large_message(monkeypatch, capsys):
     import lrnnkit.automata.info as info
-    import lrnnkit.cli as cli_module
+    import lrnnkit.cli.info as cli_module
     real = info.describe
 
     def fake(fsa, **kw):

@@ -151,7 +151,7 @@ def test_compact_readout_and_diagonal_layer():
 def test_layer_by_layer_helpers_and_chunk_gh():
     """fla_inputs / decode_fla_outputs step through a cascade by hand; lrnnkit's chunk_gh (keyword n_h, product
     layout) runs it through run_fla."""
-    from lrnnkit.kernels.gh.api import chunk_gh
+    from lrnnkit.ops.gh.api import chunk_gh
     case = ("even-pairs", None)
     _, model = _model(*case)
     exp = export_fla(model)

@@ -1,4 +1,4 @@
-"""lrnnkit.fileio: atomic writes, usual permissions, no harm to non-regular targets (issue 11, item 6)."""
+"""lrnnkit.fileio: atomic writes, usual permissions, no harm to non-regular targets."""
 import os
 import stat
 import subprocess

@@ -13,7 +13,8 @@ its own package or of an enclosing one. The showcase modules (demo, report, docg
 Packages form a DAG too, one node per top-level unit (``lrnnkit.automata``, ``lrnnkit.cli``, ... and ``lrnnkit``
 for the root package's ``__init__``), every import counted, and they respect the flow of :data:`LAYERS`. An import
 inside a function is kept only where a heavy optional dependency is the reason (:data:`LAZY_TARGETS`); no import of
-lrnnkit's own modules is guarded by ``except ImportError``, and no issue number stands in the code or the docs.
+lrnnkit's own modules is guarded by ``except ImportError``, and no issue number or history word stands anywhere in
+the tree (code, tests, benchmarks, docs).
 """
 import ast
 import os
@@ -37,6 +38,13 @@ def _modules(root: str = ROOT) -> dict:
                 rel = os.path.relpath(path, os.path.dirname(root))[:-3].replace(os.sep, ".")
                 mods[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
     return mods
+
+
+def _parsed(root: str = ROOT):
+    """(module, its ast) for every module of the package under ``root``."""
+    for mod, path in _modules(root).items():
+        with open(path, encoding="utf-8") as fh:
+            yield mod, ast.parse(fh.read(), path)
 
 
 def _package(mod: str, path: str) -> str:
@@ -103,7 +111,7 @@ def import_graph(root: str = ROOT) -> nx.DiGraph:
 def test_the_graph_sees_the_known_edges():
     G = import_graph()
     assert G.has_edge("lrnnkit.constructions.cyclic_rotation", "lrnnkit.constructions.registry")
-    assert G.has_edge("lrnnkit.cli", "lrnnkit.showcase.demo")              # a function-level import
+    assert G.has_edge("lrnnkit.cli.demo", "lrnnkit.showcase.demo")
     assert G.has_edge("lrnnkit.automata.groups", "lrnnkit.automata.embeddings")
     assert len(G) > 40
 
@@ -205,21 +213,21 @@ def test_building_the_cli_parser_imports_no_torch():
 # --------------------------------------------------------------------------- packages
 #: the flow, bottom to top: a unit may import only units of lower layers (docs/algorithms.rst)
 LAYERS = [
-    {"lrnnkit.errors", "lrnnkit.cli_format", "lrnnkit.heatmap"},
+    {"lrnnkit._version", "lrnnkit.errors", "lrnnkit.cli_format", "lrnnkit.heatmap"},
     {"lrnnkit.fileio", "lrnnkit.signals", "lrnnkit.optional", "lrnnkit.progress"},
     {"lrnnkit.limits"},
     {"lrnnkit.exact"},
     {"lrnnkit.automata"},
-    {"lrnnkit.model", "lrnnkit.strategies"},
-    {"lrnnkit.executor"},
-    {"lrnnkit.certify", "lrnnkit.kernels"},
-    {"lrnnkit.constructions", "lrnnkit.export", "lrnnkit.precision"},
-    {"lrnnkit.theorems", "lrnnkit.learn"},
+    {"lrnnkit.model"},
+    {"lrnnkit.executor", "lrnnkit.testing"},
+    {"lrnnkit.certify", "lrnnkit.ops", "lrnnkit.strategies"},
+    {"lrnnkit.constructions", "lrnnkit.export", "lrnnkit.precision", "lrnnkit.layers"},
+    {"lrnnkit.theorems", "lrnnkit.learn", "lrnnkit.kernels"},
     {"lrnnkit.sweep"},
     {"lrnnkit"},
-    {"lrnnkit.parser"},
     {"lrnnkit.showcase"},
     {"lrnnkit.cli"},
+    {"lrnnkit.parser"},
     {"lrnnkit.__main__"},
 ]
 
@@ -354,7 +362,7 @@ def test_the_listed_lazy_imports_exist():
 def test_the_heavy_reason_is_real():
     """The kernels load torch and triton at module level, the parser none of the heavy dependencies."""
     heavy = _module_level_heavy(_modules())
-    assert {"torch", "triton"} <= heavy["lrnnkit.kernels.gh.wy"]
+    assert {"torch", "triton"} <= heavy["lrnnkit.ops.gh.wy"]
     assert "torch" in heavy["lrnnkit.learn.train"]
     assert heavy["lrnnkit.automata.holonomy"] == {"networkx"}
     assert not heavy["lrnnkit.parser"] and not heavy["lrnnkit"] and not heavy["lrnnkit.cli"]
@@ -375,9 +383,7 @@ def test_a_light_lazy_import_is_caught(tmp_path):
 def _guarded_own_imports(root: str = ROOT) -> list:
     """Imports of lrnnkit's own modules inside a ``try`` whose handlers catch ImportError (or a parent of it)."""
     bad = []
-    for mod, path in _modules(root).items():
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), path)
+    for mod, tree in _parsed(root):
         for t in ast.walk(tree):
             if not isinstance(t, ast.Try):
                 continue
@@ -411,27 +417,51 @@ def test_a_guarded_import_is_caught(tmp_path):
 
 
 ISSUE_NUMBER = re.compile(r"\b[Ii]ssues? #?\d|\bissue-\d|#\d+\b(?= *\))|\(issue\b")
+#: words that tell the project's history rather than what the code does ("the fifth round", "round 3", "the lead's")
+HISTORY_WORDS = re.compile(r"\b[Rr]ound \d|\b(?:[Ff]irst|[Ss]econd|[Tt]hird|[Ff]ourth|[Ff]ifth|[Ss]ixth|[Ss]eventh|"
+                           r"[Ll]ast|[Pp]revious|[Nn]ext|[Tt]his|[Ee]arlier) round\b|\bthe lead's\b")
+#: an upstream project's bug report, cited by its number, is a reference, not one of ours
+UPSTREAM = re.compile(r"\bfla (?:issue )?#\d+")
+#: every folder and top-level file of the repository that holds code, tests, benchmarks or docs
+TREE = ("lrnnkit", "docs", "proofs_tests", "benchmarks", "examples", "README.md", "Makefile", "pyproject.toml")
+#: this file states the patterns, with examples of what they catch
+SELF = os.path.join("proofs_tests", "test_house.py")
 
 
-def _issue_numbers(tops=("lrnnkit", "docs")) -> list:
-    repo = os.path.dirname(ROOT)
+def _issue_numbers(tops=TREE, repo: str = os.path.dirname(ROOT)) -> list:
     hits = []
     for top in tops:
-        for d, dirs, files in os.walk(os.path.join(repo, top)):
+        start = os.path.join(repo, top)
+        walk = os.walk(start) if os.path.isdir(start) else [(repo, [], [top])] if os.path.exists(start) else []
+        for d, dirs, files in walk:
             dirs[:] = [x for x in dirs if not x.startswith((".", "_build", "generated", "__pycache__"))]
             for f in files:
-                if f.endswith((".py", ".rst", ".md", ".txt", ".toml")):
+                if f.endswith((".py", ".rst", ".md", ".txt", ".toml", ".json", ".sh")) or f == "Makefile":
                     path = os.path.join(d, f)
+                    if os.path.relpath(path, repo) == SELF:
+                        continue
                     with open(path, encoding="utf-8", errors="replace") as fh:
                         for i, line in enumerate(fh, 1):
-                            if ISSUE_NUMBER.search(line):
+                            if ISSUE_NUMBER.search(UPSTREAM.sub("", line)) or HISTORY_WORDS.search(line):
                                 hits.append(f"{os.path.relpath(path, repo)}:{i}: {line.strip()[:100]}")
     return hits
 
 
-def test_no_issue_numbers_in_code_or_docs():
+def test_no_issue_numbers_or_history_words_in_the_tree():
     hits = _issue_numbers()
-    assert not hits, "issue numbers (say what the code does, not which ticket asked for it):\n" + "\n".join(hits)
+    assert not hits, ("issue numbers or history words (say what the code does, not which ticket or round asked "
+                      "for it):\n" + "\n".join(hits))
+
+
+def test_an_issue_number_in_a_test_or_benchmark_is_caught(tmp_path):
+    (tmp_path / "proofs_tests").mkdir()
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "proofs_tests" / "checks.py").write_text('"""Checks (issue 11, item 2)."""\n')
+    (tmp_path / "benchmarks" / "RESULTS.md").write_text("### Kernels, fifth round\nfla issue #640 is upstream\n")
+    (tmp_path / "Makefile").write_text("# see issue 4\n")
+    hits = _issue_numbers(repo=str(tmp_path))
+    assert sorted(h.split(":")[0] for h in hits) == ["Makefile", "benchmarks/RESULTS.md", "proofs_tests/checks.py"]
+    assert all(":2:" not in h for h in hits)      # the upstream citation is no hit
 
 
 @pytest.mark.parametrize("text,found", [("see issue 13", True), ("(issue 6)", True), ("Issue 12: x", True),
@@ -439,3 +469,119 @@ def test_no_issue_numbers_in_code_or_docs():
                                         ("tissue 3", False), ("issue", False)])
 def test_the_issue_pattern(text, found):
     assert bool(ISSUE_NUMBER.search(text)) == found
+
+
+@pytest.mark.parametrize("text,found", [("the fifth round", True), ("round 3", True), ("the lead's CLI", True),
+                                        ("rounded to nearest", False), ("a round trip", False),
+                                        ("round-to-nearest", False), ("rounds each step", False)])
+def test_the_history_pattern(text, found):
+    assert bool(HISTORY_WORDS.search(text)) == found
+
+
+def test_the_version_is_written_once():
+    """The version lives in ``lrnnkit/_version.py`` (any module may read it without importing the root package);
+    the root package and pyproject.toml agree with it."""
+    import tomllib
+
+    from lrnnkit._version import __version__
+    with open(os.path.join(os.path.dirname(ROOT), "pyproject.toml"), "rb") as fh:
+        assert tomllib.load(fh)["project"]["version"] == __version__ == lrnnkit.__version__
+    assert not [f"{m}:{line}" for m, t, name, line in _imports(_modules()) if t == "lrnnkit" and name == "__version__"]
+
+
+#: the most lines a function has unless its docstring says why, in a paragraph starting "Long:"
+LONG_FUNCTION = 120
+
+
+def long_functions(root: str = ROOT) -> list:
+    bad = []
+    for mod, tree in _parsed(root):
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > LONG_FUNCTION:
+                doc = ast.get_docstring(n) or ""
+                if not any(par.strip().startswith("Long:") for par in doc.split("\n\n")):
+                    bad.append(f"{mod}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)")
+    return bad
+
+
+def test_no_long_function_without_a_reason():
+    bad = long_functions()
+    assert not bad, f"functions over {LONG_FUNCTION} lines with no 'Long:' reason in the docstring:\n" + "\n".join(bad)
+
+
+def test_a_long_function_is_caught(tmp_path):
+    pkg = tmp_path / "lrnnkit"
+    pkg.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONG_FUNCTION))
+    (pkg / "__init__.py").write_text(f"def f():\n{body}\n\ndef g():\n    '''Why.\n\n    Long: a reason.'''\n{body}")
+    assert long_functions(str(pkg)) == [f"lrnnkit:1 f ({LONG_FUNCTION + 1} lines)"]
+
+
+# --------------------------------------------------------------------------- one home per kind of code
+def argparse_outside_the_cli(root: str = ROOT) -> list:
+    """Modules outside ``lrnnkit.cli`` that import argparse or build a parser (``add_argument``, ``add_parser``)."""
+    bad = []
+    for mod, tree in _parsed(root):
+        if mod == "lrnnkit.cli" or mod.startswith("lrnnkit.cli."):
+            continue
+        for n in ast.walk(tree):
+            hit = (isinstance(n, ast.Import) and any(a.name == "argparse" for a in n.names)) \
+                or (isinstance(n, ast.ImportFrom) and n.module == "argparse") \
+                or (isinstance(n, ast.Attribute) and n.attr in ("add_argument", "add_parser", "add_subparsers"))
+            if hit:
+                bad.append(f"{mod}:{n.lineno}")
+                break
+    return bad
+
+
+def test_argparse_only_in_the_cli():
+    bad = argparse_outside_the_cli()
+    assert not bad, "command-line code outside lrnnkit/cli/ (one module per verb there):\n" + "\n".join(bad)
+
+
+def test_argparse_outside_the_cli_is_caught(tmp_path):
+    pkg = tmp_path / "lrnnkit"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "__init__.py").write_text("import argparse\n")
+    (pkg / "lib.py").write_text("def add(sub):\n    sub.add_parser('x')\n")
+    assert argparse_outside_the_cli(str(pkg)) == ["lrnnkit.lib:2"]
+
+
+#: the networks assembled from layers, which stay with the learning code (their layers live in lrnnkit.layers)
+NETWORKS = {"lrnnkit.learn.models": {"SequenceModel"}, "lrnnkit.learn.init_from_model": {"ConstructionLRNN"}}
+
+
+def homes_broken(root: str = ROOT, networks: dict = NETWORKS) -> list:
+    """Kernels (``@triton.jit`` functions) outside ``lrnnkit.ops``, and ``torch.nn.Module`` classes outside
+    ``lrnnkit.layers`` (subclasses of ``nn.Module`` / ``torch.nn.X`` / a layer), save the listed networks."""
+    bad = []
+    for mod, tree in _parsed(root):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef) and not (mod == "lrnnkit.ops" or mod.startswith("lrnnkit.ops.")):
+                if any("triton.jit" in ast.unparse(d) for d in n.decorator_list):
+                    bad.append(f"{mod}:{n.lineno} kernel {n.name} outside lrnnkit/ops/")
+            if isinstance(n, ast.ClassDef) and not (mod == "lrnnkit.layers" or mod.startswith("lrnnkit.layers.")):
+                bases = [ast.unparse(b) for b in n.bases]
+                if any(b in ("nn.Module", "torch.nn.Module") or b.startswith(("nn.", "torch.nn.")) and
+                       not b.startswith(("torch.nn.functional", "nn.functional")) for b in bases) \
+                        and n.name not in networks.get(mod, ()):
+                    bad.append(f"{mod}:{n.lineno} layer {n.name} outside lrnnkit/layers/")
+    return bad
+
+
+def test_kernels_in_ops_and_layers_in_layers():
+    bad = homes_broken()
+    assert not bad, "one home per kind of code (kernels: lrnnkit/ops/, nn.Module layers: lrnnkit/layers/):\n" + \
+        "\n".join(bad)
+
+
+def test_a_kernel_or_layer_out_of_its_home_is_caught(tmp_path):
+    pkg = tmp_path / "lrnnkit"
+    (pkg / "ops").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops" / "__init__.py").write_text("import triton\n\n@triton.jit\ndef k(x):\n    pass\n")
+    (pkg / "learn.py").write_text("import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    pass\n\n"
+                                  "class Mixer(torch.nn.Module):\n    pass\n\n@triton.jit\ndef k2(x):\n    pass\n")
+    assert sorted(homes_broken(str(pkg), {"lrnnkit.learn": {"Net"}})) == [
+        "lrnnkit.learn:11 kernel k2 outside lrnnkit/ops/", "lrnnkit.learn:7 layer Mixer outside lrnnkit/layers/"]

@@ -1,7 +1,7 @@
 """The layout of the test suite: it mirrors the package, so that a module's tests are found by its name.
 
 The rule. The tests of ``lrnnkit/<package>/<module>.py`` live in ``proofs_tests/<package>/test_<module>.py``;
-top-level modules stay at the top (``lrnnkit/cli.py`` -> ``proofs_tests/test_cli.py``) and nested packages nest
+top-level modules stay at the top (``lrnnkit/certify.py`` -> ``proofs_tests/test_certify.py``) and nested packages nest
 (``lrnnkit/kernels/gh/wy.py`` -> ``proofs_tests/kernels/gh/test_wy.py``). The name after ``test_`` is
 
 * a module of the folder's package, alone or followed by an aspect (``test_cli_fuzz.py``,

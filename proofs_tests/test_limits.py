@@ -1,4 +1,4 @@
-"""Issue 11, items 3, 5, 6, 7: every input bounded (limits in numbers, checked before the work), no traceback without
+"""Every input bounded (limits in numbers, checked before the work), no traceback without
 ``--debug``, safe ``-o``, ``precision collapse`` flags.
 
 Most cases run the CLI in process (``lrnnkit.cli.main``: the same code path as the console script, minus the
@@ -70,7 +70,7 @@ def test_size_limits_are_stated_in_numbers(capsys, argv, needle):
                                   ["train", "parity", "--layer", "diagonal", "--seed"]])
 def test_every_seed_of_the_cli_is_checked_when_parsed(capsys, parity_model, argv):
     """Found by the CLI fuzz test: ``precision cast`` / ``precision collapse --seed -1`` reached numpy's seeding (an
-    internal error). Every ``--seed`` is one argparse type (:func:`lrnnkit.limits.seed_arg`): 0..MAX_SEED."""
+    internal error). Every ``--seed`` is one argparse type (:func:`lrnnkit.cli._common.seed_arg`): 0..MAX_SEED."""
     argv = [str(parity_model) if x == "MODEL" else x for x in argv]
     for bad, needle in (("-1", "got -1"), (str(2 ** 63), "lrnnkit.limits.MAX_SEED"), ("x", "expected an integer")):
         rc, _, err = cli(capsys, *argv, bad)

@@ -364,7 +364,7 @@ def test_export_token_tensor_bound(capsys, parity_model, tmp_path, monkeypatch):
     ('source = ["parity"]\nformat = ["bf16"]\nsteps = [300000000]', "COLLAPSE_MAX_STEPS"),
     ('source = ["parity"]\nformat = ["bf16"]\nsteps = [1000000000000]', "COLLAPSE_MAX_STEPS"),
     ('source = ["parity"]\nformat = ["bf16"]\nperiod_cap = [10000000000]', "COLLAPSE_MAX_STEPS"),
-    ('source = ["parity"]\nformat = ["bf16"]\nreplicate = [-1]', "'replicate' must be an integer >= 0"),
+    ('source = ["parity"]\nformat = ["bf16"]\nreplicate = [-1]', "'replicate' must be >= 0"),
     ('source = ["counter:5000"]\nformat = ["bf16"]', "COMPILE_MAX_STATES"),
     ('source = ["group:S6xZ2"]\nformat = ["bf16"]', "above the cap of 1000"),
     ('source = ["regex:a{999}"]\nformat = ["bf16"]', "MAX_REGEX_SIZE"),

@@ -36,7 +36,7 @@ import unicodedata
 
 import numpy as np
 
-from ..errors import InputError, SizeLimitError
+from ..errors import MESSAGE_CHARS, InputError, SizeLimitError
 from ..limits import shorten
 from .fsa import FSA
 from .. import limits
@@ -268,11 +268,11 @@ def _regex_problem(pattern: str, exc: Exception) -> str:
     except re.error as err:
         return f"{err.msg}" + (f" at position {err.pos}" if err.pos is not None else "")
     except (RecursionError, OverflowError, ValueError) as err:
-        return f"{type(err).__name__}: {err}"[:200]
+        return f"{type(err).__name__}: {err}"[:MESSAGE_CHARS]
     detail = str(exc).strip()
     if not detail or "FSM" in detail:
         return f"a construct lrnnkit's regex dialect does not read ({type(exc).__name__})"
-    return f"{detail} (not supported by lrnnkit's regex dialect)"[:200]
+    return f"{detail} (not supported by lrnnkit's regex dialect)"[:MESSAGE_CHARS]
 
 
 def _refuse_lookarounds(pattern: str) -> None:

@@ -32,6 +32,18 @@ def _fail(msg: str) -> None:
     raise InputError(msg)
 
 
+def _per_state(values, what: str, n: int) -> tuple | None:
+    """One name per state (output labels, state names) as strings, each within the name limits; None stays None."""
+    if values is None:
+        return None
+    values = tuple(str(x) for x in values)
+    for x in values:
+        limits.check_name(x, what)
+    if len(values) != n:
+        _fail(f"{len(values)} {what}s given for {n} states")
+    return values
+
+
 @dataclass(frozen=True, eq=False)
 class FSA:
     """A complete deterministic finite automaton with per-state output labels.
@@ -120,20 +132,8 @@ class FSA:
             bad = sorted(q for q in acc if not 0 <= q < n)
             if bad:
                 _fail(f"accepting states {bad} out of range 0..{n - 1}")
-        labels = self.labels
-        if labels is not None:
-            labels = tuple(str(x) for x in labels)
-            for x in labels:
-                limits.check_name(x, "output label")
-            if len(labels) != n:
-                _fail(f"{len(labels)} output labels given for {n} states")
-        names = self.state_names
-        if names is not None:
-            names = tuple(str(x) for x in names)
-            for x in names:
-                limits.check_name(x, "state name")
-            if len(names) != n:
-                _fail(f"{len(names)} state names given for {n} states")
+        labels = _per_state(self.labels, "output label", n)
+        names = _per_state(self.state_names, "state name", n)
         object.__setattr__(self, "alphabet", alphabet)
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "start", int(self.start))

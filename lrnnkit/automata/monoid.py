@@ -121,9 +121,6 @@ class TransformationMonoid:
             i = int(self.parent[i])
         return out[::-1]
 
-    def word_length(self, i: int) -> int:
-        return len(self.word(i))
-
     def act(self, i: int, word: Sequence[int]) -> int:
         """Index of ``elements[i] . w`` (follows the Cayley graph)."""
         for a in word:

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 
 __all__ = ["split_word", "index_words"]
 
@@ -47,7 +47,7 @@ def index_words(words, n_letters: int, where: str = "words"):
         arr = arr.astype(np.int64)    # Python ints too large for int64 fail the range check below
     if arr.size and (arr.dtype.kind not in "iu"):
         raise InputError(f"{where}: symbol indices must be integers, got {arr.dtype} values such as "
-                         f"{arr.flat[0]!r}"[:200])
+                         f"{arr.flat[0]!r}"[:MESSAGE_CHARS])
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:

@@ -157,8 +157,6 @@ def build(fsa, **options) -> Model:
     labels = S.output_labels(fsa)
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, table, G.order, len(labels)), labels,
                  name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "004", "statement": "Proposition (abelian groups)",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"exponent": E, "block_sizes": sizes})
 
 

@@ -44,9 +44,7 @@ def build(fsa, **options) -> Model:
     labels = S.output_labels(fsa)
     table = [S.output_index(fsa, q) for q in range(n)]
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, table, n, len(labels)), labels,
-                 name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "004", "statement": "Appendix (simulating any FSM)",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()})
+                 name=f"{NAME}({fsa.name})")
 
 
 register(Construction(

@@ -141,8 +141,6 @@ def build(fsa, H: int = 16, seed: int = 0, train_len: int = 8, readout: str = "s
     labels = S.output_labels(fsa)
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, table, 2, len(labels)), labels,
                  name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "004", "statement": "Proposition (fixed parity)",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"H": H, "seed": seed, "train_len": train_len, "readout": readout, "checked": "statistically, not certified"})
 
 

@@ -88,8 +88,6 @@ def build(fsa, p: float = 1.2, **options) -> Model:
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, [S.output_index(fsa, q) for q in range(n)],
                                                                    n, len(labels)), labels,
                  name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "002", "statement": "Section 3.3, eqs. (5)-(6)",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"p": p, "blocks": 1, "block_size": n})
 
 

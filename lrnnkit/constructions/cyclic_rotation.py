@@ -84,8 +84,6 @@ def build(fsa, **options) -> Model:
     labels = S.output_labels(fsa)
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, table, m, len(labels)), labels,
                  name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "000", "statement": "Theorem 3 (Z_m case), Section 4.2",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"group_order": m, "exponents": exps})
 
 

@@ -54,7 +54,6 @@ def build_symmetric(fsa, **options) -> Model:
         new.append(Transition.from_factors(facs, n))
     L.transitions = new
     model.name = f"{SYM}({fsa.name})"
-    model.provenance.update({"construction": SYM, "paper": "001", "statement": "Section 3 (S_n with n_h = n - 1)"})
     model.notes["n_h"] = nh
     return model
 
@@ -256,8 +255,6 @@ def build_rotation(fsa, **options) -> Model:
     labels = S.output_labels(fsa)
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, table, G.order, len(labels)), labels,
                  name=f"{ROT}({fsa.name})",
-                 provenance={"construction": ROT, "paper": "001", "statement": "Section 5.1 (S_4, A_5 with n_h = 2)",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"group_order": G.order})
 
 

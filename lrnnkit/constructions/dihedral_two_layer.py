@@ -160,8 +160,6 @@ def _build(fsa, corrected: bool, options) -> Model:
             table.append(S.output_index(fsa, states[int(elems[el][q0])]))
     readout = TableMap([Read(1, 0), Read(0, 0)], [2 * m, 4], np.array(table), len(labels))
     return Model(list(fsa.alphabet), [L1, L2], readout, labels, name=f"{name}({fsa.name})",
-                 provenance={"construction": name, "paper": "001", "statement": "Theorem 1",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"m": m, "angles": "corrected (reflection letters use the opposite parity)" if corrected
                         else "as printed"})
 

@@ -375,7 +375,10 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool =
     depth, SgpDec) or "class" (one level per class of images). ``depth_rule``: "sgpdec" (SgpDec >= 0.9.8's
     direct depth, the default) or "sgpdec-0.9.7" (heights), see lrnnkit.automata.holonomy. ``token_shift=False``
     builds the printed wiring (000, C.4: lower layers read the NEW states above; not a correct cascade in
-    general)."""
+    general).
+
+    Long: the cascade's layers are wired level by level over tables the levels share (codes, keys, the readout);
+    one pass top to bottom keeps the wiring of 000, C.4 readable in the order the paper states it."""
     if options:
         raise InputError(f"{NAME}: unknown option(s) {sorted(options)} "
                          "(options: split, token_shift, refine, max_codes, depth_rule)")
@@ -387,8 +390,6 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool =
     labels = list(fsa.output_alphabet)
     lab_index = {s: i for i, s in enumerate(labels)}
     name = PRINTED if not token_shift else NAME
-    prov = {"construction": name, "paper": "000", "statement": "Theorem 4", "automaton": fsa.to_dict(),
-            "automaton_hash": fsa.content_hash()}
     k = fsa.n_letters
     h = hd.n_levels
     if h == 0:   # one state: a constant automaton
@@ -397,7 +398,7 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool =
                       Decoder.nearest([[Fraction(1)]], ["q0"]), [Fraction(1)], symbol_names=["identity"],
                       coords=["the only state"], name="trivial level")
         readout = TableMap([Read(0, 0)], [1], [lab_index[fsa.outputs[0]]], len(labels))
-        return Model(list(fsa.alphabet), [layer], readout, labels, name=f"{name}({fsa.name})", provenance=prov,
+        return Model(list(fsa.alphabet), [layer], readout, labels, name=f"{name}({fsa.name})",
                      notes={"levels": 0, "level_sizes": []})
     cas = cascade_table(fsa, hd, max_codes=max_codes)
     codes, keys = cas["codes"], cas["keys"]
@@ -525,7 +526,7 @@ def build(fsa, split: str = "depth", *, token_shift: bool = True, refine: bool =
              "refined_levels": {str(l_ + 1): v for l_, v in refined_levels.items()},
              "reachable_codes": len(codes), "images": len(hd.sets),
              "holonomy": hd.summary()}
-    return Model(list(fsa.alphabet), layers, readout, labels, name=f"{name}({fsa.name})", provenance=prov,
+    return Model(list(fsa.alphabet), layers, readout, labels, name=f"{name}({fsa.name})",
                  notes=notes)
 
 

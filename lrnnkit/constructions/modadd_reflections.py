@@ -71,8 +71,6 @@ def build(fsa, **options) -> Model:
     table = [S.output_index(fsa, states[powers[j % m]]) for j in range(2 * m)]
     readout = TableMap([Read(1, 0)], [2 * m], np.array(table), len(labels))
     return Model(list(fsa.alphabet), [L1, L2], readout, labels, name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "000", "statement": "Theorem 6",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"m": m, "exponents": exps})
 
 

@@ -61,11 +61,8 @@ def _build(fsa, name: str, affine: bool, options) -> Model:
     layer = Layer("gh", 1, trans, np.array([float(H0[0])]), S.input_identity(fsa), dec, H0,
                   symbol_names=list(fsa.alphabet), coords=["parity" if affine else "sign"], name=name)
     labels = S.output_labels(fsa)
-    stmt = "Section 4.1, eq. (3)" if affine else "Theorem 3 (m = 2 case)"
     return Model(list(fsa.alphabet), [layer], S.readout_from_layer(0, table, 2, len(labels)), labels,
-                 name=f"{name}({fsa.name})",
-                 provenance={"construction": name, "paper": "000", "statement": stmt,
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()})
+                 name=f"{name}({fsa.name})")
 
 
 def build_sign(fsa, **options) -> Model:

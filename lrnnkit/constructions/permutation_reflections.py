@@ -221,8 +221,6 @@ def build(fsa, representation=None, **options) -> Model:
     labels = S.output_labels(fsa)
     readout = S.readout_from_layer(0, table, G.order, len(labels))
     return Model(list(fsa.alphabet), [layer], readout, labels, name=f"{NAME}({fsa.name})",
-                 provenance={"construction": NAME, "paper": "000", "statement": "Theorem 3",
-                             "automaton": fsa.to_dict(), "automaton_hash": fsa.content_hash()},
                  notes={"group_order": G.order, "representation_degree": n})
 
 

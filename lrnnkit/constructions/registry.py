@@ -27,6 +27,7 @@ with a cost formula applies. Variants that reproduce a paper as printed (``varia
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -106,9 +107,27 @@ class Construction:
                 "variant_of": self.variant_of, "notes": self.notes}
 
 
+def provenance(c: Construction, fsa) -> dict:
+    """What a model built by ``c`` records of where it comes from: the construction, its paper and statement, the
+    automaton (``FSA.to_dict``) and its content hash (``lrnnkit verify`` certifies against that automaton)."""
+    return {"construction": c.name, "paper": c.paper, "statement": c.statement, "automaton": fsa.to_dict(),
+            "automaton_hash": fsa.content_hash()}
+
+
 def register(c: Construction) -> Construction:
+    """Add ``c`` to the catalogue; its ``build`` then stamps :func:`provenance` on every model it returns (a
+    construction's own build writes none: the registry knows the construction, the automaton is the argument)."""
     if c.name in _REGISTRY and _REGISTRY[c.name] is not c:
         raise ValueError(f"construction {c.name!r} registered twice")
+    if c.name not in _REGISTRY:
+        build = c.build
+
+        @functools.wraps(build)
+        def stamped(fsa, **options):
+            model = build(fsa, **options)
+            model.provenance = {**model.provenance, **provenance(c, fsa)}
+            return model
+        c.build = stamped
     _REGISTRY[c.name] = c
     return c
 
@@ -202,11 +221,4 @@ def compile(fsa, construction: str | None = None, **options):
             raise InputError(f"construction {construction!r} does not apply to {fsa.name or 'this automaton'}: {why}")
     else:
         c = choose(fsa)
-    model = c.build(fsa, **options)
-    prov = model.provenance
-    prov.setdefault("construction", c.name)
-    prov.setdefault("paper", c.paper)
-    prov.setdefault("statement", c.statement)
-    prov.setdefault("automaton", fsa.to_dict())
-    prov.setdefault("automaton_hash", fsa.content_hash())
-    return model
+    return c.build(fsa, **options)

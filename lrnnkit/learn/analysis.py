@@ -121,15 +121,6 @@ def key_pca(keys, *, per_factor: bool = False) -> dict:
             "components_95_max": max(d["components_95"] for d in heads)}
 
 
-def _by_letter(mats: np.ndarray, tokens: np.ndarray, names: Sequence[str], **kw) -> dict:
-    out = {}
-    for a, name in enumerate(names):
-        sel = mats[tokens == a]
-        if sel.size:
-            out[name] = spectrum_summary(sel, **kw)
-    return out
-
-
 def analyze(model, words, *, letters: Sequence[str] | None = None, pad_id: int | None = None,
             device="cpu") -> dict:
     """Read a trained :class:`~lrnnkit.learn.models.SequenceModel` on ``words`` ((B, T) token ids).

@@ -13,7 +13,7 @@ The papers' protocols train several seeds and learning rates per configuration (
   (``x_r W_r^T + b_r``); the embedding is one lookup in the R tables laid end to end; a depthwise short convolution
   runs once on the R runs' channels side by side (R C channels, run r's taps on its own C); RMSNorm normalises
   each row and multiplies by its run's weight. The recurrence sees the run axis folded into its batch axis
-  (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.kernels.gh.api.chunk_gh` the
+  (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.ops.gh.api.chunk_gh` the
   layer calls, Triton on CUDA, the chunk equations in torch on the CPU) and the diagonal scan
   (:func:`~lrnnkit.learn.models.affine_scan`, 000 eq. 1 with ``A = Diag(s(x))``; for 002's block-diagonal layer
   its matrix form) take per-token inputs only, which
@@ -69,7 +69,8 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .evaluate import eigenvalue_summary, evaluate
-from .models import SequenceModel, _pnorm_columns, affine_scan
+from ..layers.mixers import _pnorm_columns, affine_scan
+from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
@@ -136,9 +137,9 @@ def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 
 def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """:class:`~lrnnkit.kernels.short_conv.ShortConvolution` (SiLU, no bias) with run r's taps on run r's rows:
+    """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (SiLU, no bias) with run r's taps on run r's rows:
     the R runs' channels side by side, (R, B, T, C) -> (B, T, R C), one depthwise convolution, and back."""
-    from ..kernels.short_conv import causal_conv_torch, causal_conv_triton
+    from ..ops.short_conv import causal_conv_torch, causal_conv_triton
     R, B, T, C = x.shape
     xs = x.permute(1, 2, 0, 3).reshape(B, T, R * C)
     fn = causal_conv_triton if x.is_cuda and x.dtype != torch.float64 else causal_conv_torch
@@ -248,11 +249,11 @@ class BatchedSequenceModel(torch.nn.Module):
         return _lin(h.to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _gh(self, x, P):
-        """:class:`lrnnkit.kernels.DeltaProductLayer` (001: ``S <- (I - beta k k^T) S + beta k v^T`` per
+        """:class:`lrnnkit.layers.DeltaProductLayer` (001: ``S <- (I - beta k k^T) S + beta k v^T`` per
         Householder factor, 000's eigenvalue range through beta) per run, the chunk kernel over R B sequences."""
-        from ..kernels.gh.api import chunk_gh
-        from ..kernels.l2norm import l2norm
-        from ..kernels.norm import rms_norm
+        from ..ops.gh.api import chunk_gh
+        from ..ops.l2norm import l2norm
+        from ..ops.norm import rms_norm
         g_ = self.gh
         R, B, T, _ = x.shape
         H, Hv, K, V, n = g_["H"], g_["Hv"], g_["K"], g_["V"], g_["n"]

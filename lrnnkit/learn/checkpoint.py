@@ -55,7 +55,8 @@ import subprocess
 import numpy as np
 import torch
 
-from ..errors import InputError, SizeLimitError
+from .._version import __version__
+from ..errors import MESSAGE_CHARS, InputError, SizeLimitError
 from .. import limits
 from ..signals import deferred
 from .tasks import make_task
@@ -114,7 +115,6 @@ def code_id() -> dict:
     runs from a git checkout (git missing, slow or failing leaves them out). Computed once per process."""
     global _code
     if _code is None:
-        from .. import __version__
         code = {"lrnnkit": str(__version__)[:_SHORT]}
         try:
             code["source"] = _source_hash()
@@ -363,26 +363,26 @@ def _check_groups(groups, where: str) -> None:
             raise InputError(f"{w}: 'params' must list parameter indices")
         for k in ("lr", "eps", "weight_decay"):
             if not _num(g.get(k)) or g[k] < 0:
-                raise InputError(f"{w}: {k!r} must be a finite number >= 0, got {g.get(k)!r}"[:200])
+                raise InputError(f"{w}: {k!r} must be a finite number >= 0, got {g.get(k)!r}"[:MESSAGE_CHARS])
         b = g.get("betas")
         if not (isinstance(b, list) and len(b) == 2 and all(_num(x) and 0 <= x < 1 for x in b)):
-            raise InputError(f"{w}: 'betas' must be two numbers in [0, 1), got {b!r}"[:200])
+            raise InputError(f"{w}: 'betas' must be two numbers in [0, 1), got {b!r}"[:MESSAGE_CHARS])
         for k, v in g.items():
             if k == "params" or v is None or isinstance(v, bool) or _num(v) or (
                     isinstance(v, list) and len(v) <= 8 and all(_num(x) for x in v)):
                 continue
-            raise InputError(f"{w}: {k!r} must be a number, a list of numbers, true, false or null, got {v!r}"[:200])
+            raise InputError(f"{w}: {k!r} must be a number, a list of numbers, true, false or null, got {v!r}"[:MESSAGE_CHARS])
 
 
 def _check_code(doc: dict, where: str) -> None:
     if "torch" in doc and not (isinstance(doc["torch"], str) and len(doc["torch"]) <= _SHORT):
-        raise InputError(f"{where}: 'torch' must be a version string, got {doc['torch']!r}"[:200])
+        raise InputError(f"{where}: 'torch' must be a version string, got {doc['torch']!r}"[:MESSAGE_CHARS])
     code = doc.get("code", {})
     if not isinstance(code, dict) or len(code) > 8 or not all(
             isinstance(k, str) and _CODE_KEY_RE.fullmatch(k)
             and (isinstance(v, bool) or (isinstance(v, str) and len(v) <= _SHORT)) for k, v in code.items()):
         raise InputError(f"{where}: 'code' must be a table of at most 8 short strings and booleans, "
-                         f"got {code!r}"[:200])
+                         f"got {code!r}"[:MESSAGE_CHARS])
 
 
 def _check_inputs(inputs, where: str) -> None:
@@ -390,7 +390,7 @@ def _check_inputs(inputs, where: str) -> None:
             isinstance(k, str) and 0 < len(k) <= _MAX_PATH and os.path.isabs(k)
             and isinstance(v, str) and re.fullmatch(r"[0-9a-f]{64}", v) for k, v in inputs.items()):
         raise InputError(f"{where}: 'inputs' must be a table of at most {_MAX_INPUTS} absolute paths to SHA-256 "
-                         f"hex digests, got {inputs!r}"[:200])
+                         f"hex digests, got {inputs!r}"[:MESSAGE_CHARS])
 
 
 def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
@@ -414,7 +414,7 @@ def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
     if missing or extra:
         raise InputError(f"{where}: " + "; ".join(
             ([f"missing key(s) {', '.join(missing)}"] if missing else [])
-            + ([f"unknown key(s) {', '.join(map(repr, extra))}"[:200]] if extra else [])))
+            + ([f"unknown key(s) {', '.join(map(repr, extra))}"[:MESSAGE_CHARS]] if extra else [])))
     if not isinstance(doc["config"], dict):
         raise InputError(f"{where}: 'config' must be a table")
     try:
@@ -424,9 +424,9 @@ def read(path: str, parse_config, tensor_bytes: int | None = None) -> tuple:
     step = doc["step"]
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= cfg.steps:
         raise InputError(f"{where}: 'step' must be an integer in 0..{cfg.steps} (the config's steps), "
-                         f"got {step!r}"[:200])
+                         f"got {step!r}"[:MESSAGE_CHARS])
     if not _num(doc["elapsed"]) or doc["elapsed"] < 0:
-        raise InputError(f"{where}: 'elapsed' must be a number of seconds >= 0, got {doc['elapsed']!r}"[:200])
+        raise InputError(f"{where}: 'elapsed' must be a number of seconds >= 0, got {doc['elapsed']!r}"[:MESSAGE_CHARS])
     _check_rng(doc["rng"], where)
     _check_groups(doc["param_groups"], where)
     if doc["model_config"] is not None and not isinstance(doc["model_config"], dict):
@@ -500,7 +500,7 @@ def restore(doc: dict, tensors: dict, model, opt, device, where: str = "checkpoi
     try:
         model.load_state_dict(sd, strict=True)
     except (RuntimeError, ValueError, KeyError) as exc:
-        raise InputError(f"{where}: its tensors do not fit the model: {str(exc).splitlines()[0][:200]}") from None
+        raise InputError(f"{where}: its tensors do not fit the model: {str(exc).splitlines()[0][:MESSAGE_CHARS]}") from None
     if opt is None:
         return
     live = opt.state_dict()
@@ -529,4 +529,4 @@ def restore(doc: dict, tensors: dict, model, opt, device, where: str = "checkpoi
     try:
         opt.load_state_dict({"state": state, "param_groups": new_groups})
     except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"{where}: cannot restore the optimizer: {str(exc).splitlines()[0][:200]}") from None
+        raise InputError(f"{where}: cannot restore the optimizer: {str(exc).splitlines()[0][:MESSAGE_CHARS]}") from None

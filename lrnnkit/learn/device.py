@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 
-__all__ = ["check_device", "require_device", "device_arg"]
+__all__ = ["check_device", "require_device"]
 
 _DEVICE = re.compile(r"cpu|cuda(:\d{1,4})?")
 
@@ -17,7 +17,7 @@ def check_device(name, what: str = "device") -> str:
     Whether CUDA (and device N) is there is asked only for a CUDA name, when it is used
     (:func:`require_device`)."""
     if not isinstance(name, str) or not _DEVICE.fullmatch(name):
-        raise InputError(f"{what} must be cpu, cuda or cuda:N, got {name!r}"[:200])
+        raise InputError(f"{what} must be cpu, cuda or cuda:N, got {name!r}"[:MESSAGE_CHARS])
     return name
 
 
@@ -33,13 +33,3 @@ def require_device(name: str, what: str = "device") -> str:
         if idx >= torch.cuda.device_count():
             raise InputError(f"{what} {name!r} requested but there are {torch.cuda.device_count()} CUDA devices")
     return name
-
-
-def device_arg(text: str) -> str:
-    """The argparse type of every ``--device``: :func:`check_device` (argparse turns the refusal into one line and
-    exit status 2)."""
-    import argparse
-    try:
-        return check_device(text, "--device")
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None

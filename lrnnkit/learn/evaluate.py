@@ -16,7 +16,6 @@ real part below ``-1e-3``, the tolerance so that fp32 round-off of an eigenvalue
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ..errors import InputError
@@ -109,11 +108,3 @@ def plot_accuracy(curves: dict, path: str, *, train_len: int | None = None, titl
     fig.savefig(buf, format=fmt, dpi=120)
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
-
-
-def _np_default(o):   # JSON helper for numpy scalars
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    raise TypeError(type(o).__name__)

@@ -3,12 +3,12 @@
 
 The fixed-point layer enters :class:`~lrnnkit.learn.models.SequenceModel` as ``layer="fixed-point"`` with
 ``n_h = r`` reflections, ``block_size = N`` rows of the matrix state (1: the vector state of eq. 4) and
-``eig_range = (-1, 1)`` for the paper's ``0 < alpha < 1`` (:class:`lrnnkit.kernels.fixed_point.FixedPointMixer`);
+``eig_range = (-1, 1)`` for the paper's ``0 < alpha < 1`` (:class:`lrnnkit.layers.fixed_point.FixedPointMixer`);
 the paper's settings otherwise (Bedouin's matrix state with the Delta normalisation, at most 16 iterations in
 training as in Fig. 3 and 100 at evaluation, tol 0.1, every previous-output dependence, no short convolution).
 Here N = 4 for state tracking (the dense transitions that the eigenvalue summary decomposes are N d x N d) and
 N = 8 for copying and arithmetic. Not expressible through a training config: other training caps and the
-Gamma(4, 1) cap of Fig. 1 (options of :class:`~lrnnkit.kernels.fixed_point.FixedPointLayer`).
+Gamma(4, 1) cap of Fig. 1 (options of :class:`~lrnnkit.layers.fixed_point.FixedPointLayer`).
 
 Scales as the other papers' experiments: ``tiny`` (CPU, seconds; no claim of 003 shows at this size, the runs
 check the plumbing and the iteration counts), ``small`` (one GPU, minutes), ``paper`` (003 App. E.2 and the

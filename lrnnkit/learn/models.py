@@ -5,7 +5,7 @@ final norm -> linear head. The mixer (``layer=``) is one of
 
 * ``"diagonal"``: Mamba-style ``A(x) = Diag(s(x))`` with ``s = exp(-softplus(dt(x)) exp(w))`` in (0, 1), or
   ``Diag(2 s(x) - 1)`` in (-1, 1) (000, Table 2); ``B(x) = W_b x``; output ``W_o (h * silu(W_z x))``.
-* ``"deltanet"`` / ``"deltaproduct"`` (001): the public layer :class:`lrnnkit.kernels.DeltaProductLayer` (fla's
+* ``"deltanet"`` / ``"deltaproduct"`` (001): the public layer :class:`lrnnkit.layers.DeltaProductLayer` (fla's
   ``GatedDeltaProduct``, expand_v = 1): per head ``A(x) = G_{n_h} ... G_1`` with ``G_j = I - beta_j k_j k_j^T``,
   unit keys, ``beta = sigmoid`` ([0, 1]) or ``2 sigmoid`` ([-1, 1]); ``B(x) = sum_j beta_j k_j v_j^T`` (threaded
   through the factors); output ``RMSNorm(S^T q / sqrt(K)) * silu(W_g x)`` per head (``output_gate=False`` drops
@@ -19,221 +19,26 @@ final norm -> linear head. The mixer (``layer=``) is one of
   invariance). Unconstrained spectrum (``eig_range`` does not apply).
 
 Non-GH mixers run a log-depth (Hillis-Steele) scan of the affine maps ``h -> A h + b`` in torch, differentiable;
-``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.kernels.diagonal.naive`, ...),
+``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.ops.diagonal.naive`, ...),
 which the tests use as the oracle for values and gradients.
+
+The mixers and the MLP block are layers (:mod:`lrnnkit.layers.mixers`, chosen from its table ``MIXERS``); this
+module assembles the network.
 
 :meth:`SequenceModel.transition_matrices` returns, per layer, the per-token transition matrices ``A(x_t)`` as a
 tensor (B, T, H, n, n): H heads of n x n (diagonal: D heads of 1 x 1; block-diagonal: h blocks of b x b).
 """
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from ..errors import InputError
-from ..kernels.delta_product import DeltaProductLayer
-from ..kernels.short_conv import ShortConvolution
+from ..layers.mixers import MLP, affine_scan, build_mixer, gh_layer, parse_eig_range
 
 __all__ = ["SequenceModel", "LAYER_KINDS", "affine_scan", "parse_eig_range", "gh_layer"]
 
 from .kinds import LAYER_KINDS  # noqa: E402  (torch-free, for the CLI)
-
-
-def parse_eig_range(r) -> tuple:
-    """``(0, 1)`` / ``(-1, 1)`` from a tuple or a string ``"0,1"`` / ``"-1,1"``."""
-    if isinstance(r, str):
-        try:
-            r = tuple(float(x) for x in r.split(","))
-        except ValueError:
-            raise InputError(f"bad eigenvalue range {r!r}: expected 0,1 or -1,1") from None
-    r = tuple(float(x) for x in r)
-    if r not in ((0.0, 1.0), (-1.0, 1.0)):
-        raise InputError(f"eigenvalue range must be 0,1 or -1,1, got {r!r}")
-    return r
-
-
-# ------------------------------------------------------------------------------------------------ scans
-def affine_scan(a: torch.Tensor, b: torch.Tensor, matrix: bool = False) -> torch.Tensor:
-    """All states of ``h_t = a_t h_{t-1} + b_t`` (``h_0 = 0``) along dim 1 by a Hillis-Steele doubling scan.
-
-    ``matrix=False``: elementwise ``a, b`` (B, T, ...). ``matrix=True``: ``a`` (B, T, N, n, n), ``b`` (B, T, N, n).
-    Composition of affine maps (first earlier, then later): ``(a2, b2) o (a1, b1) = (a2 a1, a2 b1 + b2)``; after
-    the step with stride s, position t holds the composition of the maps t-2s+1 .. t. ``ceil(log2 T)`` steps of
-    batched torch ops, differentiable by autograd (a hand-written scan: the kernels' Triton scans have no backward).
-    """
-    T = a.shape[1]
-    s = 1
-    while s < T:
-        if matrix:
-            nb = torch.einsum("btnij,btnj->btni", a[:, s:], b[:, :-s]) + b[:, s:]
-            na = a[:, s:] @ a[:, :-s]
-        else:
-            nb = a[:, s:] * b[:, :-s] + b[:, s:]
-            na = a[:, s:] * a[:, :-s]
-        b = torch.cat([b[:, :s], nb], 1)
-        a = torch.cat([a[:, :s], na], 1)
-        s *= 2
-    return b
-
-
-def _acc(x: torch.Tensor) -> torch.Tensor:
-    """The recurrence's dtype: float64 stays float64 (the tests' exact checks), anything else becomes float32."""
-    return x if x.dtype == torch.float64 else x.float()
-
-
-# ------------------------------------------------------------------------------------------------ mixers
-class DiagonalMixer(nn.Module):
-    def __init__(self, width: int, eig_range=(-1.0, 1.0), short_conv: bool = True, backend: str = "scan"):
-        super().__init__()
-        self.neg = parse_eig_range(eig_range)[0] < 0
-        self.backend = backend
-        self.conv = ShortConvolution(width, 4) if short_conv else None
-        self.in_proj = nn.Linear(width, 3 * width)          # dt, b, z
-        self.w = nn.Parameter(torch.zeros(width))            # s = exp(-softplus(dt) exp(w))
-        self.out_proj = nn.Linear(width, width)
-
-    def _ab(self, x):
-        u = self.conv(x) if self.conv is not None else x
-        dt, b, z = _acc(self.in_proj(u)).chunk(3, -1)
-        s = torch.exp(-F.softplus(dt) * torch.exp(_acc(self.w)))
-        a = 2 * s - 1 if self.neg else s
-        return a, b, z
-
-    def forward(self, x):
-        a, b, z = self._ab(x)
-        if self.backend == "naive":
-            from ..kernels.diagonal.naive import diagonal_scan_naive
-            h = diagonal_scan_naive(a, b, validate=False)
-        else:
-            h = affine_scan(a, b)
-        return self.out_proj((h * F.silu(z)).to(x.dtype))
-
-    def transitions(self, x):
-        a, _, _ = self._ab(x)
-        return a[..., None, None]                            # (B, T, D, 1, 1)
-
-
-def gh_layer(width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0), gate: bool = False,
-             short_conv: bool = True, output_gate: bool = True, backend: str = "auto") -> DeltaProductLayer:
-    """The GH mixer of :class:`SequenceModel`: :class:`lrnnkit.kernels.DeltaProductLayer` with fla's
-    ``GatedDeltaProduct`` keywords (expand_v = 1); ``backend`` "auto" / "chunk" (Triton on CUDA, the chunk
-    equations in torch on CPU), "torch", "naive"."""
-    if backend not in ("auto", "chunk", "torch", "naive"):
-        raise InputError(f"backend {backend!r} does not apply to GH layers (choose from auto, chunk, torch, naive)")
-    return DeltaProductLayer(hidden_size=width, expand_v=1, head_dim=head_dim, num_heads=heads,
-                             num_householder=n_h, allow_neg_eigval=parse_eig_range(eig_range)[0] < 0,
-                             use_forget_gate=gate, use_short_conv=short_conv, use_output_gate=output_gate,
-                             mode="chunk" if backend == "auto" else backend)
-
-
-def _pnorm_columns(A: torch.Tensor, p: float) -> torch.Tensor:
-    """002, eq. 6: each column v of each block becomes ``v / max(1, ||v||_p)``."""
-    n = A.abs().clamp_min(1e-12).pow(p).sum(-2, keepdim=True).pow(1.0 / p)
-    return A / torch.clamp(n, min=1.0)
-
-
-class BlockDiagonalMixer(nn.Module):
-    def __init__(self, width: int, block_size: int = 8, p: float = 1.2, short_conv: bool = False,
-                 backend: str = "scan"):
-        super().__init__()
-        if width % block_size:
-            raise InputError(f"block-diagonal: width {width} is not a multiple of the block size {block_size}")
-        self.NB, self.BS, self.p, self.backend = width // block_size, block_size, p, backend
-        self.conv = ShortConvolution(width, 4) if short_conv else None
-        self.A_proj = nn.Linear(width, self.NB * block_size * block_size)
-        self.b_proj = nn.Linear(width, width)
-        self.out_proj = nn.Linear(width, width)
-
-    def _Ab(self, x):
-        u = self.conv(x) if self.conv is not None else x
-        B, T, _ = x.shape
-        A = _pnorm_columns(_acc(self.A_proj(u)).reshape(B, T, self.NB, self.BS, self.BS), self.p)
-        b = _acc(self.b_proj(u)).reshape(B, T, self.NB, self.BS)
-        return A, b
-
-    def forward(self, x):
-        A, b = self._Ab(x)
-        if self.backend == "naive":
-            from ..kernels.block_diagonal.naive import block_diagonal_scan_naive
-            h = block_diagonal_scan_naive(A, b, validate=False)
-        else:
-            h = affine_scan(A, b, matrix=True)
-        return self.out_proj(h.reshape(x.shape[0], x.shape[1], -1).to(x.dtype))
-
-    def transitions(self, x):
-        return self._Ab(x)[0]
-
-
-class BilinearMixer(nn.Module):
-    """004's pure bilinear recurrence ``h_t = W(x_t) h_{t-1}``, ``W(x) = sum_i z_i(x) W_i``, NO additive term
-    (004, Section 2: the hidden state is then scale-invariant, so it may be normalised at any step without
-    changing its direction); ``h_0`` learned. The scan renormalises every partial product by a positive scalar
-    and the readout is ``h / ||h||`` per head, so long inputs neither overflow nor underflow."""
-
-    def __init__(self, width: int, heads: int, head_dim: int, rank: int | None = None, backend: str = "scan"):
-        super().__init__()
-        self.H, self.d, self.backend = heads, head_dim, backend
-        self.r = rank or width
-        self.z_proj = nn.Linear(width, self.r)
-        W = torch.randn(self.r, heads, head_dim, head_dim) / (head_dim * math.sqrt(self.r))
-        self.W = nn.Parameter(W)
-        self.h0 = nn.Parameter(torch.randn(heads, head_dim) / math.sqrt(head_dim))
-        self.out_proj = nn.Linear(heads * head_dim, width)
-
-    def _A(self, x):
-        z = _acc(self.z_proj(x))
-        return z, torch.einsum("btr,rhij->bthij", z, _acc(self.W))
-
-    def forward(self, x):
-        z, A = self._A(x)
-        B, T = x.shape[:2]
-        h0 = _acc(self.h0)
-        if self.backend == "naive":
-            from ..kernels.bilinear.naive import bilinear_scan_naive
-            hs = [bilinear_scan_naive(z, _acc(self.W[:, i]), None, h0[i].expand(B, self.d).contiguous(),
-                                      validate=False) for i in range(self.H)]
-            h = torch.stack(hs, 2)                          # (B, T, H, d)
-        else:
-            h = _linear_scan(A, h0)
-        h = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-30)
-        return self.out_proj(h.reshape(B, T, -1).to(x.dtype))
-
-    def transitions(self, x):
-        return self._A(x)[1]
-
-
-def _linear_scan(A: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
-    """Directions of ``h_t = A_t h_{t-1}`` (A (B, T, H, d, d), h0 (H, d)): the doubling scan of
-    :func:`affine_scan` with ``b = 0`` except ``b_1 = A_1 h_0``; after every step each position's pair (a, b) is
-    divided by the same positive scalar (its largest entry), which keeps the direction of every ``h_t``."""
-    B, T = A.shape[:2]
-    b = torch.zeros(A.shape[:-1], dtype=A.dtype, device=A.device)
-    b = torch.cat([torch.einsum("bhij,hj->bhi", A[:, 0], h0)[:, None], b[:, 1:]], 1)
-    a = A
-    s = 1
-    while s < T:
-        nb = torch.einsum("btnij,btnj->btni", a[:, s:], b[:, :-s]) + b[:, s:]
-        na = a[:, s:] @ a[:, :-s]
-        b = torch.cat([b[:, :s], nb], 1)
-        a = torch.cat([a[:, :s], na], 1)
-        c = torch.maximum(a.abs().amax((-1, -2)), b.abs().amax(-1)).clamp_min(1e-30).detach()
-        a, b = a / c[..., None, None], b / c[..., None]
-        s *= 2
-    return b
-
-
-# ------------------------------------------------------------------------------------------------ model
-class MLP(nn.Module):
-    def __init__(self, width: int, mult: int = 4):
-        super().__init__()
-        self.up = nn.Linear(width, mult * width)
-        self.down = nn.Linear(mult * width, width)
-
-    def forward(self, x):
-        return self.down(F.gelu(self.up(x)))
 
 
 class SequenceModel(nn.Module):
@@ -269,20 +74,10 @@ class SequenceModel(nn.Module):
                            block_size=block_size, backend=backend, output_gate=bool(output_gate))
         self.embed = nn.Embedding(vocab, width)
         self.mixers = nn.ModuleList()
-        nb = "scan" if backend == "auto" else backend
         for _ in range(layers):
-            if layer == "diagonal":
-                m = DiagonalMixer(width, eig, short_conv, nb)
-            elif layer in ("deltanet", "deltaproduct"):
-                m = gh_layer(width, heads, head_dim, n_h, eig, gate, short_conv, output_gate, backend)
-            elif layer == "block-diagonal":
-                m = BlockDiagonalMixer(width, block_size, backend=nb)
-            elif layer == "fixed-point":   # 003: n_h reflections, block_size = the matrix state's rows
-                from ..kernels.fixed_point import FixedPointMixer
-                m = FixedPointMixer(width, heads, head_dim, n_h, eig, block_size, backend)
-            else:
-                m = BilinearMixer(width, heads, head_dim, backend=nb)
-            self.mixers.append(m)
+            self.mixers.append(build_mixer(layer, width=width, heads=heads, head_dim=head_dim, n_h=n_h, eig=eig,
+                                           gate=gate, short_conv=short_conv, output_gate=output_gate,
+                                           block_size=block_size, backend=backend))
         self.norms = nn.ModuleList([nn.RMSNorm(width) for _ in range(layers)])
         self.mlps = nn.ModuleList([MLP(width) for _ in range(layers)]) if mlp else None
         self.mlp_norms = nn.ModuleList([nn.RMSNorm(width) for _ in range(layers)]) if mlp else None

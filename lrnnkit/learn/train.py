@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from .. import limits
-from ..errors import InputError, Interrupted, SizeLimitError
+from ..errors import MESSAGE_CHARS, InputError, Interrupted, SizeLimitError
 from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
 from .device import check_device, require_device
@@ -88,7 +88,7 @@ def _check_float(name: str, v, lo: float, lo_ok: bool, hi) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
             or (v < lo if lo_ok else v <= lo) or (hi is not None and v > hi):
         rng = f"{'>=' if lo_ok else '>'} {lo:g}" + (f" and <= {hi:g}" if hi is not None else "")
-        raise InputError(f"{_label(name)} must be a finite number {rng}, got {v!r}"[:200])
+        raise InputError(f"{_label(name)} must be a finite number {rng}, got {v!r}"[:MESSAGE_CHARS])
     return float(v)
 
 
@@ -96,7 +96,7 @@ def _int_list(name: str, v, n: int | None) -> tuple:
     if isinstance(v, str) or not isinstance(v, (list, tuple)) or (n is not None and len(v) != n) or not v \
             or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         want = f"{n} integers" if n else "a non-empty list of integers"
-        raise InputError(f"{_label(name)} must be {want}, got {v!r}"[:200])
+        raise InputError(f"{_label(name)} must be {want}, got {v!r}"[:MESSAGE_CHARS])
     return tuple(v)
 
 
@@ -161,16 +161,16 @@ class TrainConfig:
         """Every field's type and range (lrnnkit.limits), before any work."""
         for nm in ("task", "layer", "backend", "device", "loop"):
             if not isinstance(getattr(self, nm), str):
-                raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:200])
+                raise InputError(f"{_label(nm)} must be a string, got {getattr(self, nm)!r}"[:MESSAGE_CHARS])
         if self.layer not in LAYER_KINDS:
-            raise InputError(f"unknown layer kind {self.layer!r} (choose from {', '.join(LAYER_KINDS)})"[:200])
+            raise InputError(f"unknown layer kind {self.layer!r} (choose from {', '.join(LAYER_KINDS)})"[:MESSAGE_CHARS])
         layer_defaults = train_defaults(self.layer)
         for nm in _LAYER_DEFAULTED:
             if getattr(self, nm) is None:
                 setattr(self, nm, layer_defaults[nm])
         for nm in ("mlp", "short_conv", "gate", "output_gate", "bf16", "auto_steps", "deterministic"):
             if not isinstance(getattr(self, nm), bool):
-                raise InputError(f"{nm} must be true or false, got {getattr(self, nm)!r}"[:200])
+                raise InputError(f"{nm} must be true or false, got {getattr(self, nm)!r}"[:MESSAGE_CHARS])
         for nm, (lo, const) in _INTS.items():
             limits.check_int(_label(nm), getattr(self, nm), lo, getattr(limits, const), const)
         if self.head_dim is not None:
@@ -180,12 +180,12 @@ class TrainConfig:
         if self.max_seconds is not None:
             self.max_seconds = _check_float("max_seconds", self.max_seconds, 0.0, False, None)
         if not isinstance(self.eig_range, (str, list, tuple)):
-            raise InputError(f"eigenvalue range must be 0,1 or -1,1, got {self.eig_range!r}"[:200])
+            raise InputError(f"eigenvalue range must be 0,1 or -1,1, got {self.eig_range!r}"[:MESSAGE_CHARS])
         try:
             self.eig_range = parse_eig_range(self.eig_range)
         except (TypeError, ValueError) as exc:
             raise InputError(str(exc) if isinstance(exc, InputError) else
-                             f"eigenvalue range must be 0,1 or -1,1, got {self.eig_range!r}"[:200]) from None
+                             f"eigenvalue range must be 0,1 or -1,1, got {self.eig_range!r}"[:MESSAGE_CHARS]) from None
         self.train_len = _int_list("train_len", self.train_len, 2)
         self.test_len = _int_list("test_len", self.test_len, None)
         a, b = self.train_len
@@ -205,7 +205,7 @@ class TrainConfig:
             raise SizeLimitError(f"eval_n x the longest test length = {self.eval_n} x {max(self.test_len)} tokens, "
                                  f"at most {limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
         if self.loop not in LOOPS + ("auto",):
-            raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:200])
+            raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:MESSAGE_CHARS])
         check_device(self.device)
 
     @property
@@ -227,7 +227,7 @@ class TrainConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         bad = sorted(set(d) - names)
         if bad:
-            raise InputError(f"unknown training option(s) {', '.join(map(repr, bad))}"[:200])
+            raise InputError(f"unknown training option(s) {', '.join(map(repr, bad))}"[:MESSAGE_CHARS])
         return cls(**{"loop": "host", **d})      # configs written before the device loop ran on the host
 
     def model_kwargs(self, task) -> dict:
@@ -289,7 +289,7 @@ def load_checkpoint(path: str, device: str = "cpu"):
     keys = {"vocab", "n_out"} | set(cfg.model_kwargs(type("T", (), {"n_in": 1, "n_out": 1})()))
     bad = sorted(set(mc) - keys)
     if bad:
-        raise InputError(f"checkpoint {path!r}: unknown model_config key(s) {', '.join(map(repr, bad))}"[:200])
+        raise InputError(f"checkpoint {path!r}: unknown model_config key(s) {', '.join(map(repr, bad))}"[:MESSAGE_CHARS])
     for k in ("vocab", "n_out"):
         limits.check_int(f"checkpoint model_config {k}", mc.get(k), 1, limits.MAX_LETTERS + 2, "MAX_LETTERS")
     # the model config must be the one the training config gives (so the size checks above cover it)

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from .. import limits
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import atomic_write_bytes, atomic_write_text, make_dir, open_regular, read_regular
 from .locate import CKPT_JSON, CONFIG_FILE, PRETRAINED_FORMAT as FORMAT, is_trained_path
 from .compare import torch_outputs
@@ -164,7 +164,7 @@ class TrainedModel:
             parts = list(parts[0])
         bad = [s for s in parts if s not in self._index]
         if bad:
-            raise InputError(f"symbol {bad[0]!r} is not in the model's alphabet {self.alphabet[:12]}"[:200])
+            raise InputError(f"symbol {bad[0]!r} is not in the model's alphabet {self.alphabet[:12]}"[:MESSAGE_CHARS])
         return [self._index[s] for s in parts]
 
     def outputs(self, words, dtype: str = "float32") -> np.ndarray:

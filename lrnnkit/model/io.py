@@ -183,6 +183,19 @@ def read_document(path: str | os.PathLike) -> tuple:
     return doc, arrays
 
 
+
+def _objects(doc: dict, key: str, where: str, item_where, fields: tuple):
+    """``(i, entry)`` for the entries of the list ``doc[key]``, each a JSON object with ``fields``; an InputError
+    names ``where`` (not a list) or ``item_where(i)`` (an entry that is no object or lacks a field)."""
+    if not isinstance(doc[key], list):
+        raise InputError(f"{where}: {key} must be a list")
+    for i, entry in enumerate(doc[key]):
+        if not isinstance(entry, dict):
+            raise InputError(f"{item_where(i)}: must be an object")
+        need_fields(entry, fields, item_where(i))
+        yield i, entry
+
+
 def document_fields(doc: Any, where: str, arrays: dict | None) -> dict:
     """The fields of :class:`~lrnnkit.model.ir.Model` read from its JSON document (``arrays``: the tensors of its
     safetensors file). Every defect is an InputError naming ``where``."""
@@ -202,24 +215,15 @@ def document_fields(doc: Any, where: str, arrays: dict | None) -> dict:
         return _float_array(x, f"{where}: {name}", shape)
 
     layers = []
-    if not isinstance(doc["layers"], list):
-        raise InputError(f"{where}: layers must be a list")
-    for i, ld in enumerate(doc["layers"]):
+    for i, ld in _objects(doc, "layers", where, lambda i: f"{where}: layer {i}",
+                          ("kind", "width", "H0", "input_map", "decoder", "transitions")):
         w = f"{where}: layer {i}"
-        if not isinstance(ld, dict):
-            raise InputError(f"{w}: must be an object")
-        need_fields(ld, ("kind", "width", "H0", "input_map", "decoder", "transitions"), w)
         d = ld["width"]
         if not isinstance(d, int) or isinstance(d, bool) or d < 1:
             raise InputError(f"{w}: width must be a positive integer, got {d!r}")
         trans = []
-        if not isinstance(ld["transitions"], list):
-            raise InputError(f"{w}: transitions must be a list")
-        for j, td in enumerate(ld["transitions"]):
+        for j, td in _objects(ld, "transitions", w, lambda j: f"{where}: layer {i} symbol {j}", ("A", "B")):
             tw = f"layer {i} symbol {j}"
-            if not isinstance(td, dict):
-                raise InputError(f"{where}: {tw}: must be an object")
-            need_fields(td, ("A", "B"), f"{where}: {tw}")
             factors = None
             if td.get("factors") is not None:
                 factors = []

@@ -50,6 +50,17 @@ class Read:
     source: Any  # "input" | int
     lag: int = 0
 
+    def at_lag(self, values, size: int, xp=np):
+        """The source's values as this read sees them, the lag rule written once (paper 000, eq. 1 with lagged
+        reads): step ``t`` reads ``values[:, t - lag]``, and the pad ``size - 1`` (BOS) where ``t - lag < 0``.
+        ``values`` is a (B, T) integer array of the namespace ``xp`` (numpy, or torch for tensors on any device:
+        the pad is built from the values so that it keeps their dtype and device)."""
+        T = values.shape[1]
+        k = min(self.lag, T)
+        if not k:
+            return values
+        return xp.concatenate([values[:, :k] * 0 + (size - 1), values[:, :T - k]], axis=1)
+
 
 @dataclass
 class TableMap:

@@ -1,4 +1,4 @@
-"""The functions behind ``lrnnkit precision cast | collapse | impossibility`` (the lead's CLI calls these; they
+"""The functions behind ``lrnnkit precision cast | collapse | impossibility`` (the command line calls these; they
 return JSON-able dicts and raise :class:`lrnnkit.errors.InputError` on bad input)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .rounding import canonical_rounding
 from ..errors import SizeLimitError
 from .. import limits
 from .demos import impossibility_demo
-from .simulate import collapse
+from .simulate import DEFAULT_COLLAPSE_STEPS, collapse
 
 __all__ = ["cli_cast", "cli_collapse", "cli_impossibility", "collapse_text", "cast_argv"]
 
@@ -82,7 +82,7 @@ def cli_cast(values: list, fmt: str, rounding: str = "nearest-even", seed: int =
     return res
 
 
-def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = 100_000,
+def cli_collapse(model, fmt: str, policy: str = "matvec", steps: int = DEFAULT_COLLAPSE_STEPS,
                  rounding: str = "nearest-even", **options) -> dict:
     """First step at which ``model`` run in ``fmt`` under ``policy`` disagrees with its automaton (provenance), on a
     seeded random word of ``steps`` symbols (one-letter alphabets: the periodic word, exact for all lengths), with

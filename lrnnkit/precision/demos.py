@@ -28,7 +28,6 @@ import numpy as np
 
 from ..errors import SizeLimitError
 from ..fileio import save_figure
-from ..heatmap import label_cells, short_count
 from .demo_models import (counter_real, counter_rotation, deltanet_model, diagonal_layer_model, parity_scalar,
                           two_layer_period4)
 from .proof_model import proof_constant_input
@@ -262,37 +261,6 @@ def plot_rotation_vs_m(out_dir: str, table: dict) -> str | None:
     ax.set_title("Rotation construction: steps to failure against m")
     ax.legend(fontsize=8)
     return _save(plt, fig, out_dir, "collapse_rotation_vs_m.png")
-
-
-def plot_collapse_by_format(out_dir: str, table: dict) -> str | None:
-    rows = [r for r in table.get("rows", []) if r["policy"] == "matvec"]
-    if not rows:
-        return None
-    plt = _plt()
-    cons = list(dict.fromkeys(r["construction"] for r in rows))
-    fmts = list(dict.fromkeys(r["format"] for r in rows))
-    variants = list(dict.fromkeys(r["variant"] for r in rows))[:3]
-    steps = table.get("steps", 1)
-    fig, axes = plt.subplots(1, len(variants), figsize=(4.5 * len(variants), 0.5 * len(cons) + 2), squeeze=False)
-    for ax, var in zip(axes[0], variants):
-        M = np.full((len(cons), len(fmts)), np.nan)
-        for r in rows:
-            if r["variant"] != var:
-                continue
-            v = r.get("first_wrong_step")
-            M[cons.index(r["construction"]), fmts.index(r["format"])] = np.log10(v) if v else np.log10(steps) + 1
-        im = ax.imshow(M, aspect="auto", cmap="viridis", vmin=0, vmax=np.log10(steps) + 1)
-        labels = [["" for _ in fmts] for _ in cons]
-        for r in rows:
-            if r["variant"] == var:
-                v = r.get("first_wrong_step")
-                labels[cons.index(r["construction"])][fmts.index(r["format"])] = short_count(v) if v else "none"
-        label_cells(ax, im, M, labels, fontsize=7)
-        ax.set_xticks(range(len(fmts)), fmts, rotation=45, ha="right", fontsize=7)
-        ax.set_yticks(range(len(cons)), cons if ax is axes[0][0] else [""] * len(cons), fontsize=7)
-        ax.set_title(var, fontsize=8)
-    fig.colorbar(im, ax=axes[0].tolist(), label=f"log10 first wrong step (top, 'none': no wrong step within {steps})")
-    return _save(plt, fig, out_dir, "collapse_by_format.png", bbox_inches="tight")
 
 
 def impossibility_demo(out_dir: str | None = None, formats=None, cap: int = 5_000) -> dict:

@@ -42,6 +42,8 @@ __all__ = ["Simulator", "SimResult", "EventuallyPeriodic", "CollapseResult", "co
 
 PROOF_MAX_STEPS = 3000
 DEFAULT_PERIOD_CAP = 2_000_000
+#: the length of the random word ``collapse`` runs when no length is given (the command line's default too)
+DEFAULT_COLLAPSE_STEPS = 100_000
 
 
 @dataclass
@@ -124,10 +126,7 @@ def _read_periodic(tm: TableMap, sources: dict) -> EventuallyPeriodic:
         n = mu + lam
     vals = []
     for r, size in zip(tm.reads, tm.sizes):
-        s = sources[r.source]
-        idx = np.arange(n) - r.lag
-        v = np.where(idx < 0, size - 1, s.take(n)[np.maximum(idx, 0)] if n else np.zeros(0, np.int64))
-        vals.append(np.asarray(v, dtype=np.int64)[None, :])
+        vals.append(r.at_lag(np.asarray(sources[r.source].take(n), dtype=np.int64)[None, :], size))
     out = tm.lookup_batch(vals)[0] if tm.reads else np.full(n, int(tm.table[0]), dtype=np.int64)
     return EventuallyPeriodic(out, mu if lam else n, lam)
 
@@ -389,7 +388,7 @@ def _model_symbols(model: Model, word) -> np.ndarray:
     return np.asarray(w, dtype=np.int64)
 
 
-def collapse(model: Model, format="bf16", policy: str = "matvec", steps: int = 100_000,
+def collapse(model: Model, format="bf16", policy: str = "matvec", steps: int = DEFAULT_COLLAPSE_STEPS,
              rounding: str = "nearest-even", *, fsa=None, word=None, prefix=None, cycle=None, seed: int = 0,
              gh: str = "factors", renorm: bool = False, decoder_fp64: bool = False,
              period_cap: int = DEFAULT_PERIOD_CAP) -> CollapseResult:

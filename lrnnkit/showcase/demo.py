@@ -18,7 +18,7 @@
    their non-trivial eigenvalue 1 - beta in [-1, 1]; 000, Proposition 1);
 4. the **precision demos** (lrnnkit.precision): the impossibility theorems in finite precision (000, Theorems 1-2)
    and the step at which exact constructions collapse in bf16 / fp16 / fp8 / fp32;
-5. the compiled models through the **GPU layers** (lrnnkit.kernels.run_model, backend "triton": a GPU when one is
+5. the compiled models through the **GPU layers** (lrnnkit.layers.run_model, backend "triton": a GPU when one is
    present, the Triton interpreter on short inputs otherwise), compared with the float64 reference.
 
 It writes ``out_dir/report.html`` (tables and PNG plots, no scripts, no network) and ``out_dir/summary.json``.
@@ -32,7 +32,6 @@ if a *core* step failed (a compile or a certification, including a model that is
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -47,7 +46,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..automata.fsa import FSA
 from ..automata.sources import load_source
 from ..errors import InputError
@@ -60,7 +59,7 @@ from ..constructions import compile as c_compile
 from ..executor import run_float
 from ..precision import collapse as precision_collapse
 
-__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS", "main"]
+__all__ = ["run_demo", "DemoCase", "DEFAULT_CASES", "SUMMARY_KEYS"]
 
 SUMMARY_KEYS = ("format", "version", "lrnnkit_version", "started", "elapsed_s", "machine", "status", "exit_status", "incomplete",
                 "core_failures", "steps", "automata", "precision", "kernels", "plots", "report")
@@ -266,7 +265,7 @@ def _kernel_backend() -> tuple:
 
 
 def _run_kernels(model, fsa: FSA, device: str) -> dict:
-    from ..kernels import run_model
+    from ..layers import run_model
     B, T = (64, 1024) if device == "gpu" else (2, 24)
     rng = np.random.default_rng(1)
     words = rng.integers(0, len(model.alphabet), size=(B, T))
@@ -284,7 +283,10 @@ def run_demo(out_dir, progress: bool = True, cases: list | None = None, *, kerne
              precision: bool = True) -> dict:
     """Run the showcase into ``out_dir`` (created if needed); returns the summary written to ``summary.json``.
 
-    ``summary["exit_status"]`` is 0 iff every core step (compile, certify) succeeded; see the module docstring."""
+    ``summary["exit_status"]`` is 0 iff every core step (compile, certify) succeeded; see the module docstring.
+
+    Long: the demo's steps in the order they run and report, each guarded the same way (a failed step is recorded
+    and the next one runs), so that the script reads as the report it writes."""
     out_dir = os.fspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
     cases = list(DEFAULT_CASES if cases is None else cases)
@@ -461,21 +463,3 @@ def _precision_steps(R: _Runner, models: dict, res: dict, out_dir: str) -> None:
 
 def _version() -> str:
     return __version__
-
-
-def main(argv: list | None = None) -> int:
-    """``python -m lrnnkit.showcase.demo [--out DIR] [--quiet] [--no-kernels] [--no-precision]``; exits with the demo's
-    exit code (1 iff a core step failed)."""
-    ap = argparse.ArgumentParser(prog="lrnnkit demo", description="the end-to-end showcase")
-    ap.add_argument("--out", default="demo_out", help="output directory (default demo_out)")
-    ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    ap.add_argument("--no-kernels", action="store_true", help="skip the Triton layers")
-    ap.add_argument("--no-precision", action="store_true", help="skip the precision demos")
-    a = ap.parse_args(argv)
-    s = run_demo(a.out, progress=not a.quiet, kernels=not a.no_kernels, precision=not a.no_precision)
-    print(os.path.join(a.out, "report.html"))
-    return int(s["exit_status"])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Documentation generated from the code: one page per construction, the theorem registry, the CLI and API references.
 
-``python -m lrnnkit.showcase.docgen OUT_DIR`` (``make docs`` runs it with ``docs/generated``) writes
+``lrnnkit docs OUT_DIR`` (``make docs`` runs it with ``docs/generated``) writes
 reStructuredText that the Sphinx site in ``docs/`` includes:
 
 * ``constructions/index.rst`` and one page per construction of :func:`lrnnkit.constructions.catalogue` (iterated at
@@ -12,7 +12,7 @@ reStructuredText that the Sphinx site in ``docs/`` includes:
   precision-collapse plot.
 * ``theorems.rst``: the statement registry (:func:`lrnnkit.theorems.all_statements`) as a table of recorded verdicts
   with their evidence, then every statement with its hypotheses, conclusion, counterexample and correction.
-* ``cli.rst``: the help of every command, from the argparse parser (:func:`lrnnkit.parser.build_parser`).
+* ``cli.rst``: the help of every command, from the argparse parser (:func:`lrnnkit.cli.docs.help_pages` hands it in).
 * ``api.rst``: autodoc of every public module of the package (module names not starting with ``_``).
 
 Failure policy (decided here; CI relies on it). The generator never stops at the first problem: every page is
@@ -32,7 +32,6 @@ object and the problem (an undefined substitution such as ``|Q|``, a reference w
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import inspect
 import io
@@ -51,20 +50,19 @@ from .. import __path__ as _PACKAGE_PATH
 from ..automata.sampling import random_word
 from ..automata.sources import load_source
 from ..certify import certify, resource_profile
-from ..parser import build_parser
 from ..theorems import all_statements
 from .report import eigenvalue_figure, figure
 from .wiring import wiring_figure
 from ..fileio import atomic_write_text, save_figure
 from .steps import StepTimeout, one_line, time_limit
 from ..constructions import applicable, catalogue, compile as c_compile
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 from ..exact import exact_to_json, to_sympy
 from ..executor import run_exact, run_float
 from ..precision import collapse as precision_collapse
 from ..theorems.registry import OWN
 
-__all__ = ["generate", "ensure_generated", "setup_sphinx", "main", "CANDIDATE_INSTANCES", "rst_text", "slug"]
+__all__ = ["generate", "ensure_generated", "setup_sphinx", "CANDIDATE_INSTANCES", "rst_text", "slug"]
 
 MARKER = ".lrnnkit-docgen"
 # Small automata a construction page may use as its instance (see _pick_instance for the choice among them).
@@ -343,7 +341,10 @@ def _figure_rst(fig, fn: str, rubric: str, alt: str, width: int, img_dir: str, r
 
 
 def _construction_page(c, img_dir: str, rel_img: str, lx: _Latex) -> tuple:
-    """(rst text, record) for one construction."""
+    """(rst text, record) for one construction.
+
+    Long: the page is written top to bottom, one section after another in the order the reader meets them, each
+    recording its own problems in the same record."""
     rec: dict = {"name": c.name, "paper": c.paper, "statement": c.statement, "status": "ok", "problems": [],
                  "warnings": []}
     head = [f".. _construction-{slug(c.name)}:\n", _title(c.name)]
@@ -536,7 +537,7 @@ def _constructions(out: str, lx: _Latex, progress: bool) -> list:
         _write(os.path.join(cdir, page + ".rst"), text)
     idx = [_title("Constructions"),
            "Every construction in :func:`lrnnkit.constructions.catalogue`, each page generated from the code that "
-           "builds it (``python -m lrnnkit.showcase.docgen``): its statement and paper reference, a small instance with "
+           "builds it (``lrnnkit docs``): its statement and paper reference, a small instance with "
            "its matrices in exact form, a worked trace, its resources, its certificate and its precision "
            "behaviour. :func:`lrnnkit.compile` picks the applicable construction of highest priority.\n"]
     if pages:
@@ -634,46 +635,29 @@ def _json_short(x: Any) -> str:
 
 
 # =========================================================================== CLI reference
-def _cli(out: str) -> dict:
-    """The command-line reference page: every verb's ``--help`` text as argparse prints it. Kept rather than
-    sphinx-argparse: the page then reads exactly what ``lrnnkit VERB --help`` prints (the tests compare help texts,
-    not a second rendering), and the docs need no further extension."""
+def _cli(out: str, cli_help) -> dict:
+    """The command-line reference page: every verb's ``--help`` text as argparse prints it, from ``cli_help()``
+    (``[(title, depth, text)]``, :func:`lrnnkit.cli.docs.help_pages`: the command line sits above this package and
+    hands its help in). Kept rather than sphinx-argparse: the page then reads exactly what ``lrnnkit VERB --help``
+    prints (the tests compare help texts, not a second rendering), and the docs need no further extension."""
     rec: dict = {"status": "ok", "problems": []}
     lines = [_title("Command line"),
-             "Generated from the argparse parser of :mod:`lrnnkit.parser` (``build_parser()``). Exit statuses: 0 "
+             "Generated from the argparse parser of :mod:`lrnnkit.cli` (``build_parser()``). Exit statuses: 0 "
              "success, 1 a negative answer, 2 bad input (one line on stderr; ``--debug`` shows the traceback), 3 an "
              "internal error (:doc:`../cli`); files are written atomically.\n"]
     try:
-        p = build_parser()
+        if cli_help is None:
+            raise InputError("no command-line help was handed in (lrnnkit docs passes it)")
+        pages = cli_help()
     except Exception as exc:  # noqa: BLE001
         return _failed_page(rec, lines, os.path.join(out, "cli.rst"), f"build_parser() failed: {one_line(exc)}",
                             f"The parser could not be built: {one_line(exc)}")
-    lines.append(_literal_block(_help(p)))
-
-    def walk(parser, prefix: str, depth: int):
-        for action in parser._actions:  # argparse keeps subcommands in a private action; no public accessor
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    full = f"{prefix} {name}"
-                    lines.append(_title(full, "-" if depth == 0 else "~"))
-                    lines.append(_literal_block(_help(sub)))
-                    walk(sub, full, depth + 1)
-
-    walk(p, "lrnnkit", 0)
+    for title, depth, text in pages:
+        if depth >= 0:
+            lines.append(_title(title, "-" if depth == 0 else "~"))
+        lines.append(_literal_block(text))
     _write(os.path.join(out, "cli.rst"), "\n".join(lines))
     return rec
-
-
-def _help(parser) -> str:
-    old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"
-    try:
-        return parser.format_help().rstrip()
-    finally:
-        if old is None:
-            os.environ.pop("COLUMNS", None)
-        else:
-            os.environ["COLUMNS"] = old
 
 
 # =========================================================================== API reference
@@ -741,7 +725,7 @@ def _rst_problems(text: str, env) -> list:
         Parser().parse(body, doc)
     except Exception as exc:  # noqa: BLE001  (a role that needs more context than we give it: treat as a problem)
         return [one_line(exc)]
-    probs = [n.astext()[:200] for n in doc.findall(nodes.system_message) if n["level"] >= 2]
+    probs = [n.astext()[:MESSAGE_CHARS] for n in doc.findall(nodes.system_message) if n["level"] >= 2]
     # references are resolved by later transforms: in a docstring a substitution (``|Q|``), a named hyperlink
     # (``a_``), a footnote (``[1]_``) or a citation (``[CIT]_``) reference has no target
     probs += [f"undefined substitution |{n.astext()}|" for n in doc.findall(nodes.substitution_reference)]
@@ -818,12 +802,13 @@ def _prepare(out: str) -> None:
             raise InputError(f"refusing to overwrite {out!r}: not empty and not made by lrnnkit.showcase.docgen")
         shutil.rmtree(out)
     os.makedirs(out, exist_ok=True)
-    _write(os.path.join(out, MARKER), "generated by python -m lrnnkit.showcase.docgen; safe to delete\n")
+    _write(os.path.join(out, MARKER), "generated by lrnnkit docs; safe to delete\n")
 
 
-def generate(out_dir, progress: bool = False) -> dict:
+def generate(out_dir, progress: bool = False, cli_help=None) -> dict:
     """Write every generated page into ``out_dir``; returns the record also written to ``docgen.json``
-    (``ok`` is False when an error in the sense of the module docstring occurred)."""
+    (``ok`` is False when an error in the sense of the module docstring occurred). ``cli_help``: the callable that
+    gives the command-line reference (:func:`lrnnkit.cli.docs.help_pages`)."""
     out = os.fspath(out_dir)
     _prepare(out)
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -832,7 +817,7 @@ def generate(out_dir, progress: bool = False) -> dict:
     _CANDIDATE_CACHE.clear()      # constructions may have been registered since the last run
     recs = _constructions(out, lx, progress)
     th = _theorems(out)
-    cli = _cli(out)
+    cli = _cli(out, cli_help)
     api = _api(out)
     errors = [f"{r['name']}: {p}" for r in recs for p in r.get("problems", [])]
     errors += [f"theorems: {p}" for p in th["problems"]] + [f"cli: {p}" for p in cli["problems"]]
@@ -844,34 +829,9 @@ def generate(out_dir, progress: bool = False) -> dict:
     return result
 
 
-def ensure_generated(out_dir) -> None:
+def ensure_generated(out_dir, cli_help=None) -> None:
     """Used by docs/conf.py: generate the pages if they are missing (a plain ``sphinx-build`` without
     ``make docs``)."""
     out = os.fspath(out_dir)
     if not os.path.exists(os.path.join(out, "constructions", "index.rst")):
-        generate(out)
-
-
-def main(argv: list | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lrnnkit.showcase.docgen",
-                                 description="generate the construction, theorem, CLI and API pages")
-    ap.add_argument("out_dir", nargs="?", default=os.path.join("docs", "generated"))
-    ap.add_argument("--quiet", action="store_true")
-    a = ap.parse_args(argv)
-    try:
-        res = generate(a.out_dir, progress=not a.quiet)
-    except Exception as exc:  # noqa: BLE001
-        print(f"docgen: error: {one_line(exc)}", file=sys.stderr)
-        return 2
-    n = len(res["constructions"])
-    print(f"docgen: {n} construction page(s), {res['theorems'].get('count', 0)} statement(s), "
-          f"{len(res['api'].get('modules', []))} module(s) in {res['seconds']} s -> {a.out_dir}", file=sys.stderr)
-    for w in res["warnings"]:
-        print(f"docgen: warning: {w}", file=sys.stderr)
-    for e in res["errors"]:
-        print(f"docgen: error: {e}", file=sys.stderr)
-    return 0 if res["ok"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        generate(out, cli_help=cli_help)

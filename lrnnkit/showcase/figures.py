@@ -1,4 +1,4 @@
-"""The documentation's static pictures, each drawn by lrnnkit's own code: ``python -m lrnnkit.showcase.figures
+"""The documentation's static pictures, each drawn by lrnnkit's own code: ``lrnnkit docs --figures
 docs/_static`` writes them again.
 
 * ``formats_number_lines.png`` (docs/formats.rst): every positive finite value of fp16, bf16, the two OCP FP8
@@ -11,7 +11,6 @@ docs/_static`` writes them again.
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 
@@ -23,7 +22,7 @@ from ..precision.formats import get_format
 from .report import figure
 from .wiring import wiring_figure
 
-__all__ = ["NUMBER_LINE_FORMATS", "number_lines_figure", "write_all", "main"]
+__all__ = ["NUMBER_LINE_FORMATS", "number_lines_figure", "write_all"]
 
 NUMBER_LINE_FORMATS = ("fp16", "bf16", "fp8-e4m3fn", "fp8-e5m2", "fp6-e2m3fn", "fp4-e2m1fn")
 
@@ -70,15 +69,3 @@ def write_all(out_dir: str) -> list:
     paths.append(p)
     paths.append(plot_theorem1(out_dir))
     return paths
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m lrnnkit.showcase.figures", description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir", nargs="?", default=os.path.join("docs", "_static"))
-    for p in write_all(ap.parse_args(argv).out_dir):
-        print(p)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,7 +7,7 @@
 Modules: :mod:`~lrnnkit.sweep.spec` (TOML spec, grid, hashes, seeds), :mod:`~lrnnkit.sweep.jobs` (job kinds),
 :mod:`~lrnnkit.sweep.store` (JSON-lines records, resume), :mod:`~lrnnkit.sweep.executors` (serial, Ray),
 :mod:`~lrnnkit.sweep.runner` (:func:`run_sweep`), :mod:`~lrnnkit.sweep.report` (table, heat map),
-:mod:`~lrnnkit.sweep.cli` (``lrnnkit sweep``). Ray is optional (``pip install -e '.[ray]'`` in the
+:mod:`~lrnnkit.cli.sweep` (``lrnnkit sweep``). Ray is optional (``pip install -e '.[ray]'`` in the
 checkout).
 """
 from .jobs import JOB_KINDS, JobKind

@@ -46,7 +46,7 @@ from ..fileio import changed_reads, recording_reads
 from ..automata.fsa import FSA
 from ..automata.sources import load_source
 from ..learn.tasks import make_task
-from ..certify import certify
+from ..certify import DEFAULT_FLOAT_STEPS, DEFAULT_MAX_PAIRS, certify
 from ..constructions import compile as compile_model
 from ..errors import SizeLimitError
 from .. import limits
@@ -58,6 +58,7 @@ __all__ = ["JobKind", "JOB_KINDS", "RESULT_META", "get_job", "check_points", "ex
            "point_inputs", "clear_caches"]
 
 RESULT_META = "_meta"     # a result key whose table goes to the record's meta
+COLLAPSE_STEPS = 10_000   # a collapse point's word length when the spec gives no steps
 
 
 @dataclass
@@ -84,7 +85,7 @@ class JobKind:
             if bad:
                 raise InputError(f"{where}: unknown parameter(s) {', '.join(bad)} for the {self.name} job "
                                  f"(allowed: {', '.join(sorted(allowed))})")
-        _positive_int(point, "replicate", where, 0, limits.MAX_SEED, "MAX_SEED")
+        _spec_int(point, "replicate", where, 0, limits.MAX_SEED, "MAX_SEED")
         if self.check is not None:
             self.check(point, where)
 
@@ -113,16 +114,11 @@ def jsonable(obj):
 
 
 # --------------------------------------------------------------------------- shared helpers
-def _positive_int(point, key, where, lo=1, hi=None, const=""):
+def _spec_int(point, key, where, lo=1, hi=None, const=""):
     """``point[key]``, when given, must be an integer in [lo, hi]: the command line's range check
     (:func:`lrnnkit.limits.check_int`) applied to a spec value."""
-    v = point.get(key)
-    if v is None:
-        return
-    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
-        raise InputError(f"{where}: {key!r} must be an integer >= {lo}, got {v!r}")
-    if hi is not None and v > hi:
-        raise SizeLimitError(f"{where}: {key!r} must be <= {hi}, got {v} (lrnnkit.limits.{const})")
+    if point.get(key) is not None:
+        limits.check_int(f"{where}: {key!r}", point[key], lo, hi, const)
 
 
 @functools.lru_cache(maxsize=256)
@@ -227,8 +223,8 @@ def point_inputs(kind: str, point: dict, memo: dict | None = None) -> dict:
 
 # --------------------------------------------------------------------------- collapse
 def _check_collapse(point, where):
-    _positive_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
-    _positive_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _spec_int(point, "steps", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
+    _spec_int(point, "period_cap", where, 1, limits.COLLAPSE_MAX_STEPS, "COLLAPSE_MAX_STEPS")
     for key in ("renorm", "decoder_fp64"):     # "false" (a string) would be true: booleans only
         if key in point and not isinstance(point[key], bool):
             raise InputError(f"{where}: {key!r} must be true or false, got {point[key]!r}"[:300])
@@ -247,7 +243,7 @@ def run_collapse(point: dict, seed: int) -> dict:
     ``steps``; :func:`~lrnnkit.precision.collapse` itself bounds the search by ``steps`` and otherwise checks the
     word of ``steps`` letters)."""
     model = _model_for(point, seed)
-    steps = point.get("steps", 10_000)
+    steps = point.get("steps", COLLAPSE_STEPS)
     kw = {k: point[k] for k in ("gh", "renorm", "decoder_fp64", "period_cap") if point.get(k) is not None}
     c = collapse(model, point["format"], point.get("policy", "matvec"), steps, point.get("rounding", "nearest-even"),
                  seed=seed, **kw)
@@ -258,8 +254,8 @@ def run_collapse(point: dict, seed: int) -> dict:
 
 # --------------------------------------------------------------------------- certify
 def _check_certify(point, where):
-    _positive_int(point, "max_pairs", where, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
-    _positive_int(point, "float_steps", where, 0, limits.FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
+    _spec_int(point, "max_pairs", where, 1, limits.MAX_PAIRS_LIMIT, "MAX_PAIRS_LIMIT")
+    _spec_int(point, "float_steps", where, 0, limits.FLOAT_CHECK_MAX_STEPS, "FLOAT_CHECK_MAX_STEPS")
     _checked_source(point, where)
 
 
@@ -267,8 +263,8 @@ def run_certify(point: dict, seed: int) -> dict:
     """Certify the compiled model for inputs of every length (:func:`lrnnkit.certify`)."""
     model = _model_for(point, seed)
     fsa = _load(point["source"], seed)
-    cert = certify(model, fsa, max_pairs=point.get("max_pairs", 2_000_000),
-                   float_steps=point.get("float_steps", 10_000), seed=seed)
+    cert = certify(model, fsa, max_pairs=point.get("max_pairs", DEFAULT_MAX_PAIRS),
+                   float_steps=point.get("float_steps", DEFAULT_FLOAT_STEPS), seed=seed)
     j = cert.to_json()
     keep = ("certified", "method", "reason", "reachable_states", "explored_transitions", "layers", "widths",
             "max_factors_per_token", "counterexample", "float_check")
@@ -381,12 +377,12 @@ def run_train(point: dict, seed: int, run_dir: str | None = None) -> dict:
 
 JOB_KINDS = {
     "collapse": JobKind("collapse", run_collapse, required=("source", "format"),
-                        optional={"policy": "matvec", "steps": 10_000, "rounding": "nearest-even",
+                        optional={"policy": "matvec", "steps": COLLAPSE_STEPS, "rounding": "nearest-even",
                                   "construction": None, "options": {}, "gh": "factors", "renorm": False,
                                   "decoder_fp64": False, "period_cap": None},
                         check=_check_collapse, input_param="source"),
     "certify": JobKind("certify", run_certify, required=("source",),
-                       optional={"construction": None, "options": {}, "max_pairs": 2_000_000, "float_steps": 10_000},
+                       optional={"construction": None, "options": {}, "max_pairs": DEFAULT_MAX_PAIRS, "float_steps": DEFAULT_FLOAT_STEPS},
                        check=_check_certify, input_param="source"),
     "theorems": JobKind("theorems", run_theorems, required=("id",), optional={"profile": "quick"},
                         check=_check_theorems),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from fractions import Fraction
 
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 
 __all__ = ["pack"]
 
@@ -34,7 +34,7 @@ def pack(shares: list, gpus: int, seconds: list | None = None) -> dict:
     n = len(shares)
     secs = [1.0] * n if seconds is None else [float(s) for s in seconds]
     if len(secs) != n or any(not s >= 0 for s in secs):
-        raise InputError(f"need one non-negative run time per task ({n}), got {seconds!r}"[:200])
+        raise InputError(f"need one non-negative run time per task ({n}), got {seconds!r}"[:MESSAGE_CHARS])
     need = []
     for i, s in enumerate(shares):
         f = Fraction(s)

@@ -29,7 +29,7 @@ import json
 import os
 import re
 
-from ..errors import InputError
+from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import atomic_write_text
 from ..fileio import open_append, open_regular
 
@@ -107,7 +107,7 @@ class RecordStore:
         """The run directory of a point (``OUT/runs/<point_key>``; created by the job that writes it): the same
         name wherever the store is, so a copied store resumes its points' runs."""
         if not (isinstance(point_key, str) and re.fullmatch(r"[0-9a-f]{1,64}", point_key)):
-            raise InputError(f"bad point key {point_key!r} (hex digits expected)"[:200])
+            raise InputError(f"bad point key {point_key!r} (hex digits expected)"[:MESSAGE_CHARS])
         return os.path.join(self.out_dir, RUNS_DIR, point_key)
 
     def write_text(self, name: str, text: str) -> str:

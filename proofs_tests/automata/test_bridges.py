@@ -16,14 +16,14 @@ from lrnnkit.automata import minimize
 from lrnnkit.automata.bridges import dumps, fsa_from_dot, fsa_to_dot
 from lrnnkit.automata.bridges.aalpy import from_aalpy, to_aalpy
 from lrnnkit.automata.bridges.automata_lib import to_automata_lib
-from lrnnkit.automata.bridges.cli import complete_of, run as convert_run
+from lrnnkit.cli.convert import complete_of, run as convert_run
 from lrnnkit.automata.bridges.dot import MAX_DEPTH, parse_dot
 from lrnnkit.automata.bridges.table import SINK, StateTable, determinise, to_fsa
 from lrnnkit.automata.words import split_word
 from lrnnkit.cli import main
 from lrnnkit.errors import InputError, SizeLimitError
-from lrnnkit.parser import build_parser
-from lrnnkit.strategies import fsas, words
+from lrnnkit.cli import build_parser
+from lrnnkit.testing.strategies import fsas, words
 
 automata_lib = pytest.importorskip("automata.fa.dfa")
 pytest.importorskip("aalpy")
@@ -419,7 +419,7 @@ def test_example_dot_file_is_div3():
 
 
 def test_convert_verb_module_runs_a_parsed_command_line(tmp_path, capsys):
-    """lrnnkit.automata.bridges.cli on its own: the parsed flags (lrnnkit.parser) give load_source's ``complete``,
+    """lrnnkit.cli.convert on its own: the parsed flags (lrnnkit.cli) give load_source's ``complete``,
     and ``run`` writes the automaton, which reads back as the same automaton."""
     parse = build_parser().parse_args
     assert complete_of(parse(["convert", "parity", "--to", "dot"])) is False

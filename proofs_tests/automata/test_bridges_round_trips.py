@@ -20,7 +20,7 @@ from lrnnkit.automata.bridges.automata_lib import (automata_lib_keywords, from_a
 from lrnnkit.automata.fsa import FSA
 from lrnnkit.automata.info import describe
 from lrnnkit.errors import InputError, SizeLimitError
-from lrnnkit.strategies import fsas
+from lrnnkit.testing.strategies import fsas
 
 pytest.importorskip("aalpy")
 pytest.importorskip("automata.fa.dfa")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from lrnnkit.automata.io import fsa_from_dict
 from lrnnkit.automata.sources import load_source
 from lrnnkit.errors import InputError
-from lrnnkit.strategies import fsas
+from lrnnkit.testing.strategies import fsas
 from proofs_tests._paths import REPO
 
 jsonschema = pytest.importorskip("jsonschema")

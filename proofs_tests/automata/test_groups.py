@@ -19,7 +19,7 @@ from lrnnkit.automata.monoid import compose, transition_monoid
 from lrnnkit.automata.sources import load_source
 from lrnnkit.automata.subgroups import conjugacy_classes_of_subgroups
 from lrnnkit.errors import InputError
-from lrnnkit.strategies import group_automata
+from lrnnkit.testing.strategies import group_automata
 
 
 def sympy_group(name):

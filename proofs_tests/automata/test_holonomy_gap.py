@@ -1,4 +1,4 @@
-"""GAP as an independent oracle for the holonomy decomposition (issue 15; paper 000 Theorem 5 as used by
+"""GAP as an independent oracle for the holonomy decomposition (paper 000 Theorem 5 as used by
 Theorem 4's proof).
 
 The GAP program below is written from the definitions alone (docs/algorithms.rst, "Krohn--Rhodes by holonomy") and shares

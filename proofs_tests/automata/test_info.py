@@ -8,7 +8,7 @@ from lrnnkit.automata.info import INFO_KEYS, describe, render
 from lrnnkit.automata.minimize import minimize
 from lrnnkit.automata.monoid import closure
 from lrnnkit.automata.sources import load_source
-from lrnnkit.strategies import fsas
+from lrnnkit.testing.strategies import fsas
 
 # (source, states, minimal_states, monoid_size, is_group, aperiodic, group order / name / min degree)
 KNOWN = [

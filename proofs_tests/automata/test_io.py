@@ -9,7 +9,7 @@ from hypothesis import given
 from lrnnkit.automata.fsa import FSA
 from lrnnkit.automata.io import fsa_from_json, load_fsa, save_fsa
 from lrnnkit.errors import InputError
-from lrnnkit.strategies import fsas
+from lrnnkit.testing.strategies import fsas
 from proofs_tests._paths import REPO
 
 

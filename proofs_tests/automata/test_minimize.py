@@ -9,7 +9,7 @@ from lrnnkit.automata.fsa import FSA
 from lrnnkit.automata.minimize import (distinguishing_word, equivalent, minimal_states, minimize, reachable,
                                        reachable_states)
 from lrnnkit.automata.sources import load_source
-from lrnnkit.strategies import fsas
+from lrnnkit.testing.strategies import fsas
 
 
 def brute_force_classes(f: FSA) -> int:

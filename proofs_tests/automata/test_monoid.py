@@ -11,7 +11,7 @@ from lrnnkit.automata.fsa import FSA
 from lrnnkit.automata.monoid import closure, compose, transition_monoid
 from lrnnkit.automata.sources import load_source
 from lrnnkit.errors import SizeLimitError
-from lrnnkit.strategies import fsas, transformation_generators
+from lrnnkit.testing.strategies import fsas, transformation_generators
 
 
 def brute_force(gens, n, max_len=None):

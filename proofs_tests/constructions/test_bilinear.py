@@ -18,7 +18,7 @@ from lrnnkit.constructions import bilinear_onehot as BO
 from lrnnkit.constructions import bilinear_random_parity as BRP
 from lrnnkit.errors import InputError
 from lrnnkit.executor import run_float
-from lrnnkit.strategies import fsas
+from lrnnkit.testing.strategies import fsas
 
 
 @pytest.mark.parametrize("src", ["parity", "flipflop", "even-pairs", "mod-arith:3", "group:S3", "counter:5",

@@ -58,7 +58,7 @@ def test_printed_and_corrected_angles_differ_only_on_reflections(m):
 
 def test_build_is_the_registered_construction():
     fsa = load_source("group:D4")
-    assert get("dihedral-deltanet").build is DT.build
+    assert get("dihedral-deltanet").build.__wrapped__ is DT.build
     assert certify(DT.build(fsa), fsa, float_steps=0).certified
     with pytest.raises(InputError, match="unknown option"):
         DT.build(fsa, depth=2)

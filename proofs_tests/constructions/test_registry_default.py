@@ -1,4 +1,4 @@
-"""The default construction is the cheapest applicable one (issue 11, item 10).
+"""The default construction is the cheapest applicable one.
 
 Cost (lrnnkit.constructions.registry, module docstring): GH layers before non-GH layers, then total width, then
 factors per token, then layers, then priority. The cost formulas (``Construction.cost``, evaluated without building)
@@ -126,3 +126,17 @@ def test_a_construction_past_a_size_limit_is_skipped_and_the_limit_reported_when
     monkeypatch.setattr(get("krohn-rhodes"), "build", too_large)
     with pytest.raises(SizeLimitError, match="limit 1"):
         choose(load_source("flipflop"))
+
+
+@pytest.mark.parametrize("name,src", [("cyclic-rotation", "group:Z4"), ("parity-affine", "parity"),
+                                      ("deltaproduct-symmetric", "group:S3"), ("bilinear-onehot", "flipflop")])
+def test_register_stamps_the_provenance(name, src):
+    """A registered build records its construction, paper, statement and automaton (the constructions write none
+    themselves); the module's own function, called directly, records nothing."""
+    from lrnnkit.constructions.registry import provenance
+    c, fsa = get(name), load_source(src)
+    model = c.build(fsa)
+    assert model.provenance == provenance(c, fsa)
+    assert (model.provenance["construction"], model.provenance["paper"]) == (c.name, c.paper)
+    assert model.provenance["automaton_hash"] == fsa.content_hash()
+    assert c.build.__wrapped__(fsa).provenance == {}

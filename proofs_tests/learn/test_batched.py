@@ -308,10 +308,10 @@ def test_the_triton_paths_take_the_folded_run_axis(monkeypatch):
     runs' channels side by side, the Triton l2norm and gated RMSNorm -- run here under the Triton interpreter on
     the folded (R B) layout, against the separate models on the torch paths: losses and gradients agree to 1e-6
     (float32, two implementations of the same equations; measured 6e-8 against gradients of ~0.3)."""
-    import lrnnkit.kernels.gh.api as api
-    import lrnnkit.kernels.l2norm as l2
-    import lrnnkit.kernels.norm as norm
-    import lrnnkit.kernels.short_conv as sc
+    import lrnnkit.ops.gh.api as api
+    import lrnnkit.ops.l2norm as l2
+    import lrnnkit.ops.norm as norm
+    import lrnnkit.ops.short_conv as sc
     import lrnnkit.learn.batched as bt
     if os.environ.get("TRITON_INTERPRET") != "1" and not torch.cuda.is_available():
         pytest.skip("the Triton kernels need a GPU or TRITON_INTERPRET=1")

@@ -1,4 +1,4 @@
-"""Runs of one experiment merged from several GPU calls (issue 13): the judges see one run per configuration (the
+"""Runs of one experiment merged from several GPU calls: the judges see one run per configuration (the
 one with the most steps), named sub-claims (001 Fig. 3's S3 panel) are judged on their own, and the merge keeps
 every run with its call. Synthetic run records, no training: the judging and bookkeeping only."""
 import json
@@ -135,7 +135,7 @@ def test_import_layer_vs_fla_ours_cells_become_runs_with_provenance(tmp_path):
         assert rec["provenance"] == pv and rec["result"]["provenance"] == pv
         res = rec["result"]
         assert res["source"]["kind"] == "ours" and res["source"]["file"].endswith("fig3.json")
-        assert res["source"]["layer"] == "lrnnkit.kernels.DeltaProductLayer"
+        assert res["source"]["layer"] == "lrnnkit.layers.DeltaProductLayer"
         cfg = TrainConfig.from_json(dict(res["config"]))   # the learning format's config, valid as such
         assert (cfg.task, cfg.layer, cfg.width, cfg.heads, cfg.head_dim, cfg.batch) == ("group:S3", "deltaproduct",
                                                                                         384, 12, 32, 512)

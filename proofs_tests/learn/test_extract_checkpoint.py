@@ -19,7 +19,7 @@ from lrnnkit.automata import minimize  # noqa: E402
 from lrnnkit.cli import main  # noqa: E402
 from lrnnkit.learn.compare import model_outputs, shortest_disagreement  # noqa: E402
 from lrnnkit.learn.extract import extract_checkpoint, model_oracle  # noqa: E402
-from lrnnkit.strategies import fsas  # noqa: E402
+from lrnnkit.testing.strategies import fsas  # noqa: E402
 
 
 def _fsa_outputs(f):

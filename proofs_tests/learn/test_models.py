@@ -1,4 +1,4 @@
-"""SequenceModel layer kinds (issue 13, item 2): each trains a step, and its values and gradients equal those of
+"""SequenceModel layer kinds: each trains a step, and its values and gradients equal those of
 autograd through lrnnkit's sequential kernel references (float64; tolerance 1e-9 relative: the scans
 re-associate sums and products, so agreement is to rounding, ~1e-15 per operation over < 100 operations)."""
 import pytest
@@ -34,7 +34,7 @@ def _reference_backend(layer):
 def _fast_backends(layer):
     if layer in ("deltanet", "deltaproduct"):
         try:
-            import lrnnkit.kernels.gh.api  # noqa: F401
+            import lrnnkit.ops.gh.api  # noqa: F401
             return ["torch"]               # the chunk equations in torch (what runs on the GPU besides Triton)
         except ImportError:
             return []
@@ -102,7 +102,7 @@ def test_transition_spectra_respect_the_eigenvalue_range(eig, lo, hi):
 def test_gh_transitions_reproduce_the_state_recurrence():
     """The matrices returned by transition_matrices are the A(x_t) of the layer: propagating the kernel's state
     S_t = A_t S_{t-1} + sum_j beta_j k_j v_j^T (threaded through the factors) matches the naive kernel's output."""
-    from lrnnkit.kernels.gh.naive import delta_product_naive
+    from lrnnkit.ops.gh.naive import delta_product_naive
     m = _model("deltaproduct", "naive", {"n_h": 2, "layers": 1})
     x = torch.randint(0, 6, (2, 7), generator=torch.Generator().manual_seed(4))
     mix = m.mixers[0]

@@ -1,4 +1,4 @@
-"""Datasets of lrnnkit.learn.tasks against the automaton and independent oracles (issue 13, item 1)."""
+"""Datasets of lrnnkit.learn.tasks against the automaton and independent oracles."""
 import ast
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Training, evaluation, checkpoints and the train / experiment CLI (issue 13, items 3, 4, 7)."""
+"""Training, evaluation, checkpoints and the train / experiment CLI."""
 import json
 import os
 
@@ -203,7 +203,7 @@ def test_python_config_takes_the_command_lines_defaults(monkeypatch):
     ones are kept, and the resolved config round-trips through JSON unchanged."""
     import lrnnkit.learn.train as tr
     from lrnnkit.cli import build_parser
-    from lrnnkit.learn.cli import run_train
+    from lrnnkit.cli.learn import run_train
     from lrnnkit.learn.kinds import LAYER_KINDS, train_defaults
 
     class Seen(Exception):

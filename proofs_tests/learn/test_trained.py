@@ -80,7 +80,7 @@ def test_verify_reports_the_horizon_and_a_real_wrong_word(checkpoint, capsys):
 
 
 def test_collapse_of_a_checkpoint_defaults_to_a_shorter_word(checkpoint, capsys):
-    from lrnnkit.learn.trained_cli import COLLAPSE_LENGTH
+    from lrnnkit.cli._trained import COLLAPSE_LENGTH
     rc, out, _ = cli(capsys, "precision", "collapse", checkpoint, "--format", "fp32", "--json")
     assert rc == 0 and json.loads(out)["steps"] == COLLAPSE_LENGTH < 100_000   # compiled models: 100000
 

@@ -5,6 +5,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lrnnkit.errors import InputError
 from lrnnkit.model.layer import GHFactor, Read, TableMap, Transition
@@ -47,3 +49,16 @@ def test_table_map_is_row_major_and_checks_its_table():
         TableMap([Read("input", 0), Read(0, 1)], [2, 3], [0] * 5, 6)
     with pytest.raises(InputError, match="entries must lie in 0..5"):
         TableMap([Read("input", 0)], [2], [0, 6], 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 3), st.integers(0, 6), st.integers(0, 7), st.integers(2, 5), st.randoms(use_true_random=False))
+def test_the_lag_rule(B, T, lag, size, rnd):
+    """``Read.at_lag``: step t reads step t - lag, the pad ``size - 1`` before the start, exactly as the definition
+    says element by element; numpy and torch give the same integers."""
+    import torch
+    v = np.array([[rnd.randrange(size - 1) for _ in range(T)] for _ in range(B)], dtype=np.int64).reshape(B, T)
+    got = Read(0, lag).at_lag(v, size)
+    want = [[v[b, t - lag] if t >= lag else size - 1 for t in range(T)] for b in range(B)]
+    assert got.shape == (B, T) and got.tolist() == want
+    assert Read(0, lag).at_lag(torch.as_tensor(v), size, xp=torch).tolist() == want

@@ -1,4 +1,4 @@
-"""Issue 11, items 2 and 7: exact casts keep the sign of negative irrational / cyclotomic values; ``precision
+"""Exact casts keep the sign of negative irrational / cyclotomic values; ``precision
 collapse`` honours ``--steps`` and validates its flags."""
 from __future__ import annotations
 

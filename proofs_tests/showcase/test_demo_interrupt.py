@@ -1,4 +1,4 @@
-"""Ctrl-C during the demo stops the run: exit status 130, report and summary marked incomplete (issue 11, item 4).
+"""Ctrl-C during the demo stops the run: exit status 130, report and summary marked incomplete.
 
 The interrupt is delivered for real (SIGINT to this process) from inside a step, and that step then raises a
 SystemError -- what a C extension did when the interrupt reached it, and what the demo used to swallow."""

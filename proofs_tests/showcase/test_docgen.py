@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lrnnkit.cli.docs import help_pages
 from lrnnkit.showcase import docgen
 from proofs_tests._paths import REPO
 
@@ -79,7 +80,7 @@ def test_prepare_refuses_foreign_folders(tmp_path):
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     out = tmp_path_factory.mktemp("docs") / "generated"
-    res = docgen.generate(out)
+    res = docgen.generate(out, cli_help=help_pages)
     return out, res
 
 
@@ -142,7 +143,7 @@ def test_sphinx_builds_with_warnings_as_errors(tmp_path):
     shutil.copytree(os.path.join(ROOT, "docs"), src,
                     ignore=shutil.ignore_patterns("_build", "generated"))
     shutil.copytree(os.path.join(ROOT, "examples"), tmp_path / "examples")   # literalinclude ../examples/...
-    res = docgen.generate(src / "generated")
+    res = docgen.generate(src / "generated", cli_help=help_pages)
     assert res["ok"], res["errors"]
     html = tmp_path / "html"
     r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",

@@ -14,8 +14,8 @@ from hypothesis import given, strategies as st
 from lrnnkit.errors import InputError
 from lrnnkit.learn.protocols import follow
 from lrnnkit.learn.train import TrainConfig
-from lrnnkit.parser import build_parser
-from lrnnkit.sweep.cli import run
+from lrnnkit.cli import build_parser
+from lrnnkit.cli.sweep import run
 from lrnnkit.sweep.plan import pack
 from lrnnkit.sweep.runner import run_sweep
 from lrnnkit.sweep.spec import load_spec

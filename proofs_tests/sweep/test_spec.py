@@ -61,7 +61,7 @@ def test_point_keys_and_seeds_depend_on_spec_and_point_only(a, b, extra, seed):
     ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nfromat = [1]\n',
      "unknown parameter(s) fromat"),
     ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf17"]\n', "bf17"),
-    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nsteps = [0]\n', "'steps' must be an integer"),
+    ('kind = "collapse"\n[grid]\nsource = ["parity"]\nformat = ["bf16"]\nsteps = [0]\n', "'steps' must be >= 1"),
     ('kind = "collapse"\nseed = -1\n[grid]\nsource = ["parity"]\n', "'seed' must be a non-negative integer"),
     ('kind = "collapse"\nnum_cpus = 0\n[grid]\nsource = ["parity"]\n', "num_cpus"),
     ('kind = "theorems"\n[grid]\nid = ["000:no-such"]\n', "000:no-such"),

@@ -1,0 +1,392 @@
+"""``FixedPointLayer``: a dense linear RNN computed as the fixed point in depth of a diagonal one (paper 003,
+Movahedi et al., "Fixed-Point RNNs": Section 2, eqs. (3)-(6), Theorems 2.1 and 2.2, App. D).
+
+**The dense RNN and its diagonal iteration.** Write the dense transition as ``A_t = Q_t^{-1} Lambda_t`` with
+``Lambda_t`` diagonal and ``Q_t`` a channel mixer; the dense states are the fixed point ``h* = f(x, h*)`` of the
+diagonal RNN of eq. (3), found by iterating in depth (eq. 4, with Theorem 2.1's input normalisation ``I - Lambda``)::
+
+    h^l_t = Lambda_t h^l_{t-1} + (I - Lambda_t) (Q_t v_t + (I - Q_t) h^{l-1}_t),      h^0 = 0      (vector state)
+
+Each iteration is one channel mix ``x~ = Q_t (v_t - h^{l-1}_t) + h^{l-1}_t`` (O(d r) per token) and one diagonal
+scan over the sequence (:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`: the chunk-parallel Triton
+kernel on CUDA, a log-depth doubling scan on CPU). At the fixed point ``(Lambda + (I - Lambda) Q) h_t =
+Lambda h_{t-1} + (I - Lambda) Q v_t``: a dense RNN with ``A_t = (Lambda_t + (I - Lambda_t) Q_t)^{-1} Lambda_t``
+(:meth:`FixedPointLayer.transitions`).
+
+``state_size = N`` gives the matrix state of eq. (6) (003, Section 2.3 and App. D.2, "Bedouin")::
+
+    h^l_t = lambda_t (.) h^l_{t-1} + (1 - lambda_t) (.) B^_t (x~^l_t)^T,    y^l_t = (C^_t)^T h^l_t   (h_t: N x d)
+    x~^l_t = Q_t (x_t - y^{l-1}_t) + y^{l-1}_t
+
+with unit vectors ``B^ = B / ||B||``, ``C^ = C / ||C||`` (App. D.2: "L2 normalized, to limit the Lipschitz
+constant"). ``normalization``: ``"theorem-2.1"`` scales the input by ``1 - lambda_t`` (the default of the vector
+state), ``"delta"`` by the selective ``Delta_t`` (App. D.2, "to stay compatible with the Mamba implementation"; the
+default of the matrix state, as the paper's Bedouin).
+
+**Parametrisation** (003, App. D.3, for hidden input u_t and the previous output ``y^{l-1}_{t-1}``, 0 at t = 0):
+``lambda_t = exp(-c softplus(omega) Delta_t)``, ``Delta_t = sigmoid(W_D u_t + b_D [+ W'_D y_{t-1}])``, c = 8
+(Griffin); ``Q_t = H_r ... H_1`` (eq. 10; later factor on the left), ``H_i = I - 2 alpha_i u_i u_i^T``, ``u_i``
+the unit direction of ``W_u u_t [+ W'_u y_{t-1}]``, ``alpha_i = alpha_max sigmoid(w_a . u_t [+ w'_a . y_{t-1}])``;
+``B_t = W_B u_t [+ W'_B y_{t-1}]`` (matrix state; in the vector state ``v_t = W_v u_t [+ W'_v y_{t-1}]`` is
+``B_t x_t``), ``C_t`` likewise; output ``o = W_o RMSNorm_head((y* + D x) * silu(G_t))`` with
+``G_t = W_G u_t [+ W'_G y*_{t-1}]``. The bracketed terms are the dependence on the previous output of 003,
+App. C.1 / Table 2 (``dependence``: any of "lambda", "B", "C", "Q", "G"; default all that apply: the paper's best
+model, Table 2's last row). The skip ``D x`` is added after the iteration, so the fixed point stays the dense RNN's
+(the authors' code adds it inside).
+
+``alpha_range``: ``"paper"`` gives ``alpha_max = 1`` (003, eq. 10: ``0 < alpha < 1``, so ``Q_t`` can have negative
+eigenvalues); ``"contractive"`` gives ``alpha_max = 1 / (2r)``, so ``sum_i alpha_i < 1/2`` and ``||I - Q_t||_2 < 1``
+(lrnnkit's registry: ``003:claim-D.3.2.contractive`` holds only as corrected), which with ``0 < lambda < 1`` makes
+the iteration a contraction (``003:theorem-2.1`` as corrected). The paper's range does not guarantee convergence;
+the stopping rule's cap then ends the iteration.
+
+**Stopping rule** (003, App. D.2): stop after iteration l when ``||y^l - y^{l-1}||_inf < tol ||y^l||_inf``
+(tol = 0.1) for every sequence of the batch (norms over its tokens and channels; padding excluded), or after
+``max_iters`` iterations in all. Training caps the iterations at ``train_max_iters`` (003, Figs. 1 and 3: 16 on
+A5 / S5) or, with ``sample_max_iters``, at a cap drawn per forward from Gamma(4, 1) (003, Section 3.1: "mean 4
+and mode 3"; rounded up, at least 1).
+
+**Gradient at the fixed point** (003, Section 2.2, Theorem 2.2; the authors' code): the iterations run under
+``torch.no_grad``; the output is one more iteration, differentiable, from the (detached) last iterate, so the
+gradient is ``J_theta(h*)^T delta`` -- the first term of the implicit gradient's Neumann series
+``J_theta^T (I - J_h^T)^{-1} delta`` -- at the cost of one iteration, with no backpropagation through the loop.
+:attr:`last_iterations` counts every iteration of the last forward, that final one included (one scan each).
+
+Packed sequences (``cu_seqlens``, B = 1) reset the scan and the previous-output shift at every start, and the
+stopping rule runs per sequence; a 2-D 0/1 ``attention_mask`` is packed the same way and the outputs put back
+(zeros at padding). Computed in float32 (float64 stays float64) whatever the input dtype, autocast off inside;
+the output has the input's dtype. No incremental decoding (``use_cache``): the previous-output dependence needs the
+fixed point of every token, which a cached state does not hold.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import InputError
+from ..limits import check_int
+from ..ops.diagonal.parallel import diagonal_scan
+from .layer_io import pack
+
+__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES"]
+
+MODES = ("chunk", "torch", "naive")
+DEPENDENCES = ("lambda", "B", "C", "Q", "G")
+GAMMA_SHAPE, GAMMA_RATE = 4.0, 1.0      # 003, Section 3.1: l_max ~ Gamma(4, 1)
+
+
+def _lin(mod: torch.nn.Linear | None, x: torch.Tensor):
+    """``mod(x)`` with the weights in x's dtype (the layer computes in float32 / float64 whatever its parameters)."""
+    if mod is None:
+        return 0
+    return F.linear(x, mod.weight.to(x.dtype), None if mod.bias is None else mod.bias.to(x.dtype))
+
+
+def _shift(y: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
+    """``y_{t-1}`` (0 at t = 0 and at every packed sequence's first token)."""
+    s = F.pad(y[:, :-1], (0, 0, 1, 0))
+    if starts is not None:
+        s = s.clone()
+        s[:, starts] = 0
+    return s
+
+
+def _reflect(U: torch.Tensor, alpha: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """``Q v`` with ``Q = H_r ... H_1``, ``H_i = I - 2 alpha_i u_i u_i^T``: U (B, T, r, d) unit rows, alpha (B, T, r)."""
+    for i in range(U.shape[2]):
+        u = U[:, :, i]
+        v = v - 2 * alpha[:, :, i, None] * u * (u * v).sum(-1, keepdim=True)
+    return v
+
+
+class FixedPointLayer(torch.nn.Module):
+    """``o, _, cache = FixedPointLayer(hidden_size=2048, num_heads=4, head_dim=None, mode="chunk", norm_eps=1e-5,
+    num_reflections=1, state_size=None, max_iters=100, tol=0.1, train_max_iters=None, sample_max_iters=False,
+    alpha_range="paper", dependence=None, normalization=None, c=8.0, layer_idx=None)(hidden_states,
+    attention_mask=None, past_key_values=None, use_cache=False, output_attentions=False, cu_seqlens=None)``.
+
+    ``hidden_states`` (B, T, hidden_size); the channels ``d = num_heads * head_dim`` (``head_dim`` defaults to
+    ``hidden_size // num_heads``) are mixed by ``Q_t`` across all heads; heads only group the output norm.
+    ``state_size``: None for the vector state (eq. 4), N for the N x d matrix state (eq. 6). ``mode``: "chunk"
+    (Triton chunk scan on CUDA, the torch doubling scan elsewhere), "torch", "naive" (the sequential reference
+    loop). Returns fla's ``(o, None, past_key_values)``; :attr:`last_iterations` and :attr:`last_residual` describe
+    the last forward. See the module text for the mathematics."""
+
+    def __init__(self, hidden_size: int = 2048, num_heads: int = 4, head_dim: int | None = None, mode: str = "chunk",
+                 norm_eps: float = 1e-5, num_reflections: int = 1, state_size: int | None = None,
+                 max_iters: int = 100, tol: float = 0.1, train_max_iters: int | None = None,
+                 sample_max_iters: bool = False, alpha_range: str = "paper", dependence=None,
+                 normalization: str | None = None, c: float = 8.0, layer_idx: int | None = None, **kwargs):
+        super().__init__()
+        if kwargs:
+            raise InputError(f"FixedPointLayer: unknown keyword {sorted(kwargs)[0]!r}")
+        hidden_size = check_int("FixedPointLayer: hidden_size", hidden_size, 1)
+        num_heads = check_int("FixedPointLayer: num_heads", num_heads, 1)
+        head_dim = check_int("FixedPointLayer: head_dim",
+                             head_dim if head_dim is not None else max(1, hidden_size // num_heads), 1)
+        r = check_int("FixedPointLayer: num_reflections", num_reflections, 1)
+        self.max_iters = check_int("FixedPointLayer: max_iters", max_iters, 1)
+        if train_max_iters is not None:
+            check_int("FixedPointLayer: train_max_iters", train_max_iters, 1)
+        if state_size is not None:
+            check_int("FixedPointLayer: state_size", state_size, 1)
+        if mode not in MODES:
+            raise InputError(f"FixedPointLayer: unknown mode {mode!r} (choose from {', '.join(MODES)})")
+        if alpha_range not in ("paper", "contractive"):
+            raise InputError(f"FixedPointLayer: alpha_range must be 'paper' or 'contractive', got {alpha_range!r}")
+        if normalization is None:
+            normalization = "theorem-2.1" if state_size is None else "delta"
+        if normalization not in ("theorem-2.1", "delta"):
+            raise InputError(f"FixedPointLayer: normalization must be 'theorem-2.1' or 'delta', got "
+                             f"{normalization!r}")
+        for name, val in (("tol", tol), ("norm_eps", norm_eps), ("c", c)):
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not (val > 0 and math.isfinite(val)):
+                raise InputError(f"FixedPointLayer: {name} must be a positive number, got {val!r}")
+        allowed = DEPENDENCES if state_size is not None else tuple(x for x in DEPENDENCES if x != "C")
+        dep = allowed if dependence is None else tuple(dependence)
+        bad = [x for x in dep if x not in allowed]
+        if bad:
+            raise InputError(f"FixedPointLayer: dependence {bad[0]!r} does not apply (choose from "
+                             f"{', '.join(allowed)}; 'C' needs the matrix state)")
+        self.hidden_size, self.num_heads, self.head_dim, self.num_reflections = hidden_size, num_heads, head_dim, r
+        self.mode, self.state_size, self.tol, self.train_max_iters = mode, state_size, float(tol), train_max_iters
+        self.sample_max_iters, self.alpha_range, self.dependence = bool(sample_max_iters), alpha_range, dep
+        self.normalization, self.c, self.layer_idx = normalization, float(c), layer_idx
+        self.alpha_max = 1.0 if alpha_range == "paper" else 1.0 / (2 * r)
+        d = self.channels = num_heads * head_dim
+        N = state_size
+
+        def y_proj(name, out, bias=False):   # the previous-output term of a parameter, where it depends on y
+            return torch.nn.Linear(d, out, bias=bias) if name in dep else None
+
+        self.x_proj = torch.nn.Linear(hidden_size, d, bias=False)
+        self.v_y = y_proj("B", d) if N is None else None
+        self.delta_proj = torch.nn.Linear(hidden_size, d, bias=True)
+        self.delta_y = y_proj("lambda", d)
+        self.u_proj = torch.nn.Linear(hidden_size, r * d, bias=False)
+        self.u_y = y_proj("Q", r * d)
+        self.alpha_proj = torch.nn.Linear(hidden_size, r, bias=True)
+        self.alpha_y = y_proj("Q", r)
+        if N is not None:
+            self.bc_proj = torch.nn.Linear(hidden_size, 2 * N, bias=False)
+            self.b_y = y_proj("B", N)
+            self.c_y = y_proj("C", N)
+        self.g_proj = torch.nn.Linear(hidden_size, d, bias=False)
+        self.g_y = y_proj("G", d)
+        # lambda = exp(-c softplus(omega) Delta) in [0.9, 0.999] at Delta = 1 initially (as the authors' DenseRNN)
+        lo, hi = math.log(1 / 0.999 ** (1 / c) - 1), math.log(1 / 0.9 ** (1 / c) - 1)
+        shape = (d,) if N is None else (N, d)
+        w = torch.empty(shape).uniform_(0, 1)
+        self.omega = torch.nn.Parameter(lo + (hi - lo) * w)   # softplus(omega) = -log(lambda) / c
+        self.D = torch.nn.Parameter(torch.ones(d))
+        for m in (self.delta_y, self.u_y, self.alpha_y, self.v_y, self.g_y) + \
+                ((self.b_y, self.c_y) if N is not None else ()):
+            if m is not None:                        # start from the input-only model (003, App. C.3: zero init)
+                torch.nn.init.zeros_(m.weight)
+        self.o_norm = torch.nn.RMSNorm(head_dim, eps=norm_eps)
+        self.o_proj = torch.nn.Linear(d, hidden_size, bias=False)
+        self.last_iterations: int | None = None
+        self.last_residual: float | None = None
+
+    def extra_repr(self) -> str:
+        return (f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, head_dim={self.head_dim}, "
+                f"num_reflections={self.num_reflections}, state_size={self.state_size}, max_iters={self.max_iters}, "
+                f"tol={self.tol}, alpha_range={self.alpha_range!r}, dependence={self.dependence}, mode={self.mode!r}")
+
+    # ------------------------------------------------------------------------------------------ one iteration
+    def _inputs(self, u: torch.Tensor) -> dict:
+        """The input-only parts of every parameter (computed once per forward, differentiable)."""
+        P = {"x": _lin(self.x_proj, u), "delta": _lin(self.delta_proj, u), "g": _lin(self.g_proj, u),
+             "u": _lin(self.u_proj, u), "alpha": _lin(self.alpha_proj, u)}
+        if self.state_size is not None:
+            P["B"], P["C"] = _lin(self.bc_proj, u).split(self.state_size, -1)
+        return P
+
+    def _params(self, P: dict, ys: torch.Tensor) -> dict:
+        """lambda, the input scale, Q's directions and coefficients, v or (B^, C^) given ``ys = y_{t-1}``."""
+        B, T, _ = ys.shape
+        dt = ys.dtype
+        delta = torch.sigmoid(P["delta"] + _lin(self.delta_y, ys))
+        rate = self.c * F.softplus(self.omega.to(dt))
+        lam = torch.exp(-rate * (delta if self.state_size is None else delta[:, :, None, :]))
+        scale = (1 - lam) if self.normalization == "theorem-2.1" else \
+            (delta if self.state_size is None else delta[:, :, None, :].expand_as(lam))
+        U = F.normalize((P["u"] + _lin(self.u_y, ys)).reshape(B, T, self.num_reflections, self.channels), dim=-1)
+        alpha = self.alpha_max * torch.sigmoid(P["alpha"] + _lin(self.alpha_y, ys))
+        out = {"lam": lam, "scale": scale, "U": U, "alpha": alpha}
+        if self.state_size is None:
+            out["v"] = P["x"] + _lin(self.v_y, ys)
+        else:
+            out["B"] = F.normalize(P["B"] + _lin(self.b_y, ys), dim=-1)
+            out["C"] = F.normalize(P["C"] + _lin(self.c_y, ys), dim=-1)
+        return out
+
+    def _scan(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if self.mode == "naive":
+            from ..ops.diagonal.naive import diagonal_scan_naive
+            return diagonal_scan_naive(a, b, validate=False)
+        if self.mode == "torch" and a.is_cuda:
+            from ..ops.diagonal.parallel import doubling_scan
+            return doubling_scan(a, b)
+        return diagonal_scan(a, b)
+
+    def _step(self, P: dict, y: torch.Tensor, starts) -> torch.Tensor:
+        """One iteration ``y^l = f(x, y^{l-1})``: channel mix by Q_t, then one diagonal scan (module text)."""
+        B, T, d = y.shape
+        p = self._params(P, _shift(y, starts))
+        if self.state_size is None:
+            xt = _reflect(p["U"], p["alpha"], p["v"] - y) + y
+            a, b = p["lam"], p["scale"] * xt
+        else:
+            xt = _reflect(p["U"], p["alpha"], P["x"] - y) + y
+            a, b = p["lam"], p["scale"] * p["B"][..., :, None] * xt[:, :, None, :]
+        if starts is not None:
+            a = a.clone()
+            a[:, starts] = 0
+        h = self._scan(a.reshape(B, T, -1), b.reshape(B, T, -1))
+        if self.state_size is None:
+            return h
+        return torch.einsum("btn,btnd->btd", p["C"], h.reshape(B, T, self.state_size, d))
+
+    # ------------------------------------------------------------------------------------------ the iteration
+    def iteration_cap(self) -> int:
+        """The cap on iterations of the next forward (module text: stopping rule)."""
+        if not self.training:
+            return self.max_iters
+        cap = self.train_max_iters or self.max_iters
+        if self.sample_max_iters:
+            g = torch.distributions.Gamma(torch.tensor(GAMMA_SHAPE), torch.tensor(GAMMA_RATE)).sample()
+            cap = min(cap, max(1, math.ceil(float(g))))
+        return cap
+
+    def _residual(self, y_new, y_old, seg) -> tuple:
+        """(converged for every sequence, the largest relative change) with infinity norms per sequence."""
+        num = (y_new - y_old).abs().amax(-1)
+        den = y_new.abs().amax(-1)
+        if seg is None:
+            num, den = num.amax(-1), den.amax(-1)
+        else:                                    # seg: (sequence index of every token, number of sequences)
+            idx, n = seg
+            num = torch.zeros(n, dtype=num.dtype, device=num.device).scatter_reduce(0, idx, num[0], "amax")
+            den = torch.zeros(n, dtype=den.dtype, device=den.device).scatter_reduce(0, idx, den[0], "amax")
+        ok = (num <= self.tol * den).all().to(num.dtype)
+        rel = torch.where(den > 0, num / den.clamp_min(torch.finfo(den.dtype).tiny), (num > 0).to(num.dtype))
+        done, worst = torch.stack([ok, rel.max()]).tolist()        # one device-to-host transfer per iteration
+        return bool(done), worst
+
+    def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None) -> tuple:
+        """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad); ``cap`` counts
+        the final differentiable step too, so at most ``cap - 1`` iterations run here."""
+        cap = self.iteration_cap() if cap is None else cap
+        y = torch.zeros(shape, dtype=P["x"].dtype, device=P["x"].device)
+        it, rel = 0, None
+        with torch.no_grad():
+            while it < cap - 1:
+                y_new = self._step(P, y, starts)
+                it += 1
+                done, rel = self._residual(y_new, y, seg)
+                y = y_new
+                if done:
+                    break
+        self.last_residual = rel
+        return y, it
+
+    # ------------------------------------------------------------------------------------------ forward
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                past_key_values=None, use_cache: bool | None = False, output_attentions: bool | None = False,
+                **kwargs):
+        x, cu_seqlens, put_back = pack("FixedPointLayer", hidden_states, self.hidden_size, attention_mask,
+                                       past_key_values, use_cache, kwargs)
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            o = self._mix(x, cu_seqlens)
+        return put_back(o).to(hidden_states.dtype), None, past_key_values
+
+    def _mix(self, x: torch.Tensor, cu_seqlens) -> torch.Tensor:
+        u = x if x.dtype == torch.float64 else x.float()
+        B, T, _ = u.shape
+        if B == 0 or T == 0:
+            self.last_iterations = 0
+            return u.new_zeros(B, T, self.hidden_size)
+        starts = seg = None
+        if cu_seqlens is not None and T:
+            cu = cu_seqlens.to(u.device).long()
+            starts = cu[:-1][cu[:-1] < T].unique()
+            idx = torch.searchsorted(cu[1:], torch.arange(T, device=u.device), right=True)
+            seg = (idx, len(cu) - 1)
+        P = self._inputs(u)
+        y, it = self.fixed_point(P, (B, T, self.channels), starts, seg)
+        y = self._step(P, y, starts)
+        self.last_iterations = it + 1
+        g = P["g"] + _lin(self.g_y, _shift(y.detach(), starts))
+        o = (y + self.D.to(u.dtype) * P["x"]) * F.silu(g)
+        o = F.rms_norm(o.reshape(B, T, self.num_heads, self.head_dim), (self.head_dim,),
+                       self.o_norm.weight.to(u.dtype), self.o_norm.eps)
+        return _lin(self.o_proj, o.reshape(B, T, self.channels))
+
+    # ------------------------------------------------------------------------------------------ analysis
+    @torch.no_grad()
+    def transitions(self, x: torch.Tensor) -> torch.Tensor:
+        """The dense RNN's per-token transition matrix at the fixed point, (B, T, 1, n, n) with n = d (vector
+        state) or N d (matrix state, index (row, channel) -> row * d + channel): ``A_t = (I - K_t)^{-1} Lambda_t``
+        where ``K_t`` is the iteration's own-token term (vector: ``diag(s_t) (I - Q_t)``, s the input scale;
+        matrix: ``s (.) B^ ((I - Q_t) C^^T h)^T``), all evaluated at the fixed point (module text)."""
+        u = x if x.dtype == torch.float64 else x.float()
+        B, T, _ = u.shape
+        P = self._inputs(u)
+        y, _ = self.fixed_point(P, (B, T, self.channels), cap=self.max_iters)
+        p = self._params(P, _shift(self._step(P, y, None), None))
+        d = self.channels
+        eye = torch.eye(d, dtype=u.dtype, device=u.device)
+        Q = eye.expand(B, T, d, d)
+        for i in range(self.num_reflections):              # Q = H_r ... H_1: later factor on the left
+            ui = p["U"][:, :, i]
+            Q = Q - 2 * p["alpha"][:, :, i, None, None] * ui[..., :, None] * (ui[..., None, :] @ Q)
+        IQ = eye - Q
+        if self.state_size is None:
+            K = p["scale"][..., :, None] * IQ
+            lam = p["lam"]
+        else:
+            N = self.state_size
+            bc = p["B"][..., :, None] * p["C"][..., None, :]                      # (B, T, N, N)
+            K = (bc[..., :, None, :, None] * IQ[:, :, None, :, None, :]).reshape(B, T, N * d, N * d)
+            K = p["scale"].reshape(B, T, N * d, 1) * K
+            lam = p["lam"].reshape(B, T, N * d)
+        n = lam.shape[-1]
+        A = torch.linalg.solve(torch.eye(n, dtype=u.dtype, device=u.device) - K, torch.diag_embed(lam))
+        return A[:, :, None]
+
+
+class FixedPointMixer(torch.nn.Module):
+    """The fixed-point layer as a :class:`lrnnkit.learn.models.SequenceModel` mixer: ``SequenceModel`` fields map to
+    ``num_reflections = n_h``; ``alpha_range = "paper"`` for ``eig_range = (-1, 1)`` (Q may have negative
+    eigenvalues) and ``"contractive"`` for ``(0, 1)``; ``state_size = block_size`` (matrix state, eq. 6), or the
+    vector state (eq. 4) for ``block_size = 1``; ``backend`` "auto" -> mode "chunk", "scan" -> "torch". The
+    paper's settings otherwise (at most 16 iterations in training, as 003 Fig. 3 trains A5 / S5, and 100 at
+    evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and
+    ``gate`` do not apply (003, App. D.3.1 removes the short convolution). ``forward`` returns the layer's output
+    only."""
+
+    def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
+                 block_size: int = 8, backend: str = "auto"):
+        super().__init__()
+        modes = {"auto": "chunk", "scan": "torch", "chunk": "chunk", "torch": "torch", "naive": "naive"}
+        if backend not in modes:
+            raise InputError(f"backend {backend!r} does not apply to the fixed-point layer (choose from "
+                             f"{', '.join(modes)})")
+        neg = float(tuple(eig_range)[0]) < 0
+        self.layer = FixedPointLayer(hidden_size=width, num_heads=heads, head_dim=head_dim, mode=modes[backend],
+                                     num_reflections=n_h, state_size=None if block_size == 1 else block_size,
+                                     alpha_range="paper" if neg else "contractive", max_iters=100,
+                                     train_max_iters=16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layer(x)[0]
+
+    def transitions(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layer.transitions(x)
+
+    @property
+    def last_iterations(self):
+        return self.layer.last_iterations

@@ -1,0 +1,41 @@
+"""``lrnnkit train`` and ``lrnnkit experiment`` as their module runs them (lrnnkit.cli.learn on the command line
+parsed by lrnnkit.cli): a tiny training run's JSON, the experiment list, and one-line refusals of bad lengths and
+checkpoint intervals before any work."""
+import json
+
+import pytest
+
+pytest.importorskip("torch")
+
+from lrnnkit.errors import InputError  # noqa: E402
+from lrnnkit.cli.learn import VERBS, run_experiment_cmd, run_train  # noqa: E402
+from lrnnkit.learn.experiments import list_experiments  # noqa: E402
+from lrnnkit.cli import build_parser  # noqa: E402
+
+TINY = ["train", "parity", "--layer", "diagonal", "--width", "8", "--heads", "2", "--steps", "3", "--batch", "4",
+        "--train-len", "2:4", "--test-len", "6,8"]
+
+
+def test_train_runs_and_prints_its_result(capsys):
+    assert VERBS == {"train": run_train, "experiment": run_experiment_cmd}
+    assert run_train(build_parser().parse_args(TINY + ["--json"])) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["steps"] == 3 and set(res["final_accuracy"]) == {"6", "8"}
+
+
+@pytest.mark.parametrize("flag,value,needle", [("--train-len", "5:2", "1 <= A <= B"),
+                                               ("--train-len", "x", "A:B (integers)"),
+                                               ("--test-len", "0", "positive integers"),
+                                               ("--checkpoint-every", "soon", "--checkpoint-every expects")])
+def test_bad_training_flags_are_refused(flag, value, needle):
+    args = build_parser().parse_args(TINY + [flag, value])
+    with pytest.raises(InputError) as e:
+        run_train(args)
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_experiment_list_and_a_missing_name(capsys):
+    assert run_experiment_cmd(build_parser().parse_args(["experiment", "--list", "--json"])) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(list_experiments()))
+    with pytest.raises(InputError, match="give a NAME or --list"):
+        run_experiment_cmd(build_parser().parse_args(["experiment"]))
