@@ -49,7 +49,7 @@ GAIN = 0.02
 
 def candidates(cfg, key, two_byte, BK, BVF, mode, winner=None):
     """The settings of ``key`` to try, as the kernels would run them (value blocks clamped to the value width, key
-    blocks to the key width), the current one first, duplicates dropped. ``winner``: the second round, the winning
+    blocks to the key width), the current one first, duplicates dropped. ``winner``: the second pass, the winning
     (block, warps) with other pipeline stages."""
     from lrnnkit.ops.gh.wy_config import _settings
     cur = cfg[key]

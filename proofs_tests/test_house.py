@@ -549,7 +549,8 @@ def test_argparse_outside_the_cli_is_caught(tmp_path):
 
 
 #: the networks assembled from layers, which stay with the learning code (their layers live in lrnnkit.layers)
-NETWORKS = {"lrnnkit.learn.models": {"SequenceModel"}, "lrnnkit.learn.init_from_model": {"ConstructionLRNN"}}
+NETWORKS = {"lrnnkit.learn.models": {"SequenceModel"}, "lrnnkit.learn.init_from_model": {"ConstructionLRNN"},
+            "lrnnkit.learn.batched": {"BatchedSequenceModel"}}   # R SequenceModels stacked
 
 
 def homes_broken(root: str = ROOT, networks: dict = NETWORKS) -> list:

@@ -161,9 +161,9 @@ def run_train(a) -> int:
 
 
 def _run_batched(a, cfg) -> int:
-    """``--seeds`` / ``--lrs``: every (lr, seed) of the lists as one batched model (:mod:`.batched`)."""
+    """``--seeds`` / ``--lrs``: every (lr, seed) of the lists as one batched model (:mod:`lrnnkit.learn.batched`)."""
     import dataclasses
-    from .batched import train_batched
+    from ..learn.batched import train_batched
     seeds = _csv(a.seeds, seed_arg, "--seeds") if a.seeds is not None else [cfg.seed]
     lrs = _csv(a.lrs, float, "--lrs") if a.lrs is not None else [cfg.lr]
     cfgs = [dataclasses.replace(cfg, seed=sd, lr=lr) for lr in lrs for sd in seeds]

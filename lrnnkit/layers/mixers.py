@@ -106,7 +106,7 @@ def gh_layer(width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.
                              mode="chunk" if backend == "auto" else backend)
 
 
-def _pnorm_columns(A: torch.Tensor, p: float) -> torch.Tensor:
+def pnorm_columns(A: torch.Tensor, p: float) -> torch.Tensor:
     """002, eq. 6: each column v of each block becomes ``v / max(1, ||v||_p)``."""
     n = A.abs().clamp_min(1e-12).pow(p).sum(-2, keepdim=True).pow(1.0 / p)
     return A / torch.clamp(n, min=1.0)
@@ -127,7 +127,7 @@ class BlockDiagonalMixer(nn.Module):
     def _Ab(self, x):
         u = self.conv(x) if self.conv is not None else x
         B, T, _ = x.shape
-        A = _pnorm_columns(_acc(self.A_proj(u)).reshape(B, T, self.NB, self.BS, self.BS), self.p)
+        A = pnorm_columns(_acc(self.A_proj(u)).reshape(B, T, self.NB, self.BS, self.BS), self.p)
         b = _acc(self.b_proj(u)).reshape(B, T, self.NB, self.BS)
         return A, b
 

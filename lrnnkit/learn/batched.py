@@ -69,7 +69,7 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .evaluate import eigenvalue_summary, evaluate
-from ..layers.mixers import _pnorm_columns, affine_scan
+from ..layers.mixers import pnorm_columns, affine_scan
 from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
@@ -241,7 +241,7 @@ class BatchedSequenceModel(torch.nn.Module):
         bs = self.config["block_size"]
         nb = D // bs
         A = _lin(x, P["A_proj.weight"], P["A_proj.bias"])
-        A = _pnorm_columns((A if A.dtype == torch.float64 else A.float()).reshape(R * B, T, nb, bs, bs),
+        A = pnorm_columns((A if A.dtype == torch.float64 else A.float()).reshape(R * B, T, nb, bs, bs),
                            self.block_p)
         b = _lin(x, P["b_proj.weight"], P["b_proj.bias"])
         b = (b if b.dtype == torch.float64 else b.float()).reshape(R * B, T, nb, bs)

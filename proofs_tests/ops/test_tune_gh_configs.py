@@ -1,6 +1,6 @@
 """The parts of benchmarks/tune_gh_configs.py that need no GPU: the candidate settings (clamped to the widths the
 kernels run at, duplicates dropped, the setting a compiled test marks miscompiled left out, pipeline stages only in
-the second round), the output comparison a candidate must pass, and the table text it writes (one the package's
+the second pass), the output comparison a candidate must pass, and the table text it writes (one the package's
 reader accepts, entries unchanged)."""
 from __future__ import annotations
 
