@@ -7,7 +7,7 @@ the time those take at a given bandwidth and product rate: ``floor = max(bytes /
 :func:`plan` is the analytic count from the shapes and the kernel table (no gate, no initial or final-state
 gradient: the benchmark's case; scalars and index tables counted too, so that the count is exact);
 :class:`Stages` launches each stage's kernel on its own (the inputs it needs made once by a full forward and
-backward), which is what ``bench_kernels.py --floor`` times on the GPU and what proofs_tests/ops/test_floor.py
+backward), which is what ``bench_kernels.py --floor`` times on the GPU and what proofs_tests/ops/test_gh_floor.py
 counts, load by load, in the Triton interpreter to check :func:`plan`.
 """
 from __future__ import annotations

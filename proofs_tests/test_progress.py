@@ -61,8 +61,8 @@ def test_busy_prints_status_lines_off_a_terminal_and_passes_interrupts(capsys):
 
 
 def test_tqdm_is_used_through_lrnnkit_progress_only():
-    """Every progress display goes through lrnnkit.progress; the one other user is the training loop, which
-    draws its own bar."""
+    """Every progress display goes through lrnnkit.progress; the other users are the two training loops (one run,
+    several runs as one model), which draw their own bar."""
     users = set()
     for d, dirs, files in os.walk(os.path.join(REPO, "lrnnkit")):
         for f in files:
@@ -74,4 +74,5 @@ def test_tqdm_is_used_through_lrnnkit_progress_only():
                             [n.module] if isinstance(n, ast.ImportFrom) and n.module else [])
                     if any(m.split(".")[0] == "tqdm" for m in mods):
                         users.add(os.path.relpath(path, REPO))
-    assert users == {os.path.join("lrnnkit", "progress.py"), os.path.join("lrnnkit", "learn", "train.py")}, users
+    assert users == {os.path.join("lrnnkit", "progress.py"), os.path.join("lrnnkit", "learn", "train.py"),
+                     os.path.join("lrnnkit", "learn", "batched.py")}, users
