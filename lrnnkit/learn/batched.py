@@ -150,7 +150,7 @@ def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 class BatchedSequenceModel(torch.nn.Module):
     """R :class:`~lrnnkit.learn.models.SequenceModel` of one config as one module (module docstring):
     ``forward(tokens (R, B, T)) -> logits (R, B, T, n_out)``; :attr:`flat` (R, N) the stacked parameters;
-    :meth:`params` the per-name views (R, *shape); :meth:`unstack` run r as a SequenceModel."""
+    :meth:`params` the per-name views ``(R, *shape)``; :meth:`unstack` run r as a SequenceModel."""
 
     def __init__(self, models):
         super().__init__()
@@ -190,7 +190,7 @@ class BatchedSequenceModel(torch.nn.Module):
             self.block_p = getattr(m0.mixers[0], "p", None)           # block-diagonal: the column norm's p
 
     def params(self) -> dict:
-        """name -> run-stacked view (R, *shape) of :attr:`flat` (gradients flow back into ``flat``; one split, whose
+        """name -> run-stacked view ``(R, *shape)`` of :attr:`flat` (gradients flow back into ``flat``; one split, whose
         backward is one concatenation, where a slice per parameter would add a full-size gradient per parameter)."""
         parts = self.flat.split([int(np.prod(s)) for s in self.shapes], dim=1)
         return {nm: t.reshape(self.R, *s) for nm, s, t in zip(self.names, self.shapes, parts)}
