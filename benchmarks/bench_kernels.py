@@ -468,28 +468,25 @@ def run(a):
         if not a.sweep or "fp32" not in sections:
             raise StopIteration
         q, k, v, beta = inputs(1, torch.float32)
-        bestf = None
-        for bv in (8, 16, 32, 64):
-            for nw in (1, 2, 4):
-                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(q, k, v, beta, scale=1.0, validate=False,
-                                                                             block_v=bv, num_warps=nw))
-                tune.append(f"fused fp32 K=128 BV={bv} warps={nw}: {t:.3f}")
-                if bestf is None or t < bestf[0]:
-                    bestf = (t, bv, nw)
-        FR_BEST["k128"] = bestf[1:]
+        def best_fused(q, k, v, beta, block_vs, label):
+            """(value block, warps) of the fastest fused recurrent call among ``block_vs`` x warps 1, 2, 4."""
+            best = None
+            for bv in block_vs:
+                for nw in (1, 2, 4):
+                    t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(q, k, v, beta, scale=1.0,
+                                                                                 validate=False, block_v=bv,
+                                                                                 num_warps=nw))
+                    tune.append(f"fused fp32 {label} BV={bv} warps={nw}: {t:.3f}")
+                    if best is None or t < best[0]:
+                        best = (t, bv, nw)
+            return best[1:]
+
+        FR_BEST["k128"] = best_fused(q, k, v, beta, (8, 16, 32, 64), "K=128")
         g = torch.Generator(device=dev).manual_seed(3)
         qs = torch.randn(1024, 4096, 1, 16, device=dev, generator=g)
         ks = torch.nn.functional.normalize(torch.randn(1024, 4096, 1, 16, device=dev, generator=g), dim=-1)
         bs = 2 * torch.rand(1024, 4096, 1, device=dev, generator=g)
-        bestm = None
-        for bv in (4, 8, 16):
-            for nw in (1, 2, 4):
-                t = bench(lambda bv=bv, nw=nw: fused_recurrent_delta_product(qs, ks, qs, bs, scale=1.0, validate=False,
-                                                                             block_v=bv, num_warps=nw))
-                tune.append(f"fused fp32 K=16 BV={bv} warps={nw}: {t:.3f}")
-                if bestm is None or t < bestm[0]:
-                    bestm = (t, bv, nw)
-        FR_BEST["k16"] = bestm[1:]
+        FR_BEST["k16"] = best_fused(qs, ks, qs, bs, (4, 8, 16), "K=16")
         del qs, ks, bs
     except StopIteration:
         tune.append("not run (defaults from an earlier sweep, see the code)")
