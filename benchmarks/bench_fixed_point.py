@@ -2,6 +2,8 @@
 
     python benchmarks/bench_fixed_point.py --authors /path/to/fp-rnn [--steps 300]   # CPU: theirs vs ours
     python benchmarks/bench_fixed_point.py --gpu --out DIR                          # on the GPU machine
+    python3 benchmarks/bench_fixed_point.py --authors benchmarks/.fp_rnn --protocol --device cuda --out $OUT
+    python benchmarks/bench_fixed_point.py --record-protocol DIR/fixed_point_protocol.md   # here: -> RESULTS.md
     python benchmarks/bench_fixed_point.py --record DIR/fixed_point_gpu.md          # here: GPU table -> RESULTS.md
 
 **Authors' code (``--authors``)**: a checkout of github.com/dr-faustus/fp-rnn (the code of the paper's later
@@ -17,6 +19,17 @@ seed and schedule; the same width (their ``d_inner = 2 d_model`` channels: ours 
 2 width``), ``r`` reflections, iteration cap and tolerance 0.1 (theirs: damped iteration, per-token residual,
 75%-quantile over the batch in training). Reported: test accuracy per length, seconds per training step, mean
 iterations per forward in training and at evaluation.
+
+**003's protocol (``--authors PATH --protocol``)**: 003-state-tracking (003, App. E.2; Section 3, Fig. 3) with
+both blocks in one process on the same batches: A5 and S5, one layer, width 512 (the authors' default
+``d_model``), r = ``--r``, l_max = 16, train length 16, test lengths 2 to 50, batch 128, lr 1e-4, weight decay
+0.01, clipping 1.0, AdamW, cosine without warm-up. The paper's 50,000 steps per run do not fit one call:
+``--budget-s`` seconds of training (default 400, so the call fits 8 minutes on one H200) are shared by the four
+runs, each cutting its step count once to fit so its schedule completes; the table says what fraction of the
+paper's steps each run had. JSON (``fixed_point_protocol.json``) is written under ``--out`` after every run, the
+table (``fixed_point_protocol.md``) at the end, with the paper's statement (Fig. 3 prints curves, no number).
+``--smoke``: tiny sizes and three steps, CPU, seconds. PATH: ``benchmarks/.fp_rnn`` from
+``benchmarks/export_fp_rnn.py`` (the authors' repository has no license, so it is exported, never committed).
 
 **GPU (``--gpu``)**: the cost model ``iterations x (channel mix + one diagonal scan)`` against DeltaProduct with
 ``n_h = r`` of the same width (``lrnnkit.layers.DeltaProductLayer``), forward and forward + backward, at the
@@ -82,40 +95,57 @@ class Net(nn.Module):
         return self.block.last_iterations
 
 
+def _model_fn(a, who: str, iters: list):
+    """The model factory for :func:`lrnnkit.learn.train.train`: the authors' FPRNN block or ours, same width."""
+    from lrnnkit.layers.fixed_point import FixedPointLayer
+    FPRNN = load_authors_fprnn(a.authors)
+
+    def model_fn(task):
+        if who == THEIRS:
+            blk = FPRNN(d_model=a.width, d_mixer=None, mixer_rank=a.r, mixer_type="householderproduct",
+                        max_iter=a.max_iters, mixer_proj_rank=-1, mixer_h_dep=True, use_short_conv=True,
+                        convergence_threshold=0.1)
+        else:
+            blk = FixedPointLayer(hidden_size=a.width, num_heads=2, head_dim=a.width, num_reflections=a.r,
+                                  max_iters=a.max_iters, tol=0.1, mode="chunk" if a.device == "cuda" else "torch")
+        return Net(task.n_in, task.n_out, a.width, blk, iters)
+    return model_fn
+
+
+THEIRS, OURS = "authors' FPRNN", "lrnnkit FixedPointLayer"
+
+
+def _train_one(a, cfg, who: str) -> dict:
+    """One training run of ``who`` under ``cfg``; the result of ``train`` with wall seconds and mean iterations."""
+    from lrnnkit.learn.train import train
+    iters: list = []
+    t0 = time.perf_counter()
+    res = train(cfg, model_fn=_model_fn(a, who, iters))
+    res.pop("_model")
+    tr = [n for m, n in iters if m]
+    ev = [n for m, n in iters if not m]
+    res.update(model=who, wall_seconds=round(time.perf_counter() - t0, 1),
+               iterations_train=sum(tr) / max(1, len(tr)), iterations_eval=sum(ev) / max(1, len(ev)))
+    return res
+
+
 def run_authors(a) -> str:
     from _record import table
-    from lrnnkit.layers.fixed_point import FixedPointLayer
-    from lrnnkit.learn.train import TrainConfig, train
-    FPRNN = load_authors_fprnn(a.authors)
+    from lrnnkit.learn.train import TrainConfig
     if a.device == "cpu":
         torch.set_num_threads(max(1, os.cpu_count() // 2))
     cfg = TrainConfig(task=a.task, layer="diagonal", width=a.width, steps=a.steps, batch=a.batch, lr=a.lr,
                       train_len=(a.train_len, a.train_len), test_len=tuple(a.test_len), eval_n=a.eval_n,
                       eval_batch=a.eval_n, weight_decay=0.01, seed=a.seed, log_every=max(1, a.steps // 10),
-                      device=a.device)
+                      device=a.device, loop="host")
     rows = []
-    for who in ("authors' FPRNN", "lrnnkit FixedPointLayer"):
-        iters: list = []
-
-        def model_fn(task, who=who, iters=iters):
-            if who.startswith("authors"):
-                blk = FPRNN(d_model=a.width, d_mixer=None, mixer_rank=a.r, mixer_type="householderproduct",
-                            max_iter=a.max_iters, mixer_proj_rank=-1, mixer_h_dep=True, use_short_conv=True,
-                            convergence_threshold=0.1)
-            else:
-                blk = FixedPointLayer(hidden_size=a.width, num_heads=2, head_dim=a.width, num_reflections=a.r,
-                                      max_iters=a.max_iters, tol=0.1, mode="torch")
-            return Net(task.n_in, task.n_out, a.width, blk, iters)
-        t0 = time.perf_counter()
-        res = train(cfg, model_fn=model_fn)
-        wall = time.perf_counter() - t0
-        res.pop("_model")
-        tr = [n for m, n in iters if m]
-        ev = [n for m, n in iters if not m]
+    for who in (THEIRS, OURS):
+        res = _train_one(a, cfg, who)
         rows.append([who, res["parameters"], res["steps"], f"{res['seconds'] / res['steps']:.3f}",
                      f"{res['train_accuracy']:.3f}"]
                     + [f"{res['test_accuracy'][str(L)]:.3f}" for L in a.test_len]
-                    + [f"{sum(tr) / max(1, len(tr)):.1f}", f"{sum(ev) / max(1, len(ev)):.1f}", f"{wall:.0f}"])
+                    + [f"{res['iterations_train']:.1f}", f"{res['iterations_eval']:.1f}",
+                       f"{res['wall_seconds']:.0f}"])
     head = ["model", "params", "steps", "s/step", "train acc"] + [f"acc@{L}" for L in a.test_len] + \
         ["iters (train)", "iters (eval)", "wall s"]
     body = table(head, rows)
@@ -129,6 +159,81 @@ def run_authors(a) -> str:
              "Iterations: theirs counts its damped iterations plus the differentiable one, ours every iteration "
              "with the differentiable one.")
     return body, notes
+
+
+# ------------------------------------------------------------------------------------------------ 003's protocol
+#: 003-state-tracking as printed (003, App. E.2; lrnnkit.learn.protocols "003-state-tracking"): 5 epochs of 1.28M
+#: words at batch 128 (50,000 steps), lr 1e-4, weight decay 0.01, clipping 1.0, AdamW; train length 16, test
+#: lengths 2 through 50; one layer; l_max = 16 (003, Section 3, Fig. 3). Width: the authors' default d_model 512.
+PAPER_STEPS = 50_000
+PROTOCOL = dict(width=512, batch=128, lr=1e-4, weight_decay=0.01, clip=1.0, train_len=16,
+                test_len=(2, 8, 16, 24, 32, 40, 50), max_iters=16, eval_n=1024)
+SMOKE = dict(width=16, batch=8, train_len=16, test_len=(4, 16), max_iters=4, eval_n=8, steps=3)
+#: 003, Section 3 and Fig. 3 (curves only: no number is printed)
+PROTOCOL_SECTION = "fixed-point vs the authors' code at 003's state-tracking settings"
+PAPER_SAYS = "solved at 16, generalises to 50 (Fig. 3 curve; no number printed)"
+
+
+def _device_name(a) -> str:
+    return torch.cuda.get_device_name() if a.device == "cuda" and torch.cuda.is_available() else a.device
+
+
+def run_protocol(a) -> tuple:
+    """003-state-tracking (A5 and S5) at 003's settings, the authors' FPRNN and ours on the same batches in this
+    process; ``a.budget_s`` seconds of training shared equally by the four runs (the step count is cut once, after
+    25 timed steps, to fit: ``auto_steps``, so the cosine schedule completes). JSON after every run."""
+    from _record import table
+    from lrnnkit.fileio import atomic_write_text
+    from lrnnkit.learn.train import TrainConfig
+    import json
+    p = dict(PROTOCOL, steps=PAPER_STEPS)
+    if a.smoke:
+        p.update(SMOKE)
+    a.width, a.max_iters = p["width"], p["max_iters"]
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "fixed_point_protocol.json")
+    tasks = ("group:A5", "group:S5")
+    per_run = None if a.smoke else a.budget_s / (len(tasks) * 2)
+    runs, rows = [], []
+    for task in tasks:
+        cfg = TrainConfig(task=task, layer="diagonal", width=p["width"], steps=p["steps"], batch=p["batch"],
+                          lr=p.get("lr", 1e-4), train_len=(p["train_len"], p["train_len"]),
+                          test_len=tuple(p["test_len"]), eval_n=p["eval_n"], weight_decay=0.01, clip=1.0,
+                          warmup=0.0, min_lr=0.0, seed=a.seed, log_every=max(1, p["steps"] // 10),
+                          device=a.device, loop="host", max_seconds=per_run, auto_steps=per_run is not None)
+        for who in (THEIRS, OURS):
+            res = _train_one(a, cfg, who)
+            res.pop("checkpoint", None)
+            runs.append(res)
+            atomic_write_text(path, json.dumps({"protocol": p, "paper_steps": PAPER_STEPS, "r": a.r, "smoke": a.smoke,
+                                                "device": a.device, "budget_s": a.budget_s, "runs": runs},
+                                               indent=1, default=str) + "\n")
+            acc = res["test_accuracy"]
+            rows.append([task.split(":")[1], who, res["steps"], f"{res['steps'] / PAPER_STEPS:.1%}",
+                         f"{res['seconds'] / res['steps']:.3f}", f"{acc[str(p['train_len'])]:.3f}",
+                         f"{acc[str(max(p['test_len']))]:.3f}",
+                         f"{sum(acc.values()) / len(acc):.3f}", f"{res['iterations_train']:.1f}",
+                         f"{res['iterations_eval']:.1f}"])
+        rows.append([task.split(":")[1], "003 (paper), Bedouin 1L, r in {1, 2, 4}", PAPER_STEPS, "100.0%", "",
+                     PAPER_SAYS, "", "", "", ""])
+    head = ["group", "model", "steps", "of paper's", "s/step", f"acc@{p['train_len']}", f"acc@{max(p['test_len'])}",
+            "mean acc", "iters (train)", "iters (eval)"]
+    notes = (f"003-state-tracking at 003's settings (App. E.2): one layer, width {p['width']} (2 x {p['width']} "
+             f"channels), r = {a.r}, l_max = {p['max_iters']} in training and evaluation, tol 0.1, batch "
+             f"{p['batch']}, lr {p.get('lr', 1e-4)}, weight decay 0.01, clip 1.0, AdamW + cosine to 0 without "
+             f"warm-up (their code's CosineAnnealingLR), train length {p['train_len']}, test lengths "
+             f"{', '.join(map(str, p['test_len']))} ({p['eval_n']} words each, token accuracy); both models on the "
+             f"same batches (fresh every step where the paper repeats 1.28M words), seed {a.seed}, "
+             f"{_device_name(a)}; "
+             + ("smoke sizes, a few steps. " if a.smoke else
+                f"{a.budget_s:.0f} s of training shared by the four runs. ")
+             + "Differences from the paper: the steps "
+             "(column 'of paper's'), one seed where it trains 3, the vector-state FPRNN where its Fig. 3 curve is "
+             "Bedouin (the matrix-state FPMamba needs mamba_ssm's CUDA scan), the authors' associative scan in "
+             "torch's generic mode (their s/step is not their speed). Reproduce: `python3 "
+             f"benchmarks/bench_fixed_point.py --authors benchmarks/.fp_rnn --protocol --device {a.device} "
+             f"--budget-s {a.budget_s:.0f} --r {a.r} --out $OUT`.")
+    return table(head, rows), notes
 
 
 # ------------------------------------------------------------------------------------------------ GPU
@@ -239,9 +344,21 @@ def main():
     ap.add_argument("--eval-n", dest="eval_n", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", help="--authors on cpu (default) or cuda (the same substitutions)")
+    ap.add_argument("--protocol", action="store_true",
+                    help="with --authors: 003-state-tracking (A5, S5) at 003's settings, both models, one table")
+    ap.add_argument("--budget-s", dest="budget_s", type=float, default=400.0,
+                    help="--protocol: seconds of training shared by the four runs (default 400)")
+    ap.add_argument("--record-protocol", dest="record_protocol",
+                    help="write DIR/fixed_point_protocol.md from --protocol --out DIR into RESULTS.md")
+    ap.add_argument("--smoke", action="store_true", help="--protocol: tiny sizes, a few steps (CPU, seconds)")
     a = ap.parse_args()
     from _record import record
-    if a.authors:
+    if a.authors and a.protocol:
+        body, notes = run_protocol(a)
+        from lrnnkit.fileio import atomic_write_text
+        atomic_write_text(os.path.join(a.out, "fixed_point_protocol.md"), body + "\n\n" + notes + "\n")
+        print(body + "\n\n" + notes)
+    elif a.authors:
         body, notes = run_authors(a)
         record(f"fixed-point vs the authors' code ({a.task}, {a.device})", body, notes)
     if a.gpu:
@@ -250,6 +367,10 @@ def main():
         with open(os.path.join(a.out, "fixed_point_gpu.md"), "w") as fh:
             fh.write(body + "\n")
         print(body)
+    if a.record_protocol:
+        with open(a.record_protocol) as fh:
+            body, notes = fh.read().strip().split("\n\n", 1)
+        record(PROTOCOL_SECTION, body, notes)
     if a.record:
         with open(a.record) as fh:
             body = fh.read().strip()
@@ -258,7 +379,7 @@ def main():
                "`python benchmarks/bench_fixed_point.py --record fixed_point_gpu.md`. FP = FixedPointLayer forced to "
                "exactly `iterations` iterations (its backward is one iteration), DP = DeltaProductLayer with "
                "n_h = r, same width; bf16 autocast, median of 20 calls.")
-    if not (a.authors or a.gpu or a.record):
+    if not (a.authors or a.gpu or a.record or a.record_protocol):
         ap.error("give --authors PATH, --gpu or --record FILE")
 
 
