@@ -5,6 +5,8 @@ several runs at once as separate processes on one GPU, and records what finished
     python benchmarks/bench_learning.py --scale small --device cuda --workers 8 --budget 540 --out OUT
     python benchmarks/bench_learning.py --smoke --device cuda --out OUT      # every layer kind: ms/step, a few steps
     python benchmarks/bench_learning.py --record OUT                          # RESULTS.md "learning" + docs plots
+    python benchmarks/bench_learning.py --scale paper --protocol --only 000-parity --gpus 4 --safety-cap 480 \
+        --out OUT [--dry-run]      # the papers' seeds x lrs, batched per shape group, resumable (protocol_grid.py)
     python benchmarks/bench_learning.py --import-layer-vs-fla JSON --into DIR --provenance '{"call": ...}'
                                         # 001 Fig. 3 cells of bench_layer_vs_fla.py as runs (then --summarise DIR)
 
@@ -711,6 +713,8 @@ def main(argv=None) -> int:
         return 0
     from lrnnkit.learn.experiments import EXPERIMENTS
     names = [n for n in a.only.split(",") if n] or list(EXPERIMENTS)
+    if a.dry_run and not a.protocol:
+        ap.error("--dry-run prints the jobs of --protocol: give --protocol")
     if a.protocol:
         if a.scale != "paper":
             ap.error("--protocol runs the papers' protocols: give --scale paper")

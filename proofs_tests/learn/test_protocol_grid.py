@@ -118,3 +118,17 @@ def test_the_dry_run_arithmetic():
                                             (1, pytest.approx(2.0)), (1, None)]
     text = pg.dry_run(jobs, 2, costs, speed)
     assert "gpu 0 total 8.0 min" in text and "gpu 1 total 4.0 min" in text and "no cost recorded" in text
+
+
+def test_the_protocol_record_counts_every_seed_and_rate_of_a_grid():
+    """Run files of the whole grid (one configuration label per group) leave no seeds or lr-sweep difference; one
+    seed per configuration keeps it (the record reads the sweep, not the best run of each configuration)."""
+    from lrnnkit.learn.protocols import protocol_record
+    runs = {r["label"]: {"config": r["config"], "config_label": r["config_label"], "steps": r["config"]["steps"]}
+            for j in pg.protocol_jobs(["000-parity"], "cpu") for r in j["runs"]}
+    texts = lambda rec: " ".join(d["text"] for d in rec["differences"])     # noqa: E731
+    whole = texts(protocol_record("000-parity", runs))
+    assert "seeds:" not in whole and "learning-rate sweep" not in whole
+    one = {k: r for k, r in runs.items() if r["config"]["seed"] == 0 and r["config"]["lr"] == 0.01}
+    part = texts(protocol_record("000-parity", one))
+    assert "seeds: 1" in part and "learning-rate sweep" in part
