@@ -5,6 +5,8 @@ several runs at once as separate processes on one GPU, and records what finished
     python benchmarks/bench_learning.py --scale small --device cuda --workers 8 --budget 540 --out OUT
     python benchmarks/bench_learning.py --smoke --device cuda --out OUT      # every layer kind: ms/step, a few steps
     python benchmarks/bench_learning.py --record OUT                          # RESULTS.md "learning" + docs plots
+    python benchmarks/bench_learning.py --scale paper --protocol --only 000-parity --gpus 4 --safety-cap 480 \
+        --out OUT [--dry-run]      # the papers' seeds x lrs, batched per shape group, resumable (protocol_grid.py)
     python benchmarks/bench_learning.py --import-layer-vs-fla JSON --into DIR --provenance '{"call": ...}'
                                         # 001 Fig. 3 cells of bench_layer_vs_fla.py as runs (then --summarise DIR)
 
@@ -657,6 +659,10 @@ def main(argv=None) -> int:
     ap.add_argument("--safety-cap", type=float, default=None,
                     help="every run's max_seconds with its schedule unchanged: a run that trains all its steps inside "
                          "it is uncapped, one that reaches it is recorded as capped")
+    ap.add_argument("--protocol", action="store_true",
+                    help="with --scale paper: the papers' seeds x lrs, each shape group one batched job "
+                         "(benchmarks/protocol_grid.py); resumes from the run directories under --out")
+    ap.add_argument("--dry-run", action="store_true", help="with --protocol: print the jobs and minutes per GPU")
     a = ap.parse_args(argv)
     if a.job:
         with open(a.job) as fh:
@@ -707,6 +713,21 @@ def main(argv=None) -> int:
         return 0
     from lrnnkit.learn.experiments import EXPERIMENTS
     names = [n for n in a.only.split(",") if n] or list(EXPERIMENTS)
+    if a.dry_run and not a.protocol:
+        ap.error("--dry-run prints the jobs of --protocol: give --protocol")
+    if a.protocol:
+        if a.scale != "paper":
+            ap.error("--protocol runs the papers' protocols: give --scale paper")
+        from benchmarks import protocol_grid as pg
+        pjobs = pg.protocol_jobs(names, a.device)
+        if a.labels:
+            pjobs = [j for j in pjobs if any(x in j["label"] for x in a.labels.split(","))]
+        if a.dry_run:
+            print(pg.dry_run(pjobs, a.gpus))
+            return 0
+        pg.run_protocol(pjobs, a.out, a.gpus, a.safety_cap)
+        summarise(a.out, a.scale)
+        return 0
     if a.probe:
         probe(a.device, a.out)
     jobs = jobs_for(names, a.scale, a.device, a.fla or a.anchor_only)

@@ -717,15 +717,20 @@ def write_protocols_rst(path: str) -> None:
 def protocol_record(name: str, runs: dict, labels=None) -> dict:
     """What a results file records of its runs' protocol (the registry reads it: a paper-scale verdict needs runs
     that follow the paper's protocol, :func:`lrnnkit.theorems.empirical.protocol_statement`). ``runs`` = {label:
-    result with its ``config``}; per configuration the run with the most steps speaks
-    (:func:`lrnnkit.learn.experiments.best_per_config`); ``labels`` restricts to some configurations (a part).
+    result with its ``config``}; per configuration, seed and learning rate the run with the most steps speaks (the rule
+    of :func:`lrnnkit.learn.experiments.best_per_config`, so a sweep's seeds and rates all count); ``labels`` restricts to some configurations (a part).
     ``follows`` is true when no ``config`` or ``trainer`` difference remains (the judge's own reduction is named in
     the statement but does not make the runs another experiment)."""
-    from .experiments import best_per_config
+    from .experiments import config_label
     from .train import TrainConfig
-    best = best_per_config(runs)
-    cfgs = [(label, TrainConfig.from_json(dict(r["config"]))) for label, r in best.items()
-            if isinstance(r.get("config"), dict) and (labels is None or label in labels)]
+    best: dict = {}     # best_per_config's rule per (configuration, seed, lr): each seed and rate of a sweep counts
+    for k, r in runs.items():
+        c = r.get("config") if isinstance(r.get("config"), dict) else {}
+        key = (config_label(k, r), c.get("seed"), c.get("lr"))
+        if key not in best or r.get("steps", 0) > best[key].get("steps", 0):
+            best[key] = r
+    cfgs = [(key[0], TrainConfig.from_json(dict(r["config"]))) for key, r in best.items()
+            if isinstance(r.get("config"), dict) and (labels is None or key[0] in labels)]
     if not cfgs:
         return {"follows": False, "statement": "no run with a recorded config", "differences": []}
     grouped = grouped_differences(name, cfgs)

@@ -1,0 +1,193 @@
+"""The papers' learning experiments at their own protocols (``bench_learning.py --scale paper --protocol``): each
+experiment's paper runs expanded by :func:`lrnnkit.learn.protocols.follow` to the paper's seeds x learning rates,
+each shape group trained as ONE batched job (:func:`lrnnkit.learn.batched.train_batched`) where its layer is in
+:data:`lrnnkit.learn.batched.LAYERS`, else its runs one by one; one job per GPU, longest first.
+
+Every run writes ``runs/<experiment>/<slug>.json`` in the format ``--summarise`` / ``--record`` read, its label
+``"<configuration> (lr L, seed S)"`` and ``config_label`` the configuration (so the registry's
+``best_per_config`` groups the seeds of one configuration), and its run directory ``rundirs/<experiment>/<slug>``
+(checkpoints, ``metrics.jsonl``).
+
+Across device calls (a 10-minute limit per call): run with ``--out $OUT/grid`` and ``--safety-cap`` under the call's
+limit; the run directories come back under ``$OUT`` and are carried into the next call (``carry``, 64 MiB in all:
+the size of ``rundirs`` is printed at the end); copying them to the next call's ``--out`` makes a job whose run
+directories hold checkpoints of one step continue from them (``train_batched``'s resume), not restart.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COSTS = os.path.join(HERE, "results", "paper_scale", "cost_h200_loops.json")
+SPEEDUPS = os.path.join(HERE, "results", "batched_runs", "h200.json")
+
+
+def protocol_jobs(names, device: str = "cuda") -> list:
+    """``[{"experiment", "label", "batched", "runs": [{"label", "config_label", "config"}]}]``: per experiment, per
+    shape group of its protocol runs (:func:`lrnnkit.learn.protocols._groups`) one job, batched when its layer is
+    covered (and it neither cuts its schedule nor takes the host loop)."""
+    import dataclasses
+
+    from lrnnkit.learn.batched import LAYERS
+    from lrnnkit.learn.protocols import _groups, follow
+    jobs = []
+    for name in names:
+        for label, cfgs in _groups(follow(name)):
+            runs = [{"label": f"{label} (lr {c.lr:g}, seed {c.seed})", "config_label": label,
+                     "config": dataclasses.replace(c, device=device).to_json()} for c in cfgs]
+            c0 = cfgs[0]
+            jobs.append({"experiment": name, "label": label, "runs": runs,
+                         "batched": c0.layer in LAYERS and not c0.auto_steps and c0.loop != "host"})
+    return jobs
+
+
+def _speedup(rows: list, runs: int) -> float:
+    """The measured runs x steps/s of ``runs`` batched over one run alone (the nearest measured R not above it)."""
+    got = [(r["runs"], r["speedup_vs_alone"]) for r in rows if str(r.get("mode", "")).startswith("batched")]
+    got = [g for g in got if g[0] <= runs]
+    return max(got)[1] if got else 1.0
+
+
+def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
+    """Device minutes of ``job``: R runs x steps x the device loop's ms/step of its configuration
+    (``cost_h200_loops.json``; None where none is recorded), divided by the batched speed-up measured for the experiment's
+    shape (``batched_runs/h200.json``, rows ``shape`` = ``<experiment suffix>-<layer>``; none: 1.0)."""
+    exp = costs.get("experiments", {}).get(job["experiment"], {})
+    ms = next((r["ms_per_step"] for r in exp.get("rows", []) if r.get("label") == job["label"]), None)
+    if ms is None:
+        return None
+    c = job["runs"][0]["config"]
+    total = len(job["runs"]) * c["steps"] * ms / 60000.0
+    if job["batched"]:
+        shape = job["experiment"].split("-", 1)[-1] + "-" + c["layer"]
+        rows = [r for r in speedups.get("rows", []) if r.get("shape") == shape]
+        total /= _speedup(rows, len(job["runs"]))
+    return total
+
+
+def plan(jobs, gpus: int, costs: dict, speedups: dict) -> list:
+    """Jobs longest first, each to the GPU with the least work so far: ``[(gpu, minutes or None, job)]`` (a job
+    of no recorded cost counts 0 and goes last)."""
+    load = [0.0] * gpus
+    out = []
+    for m, j in sorted(((estimate_minutes(j, costs, speedups), j) for j in jobs), key=lambda x: -(x[0] or 0.0)):
+        g = load.index(min(load))
+        load[g] += m or 0.0
+        out.append((g, m, j))
+    return out
+
+
+def _load(path: str) -> dict:
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def dry_run(jobs, gpus: int, costs=None, speedups=None) -> str:
+    """The table of :func:`plan` and each GPU's total minutes."""
+    costs = _load(COSTS) if costs is None else costs
+    speedups = _load(SPEEDUPS) if speedups is None else speedups
+    lines, tot = [], [0.0] * gpus
+    for g, m, j in plan(jobs, gpus, costs, speedups):
+        tot[g] += m or 0.0
+        lines.append(f"gpu {g}  {j['experiment']:18} {j['label'][:40]:40} {len(j['runs']):3} runs "
+                     f"{'batched' if j['batched'] else 'one by one':10} {j['runs'][0]['config']['steps']:7} steps "
+                     + (f"{m:8.1f} min" if m is not None else "  no cost recorded"))
+    lines += [f"gpu {g} total {t:.1f} min" for g, t in enumerate(tot)]
+    return "\n".join(lines)
+
+
+def _slug(s: str) -> str:
+    from lrnnkit.learn.experiments import _slug as slug
+    return slug(s)
+
+
+def _record_path(out: str, experiment: str, label: str) -> str:
+    return os.path.join(out, "runs", experiment, _slug(label) + ".json")
+
+
+def _elapsed(run_dir: str) -> float:
+    """The training seconds of a run directory's checkpoint (0 without one)."""
+    from lrnnkit.learn import checkpoint as ck
+    p = os.path.join(run_dir, ck.CKPT_JSON)
+    return float(_load(p).get("elapsed", 0.0)) if os.path.exists(p) else 0.0
+
+
+def _finished(out: str, experiment: str, run: dict) -> bool:
+    """Whether the run's record file says it trained all its steps (then its job is not run again)."""
+    p = _record_path(out, experiment, run["label"])
+    if not os.path.exists(p):
+        return False
+    rec = _load(p)
+    return rec.get("status") == "ok" and rec["result"].get("steps") == run["config"]["steps"]
+
+
+def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> list:
+    """Train one job (batched or one by one), each run resuming from its directory's checkpoints, and write each
+    run's record file (overwritten by each call: the latest, with the most steps, speaks). ``safety_cap``: this
+    call's seconds, added to the seconds the checkpoints already hold. A job whose runs all finished is skipped.
+    Returns the records written."""
+    import time
+
+    from lrnnkit.learn.batched import train_batched
+    from lrnnkit.learn.train import TrainConfig, train
+    dirs = [os.path.join(out, "rundirs", job["experiment"], _slug(r["label"])) for r in job["runs"]]
+    if all(_finished(out, job["experiment"], r) for r in job["runs"]):
+        return []
+    before = max(_elapsed(d) for d in dirs)     # max_seconds counts the resumed runs' earlier seconds too
+    cap = {"max_seconds": before + safety_cap} if safety_cap else {}
+    cfgs = [TrainConfig.from_json(dict(r["config"], **cap)) for r in job["runs"]]
+    t = time.time()
+    try:
+        if job["batched"]:
+            results = train_batched(cfgs, dirs)
+        else:
+            results = [train(c, d) for c, d in zip(cfgs, dirs)]
+        status = "ok"
+    except Exception as exc:    # a failed job is recorded, the others go on
+        results, status = [{"error": f"{type(exc).__name__}: {exc}"}] * len(cfgs), "failed"
+    recs = []
+    for r, res in zip(job["runs"], results):
+        res = {k: v for k, v in res.items() if k != "_model"}
+        res["config_label"] = r["config_label"]
+        if "steps" in res and "seconds" in res:
+            res["ms_per_step"] = round(1000 * res["seconds"] / max(1, res["steps"]), 2)
+        rec = {"experiment": job["experiment"], "label": r["label"], "scale": "paper", "config": r["config"],
+               "status": status, "wall": round(time.time() - t, 1), "result": res}
+        rp = _record_path(out, job["experiment"], r["label"])
+        os.makedirs(os.path.dirname(rp), exist_ok=True)
+        from lrnnkit.fileio import atomic_write_text
+        atomic_write_text(rp, json.dumps(rec, indent=1))
+        recs.append(rec)
+    return recs
+
+
+def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None) -> None:
+    """One process per GPU (``CUDA_VISIBLE_DEVICES``), each running its jobs of :func:`plan` in turn; then the size
+    of ``rundirs`` (what must be carried into the next call)."""
+    os.makedirs(out, exist_ok=True)
+    per = {}
+    for g, _, j in plan(jobs, gpus, _load(COSTS), _load(SPEEDUPS)):
+        per.setdefault(g, []).append(j)
+    procs = []
+    for g, js in per.items():
+        path = os.path.join(out, f"protocol_jobs_gpu{g}.json")
+        with open(path, "w") as fh:
+            json.dump({"jobs": js, "safety_cap": safety_cap}, fh)
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
+                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}))
+    for p in procs:
+        p.wait()
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
+    print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
+
+
+if __name__ == "__main__":     # one GPU's jobs, in turn
+    ROOT = os.path.dirname(HERE)
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    spec = _load(sys.argv[1])
+    for j in spec["jobs"]:
+        run_protocol_job(j, sys.argv[2], spec["safety_cap"])

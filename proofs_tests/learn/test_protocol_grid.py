@@ -1,0 +1,134 @@
+"""The protocol grid of benchmarks/bench_learning.py (benchmarks/protocol_grid.py): an experiment's protocol runs
+(lrnnkit.learn.protocols.follow) become one batched job per shape group, a batched job writes one result file per
+run that summarise judges, a job resumes from its run directories' checkpoints (continues, not restarts), and the
+dry run's minutes are runs x steps x ms/step / speed-up. CPU, tiny configs."""
+import dataclasses
+import json
+import os
+import sys
+
+import pytest
+
+from lrnnkit.learn import batched
+from lrnnkit.learn.protocols import follow
+from lrnnkit.learn.train import TrainConfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from benchmarks import bench_learning as bl  # noqa: E402
+from benchmarks import protocol_grid as pg  # noqa: E402
+
+sys.path.remove(ROOT)
+
+
+def test_the_protocol_expands_into_one_job_per_shape_group():
+    want = follow("000-parity")
+    jobs = pg.protocol_jobs(["000-parity"], "cpu")
+    got = [(r["config_label"], TrainConfig.from_json(dict(r["config"]))) for j in jobs for r in j["runs"]]
+    assert sorted((lab, json.dumps(dataclasses.replace(c, device="cpu").to_json(), sort_keys=True, default=str))
+                  for lab, c in want) == \
+        sorted((lab, json.dumps(c.to_json(), sort_keys=True, default=str)) for lab, c in got)
+    assert len({j["label"] for j in jobs}) == len(jobs)
+    for j in jobs:
+        cfgs = [TrainConfig.from_json(dict(r["config"])) for r in j["runs"]]
+        assert j["batched"] == (cfgs[0].layer in batched.LAYERS)
+        batched.check_runs(cfgs)                          # one shape: raises otherwise
+        assert len({(c.seed, c.lr) for c in cfgs}) == len(cfgs) > 1
+        assert len({r["label"] for r in j["runs"]}) == len(cfgs)
+    # 004's bilinear layer is not batched: its runs go one by one
+    assert any(not j["batched"] for j in pg.protocol_jobs(["004-bilinear"], "cpu"))
+
+
+def _tiny_job(R=2):
+    job = pg.protocol_jobs(["000-parity"], "cpu")[0]
+    job["runs"] = job["runs"][:R]
+    for r in job["runs"]:
+        r["config"].update(width=8, heads=2, head_dim=None, layers=1, steps=4, batch=4, train_len=[2, 4],
+                           test_len=[6], eval_n=8, log_every=1, checkpoint_every=2)
+    return job
+
+
+def test_a_batched_job_writes_run_files_summarise_judges(tmp_path):
+    out = str(tmp_path)
+    recs = pg.run_protocol_job(_tiny_job(), out)
+    assert [r["status"] for r in recs] == ["ok", "ok"]
+    assert all(r["result"]["steps"] == 4 and r["result"]["batched"]["runs"] == 2 for r in recs)
+    files = os.listdir(os.path.join(out, "runs", "000-parity"))
+    assert len(files) == 2
+    bl.summarise(out, "paper")
+    doc = json.load(open(os.path.join(out, "000-parity.json")))
+    assert set(doc["runs"]) == {r["label"] for r in recs}
+    assert {r["config_label"] for r in doc["runs"].values()} == {recs[0]["result"]["config_label"]}
+    assert "protocol" in doc
+    assert pg.run_protocol_job(_tiny_job(), out) == []        # finished: not run again
+
+
+def test_a_job_continues_from_its_checkpoints(tmp_path, monkeypatch):
+    out = str(tmp_path)
+    job = _tiny_job()
+    dirs = [os.path.join(out, "rundirs", "000-parity", pg._slug(r["label"])) for r in job["runs"]]
+    cfgs = [TrainConfig.from_json(dict(r["config"])) for r in job["runs"]]
+    batched.train_batched(cfgs, dirs, stop_at=2, evaluate_at_end=False)     # a call that ran out of time
+    elapsed, pg_elapsed_1 = pg._elapsed(dirs[0]), pg._elapsed(dirs[1])
+    assert elapsed > 0
+    seen = {}
+    real_resume, real_train = batched._resume, batched.train_batched
+
+    def spy_resume(*a):
+        st = real_resume(*a)
+        seen["step"] = None if st is None else st["step"]
+        return st
+
+    def spy_train(cs, outs, **kw):
+        seen["max_seconds"] = [c.max_seconds for c in cs]
+        return real_train(cs, outs, **kw)
+    monkeypatch.setattr(batched, "_resume", spy_resume)
+    monkeypatch.setattr(batched, "train_batched", spy_train)
+    recs = pg.run_protocol_job(job, out, safety_cap=1000.0)
+    assert seen["step"] == 2                                 # resumed at step 2, not from 0
+    # the call's cap is added to the seconds already trained (max_seconds counts them): the same float sum
+    assert seen["max_seconds"] == [max(elapsed, pg_elapsed_1) + 1000.0] * 2
+    assert all(r["result"]["steps"] == 4 for r in recs)
+    steps = [json.loads(x).get("step") for x in open(os.path.join(dirs[0], "metrics.jsonl"))]
+    assert steps == sorted(set(steps))                       # no step logged twice
+
+
+def test_the_dry_run_arithmetic():
+    def job(label, R, steps, layer="deltanet", exp="000-parity", b=True):
+        return {"experiment": exp, "label": label, "batched": b,
+                "runs": [{"label": f"{label} {r}", "config": {"steps": steps, "layer": layer}} for r in range(R)]}
+    costs = {"experiments": {"000-parity": {"rows": [{"label": "A", "ms_per_step": 6.0},
+                                                     {"label": "B", "ms_per_step": 3.0}]}}}
+    speed = {"rows": [{"shape": "parity-deltanet", "mode": "alone", "runs": 1, "speedup_vs_alone": 1.0},
+                      {"shape": "parity-deltanet", "mode": "batched 4", "runs": 4, "speedup_vs_alone": 1.25},
+                      {"shape": "parity-deltanet", "mode": "packed 8", "runs": 8, "speedup_vs_alone": 0.5},
+                      {"shape": "parity-deltanet", "mode": "batched 8", "runs": 8, "speedup_vs_alone": 1.5}]}
+    # minutes are float products and quotients (rounding ~1e-16 relative): rel 1e-12
+    # 12 runs x 10000 steps x 6 ms = 12 min, / 1.5 (the largest batched R measured, not above 12) = 8 min
+    assert pg.estimate_minutes(job("A", 12, 10000), costs, speed) == pytest.approx(8.0, rel=1e-12)
+    # 5 runs: batched 4's 1.25; 5 x 10000 x 3 ms = 2.5 min / 1.25 = 2
+    assert pg.estimate_minutes(job("B", 5, 10000), costs, speed) == pytest.approx(2.0, rel=1e-12)
+    # one by one, or a shape not measured: no speed-up; no cost row: None
+    assert pg.estimate_minutes(job("A", 2, 10000, b=False), costs, speed) == pytest.approx(2.0, rel=1e-12)
+    assert pg.estimate_minutes(job("A", 2, 10000, layer="diagonal"), costs, speed) == pytest.approx(2.0, rel=1e-12)
+    assert pg.estimate_minutes(job("C", 2, 10000), costs, speed) is None
+    jobs = [job("A", 12, 10000), job("B", 5, 10000), job("A", 2, 10000, layer="diagonal"), job("C", 1, 5)]
+    plan = pg.plan(jobs, 2, costs, speed)
+    assert [(g, m) for g, m, _ in plan] == [(0, pytest.approx(8.0)), (1, pytest.approx(2.0)),
+                                            (1, pytest.approx(2.0)), (1, None)]
+    text = pg.dry_run(jobs, 2, costs, speed)
+    assert "gpu 0 total 8.0 min" in text and "gpu 1 total 4.0 min" in text and "no cost recorded" in text
+
+
+def test_the_protocol_record_counts_every_seed_and_rate_of_a_grid():
+    """Run files of the whole grid (one configuration label per group) leave no seeds or lr-sweep difference; one
+    seed per configuration keeps it (the record reads the sweep, not the best run of each configuration)."""
+    from lrnnkit.learn.protocols import protocol_record
+    runs = {r["label"]: {"config": r["config"], "config_label": r["config_label"], "steps": r["config"]["steps"]}
+            for j in pg.protocol_jobs(["000-parity"], "cpu") for r in j["runs"]}
+    texts = lambda rec: " ".join(d["text"] for d in rec["differences"])     # noqa: E731
+    whole = texts(protocol_record("000-parity", runs))
+    assert "seeds:" not in whole and "learning-rate sweep" not in whole
+    one = {k: r for k, r in runs.items() if r["config"]["seed"] == 0 and r["config"]["lr"] == 0.01}
+    part = texts(protocol_record("000-parity", one))
+    assert "seeds: 1" in part and "learning-rate sweep" in part
