@@ -60,7 +60,7 @@ def fla_model_fn(n_h: int, width: int = 384, heads: int = 12, head_dim: int = 32
     import torch
     from torch import nn
 
-    from lrnnkit.learn.models import MLP
+    from lrnnkit.layers.mixers import MLP
 
     GDP = _import_fla_layer()
 
