@@ -1,7 +1,7 @@
 """``verify`` must not certify a model whose float weights, GH factors or layer kinds contradict its
 exact weights; all backends execute the same (exactly rounded) weights.
 
-Each tampering of the issue is applied to a compiled group:S5 model (householder-permutation: one gh layer, 120
+Each tampering is applied to a compiled group:S5 model (householder-permutation: one gh layer, 120
 letters of up to 4 reflections), both in memory (library) and in the JSON file (CLI, subprocess)."""
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 ``--debug``, safe ``-o``, ``precision collapse`` flags.
 
 Most cases run the CLI in process (``lrnnkit.cli.main``: the same code path as the console script, minus the
-interpreter start-up, which costs seconds per case on the CI machine); the cases of the issue also run as real
+interpreter start-up, which costs seconds per case on the CI machine); the listed cases also run as real
 subprocesses, a few in the default suite and all of them under ``-m slow``."""
 from __future__ import annotations
 

@@ -137,7 +137,7 @@ def test_oversized_sweep_spec(capsys, tmp_path, monkeypatch):
 
 
 def test_fifo_as_safetensors_beside_a_model(st_model, tmp_path):
-    """The FIFO case of the issue: `verify` used to block in open() forever (and Ctrl-C did not stop it)."""
+    """A FIFO as input: `verify` used to block in open() forever (and Ctrl-C did not stop it)."""
     d = tmp_path / "fifo"
     d.mkdir()
     (d / "c3.json").write_text(st_model.read_text())
