@@ -1,7 +1,7 @@
 """The papers' learning experiments at their own protocols (``bench_learning.py --scale paper --protocol``): each
 experiment's paper runs expanded by :func:`lrnnkit.learn.protocols.follow` to the paper's seeds x learning rates,
-each shape group trained as ONE batched job (:func:`lrnnkit.learn.batched.train_batched`) where its layer is in
-:data:`lrnnkit.learn.batched.LAYERS`, else its runs one by one; one job per GPU, longest first.
+each shape group trained as ONE batched job (:func:`lrnnkit.learn.batched.train_batched`) where
+:func:`lrnnkit.learn.batched.check_runs` accepts it, else its runs one by one; one job per GPU, longest first.
 
 Every run writes ``runs/<experiment>/<slug>.json`` in the format ``--summarise`` / ``--record`` read, its label
 ``"<configuration> (lr L, seed S)"`` and ``config_label`` the configuration (so the registry's
@@ -27,21 +27,30 @@ SPEEDUPS = os.path.join(HERE, "results", "batched_runs", "h200.json")
 
 def protocol_jobs(names, device: str = "cuda") -> list:
     """``[{"experiment", "label", "batched", "runs": [{"label", "config_label", "config"}]}]``: per experiment, per
-    shape group of its protocol runs (:func:`lrnnkit.learn.protocols._groups`) one job, batched when its layer is
-    covered (and it neither cuts its schedule nor takes the host loop)."""
+    shape group of its protocol runs (:func:`lrnnkit.learn.protocols._groups`) one job, batched when
+    :func:`lrnnkit.learn.batched.check_runs` accepts its runs (:func:`_batchable`)."""
     import dataclasses
 
-    from lrnnkit.learn.batched import LAYERS
     from lrnnkit.learn.protocols import _groups, follow
     jobs = []
     for name in names:
         for label, cfgs in _groups(follow(name)):
             runs = [{"label": f"{label} (lr {c.lr:g}, seed {c.seed})", "config_label": label,
                      "config": dataclasses.replace(c, device=device).to_json()} for c in cfgs]
-            c0 = cfgs[0]
-            jobs.append({"experiment": name, "label": label, "runs": runs,
-                         "batched": c0.layer in LAYERS and not c0.auto_steps and c0.loop != "host"})
+            jobs.append({"experiment": name, "label": label, "runs": runs, "batched": _batchable(cfgs)})
     return jobs
+
+
+def _batchable(cfgs) -> bool:
+    """Whether :func:`lrnnkit.learn.batched.check_runs` accepts the runs as one batched model (its rules, not a copy:
+    the layer, one shape, no auto_steps, the device loop, the token limit of one step)."""
+    from lrnnkit.errors import InputError, SizeLimitError
+    from lrnnkit.learn.batched import check_runs
+    try:
+        check_runs(cfgs)
+    except (InputError, SizeLimitError):
+        return False
+    return True
 
 
 def _speedup(rows: list, runs: int) -> float:
@@ -105,7 +114,9 @@ def _slug(s: str) -> str:
 
 
 def _record_path(out: str, experiment: str, label: str) -> str:
-    return os.path.join(out, "runs", experiment, _slug(label) + ".json")
+    """Where bench_learning.py's grid writes the record of one run (its ``_record_path``: --summarise reads it)."""
+    from benchmarks.bench_learning import _record_path as record_path
+    return record_path(out, {"experiment": experiment, "label": label})
 
 
 def _elapsed(run_dir: str) -> float:

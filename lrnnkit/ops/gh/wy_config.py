@@ -71,6 +71,8 @@ def config_table(dtype, fp32_precision=None, K=None, V=None, device=None) -> dic
     if K is None:
         return table
     tuned = wy_tuned.entry(dtype, fp32_mode(fp32_precision), K, V, device)
+    if not tuned:          # no entry for this call (always so on the CPU): the table itself, no copy per call
+        return table
     built = _BUILT_IN[id(table)]
     return dict(table, **{k: v for k, v in tuned.items() if table.get(k) == built.get(k)})
 
