@@ -459,8 +459,10 @@ def run(a):
         with torch.no_grad():
             return chunk_gh(q, k, v, None, beta, nh, scale=1.0, validate=False)[0]
 
-    def io_bytes(nh, esize):
-        return (B * T * H * K + B * T * nh * H * (K + V + 1) + B * T * H * V) * esize
+    def io_bytes(nh, dtype):
+        """The forward's IO floor: q, k, v, beta read once, o written once (:func:`_floor.pass_bytes`)."""
+        import _floor
+        return _floor.pass_bytes(dtype, nh, B, T, H, K, V)[0]
 
     # ---------------------------------------------------------------- tuning sweep (picks the configs used below)
     tune = []
@@ -533,7 +535,7 @@ def run(a):
         best = min([t for t in (row.get("chunk"), row.get("fr")) if t], default=None)
         ratio = best / row["fla"] if best and row.get("fla") else None
         out(f"| {nh} | {fmt(row.get('chunk'))} | {fmt(row.get('fr'))} | {fmt(row.get('fla'))} | {fmt(ratio, 2)} | "
-            f"{io_bytes(nh, 4) / bw * 1e3:.3f} | {fmt(row.get('err'), 7)} |" + (f" error: {row['x']}" if "x" in row else ""))
+            f"{io_bytes(nh, torch.float32) / bw * 1e3:.3f} | {fmt(row.get('err'), 7)} |" + (f" error: {row['x']}" if "x" in row else ""))
         torch.cuda.empty_cache()
     out()
 
