@@ -109,7 +109,7 @@ class DeviceSampler:
         self.stream = check_int("stream", stream, 0, MAX_SEED)
         self.device = torch.device(device)
         self.T = hi
-        self._key0 = _fold(_fold(0x9E3779B9, self.stream), self.seed)
+        self._key0 = self._key_of(self.seed)
         self._pos = torch.arange(self.T, device=self.device)
         self._used = 0                                  # counters handed out so far (each draw has its own range)
         self._len_ctr = self._counters(self.batch)
@@ -161,8 +161,12 @@ class DeviceSampler:
 
     def seed_keys(self, seeds) -> torch.Tensor:
         """The keys of ``seeds`` (a list of seeds) for :meth:`sample_seeds`, made once, on the device."""
-        return torch.tensor([_fold(_fold(0x9E3779B9, self.stream), check_int("seed", s, 0, MAX_SEED, "MAX_SEED"))
-                             for s in seeds], dtype=torch.int64, device=self.device)
+        return torch.tensor([self._key_of(check_int("seed", s, 0, MAX_SEED, "MAX_SEED")) for s in seeds],
+                            dtype=torch.int64, device=self.device)
+
+    def _key_of(self, seed: int) -> int:
+        """The key of ``seed`` on this sampler's stream (every counter of a batch is folded with it)."""
+        return _fold(_fold(0x9E3779B9, self.stream), seed)
 
     def sample_seeds(self, step, seed_keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Batch ``step`` of several seeds at once, ``(R, batch, T)``: block r is what ``sample(step)`` of the same
