@@ -68,13 +68,13 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
-from .evaluate import eigenvalue_summary, evaluate
 from ..layers.mixers import pnorm_columns, affine_scan
 from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
-from .train import _determinism, _memory_settings, _resume as resume_one, eval_batch, train
+from .train import (_determinism, _memory_settings, _resume as resume_one, checkpoint_due, final_evaluation,
+                    train)
 
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
@@ -542,8 +542,7 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
                         fhs[r].flush()
             if bar is not None:
                 bar.update(1)
-            if outs and ((c0.checkpoint_every and step % c0.checkpoint_every == 0) or (
-                    c0.checkpoint_seconds and time.perf_counter() - saved_at >= c0.checkpoint_seconds)):
+            if outs and checkpoint_due(c0, step, saved_at):
                 save()
     finally:
         if bar is not None:
@@ -564,12 +563,7 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
                "chance": task.chance, "n_out": task.n_out, "parameters": model.N, "step_graph": stepper.graph,
                "batched": {"runs": R, "index": r}}
         if evaluate_at_end:
-            ev = evaluate(m, task, c.test_len, n=c.eval_n, seed=0, batch=eval_batch(c), device=device,
-                          autocast=use_amp)
-            res.update(test_accuracy=ev["accuracy"], final_accuracy=ev["final_accuracy"],
-                       scaled_accuracy=ev["scaled_accuracy"])
-            res["eigenvalues"] = eigenvalue_summary(m, task, length=min(64, max(c.train_len)), seed=0,
-                                                    device=device)
+            res.update(final_evaluation(m, task, c, device, use_amp))
         res["_model"] = m
         results.append(res)
     return results

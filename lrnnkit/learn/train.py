@@ -509,8 +509,7 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
                         bar.set_postfix(loss=f"{rec['loss']:.3f}", acc=f"{acc:.3f}")
                 if bar is not None:
                     bar.update(1)
-                if out and ((cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or (
-                        cfg.checkpoint_seconds and time.perf_counter() - saved_at >= cfg.checkpoint_seconds)):
+                if out and checkpoint_due(cfg, step, saved_at):
                     save()
     finally:
         if bar is not None:
@@ -532,13 +531,24 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
            "chance": task.chance, "n_out": task.n_out,
            "parameters": sum(p.numel() for p in model.parameters()), "step_graph": stepper.graph}
     if evaluate_at_end:
-        # long test words in smaller batches (the same words, the same answers)
-        ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
-                      autocast=use_amp)
-        res["test_accuracy"] = ev["accuracy"]
-        res["final_accuracy"] = ev["final_accuracy"]
-        res["scaled_accuracy"] = ev["scaled_accuracy"]
-        res["eigenvalues"] = (eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
-                                                 device=device) if hasattr(model, "transition_matrices") else None)
+        res.update(final_evaluation(model, task, cfg, device, use_amp))
     res["_model"] = model
     return res
+
+
+def final_evaluation(model, task, cfg, device, autocast: bool) -> dict:
+    """A finished run's held-out numbers: test, final and scaled accuracy over ``cfg.test_len`` (long test words in
+    smaller batches: the same words, the same answers) and its transition matrices' eigenvalues where it has them."""
+    ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
+                  autocast=autocast)
+    return {"test_accuracy": ev["accuracy"], "final_accuracy": ev["final_accuracy"],
+            "scaled_accuracy": ev["scaled_accuracy"],
+            "eigenvalues": (eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
+                                               device=device) if hasattr(model, "transition_matrices") else None)}
+
+
+def checkpoint_due(cfg, step: int, saved_at: float) -> bool:
+    """Whether a checkpoint is due after ``step``: every ``cfg.checkpoint_every`` steps, or ``cfg.checkpoint_seconds``
+    after the last one (``saved_at``, a ``time.perf_counter()`` reading)."""
+    return bool((cfg.checkpoint_every and step % cfg.checkpoint_every == 0) or (
+        cfg.checkpoint_seconds and time.perf_counter() - saved_at >= cfg.checkpoint_seconds))
