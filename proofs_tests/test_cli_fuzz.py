@@ -12,6 +12,7 @@ Verbs whose work is long by design are left out (``demo``, ``docs``, ``train``, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -253,7 +254,8 @@ def _check_one(capsys, argv, files):
 def _run(data, capsys, files, tmp_path_factory):
     where = tmp_path_factory.mktemp("ex")
     argv = data.draw(argv_and_files(files, where))
-    _check_one(capsys, argv, files)
+    with contextlib.chdir(where):      # a drawn text taken as a relative output path lands here, not in the checkout
+        _check_one(capsys, argv, files)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
