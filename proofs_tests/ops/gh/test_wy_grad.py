@@ -1,7 +1,7 @@
 """The gradient stages of the chunked GH kernels (lrnnkit.ops.gh.wy_grad): kernel 5 (dq and the non-WY part of
 dk), kernel 6 (the WY backward: dk, dv, dbeta, dg), 5+6 fused and 5+6 reading each tile once, each against
-float64 autograd of lrnnkit.ops.gh.reference.chunk_gh_torch. T, G, S_n and U' are the torch reference's; dS_n and dY come from the
-reverse state pass (checked in test_wy_state.py). Bound TOL: proofs_tests/ops/gh/_wy_stages.py."""
+float64 autograd of lrnnkit.ops.gh.reference.chunk_gh_torch. T, G, S_n and U' are the torch reference's; dS_n and
+dY come from the reverse state pass (checked in test_wy_state.py). Bound TOL: proofs_tests/ops/gh/_wy_stages.py."""
 import pytest
 import torch
 
