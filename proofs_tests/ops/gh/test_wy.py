@@ -247,7 +247,7 @@ def test_every_gradient_padded_heads(monkeypatch):
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
 SETTINGS = [] if INTERPRET else [(dtype, key, opt) for dtype in (torch.bfloat16, torch.float32)
                                  for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output",
-                                             "dqkwy")
+                                             "dqkwy", "dqkwy_once")
                                  for opt in ((32, 4), (64, 4), (128, 4), (64, 8))]
 # settings that triton 3.6 miscompiles on an H100 (the same code is right in the interpreter, in float32 and with
 # other blocks): no table uses them, and strict xfail reports it if a later triton compiles them right
@@ -264,9 +264,10 @@ def test_every_kernel_setting_compiled(dtype, key, opt, monkeypatch):
     from lrnnkit.ops.gh import wy
     table = wy.config_table(dtype)
     monkeypatch.setitem(table, key, opt)
-    if key in ("dqkwy", "dqkwg", "wy_bwd"):   # the backward's last kernels: the fused one or the two it replaces
-        monkeypatch.setitem(table, "fuse", key == "dqkwy")
-        monkeypatch.setitem(table, "fuse_gated", key == "dqkwy")
+    if key in ("dqkwy", "dqkwy_once", "dqkwg", "wy_bwd"):   # the backward's last kernels: fused, or the two
+        monkeypatch.setitem(table, "fuse", key.startswith("dqkwy"))
+        monkeypatch.setitem(table, "fuse_gated", key.startswith("dqkwy"))
+        monkeypatch.setitem(table, "once", key == "dqkwy_once")
     try:
         _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=128, V=128, seed=5)
     except triton.runtime.errors.OutOfResources as exc:   # e.g. (128, 4) in float32: a setting that cannot launch
