@@ -19,7 +19,7 @@ import torch
 
 from lrnnkit.ops.gh import wy
 from lrnnkit.ops.gh.wy_config import _settings, config_table, default_chunk
-from lrnnkit.ops.gh.wy_grad import _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
+from lrnnkit.ops.gh.wy_grad import _dqk_wy_once_pass, _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
 from lrnnkit.ops.gh.wy_output import _output_pass
 from lrnnkit.ops.gh.wy_state import _state_bwd_pass, _state_pass
 from lrnnkit.ops.gh.wy_t import _t_pass
@@ -91,7 +91,7 @@ def plan(dtype, nh, B, T, H, K, V, C=None, fp32_precision=None, cfg=None) -> lis
     DT, ACC, PREC, ST = wy._config(dtype, fp32_precision)
     e, st, acc = _size(dtype), _size(ST), _size(ACC)
     two = DT != ACC
-    keep, fuse = bool(cfg["keep"]), bool(cfg["fuse"])
+    keep, fuse, once = bool(cfg["keep"]), bool(cfg["fuse"]), bool(cfg["once"])
     split = bool(cfg["split"]) or keep
     BK = max(16, 1 << (K - 1).bit_length())
     BVF = max(16, 1 << (V - 1).bit_length())
@@ -203,7 +203,25 @@ def plan(dtype, nh, B, T, H, K, V, C=None, fp32_precision=None, cfg=None) -> lis
     for M_, N_, K_ in ((BT, BT, BK), (BT, BV, BT), (BT, BV, BK), (BT, BV, BT), (BK, BV, BT), (BK, BV, BT)):
         s.dot(M_, N_, K_, calls)
     stages.append(s)
-    if fuse:
+    if fuse and once:   # every tile once: the whole key width one block, dk's partial sum in registers
+        BV = _settings(cfg, "dqkwy_once", two, BVF)[0]
+        NV = math.ceil(V / BV)
+        s = new("dqkwy_once", "_dqk_wy_once_kernel", NT * H)
+        meta(s, NT * H, "chunks", True)
+        for name in ("b", "q", "k", "h", "dh", "vn", "do", "dy", "v", "t"):
+            rd(s, name)
+        if not two:
+            wr(s, "dv")
+        for name in ("dq", "dk", "db"):
+            wr(s, name)
+        P = NT * H
+        s.dot(BT, BT, BV, 2 * NV * P)         # D += dO U'^T, dY Y^T
+        s.dot(BT, BK, BV, 3 * NV * P)         # dO S^T, U' dS^T, dY S^T
+        s.dot(BT, BK, BT, 4 * P)              # D K, D^T Q, P K, P^T (b K)
+        s.dot(BT, BT, BK, 2 * P)              # dX X^T, K K^T
+        s.dot(BT, BT, BT, P)                  # dT T^T
+        stages.append(s)
+    elif fuse:
         BV = _settings(cfg, "dqkwy", two, BVF)[0]
         NV = math.ceil(V / BV)
         BKW = min(BK, cfg["dqkwy_bk"])
@@ -352,7 +370,11 @@ class Stages:
             _wy_bwd_pass(c, kf, vf, bf, None, tm, n["dx"], n["dy"], n["dkp"], None, NKB, n["dk"], n["dv"], n["db"],
                          None, not two)
             return {}
-        self.run.update(dqkwy=dqkwy, dqkwg=dqkwg, wy_bwd=wy_bwd)
+        def dqkwy_once():
+            _dqk_wy_once_pass(c, qf, kf, vf, bf, None, tm, n["h"], n["dh"], n["vn"], n["dy"], dof, n["dq"], n["dk"],
+                              n["dv"], n["db"], None, scale_t, not two)
+            return {}
+        self.run.update(dqkwy=dqkwy, dqkwg=dqkwg, wy_bwd=wy_bwd, dqkwy_once=dqkwy_once)
 
 
 def inputs(nh, B, T, H, K, V, dtype, device, seed=0):

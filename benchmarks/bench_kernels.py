@@ -24,7 +24,10 @@ read once, outputs written once) over the copy bandwidth measured in the same ru
 floor: every kernel of chunk_gh's fwd + bwd beside its floor (benchmarks/_floor.py: bytes as written and at the
 least, tensor-core FLOPs, the larger time at the measured bandwidth and the H200's product rates, each kernel timed
 on its own) for bf16 n_h = 1, 2, 3 and float32 (3xTF32, tf32) n_h = 1; writes floor.md and floor.json.
-``--smoke``: that section at tiny shapes, in the Triton interpreter when there is no GPU (under a minute).
+once: the backward's fused stage as _dqk_wy_once_kernel (wy_config's ``once``: every tile read once) beside
+_dqk_wy_kernel, each on its own with its floor, chunk_gh's fwd + bwd with the switch off and on, and the largest
+relative gradient difference between the two (bf16 n_h = 1, 2, 3, tf32 n_h = 1); writes once.json.
+``--smoke``: the floor section at tiny shapes, in the Triton interpreter when there is no GPU (under a minute).
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ sys.path.insert(0, HERE)
 from _peers import fla_gh  # noqa: E402
 
 
-SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5", "floor")
+SECTIONS = ("train", "gate", "varlen", "fp32", "short", "s5", "floor", "once")
 
 
 def fmt(x, nd=3):
@@ -60,7 +63,8 @@ def main():
                     help="comma list of sections to run: train, gate, varlen (chunk_gh fwd and fwd+bwd vs fla, bf16 "
                          "and fp32, errors vs float64: plain / gated / packed), fp32 (fp32 forward: chunk_gh and our "
                          "fused recurrent kernel vs fla's fused recurrent), short (many short states), s5 (compiled "
-                         "S_5 model), floor (every kernel of chunk_gh beside its floor; not in the default)")
+                         "S_5 model), floor (every kernel of chunk_gh beside its floor; not in the default), once (the "
+                         "backward's fused stage reading each tile once beside the current one; not in the default)")
     ap.add_argument("--lean", action="store_true", help="train tables: bf16 timings only (fp32 at n_h = 1), no errors")
     ap.add_argument("--fp32-precision", choices=["tf32x3", "tf32", "ieee"], help="dot precision of the fp32 path")
     ap.add_argument("--smoke", action="store_true", help="the floor section only, tiny shapes, CPU (interpreter) "
@@ -379,6 +383,76 @@ def floor_tables(out, bench, dev, bw, shape, cases=FLOOR_CASES, json_dir=None):
         atomic_write_text(os.path.join(json_dir, "floor.md"), "\n".join(mine) + "\n")
 
 
+ONCE_CASES = (("bf16", 1), ("bf16", 2), ("bf16", 3), ("tf32", 1))   # (dtype / fp32 mode, n_h)
+
+
+def once_table(out, bench, dev, bw, shape, json_dir=None):
+    """Item "once": the backward's fused stage as _dqk_wy_once_kernel (the table's ``once``: every tile read once)
+    beside _dqk_wy_kernel, per case: each timed on its own with its floor (benchmarks/_floor.py), chunk_gh's
+    fwd + bwd with the switch off and on (the fused backward forced on for float32, whose table runs two kernels),
+    and the largest relative difference of a gradient between the two (the same math; bf16 rounding only).
+    Writes once.json to json_dir (after every case: a run cut short keeps what it measured)."""
+    import json
+
+    import torch
+
+    import _floor
+    from lrnnkit.fileio import atomic_write_text
+    from lrnnkit.ops.gh import wy_config
+    from lrnnkit.ops.gh.api import chunk_gh
+    B, T, H, K, V = shape
+    out(f"### The fused backward stage read once: _dqk_wy_once_kernel beside _dqk_wy_kernel, B={B} T={T} H={H} "
+        f"K={K} V={V}, no gate; bandwidth {bw / 1e12:.2f} TB/s")
+    out()
+    out("| case | n_h | GB written (fused / once) | floor ms | stage ms fused | stage ms once | fwd+bwd ms fused | "
+        "fwd+bwd ms once | max rel grad diff |")
+    out("|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for mode, nh in ONCE_CASES:
+        dtype, prec = (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
+        table = wy_config.config_table(dtype, prec)
+        saved = {k_: table[k_] for k_ in ("fuse", "once")}
+        try:
+            table["fuse"] = True
+            q, k, v, beta, do = _floor.inputs(nh, B, T, H, K, V, dtype, dev)
+            st = _floor.Stages(q, k, v, beta, do, nh, None, prec)
+            plans = {}
+            for once in (False, True):
+                table["once"] = once
+                plans[once] = [s_ for s_ in _floor.plan(dtype, nh, B, T, H, st.c.K, st.c.V, st.c.BT, prec, table)
+                               if s_.name.startswith("dqkwy")][0]
+            ms = {once: bench(st.run[plans[once].name]) for once in (False, True)}
+            del st
+            xs = [x.detach().requires_grad_(True) for x in (q, k, v, beta)]
+            e2e, grads = {}, {}
+            for once in (False, True):
+                table["once"] = once
+
+                def fb():
+                    o, _ = chunk_gh(xs[0], xs[1], xs[2], None, xs[3], nh, scale=1.0, chunk_size=None,
+                                    fp32_precision=prec, validate=False)
+                    return torch.autograd.grad(o, xs, do)
+                grads[once] = fb()
+                e2e[once] = bench(fb)
+            diff = max(float((a_.double() - b_.double()).norm() / b_.double().norm())
+                       for a_, b_ in zip(grads[True], grads[False]))
+        finally:
+            table.update(saved)
+        floor = plans[True].floor_ms(bw)[2]
+        row = dict(case=mode, nh=nh, gb_fused=plans[False].bytes / 1e9, gb_once=plans[True].bytes / 1e9,
+                   floor_ms=floor, stage_ms_fused=ms[False], stage_ms_once=ms[True], fwd_bwd_ms_fused=e2e[False],
+                   fwd_bwd_ms_once=e2e[True], max_rel_grad_diff=diff)
+        rows.append(row)
+        out(f"| {mode} | {nh} | {row['gb_fused']:.3f} / {row['gb_once']:.3f} | {floor:.3f} | {ms[False]:.3f} | "
+            f"{ms[True]:.3f} | {e2e[False]:.3f} | {e2e[True]:.3f} | {diff:.1e} |")
+        if json_dir:
+            os.makedirs(json_dir, exist_ok=True)
+            atomic_write_text(os.path.join(json_dir, "once.json"),
+                              json.dumps(dict(shape=shape, bandwidth=bw, rows=rows), indent=1) + "\n")
+    out()
+    return rows
+
+
 def smoke(a):
     """--smoke: the floor section at tiny shapes, on the GPU when there is one, else in the Triton interpreter."""
     import torch
@@ -443,6 +517,8 @@ def run(a):
     sections = set(a.sections.split(","))
     if "floor" in sections:
         floor_tables(out, bench, dev, bw, (B, T, H, K, V), json_dir=a.out)
+    if "once" in sections:
+        once_table(out, bench, dev, bw, (B, T, H, K, V), json_dir=a.out)
     if sections & {"train", "gate", "varlen"}:
         train_tables(a, out, bench, dev, sections, B, T, H, K, V)
 

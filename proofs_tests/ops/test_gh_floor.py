@@ -9,7 +9,7 @@ the kernels' source by hand, the other runs it. Both are integers, so they must 
 Shapes: small and not powers of two where the kernels allow (V = 24 is two value blocks of 16, the last one
 masked; T n_h not a multiple of the chunk: a short last chunk), n_h = 1, 2, 3, bf16 (two-byte storage, dv in the
 reverse pass), float32 with tf32 and 3xTF32 (split forward, two-kernel backward, dv in the WY backward), and every
-table switch (split, keep, fuse) on both dtypes.
+table switch (split, keep, fuse, once) on both dtypes.
 """
 from __future__ import annotations
 
@@ -89,6 +89,8 @@ CASES = [  # (dtype, fp32 mode, n_h, T, chunk, table changes)
     (torch.float32, "tf32x3", 2, 11, 16, {}),
     (torch.float32, "tf32", 1, 24, 64, {"fuse": True}),
     (torch.float32, "tf32", 3, 6, 16, {"split": False, "dqkwg_bk": 16, "wy_bk": 16}),
+    (torch.bfloat16, None, 3, 7, 16, {"once": True}),
+    (torch.float32, "tf32", 2, 9, 32, {"fuse": True, "once": True}),
 ]
 
 
@@ -99,7 +101,7 @@ def test_floor_counts_match_the_kernels(dtype, prec, nh, T, C, changes, monkeypa
     B, H, K, V = 2, 2, 32, 24
     table = config_table(dtype, prec)
     for key, val in dict(changes, state_fwd=(16, 4), state_rec=(16, 4), state_bwd=(16, 4), output=(16, 4),
-                         dqkwy=(16, 4), dqkwg=(16, 4), wy_bwd=(16, 4)).items():
+                         dqkwy=(16, 4), dqkwg=(16, 4), wy_bwd=(16, 4), dqkwy_once=(16, 4)).items():
         monkeypatch.setitem(table, key, val)   # 16-wide value blocks: V = 24 runs as two, the last one masked
     q, k, v, beta, do = _floor.inputs(nh, B, T, H, K, V, dtype, "cpu", seed=nh)
     stages = _floor.Stages(q, k, v, beta, do, nh, C, prec)

@@ -54,7 +54,8 @@ W and U are never formed in memory: the state passes rebuild U' and W^T dU' from
 Stages 5 and 6 also run as one: :func:`.wy_grad._dqk_wy_kernel` (chunk-parallel) does both in one launch, so dX and
 the non-WY part of dk are not written and read back as separate tensors; the table's ``fuse`` (no gate) /
 ``fuse_gated`` entries pick it: faster for bf16 without a gate, slower with a gate and for float32, where it spills
-(RESULTS.md "kernels", record F).
+(RESULTS.md "kernels", record F). The table's ``once`` runs the fused stage as :func:`.wy_grad._dqk_wy_once_kernel`
+instead: the whole key width in one block, each tile read once, dk's partial sum kept in registers.
 
 The modules, by stage (each kernel beside the host function that launches it): :mod:`.wy_t` (1),
 :mod:`.wy_state` (2, 4), :mod:`.wy_output` (3), :mod:`.wy_grad` (5, 6, 5+6); the jit helpers they share are in
@@ -82,7 +83,7 @@ import torch
 from .._triton import INTERPRET, TL_DTYPE, check_device, triton
 from .wy_config import (CONFIG, CONFIG_F32, CONFIG_TF32, CONFIG_WIDE, FP32_MODES, _config, _padded, _settings,
                         config_table, default_chunk, fp32_mode)
-from .wy_grad import _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
+from .wy_grad import _dqk_wy_once_pass, _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
 from .wy_output import _output_pass
 from .wy_state import _state_bwd_pass, _state_pass
 from .wy_t import _t_pass
@@ -191,6 +192,9 @@ def _bwd(c, qf, kf, vf, bf, h0, scale_t, do, dht, tm, Gc, out_dtypes, h=None, vn
     dk = torch.empty(L, c.H, c.K, dtype=tk, device=c.dev)
     db = torch.empty(L, c.H, dtype=tb, device=c.dev)
     dg = torch.empty(c.Ltok, c.H, dtype=c.ACC, device=c.dev) if c.has_g else None   # every token's first position
+    if fuse and c.cfg["once"]:   # every tile read once, no dk scratch
+        _dqk_wy_once_pass(c, qf, kf, vf, bf, Gc, tm, h, dh, vn, dy, dof, dq, dk, dv, db, dg, scale_t, not dv_rev)
+        return dq, dk, dv, db, dg, dh0
     # dk's partial sum (everything but the WY terms) in float32: the float32 dk itself (each program reads its rows
     # back before it overwrites them), a scratch for 2-byte dk
     dkp = dk if dk.dtype == c.ACC else torch.empty(L, c.H, c.K, dtype=c.ACC, device=c.dev)

@@ -22,7 +22,8 @@ from ...limits import MAX_FILE_BYTES
 MODES = ("bf16", "fp16", "tf32x3", "tf32", "ieee", "fp64")
 PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data",
                     "gh_tiles.json")
-TILES = ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output", "dqkwy")   # (block, warps[, stages])
+# (block, warps[, stages])
+TILES = ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output", "dqkwy", "dqkwy_once")
 INTS = ("dqkwg_bk", "wy_bk", "dqkwy_bk", "t_warps")
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 

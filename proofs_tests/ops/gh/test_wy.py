@@ -247,7 +247,7 @@ def test_every_gradient_padded_heads(monkeypatch):
 # layouts to get wrong): the tuning sweep of benchmarks/ may only pick settings that pass here
 SETTINGS = [] if INTERPRET else [(dtype, key, opt) for dtype in (torch.bfloat16, torch.float32)
                                  for key in ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output",
-                                             "dqkwy")
+                                             "dqkwy", "dqkwy_once")
                                  for opt in ((32, 4), (64, 4), (128, 4), (64, 8))]
 # settings that triton 3.6 miscompiles on an H100 (the same code is right in the interpreter, in float32 and with
 # other blocks): no table uses them, and strict xfail reports it if a later triton compiles them right
@@ -264,9 +264,10 @@ def test_every_kernel_setting_compiled(dtype, key, opt, monkeypatch):
     from lrnnkit.ops.gh import wy
     table = wy.config_table(dtype)
     monkeypatch.setitem(table, key, opt)
-    if key in ("dqkwy", "dqkwg", "wy_bwd"):   # the backward's last kernels: the fused one or the two it replaces
-        monkeypatch.setitem(table, "fuse", key == "dqkwy")
-        monkeypatch.setitem(table, "fuse_gated", key == "dqkwy")
+    if key in ("dqkwy", "dqkwy_once", "dqkwg", "wy_bwd"):   # the backward's last kernels: fused, or the two
+        monkeypatch.setitem(table, "fuse", key.startswith("dqkwy"))
+        monkeypatch.setitem(table, "fuse_gated", key.startswith("dqkwy"))
+        monkeypatch.setitem(table, "once", key == "dqkwy_once")
     try:
         _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=128, V=128, seed=5)
     except triton.runtime.errors.OutOfResources as exc:   # e.g. (128, 4) in float32: a setting that cannot launch
@@ -322,3 +323,36 @@ def test_padding_rule(monkeypatch):
     assert cf._padded(32, 128, torch.float32) == (32, 128)
     monkeypatch.setattr(cf, "INTERPRET", True)
     assert cf._padded(32, 128, bf) == (32, 128)
+
+
+@pytest.mark.parametrize("NH", [1, 2, 3])
+@pytest.mark.parametrize("gate", [False, True])
+@pytest.mark.parametrize("dtype", [F64, torch.bfloat16])
+def test_once_equals_the_fused_path_and_the_naive_loop(NH, gate, dtype, monkeypatch):
+    """The table's ``once`` (wy_grad._dqk_wy_once_kernel: the fused backward stage with every tile read once) gives
+    every output and gradient of the fused path it replaces, and of the naive loop (``_check``'s bounds), on a
+    ragged length (T n_h not a multiple of the chunk) and packed sequences. Against the fused path: float64 to
+    1e-12 relative (the same sums in another order, ~10^4 u); bf16 to 1e-5 (both round the same operands to bf16 at
+    the same places and accumulate in float32: only float32 summation order differs, ~2^-24 per term over
+    ~(C + K + V) terms, where a wrong term would give errors of order 2^-8 or more). K = 20: a key width that is not
+    a power of two, one masked block of 32."""
+    from lrnnkit.ops.gh import wy
+    table = wy.config_table(dtype)
+    monkeypatch.setitem(table, "fuse", True)
+    monkeypatch.setitem(table, "fuse_gated", True)
+    for cu, T in (((0, 5, 5, 13), 13) if gate else (None, 11),):   # packed (one empty) / ragged, by the gate
+        cu = None if cu is None else list(cu)
+        B = 1 if cu is not None else 2
+        ins, do, dht = _case(B, T, NH, 2, 20, 5, gate, cu, seed=30 + NH)
+        monkeypatch.setitem(table, "once", False)
+        fused = _grads("chunk", ins, do, dht, NH, cu, dtype, 16)
+        monkeypatch.setitem(table, "once", True)
+        once = _grads("chunk", ins, do, dht, NH, cu, dtype, 16)
+        bound = 1e-12 if dtype == F64 else 1e-5
+        for name, a, r in zip(NAMES, once, fused):
+            if r is None:
+                assert a is None, name
+                continue
+            a, r = a.detach().double().cpu(), r.detach().double().cpu()
+            assert float((a - r).norm() / r.norm()) <= bound, name
+        _check(T, NH, gate, cu, dtype, K=20, seed=30 + NH)   # once still on: against the naive loop

@@ -1,16 +1,16 @@
 """The gradient stages of the chunked GH kernels (lrnnkit.ops.gh.wy_grad): kernel 5 (dq and the non-WY part of
-dk), kernel 6 (the WY backward: dk, dv, dbeta, dg) and 5+6 fused, each against float64 autograd of
-lrnnkit.ops.gh.reference.chunk_gh_torch. T, G, S_n and U' are the torch reference's; dS_n and dY come from the
-reverse state pass (checked in test_wy_state.py). Bound TOL: proofs_tests/ops/gh/_wy_stages.py."""
+dk), kernel 6 (the WY backward: dk, dv, dbeta, dg), 5+6 fused and 5+6 reading each tile once, each against
+float64 autograd of lrnnkit.ops.gh.reference.chunk_gh_torch. T, G, S_n and U' are the torch reference's; dS_n and
+dY come from the reverse state pass (checked in test_wy_state.py). Bound TOL: proofs_tests/ops/gh/_wy_stages.py."""
 import pytest
 import torch
 
-from lrnnkit.ops.gh.wy_grad import _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
+from lrnnkit.ops.gh.wy_grad import _dqk_wy_once_pass, _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
 from lrnnkit.ops.gh.wy_state import _state_bwd_pass
 from proofs_tests.ops.gh._wy_stages import F64, TOL, Case, rel
 
 
-@pytest.mark.parametrize("fuse", [False, True])
+@pytest.mark.parametrize("fuse", [False, True, "once"])
 @pytest.mark.parametrize("gate", [False, True])
 def test_gradients_match_autograd(gate, fuse):
     cs = Case(gate)
@@ -26,7 +26,9 @@ def test_gradients_match_autograd(gate, fuse):
                                 cs.scale_t)
     dq, dk, dv, db = new(c.Ltok, c.H, c.K), new(L, c.H, c.K), new(L, c.H, c.V), new(L, c.H)
     dg = new(c.Ltok, c.H) if gate else None
-    if fuse:
+    if fuse == "once":
+        _dqk_wy_once_pass(c, qf, kf, vf, bf, Gc, tm, h, dh, vn, dy, dof, dq, dk, dv, db, dg, cs.scale_t, True)
+    elif fuse:
         _dqk_wy_pass(c, qf, kf, vf, bf, Gc, tm, h, dh, vn, dy, dof, dq, dk, dk, dv, db, dg, cs.scale_t, True)
     else:
         dx, dGp, NKB = _dqkwg_pass(c, qf, kf, Gc, h, dh, vn, dy, dof, dq, dk, cs.scale_t)
