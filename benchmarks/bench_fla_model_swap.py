@@ -24,7 +24,7 @@ Sections (each one independent; an exception is recorded in the JSON and the tab
             median of 3 after a warm-up run.
   train     the gated model (use_forget_gate=True, fla's layer default) trains: fla's model for one step (fla 0.6.0
             refuses its gated backward on Hopper with triton < 3.7.1; the refusal is printed), the swapped model for
-            300 AdamW steps (bf16 autocast, clip 1.0) on the S3 word problem (tokens: elements of S3; label at every
+            300 AdamW steps (``--train-steps``) (bf16 autocast, clip 1.0) on the S3 word problem (tokens: elements of S3; label at every
             position: the running product; batch 128, length 64): first step, steady ms/step, steps/s, held-out
             token accuracy at length 64 and 128.
 
@@ -372,8 +372,15 @@ def main(argv=None):
     ap.add_argument("--out", default=os.environ.get("OUT") or os.path.join(HERE, "results", "fla_model_swap"))
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on the CPU, to check the script")
     ap.add_argument("--parts", default="logits,generate,cache,decode,train")
+    ap.add_argument("--train-steps", type=int, default=None,
+                    help=f"AdamW steps of the swapped gated model in the train part (default {FULL['train_steps']})")
     a = ap.parse_args(argv)
-    S = SMOKE if a.smoke else FULL
+    S = dict(SMOKE if a.smoke else FULL)
+    if a.train_steps is not None:
+        if a.train_steps < 1:
+            print(f"bench_fla_model_swap: --train-steps must be at least 1, got {a.train_steps}", file=sys.stderr)
+            return 2
+        S["train_steps"] = a.train_steps
     dev = "cuda" if torch.cuda.is_available() and not a.smoke else "cpu"
     if a.smoke:   # fla's MLP calls a Triton swiglu (GPU only): its formula in torch
         import fla.modules.mlp as mlp
@@ -417,4 +424,4 @@ def save(out: str, res: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
