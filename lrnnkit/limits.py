@@ -29,6 +29,7 @@ __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MA
            "TRAIN_MAX_HEAD_DIM", "TRAIN_MAX_N_H", "TRAIN_MAX_LAYERS", "TRAIN_MAX_PARAMETERS", "TRAIN_MAX_STEPS",
            "TRAIN_MAX_BATCH", "TRAIN_MAX_LENGTH", "TRAIN_MAX_BATCH_TOKENS", "TRAIN_MAX_TEST_LENGTHS",
            "TRAIN_MAX_EVAL_WORDS", "TRAIN_MAX_EVAL_TOKENS", "CHECKPOINT_MAX_JSON_BYTES", "CHECKPOINT_MAX_BYTES",
+           "TRAIN_MAX_SET_BYTES",
            "read_bounded", "shorten", "json_int", "check_name",
            "check_automaton", "check_int", "check_number_text"]
 
@@ -72,6 +73,7 @@ TRAIN_MAX_BATCH_TOKENS = 2 ** 24    # --batch x the longest training length (tok
 TRAIN_MAX_TEST_LENGTHS = 100        # how many --test-len values
 TRAIN_MAX_EVAL_WORDS = 1_000_000    # words per test length (eval_n; 001's paper scale: 500000)
 TRAIN_MAX_EVAL_TOKENS = 2 ** 28     # eval_n x the longest test length (the test words are drawn at once)
+TRAIN_MAX_SET_BYTES = 2 ** 32       # a fixed training set (train_words): its tokens and labels, all runs of a process
 CHECKPOINT_MAX_JSON_BYTES = 16 * 2 ** 20   # a training checkpoint's JSON
 CHECKPOINT_MAX_BYTES = 16 * 2 ** 30        # its tensor file (>= TRAIN_MAX_PARAMETERS x 3 float32: weights, 2 moments)
 

@@ -33,6 +33,8 @@ The papers' protocols train several seeds and learning rates per configuration (
 * **data.** Run r's batch ``s`` is what the device loop draws for a single run with seed ``seed_r`` at step ``s``
   (:mod:`.device_sampler`; the R batches made by the kernels of one), so different seeds see different data, and
   a batched run's data, initialisation and update rule are those of ``lrnnkit train --loop device``.
+* **fixed training sets.** With ``train_words`` (:mod:`.dataset`) run r reads its own seed's fixed set, in its
+  own seed's epoch orders, as the single-run loops do (the R sets side by side on the device).
 * **per run out.** Each run gets its own directory with its own ``metrics.jsonl`` and checkpoints in
   the format ``lrnnkit train`` writes (:func:`.checkpoint.save`: the run's own model and AdamW state; progress loop
   ``device``, the loop whose batches it drew), and its own result dict, the one :func:`~lrnnkit.learn.train.train`
@@ -68,6 +70,7 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
+from .dataset import FixedSet
 from ..layers.mixers import pnorm_columns, affine_scan
 from .models import SequenceModel
 from .oom import memory_named
@@ -336,6 +339,9 @@ class BatchedStep:
         self.use_amp = c0.bf16 and device.type == "cuda"
         self.sampler = device_sampler(task, c0.batch, c0.train_len, c0.seed, device)
         self.seed_keys = self.sampler.seed_keys([c.seed for c in cfgs])
+        self.fixed = None if c0.train_words is None else \
+            FixedSet(task, c0.train_words, c0.batch, c0.train_len, [c.seed for c in cfgs], device)
+        self.host_step = 0        # the step the next run() trains (the host's count, for the fixed set's orders)
         R = model.R
         self.m = torch.zeros_like(model.flat)
         self.v = torch.zeros_like(model.flat)
@@ -355,6 +361,8 @@ class BatchedStep:
     def batch(self, step_t) -> tuple:
         """(x, y) (R, B, T): run r's batch of the step ``step_t`` drawn with its own seed (the R batches by the
         kernels of one: :meth:`.device_sampler.DeviceSampler.sample_seeds`)."""
+        if self.fixed is not None:
+            return self.fixed.sample_seeds(step_t)
         return self.sampler.sample_seeds(step_t, self.seed_keys)
 
     def _body(self) -> None:
@@ -375,6 +383,9 @@ class BatchedStep:
             self.step_t.add_(1)
 
     def run(self) -> None:
+        if self.fixed is not None:
+            self.fixed.prepare(self.host_step)
+        self.host_step += 1
         if self._eager_left == 0 and self.graph is None:
             self._cuda_graph, self.graph = capture(self._body, self.device)
         if self._cuda_graph is not None:
@@ -494,6 +505,7 @@ def _resume(cfgs, outs, stepper) -> dict | None:
         raise InputError(f"the runs' checkpoints are of different steps ({', '.join(map(str, steps))}): resume them "
                          "one by one with lrnnkit train --loop device")
     stepper.step_t.fill_(steps[0])
+    stepper.host_step = steps[0]
     return {"step": steps[0], "elapsed": max(g[1] for g in got), "windows": [g[2] for g in got],
             "texts": [g[3] for g in got]}
 

@@ -22,6 +22,10 @@ work is issued from.
   layer's data-dependent iteration count) the same step runs eagerly, still without other host synchronisation, and
   :attr:`DeviceStep.graph` says why.
 
+With ``train_words`` set, both loops read their batches from one fixed training set run for epochs
+(:mod:`.dataset`: the same words at the same step in both loops; the device loop's batch is two gathers at an index
+computed on the device from the step counter, the epoch orders refilled by the host between steps).
+
 The host reads the device only when it must: every ``log_every`` steps (the logged loss and accuracy are that
 step's, as in the host loop), at checkpoints, and when ``auto_steps`` times the first steps.
 """
@@ -34,7 +38,7 @@ from torch.nn import functional as F
 
 from .tasks import IGNORE, batch_rng
 
-__all__ = ["HostStep", "DeviceStep", "make_step", "capture", "lr_at", "lr_schedule", "LOOPS", "EAGER_STEPS"]
+__all__ = ["HostStep", "DeviceStep", "make_step", "fixed_set", "capture", "lr_at", "lr_schedule", "LOOPS", "EAGER_STEPS"]
 
 LOOPS = ("host", "device")
 EAGER_STEPS = 3     # ordinary steps before the capture: Triton compiles, autotuning, the gradients' first allocation
@@ -110,10 +114,14 @@ class HostStep:
         self.graph = None
         self.updating = False     # True from the optimizer update until the loop has counted the step
         self._last = None
+        self.fixed = fixed_set(cfg, task, device)
 
     def run(self, step: int) -> None:
         cfg, opt = self.cfg, self.opt
-        x, y = self.task.sample(cfg.batch, cfg.train_len, batch_rng(cfg.seed, step))
+        if self.fixed is not None:
+            x, y = self.fixed.batch_at(step)
+        else:
+            x, y = self.task.sample(cfg.batch, cfg.train_len, batch_rng(cfg.seed, step))
         x = torch.as_tensor(x, device=self.device)
         y = torch.as_tensor(y, device=self.device)
         lr = lr_at(cfg, step)
@@ -152,7 +160,9 @@ class DeviceStep:
         from .device_sampler import device_sampler
         self.cfg, self.model, self.opt, self.device = cfg, model, opt, device
         self.use_amp = cfg.bf16 and device.type == "cuda"
-        self.sampler = device_sampler(task, cfg.batch, cfg.train_len, cfg.seed, device)
+        self.fixed = fixed_set(cfg, task, device)
+        self.sampler = self.fixed if self.fixed is not None else \
+            device_sampler(task, cfg.batch, cfg.train_len, cfg.seed, device)
         self.params = [p for g in opt.param_groups for p in g["params"]]
         self.lr = opt.param_groups[0]["lr"]
         if not (torch.is_tensor(self.lr) and self.lr.device == device):
@@ -201,6 +211,8 @@ class DeviceStep:
             self.opt.zero_grad(set_to_none=True)
 
     def run(self, step: int) -> None:
+        if self.fixed is not None:
+            self.fixed.prepare(step)      # the epoch orders this step reads (host side, before the step)
         if self._eager_left == 0 and self.graph is None:
             self._capture()
         if self._cuda_graph is not None:
@@ -231,6 +243,14 @@ class DeviceStep:
         self._cuda_graph = None
         if self._check is not None:
             self.model.check_tokens = self._check
+
+
+def fixed_set(cfg, task, device):
+    """The :class:`.dataset.FixedSet` of a config with ``train_words`` (on ``device``), else None."""
+    if getattr(cfg, "train_words", None) is None:
+        return None
+    from .dataset import FixedSet
+    return FixedSet(task, cfg.train_words, cfg.batch, cfg.train_len, [cfg.seed], device)
 
 
 def make_step(cfg, task, model, opt, device, *, nonfinite: int = 0, start: int = 0):

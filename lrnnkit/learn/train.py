@@ -45,6 +45,7 @@ from .. import limits
 from ..errors import MESSAGE_CHARS, InputError, Interrupted, SizeLimitError
 from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
+from .dataset import check_train_words
 from .device import check_device, require_device
 from .oom import memory_named
 from .evaluate import eigenvalue_summary, evaluate
@@ -119,7 +120,12 @@ class TrainConfig:
     (``dataclasses.replace(cfg, device="cuda")``) runs the device loop there. The two loops draw the same
     distribution of batches from different random numbers, so a run is reproducible within one loop, not across
     them: a checkpoint records the loop it trained on, and resuming it on the other is refused. A stored config
-    without the field ran on the host loop (:meth:`from_json`)."""
+    without the field ran on the host loop (:meth:`from_json`).
+
+    ``train_words`` (None: fresh batches every step): the size N of a fixed training set run for epochs
+    (:mod:`.dataset`; 000, App. E.2.1; 001, App. C.1; 003, App. E.2), the same words in every loop; ``steps`` stays
+    the step count and :attr:`epochs` (``steps x batch / N``) the epochs it implies. A stored config without the
+    field trained on fresh batches."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -156,6 +162,7 @@ class TrainConfig:
     log_every: int = 50
     deterministic: bool = False
     loop: str = "auto"
+    train_words: int | None = None
 
     def __post_init__(self):
         """Every field's type and range (lrnnkit.limits), before any work."""
@@ -207,6 +214,17 @@ class TrainConfig:
         if self.loop not in LOOPS + ("auto",):
             raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:MESSAGE_CHARS])
         check_device(self.device)
+        self._check_train_words()
+
+    def _check_train_words(self) -> None:
+        """``train_words``: None (fresh batches every step) or the size of a fixed training set run for epochs
+        (:mod:`.dataset`): an int at least ``batch``, its bytes within ``lrnnkit.limits.TRAIN_MAX_SET_BYTES``."""
+        self.train_words = check_train_words(self.train_words, self.batch, self.train_len[1], _label("train_words"))
+
+    @property
+    def epochs(self) -> float | None:
+        """The epochs a fixed training set is run for, ``steps x batch / train_words`` (None without one)."""
+        return None if self.train_words is None else self.steps * self.batch / self.train_words
 
     @property
     def step_loop(self) -> str:
