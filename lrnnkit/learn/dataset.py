@@ -20,7 +20,7 @@ With ``train_words = N`` every training loop (:class:`.step.HostStep`, :class:`.
   same order.
 * **on the device.** The words live on the run's device as two int tensors (tokens and labels) in the smallest
   dtype that holds them (:func:`set_dtype`: int8 for every task whose vocabulary and outputs are below 128,
-  ``IGNORE = -100`` included): ``N T`` bytes each, 2 x 2,000,000 x 128 = 512 MiB for 001's set. The two epoch
+  ``IGNORE = -100`` included): ``N T`` bytes each, 2 x 2,000,000 x 128 = 512 MB for 001's set. The two epoch
   orders a step can need (``e`` and ``e + 1``, since ``B <= N``) are held in a ``(runs, 2, N)`` int64 buffer, slot
   ``e mod 2``; the host refills a slot between steps when the step counter enters a new epoch
   (:meth:`FixedSet.prepare`, from the step number it already knows: no device read). The batch itself

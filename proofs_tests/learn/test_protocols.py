@@ -108,6 +108,8 @@ def _one_change(name, d):
             out.append((lab, replace(cfg, warmup=0.0, min_lr=cfg.lr)))
         elif d.field == "optimizer":
             out.append((lab, replace(cfg, weight_decay=0.0)))
+        elif d.field == "data":
+            out.append((lab, replace(cfg, train_words=followed[0][1].train_words)))
         else:
             out.append((lab, replace(cfg, **{d.field: getattr(followed[0][1], d.field)})))
     return out
