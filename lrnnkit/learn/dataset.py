@@ -131,10 +131,11 @@ class FixedSet:
         del sets
         self.T = T
         self.nbytes = self.x.numel() * self.x.element_size() + self.y.numel() * self.y.element_size()
-        self.order = torch.empty((R, 2, self.words), dtype=torch.int64, device=self.device)
+        self.order = torch.zeros((R, 2, self.words), dtype=torch.int64, device=self.device)
         self._held = [None, None]                   # the epoch each slot holds
         self._rows = torch.arange(self.batch, dtype=torch.int64, device=self.device)
         self._base = (torch.arange(R, dtype=torch.int64, device=self.device) * self.words)[:, None]
+        self.prepare(0)
 
     def epochs_of(self, step: int) -> tuple[int, int]:
         """The first and last epoch batch ``step`` reads."""
