@@ -154,3 +154,27 @@ def test_a_checkpoint_resumes_only_on_the_loop_it_trained_on(tmp_path):
         train(TrainConfig(**cfg), out, evaluate_at_end=False)
 
     assert train(TrainConfig(**cfg, loop="device"), out, evaluate_at_end=False)["steps"] == 4
+
+
+def test_both_loops_read_the_same_fixed_set_at_the_same_step():
+    """``train_words``: the host loop and the device loop (eager on the CPU) feed the model the same words at every
+    step (recorded by a forward pre-hook), across the epoch boundaries of 40 words in batches of 16 (positions
+    32..47 of step 2 span epochs 0 and 1), and those words are the fixed set's (:mod:`lrnnkit.learn.dataset`)."""
+    from lrnnkit.learn.dataset import FixedSet
+    seen = {}
+    for loop in ("host", "device"):
+        cfg = dataclasses.replace(_parity(3, loop), steps=7, batch=16, train_words=40, train_len=(3, 9))
+        task, model, opt = build(cfg)
+        got = seen[loop] = []
+        model.register_forward_pre_hook(lambda m, args: got.append(args[0].clone()))
+        step = (HostStep(cfg, task, model, opt, torch.device("cpu")) if loop == "host" else
+                DeviceStep(cfg, task, model, opt, torch.device("cpu")))
+        for s in range(cfg.steps):
+            step.run(s)
+    assert len(seen["host"]) == len(seen["device"]) == 7
+    ref = FixedSet(task, 40, 16, (3, 9), [3], "cpu")
+    for s, (a, b) in enumerate(zip(seen["host"], seen["device"])):
+        assert torch.equal(a, b)
+        assert torch.equal(a, ref.batch_at(s)[0])
+    words = {tuple(r) for x in seen["host"] for r in x.tolist()}
+    assert len(words) <= 40                               # 112 rows read, from a set of 40 words

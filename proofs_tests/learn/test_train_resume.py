@@ -429,3 +429,26 @@ def test_a_planted_metrics_link_is_refused_and_its_target_untouched(tmp_path, ca
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "symbolic link" in err[0]
     assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("loop", ["host", "device"])
+def test_a_resumed_fixed_set_run_continues_the_epoch_order(tmp_path, loop):
+    """``train_words`` = 10 in batches of 4: stopped at step 7 (position 28, inside epoch 2), resumed to step 12:
+    the metrics, the parameters and the checkpoint's tensors equal the uninterrupted run's bit for bit (the batch
+    of a step depends on the seed and the step only: the resumed run reads epoch 2's order where it stopped). A
+    checkpoint of fresh batches is another setting: refused."""
+    torch.set_num_threads(1)
+    cfg = TrainConfig(**{**TINY, "steps": 12, "train_words": 10, "log_every": 1, "loop": loop})
+    ref = train(cfg, str(tmp_path / "ref"))
+    out = str(tmp_path / "run")
+    first = train(cfg, out, stop_at=7, evaluate_at_end=False)
+    assert first["steps"] == 7
+    res = train(cfg, out)
+    assert _metrics(out) == _metrics(str(tmp_path / "ref")) and len(_metrics(out)) == 12
+    assert _strip(res) == _strip(ref)
+    ta, tb = load_checkpoint(str(tmp_path / "ref"))[0]["_tensors"], load_checkpoint(out)[0]["_tensors"]
+    assert ta.keys() == tb.keys() and all(torch.equal(ta[k], tb[k]) for k in ta)
+    fresh = str(tmp_path / "fresh")
+    train(TrainConfig(**{**TINY, "steps": 12, "loop": loop}), fresh, stop_at=3, evaluate_at_end=False)
+    with pytest.raises(InputError, match="other settings.*train_words"):
+        train(cfg, fresh)
