@@ -339,3 +339,29 @@ def test_the_triton_paths_take_the_folded_run_axis(monkeypatch):
         ref = torch.cat([(torch.zeros_like(p) if t is None else t).reshape(-1) for p, t in zip(ps, gs)])
         assert abs(float(losses[r].detach()) - float(loss.detach())) <= 1e-6
         assert torch.allclose(grad[r], ref, atol=1e-6, rtol=0) and float(ref.abs().max()) > 0.01
+
+
+def test_each_run_reads_its_own_seeds_fixed_set(tmp_path):
+    """``train_words``: run r's batch at step s is the single-run fixed set of seed r at step s (the words and
+    epoch orders of its own seed; 20 words in batches of 6, steps 0-7 crossing epochs), the runs' batches differ,
+    and a batched run stopped at step 4 and resumed ends as the uninterrupted one (bit for bit on the CPU)."""
+    from lrnnkit.learn.dataset import FixedSet
+    cfgs = _cfgs("diagonal", 3, train_words=20)
+    task, bm = build_batched(cfgs)
+    step = BatchedStep(cfgs, task, bm, torch.device("cpu"))
+    alone = [FixedSet(task, 20, c.batch, c.train_len, [c.seed], "cpu") for c in cfgs]
+    for s in range(8):
+        step.fixed.prepare(s)
+        x, y = step.batch(torch.tensor(s))
+        for r in range(3):
+            xr, yr = alone[r].batch_at(s)
+            assert torch.equal(x[r], xr) and torch.equal(y[r], yr)
+        assert not torch.equal(x[0], x[1]) and not torch.equal(x[1], x[2])
+    cfgs = [dataclasses.replace(c, steps=8) for c in _cfgs("diagonal", 2, train_words=20)]
+    a = [str(tmp_path / f"a{r}") for r in range(2)]
+    b = [str(tmp_path / f"b{r}") for r in range(2)]
+    whole = train_batched(cfgs, a, evaluate_at_end=False)
+    train_batched(cfgs, b, evaluate_at_end=False, stop_at=4)
+    second = train_batched(cfgs, b, evaluate_at_end=False)
+    for w, s in zip(whole, second):
+        assert all(torch.equal(p, q) for p, q in zip(w["_model"].parameters(), s["_model"].parameters()))
