@@ -169,3 +169,37 @@ def test_the_registry_statement_names_every_run_difference_and_then_the_judge():
         assert diff in text
     text = P.registry_statement("003-modarith-brackets")      # only the judge's reduction differs
     assert text.startswith("The runs follow 003-modarith-brackets's paper protocol. Judged differently: reported")
+
+
+@pytest.mark.parametrize("name,words,epochs", [("000-s5", 1_600_000, 100), ("003-state-tracking", 1_280_000, 5),
+                                               ("003-iterations", 1_280_000, 5), ("001-deltaproduct", 2_000_000, 100)])
+def test_a_followed_fixed_set_protocol_has_no_data_difference(name, words, epochs):
+    """The papers' fixed training sets are followable (``TrainConfig.train_words``): the paper runs, on fresh
+    batches, differ in ``data`` as a ``config`` difference; :func:`follow` sets ``train_words`` to the paper's
+    words, the epochs its steps and batch imply are the paper's (within one batch of word visits: steps derived as
+    whole batches), and no ``data`` difference is left."""
+    before = [d for d in P.differences(name) if d.field == "data"]
+    assert before and {d.kind for d in before} == {"config"}
+    assert all(d.ours == P.OURS_DATA and d.quote.value.words == words for d in before)
+    prot = P.get_protocol(name)
+    runs = P.follow(name)
+    fixed = [c for lab, c in runs if isinstance(prot.quote("data", lab).value, P.FixedData)]
+    assert fixed and {c.train_words for c in fixed} == {words}
+    assert all(c.train_words is None for lab, c in runs if prot.quote("data", lab).value == P.OURS_DATA)
+    assert all(abs(c.epochs - epochs) * words < c.batch for c in fixed)
+    assert not [d for d in P.differences(name, runs) if d.field == "data"]
+    assert str(before[0].quote.value).startswith("a fixed set of")      # the printed wording
+
+
+def test_fresh_batches_against_a_fixed_set_and_back():
+    """A run on a fixed set where the paper draws fresh batches differs (and says its set in numbers); a run on a
+    set of other size than the paper's differs; fresh against fresh is no difference."""
+    (label, cfg), *_ = P.follow("000-parity")
+    assert not [d for d in P.differences("000-parity", [(label, cfg)]) if d.field == "data"]
+    fixed = [d for d in P.differences("000-parity", [(label, replace(cfg, train_words=cfg.batch * 10))])
+             if d.field == "data"]
+    assert len(fixed) == 1 and str(fixed[0].ours) == f"a fixed set of {cfg.batch * 10:,} training words, " \
+        f"{cfg.steps / 10:.4g} epochs"
+    (label, cfg), *_ = P.follow("000-s5")
+    other = [d for d in P.differences("000-s5", [(label, replace(cfg, train_words=1_000_000))]) if d.field == "data"]
+    assert len(other) == 1 and other[0].kind == "config"
