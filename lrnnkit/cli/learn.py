@@ -110,6 +110,9 @@ def add_parser(sub) -> None:
     s.add_argument("--loop", default="auto", choices=["auto", "host", "device"],
                    help="training loop: host (numpy batches, host-driven steps), device (batches made on the device, "
                         "the step captured as a CUDA graph on CUDA); auto: device on CUDA, host on the CPU")
+    s.add_argument("--train-words", type=int, default=None, metavar="N",
+                   help="train on a fixed set of N words, run for steps x batch / N epochs, each epoch in its own "
+                        "order (default: fresh batches every step)")
     s.add_argument("--seeds", default=None, metavar="S,S,...",
                    help="several runs trained together as one batched model (diagonal, deltanet, deltaproduct, "
                         "block-diagonal): comma-separated seeds; with --out each run writes DIR/seed-S "
@@ -146,7 +149,7 @@ def run_train(a) -> int:
                       output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
                       steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
-                      deterministic=a.deterministic, loop=a.loop)
+                      deterministic=a.deterministic, loop=a.loop, train_words=a.train_words)
     if a.seeds is not None or a.lrs is not None:
         return _run_batched(a, cfg)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())

@@ -13,9 +13,10 @@ compared with, so an experiment expanded to the paper's seeds x learning rates (
 differences left. Each difference has a kind:
 
 * ``config``: a :class:`~lrnnkit.learn.train.TrainConfig` field (or the runs' seeds and learning rates) can follow
-  the paper; :func:`follow` makes them follow;
-* ``trainer``: the paper's setting is not expressible in lrnnkit's training loop (a fixed training set run for
-  epochs where lrnnkit draws fresh batches every step, a linear decay, early stopping, a task lrnnkit lacks);
+  the paper; :func:`follow` makes them follow (a fixed training set run for epochs, a :class:`FixedData` quote:
+  ``train_words``);
+* ``trainer``: the paper's setting is not expressible in lrnnkit's training loop (a linear decay, early stopping,
+  a task lrnnkit lacks);
 * ``judge``: how the experiment's judge reduces and scores the runs (one run per configuration; its metric, read
   from the judge itself by :func:`judged_metric`).
 
@@ -139,10 +140,6 @@ class FixedData:
         return self.printed or f"a fixed set of {self.words:,} training words, {self.epochs:.4g} epochs"
 
 
-def _fixed(words: int, epochs: int, printed: str) -> FixedData:
-    return FixedData(words, epochs, printed)
-
-
 def _q(value, where: str, note: str = "", expressible: bool = True) -> Quote:
     return Quote(value, where, note, expressible)
 
@@ -205,7 +202,7 @@ def _state_000(steps_note: str) -> dict:
         "eval_n": _q(40_000, _E21),
         "test_words": _q("40K words of length 500, accuracy read at every prefix length", _E21,
                         expressible=False),
-        "data": _q(_fixed(1_600_000, 100, "a fixed set of 1.6M training words, 100 epochs"),
+        "data": _q(FixedData(1_600_000, 100, "a fixed set of 1.6M training words, 100 epochs"),
                   "000, App. E.2.1 and Fig. 2 caption", "'we always sample 1.6M examples for training'"),
         "optimizer": _q("AdamW", _E21),
         "lr": _q(1e-4, _E21),
@@ -277,7 +274,7 @@ def _p001(layers_note: str) -> dict:
         "eval_n": _q(500_000, _C1),
         "test_words": _q(None, "001, Fig. 3", "whether the curve is read at prefixes of the 512-long words or on "
                                              "words of each length is not printed"),
-        "data": _q(_fixed(2_000_000, 100, "a fixed set of 2,000,000 training words, 100 epochs"), _C1),
+        "data": _q(FixedData(2_000_000, 100, "a fixed set of 2,000,000 training words, 100 epochs"), _C1),
         "optimizer": _q("AdamW", _C1, "betas (0.9, 0.999), eps 1e-8 (torch's defaults, as lrnnkit's)"),
         "lr": _q(1e-3, _C1),
         "lr_sweep": _q((), _C1, "one learning rate"),
@@ -349,7 +346,7 @@ def _p003_state() -> dict:
         "train_len": _q((16, 16), _E2, "'We train the model for sequence length 16'"),
         "test_len": _q((2, 50), _E2, "'evaluate for sequence length 2 through 50'"),
         "eval_n": _q(None, _E2, "the 1-in-5 split of the 1.6M words; per length not printed"),
-        "data": _q(_fixed(1_280_000, 5, "a fixed set of 1.28M training words, 5 epochs"), _E2,
+        "data": _q(FixedData(1_280_000, 5, "a fixed set of 1.28M training words, 5 epochs"), _E2,
                   "1.6M words split 4 to 1 into training and test"),
         "optimizer": _q("AdamW", _E2),
         "lr": _q(1e-4, _E2),
