@@ -78,7 +78,7 @@ def check_train_words(words, batch: int, longest: int, label: str = "train_words
         raise InputError(f"{label} must be a positive integer (the size of the fixed training set) or unset, got "
                          f"{words!r}"[:240])
     if words < batch:
-        raise InputError(f"{label} ({words}) must be at least the batch ({batch}): an epoch is at least one batch")
+        raise InputError(f"{label} must be at least the batch ({batch}: an epoch is at least one batch), got {words}")
     _cap(words * longest * 2, f"{label} {words} x the longest training length {longest} x 2 (tokens and labels)")
     return words
 
