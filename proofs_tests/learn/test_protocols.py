@@ -56,7 +56,7 @@ PAPER_READ = [
     ("004-bilinear", "bilinear, parity", "weight_decay"),    # App. B.2: no weight decay, no schedule
     ("004-bilinear", "bilinear, parity", "schedule"),
     ("004-bilinear", "bilinear, parity", "width"),           # Section 3: 256
-    ("004-bilinear", "bilinear, modular arithmetic (precedence) M=5", "task"),   # applied sequentially
+    ("004-bilinear", "bilinear, parity", "early_stop"),  # App. B.2: stop below a validation loss
     ("003-copy", "copy fixed-point r=2 1L", "schedule"),     # App. E.2: linear decay
     ("003-state-tracking", "A5 fixed-point r=2 1L", "seeds"),
 ]
@@ -105,7 +105,9 @@ def _one_change(name, d):
         elif d.field == "head_dim":
             out.append((lab, replace(cfg, head_dim=followed[0][1].head_dim, width=followed[0][1].width)))
         elif d.field == "schedule":
-            out.append((lab, replace(cfg, warmup=0.0, min_lr=cfg.lr)))
+            out.append((lab, replace(cfg, schedule=followed[0][1].schedule)))
+        elif d.field == "test_words":
+            out.append((lab, replace(cfg, test_mix=followed[0][1].test_mix)))
         elif d.field == "optimizer":
             out.append((lab, replace(cfg, weight_decay=0.0)))
         else:
