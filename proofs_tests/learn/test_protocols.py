@@ -169,3 +169,24 @@ def test_the_registry_statement_names_every_run_difference_and_then_the_judge():
         assert diff in text
     text = P.registry_statement("003-modarith-brackets")      # only the judge's reduction differs
     assert text.startswith("The runs follow 003-modarith-brackets's paper protocol. Judged differently: reported")
+
+
+@pytest.mark.parametrize("name", sorted(P.PROTOCOLS))
+def test_followed_runs_follow_the_schedule_the_test_words_and_the_task(name):
+    """A linear decay (003-copy), a constant rate (004), 000's test mixture, the reading at every prefix (000 S5)
+    and 004's left-to-right task are TrainConfig settings now: no run that follows the paper differs in them."""
+    left = {(d.label, d.field) for d in P.differences(name, P.follow(name))
+            if d.field in ("schedule", "test_words", "task", "warmup", "min_lr")}
+    assert not left, left
+
+
+def test_follow_sets_the_schedule_and_the_mixture():
+    copy = P.follow("003-copy")
+    assert {c.schedule for _, c in copy} == {"linear"} and {c.warmup for _, c in copy} == {0.03}
+    assert {c.schedule for _, c in P.follow("004-bilinear") if c.layer == "bilinear"} == {"constant"}
+    assert {c.test_mix for _, c in P.follow("000-parity")} == {(8192, 40, 256)}
+    # before following: the paper runs' cosine is a config difference (no longer one the loop cannot express)
+    kinds = {(d.field, d.kind) for d in P.differences("003-copy")}
+    assert ("schedule", "config") in kinds and ("schedule", "trainer") not in kinds
+    # 004's modular arithmetic runs the paper's task, applied left to right
+    assert not [d for d in P.differences("004-bilinear") if d.field == "task"]
