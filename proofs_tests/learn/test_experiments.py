@@ -39,3 +39,9 @@ def test_paper_scale_000_runs_evaluate_the_mixture_and_004_runs_left_to_right():
     runs = dict(get_experiment("004-bilinear").runs("paper"))
     cfg = runs["bilinear, modular arithmetic (left to right) M=5"]
     assert cfg.task == "mod-arith-lr:5" and cfg.layers == 1
+
+
+def test_paper_scale_000_runs_have_the_papers_test_words():
+    from lrnnkit.learn.protocols import differences
+    for name in ("000-parity", "000-modarith", "000-modarith-brackets"):
+        assert not [d for d in differences(name) if d.field == "test_words"]
