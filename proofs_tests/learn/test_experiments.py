@@ -45,3 +45,8 @@ def test_paper_scale_000_runs_have_the_papers_test_words():
     from lrnnkit.learn.protocols import differences
     for name in ("000-parity", "000-modarith", "000-modarith-brackets"):
         assert not [d for d in differences(name) if d.field == "test_words"]
+
+
+def test_004_below_paper_scale_keeps_the_configuration_its_stored_results_ran():
+    runs = dict(get_experiment("004-bilinear").runs("small"))
+    assert runs["bilinear, modular arithmetic (precedence) M=5"].task == "mod-arith:5"
