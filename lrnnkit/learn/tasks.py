@@ -49,8 +49,8 @@ from ..automata.fsa import FSA
 from ..automata.groups import named_group
 from ..automata.sources import load_source
 
-__all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD", "TASK_NAMES",
-           "mod_arith_lr_fsa"]
+__all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD",
+           "TASK_NAMES", "mod_arith_lr_fsa"]
 
 IGNORE = -100          # target value of positions without supervision (torch's cross_entropy ignore_index)
 PAD = "<pad>"
