@@ -7,7 +7,11 @@ For a test length L, ``n`` words of exactly L tokens are drawn from the task's t
 * ``final_accuracy[L]``: the fraction of words whose LAST supervised position is right (one answer per word, as
   000, App. E.1 / Deletang et al. score the tasks);
 * ``scaled_accuracy[L] = (final_accuracy[L] - chance) / (1 - chance)`` (000, Table 3 / Table 5: "1.0 perfect,
-  0.0 random guessing"; ``chance = Acc_rand`` = 1 / number of output classes, App. E.1).
+  0.0 random guessing"; ``chance = Acc_rand`` = 1 / number of output classes, App. E.1);
+* ``prefix_accuracy[L_max]``: the accuracy at every position of the longest test words (000, App. E.2.1).
+
+:func:`evaluate_mixture` scores one set of words whose lengths are drawn uniformly from a range (000, Fig. 4
+caption: "8192 words of lengths uniform in 40..256"), from a third stream (``stream=2``).
 
 :func:`eigenvalue_summary` summarises the spectra of the learned transition matrices on test words:
 ``min_real`` (the smallest real part of any eigenvalue) and ``fraction_negative`` (the fraction of eigenvalues with
@@ -16,13 +20,15 @@ real part below ``-1e-3``, the tolerance so that fp32 round-off of an eigenvalue
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..errors import InputError
 from .tasks import IGNORE, batch_rng
 from ..fileio import atomic_write_bytes
 
-__all__ = ["evaluate", "scaled_accuracy", "eigenvalue_summary", "plot_accuracy"]
+__all__ = ["evaluate", "evaluate_mixture", "mixture_lengths", "mixture_words", "scaled_accuracy",
+           "eigenvalue_summary", "plot_accuracy"]
 
 NEG_TOL = 1e-3
 
@@ -34,34 +40,98 @@ def scaled_accuracy(acc: float, chance: float) -> float:
     return (acc - chance) / (1.0 - chance)
 
 
+def _score(model, x, y, batch: int, device, autocast: bool) -> tuple:
+    """``(right, supervised, final_right, right_at, supervised_at)`` of the words ``x`` (targets ``y``, numpy
+    (n, T)) scored in batches of ``batch``: right / supervised positions, words whose last supervised position is
+    right, and per position (int64 tensors of length T) the right and supervised counts."""
+    right = tot = fin_right = 0
+    right_at = torch.zeros(x.shape[1], dtype=torch.int64)
+    tot_at = torch.zeros(x.shape[1], dtype=torch.int64)
+    for i in range(0, x.shape[0], batch):
+        xb = torch.as_tensor(x[i:i + batch], device=device)
+        yb = torch.as_tensor(y[i:i + batch], device=device)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast and xb.is_cuda):
+            pred = model(xb).argmax(-1)
+        m = yb != IGNORE
+        hit = (pred == yb) & m
+        right += int(hit.sum())
+        tot += int(m.sum())
+        right_at += hit.sum(0).cpu()
+        tot_at += m.sum(0).cpu()
+        # last supervised position of every word
+        idx = (m.long() * torch.arange(m.shape[1], device=device)).argmax(1)
+        rows = torch.arange(m.shape[0], device=device)
+        fin_right += int((pred[rows, idx] == yb[rows, idx]).sum())
+    return right, tot, fin_right, right_at, tot_at
+
+
 @torch.no_grad()
 def evaluate(model, task, lengths, *, n: int = 256, seed: int = 0, batch: int = 256, device="cpu",
              autocast: bool = False) -> dict:
-    """``{"accuracy": {L: ..}, "final_accuracy": {L: ..}, "scaled_accuracy": {L: ..}}`` (module docstring);
-    the keys of the inner dicts are the lengths as strings (JSON)."""
+    """``{"accuracy": {L: ..}, "final_accuracy": {L: ..}, "scaled_accuracy": {L: ..}, "prefix_accuracy": {L_max:
+    [..]}}`` (module docstring); the keys of the inner dicts are the lengths as strings (JSON).
+
+    ``prefix_accuracy[L_max][t]``: on the ``n`` words of the longest length, the fraction of supervised positions
+    ``t`` (0-based) predicted right (``None`` where no word supervises ``t``). The models are causal, so the answer
+    at ``t`` is the answer on the word's prefix of ``t + 1`` tokens: this is the accuracy read at every prefix
+    length (000, App. E.2.1: '40K examples of length 500', Fig. 2's curve)."""
     model.eval()
-    acc, fin = {}, {}
+    acc, fin, prefix = {}, {}, {}
+    longest = max(int(L) for L in lengths)
     for L in lengths:
         x, y = task.sample(n, int(L), batch_rng(seed, int(L), stream=1))
-        right = tot = 0
-        fin_right = 0
-        for i in range(0, n, batch):
-            xb = torch.as_tensor(x[i:i + batch], device=device)
-            yb = torch.as_tensor(y[i:i + batch], device=device)
-            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast and xb.is_cuda):
-                pred = model(xb).argmax(-1)
-            m = yb != IGNORE
-            right += int(((pred == yb) & m).sum())
-            tot += int(m.sum())
-            # last supervised position of every word
-            idx = (m.long() * torch.arange(m.shape[1], device=device)).argmax(1)
-            rows = torch.arange(m.shape[0], device=device)
-            fin_right += int((pred[rows, idx] == yb[rows, idx]).sum())
+        right, tot, fin_right, right_at, tot_at = _score(model, x, y, batch, device, autocast)
         acc[str(L)] = right / max(tot, 1)
         fin[str(L)] = fin_right / n
+        if int(L) == longest:
+            prefix[str(L)] = [int(r) / int(t) if int(t) else None for r, t in zip(right_at, tot_at)]
     model.train()
     return {"accuracy": acc, "final_accuracy": fin,
-            "scaled_accuracy": {k: scaled_accuracy(v, task.chance) for k, v in fin.items()}}
+            "scaled_accuracy": {k: scaled_accuracy(v, task.chance) for k, v in fin.items()},
+            "prefix_accuracy": prefix}
+
+
+def mixture_lengths(n: int, lo: int, hi: int, seed: int = 0) -> np.ndarray:
+    """The lengths of a test mixture: ``n`` draws uniform on ``lo..hi`` (inclusive) from the test stream
+    ``batch_rng(seed, 0, stream=2)``, so every model is scored on the same words."""
+    return batch_rng(seed, 0, stream=2).integers(int(lo), int(hi) + 1, size=int(n))
+
+
+def mixture_words(task, n: int, lo: int, hi: int, seed: int = 0) -> list:
+    """``[(L, x, y)]``: the mixture's words grouped by length (ascending), ``x`` / ``y`` the tokens and targets of
+    its ``count(L)`` words of length L (:func:`mixture_lengths`), drawn from ``batch_rng(seed, L, stream=2)``
+    (another stream than :func:`evaluate`'s per-length words)."""
+    counts = np.bincount(mixture_lengths(n, lo, hi, seed) - int(lo), minlength=int(hi) - int(lo) + 1)
+    out = []
+    for off, c in enumerate(counts):
+        if c:
+            L = int(lo) + off
+            x, y = task.sample(int(c), L, batch_rng(seed, L, stream=2))
+            out.append((L, x, y))
+    return out
+
+
+@torch.no_grad()
+def evaluate_mixture(model, task, n: int, lo: int, hi: int, *, seed: int = 0, batch: int = 256, device="cpu",
+                     autocast: bool = False) -> dict:
+    """The papers' test set as a mixture (000, Fig. 4 caption: '8192 words of lengths uniform in 40..256'): ``n``
+    words, each length uniform on ``lo..hi`` (:func:`mixture_words`), scored as one set.
+
+    ``final_accuracy`` = right last answers / ``n`` = ``sum_L count(L) final_L / n``, the per-length final
+    accuracies weighted by how many words have each length; ``accuracy`` = right / supervised positions pooled
+    over every word (weights: each length's supervised positions); ``scaled_accuracy`` = :func:`scaled_accuracy`
+    of ``final_accuracy`` (000, Table 3). Also ``words``, ``lengths`` = ``[lo, hi]`` and ``count`` = {L: words}."""
+    model.eval()
+    right = tot = fin_right = 0
+    count = {}
+    for L, x, y in mixture_words(task, n, lo, hi, seed):
+        r, t, f, _, _ = _score(model, x, y, batch, device, autocast)
+        right, tot, fin_right = right + r, tot + t, fin_right + f
+        count[str(L)] = int(x.shape[0])
+    model.train()
+    fin = fin_right / int(n)
+    return {"words": int(n), "lengths": [int(lo), int(hi)], "accuracy": right / max(tot, 1), "final_accuracy": fin,
+            "scaled_accuracy": scaled_accuracy(fin, task.chance), "count": count}
 
 
 @torch.no_grad()

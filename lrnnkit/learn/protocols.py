@@ -15,8 +15,7 @@ differences left. Each difference has a kind:
 * ``config``: a :class:`~lrnnkit.learn.train.TrainConfig` field (or the runs' seeds and learning rates) can follow
   the paper; :func:`follow` makes them follow (a fixed training set run for epochs, a :class:`FixedData` quote:
   ``train_words``);
-* ``trainer``: the paper's setting is not expressible in lrnnkit's training loop (a linear decay, early stopping,
-  a task lrnnkit lacks);
+* ``trainer``: the paper's setting is not expressible in lrnnkit's training loop (early stopping);
 * ``judge``: how the experiment's judge reduces and scores the runs (one run per configuration; its metric, read
   from the judge itself by :func:`judged_metric`).
 
@@ -67,6 +66,9 @@ OURS_DATA = "fresh batches every step"
 OURS_TEST_WORDS = "eval_n words of each test length"
 OURS_REPORTED = "one run per configuration"
 OURS_EARLY_STOP = "none"
+PREFIX_READ = "accuracy read at every prefix length"
+# 000, Fig. 4 caption: the reported accuracy is over 8192 test words of lengths uniform in 40..256 (n, lo, hi)
+TEST_MIX_000 = (8192, 40, 256)
 
 # the metric a judge reads, from the first key of its "measured" table
 _METRIC_KEYS = (("scaled_accuracy", "scaled accuracy"), ("final_accuracy", "final-position accuracy"),
@@ -112,6 +114,8 @@ def _fmt(name: str, v) -> str:
         if isinstance(v, int):
             return f"{v} values (not printed)"
         return "{" + ", ".join(f"{x:g}" for x in v) + "}" if v else "no sweep"
+    if name == "test_words" and isinstance(v, tuple):
+        return f"{v[0]} words of lengths uniform in {v[1]}..{v[2]}"
     if name in ("train_len", "test_len") and isinstance(v, tuple):
         lo, hi = v
         return f"{hi}" if lo == hi else (f"up to {hi}" if lo is None else f"{lo}..{hi}")
@@ -164,7 +168,8 @@ def _chomsky(layers: int, clip: float, clip_where: str) -> dict:
         "train_len": _q((3, 40), _E11, "'sequence lengths ranging from 3 to 40'"),
         "test_len": _q((40, 256), _E11, "'evaluated on lengths from 40 to 256'"),
         "eval_n": _q(None, "000, Fig. 4 caption", "8192 test words in all, lengths uniform in 40..256"),
-        "test_words": _q("8192 words of lengths uniform in 40..256", "000, Fig. 4 caption", expressible=False),
+        "test_words": _q(TEST_MIX_000, "000, Fig. 4 caption", "8192 test words, lengths uniform in 40..256, one "
+                                                              "accuracy over all (TrainConfig.test_mix)"),
         "data": _q(OURS_DATA, _E11, "'At each training step, we make sure to generate a valid random sample'"),
         "optimizer": _q("AdamW", _E11),
         "lr": _q(None, _E11, "chosen by the sweep"),
@@ -200,8 +205,11 @@ def _state_000(steps_note: str) -> dict:
                                                         "is 64'"),
         "test_len": _q((None, 500), _E21, "'40K examples of length 500 for testing', the curve read at each length"),
         "eval_n": _q(40_000, _E21),
-        "test_words": _q("40K words of length 500, accuracy read at every prefix length", _E21,
-                        expressible=False),
+        "test_words": _q("40K words of length 500, " + PREFIX_READ, _E21,
+                        "lrnnkit records the accuracy at every position of the eval_n words of the longest test "
+                        "length (prefix_accuracy, learn/evaluate.py); the models are causal, so the answer at "
+                        "position t is the answer on the word's prefix of t + 1 tokens: the accuracy at every prefix "
+                        "length. The word count and length are compared as eval_n and test_len"),
         "data": _q(FixedData(1_600_000, 100, "a fixed set of 1.6M training words, 100 epochs"),
                   "000, App. E.2.1 and Fig. 2 caption", "'we always sample 1.6M examples for training'"),
         "optimizer": _q("AdamW", _E21),
@@ -376,8 +384,8 @@ def _p003_copy() -> dict:
         "lr": _q(1e-5, _E2),
         "lr_sweep": _q((), _E2, "one learning rate"),
         "weight_decay": _q(0.1, _E2),
-        "schedule": _q("linear decay", _E2, "'linear learning rate decay after a 300 iterations warmup'",
-                      expressible=False),
+        "schedule": _q("linear decay", _E2, "'linear learning rate decay after a 300 iterations warmup'; the end "
+                                           "value is not printed (lrnnkit decays to min_lr)"),
         "warmup": _q(0.03, _E2, "300 of 10,000 iterations"),
         "clip": _q(1.0, _E2),
         "seeds": _q(3, _E2),
@@ -452,10 +460,12 @@ _P004 = Protocol("004-bilinear", {
     "reported": _q("best over learning rates", "004, Section 3.1", "'picked the best performing model'"),
     "metric": _q("scaled accuracy", "004, Section 3.1"),
 }, per_config={
-    "bilinear, modular arithmetic (precedence) M=5": {
-        "task": _q("modular arithmetic applied left to right (no precedence)", "004, Section 3 (Tasks)",
-                  "'the result of these operations, applied sequentially'; the modulus is lost in the extraction",
-                  expressible=False)},
+    "bilinear, modular arithmetic (left to right) M=5": {
+        "task": _q("mod-arith-lr:5", "004, Section 3 (Tasks) and App. B.1",
+                  "modular arithmetic applied left to right, no precedence: 'the result of these operations, "
+                  "applied sequentially' (learn/tasks.py, mod_arith_lr_fsa); the modulus is lost in the extraction "
+                  "(App. B.1's example is mod 20), 5 as lrnnkit's configuration names it; the paper's words are "
+                  "'[BOS] inputs [EOI] target', lrnnkit's the inputs with the answer at the last one")},
     **{f"diagonal {r}, parity": {**_P000_PARITY_FIELDS,
                                  "reported": _q("best of 3 seeds", "000, Fig. 1 caption", "'(3 seeds)'"),
                                  "early_stop": _q(None, _E11, "no early stop printed"),
@@ -489,7 +499,17 @@ def _groups(runs) -> list:
 
 
 def _schedule(cfg) -> str:
-    return "constant" if cfg.warmup == 0 and cfg.min_lr == cfg.lr else "cosine"
+    """The protocol's name of a config's schedule (learn/step.py, lr_at): a cosine from ``lr`` to ``min_lr = lr``
+    without warm-up is the constant ``lr``."""
+    if cfg.schedule == "linear":
+        return "linear decay"
+    if cfg.schedule == "constant" or (cfg.warmup == 0 and cfg.min_lr == cfg.lr):
+        return "constant"
+    return "cosine"
+
+
+# the protocol's schedule names -> TrainConfig.schedule (follow)
+_SCHEDULE_FIELD = {"cosine": "cosine", "linear decay": "linear", "constant": "constant"}
 
 
 def _ours(name: str, cfgs: list):
@@ -513,6 +533,8 @@ def _ours(name: str, cfgs: list):
         return _ours_data(c)
     if name == "seeds":
         return len({x.seed for x in cfgs})
+    if name == "test_words" and c.test_mix is not None:
+        return tuple(c.test_mix)
     return {"data": OURS_DATA, "test_words": OURS_TEST_WORDS, "reported": OURS_REPORTED,
             "early_stop": OURS_EARLY_STOP}.get(name, getattr(c, name, None))
 
@@ -555,14 +577,26 @@ def _same(name: str, ours, paper, cfgs) -> bool:
         return all(_schedule(x) == paper for x in cfgs)
     if name == "eval_n" and paper is not None:
         return ours >= paper
+    if name == "test_words":
+        return _test_words_same(paper, cfgs)
     return ours == paper
+
+
+def _test_words_same(paper, cfgs) -> bool:
+    """A mixture ``(n, lo, hi)`` is followed by runs with that ``test_mix``; a reading at every prefix length is
+    what every run records (learn/evaluate.py, prefix_accuracy; the words are compared as eval_n and test_len)."""
+    if isinstance(paper, tuple):
+        return all(x.test_mix == paper for x in cfgs)
+    return isinstance(paper, str) and paper.endswith(PREFIX_READ)
 
 
 def _kind(name: str, quote: Quote) -> str:
     if name == "data" and isinstance(quote.value, FixedData) and quote.expressible:
         return "config"     # TrainConfig.train_words follows it
-    if not quote.expressible or name in ("data", "test_words", "early_stop"):
+    if not quote.expressible or name in ("data", "early_stop"):
         return "trainer"
+    if name == "test_words":    # a mixture is TrainConfig.test_mix; other test words are the trainer's
+        return "config" if isinstance(quote.value, tuple) else "trainer"
     if name in ("reported", "metric"):
         return "judge"
     return "config"
@@ -652,6 +686,10 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1) -> list:
             kw["train_words"] = q("data").value.words
         if q("optimizer") is not None and q("optimizer").value == "Adam":
             kw["weight_decay"] = 0.0
+        if q("schedule") is not None and q("schedule").value in _SCHEDULE_FIELD:
+            kw["schedule"] = _SCHEDULE_FIELD[q("schedule").value]
+        if q("test_words") is not None and isinstance(q("test_words").value, tuple):
+            kw["test_mix"] = q("test_words").value
         sweep = q("lr_sweep").value if q("lr_sweep") is not None else None
         lrs = list(sweep) if isinstance(sweep, tuple) and sweep else \
             [q("lr").value if q("lr") is not None and q("lr").value is not None else base.lr]

@@ -1,8 +1,8 @@
 """One training step, two ways: driven from the host (the loop as it always was) or resident on the device.
 
 Both compute the papers' step (000, App. E.1.1: AdamW, a learning rate warmed up linearly then cosine-annealed to
-``min_lr``, gradient clipping at ``clip``, fresh batches every step) on the same model; they differ in where the
-work is issued from.
+``min_lr``, or decayed linearly or held constant (:func:`lr_at`), gradient clipping at ``clip``, fresh batches
+every step) on the same model; they differ in where the work is issued from.
 
 * :class:`HostStep` (``TrainConfig.loop = "host"``): the batch is drawn with numpy on the CPU
   (:meth:`.tasks.Task.sample`, generator :func:`.tasks.batch_rng`) and copied over; the learning rate is a Python
@@ -38,19 +38,37 @@ from torch.nn import functional as F
 
 from .tasks import IGNORE, batch_rng
 
-__all__ = ["HostStep", "DeviceStep", "make_step", "fixed_set", "capture", "lr_at", "lr_schedule", "LOOPS", "EAGER_STEPS"]
+__all__ = ["HostStep", "DeviceStep", "make_step", "fixed_set", "capture", "lr_at", "lr_schedule", "LOOPS",
+           "EAGER_STEPS", "SCHEDULES"]
 
 LOOPS = ("host", "device")
 EAGER_STEPS = 3     # ordinary steps before the capture: Triton compiles, autotuning, the gradients' first allocation
 
 
+SCHEDULES = ("cosine", "linear", "constant")
+
+
 def lr_at(cfg, step: int) -> float:
-    """Linear warm-up over ``warmup * steps`` steps, then cosine from ``lr`` to ``min_lr`` (000, App. E.1.1)."""
+    """The learning rate of ``step``: a linear warm-up over ``w = int(warmup * steps)`` steps (``lr (s + 1) / w``),
+    then, with ``p = (s - w) / max(1, steps - w)`` capped at 1, by ``cfg.schedule`` (a config without the field
+    is ``"cosine"``):
+
+    * ``"cosine"``: ``min_lr + (lr - min_lr) (1 + cos(pi p)) / 2`` (000, App. E.1.1: 'cosine annealing ... to
+      1e-6 after 10% warm-up steps'); with ``warmup = 0`` and ``min_lr = lr`` it is the constant ``lr``;
+    * ``"linear"``: ``lr + (min_lr - lr) p``, a straight line from ``lr`` to ``min_lr`` (003, App. E.2: 'linear
+      learning rate decay after a 300 iterations warmup'; the end value is not printed, lrnnkit's is ``min_lr``);
+    * ``"constant"``: ``lr`` (004, App. B.2: 'without learning rate scheduling'), after the warm-up if any.
+    """
     w = int(cfg.warmup * cfg.steps)
     if step < w:
         return cfg.lr * (step + 1) / w
-    p = (step - w) / max(1, cfg.steps - w)
-    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(1.0, p)))
+    p = min(1.0, (step - w) / max(1, cfg.steps - w))
+    kind = getattr(cfg, "schedule", "cosine")
+    if kind == "constant":
+        return cfg.lr
+    if kind == "linear":
+        return cfg.lr + (cfg.min_lr - cfg.lr) * p
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * p))
 
 
 def lr_schedule(cfg, length: int | None = None) -> torch.Tensor:

@@ -27,6 +27,8 @@ restricted to permutations moving at most 2 / 3 points; 000, Section 5.2); ``S5-
 per transition); ``sum:M`` (002's ``Sum(M)`` = ``counter``-like addition mod M over digits ``0..M-1``);
 ``even-pair:M`` (002's ``EvenPair(M)``); ``mod-arith:M`` (002 ``ModArith(M)``, all digits supervised);
 ``mod-arith-nb:M`` (000's "w/o brackets", last position); ``mod-arith-br:M`` (000's "w/ brackets");
+``mod-arith-lr:M`` (004's modular arithmetic: operators applied left to right, no precedence, last position;
+:func:`mod_arith_lr_fsa`);
 ``copy:V`` (:class:`CopyTask`: copy a string over V letters, 003 App. E.1 after Jelassi et al.).
 
 ``chance`` is the accuracy of guessing uniformly among the output classes (000, App. E.1, ``Acc_rand``);
@@ -47,7 +49,8 @@ from ..automata.fsa import FSA
 from ..automata.groups import named_group
 from ..automata.sources import load_source
 
-__all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD", "TASK_NAMES"]
+__all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD",
+           "TASK_NAMES", "mod_arith_lr_fsa"]
 
 IGNORE = -100          # target value of positions without supervision (torch's cross_entropy ignore_index)
 PAD = "<pad>"
@@ -55,7 +58,7 @@ BLANK = "<blank>"
 
 TASK_NAMES = ("parity", "SOURCE (any lrnnkit source, e.g. group:S5)", "S5-swaps", "S5-3perm", "S5-4tok",
               "Z60-2tok", "<group>-swaps", "<group>-<k>tok", "sum:M", "even-pair:M", "mod-arith:M",
-              "mod-arith-nb:M", "mod-arith-br:M", "copy:V")
+              "mod-arith-nb:M", "mod-arith-br:M", "copy:V", "mod-arith-lr:M")
 
 
 def batch_rng(seed: int, step: int, stream: int = 0) -> np.random.Generator:
@@ -318,6 +321,41 @@ class CopyTask(Task):
         return toks, tgts
 
 
+# ------------------------------------------------------------------------------------------------ left to right
+def mod_arith_lr_fsa(M: int) -> FSA:
+    """Modular arithmetic applied left to right, without precedence (004, Section 3 'Tasks': 'a sequence
+    alternating between integers ... and arithmetic operators; the model must compute and output the result of
+    these operations, applied sequentially, with all calculations performed modulo' M; App. B.1's example
+    ``3 * 9 - 17 + 6 + 12`` is ``((((3 * 9) - 17) + 6) + 12) mod M``). The operators are ``+ - *`` (the set is lost
+    in the extraction; the example uses these three).
+
+    Words ``d_0 o_1 d_1 ... o_r d_r`` over the digits ``0..M-1`` and ``+ - *``. States: ``(v, o)`` after an
+    operator ``o`` (expecting a digit ``d``: ``v <- v o d mod M``), ``v`` after a digit (expecting an operator),
+    the absorbing error state (two digits or two operators in a row, or a leading operator). The start state is
+    ``(0, +)``: the first digit ``d`` gives ``0 + d = d``. Output: the value ``v`` (of the longest prefix ending in
+    a digit, as :func:`lrnnkit.automata.builders.mod_arith`), ``"error"`` in the error state. ``4 M + 1`` states."""
+    if not 2 <= M <= builders.MAX_MOD_ARITH:
+        raise InputError(f"mod-arith-lr: the modulus must be in 2..{builders.MAX_MOD_ARITH}, got {M}")
+    ops = ("+", "-", "*")
+    apply = {"+": lambda v, d: (v + d) % M, "-": lambda v, d: (v - d) % M, "*": lambda v, d: (v * d) % M}
+    keys = [("op", 0, "+")] + [("op", v, o) for v in range(M) for o in ops if (v, o) != (0, "+")] \
+        + [("val", v) for v in range(M)] + [("error",)]
+    index = {k: i for i, k in enumerate(keys)}
+    err = index[("error",)]
+    delta = np.full((len(keys), M + 3), err, dtype=np.int64)
+    for k, q in index.items():
+        if k[0] == "op":
+            for d in range(M):
+                delta[q, d] = index[("val", apply[k[2]](k[1], d))]
+        elif k[0] == "val":
+            for j, o in enumerate(ops):
+                delta[q, M + j] = index[("op", k[1], o)]
+    labels = tuple("error" if k[0] == "error" else str(k[1]) for k in keys)
+    names = tuple("error" if k[0] == "error" else (f"v={k[1]}" if k[0] == "val" else f"v={k[1]},{k[2]}")
+                  for k in keys)
+    return FSA(tuple(str(d) for d in range(M)) + ops, delta, 0, None, labels, names, f"mod-arith-lr:{M}")
+
+
 # ------------------------------------------------------------------------------------------------ names
 def _moved_points_filter(group: str, max_moved: int) -> list[int]:
     G = named_group(group)
@@ -366,6 +404,9 @@ def _make_task(name: str, **kw) -> Task:
         fsa = builders.mod_arith(_int_arg(name, arg))
         sup = "digits" if head == "mod-arith" else "last"
         return AutomatonTask(fsa, name=name, words="alternate", supervise=kw.pop("supervise", sup), **kw)
+    if sep and head == "mod-arith-lr":
+        fsa = mod_arith_lr_fsa(_int_arg(name, arg, hi=builders.MAX_MOD_ARITH))
+        return AutomatonTask(fsa, name=name, words="alternate", supervise=kw.pop("supervise", "last"), **kw)
     if sep and head == "mod-arith-br":
         return BracketArithTask(_int_arg(name, arg), name=name)
     if sep and head == "copy":

@@ -48,10 +48,10 @@ from . import checkpoint as ck
 from .dataset import check_train_words
 from .device import check_device, require_device
 from .oom import memory_named
-from .evaluate import eigenvalue_summary, evaluate
+from .evaluate import eigenvalue_summary, evaluate, evaluate_mixture
 from .kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH, train_defaults
 from .models import SequenceModel, parse_eig_range
-from .step import LOOPS, lr_at, make_step, optimizer
+from .step import LOOPS, SCHEDULES, lr_at, make_step, optimizer
 from .tasks import make_task
 
 __all__ = ["TrainConfig", "train", "build", "load_checkpoint", "lr_at"]
@@ -122,6 +122,11 @@ class TrainConfig:
     them: a checkpoint records the loop it trained on, and resuming it on the other is refused. A stored config
     without the field ran on the host loop (:meth:`from_json`).
 
+    ``schedule`` (:func:`.step.lr_at`): ``"cosine"`` (a stored config without the field), ``"linear"`` or
+    ``"constant"``, the same in both loops. ``test_mix = (n, lo, hi)`` adds to the final evaluation ``n`` test words
+    of lengths uniform in ``lo..hi``, scored as one set (:func:`.evaluate.evaluate_mixture`: 000, Fig. 4 caption),
+    beside the per-length table.
+
     ``train_words`` (None: fresh batches every step): the size N of a fixed training set run for epochs
     (:mod:`.dataset`; 000, App. E.2.1; 001, App. C.1; 003, App. E.2), the same words in every loop; ``steps`` stays
     the step count and :attr:`epochs` (``steps x batch / N``) the epochs it implies. A stored config without the
@@ -162,6 +167,8 @@ class TrainConfig:
     log_every: int = 50
     deterministic: bool = False
     loop: str = "auto"
+    schedule: str = "cosine"
+    test_mix: tuple | None = None
     train_words: int | None = None
 
     def __post_init__(self):
@@ -214,7 +221,25 @@ class TrainConfig:
         if self.loop not in LOOPS + ("auto",):
             raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:MESSAGE_CHARS])
         check_device(self.device)
+        self._check_schedule_and_mix()
         self._check_train_words()
+
+    def _check_schedule_and_mix(self) -> None:
+        """``schedule`` one of :data:`.step.SCHEDULES`; ``test_mix`` None or ``(n_words, lo, hi)`` with
+        ``1 <= lo <= hi`` (:func:`.evaluate.evaluate_mixture`), its longest words within the evaluation's limits."""
+        if self.schedule not in SCHEDULES:
+            raise InputError(f"schedule must be {', '.join(SCHEDULES)}, got {self.schedule!r}"[:MESSAGE_CHARS])
+        if self.test_mix is None:
+            return
+        n, lo, hi = _int_list("test_mix", self.test_mix, 3)
+        limits.check_int("test_mix words", n, 1, limits.TRAIN_MAX_EVAL_WORDS, "TRAIN_MAX_EVAL_WORDS")
+        limits.check_int("test_mix longest length", hi, 1, limits.TRAIN_MAX_LENGTH, "TRAIN_MAX_LENGTH")
+        if not 1 <= lo <= hi:
+            raise InputError(f"test_mix lengths must be a range A..B with 1 <= A <= B, got {lo}..{hi}")
+        if n * hi > limits.TRAIN_MAX_EVAL_TOKENS:
+            raise SizeLimitError(f"test_mix: {n} words x the longest length {hi} tokens, at most "
+                                 f"{limits.TRAIN_MAX_EVAL_TOKENS} (lrnnkit.limits.TRAIN_MAX_EVAL_TOKENS)")
+        self.test_mix = (n, lo, hi)
 
     def _check_train_words(self) -> None:
         """``train_words``: None (fresh batches every step) or the size of a fixed training set run for epochs
@@ -236,6 +261,8 @@ class TrainConfig:
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
         d["eig_range"], d["train_len"], d["test_len"] = list(self.eig_range), list(self.train_len), list(self.test_len)
+        if self.test_mix is not None:
+            d["test_mix"] = list(self.test_mix)
         return d
 
     @classmethod
@@ -272,7 +299,8 @@ class TrainConfig:
 def eval_batch(cfg: TrainConfig) -> int:
     """Words per evaluation forward: ``eval_batch``, fewer where the longest test words would pass
     ``limits.TRAIN_MAX_BATCH_TOKENS`` (the same words, the same answers, in smaller batches)."""
-    return max(1, min(cfg.eval_batch, limits.TRAIN_MAX_BATCH_TOKENS // max(cfg.test_len)))
+    longest = max(max(cfg.test_len), cfg.test_mix[2] if cfg.test_mix is not None else 0)
+    return max(1, min(cfg.eval_batch, limits.TRAIN_MAX_BATCH_TOKENS // longest))
 
 
 def build(cfg: TrainConfig, model_fn=None):
@@ -556,13 +584,19 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
 
 def final_evaluation(model, task, cfg, device, autocast: bool) -> dict:
     """A finished run's held-out numbers: test, final and scaled accuracy over ``cfg.test_len`` (long test words in
-    smaller batches: the same words, the same answers) and its transition matrices' eigenvalues where it has them."""
+    smaller batches: the same words, the same answers), the accuracy at every prefix of the longest test words, the
+    mixture of ``cfg.test_mix`` (key ``test_mix``) when set, and its transition matrices' eigenvalues where it has
+    them."""
     ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
                   autocast=autocast)
-    return {"test_accuracy": ev["accuracy"], "final_accuracy": ev["final_accuracy"],
-            "scaled_accuracy": ev["scaled_accuracy"],
-            "eigenvalues": (eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
-                                               device=device) if hasattr(model, "transition_matrices") else None)}
+    out = {"test_accuracy": ev["accuracy"], "final_accuracy": ev["final_accuracy"],
+           "scaled_accuracy": ev["scaled_accuracy"], "prefix_accuracy": ev["prefix_accuracy"],
+           "eigenvalues": (eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
+                                              device=device) if hasattr(model, "transition_matrices") else None)}
+    if cfg.test_mix is not None:
+        out["test_mix"] = evaluate_mixture(model, task, *cfg.test_mix, seed=0, batch=eval_batch(cfg),
+                                           device=device, autocast=autocast)
+    return out
 
 
 def checkpoint_due(cfg, step: int, saved_at: float) -> bool:

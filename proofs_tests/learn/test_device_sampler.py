@@ -13,7 +13,7 @@ from lrnnkit.learn.device_sampler import AutomatonSampler, BracketSampler, _tree
 from lrnnkit.learn.tasks import BLANK, IGNORE, batch_rng, make_task
 
 AUTOMATA = ["parity", "group:S5", "S5-swaps", "S5-3perm", "S5-4tok", "Z60-2tok", "sum:5", "even-pair:5",
-            "mod-arith:5", "mod-arith-nb:5", "group:A4"]
+            "mod-arith:5", "mod-arith-nb:5", "group:A4", "mod-arith-lr:5"]
 ALL = AUTOMATA + ["mod-arith-br:5", "copy:7"]
 _TASKS = {}
 
@@ -256,7 +256,7 @@ def _homogeneous(a, b):
                                          ("Z60-2tok", (3, 20)), ("group:S5", (2, 20)), ("sum:5", (3, 40)),
                                          ("even-pair:5", (3, 40)), ("mod-arith:5", (3, 40)),
                                          ("mod-arith-nb:5", (3, 40)), ("mod-arith-br:5", (3, 40)),
-                                         ("copy:26", (5, 25))])
+                                         ("copy:26", (5, 25)), ("mod-arith-lr:5", (2, 10))])
 def test_same_distribution_as_task_sample(name, length):
     task = _task(name)
     dev = device_sampler(task, ROWS, length, 2024, "cpu")

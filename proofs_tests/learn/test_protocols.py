@@ -56,7 +56,7 @@ PAPER_READ = [
     ("004-bilinear", "bilinear, parity", "weight_decay"),    # App. B.2: no weight decay, no schedule
     ("004-bilinear", "bilinear, parity", "schedule"),
     ("004-bilinear", "bilinear, parity", "width"),           # Section 3: 256
-    ("004-bilinear", "bilinear, modular arithmetic (precedence) M=5", "task"),   # applied sequentially
+    ("004-bilinear", "bilinear, parity", "early_stop"),  # App. B.2: stop below a validation loss
     ("003-copy", "copy fixed-point r=2 1L", "schedule"),     # App. E.2: linear decay
     ("003-state-tracking", "A5 fixed-point r=2 1L", "seeds"),
 ]
@@ -105,7 +105,9 @@ def _one_change(name, d):
         elif d.field == "head_dim":
             out.append((lab, replace(cfg, head_dim=followed[0][1].head_dim, width=followed[0][1].width)))
         elif d.field == "schedule":
-            out.append((lab, replace(cfg, warmup=0.0, min_lr=cfg.lr)))
+            out.append((lab, replace(cfg, schedule=followed[0][1].schedule)))
+        elif d.field == "test_words":
+            out.append((lab, replace(cfg, test_mix=followed[0][1].test_mix)))
         elif d.field == "optimizer":
             out.append((lab, replace(cfg, weight_decay=0.0)))
         elif d.field == "data":
@@ -203,3 +205,24 @@ def test_fresh_batches_against_a_fixed_set_and_back():
     (label, cfg), *_ = P.follow("000-s5")
     other = [d for d in P.differences("000-s5", [(label, replace(cfg, train_words=1_000_000))]) if d.field == "data"]
     assert len(other) == 1 and other[0].kind == "config"
+
+
+@pytest.mark.parametrize("name", sorted(P.PROTOCOLS))
+def test_followed_runs_follow_the_schedule_the_test_words_and_the_task(name):
+    """A linear decay (003-copy), a constant rate (004), 000's test mixture, the reading at every prefix (000 S5)
+    and 004's left-to-right task are TrainConfig settings now: no run that follows the paper differs in them."""
+    left = {(d.label, d.field) for d in P.differences(name, P.follow(name))
+            if d.field in ("schedule", "test_words", "task", "warmup", "min_lr")}
+    assert not left, left
+
+
+def test_follow_sets_the_schedule_and_the_mixture():
+    copy = P.follow("003-copy")
+    assert {c.schedule for _, c in copy} == {"linear"} and {c.warmup for _, c in copy} == {0.03}
+    assert {c.schedule for _, c in P.follow("004-bilinear") if c.layer == "bilinear"} == {"constant"}
+    assert {c.test_mix for _, c in P.follow("000-parity")} == {(8192, 40, 256)}
+    # before following: the paper runs' cosine is a config difference (no longer one the loop cannot express)
+    kinds = {(d.field, d.kind) for d in P.differences("003-copy")}
+    assert ("schedule", "config") in kinds and ("schedule", "trainer") not in kinds
+    # 004's modular arithmetic runs the paper's task, applied left to right
+    assert not [d for d in P.differences("004-bilinear") if d.field == "task"]

@@ -2,6 +2,7 @@
 the same schedule, the same skip of a non-finite update, checkpoints that resume bit for bit -- and learns the same
 (parity at tiny scale, several seeds). CPU; the CUDA graph capture is checked on a GPU only."""
 import dataclasses
+import math
 import json
 import os
 
@@ -181,3 +182,62 @@ def test_both_loops_read_the_same_fixed_set_at_the_same_step():
         assert torch.equal(a, ref.batch_at(s)[0])
     words = {tuple(r) for x in seen["host"] for r in x.tolist()}
     assert len(words) <= 40                               # 112 rows read, from a set of 40 words
+
+
+def test_linear_decay_in_exact_arithmetic():
+    """003, App. E.2's 'linear learning rate decay after a warmup': lr (s + 1) / w during the warm-up, then
+    lr + (min_lr - lr) (s - w) / (steps - w). With lr = 1, min_lr = 0, w = 256 and steps - w = 1024 every value is
+    a dyadic rational that float64 holds exactly, so the comparison is exact (==, no tolerance)."""
+    from fractions import Fraction
+    cfg = TrainConfig(steps=1280, lr=1.0, min_lr=0.0, warmup=0.2, schedule="linear")
+    assert int(cfg.warmup * cfg.steps) == 256
+    for s in (0, 1, 127, 255, 256, 257, 512, 768, 1000, 1279, 1280, 5000):
+        want = Fraction(s + 1, 256) if s < 256 else 1 - min(Fraction(1), Fraction(s - 256, 1024))
+        assert Fraction(lr_at(cfg, s)) == want, s
+    # 003-copy's printed setting: 300 warm-up iterations of 10,000, then a straight line from 1e-5 to min_lr;
+    # floats here, compared within 4 ulps of the rational value (the formula rounds at most 3 times)
+    cfg = TrainConfig(steps=10_000, lr=1e-5, min_lr=1e-6, warmup=0.03, schedule="linear")
+    for s, frac in ((299, Fraction(1)), (300, Fraction(1)), (5150, Fraction(1, 2)), (9999, Fraction(1, 9700))):
+        lr, lo = Fraction(1e-5), Fraction(1e-6)
+        want = lr if s < 300 else lo + (lr - lo) * frac
+        assert abs(Fraction(lr_at(cfg, s)) - want) <= 4 * Fraction(1e-5) * Fraction(2) ** -52, s
+
+
+def test_constant_schedule_is_the_old_convention_and_cosine_is_the_default():
+    """``schedule="constant"`` is lr at every step, as warmup 0 with min_lr = lr was; a stored config without the
+    field reads as cosine, so its learning rates are what they were."""
+    base = dict(steps=200, lr=3e-3, min_lr=3e-3, warmup=0.0)
+    old = TrainConfig(**base)
+    new = TrainConfig(**{**base, "min_lr": 1e-6}, schedule="constant")
+    assert [lr_at(new, s) for s in range(200)] == [lr_at(old, s) for s in range(200)] == [3e-3] * 200
+    stored = {k: v for k, v in TrainConfig(steps=200, lr=1e-3).to_json().items() if k != "schedule"}
+    cfg = TrainConfig.from_json(stored)
+    assert cfg.schedule == "cosine" and cfg.test_mix is None
+    # step 65: a quarter of the way through the decay, where cosine and a straight line differ
+    assert lr_at(cfg, 65) == 1e-6 + 0.5 * (1e-3 - 1e-6) * (1 + math.cos(math.pi * (45 / 180)))
+    with pytest.raises(InputError, match="schedule"):
+        TrainConfig(schedule="step")
+
+
+@pytest.mark.parametrize("schedule", ["cosine", "linear", "constant"])
+def test_host_and_device_loops_use_the_same_schedule(schedule):
+    """Both loops train a few steps of one config: the rate each set on its optimizer at every step equals
+    lr_at's (the device loop reads it from its precomputed float32 table: equal to float32 rounding, relative
+    2^-24)."""
+    torch.set_num_threads(1)
+    got = {}
+    for cls in (HostStep, DeviceStep):
+        cfg = TrainConfig(task="parity", layer="diagonal", width=8, heads=1, steps=12, batch=4, lr=1e-2,
+                          min_lr=1e-3, warmup=0.25, train_len=(3, 6), test_len=(6,), schedule=schedule,
+                          loop="device" if cls is DeviceStep else "host")
+        task, model, opt = build(cfg)
+        st = cls(cfg, task, model, opt, torch.device("cpu"))
+        got[cls] = []
+        for s in range(cfg.steps):
+            st.run(s)
+            st.updating = False
+            got[cls].append(st.read()[2])
+        want = [lr_at(cfg, s) for s in range(cfg.steps)]
+    assert got[HostStep] == want
+    assert all(abs(d - w) <= w * 2 ** -24 for d, w in zip(got[DeviceStep], want)), (got[DeviceStep], want)
+    assert len(set(want)) > (1 if schedule == "constant" else 6)      # warm-up, then the decay (or the plateau)

@@ -140,3 +140,38 @@ def test_bad_task_names():
     for bad in ("sum:0", "mod-arith-br:x", "nosuch", ""):
         with pytest.raises(InputError):
             make_task(bad)
+
+
+def _fold_left_to_right(toks: list, M: int) -> int:
+    """004, Section 3: the operations applied sequentially, left to right, mod M (an independent fold)."""
+    v = int(toks[0])
+    for op, d in zip(toks[1::2], toks[2::2]):
+        v = {"+": v + int(d), "-": v - int(d), "*": v * int(d)}[op] % M
+    return v % M
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), L=st.integers(1, 25), M=st.sampled_from([2, 5, 7, 20]))
+def test_mod_arith_left_to_right_against_a_fold(seed, L, M):
+    task = make_task(f"mod-arith-lr:{M}")
+    x, y = task.sample(6, L, batch_rng(seed, 0))
+    assert task.chance == 1 / M and task.labels == tuple(str(d) for d in range(M))
+    for row in range(6):
+        toks = [task.vocab[i] for i in x[row]]
+        assert all(t.isdigit() for t in toks[0::2]) and all(t in "+-*" for t in toks[1::2])
+        assert (y[row, :-1] == IGNORE).all()          # one answer, at the last position (004, App. B.1)
+        end = L if L % 2 else L - 1                   # a trailing operator changes nothing
+        assert int(task.labels[y[row, -1]]) == _fold_left_to_right(toks[:end], M)
+
+
+def test_mod_arith_left_to_right_is_not_precedence():
+    """App. B.1's example '3 * 9 - 17 + 6 + 12' = 8 mod 20 applied left to right (with precedence: 28 mod 20 = 8
+    as well, so a word where the two differ): 1 + 2 * 3 is 9 left to right, 7 with precedence (mod 20)."""
+    fsa = make_task("mod-arith-lr:20").fsa
+    word = lambda s: [fsa.alphabet.index(t) for t in s.split()]      # noqa: E731
+    assert fsa.labels[fsa.trace_batch(np.array([word("3 * 9 - 17 + 6 + 12")]))[0, -1]] == "8"
+    assert fsa.labels[fsa.trace_batch(np.array([word("1 + 2 * 3")]))[0, -1]] == "9"
+    assert fsa.labels[fsa.trace_batch(np.array([word("1 + 2 *")]))[0, -1]] == "3"
+    assert fsa.labels[fsa.trace_batch(np.array([word("+ 1")]))[0, -1]] == "error"
+    with pytest.raises(InputError):
+        make_task("mod-arith-lr:1")

@@ -241,3 +241,20 @@ def test_deterministic_is_on_during_the_run_and_restored_after(monkeypatch):
     assert seen == [True, False] and not torch.are_deterministic_algorithms_enabled()
     with pytest.raises(InputError, match="deterministic"):
         TrainConfig(**cfg, deterministic=1)
+
+
+def test_test_mix_is_checked_and_stored():
+    """``test_mix = (n, lo, hi)``: three integers, 1 <= lo <= hi, within the evaluation's limits; it survives JSON
+    and a run with it stores the mixture's numbers beside the per-length table."""
+    from lrnnkit.errors import SizeLimitError
+    cfg = TrainConfig(test_mix=[64, 4, 9])
+    assert cfg.test_mix == (64, 4, 9) and TrainConfig.from_json(cfg.to_json()).test_mix == (64, 4, 9)
+    for bad in ((64, 9, 4), (64, 0, 4), (0, 4, 9), (64, 4), "64,4,9", (64, 4, 9.0), (True, 4, 9)):
+        with pytest.raises(InputError, match="test_mix"):
+            TrainConfig(test_mix=bad)
+    with pytest.raises(SizeLimitError, match="test_mix"):
+        TrainConfig(test_mix=(1_000_000, 1, 100_000))
+    r = train(TrainConfig(task="parity", layer="diagonal", width=8, heads=1, steps=3, batch=4, train_len=(3, 6),
+                          test_len=(6, 12), eval_n=8, test_mix=(40, 5, 15)))
+    assert r["test_mix"]["words"] == 40 and sum(r["test_mix"]["count"].values()) == 40
+    assert set(r["final_accuracy"]) == {"6", "12"} and len(r["prefix_accuracy"]["12"]) == 12
