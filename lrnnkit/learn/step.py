@@ -38,7 +38,8 @@ from torch.nn import functional as F
 
 from .tasks import IGNORE, batch_rng
 
-__all__ = ["HostStep", "DeviceStep", "make_step", "fixed_set", "capture", "lr_at", "lr_schedule", "LOOPS", "EAGER_STEPS"]
+__all__ = ["HostStep", "DeviceStep", "make_step", "fixed_set", "capture", "lr_at", "lr_schedule", "LOOPS",
+           "EAGER_STEPS"]
 
 LOOPS = ("host", "device")
 EAGER_STEPS = 3     # ordinary steps before the capture: Triton compiles, autotuning, the gradients' first allocation
