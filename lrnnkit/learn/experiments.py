@@ -59,13 +59,20 @@ class Experiment:
         return {"name": self.name, "paper": self.paper, "figure_or_table": self.figure_or_table, "claim": self.claim}
 
     def judge_runs(self, runs: dict) -> dict:
-        """The judge applied to :func:`best_per_config` of ``runs`` (several runs of one configuration allowed)."""
-        return self.judge(best_per_config(runs))
+        """The judge applied to :meth:`reduced` ``runs`` (several runs of one configuration allowed)."""
+        return self.judge(self.reduced(runs))
 
     def judge_part(self, part: str, runs: dict) -> dict:
         claim, labels, judge = self.parts[part]
-        best = best_per_config(runs)
+        best = self.reduced(runs)
         return judge({k: best[k] for k in labels})
+
+    def reduced(self, runs: dict) -> dict:
+        """{configuration label: result}: a configuration's several seeds x learning rates reduced as its paper
+        reports them (:func:`lrnnkit.learn.protocols.reduce_as_reported`); a configuration run once (or several
+        times at one seed and rate) gives :func:`best_per_config`'s run, as does an experiment without a protocol."""
+        from .protocols import PROTOCOLS, reduce_as_reported
+        return reduce_as_reported(self.name, runs) if self.name in PROTOCOLS else best_per_config(runs)
 
 
 def config_label(label: str, res: dict) -> str:
