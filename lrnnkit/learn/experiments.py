@@ -54,6 +54,11 @@ class Experiment:
     # measured on each trained model before it is dropped: (model, task, config) -> dict merged into the run's
     # result (e.g. 003's fixed-point iterations per test length)
     measure: Callable | None = None
+    # how several runs of one configuration become the one result its judge reads: (name, runs) -> {label: result};
+    # None: best_per_config. The registry's judges (lrnnkit/__init__.py wires them) reduce a configuration's seeds x
+    # learning rates as the paper reports them (lrnnkit.learn.protocols.reduce_as_reported), which this module
+    # cannot import (the protocols read the experiments)
+    reduce: Callable | None = None
 
     def to_json(self) -> dict:
         return {"name": self.name, "paper": self.paper, "figure_or_table": self.figure_or_table, "claim": self.claim}
@@ -68,11 +73,11 @@ class Experiment:
         return judge({k: best[k] for k in labels})
 
     def reduced(self, runs: dict) -> dict:
-        """{configuration label: result}: a configuration's several seeds x learning rates reduced as its paper
-        reports them (:func:`lrnnkit.learn.protocols.reduce_as_reported`); a configuration run once (or several
-        times at one seed and rate) gives :func:`best_per_config`'s run, as does an experiment without a protocol."""
-        from .protocols import PROTOCOLS, reduce_as_reported
-        return reduce_as_reported(self.name, runs) if self.name in PROTOCOLS else best_per_config(runs)
+        """{configuration label: result}: ``reduce`` of ``runs`` where set (the registry's judges: a
+        configuration's several seeds x learning rates reduced as its paper reports them,
+        :func:`lrnnkit.learn.protocols.reduce_as_reported`; a configuration run once gives
+        :func:`best_per_config`'s run), else :func:`best_per_config`."""
+        return self.reduce(self.name, runs) if self.reduce is not None else best_per_config(runs)
 
 
 def config_label(label: str, res: dict) -> str:
