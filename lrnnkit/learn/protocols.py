@@ -944,7 +944,8 @@ def reduce_as_reported(name: str, runs: dict) -> dict:
     judge reads (:func:`judged_metric`, read as :data:`_METRIC_READ`), and the result records ``reported_as`` (the
     rule as run) and ``from_runs`` (the seeds and rates it read). A configuration that ran once, or whose quote
     names no rule, gets :func:`best_per_config`'s result unchanged: one run of several seeds never decides a
-    verdict unless the paper reports one run."""
+    verdict unless the paper reports one run. The registry's judges use it (``Experiment.reduce``, set by
+    ``lrnnkit._experiment_judges``)."""
     from .experiments import best_per_config, config_label
     today = best_per_config(runs)
     per: dict = {}
