@@ -315,6 +315,12 @@ def test_a_followed_grid_is_judged_as_reported(name):
     runs (one per configuration) keep it."""
     assert not [d for d in P.differences(name, P.follow(name)) if d.field == "reported"]
     assert {d.ours for d in P.differences(name) if d.field == "reported"} == {P.OURS_REPORTED}
+    # a results file of the followed grid records the same (protocol_record: each seed and rate counts)
+    runs = {f"{lab} {i}": {"config_label": lab, "config": cfg.to_json(), "steps": cfg.steps}
+            for i, (lab, cfg) in enumerate(P.follow(name))}
+    assert not [d for d in P.protocol_record(name, runs)["differences"] if d["text"].startswith("reported")]
+    one = {lab: {"config": cfg.to_json(), "steps": cfg.steps} for lab, cfg in get_experiment(name).runs("paper")}
+    assert [d for d in P.protocol_record(name, one)["differences"] if d["text"].startswith("reported")]
 
 
 def test_the_most_steps_run_speaks_for_each_seed_and_rate():
@@ -325,26 +331,17 @@ def test_the_most_steps_run_speaks_for_each_seed_and_rate():
     assert out["scaled_accuracy"]["40"] == 0.3 and len(out["from_runs"]) == 2
 
 
-_CELLS = st.lists(st.tuples(st.sampled_from(["DeltaNet [-1,1]", "DeltaNet [0,1]", "Mamba-like diagonal [0,1]"]),
-                            st.integers(0, 5), st.floats(0, 1), st.booleans()), max_size=8)
+_LABELS = ["DeltaNet [-1,1]", "DeltaNet [0,1]", "Mamba-like diagonal [0,1]"]
 
 
 @settings(max_examples=60, deadline=None)
-@given(_CELLS)
-def test_runs_at_one_seed_and_rate_reduce_as_best_per_config(cells):
-    """A configuration run at one seed and rate (several GPU calls allowed; with or without a recorded config)
-    gets exactly best_per_config's run, unmarked."""
-    runs = {}
-    for i, (lab, steps, v, has_config) in enumerate(cells):
-        r = {"config_label": lab, "steps": steps, **_scaled(v)}
-        if has_config:
-            r["config"] = {"seed": 0, "lr": 1e-3}
-        runs[f"call {i}"] = r
-    # one (seed, lr) per configuration: a configuration's runs all with, or all without, a config
-    first = {}
-    for r in runs.values():
-        first.setdefault(r["config_label"], "config" in r)
-        if ("config" in r) != first[r["config_label"]]:
-            r.pop("config", None) if not first[r["config_label"]] else r.update(config={"seed": 0, "lr": 1e-3})
+@given(st.lists(st.tuples(st.sampled_from(_LABELS), st.integers(0, 5), st.floats(0, 1)), max_size=8),
+       st.sets(st.sampled_from(_LABELS)))
+def test_runs_at_one_seed_and_rate_reduce_as_best_per_config(cells, with_config):
+    """A configuration run at one seed and rate (several GPU calls allowed; its runs with or without a recorded
+    config) gets exactly best_per_config's run, unmarked."""
+    runs = {f"call {i}": {"config_label": lab, "steps": steps, **_scaled(v),
+                          **({"config": {"seed": 0, "lr": 1e-3}} if lab in with_config else {})}
+            for i, (lab, steps, v) in enumerate(cells)}
     got, want = P.reduce_as_reported("000-parity", runs), best_per_config(runs)
     assert list(got) == list(want) and all(got[k] is want[k] for k in want)
