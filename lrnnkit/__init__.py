@@ -12,8 +12,6 @@ Subpackages: ``automata``, ``constructions``, ``precision``, ``ops``, ``layers``
 ``sweep``, ``testing``, ``cli`` and ``showcase`` (the demo, its report, the generated docs). Formats and
 conventions: ``docs/`` (conventions, fsa_format, model_format, cli, algorithms).
 """
-import dataclasses
-
 from .automata.fsa import FSA
 from .automata.info import describe
 from .automata.sources import load_source
@@ -23,7 +21,7 @@ from .errors import CertificationError, InputError, LrnnkitError, SizeLimitError
 from .executor import run_exact, run_float
 from .export import export_fla, run_fla
 from .learn.extract import extract_automaton, extract_checkpoint, model_oracle
-from .learn.protocols import PROTOCOLS, reduce_as_reported
+from .learn.protocols import as_reported
 from .learn.tasks import make_task
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from .sweep import run_sweep
@@ -66,8 +64,7 @@ def _experiment_judges() -> dict:
     (:func:`lrnnkit.learn.protocols.reduce_as_reported`): one run never decides a verdict on a paper that reports
     several seeds."""
     from .learn.experiments import EXPERIMENTS
-    return {name: dataclasses.replace(e, reduce=reduce_as_reported) if name in PROTOCOLS else e
-            for name, e in EXPERIMENTS.items()}
+    return {name: as_reported(e) for name, e in EXPERIMENTS.items()}
 
 
 set_judge_source(_experiment_judges)

@@ -345,3 +345,9 @@ def test_runs_at_one_seed_and_rate_reduce_as_best_per_config(cells, with_config)
             for i, (lab, steps, v) in enumerate(cells)}
     got, want = P.reduce_as_reported("000-parity", runs), best_per_config(runs)
     assert list(got) == list(want) and all(got[k] is want[k] for k in want)
+
+
+def test_as_reported_sets_the_reduction_only_where_a_protocol_is():
+    e = get_experiment("000-parity")
+    assert e.reduce is None and P.as_reported(e).reduce is P.reduce_as_reported
+    assert P.as_reported(replace(e, name="no such protocol")).reduce is None
