@@ -315,7 +315,7 @@ def _task(rec: dict):
 
 def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
-    from lrnnkit.learn.protocols import protocol_record
+    from lrnnkit.learn.protocols import as_reported, protocol_record
     from lrnnkit.learn.evaluate import plot_accuracy
     from lrnnkit.learn.experiments import EXPERIMENTS
     runs: dict = {}
@@ -336,6 +336,7 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     for exp, recs in runs.items():
         ok = {k: r["result"] for k, r in recs.items() if r["status"] == "ok"}
         e = EXPERIMENTS.get(exp)
+        e = as_reported(e) if e is not None else None     # seeds x rates reduced as reported, as the registry does
         doc = {"name": exp, "scale": scale, "runs": ok,
                "failed": {k: r["result"].get("error") for k, r in recs.items() if r["status"] != "ok"}}
         doc["horizons"] = {k: (r.get("horizon") or {}).get("statement", "not computed") for k, r in ok.items()}

@@ -21,6 +21,7 @@ from .errors import CertificationError, InputError, LrnnkitError, SizeLimitError
 from .executor import run_exact, run_float
 from .export import export_fla, run_fla
 from .learn.extract import extract_automaton, extract_checkpoint, model_oracle
+from .learn.protocols import as_reported
 from .learn.tasks import make_task
 from .model import Decoder, GHFactor, Layer, Model, Read, TableMap, Transition
 from .sweep import run_sweep
@@ -58,9 +59,12 @@ def load_model(path: str) -> Model:
 def _experiment_judges() -> dict:
     """The learning experiments (:data:`lrnnkit.learn.experiments.EXPERIMENTS`), whose judges the registry's
     empirical entries apply to a given record (``lrnnkit theorems --check ID --perturbed``). The registry and
-    lrnnkit.learn are siblings, so the root package wires them; torch loads only when a judge is first asked for."""
+    lrnnkit.learn are siblings, so the root package wires them; torch loads only when a judge is first asked for.
+    Each judge reduces a configuration's several seeds x learning rates as its paper reports them
+    (:func:`lrnnkit.learn.protocols.reduce_as_reported`): one run never decides a verdict on a paper that reports
+    several seeds."""
     from .learn.experiments import EXPERIMENTS
-    return EXPERIMENTS
+    return {name: as_reported(e) for name, e in EXPERIMENTS.items()}
 
 
 set_judge_source(_experiment_judges)

@@ -54,18 +54,30 @@ class Experiment:
     # measured on each trained model before it is dropped: (model, task, config) -> dict merged into the run's
     # result (e.g. 003's fixed-point iterations per test length)
     measure: Callable | None = None
+    # how several runs of one configuration become the one result its judge reads: (name, runs) -> {label: result};
+    # None: best_per_config. The registry's judges (lrnnkit/__init__.py wires them) reduce a configuration's seeds x
+    # learning rates as the paper reports them (lrnnkit.learn.protocols.reduce_as_reported), which this module
+    # cannot import (the protocols read the experiments)
+    reduce: Callable | None = None
 
     def to_json(self) -> dict:
         return {"name": self.name, "paper": self.paper, "figure_or_table": self.figure_or_table, "claim": self.claim}
 
     def judge_runs(self, runs: dict) -> dict:
-        """The judge applied to :func:`best_per_config` of ``runs`` (several runs of one configuration allowed)."""
-        return self.judge(best_per_config(runs))
+        """The judge applied to :meth:`reduced` ``runs`` (several runs of one configuration allowed)."""
+        return self.judge(self.reduced(runs))
 
     def judge_part(self, part: str, runs: dict) -> dict:
         claim, labels, judge = self.parts[part]
-        best = best_per_config(runs)
+        best = self.reduced(runs)
         return judge({k: best[k] for k in labels})
+
+    def reduced(self, runs: dict) -> dict:
+        """{configuration label: result}: ``reduce`` of ``runs`` where set (the registry's judges: a
+        configuration's several seeds x learning rates reduced as its paper reports them,
+        :func:`lrnnkit.learn.protocols.reduce_as_reported`; a configuration run once gives
+        :func:`best_per_config`'s run), else :func:`best_per_config`."""
+        return self.reduce(self.name, runs) if self.reduce is not None else best_per_config(runs)
 
 
 def config_label(label: str, res: dict) -> str:
