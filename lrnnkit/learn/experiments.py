@@ -24,7 +24,7 @@ from typing import Callable
 
 from ..errors import InputError
 from .experiments_003 import EXPERIMENTS_003
-from .kinds import train_defaults
+from .kinds import TEST_MIX_000, train_defaults
 from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
@@ -113,11 +113,6 @@ def _final(res: dict, L) -> float:
 def _scaled_mean(res: dict) -> float:
     v = list(res["scaled_accuracy"].values())
     return sum(v) / len(v)
-
-
-# 000, Fig. 4 caption: the reported accuracy is over 8192 test words of lengths uniform in 40..256 (n, lo, hi); the
-# protocol quotes the same (protocols._chomsky, test_words)
-TEST_MIX_000 = (8192, 40, 256)
 
 
 def _scaled_reported(res: dict) -> float:

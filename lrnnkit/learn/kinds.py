@@ -6,6 +6,10 @@ LAYER_KINDS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "biline
 # `lrnnkit train` defaults shared by every layer (the command line's help quotes them; TrainConfig's own defaults).
 WIDTH, BATCH = 64, 64
 TRAIN_LEN, TEST_LEN = (3, 40), (40, 128, 256)
+# 000, Fig. 4 caption: the reported accuracy is over 8192 test words of lengths uniform in 40..256, (n, lo, hi) as
+# TrainConfig.test_mix takes it: the paper-scale runs of 000's Chomsky tasks (experiments.py) and the protocol's
+# quote (protocols.py) both read it from here
+TEST_MIX_000 = (8192, 40, 256)
 
 # `lrnnkit train` defaults that depend on the layer (TrainConfig's too: its heads, short_conv, lr and steps left at
 # None resolve to these). No layer gets a short convolution by default: with one (fla's

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from .kinds import TEST_MIX_000
 
 __all__ = ["Quote", "Protocol", "Difference", "PROTOCOLS", "get_protocol", "differences", "follow",
            "judged_metric", "FixedData", "runs_multiplier", "silent", "grouped_differences", "registry_statement",
@@ -70,8 +71,6 @@ OURS_TEST_WORDS = "eval_n words of each test length"
 OURS_REPORTED = "one run per configuration"
 OURS_EARLY_STOP = "none"
 PREFIX_READ = "accuracy read at every prefix length"
-# 000, Fig. 4 caption: the reported accuracy is over 8192 test words of lengths uniform in 40..256 (n, lo, hi)
-TEST_MIX_000 = (8192, 40, 256)
 
 # the metric a judge reads, from the first key of its "measured" table
 _METRIC_KEYS = (("scaled_accuracy", "scaled accuracy"), ("final_accuracy", "final-position accuracy"),
@@ -843,11 +842,6 @@ _METRIC_READ = {"scaled accuracy": _read_scaled, "final-position accuracy": _rea
                 "token accuracy": _read_longest("test_accuracy")}
 
 
-def _best_of(runs: list, read) -> dict:
-    """The run with the highest ``read`` (ties: the first)."""
-    return max(runs, key=read)
-
-
 def _median(xs: list):
     """The median (the mean of the middle two for an even count; exact for exact inputs)."""
     s = sorted(xs)
@@ -885,8 +879,8 @@ def _mean_result(runs: list) -> dict:
 
 def _rule_best(runs: list, read) -> dict:
     """'best of N seeds' (000, Fig. 2 caption) and 'best over learning rates' (004, Section 3.1): the run whose
-    judged number is highest."""
-    return _best_of(runs, read)
+    judged number ``read`` is highest (ties: the first)."""
+    return max(runs, key=read)
 
 
 def _rule_best_at_best_median(runs: list, read) -> dict:
@@ -895,14 +889,14 @@ def _rule_best_at_best_median(runs: list, read) -> dict:
     (ties: the first); in it the best seed."""
     groups = _by_lr(runs)
     lr = max(groups, key=lambda x: _median([read(r) for r in groups[x]]))
-    return _best_of(groups[lr], read)
+    return _rule_best(groups[lr], read)
 
 
 def _rule_mean(runs: list, read) -> dict:
     """'mean of N seeds' (003, Table 2: '0.94 +- 0.03'): the mean over seeds of every per-length table
     (:func:`_mean_result`); with several learning rates, the rate whose mean scores highest."""
     means = [_mean_result(g) for g in _by_lr(runs).values()]
-    return _best_of(means, read)
+    return _rule_best(means, read)
 
 
 # the paper's words (a ``reported`` quote's value) -> (rule, what the rule does as run); the two differ only where
