@@ -160,8 +160,11 @@ def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> li
     except Exception as exc:    # a failed job is recorded, the others go on
         results, status = [{"error": f"{type(exc).__name__}: {exc}"}] * len(cfgs), "failed"
     recs = []
-    for r, res in zip(job["runs"], results):
+    for r, c, res in zip(job["runs"], cfgs, results):
+        model = res.get("_model")
         res = {k: v for k, v in res.items() if k != "_model"}
+        if model is not None and status == "ok" and res.get("steps") == c.steps:
+            res.update(_after_training(job["experiment"], model, c, 60.0 / len(cfgs)))
         res["config_label"] = r["config_label"]
         if "steps" in res and "seconds" in res:
             res["ms_per_step"] = round(1000 * res["seconds"] / max(1, res["steps"]), 2)
@@ -173,6 +176,34 @@ def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> li
         atomic_write_text(rp, json.dumps(rec, indent=1))
         recs.append(rec)
     return recs
+
+
+HORIZON = dict(max_words=2 ** 16, samples=512, max_extract_cells=4096, max_extract_queries=20000,
+               max_extract_seconds=30)
+
+
+def _after_training(experiment: str, model, cfg, extract_seconds: float = 30.0) -> dict:
+    """What ``lrnnkit experiment`` adds to a finished run's result: the experiment's own measurement
+    (``Experiment.measure``) and the model's horizon (:func:`lrnnkit.learn.horizon.horizon`: the shortest wrong
+    word up to the longest test length, the accuracy curve, an extracted automaton where it fits) under
+    :data:`HORIZON` (the small scale's budget; the extraction cut at ``extract_seconds``, at most 30 s: a job's runs
+    share one minute of extraction, so that a device call's minutes go to training)."""
+    from lrnnkit.errors import InputError
+    from lrnnkit.learn.experiments import get_experiment
+    from lrnnkit.learn.horizon import horizon
+    from lrnnkit.learn.tasks import make_task
+    out = {}
+    exp = get_experiment(experiment)
+    if exp.measure is not None:
+        out.update(exp.measure(model, make_task(cfg.task), cfg))
+    try:
+        h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, autocast=cfg.bf16,
+                    **dict(HORIZON, max_extract_seconds=min(HORIZON["max_extract_seconds"], extract_seconds)))
+        h.pop("seconds", None)
+    except (InputError, RuntimeError) as exc:
+        h = {"skipped": f"{type(exc).__name__}: {exc}", "statement": f"horizon not computed ({exc})"}
+    out["horizon"] = h
+    return out
 
 
 def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None) -> None:
