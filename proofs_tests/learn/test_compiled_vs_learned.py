@@ -132,3 +132,12 @@ def test_compare_groups_by_task_and_compiles_each_automaton_once():
     assert rows[0]["reached"]["label"] == "s3 small (call 2)" and rows[0]["reached"]["scale"] == "small"
     assert rows[1]["compiled"] is None and "brackets" in rows[1]["no_automaton"]
     assert rows[2]["reached"] is None and rows[2]["best"] is None
+
+
+def test_scaled_mean_reads_the_test_mixture_where_a_run_has_one():
+    """000 Table 3 scores one mixture of lengths 40..256: a run with ``test_mix`` is read there, not at the mean of
+    its per-length table (which here says 0.8, the mixture 0.25); a run without one keeps the per-length mean."""
+    per_length = {"scaled_accuracy": {"40": 1.0, "256": 0.6}}
+    assert measured(per_length, "scaled_mean") == pytest.approx(0.8, abs=1e-12)
+    with_mix = {**per_length, "test_mix": {"words": 8192, "lengths": [40, 256], "scaled_accuracy": 0.25}}
+    assert measured(with_mix, "scaled_mean") == 0.25
