@@ -224,6 +224,40 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None) -> 
         p.wait()
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
     print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
+    print("packed:", ", ".join(pack_for_return(out)))
+
+
+def pack_for_return(out: str) -> list:
+    """Put what a device call must bring back into two files directly under ``out``: ``runs.tgz`` (every run's record
+    file and its ``metrics.jsonl``: what ``--summarise`` and the curves read) and ``rundirs.tgz`` (the run directories
+    with their checkpoints, to carry into the next call; left out when over 16 MiB, and said). A device call returns
+    at most 8 files, each at most two folders below ``$OUT`` and 16 MiB: the run files themselves, three folders down
+    (``runs/<experiment>/<run>.json``), never come back. Returns the files written."""
+    import tarfile
+    made = []
+    runs_tgz = os.path.join(out, "runs.tgz")
+    with tarfile.open(runs_tgz + ".tmp", "w:gz") as tf:
+        for d, _, fs in os.walk(out):
+            rel = os.path.relpath(d, out)
+            for f in sorted(fs):
+                if rel.split(os.sep)[0] == "runs" or f == "metrics.jsonl":
+                    tf.add(os.path.join(d, f), arcname=os.path.join(rel, f))
+    os.replace(runs_tgz + ".tmp", runs_tgz)
+    made.append(f"runs.tgz ({os.path.getsize(runs_tgz) / 2**20:.2f} MiB)")
+    rd = os.path.join(out, "rundirs")
+    if os.path.isdir(rd):
+        tgz = os.path.join(out, "rundirs.tgz")
+        with tarfile.open(tgz + ".tmp", "w:gz") as tf:
+            tf.add(rd, arcname="rundirs")
+        size = os.path.getsize(tgz + ".tmp")
+        if size <= 16 * 2**20:
+            os.replace(tgz + ".tmp", tgz)
+            made.append(f"rundirs.tgz ({size / 2**20:.2f} MiB)")
+        else:
+            os.remove(tgz + ".tmp")
+            made.append(f"rundirs.tgz left out ({size / 2**20:.1f} MiB > 16 MiB: these jobs cannot resume in the next "
+                        "call; give each call jobs it can finish)")
+    return made
 
 
 if __name__ == "__main__":     # one GPU's jobs, in turn

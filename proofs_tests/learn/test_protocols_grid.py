@@ -132,3 +132,24 @@ def test_the_protocol_record_counts_every_seed_and_rate_of_a_grid():
     one = {k: r for k, r in runs.items() if r["config"]["seed"] == 0 and r["config"]["lr"] == 0.01}
     part = texts(protocol_record("000-parity", one))
     assert "seeds: 1" in part and "learning-rate sweep" in part
+
+
+def test_pack_for_return_brings_the_run_files_back_in_one_file(tmp_path):
+    """A device call returns files at most two folders below $OUT: the run records (three folders down) and the
+    curves travel in ``runs.tgz``, the checkpoints apart in ``rundirs.tgz``; unpacked, they are the same bytes."""
+    import tarfile
+    rec = tmp_path / "runs" / "000-z60" / "a.json"
+    rec.parent.mkdir(parents=True)
+    rec.write_text('{"label": "a"}')
+    met = tmp_path / "rundirs" / "000-z60" / "a" / "metrics.jsonl"
+    met.parent.mkdir(parents=True)
+    met.write_text('{"step": 1}\n')
+    (met.parent / "checkpoint.json").write_text("{}")
+    made = pg.pack_for_return(str(tmp_path))
+    assert made[0].startswith("runs.tgz") and made[1].startswith("rundirs.tgz")
+    with tarfile.open(tmp_path / "runs.tgz") as tf:
+        names = sorted(tf.getnames())
+        assert names == ["rundirs/000-z60/a/metrics.jsonl", "runs/000-z60/a.json"]
+        assert tf.extractfile("runs/000-z60/a.json").read() == b'{"label": "a"}'
+    with tarfile.open(tmp_path / "rundirs.tgz") as tf:
+        assert "rundirs/000-z60/a/checkpoint.json" in tf.getnames()
