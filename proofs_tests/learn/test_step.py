@@ -25,7 +25,7 @@ def test_loop_resolves_and_is_checked():
     assert TrainConfig().step_loop == "host"                              # auto on the CPU
     assert TrainConfig(device="cuda").step_loop == "device"               # ... and on a GPU,
     assert dataclasses.replace(TrainConfig(), device="cuda").step_loop == "device"   # also for a moved config
-    assert TrainConfig(device="cuda", layer="fixed-point").step_loop == "host"       # no capture possible there
+    assert TrainConfig(device="cuda", layer="fixed-point").step_loop == "device"     # sync-free in training
     assert TrainConfig(loop="device").loop == "device"
     assert TrainConfig.from_json({"task": "parity"}).loop == "host"       # stored before the device loop existed
     assert TrainConfig.from_json(TrainConfig(loop="device").to_json()).loop == "device"
@@ -241,3 +241,52 @@ def test_host_and_device_loops_use_the_same_schedule(schedule):
     assert got[HostStep] == want
     assert all(abs(d - w) <= w * 2 ** -24 for d, w in zip(got[DeviceStep], want)), (got[DeviceStep], want)
     assert len(set(want)) > (1 if schedule == "constant" else 6)      # warm-up, then the decay (or the plateau)
+
+
+def test_auto_keeps_a_host_deciding_fixed_point_layer_on_the_host_loop(monkeypatch):
+    """The fixed-point layer takes the device loop only where its training forward is sync-free: with the mixer's
+    SYNC_FREE off, its layers decide the stopping rule on the host and "auto" keeps them on the host loop."""
+    from lrnnkit.layers.fixed_point import FixedPointMixer
+    cfg = TrainConfig(device="cuda", layer="fixed-point")
+    _, model, _ = build(dataclasses.replace(_fixed_point_cfg("host"), steps=1))
+    assert all(m.layer.sync_free for m in model.mixers)
+    monkeypatch.setattr(FixedPointMixer, "SYNC_FREE", False)
+    assert cfg.step_loop == "host"
+    _, model, _ = build(dataclasses.replace(_fixed_point_cfg("host"), steps=1))
+    assert not any(m.layer.sync_free for m in model.mixers)
+
+
+def _fixed_point_cfg(loop: str) -> TrainConfig:
+    """003's A5 task at tiny scale on one fixed set of equal-length words (the loops then feed the same batches,
+    unpadded: test_both_loops_read_the_same_fixed_set_at_the_same_step)."""
+    return TrainConfig(task="group:A5", layer="fixed-point", n_h=2, block_size=2, eig_range=(-1, 1), width=8,
+                       heads=2, steps=5, batch=4, lr=3e-3, train_len=(6, 6), test_len=(6,), train_words=12,
+                       short_conv=False, seed=2, loop=loop)
+
+
+def test_device_loop_trains_the_fixed_point_layer_as_the_host_loop_does():
+    """Five steps of the fixed-point layer on each loop (CPU: the device loop's step is eager), the same words:
+    the device loop's training forward runs the sync-free iteration (the iterate frozen on a device flag), the
+    host loop's the same layer; the parameters end equal to 1e-5 relative (float32; what differs between the loops
+    is only the AdamW implementation, fused vs. for-each, and the clipping's reduction order: rounding, amplified
+    little over five steps: measured 6e-8 at most), and every parameter moved (by about 1e-2, far more than the
+    tolerance). The iteration stopped before the training cap of 16, so the freeze is exercised."""
+    torch.set_num_threads(1)
+    out = {}
+    for loop in ("host", "device"):
+        cfg = _fixed_point_cfg(loop)
+        task, model, opt = build(cfg)
+        start = {k: v.clone() for k, v in model.state_dict().items()}
+        step = (HostStep(cfg, task, model, opt, torch.device("cpu")) if loop == "host" else
+                DeviceStep(cfg, task, model, opt, torch.device("cpu")))
+        for s in range(cfg.steps):
+            step.run(s)
+        out[loop] = model.state_dict()
+        assert all(m.layer.sync_free and m.layer.training for m in model.mixers)
+        its = [m.layer.last_iterations for m in model.mixers]
+        assert all(isinstance(i, torch.Tensor) for i in its)
+        assert all(int(i) < 16 for i in its)             # stopped early: the frozen iterations are exercised
+    for k, v in out["host"].items():
+        w = out["device"][k]
+        assert torch.allclose(v, w, rtol=1e-5, atol=1e-7), (k, float((v - w).abs().max()))
+        assert not torch.allclose(v, start[k], rtol=1e-3, atol=1e-5), k
