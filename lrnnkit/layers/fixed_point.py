@@ -62,7 +62,9 @@ runs all ``S`` scans (``S - 1`` under no_grad plus the differentiable one) where
 iterations' FLOPs per forward against ``E[l] + 1`` (``16 / (E[l] + 1)`` times the early-stopped work: 4x
 where the rule holds after 3 iterations, the same work where it never holds within the cap). Evaluation (``not
 self.training``) keeps the early-exit host loop (``max_iters = 100`` would otherwise always run 100 iterations);
-``sync_free=False`` keeps it in training too.
+``sync_free=False`` keeps it in training too. :func:`lrnnkit.learn.train.build` sets ``sync_free`` by the training
+loop: on for the device loop (its step is then captured as one CUDA graph), off for the host loop, which reads the
+device every step anyway and so loses nothing by the early exit.
 
 **Gradient at the fixed point** (003, Section 2.2, Theorem 2.2; the authors' code): the iterations run under
 ``torch.no_grad``; the output is one more iteration, differentiable, from the (detached) last iterate, so the
@@ -434,8 +436,9 @@ class FixedPointMixer(torch.nn.Module):
     paper's settings otherwise (at most 16 iterations in training, as 003 Fig. 3 trains A5 / S5, and 100 at
     evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and
     ``gate`` do not apply (003, App. D.3.1 removes the short convolution). ``forward`` returns the layer's output
-    only. Its training forward reads nothing from the device (``SYNC_FREE``: the layer's ``sync_free``), so a
-    training step with it can be captured as a CUDA graph (:mod:`lrnnkit.learn.step`)."""
+    only. ``SYNC_FREE``: its training forward can run without reading the device (the layer's ``sync_free``), so
+    a training step with it can be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the
+    layer's flag, :func:`lrnnkit.learn.train.build`)."""
 
     SYNC_FREE = True
 

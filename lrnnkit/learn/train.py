@@ -43,7 +43,7 @@ import torch
 
 from .. import limits
 from ..errors import MESSAGE_CHARS, InputError, Interrupted, SizeLimitError
-from ..layers.fixed_point import FixedPointMixer
+from ..layers.fixed_point import FixedPointLayer, FixedPointMixer
 from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
 from .dataset import check_train_words
@@ -321,7 +321,18 @@ def build(cfg: TrainConfig, model_fn=None):
         cfg.check_size(task.n_in, task.n_out)
     torch.manual_seed(cfg.seed)
     model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
+    _fit_fixed_point_loop(model, cfg.step_loop)
     return task, model, optimizer(cfg, model, cfg.step_loop)
+
+
+def _fit_fixed_point_loop(model, loop: str) -> None:
+    """Every fixed-point layer of ``model`` decides its stopping rule on the device on the device loop
+    (``sync_free``: the step can be captured) and on the host on the host loop, which reads the device every step
+    anyway, so there the early exit saves the iterations past the rule at no cost in synchronisation (both give the
+    same iterate and gradients: :mod:`lrnnkit.layers.fixed_point`, module text)."""
+    for m in model.modules():
+        if isinstance(m, FixedPointLayer):
+            m.sync_free = loop == "device" and FixedPointMixer.SYNC_FREE
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints
