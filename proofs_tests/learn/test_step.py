@@ -119,13 +119,16 @@ def test_device_loop_resume_is_bit_identical(tmp_path):
                     reason="CUDA graphs need a GPU and compiled kernels: TRITON_INTERPRET=0 pytest ... (conftest.py "
                            "defaults to the interpreter)")
 @pytest.mark.parametrize("train_words", [None, 40])
-def test_the_step_is_captured_and_replays_the_eager_step(train_words):
+@pytest.mark.parametrize("layer", [dict(layer="deltaproduct"),
+                                   dict(layer="fixed-point", block_size=2, eig_range=(-1, 1), short_conv=False)])
+def test_the_step_is_captured_and_replays_the_eager_step(train_words, layer):
     """On CUDA the device loop captures its step after its eager warm-up; a captured run and an eager one (capture
     disabled) end with the same parameters (same kernels, same order: equal up to the GPU's own nondeterminism,
     here compared to 1e-5 relative, bf16 autocast off). With a fixed set of 40 words (12 steps of 16: 4.8 epochs)
-    the captured graph reads the epoch orders the host refills between replays, as the eager steps do. On a GPU
+    the captured graph reads the epoch orders the host refills between replays, as the eager steps do. The
+    fixed-point layer (003) is captured too: its training forward decides the stopping rule on the device. On a GPU
     machine: ``TRITON_INTERPRET=0 python3 -m pytest proofs_tests/learn/test_step.py -k captured``."""
-    cfg = TrainConfig(task="group:S3", layer="deltaproduct", n_h=2, width=32, heads=2, steps=12, batch=16,
+    cfg = TrainConfig(task="group:S3", **layer, n_h=2, width=32, heads=2, steps=12, batch=16,
                       train_len=(8, 16), test_len=(16,), device="cuda", bf16=False, loop="device",
                       train_words=train_words)
     r = train(cfg, evaluate_at_end=False)
