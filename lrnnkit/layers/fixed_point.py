@@ -46,6 +46,26 @@ the stopping rule's cap then ends the iteration.
 A5 / S5) or, with ``sample_max_iters``, at a cap drawn per forward from Gamma(4, 1) (003, Section 3.1: "mean 4
 and mode 3"; rounded up, at least 1).
 
+**Training without host reads** (``sync_free=True``, the default). Deciding the stopping rule on the host reads the
+device every iteration, so a training step could not be captured as a CUDA graph. In training the layer therefore
+runs a static number of iterations, ``S - 1`` for the static bound ``S = train_max_iters or max_iters``, and decides
+the rule on the device: iteration ``l`` is applied (``y^l = f(x, y^{l-1})``) while ``l < cap`` and the rule has
+not yet held, and after that the iterate is frozen with ``torch.where`` on a device flag. Every applied iteration
+is the host loop's on the same operands, and a frozen one changes nothing, so ``y*``, the output and every gradient
+are exactly the early-stopped ones; :attr:`last_iterations` (0-d int64) and :attr:`last_residual` (0-d, NaN when no
+iteration ran) are then device tensors, read only by whoever asks. The sampled cap is drawn on the device as
+``ceil(-(log U_1 + ... + log U_4))`` clamped to ``[1, S]`` (four uniforms: Gamma(4, 1) is the sum of four
+independent Exp(1) variables, so the distribution is exact and the draw reproducible under ``torch.manual_seed``;
+other random numbers than the host draw :meth:`FixedPointLayer.iteration_cap`). The cost: every training forward
+runs all ``S`` scans (``S - 1`` under no_grad plus the differentiable one) where the early-stopped loop runs
+``l + 1`` for the first ``l`` at which the rule holds: at 003's training cap of 16 (Figs. 1 and 3) that is 16
+iterations' FLOPs per forward against ``E[l] + 1`` (``16 / (E[l] + 1)`` times the early-stopped work: 4x
+where the rule holds after 3 iterations, the same work where it never holds within the cap). Evaluation (``not
+self.training``) keeps the early-exit host loop (``max_iters = 100`` would otherwise always run 100 iterations);
+``sync_free=False`` keeps it in training too. :func:`lrnnkit.learn.train.build` sets ``sync_free`` by the training
+loop: on for the device loop (its step is then captured as one CUDA graph), off for the host loop, which reads the
+device every step anyway and so loses nothing by the early exit.
+
 **Gradient at the fixed point** (003, Section 2.2, Theorem 2.2; the authors' code): the iterations run under
 ``torch.no_grad``; the output is one more iteration, differentiable, from the (detached) last iterate, so the
 gradient is ``J_theta(h*)^T delta`` -- the first term of the implicit gradient's Neumann series
@@ -84,13 +104,17 @@ def _lin(mod: torch.nn.Linear | None, x: torch.Tensor):
     return F.linear(x, mod.weight.to(x.dtype), None if mod.bias is None else mod.bias.to(x.dtype))
 
 
+def _at_starts(x: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
+    """``x`` (B, T, ...) with every packed sequence's first token set to 0; ``starts`` a (T,) bool mask of them
+    (a mask, not indices: no device-to-host read)."""
+    if starts is None:
+        return x
+    return x.masked_fill(starts.reshape(-1, *([1] * (x.dim() - 2))), 0)
+
+
 def _shift(y: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
     """``y_{t-1}`` (0 at t = 0 and at every packed sequence's first token)."""
-    s = F.pad(y[:, :-1], (0, 0, 1, 0))
-    if starts is not None:
-        s = s.clone()
-        s[:, starts] = 0
-    return s
+    return _at_starts(F.pad(y[:, :-1], (0, 0, 1, 0)), starts)
 
 
 def _reflect(U: torch.Tensor, alpha: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -104,7 +128,7 @@ def _reflect(U: torch.Tensor, alpha: torch.Tensor, v: torch.Tensor) -> torch.Ten
 class FixedPointLayer(torch.nn.Module):
     """``o, _, cache = FixedPointLayer(hidden_size=2048, num_heads=4, head_dim=None, mode="chunk", norm_eps=1e-5,
     num_reflections=1, state_size=None, max_iters=100, tol=0.1, train_max_iters=None, sample_max_iters=False,
-    alpha_range="paper", dependence=None, normalization=None, c=8.0, layer_idx=None)(hidden_states,
+    alpha_range="paper", dependence=None, normalization=None, c=8.0, sync_free=True, layer_idx=None)(hidden_states,
     attention_mask=None, past_key_values=None, use_cache=False, output_attentions=False, cu_seqlens=None)``.
 
     ``hidden_states`` (B, T, hidden_size); the channels ``d = num_heads * head_dim`` (``head_dim`` defaults to
@@ -112,13 +136,15 @@ class FixedPointLayer(torch.nn.Module):
     ``state_size``: None for the vector state (eq. 4), N for the N x d matrix state (eq. 6). ``mode``: "chunk"
     (Triton chunk scan on CUDA, the torch doubling scan elsewhere), "torch", "naive" (the sequential reference
     loop). Returns fla's ``(o, None, past_key_values)``; :attr:`last_iterations` and :attr:`last_residual` describe
-    the last forward. See the module text for the mathematics."""
+    the last forward (device tensors after a ``sync_free`` training forward). See the module text for the
+    mathematics and for ``sync_free``."""
 
     def __init__(self, hidden_size: int = 2048, num_heads: int = 4, head_dim: int | None = None, mode: str = "chunk",
                  norm_eps: float = 1e-5, num_reflections: int = 1, state_size: int | None = None,
                  max_iters: int = 100, tol: float = 0.1, train_max_iters: int | None = None,
                  sample_max_iters: bool = False, alpha_range: str = "paper", dependence=None,
-                 normalization: str | None = None, c: float = 8.0, layer_idx: int | None = None, **kwargs):
+                 normalization: str | None = None, c: float = 8.0, sync_free: bool = True,
+                 layer_idx: int | None = None, **kwargs):
         super().__init__()
         if kwargs:
             raise InputError(f"FixedPointLayer: unknown keyword {sorted(kwargs)[0]!r}")
@@ -141,6 +167,8 @@ class FixedPointLayer(torch.nn.Module):
         if normalization not in ("theorem-2.1", "delta"):
             raise InputError(f"FixedPointLayer: normalization must be 'theorem-2.1' or 'delta', got "
                              f"{normalization!r}")
+        if not isinstance(sync_free, bool):
+            raise InputError(f"FixedPointLayer: sync_free must be True or False, got {sync_free!r}")
         for name, val in (("tol", tol), ("norm_eps", norm_eps), ("c", c)):
             if isinstance(val, bool) or not isinstance(val, (int, float)) or not (val > 0 and math.isfinite(val)):
                 raise InputError(f"FixedPointLayer: {name} must be a positive number, got {val!r}")
@@ -154,6 +182,7 @@ class FixedPointLayer(torch.nn.Module):
         self.mode, self.state_size, self.tol, self.train_max_iters = mode, state_size, float(tol), train_max_iters
         self.sample_max_iters, self.alpha_range, self.dependence = bool(sample_max_iters), alpha_range, dep
         self.normalization, self.c, self.layer_idx = normalization, float(c), layer_idx
+        self.sync_free = sync_free
         self.alpha_max = 1.0 if alpha_range == "paper" else 1.0 / (2 * r)
         d = self.channels = num_heads * head_dim
         N = state_size
@@ -187,8 +216,8 @@ class FixedPointLayer(torch.nn.Module):
                 torch.nn.init.zeros_(m.weight)
         self.o_norm = torch.nn.RMSNorm(head_dim, eps=norm_eps)
         self.o_proj = torch.nn.Linear(d, hidden_size, bias=False)
-        self.last_iterations: int | None = None
-        self.last_residual: float | None = None
+        self.last_iterations: int | torch.Tensor | None = None
+        self.last_residual: float | torch.Tensor | None = None
 
     def extra_repr(self) -> str:
         return (f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, head_dim={self.head_dim}, "
@@ -242,9 +271,7 @@ class FixedPointLayer(torch.nn.Module):
         else:
             xt = _reflect(p["U"], p["alpha"], P["x"] - y) + y
             a, b = p["lam"], p["scale"] * p["B"][..., :, None] * xt[:, :, None, :]
-        if starts is not None:
-            a = a.clone()
-            a[:, starts] = 0
+        a = _at_starts(a, starts)
         h = self._scan(a.reshape(B, T, -1), b.reshape(B, T, -1))
         if self.state_size is None:
             return h
@@ -261,8 +288,21 @@ class FixedPointLayer(torch.nn.Module):
             cap = min(cap, max(1, math.ceil(float(g))))
         return cap
 
-    def _residual(self, y_new, y_old, seg) -> tuple:
-        """(converged for every sequence, the largest relative change) with infinity norms per sequence."""
+    def device_cap(self, device) -> torch.Tensor:
+        """The training cap as a 0-d int64 tensor on ``device``, drawn there without a host read (module text:
+        training without host reads): ``train_max_iters or max_iters``, or with ``sample_max_iters``
+        ``clamp(ceil(G), 1, that bound)`` for ``G = -sum_{i<4} log(1 - U_i)`` ~ Gamma(4, 1), ``U_i`` uniform
+        float64 draws of the device's generator."""
+        bound = self.train_max_iters or self.max_iters
+        if not self.sample_max_iters:
+            return torch.full((), bound, dtype=torch.long, device=device)
+        u = torch.rand(int(GAMMA_SHAPE), dtype=torch.float64, device=device)
+        g = -torch.log1p(-u).sum() / GAMMA_RATE
+        return g.ceil().clamp(1, bound).long()
+
+    def _converged(self, y_new, y_old, seg) -> tuple:
+        """Device tensors (converged for every sequence: 0-d bool, the largest relative change: 0-d) with infinity
+        norms per sequence (module text: stopping rule)."""
         num = (y_new - y_old).abs().amax(-1)
         den = y_new.abs().amax(-1)
         if seg is None:
@@ -271,9 +311,14 @@ class FixedPointLayer(torch.nn.Module):
             idx, n = seg
             num = torch.zeros(n, dtype=num.dtype, device=num.device).scatter_reduce(0, idx, num[0], "amax")
             den = torch.zeros(n, dtype=den.dtype, device=den.device).scatter_reduce(0, idx, den[0], "amax")
-        ok = (num <= self.tol * den).all().to(num.dtype)
+        ok = (num <= self.tol * den).all()
         rel = torch.where(den > 0, num / den.clamp_min(torch.finfo(den.dtype).tiny), (num > 0).to(num.dtype))
-        done, worst = torch.stack([ok, rel.max()]).tolist()        # one device-to-host transfer per iteration
+        return ok, rel.max()
+
+    def _residual(self, y_new, y_old, seg) -> tuple:
+        """:meth:`_converged` read on the host: (bool, float)."""
+        ok, worst = self._converged(y_new, y_old, seg)
+        done, worst = torch.stack([ok.to(worst.dtype), worst]).tolist()   # one device-to-host transfer per iteration
         return bool(done), worst
 
     def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None) -> tuple:
@@ -290,6 +335,29 @@ class FixedPointLayer(torch.nn.Module):
                 y = y_new
                 if done:
                     break
+        self.last_residual = rel
+        return y, it
+
+    def fixed_point_sync_free(self, P: dict, shape, starts=None, seg=None, cap: torch.Tensor | None = None) -> tuple:
+        """``(y*, iterations)`` as :meth:`fixed_point` with the stopping rule decided on the device (module text:
+        training without host reads): ``S - 1`` iterations for ``S = train_max_iters or max_iters``, iteration
+        ``l`` applied only while ``l < cap`` and the rule has not held, the iterate frozen after; ``iterations``
+        and :attr:`last_residual` are 0-d device tensors. ``cap``: a 0-d tensor (default :meth:`device_cap`)."""
+        dev = P["x"].device
+        cap = self.device_cap(dev) if cap is None else cap
+        y = torch.zeros(shape, dtype=P["x"].dtype, device=dev)
+        it = torch.zeros((), dtype=torch.long, device=dev)
+        stopped = torch.zeros((), dtype=torch.bool, device=dev)
+        rel = torch.full((), float("nan"), dtype=y.dtype, device=dev)
+        with torch.no_grad():
+            for l in range(1, (self.train_max_iters or self.max_iters)):
+                y_new = self._step(P, y, starts)
+                ok, worst = self._converged(y_new, y, seg)
+                live = ~stopped & (cap > l)             # the host loop would run iteration l
+                y = torch.where(live, y_new, y)
+                it = it + live
+                rel = torch.where(live, worst, rel)
+                stopped = stopped | ok                  # frozen from here (or by the cap, which only grows nearer)
         self.last_residual = rel
         return y, it
 
@@ -312,11 +380,13 @@ class FixedPointLayer(torch.nn.Module):
         starts = seg = None
         if cu_seqlens is not None and T:
             cu = cu_seqlens.to(u.device).long()
-            starts = cu[:-1][cu[:-1] < T].unique()
+            starts = torch.zeros(T + 1, dtype=torch.bool, device=u.device).index_fill_(0, cu[:-1].clamp(0, T),
+                                                                                      True)[:T]
             idx = torch.searchsorted(cu[1:], torch.arange(T, device=u.device), right=True)
             seg = (idx, len(cu) - 1)
         P = self._inputs(u)
-        y, it = self.fixed_point(P, (B, T, self.channels), starts, seg)
+        find = self.fixed_point_sync_free if self.training and self.sync_free else self.fixed_point
+        y, it = find(P, (B, T, self.channels), starts, seg)
         y = self._step(P, y, starts)
         self.last_iterations = it + 1
         g = P["g"] + _lin(self.g_y, _shift(y.detach(), starts))
@@ -366,7 +436,11 @@ class FixedPointMixer(torch.nn.Module):
     paper's settings otherwise (at most 16 iterations in training, as 003 Fig. 3 trains A5 / S5, and 100 at
     evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and
     ``gate`` do not apply (003, App. D.3.1 removes the short convolution). ``forward`` returns the layer's output
-    only."""
+    only. ``SYNC_FREE``: its training forward can run without reading the device (the layer's ``sync_free``), so
+    a training step with it can be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the
+    layer's flag, :func:`lrnnkit.learn.train.build`)."""
+
+    SYNC_FREE = True
 
     def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
                  block_size: int = 8, backend: str = "auto"):
@@ -379,7 +453,7 @@ class FixedPointMixer(torch.nn.Module):
         self.layer = FixedPointLayer(hidden_size=width, num_heads=heads, head_dim=head_dim, mode=modes[backend],
                                      num_reflections=n_h, state_size=None if block_size == 1 else block_size,
                                      alpha_range="paper" if neg else "contractive", max_iters=100,
-                                     train_max_iters=16)
+                                     train_max_iters=16, sync_free=self.SYNC_FREE)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(x)[0]

@@ -19,8 +19,8 @@ every step) on the same model; they differ in where the work is issued from.
   training length with the loss masked there (the models are causal, so a padded word's outputs are the unpadded
   word's; what changes is only that a batch whose longest word is shorter than the range's maximum is computed at
   the maximum length). Where capture fails (a mixer that reads the device from the host, e.g. the fixed-point
-  layer's data-dependent iteration count) the same step runs eagerly, still without other host synchronisation, and
-  :attr:`DeviceStep.graph` says why.
+  layer's host-decided stopping rule with ``sync_free=False``) the same step runs eagerly, still without other host
+  synchronisation, and :attr:`DeviceStep.graph` says why.
 
 With ``train_words`` set, both loops read their batches from one fixed training set run for epochs
 (:mod:`.dataset`: the same words at the same step in both loops; the device loop's batch is two gathers at an index

@@ -43,6 +43,7 @@ import torch
 
 from .. import limits
 from ..errors import MESSAGE_CHARS, InputError, Interrupted, SizeLimitError
+from ..layers.fixed_point import FixedPointLayer, FixedPointMixer
 from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
 from .dataset import check_train_words
@@ -70,10 +71,16 @@ _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width"
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
          "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
          "seed": (0, "MAX_SEED"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
-# layers whose forward reads the device (the fixed-point layer's data-dependent iteration count, 003): their step
-# cannot be captured as a CUDA graph, and eagerly the device loop's sampler costs more than numpy's (measured on an
-# H200, benchmarks/RESULTS.md "learning at paper scale"), so "auto" keeps them on the host loop
-_HOST_LOOP_LAYERS = ("fixed-point",)
+
+
+# layers whose training forward reads the device: their step cannot be captured as a CUDA graph, and eagerly the
+# device loop's sampler costs more than numpy's (measured on an H200, benchmarks/RESULTS.md "learning at paper
+# scale"), so "auto" keeps them on the host loop. The fixed-point layer (003) is one only where its mixer decides the
+# stopping rule on the host in training (FixedPointMixer.SYNC_FREE false; lrnnkit.layers.fixed_point, module text)
+def _host_loop_layers() -> tuple:
+    return () if FixedPointMixer.SYNC_FREE else ("fixed-point",)
+
+
 # fields whose None means the layer's `lrnnkit train` default (kinds.train_defaults)
 _LAYER_DEFAULTED = ("heads", "short_conv", "lr", "steps")
 # float fields: (lowest, lowest allowed?, highest or None)
@@ -115,8 +122,9 @@ class TrainConfig:
 
     ``loop`` (:mod:`.step`): ``"host"`` draws batches with numpy and drives every step from the host;
     ``"device"`` generates them on the device and keeps the step there (one CUDA graph per step on CUDA); ``"auto"``
-    (:attr:`step_loop`) is ``"device"`` on CUDA (except for the fixed-point layer, whose step cannot be captured)
-    and ``"host"`` on the CPU, decided when the run starts, so a config made for the CPU and moved to a GPU
+    (:attr:`step_loop`) is ``"device"`` on CUDA (the fixed-point layer too: its training forward decides its
+    stopping rule on the device, :class:`~lrnnkit.layers.fixed_point.FixedPointLayer` ``sync_free``) and ``"host"``
+    on the CPU, decided when the run starts, so a config made for the CPU and moved to a GPU
     (``dataclasses.replace(cfg, device="cuda")``) runs the device loop there. The two loops draw the same
     distribution of batches from different random numbers, so a run is reproducible within one loop, not across
     them: a checkpoint records the loop it trained on, and resuming it on the other is refused. A stored config
@@ -256,7 +264,7 @@ class TrainConfig:
         """The training loop this config runs (``loop``, with ``"auto"`` decided by the device and layer)."""
         if self.loop != "auto":
             return self.loop
-        return "device" if self.device.startswith("cuda") and self.layer not in _HOST_LOOP_LAYERS else "host"
+        return "device" if self.device.startswith("cuda") and self.layer not in _host_loop_layers() else "host"
 
     def to_json(self) -> dict:
         d = dataclasses.asdict(self)
@@ -313,7 +321,18 @@ def build(cfg: TrainConfig, model_fn=None):
         cfg.check_size(task.n_in, task.n_out)
     torch.manual_seed(cfg.seed)
     model = (model_fn(task) if model_fn is not None else SequenceModel(**cfg.model_kwargs(task))).to(cfg.device)
+    _fit_fixed_point_loop(model, cfg.step_loop)
     return task, model, optimizer(cfg, model, cfg.step_loop)
+
+
+def _fit_fixed_point_loop(model, loop: str) -> None:
+    """Every fixed-point layer of ``model`` decides its stopping rule on the device on the device loop
+    (``sync_free``: the step can be captured) and on the host on the host loop, which reads the device every step
+    anyway, so there the early exit saves the iterations past the rule at no cost in synchronisation (both give the
+    same iterate and gradients: :mod:`lrnnkit.layers.fixed_point`, module text)."""
+    for m in model.modules():
+        if isinstance(m, FixedPointLayer):
+            m.sync_free = loop == "device" and FixedPointMixer.SYNC_FREE
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints

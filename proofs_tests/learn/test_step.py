@@ -25,7 +25,7 @@ def test_loop_resolves_and_is_checked():
     assert TrainConfig().step_loop == "host"                              # auto on the CPU
     assert TrainConfig(device="cuda").step_loop == "device"               # ... and on a GPU,
     assert dataclasses.replace(TrainConfig(), device="cuda").step_loop == "device"   # also for a moved config
-    assert TrainConfig(device="cuda", layer="fixed-point").step_loop == "host"       # no capture possible there
+    assert TrainConfig(device="cuda", layer="fixed-point").step_loop == "device"     # sync-free in training
     assert TrainConfig(loop="device").loop == "device"
     assert TrainConfig.from_json({"task": "parity"}).loop == "host"       # stored before the device loop existed
     assert TrainConfig.from_json(TrainConfig(loop="device").to_json()).loop == "device"
@@ -119,13 +119,16 @@ def test_device_loop_resume_is_bit_identical(tmp_path):
                     reason="CUDA graphs need a GPU and compiled kernels: TRITON_INTERPRET=0 pytest ... (conftest.py "
                            "defaults to the interpreter)")
 @pytest.mark.parametrize("train_words", [None, 40])
-def test_the_step_is_captured_and_replays_the_eager_step(train_words):
+@pytest.mark.parametrize("layer", [dict(layer="deltaproduct"),
+                                   dict(layer="fixed-point", block_size=2, eig_range=(-1, 1), short_conv=False)])
+def test_the_step_is_captured_and_replays_the_eager_step(train_words, layer):
     """On CUDA the device loop captures its step after its eager warm-up; a captured run and an eager one (capture
     disabled) end with the same parameters (same kernels, same order: equal up to the GPU's own nondeterminism,
     here compared to 1e-5 relative, bf16 autocast off). With a fixed set of 40 words (12 steps of 16: 4.8 epochs)
-    the captured graph reads the epoch orders the host refills between replays, as the eager steps do. On a GPU
+    the captured graph reads the epoch orders the host refills between replays, as the eager steps do. The
+    fixed-point layer (003) is captured too: its training forward decides the stopping rule on the device. On a GPU
     machine: ``TRITON_INTERPRET=0 python3 -m pytest proofs_tests/learn/test_step.py -k captured``."""
-    cfg = TrainConfig(task="group:S3", layer="deltaproduct", n_h=2, width=32, heads=2, steps=12, batch=16,
+    cfg = TrainConfig(task="group:S3", **layer, n_h=2, width=32, heads=2, steps=12, batch=16,
                       train_len=(8, 16), test_len=(16,), device="cuda", bf16=False, loop="device",
                       train_words=train_words)
     r = train(cfg, evaluate_at_end=False)
@@ -241,3 +244,58 @@ def test_host_and_device_loops_use_the_same_schedule(schedule):
     assert got[HostStep] == want
     assert all(abs(d - w) <= w * 2 ** -24 for d, w in zip(got[DeviceStep], want)), (got[DeviceStep], want)
     assert len(set(want)) > (1 if schedule == "constant" else 6)      # warm-up, then the decay (or the plateau)
+
+
+def test_fixed_point_layers_follow_the_loop(monkeypatch):
+    """The fixed-point layer takes the device loop where its training forward can be sync-free
+    (FixedPointMixer.SYNC_FREE); built for the device loop its layers decide the stopping rule on the device, for
+    the host loop on the host (early exit). With SYNC_FREE off, "auto" keeps it on the host loop and no layer is
+    sync-free even on a forced device loop."""
+    from lrnnkit.layers.fixed_point import FixedPointMixer
+    cfg = TrainConfig(device="cuda", layer="fixed-point")
+    for loop, want in (("host", False), ("device", True)):
+        _, model, _ = build(_fixed_point_cfg(loop))
+        assert [m.layer.sync_free for m in model.mixers] == [want]
+    monkeypatch.setattr(FixedPointMixer, "SYNC_FREE", False)
+    assert cfg.step_loop == "host"
+    _, model, _ = build(_fixed_point_cfg("device"))
+    assert [m.layer.sync_free for m in model.mixers] == [False]
+
+
+def _fixed_point_cfg(loop: str) -> TrainConfig:
+    """003's A5 task at tiny scale on one fixed set of equal-length words (the loops then feed the same batches,
+    unpadded: test_both_loops_read_the_same_fixed_set_at_the_same_step)."""
+    return TrainConfig(task="group:A5", layer="fixed-point", n_h=2, block_size=2, eig_range=(-1, 1), width=8,
+                       heads=2, steps=5, batch=4, lr=3e-3, train_len=(6, 6), test_len=(6,), train_words=12,
+                       short_conv=False, seed=2, loop=loop)
+
+
+def test_device_loop_trains_the_fixed_point_layer_as_the_host_loop_does():
+    """Five steps of the fixed-point layer on each loop (CPU: the device loop's step is eager), the same words: the
+    device loop's training forward runs the sync-free iteration (the iterate frozen on a device flag), the host
+    loop's the early exit; the iteration counts agree at every step and the parameters end equal to 1e-5 relative
+    (float32; what differs between the loops is only the AdamW implementation, fused vs. for-each, and the
+    clipping's reduction order: rounding, measured 6e-8 at most), and every parameter moved (by about 1e-2, far more
+    than the tolerance). The iteration stops before the training cap of 16 in some steps (the freeze exercised;
+    measured 6, 10, 16, 11, 5 iterations)."""
+    torch.set_num_threads(1)
+    out, its = {}, {}
+    for loop in ("host", "device"):
+        cfg = _fixed_point_cfg(loop)
+        task, model, opt = build(cfg)
+        start = {k: v.clone() for k, v in model.state_dict().items()}
+        step = (HostStep(cfg, task, model, opt, torch.device("cpu")) if loop == "host" else
+                DeviceStep(cfg, task, model, opt, torch.device("cpu")))
+        layer = model.mixers[0].layer
+        assert layer.sync_free == (loop == "device")
+        its[loop] = []
+        for s in range(cfg.steps):
+            step.run(s)
+            its[loop].append(layer.last_iterations)
+        out[loop] = model.state_dict()
+    assert all(isinstance(i, int) for i in its["host"]) and all(isinstance(i, torch.Tensor) for i in its["device"])
+    assert [int(i) for i in its["device"]] == its["host"] and min(its["host"]) < 16
+    for k, v in out["host"].items():
+        w = out["device"][k]
+        assert torch.allclose(v, w, rtol=1e-5, atol=1e-7), (k, float((v - w).abs().max()))
+        assert not torch.allclose(v, start[k], rtol=1e-3, atol=1e-5), k
