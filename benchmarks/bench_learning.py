@@ -664,6 +664,11 @@ def main(argv=None) -> int:
                     help="with --scale paper: the papers' seeds x lrs, each shape group one batched job "
                          "(benchmarks/protocol_grid.py); resumes from the run directories under --out")
     ap.add_argument("--dry-run", action="store_true", help="with --protocol: print the jobs and minutes per GPU")
+    ap.add_argument("--deadline", type=float, default=None,
+                    help="with --protocol: wall seconds for the whole call; each GPU's next job is capped to what is "
+                         "left (less 45 s for its evaluation) and not started with under 20 s")
+    ap.add_argument("--order", choices=["long", "short"], default="long",
+                    help="with --protocol: longest jobs first (default) or shortest first (more jobs finish)")
     a = ap.parse_args(argv)
     if a.job:
         with open(a.job) as fh:
@@ -724,9 +729,9 @@ def main(argv=None) -> int:
         if a.labels:
             pjobs = [j for j in pjobs if any(x in j["label"] for x in a.labels.split(","))]
         if a.dry_run:
-            print(pg.dry_run(pjobs, a.gpus))
+            print(pg.dry_run(pjobs, a.gpus, order=a.order))
             return 0
-        pg.run_protocol(pjobs, a.out, a.gpus, a.safety_cap)
+        pg.run_protocol(pjobs, a.out, a.gpus, a.safety_cap, a.deadline, a.order)
         summarise(a.out, a.scale)
         return 0
     if a.probe:

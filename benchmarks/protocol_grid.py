@@ -77,12 +77,17 @@ def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     return total
 
 
-def plan(jobs, gpus: int, costs: dict, speedups: dict) -> list:
-    """Jobs longest first, each to the GPU with the least work so far: ``[(gpu, minutes or None, job)]`` (a job
-    of no recorded cost counts 0 and goes last)."""
+def plan(jobs, gpus: int, costs: dict, speedups: dict, order: str = "long") -> list:
+    """Jobs longest first (``order="short"``: shortest first, so that more jobs finish inside a call), each to the
+    GPU with the least work so far: ``[(gpu, minutes or None, job)]`` (a job of no recorded cost counts 0 and goes
+    last)."""
+    if order not in ("long", "short"):
+        raise ValueError(f"order must be 'long' or 'short', not {order!r}")
+    sign = -1.0 if order == "long" else 1.0
     load = [0.0] * gpus
     out = []
-    for m, j in sorted(((estimate_minutes(j, costs, speedups), j) for j in jobs), key=lambda x: -(x[0] or 0.0)):
+    est = [(estimate_minutes(j, costs, speedups), j) for j in jobs]
+    for m, j in sorted(est, key=lambda x: (x[0] is None, sign * (x[0] or 0.0))):
         g = load.index(min(load))
         load[g] += m or 0.0
         out.append((g, m, j))
@@ -94,12 +99,12 @@ def _load(path: str) -> dict:
         return json.load(fh)
 
 
-def dry_run(jobs, gpus: int, costs=None, speedups=None) -> str:
+def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long") -> str:
     """The table of :func:`plan` and each GPU's total minutes."""
     costs = _load(COSTS) if costs is None else costs
     speedups = _load(SPEEDUPS) if speedups is None else speedups
     lines, tot = [], [0.0] * gpus
-    for g, m, j in plan(jobs, gpus, costs, speedups):
+    for g, m, j in plan(jobs, gpus, costs, speedups, order):
         tot[g] += m or 0.0
         lines.append(f"gpu {g}  {j['experiment']:18} {j['label'][:40]:40} {len(j['runs']):3} runs "
                      f"{'batched' if j['batched'] else 'one by one':10} {j['runs'][0]['config']['steps']:7} steps "
@@ -206,18 +211,39 @@ def _after_training(experiment: str, model, cfg, extract_seconds: float = 30.0) 
     return out
 
 
-def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None) -> None:
-    """One process per GPU (``CUDA_VISIBLE_DEVICES``), each running its jobs of :func:`plan` in turn; then the size
-    of ``rundirs`` (what must be carried into the next call)."""
+#: seconds kept back at a deadline for a job's final evaluation and horizon, and the least training seconds for
+#: which a job is started at all
+EVAL_MARGIN_S, MIN_TRAIN_S = 45.0, 20.0
+
+
+def job_cap(now: float, deadline: float | None, safety_cap: float | None) -> float | None:
+    """The training seconds the next job gets: ``safety_cap``, cut to what is left before ``deadline`` (an absolute
+    ``time.time()``) less :data:`EVAL_MARGIN_S`; 0.0 when less than :data:`MIN_TRAIN_S` would be left (the job is not
+    started); None when neither bounds it."""
+    if deadline is None:
+        return safety_cap
+    left = deadline - now - EVAL_MARGIN_S
+    if left < MIN_TRAIN_S:
+        return 0.0
+    return left if safety_cap is None else min(safety_cap, left)
+
+
+def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, deadline_s: float | None = None,
+                 order: str = "long") -> None:
+    """One process per GPU (``CUDA_VISIBLE_DEVICES``), each running its jobs of :func:`plan` in turn, every job
+    capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call, from now); then the size of
+    ``rundirs`` (what must be carried into the next call) and :func:`pack_for_return`."""
+    import time
     os.makedirs(out, exist_ok=True)
+    deadline = time.time() + deadline_s if deadline_s else None
     per = {}
-    for g, _, j in plan(jobs, gpus, _load(COSTS), _load(SPEEDUPS)):
+    for g, _, j in plan(jobs, gpus, _load(COSTS), _load(SPEEDUPS), order):
         per.setdefault(g, []).append(j)
     procs = []
     for g, js in per.items():
         path = os.path.join(out, f"protocol_jobs_gpu{g}.json")
         with open(path, "w") as fh:
-            json.dump({"jobs": js, "safety_cap": safety_cap}, fh)
+            json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
                                       env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}))
     for p in procs:
@@ -264,6 +290,11 @@ if __name__ == "__main__":     # one GPU's jobs, in turn
     ROOT = os.path.dirname(HERE)
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)
+    import time
     spec = _load(sys.argv[1])
     for j in spec["jobs"]:
-        run_protocol_job(j, sys.argv[2], spec["safety_cap"])
+        cap = job_cap(time.time(), spec.get("deadline"), spec["safety_cap"])
+        if cap == 0.0:
+            print(f"skipped for time: {j['experiment']} / {j['label']}", flush=True)
+            continue
+        run_protocol_job(j, sys.argv[2], cap)

@@ -153,3 +153,29 @@ def test_pack_for_return_brings_the_run_files_back_in_one_file(tmp_path):
         assert tf.extractfile("runs/000-z60/a.json").read() == b'{"label": "a"}'
     with tarfile.open(tmp_path / "rundirs.tgz") as tf:
         assert "rundirs/000-z60/a/checkpoint.json" in tf.getnames()
+
+
+def test_a_deadline_caps_each_job_to_what_is_left():
+    """``--deadline``: the next job trains for what is left before the deadline less the evaluation margin, never
+    more than ``--safety-cap``, and is not started when under the least training time would be left."""
+    m, least = pg.EVAL_MARGIN_S, pg.MIN_TRAIN_S
+    assert pg.job_cap(0.0, None, None) is None and pg.job_cap(0.0, None, 300.0) == 300.0
+    assert pg.job_cap(100.0, 100.0 + 500.0, None) == 500.0 - m
+    assert pg.job_cap(100.0, 100.0 + 500.0, 200.0) == 200.0
+    assert pg.job_cap(0.0, m + least, 200.0) == least             # exactly the least: started
+    assert pg.job_cap(0.0, m + least - 1.0, 200.0) == 0.0         # under it: skipped
+    assert pg.job_cap(50.0, 10.0, None) == 0.0                    # past the deadline
+
+
+def test_the_plan_orders_jobs_long_or_short_first():
+    jobs = [{"experiment": "e", "label": x, "runs": []} for x in "abc"]
+    minutes = {"a": 5.0, "b": 1.0, "c": None}
+    real = pg.estimate_minutes
+    pg.estimate_minutes = lambda j, c, s: minutes[j["label"]]
+    try:
+        assert [j["label"] for _, _, j in pg.plan(jobs, 1, {}, {})] == ["a", "b", "c"]
+        assert [j["label"] for _, _, j in pg.plan(jobs, 1, {}, {}, "short")] == ["b", "a", "c"]
+        with pytest.raises(ValueError):
+            pg.plan(jobs, 1, {}, {}, "middle")
+    finally:
+        pg.estimate_minutes = real
