@@ -40,7 +40,7 @@ from .. import limits
 from ..errors import InputError, SizeLimitError
 from .tasks import IGNORE, batch_rng
 
-__all__ = ["FixedSet", "SET_STREAM", "ORDER_STREAM", "CHUNK", "set_dtype", "epoch_order", "draw_words",
+__all__ = ["FixedSet", "SET_STREAM", "ORDER_STREAM", "CHUNK", "set_dtype", "epoch_order", "draw_words", "resident_bytes",
            "check_train_words", "set_bytes"]
 
 SET_STREAM = 2        # device-sampler stream of the set's words (0: fresh training batches, 1: test words)
@@ -67,6 +67,15 @@ def set_bytes(task, words: int, T: int, runs: int = 1) -> int:
     """Bytes of ``runs`` sets of ``words`` words of ``T`` tokens: tokens and labels at :func:`_dtypes`."""
     xd, yd = _dtypes(task)
     return runs * words * T * (torch.iinfo(xd).bits + torch.iinfo(yd).bits) // 8
+
+
+def resident_bytes(task, words: int, length, runs: int = 1) -> int:
+    """Bytes a :class:`FixedSet` of ``runs`` runs holds on its device for as long as they train: the words
+    (:func:`set_bytes` at the padded length the device sampler draws for ``length``) and the two epoch orders of
+    every run (int64, ``runs x 2 x words``). :func:`lrnnkit.learn.memory.peak_bytes` adds it to a step's peak."""
+    from .device_sampler import device_sampler
+    T = device_sampler(task, 1, tuple(length), 0, "cpu").T
+    return set_bytes(task, int(words), T, runs) + runs * 2 * int(words) * 8
 
 
 def check_train_words(words, batch: int, longest: int, label: str = "train_words") -> int | None:

@@ -88,18 +88,30 @@ def _probe(cfg) -> None:
 def peak_bytes(cfg) -> int:
     """Peak bytes held by tensors during one training step and one evaluation batch of ``cfg`` (a
     :class:`~lrnnkit.learn.train.TrainConfig`) on ``cfg.device`` (module docstring: measured by the CUDA
-    allocator on a GPU, by :class:`LiveBytes` on the CPU). Raises ``torch.cuda.OutOfMemoryError`` when the probe
-    itself does not fit."""
+    allocator on a GPU, by :class:`LiveBytes` on the CPU), plus a fixed training set's bytes where the run has one
+    (``cfg.train_words``: :func:`lrnnkit.learn.dataset.resident_bytes`, held on the device for the whole run; the
+    probe draws fresh words). Raises ``torch.cuda.OutOfMemoryError`` when the probe itself does not fit."""
     cfg = dataclasses.replace(cfg)
+    held = fixed_set_bytes(cfg)
     if torch.device(cfg.device).type == "cuda":
         torch.cuda.empty_cache()
         before = torch.cuda.memory_allocated(cfg.device)
         torch.cuda.reset_peak_memory_stats(cfg.device)
         try:
             _probe(cfg)
-            return int(torch.cuda.max_memory_allocated(cfg.device) - before)
+            return int(torch.cuda.max_memory_allocated(cfg.device) - before) + held
         finally:
             torch.cuda.empty_cache()
     with LiveBytes() as mode:
         _probe(cfg)
-    return int(mode.peak)
+    return int(mode.peak) + held
+
+
+def fixed_set_bytes(cfg) -> int:
+    """The bytes of ``cfg``'s fixed training set on its device (0 for fresh batches): :func:`.dataset.resident_bytes`
+    of one run."""
+    if getattr(cfg, "train_words", None) is None:
+        return 0
+    from .dataset import resident_bytes
+    from .tasks import make_task
+    return resident_bytes(make_task(cfg.task), cfg.train_words, cfg.train_len)

@@ -60,3 +60,19 @@ def test_live_bytes_agrees_with_torchs_memory_tracker(kw):
     with LiveBytes() as m:
         _step(cfg, task, model, opt)
     assert abs(m.peak + weights - theirs) <= 0.02 * theirs
+
+
+@pytest.mark.parametrize("task, length", [("parity", (3, 9)), ("group:S5", (16, 16))])
+def test_a_fixed_sets_bytes_are_what_the_set_allocates(task, length):
+    """``fixed_set_bytes`` (added to ``peak_bytes``) is exactly the bytes a built :class:`FixedSet` holds: its words,
+    labels and the two epoch orders; fresh batches hold none."""
+    from lrnnkit.learn.dataset import FixedSet
+    from lrnnkit.learn.memory import fixed_set_bytes
+    from lrnnkit.learn.tasks import make_task
+    from lrnnkit.learn.train import TrainConfig
+    cfg = TrainConfig(task=task, layer="diagonal", batch=8, train_len=length, train_words=64, steps=1)
+    fs = FixedSet(make_task(task), 64, 8, length, [0], "cpu")
+    held = fs.x.nbytes + fs.y.nbytes + fs.order.nbytes
+    assert fixed_set_bytes(cfg) == held > 0
+    import dataclasses
+    assert fixed_set_bytes(dataclasses.replace(cfg, train_words=None)) == 0
