@@ -39,6 +39,21 @@ def _lengths(s: str) -> tuple:
     return out
 
 
+def _test_mix(s: str | None) -> tuple | None:
+    """``--test-mix N,LO,HI``: N test words of lengths uniform in LO..HI, scored as one set (000, Fig. 4 caption);
+    the values are checked by TrainConfig."""
+    if s is None:
+        return None
+    parts = s.split(",")
+    try:
+        out = tuple(int(x) for x in parts)
+    except ValueError:
+        raise InputError(f"--test-mix expects N,LO,HI (integers), got {s!r}"[:MESSAGE_CHARS]) from None
+    if len(out) != 3:
+        raise InputError(f"--test-mix expects three integers N,LO,HI, got {s!r}"[:MESSAGE_CHARS])
+    return out
+
+
 def _every(s: str) -> tuple:
     """``--checkpoint-every``: ``N`` steps, ``Ts`` / ``Tm`` seconds / minutes, both (``500,60s``), or ``off``:
     ``(steps, seconds)``, 0 = not by that measure."""
@@ -114,6 +129,12 @@ def add_parser(sub) -> None:
     s.add_argument("--train-words", type=int, default=None, metavar="N",
                    help="train on a fixed set of N words, run for steps x batch / N epochs, each epoch in its own "
                         "order (default: fresh batches every step)")
+    s.add_argument("--schedule", default="cosine", choices=["cosine", "linear", "constant"],
+                   help="learning-rate schedule after the warm-up: cosine (default), linear decay to min_lr, or "
+                        "constant")
+    s.add_argument("--test-mix", default=None, metavar="N,LO,HI",
+                   help="also score N test words of lengths uniform in LO..HI as one set (000, Fig. 4: "
+                        "8192,40,256); reported as test_mix")
     s.add_argument("--seeds", default=None, metavar="S,S,...",
                    help="several runs trained together as one batched model (diagonal, deltanet, deltaproduct, "
                         "block-diagonal): comma-separated seeds; with --out each run writes DIR/seed-S "
@@ -150,7 +171,8 @@ def run_train(a) -> int:
                       output_gate=not a.no_output_gate, train_len=_range(a.train_len), test_len=_lengths(a.test_len),
                       steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
-                      deterministic=a.deterministic, loop=a.loop, train_words=a.train_words)
+                      deterministic=a.deterministic, loop=a.loop, train_words=a.train_words,
+                      schedule=a.schedule, test_mix=_test_mix(a.test_mix))
     if a.seeds is not None or a.lrs is not None:
         return _run_batched(a, cfg)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())

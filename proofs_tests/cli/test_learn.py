@@ -26,7 +26,10 @@ def test_train_runs_and_prints_its_result(capsys):
 @pytest.mark.parametrize("flag,value,needle", [("--train-len", "5:2", "1 <= A <= B"),
                                                ("--train-len", "x", "A:B (integers)"),
                                                ("--test-len", "0", "positive integers"),
-                                               ("--checkpoint-every", "soon", "--checkpoint-every expects")])
+                                               ("--checkpoint-every", "soon", "--checkpoint-every expects"),
+                                               ("--test-mix", "8,3", "three integers N,LO,HI"),
+                                               ("--test-mix", "a,b,c", "N,LO,HI (integers)"),
+                                               ("--test-mix", "8,9,3", "1 <= A <= B")])
 def test_bad_training_flags_are_refused(flag, value, needle):
     args = build_parser().parse_args(TINY + [flag, value])
     with pytest.raises(InputError) as e:
@@ -39,3 +42,16 @@ def test_experiment_list_and_a_missing_name(capsys):
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(list_experiments()))
     with pytest.raises(InputError, match="give a NAME or --list"):
         run_experiment_cmd(build_parser().parse_args(["experiment"]))
+
+
+def test_schedule_and_test_mix_reach_the_run(capsys):
+    """``--schedule`` and ``--test-mix`` set TrainConfig's fields: the run's config says so and its result has the
+    mixture's scores over exactly N words of the lengths asked for."""
+    assert run_train(build_parser().parse_args(TINY + ["--schedule", "linear", "--test-mix", "12,3,5", "--json"])) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["config"]["schedule"] == "linear" and res["config"]["test_mix"] == [12, 3, 5]
+    mix = res["test_mix"]
+    assert mix["words"] == 12 and mix["lengths"] == [3, 5] and sum(mix["count"].values()) == 12
+    assert set(mix["count"]) <= {"3", "4", "5"}
+    with pytest.raises(InputError, match="invalid choice: 'wavy'"):     # refused before any work
+        build_parser().parse_args(TINY + ["--schedule", "wavy"])
