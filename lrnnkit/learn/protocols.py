@@ -62,7 +62,8 @@ FIELDS = {
     "test_words": "test words", "data": "training data", "optimizer": "optimizer", "lr": "learning rate",
     "lr_sweep": "learning-rate sweep", "weight_decay": "weight decay", "schedule": "schedule",
     "warmup": "warm-up", "min_lr": "minimum learning rate", "clip": "gradient clipping", "early_stop": "early stop",
-    "seeds": "seeds", "reported": "reported", "metric": "metric",
+    "seeds": "seeds", "reported": "reported", "metric": "metric", "supervision": "supervision",
+    "word_format": "word format",
 }
 
 # what lrnnkit's loop and judges do where no TrainConfig field says (learn/train.py, experiments.best_per_config)
@@ -70,6 +71,8 @@ OURS_DATA = "fresh batches every step"
 OURS_TEST_WORDS = "eval_n words of each test length"
 OURS_REPORTED = "one run per configuration"
 OURS_EARLY_STOP = "none"
+OURS_WORD_FORMAT = "the inputs alone, the answer read at the last input"
+SUPERVISION_WORDS = {"all": "every position", "last": "the final answer only", "digits": "every digit"}
 PREFIX_READ = "accuracy read at every prefix length"
 
 # the metric a judge reads, from the first key of its "measured" table
@@ -461,6 +464,12 @@ _P004 = Protocol("004-bilinear", {
     "seeds": _q(None, _B2, "not printed for Table 1 (Section 3.4: 'best across 3 seeds and 2 learning rate')"),
     "reported": _q("best over learning rates", "004, Section 3.1", "'picked the best performing model'"),
     "metric": _q("scaled accuracy", "004, Section 3.1"),
+    "supervision": _q("the final answer only", "004, App. B.1", "'during training, the loss is calculated only on "
+                                                                "this final target prediction'", expressible=False),
+    "word_format": _q("[BOS] inputs [EOI], the answer read at [EOI]", "004, App. B.1",
+                      "'special tokens [BOS] and [EOI] ... all model outputs are disregarded except for the output "
+                      "corresponding to the [EOI] token'; a length counts the inputs (for modular arithmetic the "
+                      "numbers, operators interleaved, so a word ends with a number)", expressible=False),
 }, per_config={
     "bilinear, modular arithmetic (left to right) M=5": {
         "task": _q("mod-arith-lr:5", "004, Section 3 (Tasks) and App. B.1",
@@ -472,7 +481,9 @@ _P004 = Protocol("004-bilinear", {
                                  "reported": _q("best of 3 seeds", "000, Fig. 1 caption", "'(3 seeds)'"),
                                  "early_stop": _q(None, _E11, "no early stop printed"),
                                  "layers": _q(None, "000, Fig. 1", "the diagonal models of Fig. 1; depth not printed "
-                                                                  "apart from App. E.1.1's 2 blocks")}
+                                                                  "apart from App. E.1.1's 2 blocks"),
+                                 "supervision": _q(None, _E11, "000's parity runs: not printed"),
+                                 "word_format": _q(None, _E11, "000's parity runs: not printed")}
        for r in ("[0,1]", "[-1,1]")}},
     notes=("The diagonal parity configurations are 000's (Fig. 1), run beside 004's models.",))
 
@@ -537,6 +548,11 @@ def _ours(name: str, cfgs: list):
         return len({x.seed for x in cfgs})
     if name == "test_words" and c.test_mix is not None:
         return tuple(c.test_mix)
+    if name == "supervision":
+        from .tasks import make_task
+        return SUPERVISION_WORDS.get(getattr(make_task(c.task), "supervise", "all"), "every position")
+    if name == "word_format":
+        return OURS_WORD_FORMAT
     return {"data": OURS_DATA, "test_words": OURS_TEST_WORDS, "reported": OURS_REPORTED,
             "early_stop": OURS_EARLY_STOP}.get(name, getattr(c, name, None))
 
@@ -595,7 +611,7 @@ def _test_words_same(paper, cfgs) -> bool:
 def _kind(name: str, quote: Quote) -> str:
     if name == "data" and isinstance(quote.value, FixedData) and quote.expressible:
         return "config"     # TrainConfig.train_words follows it
-    if not quote.expressible or name in ("data", "early_stop"):
+    if not quote.expressible or name in ("data", "early_stop", "supervision", "word_format"):
         return "trainer"
     if name == "test_words":    # a mixture is TrainConfig.test_mix; other test words are the trainer's
         return "config" if isinstance(quote.value, tuple) else "trainer"

@@ -351,3 +351,20 @@ def test_as_reported_sets_the_reduction_only_where_a_protocol_is():
     e = get_experiment("000-parity")
     assert e.reduce is None and P.as_reported(e).reduce is P.reduce_as_reported
     assert P.as_reported(replace(e, name="no such protocol")).reduce is None
+
+
+def test_004s_supervision_and_word_format_are_stated_differences():
+    """004 App. B.1 trains on the final answer at an [EOI] token after [BOS] inputs: the bilinear parity and Z5
+    runs, supervised at every position, differ in supervision (the left-to-right arithmetic, supervised at its
+    last position, does not); every bilinear run differs in word format. Both are of kind ``trainer`` (no
+    TrainConfig field follows them), so ``follow`` leaves them listed."""
+    from lrnnkit.learn.protocols import differences, follow
+    got = {(d.label, d.field): d for d in differences("004-bilinear", follow("004-bilinear"))}
+    for label in ("bilinear, parity", "bilinear, modular addition Z5"):
+        d = got[(label, "supervision")]
+        assert d.kind == "trainer" and d.ours == "every position" and d.quote.value == "the final answer only"
+    assert ("bilinear, modular arithmetic (left to right) M=5", "supervision") not in got
+    for label in ("bilinear, parity", "bilinear, modular addition Z5",
+                  "bilinear, modular arithmetic (left to right) M=5"):
+        assert got[(label, "word_format")].kind == "trainer"
+    assert not any(f in ("supervision", "word_format") for (lab, f) in got if lab.startswith("diagonal"))
