@@ -55,9 +55,8 @@ class Experiment:
     # result (e.g. 003's fixed-point iterations per test length)
     measure: Callable | None = None
     # how several runs of one configuration become the one result its judge reads: (name, runs) -> {label: result};
-    # None: best_per_config. The registry's judges (lrnnkit/__init__.py wires them) reduce a configuration's seeds x
-    # learning rates as the paper reports them (lrnnkit.learn.protocols.reduce_as_reported), which this module
-    # cannot import (the protocols read the experiments)
+    # None: as the paper reports them where the experiment has a protocol (lrnnkit.learn.protocols.reduce_as_reported,
+    # imported when first used: the protocols read the experiments), else best_per_config
     reduce: Callable | None = None
 
     def to_json(self) -> dict:
@@ -73,11 +72,15 @@ class Experiment:
         return judge({k: best[k] for k in labels})
 
     def reduced(self, runs: dict) -> dict:
-        """{configuration label: result}: ``reduce`` of ``runs`` where set (the registry's judges: a
-        configuration's several seeds x learning rates reduced as its paper reports them,
-        :func:`lrnnkit.learn.protocols.reduce_as_reported`; a configuration run once gives
-        :func:`best_per_config`'s run), else :func:`best_per_config`."""
-        return self.reduce(self.name, runs) if self.reduce is not None else best_per_config(runs)
+        """{configuration label: result}: ``reduce`` of ``runs`` where set; else, for an experiment with a protocol,
+        a configuration's several seeds x learning rates reduced as its paper reports them
+        (:func:`lrnnkit.learn.protocols.reduce_as_reported`; a configuration run once gives
+        :func:`best_per_config`'s run, unchanged), else :func:`best_per_config`. Every path that judges runs
+        (the registry, ``lrnnkit experiment``, ``bench_learning.py --summarise``) reads them by this one rule."""
+        if self.reduce is not None:
+            return self.reduce(self.name, runs)
+        from .protocols import PROTOCOLS, reduce_as_reported
+        return reduce_as_reported(self.name, runs) if self.name in PROTOCOLS else best_per_config(runs)
 
 
 def config_label(label: str, res: dict) -> str:

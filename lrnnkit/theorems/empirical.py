@@ -135,14 +135,26 @@ def _stored(judgement: dict, who: str, path: str, what: str) -> CheckResult:
 
 
 def _best(runs: dict, labels=None) -> dict:
-    """{configuration: run}: per configuration (``config_label``, else the run's label) the run with the most steps,
-    the run the judges read (:func:`lrnnkit.learn.experiments.best_per_config`, torch-free); only ``labels`` if
-    given."""
-    best: dict = {}
+    """{cell: run}: the runs the judges read. Per configuration (``config_label``, else the run's label) and (seed,
+    learning rate) the run with the most steps (:func:`lrnnkit.learn.protocols.reduce_as_reported` reduces these
+    cells as the paper reports; one cell per configuration is :func:`lrnnkit.learn.experiments.best_per_config`'s
+    run), torch-free. A configuration of one cell is keyed by its label, one of several by ``label (seed S, lr
+    L)``, so that a capped seed of a grid is named; only ``labels`` if given."""
+    cells: dict = {}
     for k, r in runs.items():
         c = r.get("config_label", k)
-        if (labels is None or c in labels) and (c not in best or r.get("steps", 0) > best[c].get("steps", 0)):
-            best[c] = r
+        if labels is not None and c not in labels:
+            continue
+        cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
+        cell = cells.setdefault(c, {})
+        key = (cfg.get("seed"), cfg.get("lr"))
+        if key not in cell or r.get("steps", 0) > cell[key].get("steps", 0):
+            cell[key] = r
+    best: dict = {}
+    for c, cell in cells.items():
+        for (seed, lr), r in cell.items():
+            best[c if len(cell) == 1 else f"{c} (seed {seed}, lr {lr:g})" if isinstance(lr, (int, float))
+                 else f"{c} (seed {seed}, lr {lr})"] = r
     return best
 
 

@@ -301,3 +301,17 @@ def test_a_rejection_by_one_seed_is_not_recorded_as_falsifying_the_paper():
         assert r.verdict == "open" and "one seed" in r.evidence, (s.id, r.evidence)
         checked += 1
     assert checked >= 5
+
+
+def test_a_capped_seed_of_a_grid_is_named_and_keeps_the_verdict_open():
+    """The judges read every (seed, learning rate) cell of a configuration (the paper's reduction picks among
+    them), so a cell cut short is a capped deciding run even when another seed of the configuration trained all
+    its steps; the statement names the seed. One cell per configuration keeps the configuration's label."""
+    from lrnnkit.theorems.empirical import capped_runs
+    full = lambda s: {"config_label": "a", "steps": 100, "stopped_early": False,        # noqa: E731
+                      "config": {"seed": s, "lr": 1e-3, "steps": 100, "max_seconds": None, "auto_steps": False}}
+    cut = {**full(1), "steps": 40, "config": {**full(1)["config"], "max_seconds": 60}}
+    assert capped_runs({"a s0": full(0)}) == []
+    assert capped_runs({"a s0": full(0), "a s1": cut}) == [
+        ("a (seed 1, lr 0.001)", "40 of its 100 configured steps, a 60 s wall-clock cap")]
+    assert capped_runs({"a s1": cut}) == [("a", "40 of its 100 configured steps, a 60 s wall-clock cap")]
