@@ -107,3 +107,20 @@ def test_a_configuration_run_once_is_judged_as_before():
     runs["DeltaNet [-1,1] (short call)"] = {**_seeded("DeltaNet [-1,1]", 0, 1e-3, 0.0, steps=10)}
     assert e.reduced(runs) == best_per_config(runs) and "reported_as" not in e.reduced(runs)["DeltaNet [-1,1]"]
     assert e.judge_runs(runs) == e.judge(best_per_config(runs))
+
+
+def test_z60_is_read_both_ways_where_the_metric_is_undefined():
+    """000 Fig. 6's "sequence accuracy" is undefined: the Z60 judge reads token and final-position accuracy and says
+    whether they agree; its outcome stays the token reading's."""
+    def run(tok, fin):
+        return {"test_accuracy": {"32": tok, "64": tok / 2}, "final_accuracy": {"32": fin, "64": fin / 2}}
+    labels = ("Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]")
+    agree = dict(zip(labels, [run(0.99, 0.9), run(0.7, 0.1), run(0.6, 0.5), run(0.3, 0.2)]))
+    out = get_experiment("000-z60").judge(agree)
+    assert out["outcome"] == "reproduced" and out["readings"].startswith("token and final-position")
+    assert out["measured"]["final_accuracy_at_train_length"]["DeltaNet [0,1]"] == 0.2
+    differ = {**agree, "DeltaNet [0,1]": run(0.3, 0.5)}     # the final reading: DeltaNet [0,1] no worse
+    out = get_experiment("000-z60").judge(differ)
+    assert out["outcome"] == "reproduced" and "disagree" in out["readings"] and "partly reproduced" in out["readings"]
+    token_only = {k: {"test_accuracy": v["test_accuracy"]} for k, v in agree.items()}
+    assert "readings" not in get_experiment("000-z60").judge(token_only)
