@@ -99,9 +99,37 @@ def _load(path: str) -> dict:
         return json.load(fh)
 
 
+LEARNING = os.path.join(HERE, "results", "learning")
+
+
+def measured_costs(costs: dict, learning_dir: str = LEARNING) -> dict:
+    """``costs`` (the ``cost_h200_loops.json`` table) with each configuration's ms/step replaced by what its runs
+    took where a committed paper-scale results file (``<experiment>-paper.json``) holds runs of it that trained all
+    their configured steps (the mean of their ``ms_per_step``): a whole run's rate, evaluation aside, over the
+    table's few timed steps. The rows so replaced say ``measured_in_runs``."""
+    import copy
+    import glob
+    out = copy.deepcopy(costs)
+    for path in sorted(glob.glob(os.path.join(learning_dir, "*-paper.json"))):
+        rec = _load(path)
+        exp = (out.get("experiments") or {}).get(rec.get("name"))
+        if not exp or rec.get("scale") != "paper":
+            continue
+        seen: dict = {}
+        for label, r in (rec.get("runs") or {}).items():
+            cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
+            if r.get("ms_per_step") and r.get("steps") == cfg.get("steps"):
+                seen.setdefault(r.get("config_label", label), []).append(float(r["ms_per_step"]))
+        for row in exp.get("rows", []):
+            if row.get("label") in seen:
+                ms = seen[row["label"]]
+                row["ms_per_step"], row["measured_in_runs"] = sum(ms) / len(ms), len(ms)
+    return out
+
+
 def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long") -> str:
     """The table of :func:`plan` and each GPU's total minutes."""
-    costs = _load(COSTS) if costs is None else costs
+    costs = measured_costs(_load(COSTS)) if costs is None else costs
     speedups = _load(SPEEDUPS) if speedups is None else speedups
     lines, tot = [], [0.0] * gpus
     for g, m, j in plan(jobs, gpus, costs, speedups, order):
@@ -237,7 +265,7 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     os.makedirs(out, exist_ok=True)
     deadline = time.time() + deadline_s if deadline_s else None
     per = {}
-    for g, _, j in plan(jobs, gpus, _load(COSTS), _load(SPEEDUPS), order):
+    for g, _, j in plan(jobs, gpus, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
         per.setdefault(g, []).append(j)
     procs = []
     for g, js in per.items():

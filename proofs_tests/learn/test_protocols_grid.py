@@ -179,3 +179,19 @@ def test_the_plan_orders_jobs_long_or_short_first():
             pg.plan(jobs, 1, {}, {}, "middle")
     finally:
         pg.estimate_minutes = real
+
+
+def test_measured_costs_take_a_whole_runs_rate_where_one_is_committed(tmp_path):
+    """A committed paper-scale file's runs that trained every configured step replace the cost table's ms/step of
+    their configuration (their mean); a capped run, another scale, or an unknown experiment change nothing."""
+    costs = {"experiments": {"e": {"rows": [{"label": "A", "ms_per_step": 15.5}, {"label": "B", "ms_per_step": 3.0}]}}}
+    runs = {"A (lr 0.1, seed 0)": {"config_label": "A", "steps": 10, "ms_per_step": 1.5, "config": {"steps": 10}},
+            "A (lr 0.1, seed 1)": {"config_label": "A", "steps": 10, "ms_per_step": 2.5, "config": {"steps": 10}},
+            "B (lr 0.1, seed 0)": {"config_label": "B", "steps": 4, "ms_per_step": 9.0, "config": {"steps": 10}}}
+    (tmp_path / "e-paper.json").write_text(json.dumps({"name": "e", "scale": "paper", "runs": runs}))
+    (tmp_path / "f-paper.json").write_text(json.dumps({"name": "f", "scale": "paper", "runs": runs}))
+    got = pg.measured_costs(costs, str(tmp_path))
+    a, b = got["experiments"]["e"]["rows"]
+    assert (a["ms_per_step"], a["measured_in_runs"]) == (2.0, 2)
+    assert b == {"label": "B", "ms_per_step": 3.0}
+    assert costs["experiments"]["e"]["rows"][0]["ms_per_step"] == 15.5      # the table itself is left as it was
