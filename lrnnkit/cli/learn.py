@@ -10,7 +10,7 @@ from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import atomic_write_text
 from ._common import device_arg, seed_arg
 from ..learn.kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
-from ..learn.protocols import protocol_record
+from ..learn.protocols import protocol_record, reduce_as_reported
 
 ORDER = 110
 
@@ -250,7 +250,8 @@ def run_experiment_cmd(a) -> int:
     if not a.name:
         raise InputError("experiment: give a NAME or --list (see `lrnnkit experiment --list`)")
     rec = run_experiment(a.name, a.scale, a.device, a.out, progress=not a.json and sys.stderr.isatty(),
-                         horizons=not a.no_horizon, annotate=lambda name, runs: {"protocol": protocol_record(name, runs)})
+                         horizons=not a.no_horizon, annotate=lambda name, runs: {"protocol": protocol_record(name, runs)},
+                         reduce=reduce_as_reported)
     if a.json:
         _print_json(rec)
     else:

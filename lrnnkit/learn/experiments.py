@@ -55,8 +55,8 @@ class Experiment:
     # result (e.g. 003's fixed-point iterations per test length)
     measure: Callable | None = None
     # how several runs of one configuration become the one result its judge reads: (name, runs) -> {label: result};
-    # None: as the paper reports them where the experiment has a protocol (lrnnkit.learn.protocols.reduce_as_reported,
-    # imported when first used: the protocols read the experiments), else best_per_config
+    # None: best_per_config. Every caller that judges sets it to lrnnkit.learn.protocols.reduce_as_reported
+    # (protocols.as_reported), which this module cannot import (the protocols read the experiments)
     reduce: Callable | None = None
 
     def to_json(self) -> dict:
@@ -72,15 +72,13 @@ class Experiment:
         return judge({k: best[k] for k in labels})
 
     def reduced(self, runs: dict) -> dict:
-        """{configuration label: result}: ``reduce`` of ``runs`` where set; else, for an experiment with a protocol,
-        a configuration's several seeds x learning rates reduced as its paper reports them
-        (:func:`lrnnkit.learn.protocols.reduce_as_reported`; a configuration run once gives
-        :func:`best_per_config`'s run, unchanged), else :func:`best_per_config`. Every path that judges runs
-        (the registry, ``lrnnkit experiment``, ``bench_learning.py --summarise``) reads them by this one rule."""
-        if self.reduce is not None:
-            return self.reduce(self.name, runs)
-        from .protocols import PROTOCOLS, reduce_as_reported
-        return reduce_as_reported(self.name, runs) if self.name in PROTOCOLS else best_per_config(runs)
+        """{configuration label: result}: ``reduce`` of ``runs`` where set, else :func:`best_per_config`. Every path
+        that judges runs (the registry, ``lrnnkit experiment``, ``bench_learning.py --summarise``) sets ``reduce``
+        to :func:`lrnnkit.learn.protocols.reduce_as_reported` (:func:`lrnnkit.learn.protocols.as_reported`): a
+        configuration's several seeds x learning rates reduced as its paper reports them, a configuration run once
+        judged on :func:`best_per_config`'s run, unchanged. This module cannot import the protocols (they read the
+        experiments), so the callers wire it."""
+        return self.reduce(self.name, runs) if self.reduce is not None else best_per_config(runs)
 
 
 def config_label(label: str, res: dict) -> str:
@@ -576,7 +574,7 @@ def get_experiment(name: str) -> Experiment:
 
 def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str | None = None,
                    progress: bool = False, only: list | None = None, horizons: bool = True,
-                   annotate: Callable | None = None) -> dict:
+                   annotate: Callable | None = None, reduce: Callable | None = None) -> dict:
     """Run every configuration of an experiment (sequentially), judge, and (with ``out``) write
     ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement).
 
@@ -589,12 +587,16 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     -- takes the finished configurations' results as they are and resumes the interrupted one from its last
     checkpoint, so the record equals an uninterrupted run's (timings aside). One process at a time writes ``out``.
     ``annotate(name, runs) -> dict`` adds fields to the record before it is written (the command line adds the
-    runs' protocol, :func:`lrnnkit.learn.protocols.protocol_record`, which the registry reads).
+    runs' protocol, :func:`lrnnkit.learn.protocols.protocol_record`, which the registry reads). ``reduce``: the
+    experiment's ``reduce`` (the command line passes :func:`lrnnkit.learn.protocols.reduce_as_reported`, the
+    registry's rule).
     """
     from .checkpoint import make_run_dir, run_lock
     if scale not in SCALES:
         raise InputError(f"unknown scale {scale!r} (choose from {', '.join(SCALES)})")
     exp = get_experiment(name)
+    if reduce is not None:
+        exp = replace(exp, reduce=reduce)
     require_device(device)
     lower = f"--scale ({scale})" + (" or run on a GPU (--device cuda)" if device == "cpu" else "")
     with memory_named(f"experiment {name} on {device}", lower):

@@ -30,7 +30,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from .tasks import batch_rng
+from .dataset import resident_bytes
+from .tasks import batch_rng, make_task
 
 __all__ = ["peak_bytes", "LiveBytes"]
 
@@ -112,6 +113,4 @@ def fixed_set_bytes(cfg) -> int:
     of one run."""
     if getattr(cfg, "train_words", None) is None:
         return 0
-    from .dataset import resident_bytes
-    from .tasks import make_task
     return resident_bytes(make_task(cfg.task), cfg.train_words, cfg.train_len)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import InputError
 from ..fileio import atomic_write_text
 from .kinds import TEST_MIX_000
+from .tasks import make_task
 
 __all__ = ["Quote", "Protocol", "Difference", "PROTOCOLS", "get_protocol", "differences", "follow",
            "judged_metric", "FixedData", "runs_multiplier", "silent", "grouped_differences", "registry_statement",
@@ -549,7 +550,6 @@ def _ours(name: str, cfgs: list):
     if name == "test_words" and c.test_mix is not None:
         return tuple(c.test_mix)
     if name == "supervision":
-        from .tasks import make_task
         return SUPERVISION_WORDS.get(getattr(make_task(c.task), "supervise", "all"), "every position")
     if name == "word_format":
         return OURS_WORD_FORMAT
