@@ -313,6 +313,15 @@ def _task(rec: dict):
     return rec["result"].get("task") or (rec.get("config") or {}).get("task")
 
 
+def _with_seed_outcomes(judgement: dict, judge, runs: dict) -> dict:
+    """``judgement`` with ``seed_outcomes`` (each seed's runs judged alone, :func:`lrnnkit.theorems.empirical.
+    seed_outcomes`) where two or more seeds ran every configuration: the registry reads them to tell a rejection
+    that holds for every seed from one that depends on the seed."""
+    from lrnnkit.theorems.empirical import seed_outcomes
+    per = seed_outcomes(judge, runs)
+    return {**judgement, "seed_outcomes": {str(k): v for k, v in per.items()}} if len(per) >= 2 else judgement
+
+
 def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
     from lrnnkit.learn.protocols import as_reported, protocol_record
@@ -359,7 +368,7 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             n_have = sum(lab in have for lab in labels)
             if n_have == len(labels):
                 try:
-                    doc["judgement"] = e.judge_runs(ok)
+                    doc["judgement"] = _with_seed_outcomes(e.judge_runs(ok), e.judge_runs, ok)
                 except Exception as exc:   # noqa: BLE001 - a judge that cannot read the numbers is reported
                     doc["judgement"] = {"outcome": f"not judged ({type(exc).__name__}: {exc})"}
             else:
@@ -368,7 +377,8 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             for part, (claim, plabels, _) in e.parts.items():
                 pj = {"claim": claim, "configurations": plabels}
                 if all(lab in have for lab in plabels):
-                    pj["judgement"] = e.judge_part(part, ok)
+                    pj["judgement"] = _with_seed_outcomes(e.judge_part(part, ok),
+                                                          lambda rr, part=part: e.judge_part(part, rr), ok)
                     pj["protocol"] = protocol_record(exp, ok, plabels)
                 else:
                     pj["judgement"] = {"outcome": "incomplete"}
@@ -663,6 +673,9 @@ def main(argv=None) -> int:
     ap.add_argument("--protocol", action="store_true",
                     help="with --scale paper: the papers' seeds x lrs, each shape group one batched job "
                          "(benchmarks/protocol_grid.py); resumes from the run directories under --out")
+    ap.add_argument("--seeds", metavar="S,S,...",
+                    help="with --protocol: every configuration's runs at these seeds instead of the paper's count "
+                         "(more seeds for a verdict, or the seeds a later call adds)")
     ap.add_argument("--dry-run", action="store_true", help="with --protocol: print the jobs and minutes per GPU")
     ap.add_argument("--deadline", type=float, default=None,
                     help="with --protocol: wall seconds for the whole call; each GPU's next job is capped to what is "
@@ -728,6 +741,12 @@ def main(argv=None) -> int:
         pjobs = pg.protocol_jobs(names, a.device)
         if a.labels:
             pjobs = [j for j in pjobs if any(x in j["label"] for x in a.labels.split(","))]
+        if a.seeds:
+            try:
+                seeds = [int(x) for x in a.seeds.split(",") if x.strip()]
+            except ValueError:
+                ap.error(f"--seeds takes comma-separated integers, not {a.seeds!r}")
+            pjobs = pg.with_seeds(pjobs, seeds)
         if a.dry_run:
             print(pg.dry_run(pjobs, a.gpus, order=a.order))
             return 0

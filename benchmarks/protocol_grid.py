@@ -41,6 +41,31 @@ def protocol_jobs(names, device: str = "cuda") -> list:
     return jobs
 
 
+def with_seeds(jobs, seeds) -> list:
+    """``jobs`` with each configuration's runs at every learning rate re-seeded to ``seeds`` (a list of ints): more
+    seeds than a paper prints, for a verdict the registry accepts (two or more per configuration), or the seeds a
+    later call adds to an earlier one's. The run at each rate is otherwise the protocol's; the job is batched again
+    only where :func:`_batchable` accepts the new runs."""
+    import dataclasses
+
+    from lrnnkit.errors import InputError
+    from lrnnkit.learn.train import TrainConfig
+    seeds = list(seeds)
+    if not seeds or len(set(seeds)) != len(seeds) or any(not isinstance(s, int) or s < 0 for s in seeds):
+        raise InputError(f"seeds must be distinct non-negative integers, not {seeds!r}")
+    out = []
+    for j in jobs:
+        by_lr = {}
+        for r in j["runs"]:
+            by_lr.setdefault(r["config"]["lr"], r)
+        cfgs = [dataclasses.replace(TrainConfig.from_json(dict(r["config"])), seed=s)
+                for r in by_lr.values() for s in seeds]
+        runs = [{"label": f"{j['label']} (lr {c.lr:g}, seed {c.seed})", "config_label": j["label"],
+                 "config": c.to_json()} for c in cfgs]
+        out.append({**j, "runs": runs, "batched": _batchable(cfgs)})
+    return out
+
+
 def _batchable(cfgs) -> bool:
     """Whether :func:`lrnnkit.learn.batched.check_runs` accepts the runs as one batched model (its rules, not a copy:
     the layer, one shape, no auto_steps, the device loop, the token limit of one step)."""
@@ -197,7 +222,10 @@ def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> li
         model = res.get("_model")
         res = {k: v for k, v in res.items() if k != "_model"}
         if model is not None and status == "ok" and res.get("steps") == c.steps:
-            res.update(_after_training(job["experiment"], model, c, 60.0 / len(cfgs)))
+            try:    # the measurements after training must not lose the trained run's record
+                res.update(_after_training(job["experiment"], model, c, 60.0 / len(cfgs)))
+            except Exception as exc:
+                res["after_training_error"] = f"{type(exc).__name__}: {exc}"
         res["config_label"] = r["config_label"]
         if "steps" in res and "seconds" in res:
             res["ms_per_step"] = round(1000 * res["seconds"] / max(1, res["steps"]), 2)
@@ -274,8 +302,9 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
                                       env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}))
-    for p in procs:
-        p.wait()
+    for g, p in zip(per, procs):
+        if p.wait() != 0:
+            print(f"gpu {g}: its jobs' process exited with status {p.returncode} (see its output above)", flush=True)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
     print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
     print("packed:", ", ".join(pack_for_return(out)))

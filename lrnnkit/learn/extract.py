@@ -48,7 +48,7 @@ from .device import require_device
 from .compare import model_outputs, shortest_disagreement, torch_outputs
 from .locate import is_trained_path
 
-__all__ = ["Extraction", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
+__all__ = ["Extraction", "ExtractionStopped", "extract_automaton", "extract_from_trained", "extract_checkpoint", "model_oracle",
            "torch_oracle", "ModelOracle", "EQ_ORACLES", "have_aalpy"]
 
 EQ_ORACLES = ("target", "random-walk", "w-method")
@@ -76,6 +76,10 @@ def have_aalpy() -> bool:
 
 
 # --------------------------------------------------------------------------- oracles from models
+class ExtractionStopped(RuntimeError):
+    """L* did not finish: AALpy stopped it (e.g. it saw two answers to one query)."""
+
+
 class _BatchOracle:
     """A membership oracle over a batch function ``self.batch((B, T) int array) -> (B, T) labels``: ``oracle(word)``
     is the label after the last letter, ``oracle.trace(word)`` the label after every prefix (one run)."""
@@ -217,8 +221,8 @@ def _make_sul(oracle: Callable, alphabet: list, initial_output: str):
                     outs = trace_fn(list(word))
                     if len(outs) != len(word):
                         raise InputError(f"oracle trace returned {len(outs)} outputs for a word of length {len(word)}")
-                    for i, o in enumerate(outs):
-                        self.memo[word[: i + 1]] = str(o)
+                    for i, o in enumerate(outs):   # the first answer of a prefix stands: AALpy checks its
+                        self.memo.setdefault(word[: i + 1], str(o))   # cache against every later one
                 else:
                     self.memo[word] = str(oracle(list(word)))
                 got = self.memo[word]
@@ -361,8 +365,12 @@ def extract_automaton(oracle: Callable, alphabet: Sequence[str] | None = None, *
 
             eq = _TargetOracle(alphabet, sul)
         t0 = time.perf_counter()
-        hyp, info = run_Lstar(alphabet, sul, eq, automaton_type="moore", cache_and_non_det_check=True,
-                              max_learning_rounds=max_rounds, return_data=True, print_level=0)
+        try:
+            hyp, info = run_Lstar(alphabet, sul, eq, automaton_type="moore", cache_and_non_det_check=True,
+                                  max_learning_rounds=max_rounds, return_data=True, print_level=0)
+        except SystemExit as exc:   # AALpy stops the interpreter on a non-deterministic answer: make it an error
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "stopped"
+            raise ExtractionStopped(f"AALpy stopped L*: {first}") from None
         seconds = time.perf_counter() - t0
     finally:
         random.setstate(rng_state)

@@ -34,7 +34,7 @@ from ..automata.fsa import FSA
 from ..automata.minimize import minimize
 from ..errors import InputError
 from .compare import shortest_disagreement, torch_outputs
-from .extract import _BatchOracle, extract_automaton, have_aalpy
+from .extract import ExtractionStopped, _BatchOracle, extract_automaton, have_aalpy
 from .device import require_device
 from .tasks import AutomatonTask, make_task
 
@@ -187,6 +187,8 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
                                         max_states=4 * out["target_states"], seed=seed, known=known)
             except _Budget as exc:
                 out["extraction"] = {"stopped": f"{exc} before L* finished"}
+            except ExtractionStopped as exc:
+                out["extraction"] = {"stopped": str(exc)}
             finally:
                 oracle.limit = None
         if ext is not None:

@@ -46,7 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
-from .registry import OWN, CheckResult, Statement, judge_source, register
+from .registry import _REGISTRY, OWN, CheckResult, Statement, judge_source, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS_DIR = os.path.join(ROOT, "benchmarks", "results", "learning")
@@ -235,14 +235,38 @@ def single_seed_configs(runs: dict) -> list:
     return sorted(k for k, v in seeds.items() if len(v) < 2)
 
 
-def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict) -> CheckResult:
+_SEED_DEPENDENT = ("The rejection does not hold for every seed, so it is not recorded as falsifying the paper; each "
+                   "seed judged alone")
+
+
+def seed_outcomes(judge, runs: dict) -> dict:
+    """``{seed: outcome}``: ``judge`` (runs -> judgement: an experiment's ``judge_runs`` or one part's) applied to
+    each seed's runs alone, for the seeds that every configuration of ``runs`` ran (each configuration's cell at
+    that seed, reduced as the experiment reduces). A paper-scale rejection is recorded as ``falsified`` only where every one of these
+    rejects too (:func:`_at_paper_scale`): a rejection of the reduced runs that one seed alone does not share
+    depends on the seed, not on the claim."""
+    configs = {r.get("config_label") or k for k, r in runs.items()}
+    by_seed: dict = {}
+    for k, r in runs.items():
+        cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
+        by_seed.setdefault(cfg.get("seed"), {})[k] = r
+    out = {}
+    for seed, sub in sorted(by_seed.items(), key=lambda kv: str(kv[0])):
+        if {r.get("config_label") or k for k, r in sub.items()} == configs:
+            out[seed] = judge(sub).get("outcome", "not judged")
+    return out
+
+
+def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, judge=None) -> CheckResult:
     """A judge's rejection (``not reproduced`` / ``partly reproduced``) of runs made at the paper's own settings
     (scale ``paper``: its widths, steps, data sizes) is evidence against the claim: ``falsified``, with the
     measurements as the counterexample. At ``tiny`` and ``small`` scale the same outcome stays ``open`` (the
     evidence names the capped runs, :func:`capped_runs`, at every scale), and so does a ``paper`` file whose
     deciding ``runs`` were capped: fewer steps than the paper's. A paper-scale verdict either way (``holds`` or
     ``falsified``) also needs runs that follow the paper's protocol (seeds, steps, model, data:
-    :func:`protocol_statement` of ``rec``); otherwise the entry stays ``open`` and its evidence says what differed."""
+    :func:`protocol_statement` of ``rec``); otherwise the entry stays ``open`` and its evidence says what differed.
+    A rejection is ``falsified`` only with two or more seeds of every configuration (:func:`single_seed_configs`)
+    and each of them rejected by ``judge`` alone (:func:`seed_outcomes`); otherwise ``open``."""
     if scale != "paper":
         capped = _capped_statement(runs, scale)
         return r if not capped else CheckResult(r.verdict, f"{r.evidence}. {capped}", r.counterexample,
@@ -261,9 +285,15 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict) 
     single = single_seed_configs(runs)
     if single:
         return CheckResult("open", f"{r.evidence}. {_SINGLE_SEED}: {', '.join(single)}", details=r.details)
+    per_seed = (seed_outcomes(judge, runs) if judge is not None     # a record judged afresh, else the stored
+                else (r.details.get("judgement") or {}).get("seed_outcomes") or {})
+    said = "; ".join(f"seed {s}: {o}" for s, o in per_seed.items())
+    if len(per_seed) < 2 or not all(o.startswith(("not reproduced", "partly reproduced")) for o in per_seed.values()):
+        return CheckResult("open", f"{r.evidence}. {_SEED_DEPENDENT}: {said or 'no seed ran every configuration'}",
+                           details=r.details)
     measured = (r.details.get("judgement") or {}).get("measured", {})
-    return CheckResult("falsified", f"at the paper's scale: {r.evidence}", counterexample=measured,
-                       details=r.details)
+    return CheckResult("falsified", f"at the paper's scale: {r.evidence}; each seed judged alone: {said}",
+                       counterexample=measured, details={**r.details, "seed_outcomes": per_seed})
 
 
 def _exchanged(res: dict) -> dict:
@@ -319,10 +349,23 @@ def perturbed_record(rec: dict) -> dict:
             "protocol": follows, "parts": {p: {**pj, "protocol": follows} for p, pj in (rec.get("parts") or {}).items()}}
 
 
-def _perturbation(rec: dict) -> dict | None:
-    """``{"record": perturbed_record(rec)}``, or None where the file's runs lack what the perturbation turns."""
+def one_seed_record(rec: dict) -> dict:
+    """``rec`` with each configuration's runs cut to its first seed: the perturbation of a ``falsified`` entry,
+    whose counterexample is a rejection by every one of two or more seeds; with one seed the same measurements
+    leave the entry ``open`` (:func:`single_seed_configs`)."""
+    first: dict = {}
+    for k, r in rec["runs"].items():
+        c = r.get("config_label") or k
+        first[c] = min(first.get(c, r["config"]["seed"]), r["config"]["seed"])
+    return {**rec, "runs": {k: r for k, r in rec["runs"].items()
+                            if r["config"]["seed"] == first[r.get("config_label") or k]}}
+
+
+def _perturbation(rec: dict, verdict: str = "open") -> dict | None:
+    """``{"record": perturbed_record(rec)}`` (``falsified``: :func:`one_seed_record`), or None where the file's runs
+    lack what the perturbation turns."""
     try:
-        return {"record": perturbed_record(rec)}
+        return {"record": one_seed_record(rec) if verdict == "falsified" else perturbed_record(rec)}
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
@@ -365,6 +408,23 @@ def _with_extra_parts(name: str, outcome: str, measured: dict) -> tuple:
     return outcome, text
 
 
+_NOT_EVIDENCE = " Not reproduced at this scale is not evidence against the paper."
+
+
+def _paper_verdict(evidence: str, verdict: str, judged: dict, outcome: str, scale, runs: dict, rec: dict) -> tuple:
+    """``(evidence, verdict, counterexample)`` of an entry as registered: where the stored judgement at the paper's
+    scale passes :func:`_at_paper_scale` (protocol followed, uncapped, two or more seeds, each seed rejected alone)
+    the verdict is ``falsified``, as the entry's check derives, the counterexample the measurements and each seed's
+    outcome; otherwise unchanged, no counterexample."""
+    r = _at_paper_scale(CheckResult(verdict, evidence, details={"judgement": judged}), outcome, scale, runs, rec)
+    if r.verdict != "falsified":
+        return evidence, verdict, None
+    said = "; ".join(f"seed {k}: {v}" for k, v in (judged.get("seed_outcomes") or {}).items())
+    return (f"{evidence.replace(_NOT_EVIDENCE, '')} At the paper's scale and protocol, two or more seeds of every "
+            f"configuration, each seed judged alone: {said}."), "falsified", \
+        {"measured": judged.get("measured"), "seed_outcomes": judged.get("seed_outcomes")}
+
+
 def _experiment_entry(path: str, rec: dict) -> Statement:
     name, scale = rec["name"], rec["scale"]
     paper = str(rec["paper"])
@@ -382,14 +442,16 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     evidence = (f"{outcome} at scale {scale} ({device}): measured "
                 f"{_summary(judged.get('measured', {}))}; paper: {_summary(judged.get('paper', ''))}; "
                 f"criterion: {judged.get('criterion', 'see lrnnkit.learn.experiments')}. Results: {_rel(path)}; "
-                f"command: {cmd}." + extra + ("" if verdict == "holds" else
-                                      " Not reproduced at this scale is not evidence against the paper.")
+                f"command: {cmd}." + extra + ("" if verdict == "holds" else _NOT_EVIDENCE)
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
                           f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
     capped = _capped_statement(rec["runs"], scale)
     if capped:
         evidence += f" {capped}."
     evidence, verdict = _protocol_gate(evidence, verdict, rec, scale)
+    cex = None
+    if judged and not rec.get("failed"):
+        evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale, rec["runs"], rec)
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
         d = _load(path) if record is None else record
@@ -407,14 +469,15 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         outcome2, extra2 = _with_extra_parts(name, j.get("outcome", ""), j.get("measured") or {})
         if outcome2 != j.get("outcome"):
             r = CheckResult(OUTCOME_VERDICT.get(outcome2, "open"), r.evidence + extra2, details=r.details)
-        return _at_paper_scale(r, outcome2, d.get("scale"), runs, d)
+        return _at_paper_scale(r, outcome2, d.get("scale"), runs, d,
+                               None if record is None else lambda rr: judge_of(name).judge_runs(rr))
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=rec["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
                                 f"training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     check=check if judged else None, notes=f"results: {_rel(path)}",
-                     perturb=_perturbation(rec) if judged else None)
+                     counterexample=cex, check=check if judged else None, notes=f"results: {_rel(path)}",
+                     perturb=_perturbation(rec, verdict) if judged else None)
 
 
 # --------------------------------------------------------------------------- construction as initialisation
@@ -521,11 +584,16 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                 f"Results: {_rel(path)} (configurations {', '.join(labels)}); the deciding runs' command: "
                 f"{' and '.join(deciding) or 'python benchmarks/bench_learning.py --only ' + name + ' --device cuda'} "
                 f"(benchmarks/RESULTS.md, section learning)."
-                + ("" if verdict == "holds" else " Not reproduced at this scale is not evidence against the paper."))
+                + ("" if verdict == "holds" else _NOT_EVIDENCE))
     capped = _capped_statement({k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels}, scale)
     if capped:
         evidence += f" {capped}."
     evidence, verdict = _protocol_gate(evidence, verdict, pj, scale)    # the part's configurations' protocol
+    cex = None
+    if judged and not failed:
+        evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale,
+                                           {k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels},
+                                           {"protocol": pj.get("protocol", rec.get("protocol"))})
 
     def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
         d = _load(path) if record is None else record
@@ -541,23 +609,25 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
         pd = (d.get("parts") or {}).get(part) or {}
         return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"),
                                {k: x for k, x in d["runs"].items() if x.get("config_label", k) in labels},
-                               {"protocol": pd.get("protocol", d.get("protocol"))})
+                               {"protocol": pd.get("protocol", d.get("protocol"))},
+                               None if record is None else lambda rr: judge_of(name).judge_part(part, rr))
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "
                                 f"layers and training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     check=check if judged else None, perturb=_perturbation(rec) if judged else None,
+                     counterexample=cex, check=check if judged else None,
+                     perturb=_perturbation(rec, verdict) if judged else None,
                      notes=f"results: {_rel(path)}; whole experiment: "
                                                             f"{paper}:empirical-{short}-{scale}")
 
 
 def _register_all() -> None:
     for path, rec in _experiment_files():
-        try:
-            register(_experiment_entry(path, rec))
-        except ValueError:
+        entry = _experiment_entry(path, rec)     # a malformed entry raises here, never silently dropped
+        if entry.id in _REGISTRY:
             continue   # the same (experiment, scale) twice: the first file (sorted paths) wins
+        register(entry)
         for part, pj in (rec.get("parts") or {}).items():
             try:
                 register(_part_entry(path, rec, part, pj))

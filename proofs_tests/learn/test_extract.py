@@ -125,3 +125,42 @@ def test_extract_from_trained_model_interface():
     assert r.isomorphic is False          # an untrained [0,1] diagonal network does not compute parity
     w = r.distinguishing_word
     assert oracle(w) == r.model_output != r.target_output == task.fsa.outputs[task.fsa.run(w)]
+
+
+def test_a_trace_that_revises_earlier_prefixes_does_not_stop_lstar():
+    """A model under bf16 on a GPU can answer a prefix one way alone and another way inside a longer word (ties at
+    the argmax break by batch). The oracle below answers parity on a word's last letter and the flipped parity on
+    every earlier prefix: the first answer of each prefix must stand, or AALpy's cache sees two answers to one
+    query and stops the interpreter. The extraction then describes the first answers: every one-letter word is
+    answered alone first, so the prefixes keep parity and L* finds the two-state parity automaton."""
+    parity = L.load_source("parity")
+    one = parity.alphabet.index("1")
+
+    class Revising:
+        def trace(self, word):
+            p = np.cumsum([1 if x == one else 0 for x in word]) % 2
+            outs = [str(1 - v) for v in p[:-1]] + [str(p[-1])]
+            return [parity.outputs[parity.run(word[: i + 1])] if o == str(p[i]) else
+                    parity.outputs[1 - parity.run(word[: i + 1])] for i, o in enumerate(outs)]
+
+        def __call__(self, word):
+            return self.trace(word)[-1]
+
+    r = extract_automaton(Revising(), list(parity.alphabet), target=parity, random_steps=200)
+    assert r.automaton.n_states == 2 and r.isomorphic is True
+
+
+def test_aalpy_stopping_the_interpreter_becomes_an_error(monkeypatch):
+    """AALpy raises SystemExit on a non-deterministic answer; extraction turns it into ExtractionStopped (the
+    horizon records it as a stopped extraction) instead of ending the process that trained the model."""
+    import aalpy.learning_algs as algs
+
+    from lrnnkit.learn.extract import ExtractionStopped
+
+    def stop(*a, **k):
+        raise SystemExit("Non-determinism detected.\nError inserting: ('1',)")
+
+    monkeypatch.setattr(algs, "run_Lstar", stop)
+    fsa, model = _compiled("parity")
+    with pytest.raises(ExtractionStopped, match="AALpy stopped L\\*: Non-determinism detected."):
+        extract_automaton(model_oracle(model), target=fsa)
