@@ -112,6 +112,16 @@ def _total(cost: dict, loop: str) -> float:
     return sum(r[loop]["hours"] for e in cost["experiments"].values() for r in e["rows"] if loop in r)
 
 
+def _verdict(d: dict) -> str:
+    """``"; registry: V"``: the verdict of the registry's entry for the results ``d`` (its experiment at its scale)."""
+    from lrnnkit.theorems import all_statements
+    paper, name = str(d["paper"]), d["name"]
+    short = name[len(paper) + 1:] if name.startswith(paper + "-") else name
+    sid = f"{paper}:empirical-{short}-{d['scale']}"
+    got = [s.verdict for s in all_statements() if s.id == sid]
+    return f"; registry: {got[0]}" if got else ""
+
+
 def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) -> str:
     """The section "learning at paper scale" of RESULTS.md: per experiment the measured cost of the paper's
     settings (``cost_path``, written by ``--json``) and, where one ran (``ran``: results files of
@@ -130,9 +140,11 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
             caps = capped_runs(d["runs"])
             got = max(r.get("steps", 0) for r in d["runs"].values())
             paper = max(r["paper_steps"] for r in e["rows"])
-            status = (f"ran {len(d['runs'])} configurations, {got} of {paper} steps at most "
-                      f"({'capped: open' if caps else 'uncapped'}): {d['judgement'].get('outcome')} "
-                      f"(`{os.path.relpath(p, os.path.dirname(HERE))}`)")
+            cfgs = {r.get("config_label") or k for k, r in d["runs"].items()}
+            seeds = {(r.get("config") or {}).get("seed") for r in d["runs"].values()}
+            status = (f"ran {len(cfgs)} configurations x {len(seeds)} seed(s) ({len(d['runs'])} runs), {got} of "
+                      f"{paper} steps at most ({'capped: open' if caps else 'uncapped'}): "
+                      f"{d['judgement'].get('outcome')}{_verdict(d)} (`{os.path.relpath(p, os.path.dirname(HERE))}`)")
         else:
             status = f"not run: needs {e['hours']:.2f} GPU-hours"
         rows.append(row + [status])
