@@ -313,6 +313,22 @@ def _task(rec: dict):
     return rec["result"].get("task") or (rec.get("config") or {}).get("task")
 
 
+def label_filters(text: str) -> list:
+    """``--labels``: the comma-separated substrings of ``text``, a comma inside brackets kept (labels such as
+    ``"DeltaNet [-1,1]"`` hold one): ``"Mamba-like diagonal [0,1],DeltaNet"`` -> ``["Mamba-like diagonal [0,1]",
+    "DeltaNet"]``."""
+    out, cur, depth = [], "", 0
+    for ch in text:
+        depth += (ch in "[(") - (ch in "])")
+        if ch == "," and depth <= 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [x.strip() for x in out if x.strip()]
+
+
 def _with_seed_outcomes(judgement: dict, judge, runs: dict) -> dict:
     """``judgement`` with ``seed_outcomes`` (each seed's runs judged alone, :func:`lrnnkit.theorems.empirical.
     seed_outcomes`) where two or more seeds ran every configuration: the registry reads them to tell a rejection
@@ -666,7 +682,8 @@ def main(argv=None) -> int:
     ap.add_argument("--anchor-only", action="store_true", help="only the S3 anchor: fla n_h=1,2 and ours n_h=1,2")
     ap.add_argument("--skip-anchor", action="store_true", help="leave out our S3 n_h<=2 runs (run by --anchor-only)")
     ap.add_argument("--cap", type=float, default=None, help="override every run's max_seconds (and size its schedule to it: auto_steps)")
-    ap.add_argument("--labels", default="", help="comma-separated substrings: keep the runs whose label holds one")
+    ap.add_argument("--labels", default="", help="comma-separated substrings: keep the runs whose label holds one "
+                                                 "(a comma inside [...] belongs to the label: 'DeltaNet [-1,1]')")
     ap.add_argument("--safety-cap", type=float, default=None,
                     help="every run's max_seconds with its schedule unchanged: a run that trains all its steps inside "
                          "it is uncapped, one that reaches it is recorded as capped")
@@ -740,7 +757,7 @@ def main(argv=None) -> int:
         from benchmarks import protocol_grid as pg
         pjobs = pg.protocol_jobs(names, a.device)
         if a.labels:
-            pjobs = [j for j in pjobs if any(x in j["label"] for x in a.labels.split(","))]
+            pjobs = [j for j in pjobs if any(x in j["label"] for x in label_filters(a.labels))]
         if a.seeds:
             try:
                 seeds = [int(x) for x in a.seeds.split(",") if x.strip()]
@@ -763,7 +780,7 @@ def main(argv=None) -> int:
     elif a.skip_anchor:
         jobs = [j for j in jobs if not anchor(j)]
     if a.labels:
-        jobs = [j for j in jobs if any(x in j["label"] for x in a.labels.split(","))]
+        jobs = [j for j in jobs if any(x in j["label"] for x in label_filters(a.labels))]
     apply_probe(jobs, a.out)
     if a.cap is not None:
         for j in jobs:

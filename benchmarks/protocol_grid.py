@@ -249,21 +249,14 @@ def _after_training(experiment: str, model, cfg, extract_seconds: float = 30.0) 
     word up to the longest test length, the accuracy curve, an extracted automaton where it fits) under
     :data:`HORIZON` (the small scale's budget; the extraction cut at ``extract_seconds``, at most 30 s: a job's runs
     share one minute of extraction, so that a device call's minutes go to training)."""
-    from lrnnkit.errors import InputError
-    from lrnnkit.learn.experiments import get_experiment
-    from lrnnkit.learn.horizon import horizon
+    from lrnnkit.learn.experiments import get_experiment, run_horizon
     from lrnnkit.learn.tasks import make_task
     out = {}
     exp = get_experiment(experiment)
     if exp.measure is not None:
         out.update(exp.measure(model, make_task(cfg.task), cfg))
-    try:
-        h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, autocast=cfg.bf16,
-                    **dict(HORIZON, max_extract_seconds=min(HORIZON["max_extract_seconds"], extract_seconds)))
-        h.pop("seconds", None)
-    except (InputError, RuntimeError) as exc:
-        h = {"skipped": f"{type(exc).__name__}: {exc}", "statement": f"horizon not computed ({exc})"}
-    out["horizon"] = h
+    out["horizon"] = run_horizon(model, cfg, "paper", budget=dict(
+        HORIZON, max_extract_seconds=min(HORIZON["max_extract_seconds"], extract_seconds)))
     return out
 
 

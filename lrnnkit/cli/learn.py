@@ -81,7 +81,8 @@ def add_parser(sub) -> None:
     s = sub.add_parser("train", help="train an LRNN on an automaton's words and evaluate it past the training length")
     s.add_argument("source", help="task: any SOURCE (parity, group:S5, mod-arith:5, a JSON file, ...) or a paper "
                    "variant (S5-swaps, S5-4tok, sum:5, even-pair:5, mod-arith-nb:5, mod-arith-br:5, "
-                   "mod-arith-lr:5)")
+                   "mod-arith-lr:5); an automaton task + '+last' supervises each word's last position only "
+                   "(parity+last, as 004 App. B.1)")
     s.add_argument("--layer", required=True, choices=LAYER_KINDS, help="the LRNN layer to train")
     s.add_argument("--n-h", type=int, default=1, help="Householder factors per token (deltaproduct)")
     s.add_argument("--eig-range", default="-1,1", help="eigenvalue range of the transitions: 0,1 or -1,1")

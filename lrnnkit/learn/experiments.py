@@ -633,13 +633,14 @@ HORIZON_BUDGET = {"tiny": dict(max_words=2 ** 12, samples=64, max_extract_cells=
                                 max_extract_queries=100_000, max_extract_seconds=300)}
 
 
-def run_horizon(model, cfg: TrainConfig, scale: str) -> dict:
+def run_horizon(model, cfg: TrainConfig, scale: str, budget: dict | None = None) -> dict:
     """:func:`lrnnkit.learn.horizon.horizon` up to the longest test length (under bf16 autocast on CUDA where the
     run trained so, as its test accuracy was measured), or why there is none; without its
-    timings, so that a resumed experiment's record equals an uninterrupted one's."""
+    timings, so that a resumed experiment's record equals an uninterrupted one's. ``budget``: the horizon's limits
+    (default ``HORIZON_BUDGET[scale]``)."""
     try:
         h = horizon(model, cfg.task, max_len=max(cfg.test_len), device=cfg.device, autocast=cfg.bf16,
-                    **HORIZON_BUDGET[scale])
+                    **(HORIZON_BUDGET[scale] if budget is None else budget))
     except InputError as exc:
         return {"skipped": str(exc), "statement": f"horizon not computed ({exc})"}
     h.pop("seconds", None)

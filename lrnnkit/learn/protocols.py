@@ -33,8 +33,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
+from ..theorems.empirical import run_cells
 from .kinds import TEST_MIX_000
-from .tasks import make_task
+from .tasks import FINAL_ONLY, make_task
 
 __all__ = ["Quote", "Protocol", "Difference", "PROTOCOLS", "get_protocol", "differences", "follow",
            "judged_metric", "FixedData", "runs_multiplier", "silent", "grouped_differences", "registry_statement",
@@ -466,7 +467,7 @@ _P004 = Protocol("004-bilinear", {
     "reported": _q("best over learning rates", "004, Section 3.1", "'picked the best performing model'"),
     "metric": _q("scaled accuracy", "004, Section 3.1"),
     "supervision": _q("the final answer only", "004, App. B.1", "'during training, the loss is calculated only on "
-                                                                "this final target prediction'", expressible=False),
+                                                                "this final target prediction'"),
     "word_format": _q("[BOS] inputs [EOI], the answer read at [EOI]", "004, App. B.1",
                       "'special tokens [BOS] and [EOI] ... all model outputs are disregarded except for the output "
                       "corresponding to the [EOI] token'; a length counts the inputs (for modular arithmetic the "
@@ -611,6 +612,8 @@ def _test_words_same(paper, cfgs) -> bool:
 def _kind(name: str, quote: Quote) -> str:
     if name == "data" and isinstance(quote.value, FixedData) and quote.expressible:
         return "config"     # TrainConfig.train_words follows it
+    if name == "supervision" and quote.expressible and quote.value == SUPERVISION_WORDS["last"]:
+        return "config"     # the task's FINAL_ONLY suffix follows it
     if not quote.expressible or name in ("data", "early_stop", "supervision", "word_format"):
         return "trainer"
     if name == "test_words":    # a mixture is TrainConfig.test_mix; other test words are the trainer's
@@ -711,6 +714,10 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1) -> list:
             kw["schedule"] = _SCHEDULE_FIELD[q("schedule").value]
         if q("test_words") is not None and isinstance(q("test_words").value, tuple):
             kw["test_mix"] = q("test_words").value
+        sup = q("supervision")
+        if sup is not None and sup.expressible and sup.value == SUPERVISION_WORDS["last"] \
+                and getattr(make_task(base.task), "supervise", None) != "last":
+            kw["task"] = base.task + FINAL_ONLY
         sweep = q("lr_sweep").value if q("lr_sweep") is not None else None
         lrs = list(sweep) if isinstance(sweep, tuple) and sweep else \
             [q("lr").value if q("lr") is not None and q("lr").value is not None else base.lr]
@@ -956,14 +963,9 @@ def reduce_as_reported(name: str, runs: dict) -> dict:
     names no rule, gets :func:`best_per_config`'s result unchanged: one run of several seeds never decides a
     verdict unless the paper reports one run. The registry's judges use it (``Experiment.reduce``, set by
     ``lrnnkit._experiment_judges``)."""
-    from .experiments import best_per_config, config_label
+    from .experiments import best_per_config
     today = best_per_config(runs)
-    per: dict = {}
-    for k, r in runs.items():
-        cell = per.setdefault(config_label(k, r), {})
-        key = _seed_lr(r)
-        if key not in cell or r.get("steps", 0) > cell[key].get("steps", 0):
-            cell[key] = r
+    per = run_cells(runs)
     out = {}
     for label, cell in per.items():
         how = reported_as(name, label, len(cell))

@@ -29,7 +29,9 @@ per transition); ``sum:M`` (002's ``Sum(M)`` = ``counter``-like addition mod M o
 ``mod-arith-nb:M`` (000's "w/o brackets", last position); ``mod-arith-br:M`` (000's "w/ brackets");
 ``mod-arith-lr:M`` (004's modular arithmetic: operators applied left to right, no precedence, last position;
 :func:`mod_arith_lr_fsa`);
-``copy:V`` (:class:`CopyTask`: copy a string over V letters, 003 App. E.1 after Jelassi et al.).
+``copy:V`` (:class:`CopyTask`: copy a string over V letters, 003 App. E.1 after Jelassi et al.). A name ending in
+``+last`` (``parity+last``, ``sum:5+last``) is the same automaton task supervised at each word's last position only
+(:data:`FINAL_ONLY`; 004 App. B.1: "the loss is calculated only on this final target prediction").
 
 ``chance`` is the accuracy of guessing uniformly among the output classes (000, App. E.1, ``Acc_rand``);
 :func:`lrnnkit.learn.evaluate.scaled_accuracy` rescales by it.
@@ -50,7 +52,7 @@ from ..automata.groups import named_group
 from ..automata.sources import load_source
 
 __all__ = ["Task", "AutomatonTask", "BracketArithTask", "CopyTask", "make_task", "batch_rng", "IGNORE", "PAD",
-           "TASK_NAMES", "mod_arith_lr_fsa"]
+           "TASK_NAMES", "mod_arith_lr_fsa", "FINAL_ONLY"]
 
 IGNORE = -100          # target value of positions without supervision (torch's cross_entropy ignore_index)
 PAD = "<pad>"
@@ -58,7 +60,7 @@ BLANK = "<blank>"
 
 TASK_NAMES = ("parity", "SOURCE (any lrnnkit source, e.g. group:S5)", "S5-swaps", "S5-3perm", "S5-4tok",
               "Z60-2tok", "<group>-swaps", "<group>-<k>tok", "sum:M", "even-pair:M", "mod-arith:M",
-              "mod-arith-nb:M", "mod-arith-br:M", "copy:V", "mod-arith-lr:M")
+              "mod-arith-nb:M", "mod-arith-br:M", "copy:V", "mod-arith-lr:M", "<automaton task>+last")
 
 
 def batch_rng(seed: int, step: int, stream: int = 0) -> np.random.Generator:
@@ -389,7 +391,23 @@ def make_task(name: str, **kw) -> Task:
     return task
 
 
+#: the task-name suffix that supervises each word's last position only (an automaton task's ``supervise="last"``)
+FINAL_ONLY = "+last"
+
+
 def _make_task(name: str, **kw) -> Task:
+    if name.endswith(FINAL_ONLY) and len(name) > len(FINAL_ONLY):
+        base = name[: -len(FINAL_ONLY)]
+        if base.endswith(FINAL_ONLY):
+            raise InputError(f"task {name!r}: {FINAL_ONLY!r} twice")
+        task = _make_task(base, **kw)
+        if not isinstance(task, AutomatonTask) or task.k != 1:
+            raise InputError(f"task {name!r}: {FINAL_ONLY!r} (supervise the last position only) applies to automaton "
+                             f"tasks of one token per letter, not to {base!r}")
+        if task.supervise != "last":
+            task = _make_task(base, **{**kw, "supervise": "last"})
+        task.name = name
+        return task
     head, sep, arg = name.partition(":")
     if sep and head == "sum":
         M = _int_arg(name, arg, hi=math.isqrt(limits.MAX_TRANSITIONS))      # an M x M transition table

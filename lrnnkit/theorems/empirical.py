@@ -134,12 +134,11 @@ def _stored(judgement: dict, who: str, path: str, what: str) -> CheckResult:
                        f"{_summary(judgement.get('measured', {}))}", details={"judgement": judgement})
 
 
-def _best(runs: dict, labels=None) -> dict:
-    """{cell: run}: the runs the judges read. Per configuration (``config_label``, else the run's label) and (seed,
-    learning rate) the run with the most steps (:func:`lrnnkit.learn.protocols.reduce_as_reported` reduces these
-    cells as the paper reports; one cell per configuration is :func:`lrnnkit.learn.experiments.best_per_config`'s
-    run), torch-free. A configuration of one cell is keyed by its label, one of several by ``label (seed S, lr
-    L)``, so that a capped seed of a grid is named; only ``labels`` if given."""
+def run_cells(runs: dict, labels=None) -> dict:
+    """``{configuration: {(seed, lr): run}}``: per configuration (``config_label``, else the run's key) and (seed,
+    learning rate) the run with the most steps (ties: the first), torch-free; only ``labels`` if given. The one
+    rule by which the judges (:func:`lrnnkit.learn.protocols.reduce_as_reported`) and the registry (:func:`_best`)
+    pick the runs of a grid that speak."""
     cells: dict = {}
     for k, r in runs.items():
         c = r.get("config_label", k)
@@ -150,6 +149,15 @@ def _best(runs: dict, labels=None) -> dict:
         key = (cfg.get("seed"), cfg.get("lr"))
         if key not in cell or r.get("steps", 0) > cell[key].get("steps", 0):
             cell[key] = r
+    return cells
+
+
+def _best(runs: dict, labels=None) -> dict:
+    """{cell: run}: the runs the judges read (:func:`run_cells`; :func:`lrnnkit.learn.protocols.reduce_as_reported`
+    reduces these cells as the paper reports; one cell per configuration is
+    :func:`lrnnkit.learn.experiments.best_per_config`'s run). A configuration of one cell is keyed by its label, one
+    of several by ``label (seed S, lr L)``, so that a capped seed of a grid is named; only ``labels`` if given."""
+    cells = run_cells(runs, labels)
     best: dict = {}
     for c, cell in cells.items():
         for (seed, lr), r in cell.items():

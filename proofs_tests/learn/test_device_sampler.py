@@ -13,7 +13,7 @@ from lrnnkit.learn.device_sampler import AutomatonSampler, BracketSampler, _tree
 from lrnnkit.learn.tasks import BLANK, IGNORE, batch_rng, make_task
 
 AUTOMATA = ["parity", "group:S5", "S5-swaps", "S5-3perm", "S5-4tok", "Z60-2tok", "sum:5", "even-pair:5",
-            "mod-arith:5", "mod-arith-nb:5", "group:A4", "mod-arith-lr:5"]
+            "mod-arith:5", "mod-arith-nb:5", "group:A4", "mod-arith-lr:5", "sum:5+last"]
 ALL = AUTOMATA + ["mod-arith-br:5", "copy:7"]
 _TASKS = {}
 

@@ -116,6 +116,8 @@ def _one_change(name, d):
             out.append((lab, replace(cfg, weight_decay=0.0)))
         elif d.field == "data":
             out.append((lab, replace(cfg, train_words=followed[0][1].train_words)))
+        elif d.field == "supervision":
+            out.append((lab, replace(cfg, task=followed[0][1].task)))
         else:
             out.append((lab, replace(cfg, **{d.field: getattr(followed[0][1], d.field)})))
     return out
@@ -353,17 +355,27 @@ def test_as_reported_sets_the_reduction_only_where_a_protocol_is():
     assert P.as_reported(replace(e, name="no such protocol")).reduce is None
 
 
-def test_004s_supervision_and_word_format_are_stated_differences():
-    """004 App. B.1 trains on the final answer at an [EOI] token after [BOS] inputs: the bilinear parity and Z5
-    runs, supervised at every position, differ in supervision (the left-to-right arithmetic, supervised at its
-    last position, does not); every bilinear run differs in word format. Both are of kind ``trainer`` (no
-    TrainConfig field follows them), so ``follow`` leaves them listed."""
+def test_004s_supervision_is_followed_and_word_format_stays_a_stated_difference():
+    """004 App. B.1 trains on the final answer at an [EOI] token after [BOS] inputs. The experiment's bilinear parity
+    and Z5 runs, supervised at every position, differ in supervision, of kind ``config``: ``follow`` gives them the
+    task's ``+last`` suffix (each word's last position supervised) and the difference is gone (the left-to-right
+    arithmetic, supervised at its last position already, never had it). Every bilinear run still differs in word
+    format, of kind ``trainer`` (no [BOS] / [EOI] tokens in lrnnkit's tasks). 000's diagonal parity runs have
+    neither."""
     from lrnnkit.learn.protocols import differences, follow
-    got = {(d.label, d.field): d for d in differences("004-bilinear", follow("004-bilinear"))}
+    from lrnnkit.learn.tasks import make_task
+    before = {(d.label, d.field): d for d in differences("004-bilinear")}
     for label in ("bilinear, parity", "bilinear, modular addition Z5"):
-        d = got[(label, "supervision")]
-        assert d.kind == "trainer" and d.ours == "every position" and d.quote.value == "the final answer only"
-    assert ("bilinear, modular arithmetic (left to right) M=5", "supervision") not in got
+        d = before[(label, "supervision")]
+        assert d.kind == "config" and d.ours == "every position" and d.quote.value == "the final answer only"
+    followed = follow("004-bilinear")
+    tasks = {lab: c.task for lab, c in followed}
+    assert tasks["bilinear, parity"] == "parity+last" and tasks["bilinear, modular addition Z5"] == "sum:5+last"
+    assert tasks["bilinear, modular arithmetic (left to right) M=5"] == "mod-arith-lr:5"
+    assert tasks["diagonal [-1,1], parity"] == "parity"
+    assert all(make_task(t).supervise == "last" for lab, t in tasks.items() if lab.startswith("bilinear"))
+    got = {(d.label, d.field): d for d in differences("004-bilinear", followed)}
+    assert not any(f == "supervision" for (_, f) in got)
     for label in ("bilinear, parity", "bilinear, modular addition Z5",
                   "bilinear, modular arithmetic (left to right) M=5"):
         assert got[(label, "word_format")].kind == "trainer"

@@ -216,3 +216,13 @@ def test_with_seeds_reseeds_every_configuration_at_every_rate():
     for bad in ([], [1, 1], [-1]):
         with pytest.raises(InputError):
             pg.with_seeds(jobs, bad)
+
+
+def test_label_filters_keep_a_comma_inside_brackets():
+    """``--labels "[-1,1]"`` once matched every job (split at its comma into "[-1" and "1]"); a comma inside
+    brackets now belongs to the label."""
+    assert bl.label_filters("Mamba-like diagonal [0,1],DeltaNet") == ["Mamba-like diagonal [0,1]", "DeltaNet"]
+    assert bl.label_filters("[-1,1]") == ["[-1,1]"]
+    assert bl.label_filters("swaps only,standard, ") == ["swaps only", "standard"]
+    labels = ["Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"]
+    assert [x for x in labels if any(f in x for f in bl.label_filters("[-1,1]"))] == [labels[0], labels[2]]

@@ -175,3 +175,30 @@ def test_mod_arith_left_to_right_is_not_precedence():
     assert fsa.labels[fsa.trace_batch(np.array([word("+ 1")]))[0, -1]] == "error"
     with pytest.raises(InputError):
         make_task("mod-arith-lr:1")
+
+
+@settings(max_examples=25, deadline=None)
+@given(src=st.sampled_from(["parity", "sum:5", "group:S3", "mod-arith:5", "even-pair:3"]),
+       seed=st.integers(0, 10**6), lo=st.integers(1, 8), extra=st.integers(0, 8))
+def test_final_only_supervises_each_words_last_letter(src, seed, lo, extra):
+    """``NAME+last`` (004 App. B.1's final-answer loss): the same words as ``NAME`` from the same seed and step, the
+    target kept at each word's last letter (the automaton's output after the whole word, independently re-run
+    here) and IGNORE at every other position; the task keeps its full name."""
+    base, last = make_task(src), make_task(src + "+last")
+    assert last.name == src + "+last" and last.supervise == "last" and last.vocab == base.vocab
+    x0, y0, *_ = base.sample(16, (lo, lo + extra), batch_rng(seed, 3))
+    x1, y1, *_ = last.sample(16, (lo, lo + extra), batch_rng(seed, 3))
+    assert np.array_equal(x0, x1)
+    fsa = base.fsa
+    for row, w in zip(y1, _words(last, x1)):
+        n = len(w)
+        assert (row[: n - 1] == IGNORE).all() and (row[n:] == IGNORE).all()
+        q = fsa.run([fsa.alphabet.index(a) for a in w])
+        labels = list(last.labels)
+        assert labels[row[n - 1]] == (fsa.outputs[q] if last.target == "output" else q)
+
+
+def test_final_only_is_refused_where_it_cannot_apply():
+    for bad in ("copy:5+last", "mod-arith-br:5+last", "S5-4tok+last", "parity+last+last", "+last"):
+        with pytest.raises(InputError):
+            make_task(bad)
