@@ -214,7 +214,7 @@ def test_building_the_cli_parser_imports_no_torch():
 #: the flow, bottom to top: a unit may import only units of lower layers (docs/algorithms.rst)
 LAYERS = [
     {"lrnnkit._version", "lrnnkit.errors", "lrnnkit.cli_format", "lrnnkit.heatmap"},
-    {"lrnnkit.fileio", "lrnnkit.signals", "lrnnkit.optional", "lrnnkit.progress"},
+    {"lrnnkit.fileio", "lrnnkit.signals", "lrnnkit.optional", "lrnnkit.progress", "lrnnkit.run_records"},
     {"lrnnkit.limits"},
     {"lrnnkit.exact"},
     {"lrnnkit.automata"},

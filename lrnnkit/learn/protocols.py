@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import InputError
 from ..fileio import atomic_write_text
-from ..theorems.empirical import run_cells
+from ..run_records import run_cells
 from .kinds import TEST_MIX_000
 from .tasks import FINAL_ONLY, make_task
 

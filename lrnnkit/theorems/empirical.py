@@ -46,6 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
+from ..run_records import run_cells
 from .registry import _REGISTRY, OWN, CheckResult, Statement, judge_source, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -132,24 +133,6 @@ def _stored(judgement: dict, who: str, path: str, what: str) -> CheckResult:
     return CheckResult(OUTCOME_VERDICT.get(judgement.get("outcome"), "open"),
                        f"read {_rel(path)} ({what}): {judgement.get('outcome')}; "
                        f"{_summary(judgement.get('measured', {}))}", details={"judgement": judgement})
-
-
-def run_cells(runs: dict, labels=None) -> dict:
-    """``{configuration: {(seed, lr): run}}``: per configuration (``config_label``, else the run's key) and (seed,
-    learning rate) the run with the most steps (ties: the first), torch-free; only ``labels`` if given. The one
-    rule by which the judges (:func:`lrnnkit.learn.protocols.reduce_as_reported`) and the registry (:func:`_best`)
-    pick the runs of a grid that speak."""
-    cells: dict = {}
-    for k, r in runs.items():
-        c = r.get("config_label", k)
-        if labels is not None and c not in labels:
-            continue
-        cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
-        cell = cells.setdefault(c, {})
-        key = (cfg.get("seed"), cfg.get("lr"))
-        if key not in cell or r.get("steps", 0) > cell[key].get("steps", 0):
-            cell[key] = r
-    return cells
 
 
 def _best(runs: dict, labels=None) -> dict:

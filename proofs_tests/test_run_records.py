@@ -1,0 +1,34 @@
+"""lrnnkit.run_records.run_cells: per configuration and (seed, learning rate) the run with the most steps, the first
+on a tie, against a brute-force reading of the same runs."""
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lrnnkit.run_records import run_cells
+
+_run = st.fixed_dictionaries({"config_label": st.sampled_from(["a", "b"]), "seed": st.integers(0, 2),
+                              "lr": st.sampled_from([1e-3, 1e-4]), "steps": st.integers(0, 5)})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_run, max_size=12), st.booleans())
+def test_the_run_with_the_most_steps_speaks_for_its_cell(rows, only_a):
+    runs = {f"r{i}": {"config_label": r["config_label"], "steps": r["steps"],
+                      "config": {"seed": r["seed"], "lr": r["lr"]}} for i, r in enumerate(rows)}
+    got = run_cells(runs, ["a"] if only_a else None)
+    want: dict = {}
+    for k, r in runs.items():       # brute force: the first run of the largest step count in each cell
+        if only_a and r["config_label"] != "a":
+            continue
+        cell = want.setdefault(r["config_label"], {})
+        key = (r["config"]["seed"], r["config"]["lr"])
+        best = max(x["steps"] for x in runs.values() if x["config_label"] == r["config_label"]
+                   and (x["config"]["seed"], x["config"]["lr"]) == key)
+        if key not in cell and r["steps"] == best:
+            cell[key] = r
+    assert got == want
+
+
+def test_a_run_without_a_config_label_is_its_own_configuration():
+    runs = {"x": {"steps": 3, "config": {"seed": 0, "lr": 1e-3}},
+            "y": {"steps": 5, "config": {"seed": 0, "lr": 1e-3}, "config_label": "x"}}
+    assert run_cells(runs) == {"x": {(0, 1e-3): runs["y"]}}
