@@ -283,8 +283,10 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, 
         return CheckResult("open", f"{r.evidence}. {_SEED_DEPENDENT}: {said or 'no seed ran every configuration'}",
                            details=r.details)
     measured = (r.details.get("judgement") or {}).get("measured", {})
+    per_seed = {str(k): v for k, v in per_seed.items()}
     return CheckResult("falsified", f"at the paper's scale: {r.evidence}; each seed judged alone: {said}",
-                       counterexample=measured, details={**r.details, "seed_outcomes": per_seed})
+                       counterexample={"measured": measured, "seed_outcomes": per_seed},
+                       details={**r.details, "seed_outcomes": per_seed})
 
 
 def _exchanged(res: dict) -> dict:
