@@ -233,9 +233,9 @@ _SEED_DEPENDENT = ("The rejection does not hold for every seed, so it is not rec
 def seed_outcomes(judge, runs: dict) -> dict:
     """``{seed: outcome}``: ``judge`` (runs -> judgement: an experiment's ``judge_runs`` or one part's) applied to
     each seed's runs alone, for the seeds that every configuration of ``runs`` ran (each configuration's cell at
-    that seed, reduced as the experiment reduces). A paper-scale rejection is recorded as ``falsified`` only where every one of these
-    rejects too (:func:`_at_paper_scale`): a rejection of the reduced runs that one seed alone does not share
-    depends on the seed, not on the claim."""
+    that seed, reduced as the experiment reduces). A paper-scale rejection is recorded as ``falsified`` only where
+    every one of these rejects too (:func:`_at_paper_scale`): a rejection of the reduced runs that one seed alone
+    does not share depends on the seed, not on the claim."""
     configs = {r.get("config_label") or k for k, r in runs.items()}
     by_seed: dict = {}
     for k, r in runs.items():
