@@ -695,8 +695,9 @@ def main(argv=None) -> int:
                          "(more seeds for a verdict, or the seeds a later call adds)")
     ap.add_argument("--dry-run", action="store_true", help="with --protocol: print the jobs and minutes per GPU")
     ap.add_argument("--deadline", type=float, default=None,
-                    help="with --protocol: wall seconds for the whole call; each GPU's next job is capped to what is "
-                         "left (less 45 s for its evaluation) and not started with under 20 s")
+                    help="with --protocol: wall seconds for the whole call; each GPU starts the next job whose "
+                         "estimated time fits (else the first, to resume later), capped to what is left (less 45 s "
+                         "for its evaluation), and none with under 20 s")
     ap.add_argument("--order", choices=["long", "short"], default="long",
                     help="with --protocol: longest jobs first (default) or shortest first (more jobs finish)")
     a = ap.parse_args(argv)

@@ -277,17 +277,40 @@ def job_cap(now: float, deadline: float | None, safety_cap: float | None) -> flo
     return left if safety_cap is None else min(safety_cap, left)
 
 
+def next_job(jobs: list, now: float, deadline: float | None, done_seconds) -> int:
+    """Which of a GPU's remaining ``jobs`` (in plan order, each with the plan's ``minutes``, None where no cost is
+    recorded) to start next: the first whose remaining training (its minutes less ``done_seconds(job)``, the
+    seconds its run directories' checkpoints already hold) and :data:`EVAL_MARGIN_S` fit before ``deadline``; a job
+    of unknown cost counts as fitting. When none fits, the first (it trains what is left and resumes in a later
+    call). Without a deadline, the first. A job that would be cut by the deadline is so passed over while a later
+    one can finish: a cut run's numbers are no paper-scale result until it is resumed."""
+    if deadline is None:
+        return 0
+    left = deadline - now
+    for i, j in enumerate(jobs):
+        m = j.get("minutes")
+        if m is None or max(0.0, 60.0 * m - done_seconds(j)) + EVAL_MARGIN_S <= left:
+            return i
+    return 0
+
+
+def _done_seconds(out: str):
+    """``job -> the most training seconds any of its runs' checkpoints under ``out`` holds``."""
+    return lambda j: max(_elapsed(os.path.join(out, "rundirs", j["experiment"], _slug(r["label"]))) for r in j["runs"])
+
+
 def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, deadline_s: float | None = None,
                  order: str = "long") -> None:
-    """One process per GPU (``CUDA_VISIBLE_DEVICES``), each running its jobs of :func:`plan` in turn, every job
-    capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call, from now); then the size of
+    """One process per GPU (``CUDA_VISIBLE_DEVICES``), each running its jobs of :func:`plan` in turn (the next one
+    :func:`next_job`: one that finishes before the deadline where one does), every job capped by :func:`job_cap`
+    (``deadline_s``: wall seconds for the whole call, from now); then the size of
     ``rundirs`` (what must be carried into the next call) and :func:`pack_for_return`."""
     import time
     os.makedirs(out, exist_ok=True)
     deadline = time.time() + deadline_s if deadline_s else None
     per = {}
-    for g, _, j in plan(jobs, gpus, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
-        per.setdefault(g, []).append(j)
+    for g, m, j in plan(jobs, gpus, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
+        per.setdefault(g, []).append({**j, "minutes": m})
     procs = []
     for g, js in per.items():
         path = os.path.join(out, f"protocol_jobs_gpu{g}.json")
@@ -342,9 +365,12 @@ if __name__ == "__main__":     # one GPU's jobs, in turn
         sys.path.insert(0, ROOT)
     import time
     spec = _load(sys.argv[1])
-    for j in spec["jobs"]:
+    todo = list(spec["jobs"])
+    while todo:
         cap = job_cap(time.time(), spec.get("deadline"), spec["safety_cap"])
         if cap == 0.0:
-            print(f"skipped for time: {j['experiment']} / {j['label']}", flush=True)
-            continue
+            for j in todo:
+                print(f"skipped for time: {j['experiment']} / {j['label']}", flush=True)
+            break
+        j = todo.pop(next_job(todo, time.time(), spec.get("deadline"), _done_seconds(sys.argv[2])))
         run_protocol_job(j, sys.argv[2], cap)

@@ -226,3 +226,19 @@ def test_label_filters_keep_a_comma_inside_brackets():
     assert bl.label_filters("swaps only,standard, ") == ["swaps only", "standard"]
     labels = ["Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"]
     assert [x for x in labels if any(f in x for f in bl.label_filters("[-1,1]"))] == [labels[0], labels[2]]
+
+
+def test_the_next_job_is_one_that_finishes_before_the_deadline():
+    """With a deadline, a GPU starts the first remaining job whose remaining minutes (less what its checkpoints
+    already trained) and the evaluation margin fit; a job that would be cut waits while a later one fits; a job of
+    unknown cost fits; when none fits, the first (it trains what is left and resumes later). No deadline: in order."""
+    m = pg.EVAL_MARGIN_S
+    jobs = [{"label": "long", "minutes": 4.5}, {"label": "short", "minutes": 2.9}, {"label": "?", "minutes": None}]
+    none_done = lambda j: 0.0  # noqa: E731
+    assert pg.next_job(jobs, 0.0, None, none_done) == 0
+    assert pg.next_job(jobs, 0.0, 4.5 * 60 + m, none_done) == 0                 # exactly fits
+    assert pg.next_job(jobs, 0.0, 4.5 * 60 + m - 1, none_done) == 1             # the long one would be cut
+    assert pg.next_job(jobs[:1] + jobs[2:], 0.0, 60.0, none_done) == 1         # unknown cost counts as fitting
+    assert pg.next_job(jobs[:2], 0.0, 60.0, none_done) == 0                    # none fits: the first
+    resumed = lambda j: 200.0 if j["label"] == "long" else 0.0  # noqa: E731
+    assert pg.next_job(jobs, 0.0, 4.5 * 60 - 200 + m, resumed) == 0            # its checkpoints hold 200 s
