@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+from lrnnkit.run_records import with_seed_outcomes  # noqa: E402  (torch-free)
 
 FLA_LABEL = "fla GatedDeltaProduct n_h={n} [-1,1]"
 ANCHOR_S = 120
@@ -329,15 +330,6 @@ def label_filters(text: str) -> list:
     return [x.strip() for x in out if x.strip()]
 
 
-def _with_seed_outcomes(judgement: dict, judge, runs: dict) -> dict:
-    """``judgement`` with ``seed_outcomes`` (each seed's runs judged alone, :func:`lrnnkit.theorems.empirical.
-    seed_outcomes`) where two or more seeds ran every configuration: the registry reads them to tell a rejection
-    that holds for every seed from one that depends on the seed."""
-    from lrnnkit.theorems.empirical import seed_outcomes
-    per = seed_outcomes(judge, runs)
-    return {**judgement, "seed_outcomes": {str(k): v for k, v in per.items()}} if len(per) >= 2 else judgement
-
-
 def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
     from lrnnkit.learn.protocols import as_reported, protocol_record
@@ -384,7 +376,7 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             n_have = sum(lab in have for lab in labels)
             if n_have == len(labels):
                 try:
-                    doc["judgement"] = _with_seed_outcomes(e.judge_runs(ok), e.judge_runs, ok)
+                    doc["judgement"] = with_seed_outcomes(e.judge_runs(ok), e.judge_runs, ok)
                 except Exception as exc:   # noqa: BLE001 - a judge that cannot read the numbers is reported
                     doc["judgement"] = {"outcome": f"not judged ({type(exc).__name__}: {exc})"}
             else:
@@ -393,7 +385,7 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             for part, (claim, plabels, _) in e.parts.items():
                 pj = {"claim": claim, "configurations": plabels}
                 if all(lab in have for lab in plabels):
-                    pj["judgement"] = _with_seed_outcomes(e.judge_part(part, ok),
+                    pj["judgement"] = with_seed_outcomes(e.judge_part(part, ok),
                                                           lambda rr, part=part: e.judge_part(part, rr), ok)
                     pj["protocol"] = protocol_record(exp, ok, plabels)
                 else:

@@ -4,7 +4,7 @@ and, where merged from several calls, its ``config_label``): which runs of a gri
 registry reads the stored results), so that the two pick the same runs by one rule."""
 from __future__ import annotations
 
-__all__ = ["run_cells"]
+__all__ = ["run_cells", "seed_outcomes", "with_seed_outcomes"]
 
 
 def run_cells(runs: dict, labels=None) -> dict:
@@ -23,3 +23,29 @@ def run_cells(runs: dict, labels=None) -> dict:
         if key not in cell or r.get("steps", 0) > cell[key].get("steps", 0):
             cell[key] = r
     return cells
+
+
+def seed_outcomes(judge, runs: dict) -> dict:
+    """``{seed: outcome}``: ``judge`` (runs -> judgement: an experiment's ``judge_runs`` or one part's) applied to
+    each seed's runs alone, for the seeds that every configuration of ``runs`` ran (each configuration's cell at
+    that seed, reduced as the experiment reduces). A paper-scale rejection is recorded as ``falsified`` only where
+    every one of these rejects too (:func:`lrnnkit.theorems.empirical._at_paper_scale`): a rejection of the
+    reduced runs that one seed alone does not share depends on the seed, not on the claim."""
+    configs = {r.get("config_label") or k for k, r in runs.items()}
+    by_seed: dict = {}
+    for k, r in runs.items():
+        cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
+        by_seed.setdefault(cfg.get("seed"), {})[k] = r
+    out = {}
+    for seed, sub in sorted(by_seed.items(), key=lambda kv: str(kv[0])):
+        if {r.get("config_label") or k for k, r in sub.items()} == configs:
+            out[seed] = judge(sub).get("outcome", "not judged")
+    return out
+
+
+def with_seed_outcomes(judgement: dict, judge, runs: dict) -> dict:
+    """``judgement`` with ``seed_outcomes`` (:func:`seed_outcomes`, keys as strings) where two or more seeds ran
+    every configuration: a results file stores them, and the registry reads them to tell a rejection that holds for
+    every seed from one that depends on the seed."""
+    per = seed_outcomes(judge, runs)
+    return {**judgement, "seed_outcomes": {str(k): v for k, v in per.items()}} if len(per) >= 2 else judgement

@@ -10,7 +10,7 @@ from ..errors import MESSAGE_CHARS, InputError
 from ..fileio import atomic_write_text
 from ._common import device_arg, seed_arg
 from ..learn.kinds import BATCH, LAYER_KINDS, TEST_LEN, TRAIN_LEN, WIDTH
-from ..learn.protocols import protocol_record, reduce_as_reported
+from ..learn.protocols import follow, protocol_record, reduce_as_reported
 
 ORDER = 110
 
@@ -155,7 +155,35 @@ def add_parser(sub) -> None:
     s.add_argument("--no-horizon", action="store_true",
                    help="skip each trained model's horizon (shortest wrong word, accuracy against length, "
                    "extracted automaton; docs/learning.rst)")
+    s.add_argument("--protocol", action="store_true",
+                   help="with --scale paper: the runs changed to follow the paper's protocol, each configuration at "
+                   "the paper's seeds x learning rates (docs/learning.rst, 'The papers' protocols')")
+    s.add_argument("--seeds", default=None, metavar="S,S,...",
+                   help="with --protocol: every configuration at these seeds instead of the paper's count")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+
+
+def _protocol_runs(a) -> list | None:
+    """``--protocol`` / ``--seeds``: the experiment's paper runs as :func:`lrnnkit.learn.protocols.follow` changes
+    them, re-seeded by ``--seeds``; None without ``--protocol``."""
+    from dataclasses import replace
+    if a.seeds is not None and not a.protocol:
+        raise InputError("experiment: --seeds goes with --protocol")
+    if not a.protocol:
+        return None
+    if a.scale != "paper":
+        raise InputError(f"experiment: --protocol follows the paper's own settings: give --scale paper, not "
+                         f"--scale {a.scale}")
+    runs = follow(a.name)
+    if a.seeds is None:
+        return runs
+    seeds = _csv(a.seeds, seed_arg, "--seeds")
+    if len(set(seeds)) != len(seeds):
+        raise InputError(f"--seeds: each seed once, got {a.seeds!r}")
+    one = {}
+    for label, cfg in runs:
+        one.setdefault((label, cfg.lr), cfg)
+    return [(label, replace(cfg, seed=s)) for (label, _), cfg in one.items() for s in seeds]
 
 
 def _print_json(obj) -> None:
@@ -252,7 +280,7 @@ def run_experiment_cmd(a) -> int:
         raise InputError("experiment: give a NAME or --list (see `lrnnkit experiment --list`)")
     rec = run_experiment(a.name, a.scale, a.device, a.out, progress=not a.json and sys.stderr.isatty(),
                          horizons=not a.no_horizon, annotate=lambda name, runs: {"protocol": protocol_record(name, runs)},
-                         reduce=reduce_as_reported)
+                         reduce=reduce_as_reported, runs=_protocol_runs(a))
     if a.json:
         _print_json(rec)
     else:

@@ -28,6 +28,7 @@ from .kinds import TEST_MIX_000, train_defaults
 from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
+from ..run_records import with_seed_outcomes
 from .device import require_device
 from .oom import memory_named
 from .tasks import make_task
@@ -574,7 +575,7 @@ def get_experiment(name: str) -> Experiment:
 
 def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str | None = None,
                    progress: bool = False, only: list | None = None, horizons: bool = True,
-                   annotate: Callable | None = None, reduce: Callable | None = None) -> dict:
+                   annotate: Callable | None = None, reduce: Callable | None = None, runs: list | None = None) -> dict:
     """Run every configuration of an experiment (sequentially), judge, and (with ``out``) write
     ``results.json`` and ``accuracy.png``; returns the record (claim, runs, judgement).
 
@@ -589,7 +590,10 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     ``annotate(name, runs) -> dict`` adds fields to the record before it is written (the command line adds the
     runs' protocol, :func:`lrnnkit.learn.protocols.protocol_record`, which the registry reads). ``reduce``: the
     experiment's ``reduce`` (the command line passes :func:`lrnnkit.learn.protocols.reduce_as_reported`, the
-    registry's rule).
+    registry's rule). ``runs``: ``[(label, TrainConfig)]`` in place of the scale's (e.g. the paper's seeds x
+    learning rates, :func:`lrnnkit.learn.protocols.follow`); where a label has several runs, each is keyed
+    ``"label (lr L, seed S)"`` with ``config_label`` its label, the judge reads them reduced (``reduce``), and the
+    judgement records each seed's outcome (:func:`lrnnkit.run_records.with_seed_outcomes`).
     """
     from .checkpoint import make_run_dir, run_lock
     if scale not in SCALES:
@@ -601,9 +605,9 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     lower = f"--scale ({scale})" + (" or run on a GPU (--device cuda)" if device == "cpu" else "")
     with memory_named(f"experiment {name} on {device}", lower):
         if not out:
-            return _run(exp, scale, device, None, progress, only, horizons, annotate)
+            return _run(exp, scale, device, None, progress, only, horizons, annotate, runs)
         with run_lock(make_run_dir(out)):
-            return _run(exp, scale, device, out, progress, only, horizons, annotate)
+            return _run(exp, scale, device, out, progress, only, horizons, annotate, runs)
 
 
 def _finished(sub: str, cfg: TrainConfig) -> dict | None:
@@ -649,17 +653,27 @@ def run_horizon(model, cfg: TrainConfig, scale: str, budget: dict | None = None)
     return h
 
 
+def _run_key(label: str, cfg: TrainConfig, several: bool) -> str:
+    return f"{label} (lr {cfg.lr:g}, seed {cfg.seed})" if several else label
+
+
 def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only,
-         horizons: bool = True, annotate: Callable | None = None) -> dict:
+         horizons: bool = True, annotate: Callable | None = None, runs: list | None = None) -> dict:
     from .evaluate import plot_accuracy
     from .train import train
-    runs = exp.runs(scale)
+    runs = exp.runs(scale) if runs is None else runs
+    count: dict = {}
+    for label, _ in runs:
+        count[label] = count.get(label, 0) + 1
     results = {}
     for label, cfg in runs:
         if only and label not in only:
             continue
         cfg = replace(cfg, device=device)
-        sub = os.path.join(out, _slug(label)) if out else None
+        key = _run_key(label, cfg, count[label] > 1)
+        if key in results:
+            raise InputError(f"experiment {exp.name}: two runs of {label!r} with lr {cfg.lr:g} and seed {cfg.seed}")
+        sub = os.path.join(out, _slug(key)) if out else None
         r = _finished(sub, cfg) if sub else None
         if r is None:
             r = train(cfg, sub, progress=progress)
@@ -670,11 +684,13 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
                 r["horizon"] = run_horizon(model, cfg, scale)
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
-        results[label] = r
+        if count[label] > 1:
+            r = {**r, "config_label": label}
+        results[key] = r
     rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results,
            "horizons": {k: v.get("horizon", {}).get("statement", "not computed") for k, v in results.items()}}
     if not only or len(results) == len(runs):
-        rec["judgement"] = exp.judge(results)
+        rec["judgement"] = with_seed_outcomes(exp.judge_runs(results), exp.judge_runs, results)
     if annotate is not None and results:    # e.g. the runs' protocol (lrnnkit.learn.protocols, from the CLI)
         rec.update(annotate(exp.name, results))
     if out:

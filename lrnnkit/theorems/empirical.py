@@ -46,7 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
-from ..run_records import run_cells
+from ..run_records import run_cells, seed_outcomes
 from .registry import _REGISTRY, OWN, CheckResult, Statement, judge_source, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -228,24 +228,6 @@ def single_seed_configs(runs: dict) -> list:
 
 _SEED_DEPENDENT = ("The rejection does not hold for every seed, so it is not recorded as falsifying the paper; each "
                    "seed judged alone")
-
-
-def seed_outcomes(judge, runs: dict) -> dict:
-    """``{seed: outcome}``: ``judge`` (runs -> judgement: an experiment's ``judge_runs`` or one part's) applied to
-    each seed's runs alone, for the seeds that every configuration of ``runs`` ran (each configuration's cell at
-    that seed, reduced as the experiment reduces). A paper-scale rejection is recorded as ``falsified`` only where
-    every one of these rejects too (:func:`_at_paper_scale`): a rejection of the reduced runs that one seed alone
-    does not share depends on the seed, not on the claim."""
-    configs = {r.get("config_label") or k for k, r in runs.items()}
-    by_seed: dict = {}
-    for k, r in runs.items():
-        cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
-        by_seed.setdefault(cfg.get("seed"), {})[k] = r
-    out = {}
-    for seed, sub in sorted(by_seed.items(), key=lambda kv: str(kv[0])):
-        if {r.get("config_label") or k for k, r in sub.items()} == configs:
-            out[seed] = judge(sub).get("outcome", "not judged")
-    return out
 
 
 def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, judge=None) -> CheckResult:

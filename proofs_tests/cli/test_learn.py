@@ -55,3 +55,30 @@ def test_schedule_and_test_mix_reach_the_run(capsys):
     assert set(mix["count"]) <= {"3", "4", "5"}
     with pytest.raises(InputError, match="invalid choice: 'wavy'"):     # refused before any work
         build_parser().parse_args(TINY + ["--schedule", "wavy"])
+
+
+def test_experiment_protocol_flags_are_refused_where_they_do_not_apply():
+    """``--protocol`` follows the paper's own settings, so it needs ``--scale paper``; ``--seeds`` goes with it;
+    a seed list with a repeat is refused; all before any work."""
+    for argv, needle in ([["experiment", "000-z60", "--protocol"], "give --scale paper"],
+                         [["experiment", "000-z60", "--seeds", "0,1"], "--seeds goes with --protocol"],
+                         [["experiment", "000-z60", "--scale", "paper", "--protocol", "--seeds", "1,1"],
+                          "each seed once"]):
+        with pytest.raises(InputError, match=needle):
+            run_experiment_cmd(build_parser().parse_args(argv))
+
+
+def test_experiment_protocol_runs_are_the_papers_reseeded():
+    """``--scale paper --protocol --seeds 0,1`` trains :func:`follow`'s runs, each configuration at each of its
+    learning rates at seeds 0 and 1, nothing else changed."""
+    from dataclasses import replace
+
+    from lrnnkit.cli.learn import _protocol_runs
+    from lrnnkit.learn.protocols import follow
+    a = build_parser().parse_args(["experiment", "000-z60", "--scale", "paper", "--protocol", "--seeds", "0,1"])
+    got = _protocol_runs(a)
+    want = [(lab, replace(c, seed=s)) for lab, c in follow("000-z60") for s in (0, 1)]
+    assert sorted((lab, c.seed, c.lr) for lab, c in got) == sorted((lab, c.seed, c.lr) for lab, c in want)
+    assert all(replace(c, seed=0) == dict(follow("000-z60"))[lab] for lab, c in got)
+    a = build_parser().parse_args(["experiment", "000-z60", "--scale", "paper", "--protocol"])
+    assert _protocol_runs(a) == follow("000-z60")

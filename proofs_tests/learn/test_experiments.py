@@ -1,5 +1,8 @@
 """The experiments' judges (lrnnkit.learn.experiments) read what the papers report: 000's Chomsky tasks the scaled
 accuracy over the test mixture (000, Fig. 4 caption) where a run evaluated one, else the per-length mean."""
+import pytest
+
+from lrnnkit.errors import InputError
 from lrnnkit.learn.experiments import get_experiment
 
 LABELS = ["Mamba-like diagonal [0,1]", "Mamba-like diagonal [-1,1]", "DeltaNet [0,1]", "DeltaNet [-1,1]"]
@@ -125,3 +128,29 @@ def test_z60_is_read_both_ways_where_the_metric_is_undefined():
     assert out["outcome"] == "reproduced" and "disagree" in out["readings"] and "partly reproduced" in out["readings"]
     token_only = {k: {"test_accuracy": v["test_accuracy"]} for k, v in agree.items()}
     assert "readings" not in get_experiment("000-z60").judge(token_only)
+
+
+def test_runs_given_to_run_experiment_are_keyed_by_seed_and_judged_reduced(tmp_path):
+    """``run_experiment(runs=...)`` (the command line's ``--protocol``): a configuration with several runs keys
+    each ``"label (lr L, seed S)"`` with ``config_label`` its label, the judge reads them through the experiment's
+    reduction, the judgement records each seed's outcome, and a resumed call takes the finished runs' results from
+    their directories."""
+    from dataclasses import replace
+
+    from lrnnkit.learn.experiments import run_experiment
+    from lrnnkit.run_records import seed_outcomes
+    e = get_experiment("000-parity")
+    base = [(lab, replace(c, steps=5, eval_n=8, test_len=(40,))) for lab, c in e.runs("tiny")]
+    runs = [(lab, replace(c, seed=s)) for lab, c in base for s in (0, 1)]
+    rec = run_experiment("000-parity", "tiny", out=str(tmp_path / "e"), runs=runs, horizons=False)
+    labels = [lab for lab, _ in base]
+    assert sorted(rec["runs"]) == sorted(f"{lab} (lr {c.lr:g}, seed {s})" for lab, c in base for s in (0, 1))
+    assert {r["config_label"] for r in rec["runs"].values()} == set(labels)
+    j = rec["judgement"]
+    assert j["outcome"] == e.judge_runs(rec["runs"])["outcome"]
+    assert j["seed_outcomes"] == {str(k): v for k, v in seed_outcomes(e.judge_runs, rec["runs"]).items()}
+    assert set(j["seed_outcomes"]) == {"0", "1"}
+    again = run_experiment("000-parity", "tiny", out=str(tmp_path / "e"), runs=runs, horizons=False)
+    assert {k: r["steps"] for k, r in again["runs"].items()} == {k: r["steps"] for k, r in rec["runs"].items()}
+    with pytest.raises(InputError, match="two runs of"):
+        run_experiment("000-parity", "tiny", runs=runs + runs[:1], horizons=False)
