@@ -591,9 +591,10 @@ def run_experiment(name: str, scale: str = "tiny", device: str = "cpu", out: str
     runs' protocol, :func:`lrnnkit.learn.protocols.protocol_record`, which the registry reads). ``reduce``: the
     experiment's ``reduce`` (the command line passes :func:`lrnnkit.learn.protocols.reduce_as_reported`, the
     registry's rule). ``runs``: ``[(label, TrainConfig)]`` in place of the scale's (e.g. the paper's seeds x
-    learning rates, :func:`lrnnkit.learn.protocols.follow`); where a label has several runs, each is keyed
-    ``"label (lr L, seed S)"`` with ``config_label`` its label, the judge reads them reduced (``reduce``), and the
-    judgement records each seed's outcome (:func:`lrnnkit.run_records.with_seed_outcomes`).
+    learning rates, :func:`lrnnkit.learn.protocols.follow`); each is keyed ``"label (lr L, seed S)"`` with
+    ``config_label`` its label (as the protocol grid of ``benchmarks/bench_learning.py`` keys its runs), the judge
+    reads them reduced (``reduce``), and the judgement records each seed's outcome where two or more seeds ran
+    (:func:`lrnnkit.run_records.with_seed_outcomes`).
     """
     from .checkpoint import make_run_dir, run_lock
     if scale not in SCALES:
@@ -661,10 +662,11 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
          horizons: bool = True, annotate: Callable | None = None, runs: list | None = None) -> dict:
     from .evaluate import plot_accuracy
     from .train import train
+    given = runs is not None        # given runs (a protocol's) are keyed by lr and seed, as the protocol grid keys them
     runs = exp.runs(scale) if runs is None else runs
     count: dict = {}
     for label, _ in runs:
-        count[label] = count.get(label, 0) + 1
+        count[label] = count.get(label, 0) + (2 if given else 1)
     results = {}
     for label, cfg in runs:
         if only and label not in only:

@@ -131,7 +131,7 @@ def test_z60_is_read_both_ways_where_the_metric_is_undefined():
 
 
 def test_runs_given_to_run_experiment_are_keyed_by_seed_and_judged_reduced(tmp_path):
-    """``run_experiment(runs=...)`` (the command line's ``--protocol``): a configuration with several runs keys
+    """``run_experiment(runs=...)`` (the command line's ``--protocol``): every given run is keyed
     each ``"label (lr L, seed S)"`` with ``config_label`` its label, the judge reads them through the experiment's
     reduction, the judgement records each seed's outcome, and a resumed call takes the finished runs' results from
     their directories."""
