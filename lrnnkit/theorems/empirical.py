@@ -539,6 +539,15 @@ def _init_entry() -> Statement | None:
                            "reflections (betas away from 2, keys rotated), so the state drifts over 10^4 steps")
 
 
+def _call_terms(pv: dict) -> str:
+    """A GPU call's concurrency and cap as its provenance gives them: numbers (``4`` runs at a time, a cap of
+    ``320`` s) or the call's own words."""
+    conc, cap = pv.get("concurrency", "?"), pv.get("cap", "?")
+    conc = f"{conc} runs at a time" if isinstance(conc, (int, float)) else str(conc)
+    cap = f"cap {cap:g} s" if isinstance(cap, (int, float)) else f"cap: {cap}"
+    return f"{conc}, {cap}"
+
+
 def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     """A sub-claim of an experiment judged on its own (``parts`` in the results file, e.g. 001 Fig. 3's S3 panel):
     its configurations' runs (per configuration the one with the most steps) and the part's judge."""
@@ -552,8 +561,8 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     verdict = OUTCOME_VERDICT.get(outcome, "open")
     best = _best(rec["runs"], labels)
     deciding = sorted({(r.get("provenance") or {}).get("command", "") for r in best.values()} - {""})
-    calls = "; ".join(f"{c}: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {pv.get('concurrency', '?')} "
-                      f"runs at a time, cap {pv.get('cap', '?')} s" for c, pv in (rec.get("calls") or {}).items())
+    calls = "; ".join(f"{c}: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {_call_terms(pv)}"
+                      for c, pv in (rec.get("calls") or {}).items())
     evidence = (f"{outcome} at scale {scale}: measured {_summary(judged.get('measured', {}))}; paper: "
                 f"{_summary(judged.get('paper', ''))}; criterion: {judged.get('criterion', '')}. GPU calls: {calls}. "
                 f"Results: {_rel(path)} (configurations {', '.join(labels)}); the deciding runs' command: "
