@@ -237,28 +237,33 @@ def _z60_runs(scale: str):
             for l in ("diagonal", "deltanet") for e in ((-1.0, 1.0), (0.0, 1.0))]
 
 
+def _read_at_train(res: dict, outcome, criterion: str) -> dict:
+    """A 000 Fig. 6 judgement of ``res``: ``outcome`` ({label: accuracy} -> outcome) applied to token accuracy at
+    the training length and, where every run records it, to final-position accuracy too (the paper's "sequence
+    accuracy" is undefined); the outcome is the token reading's, ``readings`` says whether the other agrees."""
+    def at_train(key):
+        return {k: round(r[key][str(min(int(x) for x in r[key]))], 3) for k, r in res.items()}
+    meas = at_train("test_accuracy")
+    out = {"outcome": outcome(meas), "measured": {"token_accuracy_at_train_length": meas}, "criterion": criterion}
+    if all(r.get("final_accuracy") for r in res.values()):
+        fin = at_train("final_accuracy")
+        out["measured"]["final_accuracy_at_train_length"] = fin
+        out["readings"] = ("token and final-position accuracy give the same outcome" if outcome(fin) == out["outcome"]
+                           else f"the readings disagree: final-position accuracy gives '{outcome(fin)}'")
+    return out
+
+
 def _judge_z60(res: dict) -> dict:
     """000 Fig. 6 plots "validation sequence accuracy", which the paper does not define: the judge reads token
     accuracy at the training length and, where the runs record it, final-position accuracy too; its outcome is
     the token reading's, and ``readings`` says whether the final-position reading gives the same one."""
-    def at_train(key):
-        return {k: round(r[key][str(min(int(x) for x in r[key]))], 3) for k, r in res.items()}
-
     def outcome(meas):
         if max(meas.values()) < 0.1:
             return "not reproduced (no model learned the task at this scale)"
         return _outcome([meas["Mamba-like diagonal [-1,1]"] - meas["Mamba-like diagonal [0,1]"] >= MARGIN,
                          meas["DeltaNet [-1,1]"] - meas["DeltaNet [0,1]"] >= MARGIN])
-    meas = at_train("test_accuracy")
-    out = {"outcome": outcome(meas), "measured": {"token_accuracy_at_train_length": meas},
-           "criterion": f"[-1,1] beats [0,1] by >= {MARGIN} for both (000, Fig. 6: the [0,1] variants did worse)"}
-    if all(r.get("final_accuracy") for r in res.values()):
-        fin = at_train("final_accuracy")
-        out["measured"]["final_accuracy_at_train_length"] = fin
-        same = outcome(fin) == out["outcome"]
-        out["readings"] = ("token and final-position accuracy give the same outcome" if same else
-                           f"the readings disagree: final-position accuracy gives '{outcome(fin)}'")
-    return out
+    return _read_at_train(res, outcome, f"[-1,1] beats [0,1] by >= {MARGIN} for both (000, Fig. 6: the [0,1] "
+                                        "variants did worse)")
 
 
 Z60_LABELS = ["Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"]
@@ -266,24 +271,13 @@ Z60_LABELS = ["Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaN
 
 def _judge_z60_mamba(res: dict) -> dict:
     """000 Fig. 6's claim narrowed to what the Mamba-like models show: Mamba [0,1] worse than Mamba [-1,1] (by
-    ``MARGIN``) and Mamba [-1,1] above every other model, read as :func:`_judge_z60` reads (token accuracy at the
-    training length; final-position accuracy too where recorded, ``readings`` saying whether it agrees)."""
-    def at_train(key):
-        return {k: round(r[key][str(min(int(x) for x in r[key]))], 3) for k, r in res.items()}
-
+    ``MARGIN``) and Mamba [-1,1] above every other model, read as :func:`_judge_z60` reads."""
     def outcome(meas):
         top = meas["Mamba-like diagonal [-1,1]"]
         return _outcome([top - meas["Mamba-like diagonal [0,1]"] >= MARGIN,
                          all(top > v for k, v in meas.items() if k != "Mamba-like diagonal [-1,1]")])
-    meas = at_train("test_accuracy")
-    out = {"outcome": outcome(meas), "measured": {"token_accuracy_at_train_length": meas},
-           "criterion": f"Mamba [-1,1] beats Mamba [0,1] by >= {MARGIN} and every other model (000, Fig. 6)"}
-    if all(r.get("final_accuracy") for r in res.values()):
-        fin = at_train("final_accuracy")
-        out["measured"]["final_accuracy_at_train_length"] = fin
-        out["readings"] = ("token and final-position accuracy give the same outcome" if outcome(fin) == out["outcome"]
-                           else f"the readings disagree: final-position accuracy gives '{outcome(fin)}'")
-    return out
+    return _read_at_train(res, outcome, f"Mamba [-1,1] beats Mamba [0,1] by >= {MARGIN} and every other model "
+                                        "(000, Fig. 6)")
 
 
 # ------------------------------------------------------------------------------------------------ 001 Fig. 3
