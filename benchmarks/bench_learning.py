@@ -748,15 +748,17 @@ def main(argv=None) -> int:
         if a.scale != "paper":
             ap.error("--protocol runs the papers' protocols: give --scale paper")
         from benchmarks import protocol_grid as pg
-        pjobs = pg.protocol_jobs(names, a.device)
+        from lrnnkit.errors import InputError
+        try:
+            seeds = None if a.seeds is None else [int(x) for x in a.seeds.split(",") if x.strip()]
+        except ValueError:
+            ap.error(f"--seeds takes comma-separated integers, not {a.seeds!r}")
+        try:
+            pjobs = pg.protocol_jobs(names, a.device, seeds)
+        except InputError as exc:      # e.g. a seed given twice: one line
+            ap.error(str(exc))
         if a.labels:
             pjobs = [j for j in pjobs if any(x in j["label"] for x in label_filters(a.labels))]
-        if a.seeds:
-            try:
-                seeds = [int(x) for x in a.seeds.split(",") if x.strip()]
-            except ValueError:
-                ap.error(f"--seeds takes comma-separated integers, not {a.seeds!r}")
-            pjobs = pg.with_seeds(pjobs, seeds)
         if a.dry_run:
             print(pg.dry_run(pjobs, a.gpus, order=a.order))
             return 0

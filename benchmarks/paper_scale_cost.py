@@ -114,12 +114,9 @@ def _total(cost: dict, loop: str) -> float:
 
 def _verdict(d: dict) -> str:
     """``"; registry: V"``: the verdict of the registry's entry for the results ``d`` (its experiment at its scale)."""
-    from lrnnkit.theorems import all_statements
-    paper, name = str(d["paper"]), d["name"]
-    short = name[len(paper) + 1:] if name.startswith(paper + "-") else name
-    sid = f"{paper}:empirical-{short}-{d['scale']}"
-    got = [s.verdict for s in all_statements() if s.id == sid]
-    return f"; registry: {got[0]}" if got else ""
+    from lrnnkit.theorems import get
+    from lrnnkit.theorems.empirical import entry_id
+    return f"; registry: {get(entry_id(d)).verdict}"
 
 
 def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) -> str:

@@ -25,45 +25,22 @@ COSTS = os.path.join(HERE, "results", "paper_scale", "cost_h200_loops.json")
 SPEEDUPS = os.path.join(HERE, "results", "batched_runs", "h200.json")
 
 
-def protocol_jobs(names, device: str = "cuda") -> list:
+def protocol_jobs(names, device: str = "cuda", seeds=None) -> list:
     """``[{"experiment", "label", "batched", "runs": [{"label", "config_label", "config"}]}]``: per experiment, per
-    shape group of its protocol runs (:func:`lrnnkit.learn.protocols._groups`) one job, batched when
-    :func:`lrnnkit.learn.batched.check_runs` accepts its runs (:func:`_batchable`)."""
+    shape group of its protocol runs (:func:`lrnnkit.learn.protocols.follow`, at ``seeds`` where given;
+    :func:`lrnnkit.learn.protocols._groups`) one job, batched when :func:`lrnnkit.learn.batched.check_runs` accepts
+    its runs (:func:`_batchable`)."""
     import dataclasses
 
     from lrnnkit.learn.protocols import _groups, follow
+    from lrnnkit.run_records import run_key
     jobs = []
     for name in names:
-        for label, cfgs in _groups(follow(name)):
-            runs = [{"label": f"{label} (lr {c.lr:g}, seed {c.seed})", "config_label": label,
+        for label, cfgs in _groups(follow(name, seeds=seeds)):
+            runs = [{"label": run_key(label, c.lr, c.seed), "config_label": label,
                      "config": dataclasses.replace(c, device=device).to_json()} for c in cfgs]
             jobs.append({"experiment": name, "label": label, "runs": runs, "batched": _batchable(cfgs)})
     return jobs
-
-
-def with_seeds(jobs, seeds) -> list:
-    """``jobs`` with each configuration's runs at every learning rate re-seeded to ``seeds`` (a list of ints): more
-    seeds than a paper prints, for a verdict the registry accepts (two or more per configuration), or the seeds a
-    later call adds to an earlier one's. The run at each rate is otherwise the protocol's; the job is batched again
-    only where :func:`_batchable` accepts the new runs."""
-    import dataclasses
-
-    from lrnnkit.errors import InputError
-    from lrnnkit.learn.train import TrainConfig
-    seeds = list(seeds)
-    if not seeds or len(set(seeds)) != len(seeds) or any(not isinstance(s, int) or s < 0 for s in seeds):
-        raise InputError(f"seeds must be distinct non-negative integers, not {seeds!r}")
-    out = []
-    for j in jobs:
-        by_lr = {}
-        for r in j["runs"]:
-            by_lr.setdefault(r["config"]["lr"], r)
-        cfgs = [dataclasses.replace(TrainConfig.from_json(dict(r["config"])), seed=s)
-                for r in by_lr.values() for s in seeds]
-        runs = [{"label": f"{j['label']} (lr {c.lr:g}, seed {c.seed})", "config_label": j["label"],
-                 "config": c.to_json()} for c in cfgs]
-        out.append({**j, "runs": runs, "batched": _batchable(cfgs)})
-    return out
 
 
 def _batchable(cfgs) -> bool:
@@ -202,7 +179,7 @@ def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> li
 
     from lrnnkit.learn.batched import train_batched
     from lrnnkit.learn.train import TrainConfig, train
-    dirs = [os.path.join(out, "rundirs", job["experiment"], _slug(r["label"])) for r in job["runs"]]
+    dirs = _run_dirs(out, job)
     if all(_finished(out, job["experiment"], r) for r in job["runs"]):
         return []
     before = max(_elapsed(d) for d in dirs)     # max_seconds counts the resumed runs' earlier seconds too
@@ -294,9 +271,14 @@ def next_job(jobs: list, now: float, deadline: float | None, done_seconds) -> in
     return 0
 
 
+def _run_dirs(out: str, job: dict) -> list:
+    """The run directories of ``job``'s runs under ``out`` (``rundirs/<experiment>/<run>``)."""
+    return [os.path.join(out, "rundirs", job["experiment"], _slug(r["label"])) for r in job["runs"]]
+
+
 def _done_seconds(out: str):
     """``job -> the most training seconds any of its runs' checkpoints under ``out`` holds``."""
-    return lambda j: max(_elapsed(os.path.join(out, "rundirs", j["experiment"], _slug(r["label"]))) for r in j["runs"])
+    return lambda j: max(_elapsed(d) for d in _run_dirs(out, j))
 
 
 def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, deadline_s: float | None = None,

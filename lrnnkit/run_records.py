@@ -4,7 +4,13 @@ and, where merged from several calls, its ``config_label``): which runs of a gri
 registry reads the stored results), so that the two pick the same runs by one rule."""
 from __future__ import annotations
 
-__all__ = ["run_cells", "seed_outcomes", "with_seed_outcomes"]
+__all__ = ["run_key", "run_cells", "seed_outcomes", "with_seed_outcomes"]
+
+
+def run_key(label: str, lr: float, seed: int) -> str:
+    """The key of one run of a configuration among its seeds x learning rates: ``"label (lr L, seed S)"`` (the
+    protocol grid's run files and ``lrnnkit experiment --protocol`` alike; ``config_label`` holds ``label``)."""
+    return f"{label} (lr {lr:g}, seed {seed})"
 
 
 def run_cells(runs: dict, labels=None) -> dict:

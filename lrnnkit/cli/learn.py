@@ -165,8 +165,7 @@ def add_parser(sub) -> None:
 
 def _protocol_runs(a) -> list | None:
     """``--protocol`` / ``--seeds``: the experiment's paper runs as :func:`lrnnkit.learn.protocols.follow` changes
-    them, re-seeded by ``--seeds``; None without ``--protocol``."""
-    from dataclasses import replace
+    them, at ``--seeds`` where given; None without ``--protocol``."""
     if a.seeds is not None and not a.protocol:
         raise InputError("experiment: --seeds goes with --protocol")
     if not a.protocol:
@@ -174,16 +173,7 @@ def _protocol_runs(a) -> list | None:
     if a.scale != "paper":
         raise InputError(f"experiment: --protocol follows the paper's own settings: give --scale paper, not "
                          f"--scale {a.scale}")
-    runs = follow(a.name)
-    if a.seeds is None:
-        return runs
-    seeds = _csv(a.seeds, seed_arg, "--seeds")
-    if len(set(seeds)) != len(seeds):
-        raise InputError(f"--seeds: each seed once, got {a.seeds!r}")
-    one = {}
-    for label, cfg in runs:
-        one.setdefault((label, cfg.lr), cfg)
-    return [(label, replace(cfg, seed=s)) for (label, _), cfg in one.items() for s in seeds]
+    return follow(a.name, seeds=None if a.seeds is None else _csv(a.seeds, seed_arg, "--seeds"))
 
 
 def _print_json(obj) -> None:

@@ -28,7 +28,7 @@ from .kinds import TEST_MIX_000, train_defaults
 from .horizon import horizon
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
-from ..run_records import with_seed_outcomes
+from ..run_records import run_key, with_seed_outcomes
 from .device import require_device
 from .oom import memory_named
 from .tasks import make_task
@@ -264,9 +264,6 @@ def _judge_z60(res: dict) -> dict:
                          meas["DeltaNet [-1,1]"] - meas["DeltaNet [0,1]"] >= MARGIN])
     return _read_at_train(res, outcome, f"[-1,1] beats [0,1] by >= {MARGIN} for both (000, Fig. 6: the [0,1] "
                                         "variants did worse)")
-
-
-Z60_LABELS = ["Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"]
 
 
 def _judge_z60_mamba(res: dict) -> dict:
@@ -559,7 +556,8 @@ EXPERIMENTS = {e.name: e for e in [
                _z60_runs, _judge_z60, plot_len=32,
                parts={"mamba": ("000 Fig. 6 (Z60), narrowed to what the Mamba-like models show: the Mamba [0,1] "
                                 "variant performs worse than Mamba [-1,1], and Mamba [-1,1] performs best of the four "
-                                "models (token accuracy at the training length).", Z60_LABELS, _judge_z60_mamba)}),
+                                "models (token accuracy at the training length).",
+                                [lab for lab, _ in _z60_runs("tiny")], _judge_z60_mamba)}),
     Experiment("001-deltaproduct", "001", "Fig. 3 (top): one-layer DeltaProduct n_h = 1..4",
                "One layer of DeltaProduct[-1,1] extrapolates from length 128 to 512 on S3 with n_h = 2, on S4 and A5 "
                "with n_h = 2 (3-D rotations), on S5 with n_h = 4; n_h = 1 (DeltaNet) fails.",
@@ -676,25 +674,18 @@ def run_horizon(model, cfg: TrainConfig, scale: str, budget: dict | None = None)
     return h
 
 
-def _run_key(label: str, cfg: TrainConfig, several: bool) -> str:
-    return f"{label} (lr {cfg.lr:g}, seed {cfg.seed})" if several else label
-
-
 def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bool, only,
          horizons: bool = True, annotate: Callable | None = None, runs: list | None = None) -> dict:
     from .evaluate import plot_accuracy
     from .train import train
     given = runs is not None        # given runs (a protocol's) are keyed by lr and seed, as the protocol grid keys them
     runs = exp.runs(scale) if runs is None else runs
-    count: dict = {}
-    for label, _ in runs:
-        count[label] = count.get(label, 0) + (2 if given else 1)
     results = {}
     for label, cfg in runs:
         if only and label not in only:
             continue
         cfg = replace(cfg, device=device)
-        key = _run_key(label, cfg, count[label] > 1)
+        key = run_key(label, cfg.lr, cfg.seed) if given else label
         if key in results:
             raise InputError(f"experiment {exp.name}: two runs of {label!r} with lr {cfg.lr:g} and seed {cfg.seed}")
         sub = os.path.join(out, _slug(key)) if out else None
@@ -708,7 +699,7 @@ def _run(exp: Experiment, scale: str, device: str, out: str | None, progress: bo
                 r["horizon"] = run_horizon(model, cfg, scale)
             if sub:
                 atomic_write_text(os.path.join(sub, RESULT), json.dumps(r, indent=1) + "\n")
-        if count[label] > 1:
+        if given:
             r = {**r, "config_label": label}
         results[key] = r
     rec = {**exp.to_json(), "scale": scale, "device": device, "runs": results,

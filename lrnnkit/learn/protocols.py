@@ -609,10 +609,16 @@ def _test_words_same(paper, cfgs) -> bool:
     return isinstance(paper, str) and paper.endswith(PREFIX_READ)
 
 
+def _final_only(quote) -> bool:
+    """Whether a ``supervision`` quote asks for the final answer only, which a task name's :data:`FINAL_ONLY`
+    suffix follows."""
+    return quote is not None and quote.expressible and quote.value == SUPERVISION_WORDS["last"]
+
+
 def _kind(name: str, quote: Quote) -> str:
     if name == "data" and isinstance(quote.value, FixedData) and quote.expressible:
         return "config"     # TrainConfig.train_words follows it
-    if name == "supervision" and quote.expressible and quote.value == SUPERVISION_WORDS["last"]:
+    if name == "supervision" and _final_only(quote):
         return "config"     # the task's FINAL_ONLY suffix follows it
     if not quote.expressible or name in ("data", "early_stop", "supervision", "word_format"):
         return "trainer"
@@ -676,13 +682,19 @@ def silent(name: str, label: str) -> list:
             if prot.quote(f, label) is not None and prot.quote(f, label).value is None]
 
 
-def follow(name: str, runs=None, seeds_when_silent: int = 1) -> list:
+def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None) -> list:
     """``runs`` (default: the experiment's paper runs) changed to follow the protocol wherever a TrainConfig field
     can: every ``config`` difference set to the paper's value, each configuration expanded to the paper's seeds
-    (0..n-1; ``seeds_when_silent`` where the paper prints no count) x learning-rate sweep (a sweep whose values
-    were not printed keeps the configuration's one rate: that difference stays). Labels are kept, so several runs
-    share a label."""
+    (0..n-1; ``seeds_when_silent`` where the paper prints no count; ``seeds``, a list, in place of either: more
+    seeds than a paper prints, for a verdict the registry accepts, or the seeds a later call adds) x learning-rate
+    sweep (a sweep whose values were not printed keeps the configuration's one rate: that difference stays).
+    Labels are kept, so several runs share a label."""
     from .experiments import get_experiment
+    if seeds is not None:
+        seeds = list(seeds)
+        if not seeds or len(set(seeds)) != len(seeds) or \
+                any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds):
+            raise InputError(f"seeds: distinct non-negative integers, each once, not {seeds!r}")
     prot = get_protocol(name)
     runs = get_experiment(name).runs("paper") if runs is None else runs
     out = []
@@ -714,17 +726,15 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1) -> list:
             kw["schedule"] = _SCHEDULE_FIELD[q("schedule").value]
         if q("test_words") is not None and isinstance(q("test_words").value, tuple):
             kw["test_mix"] = q("test_words").value
-        sup = q("supervision")
-        if sup is not None and sup.expressible and sup.value == SUPERVISION_WORDS["last"] \
-                and getattr(make_task(base.task), "supervise", None) != "last":
+        if _final_only(q("supervision")) and getattr(make_task(base.task), "supervise", None) != "last":
             kw["task"] = base.task + FINAL_ONLY
         sweep = q("lr_sweep").value if q("lr_sweep") is not None else None
         lrs = list(sweep) if isinstance(sweep, tuple) and sweep else \
             [q("lr").value if q("lr") is not None and q("lr").value is not None else base.lr]
         constant = q("schedule") is not None and q("schedule").value == "constant"
-        seeds = q("seeds").value if q("seeds") is not None and q("seeds").value is not None else seeds_when_silent
+        n = q("seeds").value if q("seeds") is not None and q("seeds").value is not None else seeds_when_silent
         for lr in lrs:
-            for s in range(seeds):
+            for s in (range(n) if seeds is None else seeds):
                 extra = {"min_lr": lr, "warmup": 0.0} if constant else {}
                 out.append((label, replace(base, **{**kw, "lr": lr, "seed": s, **extra})))
     return out

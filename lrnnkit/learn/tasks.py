@@ -400,12 +400,10 @@ def _make_task(name: str, **kw) -> Task:
         base = name[: -len(FINAL_ONLY)]
         if base.endswith(FINAL_ONLY):
             raise InputError(f"task {name!r}: {FINAL_ONLY!r} twice")
-        task = _make_task(base, **kw)
+        task = _make_task(base, **{**kw, "supervise": "last"})    # tasks of another kind ignore the keyword
         if not isinstance(task, AutomatonTask) or task.k != 1:
             raise InputError(f"task {name!r}: {FINAL_ONLY!r} (supervise the last position only) applies to automaton "
                              f"tasks of one token per letter, not to {base!r}")
-        if task.supervise != "last":
-            task = _make_task(base, **{**kw, "supervise": "last"})
         task.name = name
         return task
     head, sep, arg = name.partition(":")

@@ -400,11 +400,18 @@ def _paper_verdict(evidence: str, verdict: str, judged: dict, outcome: str, scal
         {"measured": judged.get("measured"), "seed_outcomes": judged.get("seed_outcomes")}
 
 
+def entry_id(rec: dict, part: str | None = None) -> str:
+    """The registry id of the entry of results file ``rec`` (``PAPER:empirical-NAME[-PART]-SCALE``, NAME without its
+    paper prefix)."""
+    paper, name = str(rec["paper"]), rec["name"]
+    short = name[len(paper) + 1:] if name.startswith(paper + "-") else name
+    return f"{paper}:empirical-{short}{'-' + part if part else ''}-{rec['scale']}"
+
+
 def _experiment_entry(path: str, rec: dict) -> Statement:
     name, scale = rec["name"], rec["scale"]
     paper = str(rec["paper"])
-    short = name[len(paper) + 1:] if name.startswith(paper + "-") else name
-    sid = f"{paper}:empirical-{short}-{scale}"
+    sid = entry_id(rec)
     judged = rec.get("judgement") or {}
     outcome = judged.get("outcome", "not judged")
     if rec.get("failed"):
@@ -419,7 +426,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                 f"criterion: {judged.get('criterion', 'see lrnnkit.learn.experiments')}. Results: {_rel(path)}; "
                 f"command: {cmd}." + extra + ("" if verdict == "holds" else _NOT_EVIDENCE)
                 + "".join(f" Part {p}: {(pj.get('judgement') or {}).get('outcome', 'not judged')} (entry "
-                          f"{sid[:-len(scale) - 1]}-{p}-{scale})." for p, pj in (rec.get("parts") or {}).items()))
+                          f"{entry_id(rec, p)})." for p, pj in (rec.get("parts") or {}).items()))
     capped = _capped_statement(rec["runs"], scale)
     if capped:
         evidence += f" {capped}."
@@ -552,8 +559,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     """A sub-claim of an experiment judged on its own (``parts`` in the results file, e.g. 001 Fig. 3's S3 panel):
     its configurations' runs (per configuration the one with the most steps) and the part's judge."""
     name, scale, paper = rec["name"], rec["scale"], str(rec["paper"])
-    short = name[len(paper) + 1:] if name.startswith(paper + "-") else name
-    sid = f"{paper}:empirical-{short}-{part}-{scale}"
+    sid = entry_id(rec, part)
     labels = pj.get("configurations", [])
     judged = pj.get("judgement") or {}
     failed = sorted(k for k in (rec.get("failed") or {}) if k in labels)
@@ -602,8 +608,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
                      counterexample=cex, check=check if judged else None,
                      perturb=_perturbation(rec, verdict) if judged else None,
-                     notes=f"results: {_rel(path)}; whole experiment: "
-                                                            f"{paper}:empirical-{short}-{scale}")
+                     notes=f"results: {_rel(path)}; whole experiment: {entry_id(rec)}")
 
 
 def _register_all() -> None:

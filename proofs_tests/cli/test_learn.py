@@ -63,7 +63,7 @@ def test_experiment_protocol_flags_are_refused_where_they_do_not_apply():
     for argv, needle in ([["experiment", "000-z60", "--protocol"], "give --scale paper"],
                          [["experiment", "000-z60", "--seeds", "0,1"], "--seeds goes with --protocol"],
                          [["experiment", "000-z60", "--scale", "paper", "--protocol", "--seeds", "1,1"],
-                          "each seed once"]):
+                          "each once"]):
         with pytest.raises(InputError, match=needle):
             run_experiment_cmd(build_parser().parse_args(argv))
 

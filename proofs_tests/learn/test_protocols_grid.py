@@ -197,12 +197,12 @@ def test_measured_costs_take_a_whole_runs_rate_where_one_is_committed(tmp_path):
     assert costs["experiments"]["e"]["rows"][0]["ms_per_step"] == 15.5      # the table itself is left as it was
 
 
-def test_with_seeds_reseeds_every_configuration_at_every_rate():
-    """``--seeds 1,2``: each configuration's runs at each learning rate become one run per given seed, labelled
-    with it, the configuration otherwise the protocol's; bad seed lists are refused."""
+def test_given_seeds_reseed_every_configuration_at_every_rate():
+    """``--seeds 1,2`` (``follow(..., seeds=)``): each configuration's runs at each learning rate become one run per
+    given seed, labelled with it, the configuration otherwise the protocol's; bad seed lists are refused."""
     from lrnnkit.errors import InputError
     jobs = pg.protocol_jobs(["000-parity"], "cpu")
-    got = pg.with_seeds(jobs, [1, 2])
+    got = pg.protocol_jobs(["000-parity"], "cpu", seeds=[1, 2])
     assert [j["label"] for j in got] == [j["label"] for j in jobs]
     for j, g in zip(jobs, got):
         rates = sorted({r["config"]["lr"] for r in j["runs"]})
@@ -213,9 +213,9 @@ def test_with_seeds_reseeds_every_configuration_at_every_rate():
             assert {k: v for k, v in r["config"].items() if k != "seed"} == \
                 {k: v for k, v in base["config"].items() if k != "seed"}
             assert r["label"].endswith(f"seed {r['config']['seed']})") and r["config_label"] == j["label"]
-    for bad in ([], [1, 1], [-1]):
+    for bad in ([], [1, 1], [-1], [True]):
         with pytest.raises(InputError):
-            pg.with_seeds(jobs, bad)
+            pg.protocol_jobs(["000-parity"], "cpu", seeds=bad)
 
 
 def test_label_filters_keep_a_comma_inside_brackets():
