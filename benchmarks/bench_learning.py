@@ -682,6 +682,10 @@ def main(argv=None) -> int:
     ap.add_argument("--protocol", action="store_true",
                     help="with --scale paper: the papers' seeds x lrs, each shape group one batched job "
                          "(benchmarks/protocol_grid.py); resumes from the run directories under --out")
+    ap.add_argument("--lrs", metavar="LR,LR,...",
+                    help="with --protocol: every configuration's runs at these learning rates instead of the paper's "
+                         "(a sweep beyond the protocol: the summary reports the difference, so the runs never pass "
+                         "for the paper's; keep them under their own --out)")
     ap.add_argument("--seeds", metavar="S,S,...",
                     help="with --protocol: every configuration's runs at these seeds instead of the paper's count "
                          "(more seeds for a verdict, or the seeds a later call adds)")
@@ -754,7 +758,11 @@ def main(argv=None) -> int:
         except ValueError:
             ap.error(f"--seeds takes comma-separated integers, not {a.seeds!r}")
         try:
-            pjobs = pg.protocol_jobs(names, a.device, seeds)
+            lrs = None if a.lrs is None else [float(x) for x in a.lrs.split(",") if x.strip()]
+        except ValueError:
+            ap.error(f"--lrs takes comma-separated numbers, not {a.lrs!r}")
+        try:
+            pjobs = pg.protocol_jobs(names, a.device, seeds, lrs)
         except InputError as exc:      # e.g. a seed given twice: one line
             ap.error(str(exc))
         if a.labels:

@@ -25,9 +25,9 @@ COSTS = os.path.join(HERE, "results", "paper_scale", "cost_h200_loops.json")
 SPEEDUPS = os.path.join(HERE, "results", "batched_runs", "h200.json")
 
 
-def protocol_jobs(names, device: str = "cuda", seeds=None) -> list:
+def protocol_jobs(names, device: str = "cuda", seeds=None, lrs=None) -> list:
     """``[{"experiment", "label", "batched", "runs": [{"label", "config_label", "config"}]}]``: per experiment, per
-    shape group of its protocol runs (:func:`lrnnkit.learn.protocols.follow`, at ``seeds`` where given;
+    shape group of its protocol runs (:func:`lrnnkit.learn.protocols.follow`, at ``seeds`` and ``lrs`` where given;
     :func:`lrnnkit.learn.protocols._groups`) one job, batched when :func:`lrnnkit.learn.batched.check_runs` accepts
     its runs (:func:`_batchable`)."""
     import dataclasses
@@ -36,7 +36,7 @@ def protocol_jobs(names, device: str = "cuda", seeds=None) -> list:
     from lrnnkit.run_records import run_key
     jobs = []
     for name in names:
-        for label, cfgs in _groups(follow(name, seeds=seeds)):
+        for label, cfgs in _groups(follow(name, seeds=seeds, lrs=lrs)):
             runs = [{"label": run_key(label, c.lr, c.seed), "config_label": label,
                      "config": dataclasses.replace(c, device=device).to_json()} for c in cfgs]
             jobs.append({"experiment": name, "label": label, "runs": runs, "batched": _batchable(cfgs)})
@@ -178,24 +178,26 @@ def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> li
     import time
 
     from lrnnkit.learn.batched import train_batched
-    from lrnnkit.learn.train import TrainConfig, train
+    from lrnnkit.learn.train import TrainConfig
     dirs = _run_dirs(out, job)
     if all(_finished(out, job["experiment"], r) for r in job["runs"]):
         return []
+    t = time.time()
     before = max(_elapsed(d) for d in dirs)     # max_seconds counts the resumed runs' earlier seconds too
     cap = {"max_seconds": before + safety_cap} if safety_cap else {}
     cfgs = [TrainConfig.from_json(dict(r["config"], **cap)) for r in job["runs"]]
-    t = time.time()
     try:
         if job["batched"]:
             results = train_batched(cfgs, dirs)
         else:
-            results = [train(c, d) for c, d in zip(cfgs, dirs)]
+            results = _one_by_one(job, out, cfgs, dirs, None if not safety_cap else t + safety_cap)
         status = "ok"
     except Exception as exc:    # a failed job is recorded, the others go on
         results, status = [{"error": f"{type(exc).__name__}: {exc}"}] * len(cfgs), "failed"
     recs = []
     for r, c, res in zip(job["runs"], cfgs, results):
+        if res is None:         # not started, or finished in an earlier call: its record stands
+            continue
         model = res.get("_model")
         res = {k: v for k, v in res.items() if k != "_model"}
         if model is not None and status == "ok" and res.get("steps") == c.steps:
@@ -214,6 +216,30 @@ def run_protocol_job(job: dict, out: str, safety_cap: float | None = None) -> li
         atomic_write_text(rp, json.dumps(rec, indent=1))
         recs.append(rec)
     return recs
+
+
+def _one_by_one(job: dict, out: str, cfgs: list, dirs: list, until: float | None) -> list:
+    """Train a job's runs in turn, the job's ``safety_cap`` shared among them: each run may train until ``until``
+    (an absolute ``time.time()``; its ``max_seconds`` is the seconds its checkpoints hold plus what is left), not
+    the whole cap each (three runs once took three caps and overran a device call). A run whose record already says
+    finished, or that would get less than :data:`MIN_TRAIN_S`, is not started (None: it resumes in a later call)."""
+    import dataclasses
+    import time
+
+    from lrnnkit.learn.train import train
+    results = []
+    for r, c, d in zip(job["runs"], cfgs, dirs):
+        if _finished(out, job["experiment"], r):
+            results.append(None)
+            continue
+        if until is not None:
+            left = until - time.time()
+            if left < MIN_TRAIN_S:
+                results.append(None)
+                continue
+            c = dataclasses.replace(c, max_seconds=_elapsed(d) + left)
+        results.append(train(c, d))
+    return results
 
 
 HORIZON = dict(max_words=2 ** 16, samples=512, max_extract_cells=4096, max_extract_queries=20000,
@@ -239,7 +265,7 @@ def _after_training(experiment: str, model, cfg, extract_seconds: float = 30.0) 
 
 #: seconds kept back at a deadline for a job's final evaluation and horizon, and the least training seconds for
 #: which a job is started at all
-EVAL_MARGIN_S, MIN_TRAIN_S = 45.0, 20.0
+EVAL_MARGIN_S, MIN_TRAIN_S = 90.0, 20.0
 
 
 def job_cap(now: float, deadline: float | None, safety_cap: float | None) -> float | None:
@@ -300,12 +326,32 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
                                       env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}))
-    for g, p in zip(per, procs):
-        if p.wait() != 0:
-            print(f"gpu {g}: its jobs' process exited with status {p.returncode} (see its output above)", flush=True)
+    try:
+        for g, p in zip(per, procs):
+            if p.wait() != 0:
+                print(f"gpu {g}: its jobs' process exited with status {p.returncode} (see its output above)",
+                      flush=True)
+    except KeyboardInterrupt:   # a call's outer timeout: stop the runs (each checkpoints on SIGINT), still pack
+        print("interrupted: stopping the GPU processes (their runs checkpoint), then packing", flush=True)
+        _stop(procs)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
     print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
     print("packed:", ", ".join(pack_for_return(out)))
+
+
+def _stop(procs, grace_s: float = 60.0) -> None:
+    """Send SIGINT to each still running process (``lrnnkit.learn.train`` writes a checkpoint on it) and wait up to
+    ``grace_s`` for each; kill the ones that do not stop."""
+    import signal
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def pack_for_return(out: str) -> list:

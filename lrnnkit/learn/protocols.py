@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import numbers
 from dataclasses import dataclass, field, replace
 
@@ -682,19 +683,25 @@ def silent(name: str, label: str) -> list:
             if prot.quote(f, label) is not None and prot.quote(f, label).value is None]
 
 
-def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None) -> list:
+def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None, lrs=None) -> list:
     """``runs`` (default: the experiment's paper runs) changed to follow the protocol wherever a TrainConfig field
     can: every ``config`` difference set to the paper's value, each configuration expanded to the paper's seeds
     (0..n-1; ``seeds_when_silent`` where the paper prints no count; ``seeds``, a list, in place of either: more
     seeds than a paper prints, for a verdict the registry accepts, or the seeds a later call adds) x learning-rate
-    sweep (a sweep whose values were not printed keeps the configuration's one rate: that difference stays).
-    Labels are kept, so several runs share a label."""
+    sweep (a sweep whose values were not printed keeps the configuration's one rate: that difference stays;
+    ``lrs``, a list, in place of either: a sweep beyond the paper's, which :func:`differences` then reports, so
+    such runs never pass for the protocol). Labels are kept, so several runs share a label."""
     from .experiments import get_experiment
     if seeds is not None:
         seeds = list(seeds)
         if not seeds or len(set(seeds)) != len(seeds) or \
                 any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in seeds):
             raise InputError(f"seeds: distinct non-negative integers, each once, not {seeds!r}")
+    if lrs is not None:
+        lrs = list(lrs)
+        if not lrs or len(set(lrs)) != len(lrs) or any(isinstance(x, bool) or not isinstance(x, (int, float))
+                                                      or not math.isfinite(x) or x <= 0 for x in lrs):
+            raise InputError(f"learning rates: distinct finite positive numbers, each once, not {lrs!r}")
     prot = get_protocol(name)
     runs = get_experiment(name).runs("paper") if runs is None else runs
     out = []
@@ -729,11 +736,11 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None) -> list
         if _final_only(q("supervision")) and getattr(make_task(base.task), "supervise", None) != "last":
             kw["task"] = base.task + FINAL_ONLY
         sweep = q("lr_sweep").value if q("lr_sweep") is not None else None
-        lrs = list(sweep) if isinstance(sweep, tuple) and sweep else \
+        rates = list(lrs) if lrs is not None else list(sweep) if isinstance(sweep, tuple) and sweep else \
             [q("lr").value if q("lr") is not None and q("lr").value is not None else base.lr]
         constant = q("schedule") is not None and q("schedule").value == "constant"
         n = q("seeds").value if q("seeds") is not None and q("seeds").value is not None else seeds_when_silent
-        for lr in lrs:
+        for lr in rates:
             for s in (range(n) if seeds is None else seeds):
                 extra = {"min_lr": lr, "warmup": 0.0} if constant else {}
                 out.append((label, replace(base, **{**kw, "lr": lr, "seed": s, **extra})))

@@ -218,6 +218,30 @@ def test_given_seeds_reseed_every_configuration_at_every_rate():
             pg.protocol_jobs(["000-parity"], "cpu", seeds=bad)
 
 
+def test_given_rates_replace_the_protocols_and_are_reported_as_a_difference():
+    """``--lrs`` (``follow(..., lrs=)``): each configuration's runs at the given rates x its seeds, the configuration
+    otherwise the protocol's; such runs never pass for the protocol (``differences`` names the rate), while the
+    protocol's own runs differ in no ``config`` field; bad rate lists are refused."""
+    from lrnnkit.errors import InputError
+    from lrnnkit.learn.protocols import _groups, differences, follow
+    jobs = pg.protocol_jobs(["000-z60"], "cpu")
+    got = pg.protocol_jobs(["000-z60"], "cpu", seeds=[0], lrs=[1e-2, 1e-3])
+    assert [j["label"] for j in got] == [j["label"] for j in jobs]
+    for j, g in zip(jobs, got):
+        assert sorted((r["config"]["lr"], r["config"]["seed"]) for r in g["runs"]) == [(1e-3, 0), (1e-2, 0)]
+        for r in g["runs"]:
+            assert {k: v for k, v in r["config"].items() if k != "lr"} == \
+                {k: v for k, v in j["runs"][0]["config"].items() if k != "lr"}
+            assert r["label"] == f"{j['label']} (lr {r['config']['lr']:g}, seed 0)"
+    swept = {d.field for d in differences("000-z60", follow("000-z60", lrs=[1e-2]))}
+    assert "lr" in swept
+    assert "lr" not in {d.field for d in differences("000-z60", follow("000-z60"))}
+    assert len(_groups(follow("000-z60", lrs=[1e-2]))) == len(_groups(follow("000-z60")))
+    for bad in ([], [1e-3, 1e-3], [0.0], [-1e-3], [float("nan")], [True]):
+        with pytest.raises(InputError):
+            pg.protocol_jobs(["000-z60"], "cpu", lrs=bad)
+
+
 def test_label_filters_keep_a_comma_inside_brackets():
     """``--labels "[-1,1]"`` once matched every job (split at its comma into "[-1" and "1]"); a comma inside
     brackets now belongs to the label."""
@@ -242,3 +266,59 @@ def test_the_next_job_is_one_that_finishes_before_the_deadline():
     assert pg.next_job(jobs[:2], 0.0, 60.0, none_done) == 0                    # none fits: the first
     resumed = lambda j: 200.0 if j["label"] == "long" else 0.0  # noqa: E731
     assert pg.next_job(jobs, 0.0, 4.5 * 60 - 200 + m, resumed) == 0            # its checkpoints hold 200 s
+
+
+def test_runs_one_by_one_share_the_jobs_cap(tmp_path, monkeypatch):
+    """A job trained one run after another gets its ``safety_cap`` once, shared: each run may train only until the
+    job's end (its ``max_seconds`` = its checkpoints' seconds + what is left), a run left less than ``MIN_TRAIN_S``
+    is not started, and a run whose record says finished is not trained again. Before, each run got the whole cap,
+    and three runs overran a device call by three caps."""
+    import time
+
+    import lrnnkit.learn.train as train_mod
+    from lrnnkit.learn.train import TrainConfig
+    clock = [1000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    seen = []
+
+    def fake_train(cfg, run_dir):      # uses every second it is given
+        seen.append((run_dir, cfg.max_seconds))
+        clock[0] += cfg.max_seconds
+        return {"steps": cfg.steps}
+    monkeypatch.setattr(train_mod, "train", fake_train)
+    job = pg.protocol_jobs(["003-copy"], "cpu")[0]
+    assert not job["batched"] and len(job["runs"]) == 3
+    cfgs = [TrainConfig.from_json(r["config"]) for r in job["runs"]]
+    dirs = pg._run_dirs(str(tmp_path), job)
+    # the first run finished in an earlier call: its record stands
+    rp = pg._record_path(str(tmp_path), job["experiment"], job["runs"][0]["label"])
+    os.makedirs(os.path.dirname(rp))
+    with open(rp, "w") as fh:
+        json.dump({"status": "ok", "result": {"steps": job["runs"][0]["config"]["steps"]}}, fh)
+    got = pg._one_by_one(job, str(tmp_path), cfgs, dirs, until=clock[0] + 300.0)
+    assert got[0] is None and got[2] is None and got[1] == {"steps": cfgs[1].steps}
+    assert seen == [(dirs[1], 300.0)]              # the whole cap to the one run that trained, not to each
+    seen.clear()
+    clock[0] = 0.0
+    got = pg._one_by_one(job, str(tmp_path), cfgs, dirs, until=pg.MIN_TRAIN_S - 1)
+    assert got == [None, None, None] and seen == []     # too little left: nothing starts
+
+
+def test_an_interrupted_call_stops_its_gpu_processes_with_sigint():
+    """The call driver's outer timeout (SIGINT to the driver) is passed on as SIGINT to each GPU process, so that
+    its runs write their checkpoints before the results are packed; a process that ignores it is killed."""
+    import subprocess
+    import sys
+    code = ("import signal, sys, time\n"
+            "signal.signal(signal.SIGINT, lambda *a: sys.exit(7))\n"
+            "print('ready', flush=True)\n"
+            "time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    deaf = subprocess.Popen([sys.executable, "-c", "import signal, time\nsignal.signal(signal.SIGINT, "
+                             "signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)\n"],
+                            stdout=subprocess.PIPE, text=True)
+    assert deaf.stdout.readline().strip() == "ready"
+    pg._stop([p, deaf], grace_s=2.0)
+    assert p.returncode == 7                 # stopped by SIGINT, through its handler
+    assert deaf.returncode == -9             # killed after the grace
