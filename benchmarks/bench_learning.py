@@ -582,8 +582,8 @@ def results_markdown(out: str) -> str:
             lines.append(doc["note"] + "\n")
         calls = doc.get("calls") or {}
         for c, pv in (calls.items() if len(calls) > 1 or doc.get("kind") == "comparison" else ()):
-            lines.append(f"Call `{c}`: {pv.get('when', '')}, commit {pv.get('commit', '?')}, "
-                         f"{pv.get('concurrency', '?')} runs at a time, cap {pv.get('cap', '?')} s: "
+            from lrnnkit.theorems.empirical import _call_terms     # numbers or the call's own words, one rule
+            lines.append(f"Call `{c}`: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {_call_terms(pv)}: "
                          f"`{pv.get('command', '')}`"
                          + (f" (runs labelled `({pv['tag']})` where a configuration ran more than once)"
                             if pv.get("tag") else "") + "\n")
@@ -638,6 +638,36 @@ def record_from(out: str, only=None) -> None:
             shutil.copy(os.path.join(out, f), os.path.join(st, f"learning_{f}"))
 
 
+def record_sweep(merged: str, experiment: str, results: str | None = None, static: str | None = None) -> list:
+    """Record a rate sweep beyond a paper's protocol (runs made with ``--protocol --lrs``, summarised under
+    ``merged``): ``merged/<experiment>.json`` becomes ``benchmarks/results/learning/<experiment>-lr-sweep.json``
+    with ``kind: "lr-sweep"`` (so the registry never reads it as the experiment's own paper-scale record;
+    :mod:`lrnnkit.theorems.rate_sweeps` reads it for the corrected statement), its plot
+    ``docs/_static/learning_<experiment>-lr-sweep.png`` (``results`` / ``static``: other directories). Returns the
+    paths written."""
+    import shutil
+
+    from lrnnkit.errors import InputError
+    from lrnnkit.fileio import atomic_write_text
+    src = os.path.join(merged, f"{experiment}.json")
+    if not os.path.exists(src):
+        raise InputError(f"--record-sweep: no {src} (run --summarise {merged} --scale paper first)")
+    with open(src) as fh:
+        doc = json.load(fh)
+    if doc.get("scale") != "paper" or (doc.get("protocol") or {}).get("follows") is not False:
+        raise InputError(f"--record-sweep: {src} is not a paper-scale record whose runs leave the protocol")
+    doc = {"kind": "lr-sweep", "sweep_of": experiment, **doc}
+    out = os.path.join(results or os.path.join(HERE, "results", "learning"), f"{experiment}-lr-sweep.json")
+    atomic_write_text(out, json.dumps(doc, indent=1))
+    written = [out]
+    png = os.path.join(merged, f"{experiment}.png")
+    if os.path.exists(png):
+        written.append(os.path.join(static or os.path.join(ROOT, "docs", "_static"),
+                                    f"learning_{experiment}-lr-sweep.png"))
+        shutil.copy(png, written[-1])
+    return written
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", default="small", choices=["tiny", "small", "paper"])
@@ -682,6 +712,9 @@ def main(argv=None) -> int:
     ap.add_argument("--protocol", action="store_true",
                     help="with --scale paper: the papers' seeds x lrs, each shape group one batched job "
                          "(benchmarks/protocol_grid.py); resumes from the run directories under --out")
+    ap.add_argument("--record-sweep", metavar="EXPERIMENT",
+                    help="with --into DIR (summarised): record DIR's EXPERIMENT runs, made with --lrs, as the "
+                         "experiment's rate sweep (benchmarks/results/learning/EXPERIMENT-lr-sweep.json)")
     ap.add_argument("--lrs", metavar="LR,LR,...",
                     help="with --protocol: every configuration's runs at these learning rates instead of the paper's "
                          "(a sweep beyond the protocol: the summary reports the difference, so the runs never pass "
@@ -733,6 +766,15 @@ def main(argv=None) -> int:
                 print(f"error: {a.import_layer_vs_fla}: {exc}", file=sys.stderr)
                 return 2
         print(f"{n} run files under {a.into}")
+        return 0
+    if a.record_sweep:
+        if not a.into:
+            ap.error("--record-sweep EXPERIMENT needs --into DIR (the summarised merge directory)")
+        from lrnnkit.errors import InputError
+        try:
+            print("\n".join(record_sweep(a.into, a.record_sweep)))
+        except InputError as exc:
+            ap.error(str(exc))
         return 0
     if a.summarise:   # re-judge and re-tabulate the run files under DIR (e.g. runs merged from several GPU calls)
         summarise(a.summarise, a.scale, note_for=dict(x.split("=", 1) for x in a.note))

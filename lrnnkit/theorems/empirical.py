@@ -47,6 +47,7 @@ import os
 
 from ..automata.sources import load_source
 from ..run_records import run_cells, seed_outcomes
+from . import rate_sweeps
 from .registry import _REGISTRY, OWN, CheckResult, Statement, judge_source, register
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -67,7 +68,7 @@ def _experiment_files() -> list:
     for p in sorted(glob.glob(os.path.join(RESULTS_DIR, "**", "*.json"), recursive=True)):
         d = _load(p)
         if isinstance(d, dict) and {"name", "paper", "claim", "scale", "runs"} <= set(d) and \
-                isinstance(d["runs"], dict) and d.get("kind") != "comparison":
+                isinstance(d["runs"], dict) and d.get("kind") not in ("comparison", "lr-sweep"):
             out.append((p, d))
     return out
 
@@ -400,6 +401,28 @@ def _paper_verdict(evidence: str, verdict: str, judged: dict, outcome: str, scal
         {"measured": judged.get("measured"), "seed_outcomes": judged.get("seed_outcomes")}
 
 
+def sweep_path(name: str) -> str:
+    """The results file of ``name``'s rate sweep (``bench_learning.py --record-sweep``)."""
+    return os.path.join(RESULTS_DIR, f"{name}-lr-sweep.json")
+
+
+def _as_corrected(r: CheckResult, rec: dict, sweep: dict | None = None) -> CheckResult:
+    """A ``falsified`` paper-scale result of an experiment with a rate sweep (:mod:`.rate_sweeps`) whose corrected
+    statement passes becomes ``holds-as-corrected``: the counterexample (the printed rate's runs) kept, the corrected
+    statement and its evidence added. Anything else unchanged. ``sweep``: the sweep's record (default: its file)."""
+    name = rec.get("name")
+    if r.verdict != "falsified" or name not in rate_sweeps.SWEEPS:
+        return r
+    sweep = _load(sweep_path(name)) if sweep is None else sweep
+    if not isinstance(sweep, dict) or sweep.get("kind") != "lr-sweep":
+        return r
+    c = rate_sweeps.judge(rec, sweep)
+    evidence = f"{r.evidence.rstrip('. ')}. Rate sweep ({_rel(sweep_path(name))}): {c.evidence}."
+    if c.verdict != "holds-as-corrected":
+        return CheckResult(r.verdict, evidence, r.counterexample, details=r.details)
+    return CheckResult(c.verdict, evidence, r.counterexample, c.corrected, {**r.details, **c.details})
+
+
 def entry_id(rec: dict, part: str | None = None) -> str:
     """The registry id of the entry of results file ``rec`` (``PAPER:empirical-NAME[-PART]-SCALE``, NAME without its
     paper prefix)."""
@@ -431,11 +454,17 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     if capped:
         evidence += f" {capped}."
     evidence, verdict = _protocol_gate(evidence, verdict, rec, scale)
-    cex = None
+    cex = corrected = None
     if judged and not rec.get("failed"):
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale, rec["runs"], rec)
+    perturb = _perturbation(rec, verdict) if judged else None
+    if verdict == "falsified":
+        r = _as_corrected(CheckResult(verdict, evidence, cex), rec)
+        evidence, verdict, corrected = r.evidence, r.verdict, r.corrected
+        if verdict == "holds-as-corrected":     # its perturbation: the sweep turned against the corrected statement
+            perturb = {"sweep": rate_sweeps.perturbed(rec, _load(sweep_path(name)))}
 
-    def check(profile: str, path=path, name=name, outcome=outcome, record=None) -> CheckResult:
+    def check(profile: str, path=path, name=name, outcome=outcome, record=None, sweep=None) -> CheckResult:
         d = _load(path) if record is None else record
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
@@ -451,15 +480,16 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
         outcome2, extra2 = _with_extra_parts(name, j.get("outcome", ""), j.get("measured") or {})
         if outcome2 != j.get("outcome"):
             r = CheckResult(OUTCOME_VERDICT.get(outcome2, "open"), r.evidence + extra2, details=r.details)
-        return _at_paper_scale(r, outcome2, d.get("scale"), runs, d,
-                               None if record is None else lambda rr: judge_of(name).judge_runs(rr))
+        r = _at_paper_scale(r, outcome2, d.get("scale"), runs, d,
+                            None if record is None else lambda rr: judge_of(name).judge_runs(rr))
+        return _as_corrected(r, d, sweep) if record is None else r
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=rec["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
                                 f"training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     counterexample=cex, check=check if judged else None, notes=f"results: {_rel(path)}",
-                     perturb=_perturbation(rec, verdict) if judged else None)
+                     counterexample=cex, corrected=corrected, check=check if judged else None,
+                     notes=f"results: {_rel(path)}", perturb=perturb)
 
 
 # --------------------------------------------------------------------------- construction as initialisation

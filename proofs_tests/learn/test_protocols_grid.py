@@ -322,3 +322,26 @@ def test_an_interrupted_call_stops_its_gpu_processes_with_sigint():
     pg._stop([p, deaf], grace_s=2.0)
     assert p.returncode == 7                 # stopped by SIGINT, through its handler
     assert deaf.returncode == -9             # killed after the grace
+
+
+def test_a_rate_sweep_is_recorded_apart_and_only_when_it_leaves_the_protocol(tmp_path):
+    """``--record-sweep``: a summarised paper-scale record whose runs leave the protocol becomes
+    ``<experiment>-lr-sweep.json`` with ``kind: lr-sweep`` (the registry's experiment entries skip it:
+    test_rate_sweeps); a record that follows the protocol, or none, is refused with one line."""
+    from lrnnkit.errors import InputError
+    merged, res = tmp_path / "m", tmp_path / "res"
+    merged.mkdir()
+    res.mkdir()
+    with pytest.raises(InputError, match="no .*000-z60.json"):
+        bl.record_sweep(str(merged), "000-z60", str(res), str(res))
+    doc = {"name": "000-z60", "paper": "000", "claim": "c", "scale": "paper", "runs": {},
+           "protocol": {"follows": True, "statement": "", "differences": []}}
+    (merged / "000-z60.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="leave the protocol"):
+        bl.record_sweep(str(merged), "000-z60", str(res), str(res))
+    doc["protocol"]["follows"] = False
+    (merged / "000-z60.json").write_text(json.dumps(doc))
+    written = bl.record_sweep(str(merged), "000-z60", str(res), str(res))
+    assert written == [str(res / "000-z60-lr-sweep.json")]
+    got = json.loads((res / "000-z60-lr-sweep.json").read_text())
+    assert got["kind"] == "lr-sweep" and got["sweep_of"] == "000-z60" and got["runs"] == {}

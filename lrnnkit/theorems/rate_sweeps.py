@@ -1,0 +1,124 @@
+"""A printed learning result re-judged over a learning-rate sweep: the corrected statement of an experiment that
+its paper-scale runs at the printed rate falsified.
+
+000 App. E.2.2, Fig. 6 prints one learning rate (1e-4, App. E.2.1) for Z60, and at that rate neither of lrnnkit's
+two-layer DeltaNets leaves chance in 100,000 steps (two seeds each), so "the [0,1] variants perform worse" fails for
+DeltaNet and the printed claim is falsified (``000:empirical-z60-paper``). Theory says which way the claim should go:
+by 000 Theorem 2 (App. B.2's index) and the Theorem 6 construction a two-layer DeltaNet [-1,1] can count modulo 3 (a
+subgroup of Z60) and no DeltaNet [0,1] can. The corrected statement names the rate: each model at the best of the
+rates of 000's own sweep (App. E.1.1: 1e-2, 1e-3, 5e-4, 1e-4) that were run, the [0,1] variant of each family is
+worse than its [-1,1] variant by at least :data:`MARGIN` token accuracy at the training length.
+
+The sweep's runs live in their own results file (``kind: "lr-sweep"``, written by ``benchmarks/bench_learning.py
+--record-sweep``), never mixed into the experiment's paper-scale record: they leave the paper's protocol in the
+learning rate and in nothing else (:func:`off_protocol`). A rate's value for a model is the mean over the seeds run
+at it (every run trained all its steps); the model's value is the best rate's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .registry import CheckResult
+
+MARGIN = 0.05   # "worse": at least 5 accuracy points (the two seeds at 1e-4 differ by <= 0.012 in every model)
+
+#: the fields a rate sweep may change (``lrnnkit.learn.protocols`` difference texts); the judge's own reading
+#: (kind "judge", e.g. token rather than sequence accuracy) is shared with the experiment's paper-scale record
+RATE_FIELDS = ("learning rate:", "learning-rate sweep:")
+
+
+@dataclass(frozen=True)
+class RateSweep:
+    experiment: str
+    pairs: tuple          # ((better configuration, worse configuration), ...)
+    rates: str            # the sweep the corrected statement names, as printed
+    corrected: str        # the corrected statement
+
+
+SWEEPS = {
+    "000-z60": RateSweep(
+        "000-z60",
+        (("Mamba-like diagonal [-1,1]", "Mamba-like diagonal [0,1]"), ("DeltaNet [-1,1]", "DeltaNet [0,1]")),
+        "000 App. E.1.1's sweep: 1e-2, 1e-3, 5e-4, 1e-4",
+        "000 Fig. 6 (Z60), corrected to name the learning rate: with each two-layer model at the best rate of 000 App. "
+        "E.1.1's sweep (1e-2, 1e-3, 5e-4, 1e-4) among those run, the [0,1] variant of each family (Mamba-like "
+        f"diagonal, DeltaNet) is worse than its [-1,1] variant by at least {MARGIN} token accuracy at the training "
+        "length 32. Not part of it: 'Mamba [-1,1] performs best' (the Mamba models ran at 1e-4 only)."),
+}
+
+
+def _value(run: dict) -> float | None:
+    """Token accuracy at the run's longest training length (the judge's ``token_accuracy_at_train_length``)."""
+    length = str(run["config"]["train_len"][1])
+    v = (run.get("test_accuracy") or {}).get(length)
+    return float(v) if v is not None else None
+
+
+def best_rates(runs: dict) -> dict:
+    """``{configuration: (value, lr, seeds)}``: per configuration (``config_label``) the rate whose mean value over
+    its seeds is highest (the smaller rate on a tie), over the runs that trained all their steps and are not
+    superseded."""
+    cells: dict = {}
+    for key, r in runs.items():
+        if r.get("superseded") or r.get("steps") != r["config"]["steps"] or _value(r) is None:
+            continue
+        cells.setdefault((r.get("config_label") or key, r["config"]["lr"]), []).append(_value(r))
+    best: dict = {}
+    for (label, lr), vals in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        mean = sum(vals) / len(vals)
+        if label not in best or mean > best[label][0]:
+            best[label] = (mean, lr, len(vals))
+    return best
+
+
+def off_protocol(doc: dict) -> list:
+    """The sweep file's protocol differences that are not the learning rate's (kind ``config``): a sweep that
+    changes anything else says nothing about the rate."""
+    diffs = (doc.get("protocol") or {}).get("differences") or []
+    return [d["text"] for d in diffs if d.get("kind") == "config" and not str(d.get("text", "")).startswith(RATE_FIELDS)]
+
+
+def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
+    """The corrected statement of ``paper_rec``'s experiment (:data:`SWEEPS`) on its paper-scale runs and the
+    sweep's: ``holds-as-corrected`` when every pair's better configuration beats the worse one by :data:`MARGIN`
+    at each one's best rate, ``falsified`` when a pair does not (the printed statement stays falsified), ``open``
+    when a configuration has no finished run or the sweep leaves the protocol in more than the rate."""
+    sw = SWEEPS[paper_rec["name"]]
+    other = off_protocol(sweep_doc)
+    if other:
+        return CheckResult("open", f"the rate sweep leaves the protocol in more than the rate: {'; '.join(other)}")
+    runs = {k: r for k, r in paper_rec["runs"].items()}
+    runs.update({f"sweep: {k}": r for k, r in sweep_doc.get("runs", {}).items()})
+    best = best_rates(runs)
+    missing = [c for pair in sw.pairs for c in pair if c not in best]
+    if missing:
+        return CheckResult("open", f"no finished run of {', '.join(missing)}")
+    said, ok = [], True
+    for better, worse in sw.pairs:
+        (a, la, na), (b, lb, nb) = best[better], best[worse]
+        ok = ok and a >= b + MARGIN
+        said.append(f"{better} {a:.3f} (lr {la:g}, {na} seed{'s' * (na > 1)}) vs {worse} {b:.3f} (lr {lb:g}, "
+                    f"{nb} seed{'s' * (nb > 1)})")
+    rates = {label: sorted({r["config"]["lr"] for r in runs.values() if (r.get("config_label") or "") == label})
+             for pair in sw.pairs for label in pair}
+    ran = "; ".join(f"{label}: {', '.join(f'{x:g}' for x in v)}" for label, v in rates.items())
+    ev = (f"corrected statement ({sw.rates}; rates run: {ran}): {'; '.join(said)}; "
+          f"criterion: better >= worse + {MARGIN} at each one's best rate")
+    return CheckResult("holds-as-corrected" if ok else "falsified", ev, corrected=sw.corrected,
+                       details={"best_rates": {k: list(v) for k, v in best.items()}})
+
+
+def perturbed(paper_rec: dict, sweep_doc: dict) -> dict:
+    """The sweep turned against the corrected statement: each pair's worse configuration's sweep runs given the
+    better configuration's best value (so no pair is separated by :data:`MARGIN`). :func:`judge` then says
+    ``falsified``: the registry's perturbation of a ``holds-as-corrected`` entry."""
+    import copy
+    out = copy.deepcopy(sweep_doc)
+    best = best_rates({**paper_rec["runs"], **{f"sweep: {k}": r for k, r in sweep_doc.get("runs", {}).items()}})
+    for better, worse in SWEEPS[paper_rec["name"]].pairs:
+        if better not in best:
+            continue
+        for r in out.get("runs", {}).values():
+            if r.get("config_label") == worse:
+                r["test_accuracy"][str(r["config"]["train_len"][1])] = best[better][0]
+    return out
