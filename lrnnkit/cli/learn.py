@@ -160,20 +160,27 @@ def add_parser(sub) -> None:
                    "the paper's seeds x learning rates (docs/learning.rst, 'The papers' protocols')")
     s.add_argument("--seeds", default=None, metavar="S,S,...",
                    help="with --protocol: every configuration at these seeds instead of the paper's count")
+    s.add_argument("--lrs", default=None, metavar="LR,LR,...",
+                   help="with --protocol: every configuration at these learning rates instead of the paper's (a "
+                        "sweep beyond the protocol: the record names the difference, so it decides no registry entry "
+                        "itself; docs/registry.rst)")
     s.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
 
 
 def _protocol_runs(a) -> list | None:
-    """``--protocol`` / ``--seeds``: the experiment's paper runs as :func:`lrnnkit.learn.protocols.follow` changes
-    them, at ``--seeds`` where given; None without ``--protocol``."""
-    if a.seeds is not None and not a.protocol:
-        raise InputError("experiment: --seeds goes with --protocol")
+    """``--protocol`` / ``--seeds`` / ``--lrs``: the experiment's paper runs as
+    :func:`lrnnkit.learn.protocols.follow` changes them, at ``--seeds`` and ``--lrs`` where given; None without
+    ``--protocol``."""
+    for flag, val in (("--seeds", a.seeds), ("--lrs", a.lrs)):
+        if val is not None and not a.protocol:
+            raise InputError(f"experiment: {flag} goes with --protocol")
     if not a.protocol:
         return None
     if a.scale != "paper":
         raise InputError(f"experiment: --protocol follows the paper's own settings: give --scale paper, not "
                          f"--scale {a.scale}")
-    return follow(a.name, seeds=None if a.seeds is None else _csv(a.seeds, seed_arg, "--seeds"))
+    return follow(a.name, seeds=None if a.seeds is None else _csv(a.seeds, seed_arg, "--seeds"),
+                  lrs=None if a.lrs is None else _csv(a.lrs, float, "--lrs"))
 
 
 def _print_json(obj) -> None:

@@ -63,7 +63,12 @@ def test_experiment_protocol_flags_are_refused_where_they_do_not_apply():
     for argv, needle in ([["experiment", "000-z60", "--protocol"], "give --scale paper"],
                          [["experiment", "000-z60", "--seeds", "0,1"], "--seeds goes with --protocol"],
                          [["experiment", "000-z60", "--scale", "paper", "--protocol", "--seeds", "1,1"],
-                          "each once"]):
+                          "each once"],
+                         [["experiment", "000-z60", "--lrs", "1e-3"], "--lrs goes with --protocol"],
+                         [["experiment", "000-z60", "--scale", "paper", "--protocol", "--lrs", "1e-3,x"],
+                          "--lrs expects comma-separated values"],
+                         [["experiment", "000-z60", "--scale", "paper", "--protocol", "--lrs", "0"],
+                          "distinct finite positive"]):
         with pytest.raises(InputError, match=needle):
             run_experiment_cmd(build_parser().parse_args(argv))
 
@@ -82,3 +87,9 @@ def test_experiment_protocol_runs_are_the_papers_reseeded():
     assert all(replace(c, seed=0) == dict(follow("000-z60"))[lab] for lab, c in got)
     a = build_parser().parse_args(["experiment", "000-z60", "--scale", "paper", "--protocol"])
     assert _protocol_runs(a) == follow("000-z60")
+    a = build_parser().parse_args(["experiment", "000-z60", "--scale", "paper", "--protocol", "--seeds", "0",
+                                   "--lrs", "1e-2,1e-3"])
+    got = _protocol_runs(a)
+    assert sorted((lab, c.lr) for lab, c in got) == sorted((lab, lr) for lab, _ in follow("000-z60")
+                                                           for lr in (1e-2, 1e-3))
+    assert all(replace(c, lr=1e-4) == dict(follow("000-z60"))[lab] for lab, c in got)

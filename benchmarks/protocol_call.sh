@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# One device call of the papers' protocol grid (benchmarks/protocol_grid.py), made to survive the call's limit:
+#
+#   bash benchmarks/protocol_call.sh SECONDS [CARRY] -- ARGS...
+#
+# SECONDS: the call's wall budget (under the device's 600 s per command). CARRY: a folder carried into the call
+# (the device tool's `carry`) holding the previous call's `rundirs` (unpacked from its rundirs.tgz); its run
+# directories are copied under $OUT/grid so that their jobs resume from their checkpoints. ARGS go to
+# `bench_learning.py --scale paper --protocol` (e.g. `--only 003-copy --gpus 1`).
+#
+# The grid gets `--deadline` SECONDS - 45 (its own job planning, evaluation margin included) and runs under
+# `timeout -s INT` SECONDS - 20: if it is still running then, its GPU processes get SIGINT (each run writes its
+# checkpoint) and the grid still packs. Whatever happens, $OUT/grid ends with runs.tgz and rundirs.tgz (the device
+# returns files at most two folders below $OUT) and the log is $OUT/call.log. Wheels in .whl/ are installed first
+# (aalpy and pydot for the horizons' extraction; the device has no internet).
+set -u
+if [ $# -lt 2 ]; then
+    echo "usage: bash benchmarks/protocol_call.sh SECONDS [CARRY] -- ARGS..." >&2
+    exit 2
+fi
+budget=$1; shift
+carry=""
+if [ "$1" != "--" ]; then carry=$1; shift; fi
+if [ "${1:-}" != "--" ]; then
+    echo "protocol_call.sh: expected -- before the grid's arguments, got '${1:-}'" >&2
+    exit 2
+fi
+shift
+case "$budget" in ''|*[!0-9]*) echo "protocol_call.sh: SECONDS must be a whole number, not '$budget'" >&2; exit 2;; esac
+if [ "$budget" -lt 120 ]; then
+    echo "protocol_call.sh: SECONDS must be at least 120, not $budget" >&2
+    exit 2
+fi
+if [ -z "${OUT:-}" ]; then
+    echo "protocol_call.sh: set OUT to the output folder of the device call" >&2
+    exit 2
+fi
+mkdir -p "$OUT/grid"
+log="$OUT/call.log"
+{
+    echo "protocol_call.sh $budget ${carry:-(no carry)} -- $*"
+    date -u
+    git log --oneline -1 2>/dev/null || true
+} > "$log"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
+        >> "$log" 2>&1 || echo "wheels: pip failed (see above)" >> "$log"
+    export PYTHONPATH=/tmp/site:$PWD
+else
+    export PYTHONPATH=$PWD
+fi
+export TRITON_INTERPRET=0 PYTHONUNBUFFERED=1
+if [ -n "$carry" ] && [ -d "$carry/rundirs" ]; then
+    mkdir -p "$OUT/grid/rundirs"
+    cp -r "$carry/rundirs/." "$OUT/grid/rundirs/"
+    echo "carried: $(du -sh "$carry/rundirs" | cut -f1) of run directories from $carry" >> "$log"
+fi
+timeout -s INT $((budget - 20)) python3 benchmarks/bench_learning.py --scale paper --protocol \
+    --deadline $((budget - 45)) --out "$OUT/grid" "$@" >> "$log" 2>&1
+rc=$?
+echo "grid exit status $rc" >> "$log"
+date -u >> "$log"
+if [ ! -f "$OUT/grid/runs.tgz" ]; then
+    python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks.protocol_grid import pack_for_return; \
+print('packed after the grid stopped:', ', '.join(pack_for_return(sys.argv[1])))" "$OUT/grid" >> "$log" 2>&1
+fi
+grep -v -e "SyntaxWarning" -e "prism_prob_output_regex" -e '^  """' "$log" | tail -40
+exit $rc
