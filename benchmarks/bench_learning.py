@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
-from lrnnkit.run_records import with_seed_outcomes  # noqa: E402  (torch-free)
+from lrnnkit.run_records import call_terms, with_seed_outcomes  # noqa: E402  (torch-free)
 
 FLA_LABEL = "fla GatedDeltaProduct n_h={n} [-1,1]"
 ANCHOR_S = 120
@@ -582,8 +582,7 @@ def results_markdown(out: str) -> str:
             lines.append(doc["note"] + "\n")
         calls = doc.get("calls") or {}
         for c, pv in (calls.items() if len(calls) > 1 or doc.get("kind") == "comparison" else ()):
-            from lrnnkit.theorems.empirical import _call_terms     # numbers or the call's own words, one rule
-            lines.append(f"Call `{c}`: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {_call_terms(pv)}: "
+            lines.append(f"Call `{c}`: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {call_terms(pv)}: "
                          f"`{pv.get('command', '')}`"
                          + (f" (runs labelled `({pv['tag']})` where a configuration ran more than once)"
                             if pv.get("tag") else "") + "\n")

@@ -55,3 +55,12 @@ def with_seed_outcomes(judgement: dict, judge, runs: dict) -> dict:
     every seed from one that depends on the seed."""
     per = seed_outcomes(judge, runs)
     return {**judgement, "seed_outcomes": {str(k): v for k, v in per.items()}} if len(per) >= 2 else judgement
+
+
+def call_terms(pv: dict) -> str:
+    """A GPU call's concurrency and cap as its provenance gives them: numbers (``4`` runs at a time, a cap of
+    ``320`` s) or the call's own words."""
+    conc, cap = pv.get("concurrency", "?"), pv.get("cap", "?")
+    conc = f"{conc} runs at a time" if isinstance(conc, (int, float)) else str(conc)
+    cap = f"cap {cap:g} s" if isinstance(cap, (int, float)) else f"cap: {cap}"
+    return f"{conc}, {cap}"

@@ -32,3 +32,13 @@ def test_a_run_without_a_config_label_is_its_own_configuration():
     runs = {"x": {"steps": 3, "config": {"seed": 0, "lr": 1e-3}},
             "y": {"steps": 5, "config": {"seed": 0, "lr": 1e-3}, "config_label": "x"}}
     assert run_cells(runs) == {"x": {(0, 1e-3): runs["y"]}}
+
+
+def test_call_terms_reads_numbers_as_numbers_and_words_as_words():
+    """A call's concurrency and cap: numbers are read (runs at a time, seconds), the call's own words are kept as
+    written (a summary once printed "... triton 3.6 runs at a time, cap ... s" for worded provenance)."""
+    from lrnnkit.run_records import call_terms
+    assert call_terms({"concurrency": 4, "cap": 320}) == "4 runs at a time, cap 320 s"
+    assert call_terms({"concurrency": "one run on one H200", "cap": "none bound"}) == \
+        "one run on one H200, cap: none bound"
+    assert call_terms({}) == "?, cap: ?"

@@ -46,7 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
-from ..run_records import run_cells, seed_outcomes
+from ..run_records import call_terms, run_cells, seed_outcomes
 from . import rate_sweeps
 from .registry import _REGISTRY, OWN, CheckResult, Statement, judge_source, register
 
@@ -576,15 +576,6 @@ def _init_entry() -> Statement | None:
                            "reflections (betas away from 2, keys rotated), so the state drifts over 10^4 steps")
 
 
-def _call_terms(pv: dict) -> str:
-    """A GPU call's concurrency and cap as its provenance gives them: numbers (``4`` runs at a time, a cap of
-    ``320`` s) or the call's own words."""
-    conc, cap = pv.get("concurrency", "?"), pv.get("cap", "?")
-    conc = f"{conc} runs at a time" if isinstance(conc, (int, float)) else str(conc)
-    cap = f"cap {cap:g} s" if isinstance(cap, (int, float)) else f"cap: {cap}"
-    return f"{conc}, {cap}"
-
-
 def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     """A sub-claim of an experiment judged on its own (``parts`` in the results file, e.g. 001 Fig. 3's S3 panel):
     its configurations' runs (per configuration the one with the most steps) and the part's judge."""
@@ -597,7 +588,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
     verdict = OUTCOME_VERDICT.get(outcome, "open")
     best = _best(rec["runs"], labels)
     deciding = sorted({(r.get("provenance") or {}).get("command", "") for r in best.values()} - {""})
-    calls = "; ".join(f"{c}: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {_call_terms(pv)}"
+    calls = "; ".join(f"{c}: {pv.get('when', '')}, commit {pv.get('commit', '?')}, {call_terms(pv)}"
                       for c, pv in (rec.get("calls") or {}).items())
     evidence = (f"{outcome} at scale {scale}: measured {_summary(judged.get('measured', {}))}; paper: "
                 f"{_summary(judged.get('paper', ''))}; criterion: {judged.get('criterion', '')}. GPU calls: {calls}. "
