@@ -122,9 +122,14 @@ def reflection_drift(model, task, *, words: int = 4, seed: int = 1) -> dict:
     letters = np.asarray(task.letters)
     fsa = task.fsa
     ref = next(i for i, a in enumerate(letters) if fsa.delta[fsa.start, a] != fsa.start)
-    T = max(DRIFT_LENGTHS) + 64
+    lead = 64
+    T = max(DRIFT_LENGTHS) + lead
     rng = np.random.default_rng(seed)
-    x = torch.as_tensor(letters[rng.integers(0, len(letters), size=(words, T))])
+    xs = letters[rng.integers(0, len(letters), size=(words, T))]
+    for row in xs:      # the letter within the first `lead` positions, so that t0 + max(DRIFT_LENGTHS) < T (with
+        if not (row[:lead] == letters[ref]).any():     # 60 letters it is missing there in a third of the words)
+            row[rng.integers(0, lead)] = letters[ref]
+    x = torch.as_tensor(xs)
     A = model.transition_matrices(x)[0].double()                    # (B, T, H, K, K)
     heads = []
     for h in range(A.shape[2]):

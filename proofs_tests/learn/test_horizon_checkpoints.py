@@ -68,3 +68,19 @@ def test_the_script_records_the_checkpoints_horizon_per_precision(run_dir, tmp_p
     assert set(rec["letters"]) == {"0", "1"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| parity [-1,1] | fp32 | 20/20 |" in hz.table([rec])
+
+
+def test_the_drift_of_a_many_letter_group_stays_inside_its_words():
+    """Z60: a word of 576 random letters lacks a given letter in its first 64 positions about a third of the time
+    ((59/60)^64); the drift once started its 512 letters there and read past the word's end (IndexError on a GPU
+    run's checkpoint). The reflecting letter is now placed within the lead when missing."""
+    from lrnnkit.learn.tasks import make_task
+    from lrnnkit.learn.train import build
+    cfg = TrainConfig(task="group:Z60", layer="deltaproduct", n_h=1, eig_range=(-1.0, 1.0), width=8, heads=2,
+                      steps=1, batch=2, train_len=(3, 4), test_len=(4,), device="cpu")
+    _, model, _ = build(cfg)
+    out = hz.reflection_drift(model.float().eval(), make_task("group:Z60"), words=6, seed=3)
+    assert len(out["heads"]) == 2
+    for h in out["heads"]:
+        norms = [h["norm"][str(L)] for L in hz.DRIFT_LENGTHS]
+        assert all(0 <= b <= a + 1e-9 for a, b in zip([1.0] + norms, norms)), h
