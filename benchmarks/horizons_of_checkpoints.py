@@ -107,6 +107,7 @@ def letter_analysis(model, task, seed: int = 0) -> dict:
 
 
 DRIFT_LENGTHS = (16, 64, 128, 256, 512)
+PLOT = os.path.join(os.path.dirname(HERE), "docs", "_static", "horizons_gpu_checkpoints.png")
 
 
 def reflection_drift(model, task, *, words: int = 4, seed: int = 1) -> dict:
@@ -287,8 +288,9 @@ def main(argv=None):
     ap.add_argument("--extract-queries", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True, help="folder for one JSON per run")
-    ap.add_argument("--plot", default=os.path.join(os.path.dirname(HERE), "docs", "_static",
-                                                   "horizons_gpu_checkpoints.png"))
+    ap.add_argument("--plot", default=None,
+                    help="PNG to draw (default: none; with --record, the committed docs/_static/"
+                         "horizons_gpu_checkpoints.png, so that a look at a new checkpoint never redraws the docs' one)")
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--reuse", action="store_true", help="keep a run's JSON already in --out (add what it lacks), "
                     "then plot and record")
@@ -314,7 +316,10 @@ def main(argv=None):
             rec = analyse(d, args)
         atomic_write_text(path, json.dumps(rec, indent=1) + "\n")
         recs.append(rec)
-    plot(recs, args.plot, args.precisions[0])
+    if args.plot is None and args.record:
+        args.plot = PLOT
+    if args.plot is not None:
+        plot(recs, args.plot, args.precisions[0])
     body = table(recs)
     if not args.record:
         print(body)

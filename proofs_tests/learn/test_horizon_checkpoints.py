@@ -84,3 +84,14 @@ def test_the_drift_of_a_many_letter_group_stays_inside_its_words():
     for h in out["heads"]:
         norms = [h["norm"][str(L)] for L in hz.DRIFT_LENGTHS]
         assert all(0 <= b <= a + 1e-9 for a, b in zip([1.0] + norms, norms)), h
+
+
+def test_without_plot_or_record_the_docs_plot_is_left_alone(run_dir, tmp_path, monkeypatch):
+    """A look at a new checkpoint (no ``--plot``, no ``--record``) draws nothing: the default once redrew the
+    committed docs/_static/horizons_gpu_checkpoints.png with that one checkpoint."""
+    drawn = []
+    monkeypatch.setattr(hz, "plot", lambda recs, path, prec: drawn.append(path))
+    hz.main([run_dir, "--max-len", "16", "--samples", "4", "--max-words", "10", "--fp64-samples", "0",
+             "--margin-samples", "2", "--extract-seconds", "1", "--precisions", "fp32", "--out", str(tmp_path)])
+    assert drawn == []
+    assert (tmp_path / "run.json").exists()
