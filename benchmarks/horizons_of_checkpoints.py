@@ -154,7 +154,6 @@ def reflection_drift(model, task, *, words: int = 4, seed: int = 1) -> dict:
 
 def analyse(run_dir: str, args) -> dict:
     import numpy as np
-    import torch
 
     from lrnnkit.learn.horizon import horizon, horizon_checkpoint, horizon_target
     from lrnnkit.learn.tasks import make_task
