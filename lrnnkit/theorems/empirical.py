@@ -458,11 +458,12 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     if judged and not rec.get("failed"):
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale, rec["runs"], rec)
     perturb = _perturbation(rec, verdict) if judged else None
-    if verdict == "falsified":
-        r = _as_corrected(CheckResult(verdict, evidence, cex), rec)
+    if verdict == "falsified" and name in rate_sweeps.SWEEPS:
+        sweep = _load(sweep_path(name))
+        r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep)
         evidence, verdict, corrected = r.evidence, r.verdict, r.corrected
         if verdict == "holds-as-corrected":     # its perturbation: the sweep turned against the corrected statement
-            perturb = {"sweep": rate_sweeps.perturbed(rec, _load(sweep_path(name)))}
+            perturb = {"sweep": rate_sweeps.perturbed(rec, sweep)}
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None, sweep=None) -> CheckResult:
         d = _load(path) if record is None else record

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..run_records import run_cells
 from .registry import CheckResult
 
 MARGIN = 0.05   # "worse": at least 5 accuracy points (the two seeds at 1e-4 differ by <= 0.012 in every model)
 
-#: the fields a rate sweep may change (``lrnnkit.learn.protocols`` difference texts); the judge's own reading
-#: (kind "judge", e.g. token rather than sequence accuracy) is shared with the experiment's paper-scale record
+#: the fields a rate sweep may change (``lrnnkit.learn.protocols`` difference texts); besides them only the judge's
+#: own reading (kind "judge", e.g. token rather than sequence accuracy), shared with the experiment's record
 RATE_FIELDS = ("learning rate:", "learning-rate sweep:")
 
 
@@ -55,27 +56,32 @@ def _value(run: dict) -> float | None:
 
 
 def best_rates(runs: dict) -> dict:
-    """``{configuration: (value, lr, seeds)}``: per configuration (``config_label``) the rate whose mean value over
-    its seeds is highest (the smaller rate on a tie), over the runs that trained all their steps and are not
-    superseded."""
-    cells: dict = {}
-    for key, r in runs.items():
-        if r.get("superseded") or r.get("steps") != r["config"]["steps"] or _value(r) is None:
-            continue
-        cells.setdefault((r.get("config_label") or key, r["config"]["lr"]), []).append(_value(r))
+    """``{configuration: (value, lr, seeds)}``: per configuration the rate whose mean value over its seeds is
+    highest (the smaller rate on a tie), each (seed, rate) read from the run that speaks for it
+    (:func:`lrnnkit.run_records.run_cells`: the most steps), counted only when that run trained all its steps."""
     best: dict = {}
-    for (label, lr), vals in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        mean = sum(vals) / len(vals)
-        if label not in best or mean > best[label][0]:
-            best[label] = (mean, lr, len(vals))
+    for label, cells in run_cells(runs).items():
+        by_lr: dict = {}
+        for (_, lr), r in cells.items():
+            if r.get("steps") == r["config"]["steps"] and _value(r) is not None:
+                by_lr.setdefault(lr, []).append(_value(r))
+        for lr in sorted(by_lr):
+            mean = sum(by_lr[lr]) / len(by_lr[lr])
+            if label not in best or mean > best[label][0]:
+                best[label] = (mean, lr, len(by_lr[lr]))
     return best
 
 
 def off_protocol(doc: dict) -> list:
-    """The sweep file's protocol differences that are not the learning rate's (kind ``config``): a sweep that
-    changes anything else says nothing about the rate."""
+    """The sweep file's protocol differences other than the learning rate's and the judge's reading: a sweep that
+    changes anything else (a model, trainer or data setting) says nothing about the rate."""
     diffs = (doc.get("protocol") or {}).get("differences") or []
-    return [d["text"] for d in diffs if d.get("kind") == "config" and not str(d.get("text", "")).startswith(RATE_FIELDS)]
+    return [d["text"] for d in diffs if d.get("kind") != "judge" and not str(d.get("text", "")).startswith(RATE_FIELDS)]
+
+
+def _merged(paper_rec: dict, sweep_doc: dict) -> dict:
+    """The experiment's paper-scale runs and the sweep's, in one runs dict (the sweep's keys prefixed)."""
+    return {**paper_rec["runs"], **{f"sweep: {k}": r for k, r in sweep_doc.get("runs", {}).items()}}
 
 
 def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
@@ -87,8 +93,7 @@ def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
     other = off_protocol(sweep_doc)
     if other:
         return CheckResult("open", f"the rate sweep leaves the protocol in more than the rate: {'; '.join(other)}")
-    runs = {k: r for k, r in paper_rec["runs"].items()}
-    runs.update({f"sweep: {k}": r for k, r in sweep_doc.get("runs", {}).items()})
+    runs = _merged(paper_rec, sweep_doc)
     best = best_rates(runs)
     missing = [c for pair in sw.pairs for c in pair if c not in best]
     if missing:
@@ -114,7 +119,7 @@ def perturbed(paper_rec: dict, sweep_doc: dict) -> dict:
     ``falsified``: the registry's perturbation of a ``holds-as-corrected`` entry."""
     import copy
     out = copy.deepcopy(sweep_doc)
-    best = best_rates({**paper_rec["runs"], **{f"sweep: {k}": r for k, r in sweep_doc.get("runs", {}).items()}})
+    best = best_rates(_merged(paper_rec, sweep_doc))
     for better, worse in SWEEPS[paper_rec["name"]].pairs:
         if better not in best:
             continue
