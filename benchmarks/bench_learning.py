@@ -726,9 +726,14 @@ def main(argv=None) -> int:
                     help="with --protocol: wall seconds for the whole call; each GPU starts the next job whose "
                          "estimated time fits (else the first, to resume later), capped to what is left (less 45 s "
                          "for its evaluation), and none with under 20 s")
+    ap.add_argument("--per-gpu", type=int, default=1, metavar="N",
+                    help="with --protocol: N processes per GPU, the runs of jobs that are not batched each its own "
+                         "job (small models leave most of a GPU idle)")
     ap.add_argument("--order", choices=["long", "short"], default="long",
                     help="with --protocol: longest jobs first (default) or shortest first (more jobs finish)")
     a = ap.parse_args(argv)
+    if a.per_gpu < 1:
+        ap.error(f"--per-gpu must be at least 1, not {a.per_gpu}")
     if a.job:
         with open(a.job) as fh:
             run_job(json.load(fh), a.out, a.threads)
@@ -809,9 +814,9 @@ def main(argv=None) -> int:
         if a.labels:
             pjobs = [j for j in pjobs if any(x in j["label"] for x in label_filters(a.labels))]
         if a.dry_run:
-            print(pg.dry_run(pjobs, a.gpus, order=a.order))
+            print(pg.dry_run(pjobs, a.gpus, order=a.order, per_gpu=a.per_gpu))
             return 0
-        pg.run_protocol(pjobs, a.out, a.gpus, a.safety_cap, a.deadline, a.order)
+        pg.run_protocol(pjobs, a.out, a.gpus, a.safety_cap, a.deadline, a.order, a.per_gpu)
         summarise(a.out, a.scale)
         return 0
     if a.probe:

@@ -96,6 +96,19 @@ def plan(jobs, gpus: int, costs: dict, speedups: dict, order: str = "long") -> l
     return out
 
 
+def split_one_by_one(jobs) -> list:
+    """Each job that is not batched split into one job per run (same experiment and configuration label, so its
+    cost is looked up as before): packed processes on one GPU (:func:`run_protocol`'s ``per_gpu``) then train a
+    configuration's seeds side by side instead of in turn. Batched jobs are kept whole."""
+    out = []
+    for j in jobs:
+        if j["batched"] or len(j["runs"]) == 1:
+            out.append(j)
+        else:
+            out += [{**j, "runs": [r]} for r in j["runs"]]
+    return out
+
+
 def _load(path: str) -> dict:
     with open(path) as fh:
         return json.load(fh)
@@ -129,17 +142,22 @@ def measured_costs(costs: dict, learning_dir: str = LEARNING) -> dict:
     return out
 
 
-def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long") -> str:
-    """The table of :func:`plan` and each GPU's total minutes."""
+def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per_gpu: int = 1) -> str:
+    """The table of :func:`plan` and each worker's total minutes (one worker per GPU; ``per_gpu`` > 1: that many per
+    GPU, the one-by-one jobs split as :func:`run_protocol` splits them, each worker's minutes as if alone)."""
     costs = measured_costs(_load(COSTS)) if costs is None else costs
     speedups = _load(SPEEDUPS) if speedups is None else speedups
-    lines, tot = [], [0.0] * gpus
-    for g, m, j in plan(jobs, gpus, costs, speedups, order):
+    if per_gpu > 1:
+        jobs = split_one_by_one(jobs)
+    workers = gpus * per_gpu
+    name = (lambda w: f"gpu {w}") if per_gpu == 1 else (lambda w: f"worker {w} gpu {w % gpus}")
+    lines, tot = [], [0.0] * workers
+    for g, m, j in plan(jobs, workers, costs, speedups, order):
         tot[g] += m or 0.0
-        lines.append(f"gpu {g}  {j['experiment']:18} {j['label'][:40]:40} {len(j['runs']):3} runs "
+        lines.append(f"{name(g)}  {j['experiment']:18} {j['label'][:40]:40} {len(j['runs']):3} runs "
                      f"{'batched' if j['batched'] else 'one by one':10} {j['runs'][0]['config']['steps']:7} steps "
                      + (f"{m:8.1f} min" if m is not None else "  no cost recorded"))
-    lines += [f"gpu {g} total {t:.1f} min" for g, t in enumerate(tot)]
+    lines += [f"{name(g)} total {t:.1f} min" for g, t in enumerate(tot)]
     return "\n".join(lines)
 
 
@@ -308,29 +326,38 @@ def _done_seconds(out: str):
 
 
 def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, deadline_s: float | None = None,
-                 order: str = "long") -> None:
-    """One process per GPU (``CUDA_VISIBLE_DEVICES``), each running its jobs of :func:`plan` in turn (the next one
-    :func:`next_job`: one that finishes before the deadline where one does), every job capped by :func:`job_cap`
-    (``deadline_s``: wall seconds for the whole call, from now); then the size of
-    ``rundirs`` (what must be carried into the next call) and :func:`pack_for_return`."""
+                 order: str = "long", per_gpu: int = 1) -> None:
+    """``per_gpu`` processes per GPU (``CUDA_VISIBLE_DEVICES``; worker ``w`` on GPU ``w % gpus``), each running its
+    jobs of :func:`plan` in turn (the next one :func:`next_job`: one that finishes before the deadline where one
+    does), every job capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call, from now); then the
+    size of ``rundirs`` (what must be carried into the next call) and :func:`pack_for_return`. With ``per_gpu`` > 1
+    the jobs that are not batched are split into one job per run (:func:`split_one_by_one`): small models leave
+    most of a GPU idle, and packed processes fill it (the plan's minutes are one process's alone, so the packed
+    runs take longer each; the deadline still caps every job, and a cut run resumes in the next call)."""
     import time
+    if gpus < 1 or per_gpu < 1:
+        raise ValueError(f"gpus and per_gpu must be at least 1, not {gpus} and {per_gpu}")
     os.makedirs(out, exist_ok=True)
     deadline = time.time() + deadline_s if deadline_s else None
+    if per_gpu > 1:
+        jobs = split_one_by_one(jobs)
     per = {}
-    for g, m, j in plan(jobs, gpus, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
-        per.setdefault(g, []).append({**j, "minutes": m})
+    for w, m, j in plan(jobs, gpus * per_gpu, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
+        per.setdefault(w, []).append({**j, "minutes": m})
     procs = []
-    for g, js in per.items():
-        path = os.path.join(out, f"protocol_jobs_gpu{g}.json")
+    threads = str(max(1, (os.cpu_count() or 1) // len(per)))    # CPU threads per worker: the host's, shared
+    for w, js in per.items():
+        path = os.path.join(out, f"protocol_jobs_worker{w}.json")
         with open(path, "w") as fh:
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
-                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": str(g)}))
+                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": str(w % gpus),
+                                           "OMP_NUM_THREADS": threads}))
     try:
-        for g, p in zip(per, procs):
+        for w, p in zip(per, procs):
             if p.wait() != 0:
-                print(f"gpu {g}: its jobs' process exited with status {p.returncode} (see its output above)",
-                      flush=True)
+                print(f"worker {w} (gpu {w % gpus}): its jobs' process exited with status {p.returncode} (see its "
+                      "output above)", flush=True)
     except KeyboardInterrupt:   # a call's outer timeout: stop the runs (each checkpoints on SIGINT), still pack
         print("interrupted: stopping the GPU processes (their runs checkpoint), then packing", flush=True)
         _stop(procs)

@@ -345,3 +345,40 @@ def test_a_rate_sweep_is_recorded_apart_and_only_when_it_leaves_the_protocol(tmp
     assert written == [str(res / "000-z60-lr-sweep.json")]
     got = json.loads((res / "000-z60-lr-sweep.json").read_text())
     assert got["kind"] == "lr-sweep" and got["sweep_of"] == "000-z60" and got["runs"] == {}
+
+
+def test_packed_workers_split_the_one_by_one_runs_and_share_the_gpus(tmp_path, monkeypatch):
+    """``per_gpu`` > 1: every run of a job that is not batched becomes a job of its own (the runs of 003-copy's
+    fixed-point configurations train side by side), batched jobs stay whole, no run is lost or doubled, and worker
+    ``w`` is started on GPU ``w % gpus``."""
+    jobs = pg.protocol_jobs(["003-copy"], "cpu")
+    split = pg.split_one_by_one(jobs)
+    assert sorted(r["label"] for j in split for r in j["runs"]) == sorted(r["label"] for j in jobs for r in j["runs"])
+    assert all(len(j["runs"]) == 1 for j in split if not j["batched"])
+    assert [j for j in split if j["batched"]] == [j for j in jobs if j["batched"]]
+    assert sum(not j["batched"] for j in split) == sum(len(j["runs"]) for j in jobs if not j["batched"]) > 3
+    started = []
+
+    class FakeProc:
+        def __init__(self, argv, env):
+            started.append((argv[-2], env["CUDA_VISIBLE_DEVICES"]))
+            self.returncode = 0
+
+        def wait(self, timeout=None):
+            return 0
+
+        def poll(self):
+            return 0
+    monkeypatch.setattr(pg.subprocess, "Popen", FakeProc)
+    pg.run_protocol(jobs, str(tmp_path), gpus=2, per_gpu=3)
+    assert len(started) == 6
+    seen = []
+    for path, dev in started:
+        w = int(os.path.basename(path)[len("protocol_jobs_worker"):-len(".json")])
+        assert dev == str(w % 2)
+        with open(path) as fh:
+            seen += [r["label"] for j in json.load(fh)["jobs"] for r in j["runs"]]
+    assert sorted(seen) == sorted(r["label"] for j in jobs for r in j["runs"])
+    assert "worker 5 gpu 1" in pg.dry_run(jobs, 2, per_gpu=3)
+    with pytest.raises(ValueError):
+        pg.run_protocol(jobs, str(tmp_path), gpus=1, per_gpu=0)
