@@ -8,11 +8,14 @@
 # directories are copied under $OUT/grid so that their jobs resume from their checkpoints. ARGS go to
 # `bench_learning.py --scale paper --protocol` (e.g. `--only 003-copy --gpus 1`).
 #
-# The grid gets `--deadline` SECONDS - 45 (its own job planning, evaluation margin included) and runs under
-# `timeout -s INT` SECONDS - 20: if it is still running then, its GPU processes get SIGINT (each run writes its
-# checkpoint) and the grid still packs. Whatever happens, $OUT/grid ends with runs.tgz and rundirs.tgz (the device
-# returns files at most two folders below $OUT) and the log is $OUT/call.log. Wheels in .whl/ are installed first
-# (aalpy and pydot for the horizons' extraction; the device has no internet).
+# SECONDS count from this script's start (the wheels' install included). The grid gets `--deadline` L - 150,
+# L the seconds left after the install (its own job planning, evaluation margin included), and runs under
+# `timeout -s INT -k 30` L - 100: if it is still running then, it and its worker processes get SIGINT (each run
+# writes its checkpoint, the grid packs), and 30 s later SIGKILL; the last 70 s are for packing here. Whatever
+# happens, $OUT/grid ends with runs.tgz and rundirs.tgz (the device returns files at most two folders below $OUT)
+# and the log is $OUT/call.log. Wheels in .whl/ are installed first (aalpy and pydot for the horizons'
+# extraction; the device has no internet). Each worker prints where it is every LRNNKIT_STACKS_EVERY seconds
+# (default here 120; 0: never).
 set -u
 if [ $# -lt 2 ]; then
     echo "usage: bash benchmarks/protocol_call.sh SECONDS [CARRY] -- ARGS..." >&2
@@ -27,8 +30,8 @@ if [ "${1:-}" != "--" ]; then
 fi
 shift
 case "$budget" in ''|*[!0-9]*) echo "protocol_call.sh: SECONDS must be a whole number, not '$budget'" >&2; exit 2;; esac
-if [ "$budget" -lt 120 ]; then
-    echo "protocol_call.sh: SECONDS must be at least 120, not $budget" >&2
+if [ "$budget" -lt 300 ]; then
+    echo "protocol_call.sh: SECONDS must be at least 300, not $budget" >&2
     exit 2
 fi
 if [ -z "${OUT:-}" ]; then
@@ -43,20 +46,27 @@ log="$OUT/call.log"
     git log --oneline -1 2>/dev/null || true
 } > "$log"
 if ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl \
-        >> "$log" 2>&1 || echo "wheels: pip failed (see above)" >> "$log"
+    (   # two calls of this script side by side install once (a lock, then a mark)
+        flock 9
+        if [ ! -f /tmp/site/.installed ]; then
+            python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+                .whl/*.whl && touch /tmp/site/.installed || echo "wheels: pip failed (see above)"
+        fi
+    ) 9>/tmp/site.lock >> "$log" 2>&1
     export PYTHONPATH=/tmp/site:$PWD
 else
     export PYTHONPATH=$PWD
 fi
-export TRITON_INTERPRET=0 PYTHONUNBUFFERED=1
+export TRITON_INTERPRET=0 PYTHONUNBUFFERED=1 LRNNKIT_STACKS_EVERY=${LRNNKIT_STACKS_EVERY:-120}
 if [ -n "$carry" ] && [ -d "$carry/rundirs" ]; then
     mkdir -p "$OUT/grid/rundirs"
     cp -r "$carry/rundirs/." "$OUT/grid/rundirs/"
     echo "carried: $(du -sh "$carry/rundirs" | cut -f1) of run directories from $carry" >> "$log"
 fi
-timeout -s INT $((budget - 20)) python3 benchmarks/bench_learning.py --scale paper --protocol \
-    --deadline $((budget - 45)) --out "$OUT/grid" "$@" >> "$log" 2>&1
+left=$((budget - SECONDS))
+echo "seconds left after the install: $left (grid deadline $((left - 150)), SIGINT at $((left - 100)))" >> "$log"
+timeout -s INT -k 30 $((left - 100)) python3 benchmarks/bench_learning.py --scale paper --protocol \
+    --deadline $((left - 150)) --out "$OUT/grid" "$@" >> "$log" 2>&1
 rc=$?
 echo "grid exit status $rc" >> "$log"
 date -u >> "$log"

@@ -344,10 +344,12 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     per = {}
     for w, m, j in plan(jobs, gpus * per_gpu, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
         per.setdefault(w, []).append({**j, "minutes": m})
+    import tempfile
     procs = []
     threads = str(max(1, (os.cpu_count() or 1) // len(per)))    # CPU threads per worker: the host's, shared
+    specs = tempfile.mkdtemp(prefix="protocol_jobs_")   # not under out: a device call returns only 8 files
     for w, js in per.items():
-        path = os.path.join(out, f"protocol_jobs_worker{w}.json")
+        path = os.path.join(specs, f"protocol_jobs_worker{w}.json")
         with open(path, "w") as fh:
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
@@ -366,16 +368,19 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     print("packed:", ", ".join(pack_for_return(out)))
 
 
-def _stop(procs, grace_s: float = 60.0) -> None:
+def _stop(procs, grace_s: float = 30.0) -> None:
     """Send SIGINT to each still running process (``lrnnkit.learn.train`` writes a checkpoint on it) and wait up to
-    ``grace_s`` for each; kill the ones that do not stop."""
+    ``grace_s`` for all of them together (not each: five workers once took five graces and the call overran); kill
+    the ones that do not stop."""
     import signal
+    import time
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGINT)
+    until = time.time() + grace_s
     for p in procs:
         try:
-            p.wait(timeout=grace_s)
+            p.wait(timeout=max(0.1, until - time.time()))
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
@@ -418,14 +423,25 @@ if __name__ == "__main__":     # one GPU's jobs, in turn
     ROOT = os.path.dirname(HERE)
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)
+    import faulthandler
     import time
+    every = float(os.environ.get("LRNNKIT_STACKS_EVERY", "0") or 0)
+    if every > 0:       # where a worker is, every so often (a call that overruns says where it was)
+        faulthandler.dump_traceback_later(every, repeat=True)
     spec = _load(sys.argv[1])
+    me = os.path.basename(sys.argv[1])[:-len(".json")]
     todo = list(spec["jobs"])
     while todo:
         cap = job_cap(time.time(), spec.get("deadline"), spec["safety_cap"])
         if cap == 0.0:
             for j in todo:
-                print(f"skipped for time: {j['experiment']} / {j['label']}", flush=True)
+                print(f"{me}: skipped for time: {j['experiment']} / {j['label']}", flush=True)
             break
         j = todo.pop(next_job(todo, time.time(), spec.get("deadline"), _done_seconds(sys.argv[2])))
-        run_protocol_job(j, sys.argv[2], cap)
+        t0 = time.time()
+        print(f"{me}: start {j['experiment']} / {j['label']} ({len(j['runs'])} runs, cap "
+              f"{'none' if cap is None else f'{cap:.0f} s'})", flush=True)
+        recs = run_protocol_job(j, sys.argv[2], cap)
+        print(f"{me}: done {j['experiment']} / {j['label']} in {time.time() - t0:.0f} s: "
+              + "; ".join(f"{r['status']}, {r['result'].get('steps')} steps, train "
+                          f"{r['result'].get('seconds') or 0:.0f} s" for r in recs), flush=True)
