@@ -12,7 +12,11 @@ worse than its [-1,1] variant by at least :data:`MARGIN` token accuracy at the t
 The sweep's runs live in their own results file (``kind: "lr-sweep"``, written by ``benchmarks/bench_learning.py
 --record-sweep``), never mixed into the experiment's paper-scale record: they leave the paper's protocol in the
 learning rate and in nothing else (:func:`off_protocol`). A rate's value for a model is the mean over the seeds run
-at it (every run trained all its steps); the model's value is the best rate's.
+at it (every run trained all its steps); the model's value is the best rate's. As a paper-scale rejection counts
+only where every seed alone rejects (:func:`lrnnkit.run_records.seed_outcomes`), the corrected statement holds only
+where it holds on the mean *and* at every seed both configurations of a pair ran at their best rates; a mean that
+holds over seeds that disagree is ``open`` (seed-dependent). At 1e-2 DeltaNet [0,1] stayed at 0.548 with seed 0 and
+fit the training length (0.994) with seed 1, so the z60 entry stays falsified as printed, its correction open.
 """
 from __future__ import annotations
 
@@ -72,6 +76,14 @@ def best_rates(runs: dict) -> dict:
     return best
 
 
+def seed_values(runs: dict, label: str, lr: float) -> list:
+    """``[(seed, value)]`` of ``label``'s finished runs at ``lr``, by seed (what the mean of :func:`best_rates`
+    hides: one seed that fits while another does not)."""
+    cells = run_cells(runs).get(label, {})
+    return sorted((seed, _value(r)) for (seed, x), r in cells.items()
+                  if x == lr and r.get("steps") == r["config"]["steps"] and _value(r) is not None)
+
+
 def off_protocol(doc: dict) -> list:
     """The sweep file's protocol differences other than the learning rate's and the judge's reading: a sweep that
     changes anything else (a model, trainer or data setting) says nothing about the rate."""
@@ -98,19 +110,26 @@ def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
     missing = [c for pair in sw.pairs for c in pair if c not in best]
     if missing:
         return CheckResult("open", f"no finished run of {', '.join(missing)}")
-    said, ok = [], True
+    said, ok, split = [], True, []
     for better, worse in sw.pairs:
         (a, la, na), (b, lb, nb) = best[better], best[worse]
         ok = ok and a >= b + MARGIN
-        said.append(f"{better} {a:.3f} (lr {la:g}, {na} seed{'s' * (na > 1)}) vs {worse} {b:.3f} (lr {lb:g}, "
-                    f"{nb} seed{'s' * (nb > 1)})")
+        per = {c: dict(seed_values(runs, c, best[c][1])) for c in (better, worse)}
+        split += [f"seed {sd}: {better} {per[better][sd]:.3f} vs {worse} {per[worse][sd]:.3f}"
+                  for sd in sorted(set(per[better]) & set(per[worse])) if per[better][sd] < per[worse][sd] + MARGIN]
+        each = {c: ", ".join(f"seed {sd}: {v:.3f}" for sd, v in sorted(per[c].items())) for c in (better, worse)}
+        said.append(f"{better} {a:.3f} (lr {la:g}, {na} seed{'s' * (na > 1)}: {each[better]}) vs {worse} {b:.3f} "
+                    f"(lr {lb:g}, {nb} seed{'s' * (nb > 1)}: {each[worse]})")
     rates = {label: sorted({r["config"]["lr"] for r in runs.values() if (r.get("config_label") or "") == label})
              for pair in sw.pairs for label in pair}
     ran = "; ".join(f"{label}: {', '.join(f'{x:g}' for x in v)}" for label, v in rates.items())
     ev = (f"corrected statement ({sw.rates}; rates run: {ran}): {'; '.join(said)}; "
-          f"criterion: better >= worse + {MARGIN} at each one's best rate")
-    return CheckResult("holds-as-corrected" if ok else "falsified", ev, corrected=sw.corrected,
-                       details={"best_rates": {k: list(v) for k, v in best.items()}})
+          f"criterion: better >= worse + {MARGIN} at each one's best rate (mean over seeds), and at every seed both ran")
+    details = {"best_rates": {k: list(v) for k, v in best.items()}, "seeds_not_separated": split}
+    if ok and split:    # the mean holds, a seed does not: the seeds disagree, so the corrected statement is not shown
+        return CheckResult("open", f"{ev}; the mean holds but not every seed: {'; '.join(split)} (seed-dependent: "
+                           "more seeds decide)", corrected=sw.corrected, details=details)
+    return CheckResult("holds-as-corrected" if ok else "falsified", ev, corrected=sw.corrected, details=details)
 
 
 def perturbed(paper_rec: dict, sweep_doc: dict) -> dict:

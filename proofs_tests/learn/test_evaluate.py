@@ -108,3 +108,39 @@ def test_prefix_accuracy_is_the_accuracy_at_every_position():
     assert all(0.0 <= a < 1.0 for a in pa[25:]) and 0.3 < sum(pa[25:]) / 25 < 0.7
     # the last position's accuracy is the per-length final accuracy (every position of parity is supervised)
     assert pa[-1] == ev["final_accuracy"]["50"]
+
+
+class _Spectra(torch.nn.Module):
+    """A stand-in model whose transition matrices are given: ``transition_matrices`` returns them whatever the
+    words (the summary's matrix budget is what is under test)."""
+
+    def __init__(self, mats):
+        super().__init__()
+        self.mats = mats
+
+    def transition_matrices(self, x):
+        return self.mats
+
+
+def test_eigenvalue_summary_bounds_its_lapack_work_and_says_so():
+    """Per layer at most ``max_cost // d^3`` matrices (at least one, first and last token included, evenly spaced)
+    have their spectra computed, and the summary says how many of how many; with room for all, every one. The
+    matrices are diagonal, so each one's eigenvalues are its diagonal (exact): the sampled summary is the summary
+    of exactly the chosen matrices."""
+    from lrnnkit.learn.evaluate import eigenvalue_summary
+    task = make_task("parity")
+    d, m = 4, 10
+    diag = torch.linspace(-0.9, 0.9, m * d, dtype=torch.float64).reshape(1, m, 1, d)
+    mats = [torch.diag_embed(diag)]                       # (1, m, 1, d, d): token t's eigenvalues diag[0, t, 0]
+    full = eigenvalue_summary(_Spectra(mats), task, length=4, n=1)
+    assert (full["matrices"], full["of"]) == (m, m)
+    assert full["min_real"] == pytest.approx(-0.9, abs=1e-12) and full["max_abs"] == pytest.approx(0.9, abs=1e-12)
+    assert full["fraction_negative"] == pytest.approx(0.5, abs=1e-12)
+    some = eigenvalue_summary(_Spectra(mats), task, length=4, n=1, max_cost=3 * d ** 3)
+    assert (some["matrices"], some["of"]) == (3, m)
+    keep = [0, 4, 9]             # linspace(0, 9, 3) rounded: 0, 4.5 -> 4 (round half to even), 9
+    ev = diag[0, keep, 0].reshape(-1)
+    assert some["min_real"] == pytest.approx(float(ev.min()), abs=1e-12)
+    assert some["max_abs"] == pytest.approx(float(ev.abs().max()), abs=1e-12)
+    one = eigenvalue_summary(_Spectra(mats), task, length=4, n=1, max_cost=1)
+    assert (one["matrices"], one["of"]) == (1, m)      # at least one, whatever the budget
