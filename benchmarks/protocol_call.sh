@@ -4,7 +4,7 @@
 #   bash benchmarks/protocol_call.sh SECONDS [CARRY] -- ARGS...
 #
 # SECONDS: the call's wall budget (under the device's 600 s per command). CARRY: a folder carried into the call
-# (the device tool's `carry`) holding the previous call's `rundirs` (unpacked from its rundirs.tgz); its run
+# (the device tool's `carry`) holding the previous call's `rundirs` (unpacked from its rundirs*.tgz parts); its run
 # directories are copied under $OUT/grid so that their jobs resume from their checkpoints. ARGS go to
 # `bench_learning.py --scale paper --protocol` (e.g. `--only 003-copy --gpus 1`).
 #
@@ -12,7 +12,7 @@
 # L the seconds left after the install (its own job planning, evaluation margin included), and runs under
 # `timeout -s INT -k 30` L - 100: if it is still running then, it and its worker processes get SIGINT (each run
 # writes its checkpoint, the grid packs), and 30 s later SIGKILL; the last 70 s are for packing here. Whatever
-# happens, $OUT/grid ends with runs.tgz and rundirs.tgz (the device returns files at most two folders below $OUT)
+# happens, $OUT/grid ends with runs.tgz and rundirs*.tgz (the device returns files at most two folders below $OUT)
 # and the log is $OUT/call.log. Wheels in .whl/ are installed first (aalpy and pydot for the horizons'
 # extraction; the device has no internet). Each worker prints where it is every LRNNKIT_STACKS_EVERY seconds
 # (default here 120; 0: never).

@@ -386,12 +386,65 @@ def _stop(procs, grace_s: float = 30.0) -> None:
             p.wait()
 
 
-def pack_for_return(out: str) -> list:
-    """Put what a device call must bring back into two files directly under ``out``: ``runs.tgz`` (every run's record
-    file and its ``metrics.jsonl``: what ``--summarise`` and the curves read) and ``rundirs.tgz`` (the run directories
-    with their checkpoints, to carry into the next call; left out when over 16 MiB, and said). A device call returns
-    at most 8 files, each at most two folders below ``$OUT`` and 16 MiB: the run files themselves, three folders down
-    (``runs/<experiment>/<run>.json``), never come back. Returns the files written."""
+#: the most bytes (before compression) of run-directory files one ``rundirs*.tgz`` part holds: a device call returns
+#: files of at most 16 MiB, and safetensors of float32 weights and moments barely compress
+PART_BYTES = 15 * 2 ** 20
+
+
+def _resume_files(run_dir: str) -> list:
+    """What a run directory needs to resume: ``checkpoint.json``, the tensor file it names, ``metrics.jsonl`` (the
+    curve it appends to). Not the previous checkpoint kept beside them (``checkpoint.prev.json`` and its tensors,
+    a fallback for a damaged file: as large again) nor the lock."""
+    from lrnnkit.learn import checkpoint as ck
+    names = []
+    p = os.path.join(run_dir, ck.CKPT_JSON)
+    if os.path.exists(p):
+        names.append(ck.CKPT_JSON)
+        try:
+            tensors = _load(p).get("tensors")
+        except (OSError, ValueError):
+            tensors = None
+        if isinstance(tensors, str) and os.path.exists(os.path.join(run_dir, tensors)):
+            names.append(tensors)
+    if os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
+        names.append("metrics.jsonl")
+    return names
+
+
+def _parts(out: str, limit: int = PART_BYTES) -> list:
+    """The run directories under ``out/rundirs`` (``<experiment>/<run>``) in parts of at most ``limit`` bytes of
+    :func:`_resume_files` each, whole run directories only, first fit in order of size (largest first); a run
+    directory larger than ``limit`` alone is a part of its own. ``[[(path, arcname), ...], ...]``."""
+    rd = os.path.join(out, "rundirs")
+    runs = []
+    for exp in sorted(os.listdir(rd)) if os.path.isdir(rd) else []:
+        for run in sorted(os.listdir(os.path.join(rd, exp))):
+            d = os.path.join(rd, exp, run)
+            if not os.path.isdir(d):
+                continue
+            files = [(os.path.join(d, f), os.path.join("rundirs", exp, run, f)) for f in _resume_files(d)]
+            if files:
+                runs.append((sum(os.path.getsize(f) for f, _ in files), files))
+    parts: list = []     # [size, files]
+    for size, files in sorted(runs, key=lambda x: -x[0]):
+        for part in parts:
+            if part[0] + size <= limit:
+                part[0] += size
+                part[1] += files
+                break
+        else:
+            parts.append([size, list(files)])
+    return [files for _, files in parts]
+
+
+def pack_for_return(out: str, limit: int = PART_BYTES) -> list:
+    """Put what a device call must bring back into a few files directly under ``out``: ``runs.tgz`` (every run's
+    record file and its ``metrics.jsonl``: what ``--summarise`` and the curves read) and the run directories, with
+    what each needs to resume (:func:`_resume_files`), in ``rundirs.tgz``, ``rundirs-1.tgz``, ... (:func:`_parts`:
+    each at most ``limit`` bytes before compression; a part over 16 MiB compressed is left out, and said). A device
+    call returns at most 8 files, each at most two folders below ``$OUT`` and 16 MiB: the run files themselves,
+    three folders down (``runs/<experiment>/<run>.json``), never come back. Unpack every part into one folder to
+    carry it into the next call. Returns what was written."""
     import tarfile
     made = []
     runs_tgz = os.path.join(out, "runs.tgz")
@@ -403,19 +456,23 @@ def pack_for_return(out: str) -> list:
                     tf.add(os.path.join(d, f), arcname=os.path.join(rel, f))
     os.replace(runs_tgz + ".tmp", runs_tgz)
     made.append(f"runs.tgz ({os.path.getsize(runs_tgz) / 2**20:.2f} MiB)")
-    rd = os.path.join(out, "rundirs")
-    if os.path.isdir(rd):
-        tgz = os.path.join(out, "rundirs.tgz")
+    for f in os.listdir(out):      # an earlier pack's parts: each pack says the whole of what there is
+        if f.startswith("rundirs") and f.endswith(".tgz"):
+            os.remove(os.path.join(out, f))
+    for i, files in enumerate(_parts(out, limit)):
+        name = "rundirs.tgz" if i == 0 else f"rundirs-{i}.tgz"
+        tgz = os.path.join(out, name)
         with tarfile.open(tgz + ".tmp", "w:gz") as tf:
-            tf.add(rd, arcname="rundirs")
+            for path, arc in files:
+                tf.add(path, arcname=arc)
         size = os.path.getsize(tgz + ".tmp")
         if size <= 16 * 2**20:
             os.replace(tgz + ".tmp", tgz)
-            made.append(f"rundirs.tgz ({size / 2**20:.2f} MiB)")
+            made.append(f"{name} ({size / 2**20:.2f} MiB)")
         else:
             os.remove(tgz + ".tmp")
-            made.append(f"rundirs.tgz left out ({size / 2**20:.1f} MiB > 16 MiB: these jobs cannot resume in the next "
-                        "call; give each call jobs it can finish)")
+            made.append(f"{name} left out ({size / 2**20:.1f} MiB > 16 MiB: one run directory too large to return; "
+                        "its job cannot resume in the next call)")
     return made
 
 

@@ -155,6 +155,47 @@ def test_pack_for_return_brings_the_run_files_back_in_one_file(tmp_path):
         assert "rundirs/000-z60/a/checkpoint.json" in tf.getnames()
 
 
+def test_the_run_directories_travel_in_parts_with_what_resumes_them(tmp_path):
+    """``rundirs*.tgz``: each run directory whole in one part, each part at most the limit before compression
+    (largest first, first fit), only what resumes a run (the checkpoint's JSON and the tensors it names, the
+    metrics), never the fallback checkpoint kept beside them nor the lock; a second pack leaves no stale part."""
+    import tarfile
+
+    import numpy as np
+    rng = np.random.default_rng(0)
+    want = {}
+    for run, kib in (("a", 300), ("b", 200), ("c", 150), ("d", 100)):
+        d = tmp_path / "rundirs" / "003-copy" / run
+        d.mkdir(parents=True)
+        (d / f"checkpoint-2-{run}.safetensors").write_bytes(rng.bytes(kib * 1024))
+        (d / f"checkpoint-1-{run}.safetensors").write_bytes(rng.bytes(kib * 1024))     # the fallback's tensors
+        (d / "checkpoint.json").write_text(json.dumps({"tensors": f"checkpoint-2-{run}.safetensors"}))
+        (d / "checkpoint.prev.json").write_text(json.dumps({"tensors": f"checkpoint-1-{run}.safetensors"}))
+        (d / "metrics.jsonl").write_text('{"step": 2}\n')
+        (d / ".lock").write_text("1")
+        want[run] = {"checkpoint.json", f"checkpoint-2-{run}.safetensors", "metrics.jsonl"}
+    limit = 400 * 1024
+    made = pg.pack_for_return(str(tmp_path), limit=limit)
+    parts = sorted(p for p in os.listdir(tmp_path) if p.startswith("rundirs") and p.endswith(".tgz"))
+    assert len(made) == 1 + len(parts) and parts == ["rundirs-1.tgz", "rundirs-2.tgz", "rundirs.tgz"]
+    got, where = {}, {}
+    for p in parts:
+        with tarfile.open(tmp_path / p) as tf:
+            members = tf.getmembers()
+            assert sum(m.size for m in members) <= limit
+            for m in members:
+                run = m.name.split("/")[2]
+                got.setdefault(run, set()).add(m.name.split("/")[3])
+                assert where.setdefault(run, p) == p           # a run directory is never split between parts
+    assert got == want                       # every run, whole, in exactly what resumes it
+    # first fit, largest first: a (300 KiB) opens a part; b (200) does not fit beside it and opens a second, c (150)
+    # joins b; d (100) fits neither (a's part would pass 400 KiB by the metadata) and opens a third
+    assert where["b"] == where["c"] and len({where["a"], where["b"], where["d"]}) == 3
+    pg.pack_for_return(str(tmp_path))        # one part now: the earlier parts are gone
+    assert sorted(p for p in os.listdir(tmp_path) if p.startswith("rundirs") and p.endswith(".tgz")) == \
+        ["rundirs.tgz"]
+
+
 def test_a_deadline_caps_each_job_to_what_is_left():
     """``--deadline``: the next job trains for what is left before the deadline less the evaluation margin, never
     more than ``--safety-cap``, and is not started when under the least training time would be left."""
