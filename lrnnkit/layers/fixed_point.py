@@ -441,6 +441,9 @@ class FixedPointMixer(torch.nn.Module):
     layer's flag, :func:`lrnnkit.learn.train.build`)."""
 
     SYNC_FREE = True
+    #: the iteration cap in training (003, Section 3: l_max = 16 for state tracking, Fig. 3; the paper's other
+    #: results print 100, a difference :mod:`lrnnkit.learn.protocols` reports); evaluation runs up to 100
+    TRAIN_MAX_ITERS = 16
 
     def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
                  block_size: int = 8, backend: str = "auto"):
@@ -453,7 +456,7 @@ class FixedPointMixer(torch.nn.Module):
         self.layer = FixedPointLayer(hidden_size=width, num_heads=heads, head_dim=head_dim, mode=modes[backend],
                                      num_reflections=n_h, state_size=None if block_size == 1 else block_size,
                                      alpha_range="paper" if neg else "contractive", max_iters=100,
-                                     train_max_iters=16, sync_free=self.SYNC_FREE)
+                                     train_max_iters=self.TRAIN_MAX_ITERS, sync_free=self.SYNC_FREE)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(x)[0]

@@ -66,7 +66,7 @@ FIELDS = {
     "lr_sweep": "learning-rate sweep", "weight_decay": "weight decay", "schedule": "schedule",
     "warmup": "warm-up", "min_lr": "minimum learning rate", "clip": "gradient clipping", "early_stop": "early stop",
     "seeds": "seeds", "reported": "reported", "metric": "metric", "supervision": "supervision",
-    "word_format": "word format",
+    "word_format": "word format", "fp_train_iters": "fixed-point iterations in training",
 }
 
 # what lrnnkit's loop and judges do where no TrainConfig field says (learn/train.py, experiments.best_per_config)
@@ -350,8 +350,19 @@ _P002 = Protocol("002-block-diagonal", {
 _E2 = "003, App. E.2"
 
 
+#: 003's cap on the fixed-point iterations in training: Fig. 3 (state tracking) trains at l_max = 16; Section 3
+#: reports every other result 'with a maximum number of 100 fixed-point iterations' (the authors' copy code,
+#: copy_exp/main.py, trains with --max_iter 10 by default, which run_copy_exp.sh does not set)
+_FP_ITERS_STATE = _q(16, "003, Section 3 (State Tracking)", "'a maximum number of fixed-point iterations l_max = 16'",
+                     expressible=False)
+_FP_ITERS_OTHER = _q(100, "003, Section 3", "'a maximum number of 100 fixed-point iterations'; the authors' copy code "
+                     "trains with at most 10 (copy_exp/main.py --max_iter, not set by run_copy_exp.sh)",
+                     expressible=False)
+
+
 def _p003_state() -> dict:
     return {
+        "fp_train_iters": _FP_ITERS_STATE,
         "layers": _q(1, "003, Section 3", "'one layer (1L) for Bedouin'; 'two layers (2L) for the diagonal linear "
                                          "RNN baselines'"),
         "width": _q(None, _E2, "not printed ('the implementation and the hyperparameters provided by Merrill et al.')"),
@@ -379,6 +390,7 @@ def _p003_state() -> dict:
 
 def _p003_copy() -> dict:
     return {
+        "fp_train_iters": _FP_ITERS_OTHER,
         "layers": _q(1, "003, Section 3", "'one layer (1L) for Bedouin'"),
         "width": _q(None, _E2, _SILENT),
         "heads": _q(None, _E2, _SILENT),
@@ -409,6 +421,7 @@ _P003_STATE = Protocol("003-state-tracking", _p003_state(), per_config={
 _P003_COPY = Protocol("003-copy", _p003_copy(), per_config={
     "copy Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3")}})
 _P003_MOD = Protocol("003-modarith-brackets", {
+    "fp_train_iters": _FP_ITERS_OTHER,
     "layers": _q(2, "003, App. E.1", "'a 2-layer model with r = 4 reflections'"),
     "width": _q(None, _E2, _SILENT),
     "heads": _q(None, _E2, _SILENT),
@@ -555,6 +568,9 @@ def _ours(name: str, cfgs: list):
         return SUPERVISION_WORDS.get(getattr(make_task(c.task), "supervise", "all"), "every position")
     if name == "word_format":
         return OURS_WORD_FORMAT
+    if name == "fp_train_iters":
+        from ..layers.fixed_point import FixedPointMixer
+        return FixedPointMixer.TRAIN_MAX_ITERS
     return {"data": OURS_DATA, "test_words": OURS_TEST_WORDS, "reported": OURS_REPORTED,
             "early_stop": OURS_EARLY_STOP}.get(name, getattr(c, name, None))
 
@@ -660,6 +676,8 @@ def differences(name: str, runs=None) -> list:
             q = prot.quote(f, label)
             if q is None or q.value is None:
                 continue
+            if f == "fp_train_iters" and cfgs[0].layer != "fixed-point":
+                continue        # a fixed-point setting: the configuration's baselines have no iterations
             if f == "task":
                 ours = cfgs[0].task
                 same = ours == q.value

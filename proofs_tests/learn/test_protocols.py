@@ -176,8 +176,28 @@ def test_the_registry_statement_names_every_run_difference_and_then_the_judge():
     assert text.startswith("The runs differ from the paper's protocol: ")
     for kind, diff, _ in P.grouped_differences("001-deltaproduct"):
         assert diff in text
-    text = P.registry_statement("003-modarith-brackets")      # only the judge's reduction differs
-    assert text.startswith("The runs follow 003-modarith-brackets's paper protocol. Judged differently: reported")
+    # 003-modarith-brackets' DeltaNet baseline: only the judge's reduction differs
+    from lrnnkit.learn.experiments import get_experiment
+    runs = [(lab, c) for lab, c in get_experiment("003-modarith-brackets").runs("paper") if c.layer != "fixed-point"]
+    text = P.registry_statement("003-modarith-brackets", runs)
+    assert runs and text.startswith("The runs follow 003-modarith-brackets's paper protocol. Judged differently: "
+                                    "reported")
+
+
+def test_the_fixed_point_iteration_cap_in_training_is_compared_with_003s():
+    """003 trains state tracking at l_max = 16 (Fig. 3), which lrnnkit's layer follows, and reports its other
+    results at 100: the copy and modular-arithmetic runs differ (a trainer difference: no run setting changes
+    the cap), and the baselines, which have no iterations, do not."""
+    from lrnnkit.layers.fixed_point import FixedPointMixer
+    assert FixedPointMixer.TRAIN_MAX_ITERS == 16
+    assert not [d for d in P.differences("003-state-tracking") if d.field == "fp_train_iters"]
+    for name in ("003-copy", "003-modarith-brackets"):
+        got = [d for d in P.differences(name) if d.field == "fp_train_iters"]
+        assert got and all(d.kind == "trainer" and d.ours == 16 and d.quote.value == 100 for d in got)
+        assert "fixed-point iterations in training: 16, paper: 100" in P.registry_statement(name)
+    from lrnnkit.learn.experiments import get_experiment
+    fixed = {lab for lab, c in get_experiment("003-copy").runs("paper") if c.layer == "fixed-point"}
+    assert {d.label for d in P.differences("003-copy") if d.field == "fp_train_iters"} == fixed
 
 
 @pytest.mark.parametrize("name,words,epochs", [("000-s5", 1_600_000, 100), ("003-state-tracking", 1_280_000, 5),
