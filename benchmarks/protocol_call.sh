@@ -74,5 +74,10 @@ if [ ! -f "$OUT/grid/runs.tgz" ]; then
     python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks.protocol_grid import pack_for_return; \
 print('packed after the grid stopped:', ', '.join(pack_for_return(sys.argv[1])))" "$OUT/grid" >> "$log" 2>&1
 fi
+# a device call returns at most 8 files: the grid's own summary (EXPERIMENT.json / .png, summary.json: made again
+# from runs.tgz by --summarise here) moves three folders down, out of the way of the run-directory parts
+mkdir -p "$OUT/grid/not_returned/summary"
+find "$OUT/grid" -maxdepth 1 -type f \( -name "*.json" -o -name "*.png" \) -exec mv {} "$OUT/grid/not_returned/summary/" \;
+echo "returned: $(cd "$OUT" && find . -maxdepth 3 -type f | grep -v not_returned | wc -l) files (at most 8 come back)" >> "$log"
 grep -v -e "SyntaxWarning" -e "prism_prob_output_regex" -e '^  """' "$log" | tail -40
 exit $rc
