@@ -51,6 +51,21 @@ def _time_loop(cfg, steps: int) -> dict:
     return {"ms_per_step": ms, "hours": round(cfg.steps * ms / 3.6e6, 3), "step_graph": res.get("step_graph")}
 
 
+def _configurations(name: str, exp, protocol: bool) -> list:
+    """``[(label, TrainConfig)]``: the experiment's ``--scale paper`` runs, or with ``protocol`` each configuration's
+    first run as the paper's protocol has it (:func:`lrnnkit.learn.protocols.follow`: e.g. 003's copy at the
+    fixed-point training cap of 100)."""
+    if not protocol:
+        return exp.runs("paper")
+    from lrnnkit.learn.protocols import follow
+    seen, out = set(), []
+    for label, cfg in follow(name):
+        if label not in seen:
+            seen.add(label)
+            out.append((label, cfg))
+    return out
+
+
 def time_config(cfg, steps: int, loops=(None,)) -> dict:
     """The configuration's ms per step and hours at the paper's steps on each loop of ``loops`` (None: the
     config's own); the row's top-level ``ms_per_step`` / ``hours`` are the last loop's (the new one, when both)."""
@@ -167,6 +182,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--loops", default="host,device", help="training loops timed, in this order (before,after)")
+    ap.add_argument("--protocol", action="store_true",
+                    help="time each configuration as the paper's protocol runs it (lrnnkit.learn.protocols.follow: "
+                         "its first seed and rate), not as --scale paper does")
     ap.add_argument("--json", default=None)
     ap.add_argument("--record", metavar="COST_JSON", default=None, help="write RESULTS.md's section from a --json file")
     ap.add_argument("--ran", nargs="*", default=[], help="with --record: results files of paper-scale runs")
@@ -181,7 +199,7 @@ def main(argv=None) -> int:
     for name in names:
         exp = get_experiment(name)
         rows = []
-        for label, cfg in exp.runs("paper"):
+        for label, cfg in _configurations(name, exp, a.protocol):
             cfg = dataclasses.replace(cfg, device=a.device)
             try:
                 r = time_config(cfg, a.steps, loops)

@@ -65,13 +65,18 @@ def _speedup(rows: list, runs: int) -> float:
 def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     """Device minutes of ``job``: R runs x steps x the device loop's ms/step of its configuration
     (``cost_h200_loops.json``; None where none is recorded), divided by the batched speed-up measured for the experiment's
-    shape (``batched_runs/h200.json``, rows ``shape`` = ``<experiment suffix>-<layer>``; none: 1.0)."""
+    shape (``batched_runs/h200.json``, rows ``shape`` = ``<experiment suffix>-<layer>``; none: 1.0). A fixed-point
+    run whose training cap is not the table's (16: 003's copy and modular arithmetic follow the paper's 100) is
+    scaled by the iterations its sync-free step runs, ``(cap - 1) / 15``: an upper bound, not a measurement."""
     exp = costs.get("experiments", {}).get(job["experiment"], {})
     ms = next((r["ms_per_step"] for r in exp.get("rows", []) if r.get("label") == job["label"]), None)
     if ms is None:
         return None
     c = job["runs"][0]["config"]
     total = len(job["runs"]) * c["steps"] * ms / 60000.0
+    if c.get("layer") == "fixed-point":     # the table's fixed-point rows trained at the default cap (16); the
+        from lrnnkit.layers.fixed_point import FixedPointMixer      # sync-free step runs cap - 1 iterations
+        total *= (c.get("fp_train_iters", 16) - 1) / (FixedPointMixer.TRAIN_MAX_ITERS - 1)
     if job["batched"]:
         shape = job["experiment"].split("-", 1)[-1] + "-" + c["layer"]
         rows = [r for r in speedups.get("rows", []) if r.get("shape") == shape]

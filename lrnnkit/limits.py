@@ -26,7 +26,7 @@ __all__ = ["MAX_FILE_BYTES", "MAX_MODEL_BYTES", "MAX_STATES", "MAX_LETTERS", "MA
            "COLLAPSE_MAX_STEPS", "MAX_REGEX_CHARS", "MAX_REGEX_SIZE", "MAX_ARRAYS_BYTES", "MAX_SPEC_BYTES",
            "EXPORT_MAX_TOKEN_VALUES", "FLOAT_CHECK_MAX_STEPS", "SWEEP_MAX_CPUS", "MAX_CYCLOTOMIC_ORDER",
            "TRAIN_MAX_WIDTH", "TRAIN_MAX_HEADS",
-           "TRAIN_MAX_HEAD_DIM", "TRAIN_MAX_N_H", "TRAIN_MAX_LAYERS", "TRAIN_MAX_PARAMETERS", "TRAIN_MAX_STEPS",
+           "TRAIN_MAX_HEAD_DIM", "TRAIN_MAX_N_H", "TRAIN_MAX_FP_ITERS", "TRAIN_MAX_LAYERS", "TRAIN_MAX_PARAMETERS", "TRAIN_MAX_STEPS",
            "TRAIN_MAX_BATCH", "TRAIN_MAX_LENGTH", "TRAIN_MAX_BATCH_TOKENS", "TRAIN_MAX_TEST_LENGTHS",
            "TRAIN_MAX_EVAL_WORDS", "TRAIN_MAX_EVAL_TOKENS", "CHECKPOINT_MAX_JSON_BYTES", "CHECKPOINT_MAX_BYTES",
            "TRAIN_MAX_SET_BYTES",
@@ -65,6 +65,7 @@ TRAIN_MAX_HEADS = 256               # --heads
 TRAIN_MAX_HEAD_DIM = 1024           # --head-dim
 TRAIN_MAX_N_H = 64                  # --n-h, Householder factors per token (001 uses 1 .. 4)
 TRAIN_MAX_LAYERS = 64               # --layers
+TRAIN_MAX_FP_ITERS = 1000           # the fixed-point layer's iteration cap in training (003: 16 or 100)
 TRAIN_MAX_PARAMETERS = 1_000_000_000  # parameters of the model (counted before any memory is taken: 16 GB with AdamW)
 TRAIN_MAX_STEPS = 10_000_000        # --steps (001's longest runs: 2 * 10^5)
 TRAIN_MAX_BATCH = 65_536            # --batch (words per step)

@@ -433,20 +433,20 @@ class FixedPointMixer(torch.nn.Module):
     ``num_reflections = n_h``; ``alpha_range = "paper"`` for ``eig_range = (-1, 1)`` (Q may have negative
     eigenvalues) and ``"contractive"`` for ``(0, 1)``; ``state_size = block_size`` (matrix state, eq. 6), or the
     vector state (eq. 4) for ``block_size = 1``; ``backend`` "auto" -> mode "chunk", "scan" -> "torch". The
-    paper's settings otherwise (at most 16 iterations in training, as 003 Fig. 3 trains A5 / S5, and 100 at
-    evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and
+    paper's settings otherwise (at most ``train_max_iters`` iterations in training, by default 16 as 003 Fig. 3
+    trains A5 / S5, 100 for the paper's other results (Section 3), and 100 at evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and
     ``gate`` do not apply (003, App. D.3.1 removes the short convolution). ``forward`` returns the layer's output
     only. ``SYNC_FREE``: its training forward can run without reading the device (the layer's ``sync_free``), so
     a training step with it can be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the
     layer's flag, :func:`lrnnkit.learn.train.build`)."""
 
     SYNC_FREE = True
-    #: the iteration cap in training (003, Section 3: l_max = 16 for state tracking, Fig. 3; the paper's other
-    #: results print 100, a difference :mod:`lrnnkit.learn.protocols` reports); evaluation runs up to 100
+    #: the default iteration cap in training (003, Section 3: l_max = 16 for state tracking, Fig. 3; the paper's
+    #: other results print 100: ``train_max_iters``, TrainConfig's ``fp_train_iters``); evaluation runs up to 100
     TRAIN_MAX_ITERS = 16
 
     def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
-                 block_size: int = 8, backend: str = "auto"):
+                 block_size: int = 8, backend: str = "auto", train_max_iters: int | None = None):
         super().__init__()
         modes = {"auto": "chunk", "scan": "torch", "chunk": "chunk", "torch": "torch", "naive": "naive"}
         if backend not in modes:
@@ -456,7 +456,8 @@ class FixedPointMixer(torch.nn.Module):
         self.layer = FixedPointLayer(hidden_size=width, num_heads=heads, head_dim=head_dim, mode=modes[backend],
                                      num_reflections=n_h, state_size=None if block_size == 1 else block_size,
                                      alpha_range="paper" if neg else "contractive", max_iters=100,
-                                     train_max_iters=self.TRAIN_MAX_ITERS, sync_free=self.SYNC_FREE)
+                                     train_max_iters=train_max_iters or self.TRAIN_MAX_ITERS,
+                                     sync_free=self.SYNC_FREE)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(x)[0]

@@ -224,7 +224,7 @@ MIXERS = {
     "block-diagonal": lambda f, scan: BlockDiagonalMixer(f["width"], f["block_size"], backend=scan),
     # 003: n_h reflections, block_size = the matrix state's rows
     "fixed-point": lambda f, scan: FixedPointMixer(f["width"], f["heads"], f["head_dim"], f["n_h"], f["eig"],
-                                                   f["block_size"], f["backend"]),
+                                                   f["block_size"], f["backend"], f.get("fp_train_iters")),
     "bilinear": lambda f, scan: BilinearMixer(f["width"], f["heads"], f["head_dim"], backend=scan),
 }
 

@@ -57,7 +57,7 @@ class SequenceModel(nn.Module):
     def __init__(self, vocab: int, n_out: int, layer: str = "deltaproduct", n_h: int = 1, eig_range=(-1.0, 1.0),
                  layers: int = 1, width: int = 64, heads: int = 4, head_dim: int | None = None, mlp: bool = False,
                  short_conv: bool = True, gate: bool = False, block_size: int = 8, backend: str = "auto",
-                 output_gate: bool = True):
+                 output_gate: bool = True, fp_train_iters: int | None = None):
         super().__init__()
         if layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {layer!r} (choose from {', '.join(LAYER_KINDS)})")
@@ -72,12 +72,16 @@ class SequenceModel(nn.Module):
         self.config = dict(vocab=vocab, n_out=n_out, layer=layer, n_h=n_h, eig_range=list(eig), layers=layers,
                            width=width, heads=heads, head_dim=head_dim, mlp=mlp, short_conv=short_conv, gate=gate,
                            block_size=block_size, backend=backend, output_gate=bool(output_gate))
+        if fp_train_iters is not None:      # the fixed-point layer's training cap, when not its default
+            if layer != "fixed-point":
+                raise InputError(f"fp_train_iters applies to the fixed-point layer only, not {layer!r}")
+            self.config["fp_train_iters"] = fp_train_iters
         self.embed = nn.Embedding(vocab, width)
         self.mixers = nn.ModuleList()
         for _ in range(layers):
             self.mixers.append(build_mixer(layer, width=width, heads=heads, head_dim=head_dim, n_h=n_h, eig=eig,
                                            gate=gate, short_conv=short_conv, output_gate=output_gate,
-                                           block_size=block_size, backend=backend))
+                                           block_size=block_size, backend=backend, fp_train_iters=fp_train_iters))
         self.norms = nn.ModuleList([nn.RMSNorm(width) for _ in range(layers)])
         self.mlps = nn.ModuleList([MLP(width) for _ in range(layers)]) if mlp else None
         self.mlp_norms = nn.ModuleList([nn.RMSNorm(width) for _ in range(layers)]) if mlp else None

@@ -350,14 +350,12 @@ _P002 = Protocol("002-block-diagonal", {
 _E2 = "003, App. E.2"
 
 
-#: 003's cap on the fixed-point iterations in training: Fig. 3 (state tracking) trains at l_max = 16; Section 3
-#: reports every other result 'with a maximum number of 100 fixed-point iterations' (the authors' copy code,
-#: copy_exp/main.py, trains with --max_iter 10 by default, which run_copy_exp.sh does not set)
-_FP_ITERS_STATE = _q(16, "003, Section 3 (State Tracking)", "'a maximum number of fixed-point iterations l_max = 16'",
-                     expressible=False)
+#: 003's cap on the fixed-point iterations in training (TrainConfig.fp_train_iters): Fig. 3 (state tracking) trains
+#: at l_max = 16; Section 3 reports every other result 'with a maximum number of 100 fixed-point iterations' (the
+#: authors' copy code, copy_exp/main.py, trains with --max_iter 10 by default, which run_copy_exp.sh does not set)
+_FP_ITERS_STATE = _q(16, "003, Section 3 (State Tracking)", "'a maximum number of fixed-point iterations l_max = 16'")
 _FP_ITERS_OTHER = _q(100, "003, Section 3", "'a maximum number of 100 fixed-point iterations'; the authors' copy code "
-                     "trains with at most 10 (copy_exp/main.py --max_iter, not set by run_copy_exp.sh)",
-                     expressible=False)
+                     "trains with at most 10 (copy_exp/main.py --max_iter, not set by run_copy_exp.sh)")
 
 
 def _p003_state() -> dict:
@@ -568,9 +566,6 @@ def _ours(name: str, cfgs: list):
         return SUPERVISION_WORDS.get(getattr(make_task(c.task), "supervise", "all"), "every position")
     if name == "word_format":
         return OURS_WORD_FORMAT
-    if name == "fp_train_iters":
-        from ..layers.fixed_point import FixedPointMixer
-        return FixedPointMixer.TRAIN_MAX_ITERS
     return {"data": OURS_DATA, "test_words": OURS_TEST_WORDS, "reported": OURS_REPORTED,
             "early_stop": OURS_EARLY_STOP}.get(name, getattr(c, name, None))
 
@@ -731,6 +726,8 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None, lrs=Non
                   "min_lr", "clip"):
             if q(f) is not None and q(f).value is not None and q(f).expressible:
                 kw[f] = q(f).value
+        if base.layer == "fixed-point" and q("fp_train_iters") is not None and q("fp_train_iters").value:
+            kw["fp_train_iters"] = q("fp_train_iters").value
         if q("head_dim") is not None and q("head_dim").value is not None:
             kw["head_dim"] = q("head_dim").value
             if q("width") is None or q("width").value is None:

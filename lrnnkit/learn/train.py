@@ -70,7 +70,7 @@ _FLAGS = {"n_h": "--n-h", "layers": "--layers", "width": "--width", "heads": "--
 _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width": (1, "TRAIN_MAX_WIDTH"),
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
          "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
-         "seed": (0, "MAX_SEED"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
+         "seed": (0, "MAX_SEED"), "fp_train_iters": (1, "TRAIN_MAX_FP_ITERS"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
 
 
 # layers whose training forward reads the device: their step cannot be captured as a CUDA graph, and eagerly the
@@ -138,7 +138,11 @@ class TrainConfig:
     ``train_words`` (None: fresh batches every step): the size N of a fixed training set run for epochs
     (:mod:`.dataset`; 000, App. E.2.1; 001, App. C.1; 003, App. E.2), the same words in every loop; ``steps`` stays
     the step count and :attr:`epochs` (``steps x batch / N``) the epochs it implies. A stored config without the
-    field trained on fresh batches."""
+    field trained on fresh batches.
+
+    ``fp_train_iters``: the fixed-point layer's cap on its iterations in training (003, Section 3: ``l_max = 16``
+    for state tracking, Fig. 3, the default; 100 for the paper's other results); evaluation runs up to 100. Only
+    the fixed-point layer has it: another layer with a value other than 16 is refused."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -178,6 +182,7 @@ class TrainConfig:
     schedule: str = "cosine"
     test_mix: tuple | None = None
     train_words: int | None = None
+    fp_train_iters: int = 16
 
     def __post_init__(self):
         """Every field's type and range (lrnnkit.limits), before any work."""
@@ -229,6 +234,9 @@ class TrainConfig:
         if self.loop not in LOOPS + ("auto",):
             raise InputError(f"{_label('loop')} must be auto, {' or '.join(LOOPS)}, got {self.loop!r}"[:MESSAGE_CHARS])
         check_device(self.device)
+        if self.layer != "fixed-point" and self.fp_train_iters != FixedPointMixer.TRAIN_MAX_ITERS:
+            raise InputError(f"fp_train_iters applies to the fixed-point layer only, not {self.layer!r} (got "
+                             f"{self.fp_train_iters})")
         self._check_schedule_and_mix()
         self._check_train_words()
 
@@ -287,7 +295,11 @@ class TrainConfig:
         return dict(vocab=task.n_in, n_out=task.n_out, layer=self.layer, n_h=self.n_h, eig_range=self.eig_range,
                     layers=self.layers, width=self.width, heads=self.heads, head_dim=self.head_dim, mlp=self.mlp,
                     short_conv=self.short_conv, gate=self.gate, block_size=self.block_size, backend=self.backend,
-                    output_gate=self.output_gate)
+                    output_gate=self.output_gate,
+                    # the fixed-point layer's cap in training, in the model's config only off its default (003's
+                    # 16), so that every other model and every earlier checkpoint keeps its config as it was
+                    fp_train_iters=self.fp_train_iters if self.layer == "fixed-point" and
+                    self.fp_train_iters != FixedPointMixer.TRAIN_MAX_ITERS else None)
 
     def check_size(self, vocab: int = 2, n_out: int = 2) -> int:
         """The model's parameter count (built on torch's ``meta`` device: no memory taken); SizeLimitError past

@@ -58,3 +58,20 @@ def test_the_section_names_what_ran_capped_and_what_each_other_experiment_needs(
     text = out.read_text()
     assert "<!-- BEGIN learning at paper scale -->" in text and "notes here" in text
     assert "Total: 0.5 GPU-hours" in text
+
+
+def test_protocol_timing_takes_each_configuration_as_the_protocol_runs_it():
+    """``--protocol``: one configuration each, as :func:`lrnnkit.learn.protocols.follow` has it (its first seed and
+    rate): 003-copy's fixed-point configurations at the paper's training cap (100), the baseline unchanged; without
+    it the ``--scale paper`` runs."""
+    from lrnnkit.learn.experiments import get_experiment
+    from lrnnkit.learn.protocols import follow
+    exp = get_experiment("003-copy")
+    got = psc._configurations("003-copy", exp, True)
+    assert [lab for lab, _ in got] == [lab for lab, _ in exp.runs("paper")]
+    first = {}
+    for lab, c in follow("003-copy"):
+        first.setdefault(lab, c)
+    assert all(c == first[lab] for lab, c in got)
+    assert {c.fp_train_iters for _, c in got if c.layer == "fixed-point"} == {100}
+    assert psc._configurations("003-copy", exp, False) == exp.runs("paper")

@@ -184,18 +184,22 @@ def test_the_registry_statement_names_every_run_difference_and_then_the_judge():
                                     "reported")
 
 
-def test_the_fixed_point_iteration_cap_in_training_is_compared_with_003s():
-    """003 trains state tracking at l_max = 16 (Fig. 3), which lrnnkit's layer follows, and reports its other
-    results at 100: the copy and modular-arithmetic runs differ (a trainer difference: no run setting changes
-    the cap), and the baselines, which have no iterations, do not."""
+def test_the_fixed_point_iteration_cap_in_training_is_compared_with_003s_and_followed():
+    """003 trains state tracking at l_max = 16 (Fig. 3), the layer's default, and reports its other results at 100:
+    the copy and modular-arithmetic paper runs differ (a config difference: ``fp_train_iters``), the baselines,
+    which have no iterations, do not; the followed runs train at the paper's cap, and differ no more."""
     from lrnnkit.layers.fixed_point import FixedPointMixer
+    from lrnnkit.learn.experiments import get_experiment
     assert FixedPointMixer.TRAIN_MAX_ITERS == 16
     assert not [d for d in P.differences("003-state-tracking") if d.field == "fp_train_iters"]
     for name in ("003-copy", "003-modarith-brackets"):
         got = [d for d in P.differences(name) if d.field == "fp_train_iters"]
-        assert got and all(d.kind == "trainer" and d.ours == 16 and d.quote.value == 100 for d in got)
+        assert got and all(d.kind == "config" and d.ours == 16 and d.quote.value == 100 for d in got)
         assert "fixed-point iterations in training: 16, paper: 100" in P.registry_statement(name)
-    from lrnnkit.learn.experiments import get_experiment
+        followed = P.follow(name)
+        assert {c.fp_train_iters for _, c in followed if c.layer == "fixed-point"} == {100}
+        assert {c.fp_train_iters for _, c in followed if c.layer != "fixed-point"} == {16}
+        assert not [d for d in P.differences(name, followed) if d.field == "fp_train_iters"]
     fixed = {lab for lab, c in get_experiment("003-copy").runs("paper") if c.layer == "fixed-point"}
     assert {d.label for d in P.differences("003-copy") if d.field == "fp_train_iters"} == fixed
 

@@ -140,3 +140,21 @@ def test_resume_fits_a_4_gib_address_space(tmp_path):
     r = subprocess.run([sys.executable, "-c", _RESUME_UNDER_LIMIT, str(tmp_path / "run")], env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.split()[-1] == "6", r.stderr[-2000:]
+
+
+def test_the_fixed_point_training_cap_reaches_the_layer_and_only_that_layer():
+    """``fp_train_iters`` (003, Section 3: 16 for state tracking, 100 otherwise) is the fixed-point layer's
+    ``train_max_iters``; the model's config carries it only off the default (16), so that earlier checkpoints'
+    configs stay as they were; another layer with it set is refused, one line; out of range is refused."""
+    from lrnnkit.errors import InputError as IE
+    from lrnnkit.learn.train import TrainConfig, build
+    _, m, _ = build(TrainConfig(task="parity", layer="fixed-point", width=8, heads=2, steps=1, fp_train_iters=100))
+    assert m.mixers[0].layer.train_max_iters == 100 and m.config["fp_train_iters"] == 100
+    _, m, _ = build(TrainConfig(task="parity", layer="fixed-point", width=8, heads=2, steps=1))
+    assert m.mixers[0].layer.train_max_iters == 16 and "fp_train_iters" not in m.config
+    with pytest.raises(IE, match="fixed-point layer only"):
+        TrainConfig(layer="deltanet", fp_train_iters=100)
+    for bad in (0, 10 ** 6, 2.5, True):
+        with pytest.raises(IE):
+            TrainConfig(layer="fixed-point", fp_train_iters=bad)
+    assert TrainConfig.from_json({"layer": "fixed-point"}).fp_train_iters == 16     # a config written before it
