@@ -65,7 +65,7 @@ _FLAGS = {"n_h": "--n-h", "layers": "--layers", "width": "--width", "heads": "--
           "train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch": "--batch",
           "lr": "--lr", "seed": "--seed", "max_seconds": "--max-seconds", "checkpoint_every": "--checkpoint-every",
           "checkpoint_seconds": "--checkpoint-every", "eig_range": "--eig-range", "layer": "--layer",
-          "device": "--device", "loop": "--loop", "train_words": "--train-words"}
+          "device": "--device", "loop": "--loop", "train_words": "--train-words", "fp_train_iters": "--fp-train-iters"}
 # integer fields: (lowest, limit constant or None)
 _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width": (1, "TRAIN_MAX_WIDTH"),
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
