@@ -57,13 +57,8 @@ def _configurations(name: str, exp, protocol: bool) -> list:
     fixed-point training cap of 100)."""
     if not protocol:
         return exp.runs("paper")
-    from lrnnkit.learn.protocols import follow
-    seen, out = set(), []
-    for label, cfg in follow(name):
-        if label not in seen:
-            seen.add(label)
-            out.append((label, cfg))
-    return out
+    from lrnnkit.learn.protocols import _groups, follow
+    return [(label, cfgs[0]) for label, cfgs in _groups(follow(name))]
 
 
 def time_config(cfg, steps: int, loops=(None,)) -> dict:

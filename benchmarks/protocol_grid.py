@@ -76,7 +76,8 @@ def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     total = len(job["runs"]) * c["steps"] * ms / 60000.0
     if c.get("layer") == "fixed-point":     # the table's fixed-point rows trained at the default cap (16); the
         from lrnnkit.layers.fixed_point import FixedPointMixer      # sync-free step runs cap - 1 iterations
-        total *= (c.get("fp_train_iters", 16) - 1) / (FixedPointMixer.TRAIN_MAX_ITERS - 1)
+        cap = c.get("fp_train_iters", FixedPointMixer.TRAIN_MAX_ITERS)
+        total *= (cap - 1) / (FixedPointMixer.TRAIN_MAX_ITERS - 1)
     if job["batched"]:
         shape = job["experiment"].split("-", 1)[-1] + "-" + c["layer"]
         rows = [r for r in speedups.get("rows", []) if r.get("shape") == shape]
@@ -339,6 +340,8 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     the jobs that are not batched are split into one job per run (:func:`split_one_by_one`): small models leave
     most of a GPU idle, and packed processes fill it (the plan's minutes are one process's alone, so the packed
     runs take longer each; the deadline still caps every job, and a cut run resumes in the next call)."""
+    import shutil
+    import tempfile
     import time
     if gpus < 1 or per_gpu < 1:
         raise ValueError(f"gpus and per_gpu must be at least 1, not {gpus} and {per_gpu}")
@@ -349,7 +352,6 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     per = {}
     for w, m, j in plan(jobs, gpus * per_gpu, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
         per.setdefault(w, []).append({**j, "minutes": m})
-    import tempfile
     procs = []
     threads = str(max(1, (os.cpu_count() or 1) // len(per)))    # CPU threads per worker: the host's, shared
     specs = tempfile.mkdtemp(prefix="protocol_jobs_")   # not under out: a device call returns only 8 files
@@ -368,6 +370,8 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     except KeyboardInterrupt:   # a call's outer timeout: stop the runs (each checkpoints on SIGINT), still pack
         print("interrupted: stopping the GPU processes (their runs checkpoint), then packing", flush=True)
         _stop(procs)
+    finally:
+        shutil.rmtree(specs, ignore_errors=True)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
     print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
     print("packed:", ", ".join(pack_for_return(out)))
@@ -411,8 +415,8 @@ def _resume_files(run_dir: str) -> list:
             tensors = None
         if isinstance(tensors, str) and os.path.exists(os.path.join(run_dir, tensors)):
             names.append(tensors)
-    if os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
-        names.append("metrics.jsonl")
+    if os.path.exists(os.path.join(run_dir, ck.METRICS)):
+        names.append(ck.METRICS)
     return names
 
 

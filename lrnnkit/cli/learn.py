@@ -130,9 +130,9 @@ def add_parser(sub) -> None:
     s.add_argument("--train-words", type=int, default=None, metavar="N",
                    help="train on a fixed set of N words, run for steps x batch / N epochs, each epoch in its own "
                         "order (default: fresh batches every step)")
-    s.add_argument("--fp-train-iters", type=int, default=16, metavar="N",
-                   help="fixed-point layer: at most N iterations per forward in training (default 16, as 003 trains "
-                        "state tracking; 003's other results use 100); evaluation runs up to 100")
+    s.add_argument("--fp-train-iters", type=int, default=None, metavar="N",
+                   help="fixed-point layer: at most N iterations per forward in training (default: the layer's, 16, "
+                        "as 003 trains state tracking; 003's other results use 100); evaluation runs up to 100")
     s.add_argument("--schedule", default="cosine", choices=["cosine", "linear", "constant"],
                    help="learning-rate schedule after the warm-up: cosine (default), linear decay to min_lr, or "
                         "constant")
@@ -201,7 +201,8 @@ def run_train(a) -> int:
                       steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
                       deterministic=a.deterministic, loop=a.loop, train_words=a.train_words,
-                      schedule=a.schedule, test_mix=_test_mix(a.test_mix), fp_train_iters=a.fp_train_iters)
+                      schedule=a.schedule, test_mix=_test_mix(a.test_mix),
+                      **({} if a.fp_train_iters is None else {"fp_train_iters": a.fp_train_iters}))
     if a.seeds is not None or a.lrs is not None:
         return _run_batched(a, cfg)
     res = train(cfg, a.out, progress=not a.json and sys.stderr.isatty())

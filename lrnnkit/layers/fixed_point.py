@@ -433,12 +433,13 @@ class FixedPointMixer(torch.nn.Module):
     ``num_reflections = n_h``; ``alpha_range = "paper"`` for ``eig_range = (-1, 1)`` (Q may have negative
     eigenvalues) and ``"contractive"`` for ``(0, 1)``; ``state_size = block_size`` (matrix state, eq. 6), or the
     vector state (eq. 4) for ``block_size = 1``; ``backend`` "auto" -> mode "chunk", "scan" -> "torch". The
-    paper's settings otherwise (at most ``train_max_iters`` iterations in training, by default 16 as 003 Fig. 3
-    trains A5 / S5, 100 for the paper's other results (Section 3), and 100 at evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and
-    ``gate`` do not apply (003, App. D.3.1 removes the short convolution). ``forward`` returns the layer's output
-    only. ``SYNC_FREE``: its training forward can run without reading the device (the layer's ``sync_free``), so
-    a training step with it can be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the
-    layer's flag, :func:`lrnnkit.learn.train.build`)."""
+    paper's settings otherwise (at most ``train_max_iters`` iterations in training: by default
+    :attr:`TRAIN_MAX_ITERS`, 16, as 003 Fig. 3 trains A5 / S5; 100 for the paper's other results, Section 3; and
+    100 at evaluation; tol 0.1; every previous-output dependence); ``short_conv`` and ``gate`` do not apply (003,
+    App. D.3.1 removes the short convolution). ``forward`` returns the layer's output only. ``SYNC_FREE``: its
+    training forward can run without reading the device (the layer's ``sync_free``), so a training step with it can
+    be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the layer's flag,
+    :func:`lrnnkit.learn.train.build`)."""
 
     SYNC_FREE = True
     #: the default iteration cap in training (003, Section 3: l_max = 16 for state tracking, Fig. 3; the paper's

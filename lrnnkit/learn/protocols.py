@@ -69,6 +69,15 @@ FIELDS = {
     "word_format": "word format", "fp_train_iters": "fixed-point iterations in training",
 }
 
+# fields that are one layer's setting: a protocol's quote of one applies to that layer's configurations only (an
+# experiment's baselines have no fixed-point iterations)
+_LAYER_ONLY = {"fp_train_iters": "fixed-point"}
+
+
+def _applies(name: str, cfg) -> bool:
+    return _LAYER_ONLY.get(name, cfg.layer) == cfg.layer
+
+
 # what lrnnkit's loop and judges do where no TrainConfig field says (learn/train.py, experiments.best_per_config)
 OURS_DATA = "fresh batches every step"
 OURS_TEST_WORDS = "eval_n words of each test length"
@@ -671,8 +680,8 @@ def differences(name: str, runs=None) -> list:
             q = prot.quote(f, label)
             if q is None or q.value is None:
                 continue
-            if f == "fp_train_iters" and cfgs[0].layer != "fixed-point":
-                continue        # a fixed-point setting: the configuration's baselines have no iterations
+            if not _applies(f, cfgs[0]):
+                continue
             if f == "task":
                 ours = cfgs[0].task
                 same = ours == q.value
@@ -723,11 +732,9 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None, lrs=Non
         base = cfgs[0]
         kw = {}
         for f in ("layers", "width", "heads", "short_conv", "mlp", "steps", "batch", "weight_decay", "warmup",
-                  "min_lr", "clip"):
-            if q(f) is not None and q(f).value is not None and q(f).expressible:
+                  "min_lr", "clip", "fp_train_iters"):
+            if q(f) is not None and q(f).value is not None and q(f).expressible and _applies(f, base):
                 kw[f] = q(f).value
-        if base.layer == "fixed-point" and q("fp_train_iters") is not None and q("fp_train_iters").value:
-            kw["fp_train_iters"] = q("fp_train_iters").value
         if q("head_dim") is not None and q("head_dim").value is not None:
             kw["head_dim"] = q("head_dim").value
             if q("width") is None or q("width").value is None:

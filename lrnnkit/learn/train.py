@@ -65,12 +65,14 @@ _FLAGS = {"n_h": "--n-h", "layers": "--layers", "width": "--width", "heads": "--
           "train_len": "--train-len", "test_len": "--test-len", "steps": "--steps", "batch": "--batch",
           "lr": "--lr", "seed": "--seed", "max_seconds": "--max-seconds", "checkpoint_every": "--checkpoint-every",
           "checkpoint_seconds": "--checkpoint-every", "eig_range": "--eig-range", "layer": "--layer",
-          "device": "--device", "loop": "--loop", "train_words": "--train-words", "fp_train_iters": "--fp-train-iters"}
+          "device": "--device", "loop": "--loop", "train_words": "--train-words",
+          "fp_train_iters": "--fp-train-iters"}
 # integer fields: (lowest, limit constant or None)
 _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width": (1, "TRAIN_MAX_WIDTH"),
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
          "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
-         "seed": (0, "MAX_SEED"), "fp_train_iters": (1, "TRAIN_MAX_FP_ITERS"), "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
+         "seed": (0, "MAX_SEED"), "fp_train_iters": (1, "TRAIN_MAX_FP_ITERS"),
+         "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
 
 
 # layers whose training forward reads the device: their step cannot be captured as a CUDA graph, and eagerly the
@@ -142,7 +144,7 @@ class TrainConfig:
 
     ``fp_train_iters``: the fixed-point layer's cap on its iterations in training (003, Section 3: ``l_max = 16``
     for state tracking, Fig. 3, the default; 100 for the paper's other results); evaluation runs up to 100. Only
-    the fixed-point layer has it: another layer with a value other than 16 is refused."""
+    the fixed-point layer has it: another layer with a value other than the default is refused."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -182,7 +184,7 @@ class TrainConfig:
     schedule: str = "cosine"
     test_mix: tuple | None = None
     train_words: int | None = None
-    fp_train_iters: int = 16
+    fp_train_iters: int = FixedPointMixer.TRAIN_MAX_ITERS
 
     def __post_init__(self):
         """Every field's type and range (lrnnkit.limits), before any work."""

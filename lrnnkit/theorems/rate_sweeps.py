@@ -59,29 +59,35 @@ def _value(run: dict) -> float | None:
     return float(v) if v is not None else None
 
 
-def best_rates(runs: dict) -> dict:
-    """``{configuration: (value, lr, seeds)}``: per configuration the rate whose mean value over its seeds is
-    highest (the smaller rate on a tie), each (seed, rate) read from the run that speaks for it
-    (:func:`lrnnkit.run_records.run_cells`: the most steps), counted only when that run trained all its steps."""
-    best: dict = {}
+def finished_values(runs: dict) -> dict:
+    """``{configuration: {lr: {seed: value}}}``: each (seed, rate) read from the run that speaks for it
+    (:func:`lrnnkit.run_records.run_cells`: the most steps), kept only when that run trained all its steps."""
+    out: dict = {}
     for label, cells in run_cells(runs).items():
-        by_lr: dict = {}
-        for (_, lr), r in cells.items():
-            if r.get("steps") == r["config"]["steps"] and _value(r) is not None:
-                by_lr.setdefault(lr, []).append(_value(r))
+        for (seed, lr), r in cells.items():
+            v = _value(r)
+            if r.get("steps") == r["config"]["steps"] and v is not None:
+                out.setdefault(label, {}).setdefault(lr, {})[seed] = v
+    return out
+
+
+def best_rates(runs: dict, values: dict | None = None) -> dict:
+    """``{configuration: (value, lr, seeds)}``: per configuration the rate whose mean value over its seeds'
+    finished runs (:func:`finished_values`, or ``values`` already read) is highest, the smaller rate on a tie."""
+    best: dict = {}
+    for label, by_lr in (finished_values(runs) if values is None else values).items():
         for lr in sorted(by_lr):
-            mean = sum(by_lr[lr]) / len(by_lr[lr])
+            vals = list(by_lr[lr].values())
+            mean = sum(vals) / len(vals)
             if label not in best or mean > best[label][0]:
-                best[label] = (mean, lr, len(by_lr[lr]))
+                best[label] = (mean, lr, len(vals))
     return best
 
 
 def seed_values(runs: dict, label: str, lr: float) -> list:
     """``[(seed, value)]`` of ``label``'s finished runs at ``lr``, by seed (what the mean of :func:`best_rates`
     hides: one seed that fits while another does not)."""
-    cells = run_cells(runs).get(label, {})
-    return sorted((seed, _value(r)) for (seed, x), r in cells.items()
-                  if x == lr and r.get("steps") == r["config"]["steps"] and _value(r) is not None)
+    return sorted(finished_values(runs).get(label, {}).get(lr, {}).items())
 
 
 def off_protocol(doc: dict) -> list:
@@ -106,7 +112,8 @@ def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
     if other:
         return CheckResult("open", f"the rate sweep leaves the protocol in more than the rate: {'; '.join(other)}")
     runs = _merged(paper_rec, sweep_doc)
-    best = best_rates(runs)
+    values = finished_values(runs)
+    best = best_rates(runs, values)
     missing = [c for pair in sw.pairs for c in pair if c not in best]
     if missing:
         return CheckResult("open", f"no finished run of {', '.join(missing)}")
@@ -114,7 +121,7 @@ def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
     for better, worse in sw.pairs:
         (a, la, na), (b, lb, nb) = best[better], best[worse]
         ok = ok and a >= b + MARGIN
-        per = {c: dict(seed_values(runs, c, best[c][1])) for c in (better, worse)}
+        per = {c: values[c][best[c][1]] for c in (better, worse)}
         split += [f"seed {sd}: {better} {per[better][sd]:.3f} vs {worse} {per[worse][sd]:.3f}"
                   for sd in sorted(set(per[better]) & set(per[worse])) if per[better][sd] < per[worse][sd] + MARGIN]
         each = {c: ", ".join(f"seed {sd}: {v:.3f}" for sd, v in sorted(per[c].items())) for c in (better, worse)}
@@ -124,7 +131,8 @@ def judge(paper_rec: dict, sweep_doc: dict) -> CheckResult:
              for pair in sw.pairs for label in pair}
     ran = "; ".join(f"{label}: {', '.join(f'{x:g}' for x in v)}" for label, v in rates.items())
     ev = (f"corrected statement ({sw.rates}; rates run: {ran}): {'; '.join(said)}; "
-          f"criterion: better >= worse + {MARGIN} at each one's best rate (mean over seeds), and at every seed both ran")
+          f"criterion: better >= worse + {MARGIN} at each one's best rate (mean over seeds), and at every seed "
+          "both ran")
     details = {"best_rates": {k: list(v) for k, v in best.items()}, "seeds_not_separated": split}
     if ok and split:    # the mean holds, a seed does not: the seeds disagree, so the corrected statement is not shown
         return CheckResult("open", f"{ev}; the mean holds but not every seed: {'; '.join(split)} (seed-dependent: "

@@ -402,7 +402,8 @@ def test_packed_workers_split_the_one_by_one_runs_and_share_the_gpus(tmp_path, m
 
     class FakeProc:
         def __init__(self, argv, env):
-            started.append((argv[-2], env["CUDA_VISIBLE_DEVICES"]))
+            with open(argv[-2]) as fh:      # read at start: the spec files are removed when the workers are done
+                started.append((argv[-2], env["CUDA_VISIBLE_DEVICES"], json.load(fh)))
             self.returncode = 0
 
         def wait(self, timeout=None):
@@ -414,11 +415,12 @@ def test_packed_workers_split_the_one_by_one_runs_and_share_the_gpus(tmp_path, m
     pg.run_protocol(jobs, str(tmp_path), gpus=2, per_gpu=3)
     assert len(started) == 6
     seen = []
-    for path, dev in started:
+    for path, dev, spec in started:
         w = int(os.path.basename(path)[len("protocol_jobs_worker"):-len(".json")])
         assert dev == str(w % 2)
-        with open(path) as fh:
-            seen += [r["label"] for j in json.load(fh)["jobs"] for r in j["runs"]]
+        seen += [r["label"] for j in spec["jobs"] for r in j["runs"]]
+        assert not os.path.exists(os.path.dirname(path))     # the specs' folder is gone, and was not under out
+        assert not os.path.dirname(path).startswith(str(tmp_path))
     assert sorted(seen) == sorted(r["label"] for j in jobs for r in j["runs"])
     assert "worker 5 gpu 1" in pg.dry_run(jobs, 2, per_gpu=3)
     with pytest.raises(ValueError):
