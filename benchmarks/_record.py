@@ -40,9 +40,12 @@ def table(headers, rows) -> str:
     return "\n".join(out)
 
 
-def record(section: str, body: str, notes: str = "", path: str = RESULTS) -> None:
+def record(section: str, body: str, notes: str = "", path: str = RESULTS, measured: str | None = None) -> None:
+    """``measured``: where and when the numbers were measured, for a table written here from another machine's
+    JSON (default: now, on this machine)."""
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    block = (f"<!-- BEGIN {section} -->\n## {section}\n\nMeasured {date} on {machine()}.\n\n{body}\n"
+    where = measured or f"{date} on {machine()}"
+    block = (f"<!-- BEGIN {section} -->\n## {section}\n\nMeasured {where}.\n\n{body}\n"
              + (f"\n{notes}\n" if notes else "") + f"<!-- END {section} -->")
     text = open(path).read() if os.path.exists(path) else "# Benchmark results\n\nWritten by the scripts in benchmarks/ (each replaces its own section).\n"
     pat = re.compile(rf"<!-- BEGIN {re.escape(section)} -->.*?<!-- END {re.escape(section)} -->", re.S)

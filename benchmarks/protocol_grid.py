@@ -22,6 +22,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COSTS = os.path.join(HERE, "results", "paper_scale", "cost_h200_loops.json")
+PROTOCOL_COSTS = os.path.join(HERE, "results", "paper_scale", "cost_h200_protocol.json")
 SPEEDUPS = os.path.join(HERE, "results", "batched_runs", "h200.json")
 
 
@@ -62,19 +63,36 @@ def _speedup(rows: list, runs: int) -> float:
     return max(got)[1] if got else 1.0
 
 
+#: the fields of a cost row (``paper_scale_cost.py``) that a job's configuration must share for the row's ms/step
+#: to price it: the experiment's own ``--scale paper`` runs and its protocol's can differ (004's diagonal parity
+#: runs follow 000's Fig. 1: batch 1024 at lengths 3-40, where 004's own are batch 64 at 2-10)
+SHAPE_FIELDS = ("layer", "batch", "width", "layers", "train_len")
+
+
+def same_shape(row: dict, config: dict) -> bool:
+    """Whether cost ``row`` was timed at ``config``'s shape (:data:`SHAPE_FIELDS`; a field the row does not record
+    is not compared)."""
+    def norm(v):
+        return list(v) if isinstance(v, (list, tuple)) else v
+    return all(norm(row[k]) == norm(config.get(k)) for k in SHAPE_FIELDS if k in row)
+
+
 def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     """Device minutes of ``job``: R runs x steps x the device loop's ms/step of its configuration
-    (``cost_h200_loops.json``; None where none is recorded), divided by the batched speed-up measured for the experiment's
+    (``cost_h200_loops.json``, a row of the same label and shape, :func:`same_shape`; None where none is recorded),
+    divided by the batched speed-up measured for the experiment's
     shape (``batched_runs/h200.json``, rows ``shape`` = ``<experiment suffix>-<layer>``; none: 1.0). A fixed-point
     run whose training cap is not the table's (16: 003's copy and modular arithmetic follow the paper's 100) is
-    scaled by the iterations its sync-free step runs, ``(cap - 1) / 15``: an upper bound, not a measurement."""
+    scaled by the iterations its sync-free step runs, ``(cap - 1) / 15``: an upper bound, not a measurement (a row
+    timed as the protocol runs it, :func:`load_costs`, is not scaled)."""
     exp = costs.get("experiments", {}).get(job["experiment"], {})
-    ms = next((r["ms_per_step"] for r in exp.get("rows", []) if r.get("label") == job["label"]), None)
-    if ms is None:
-        return None
     c = job["runs"][0]["config"]
-    total = len(job["runs"]) * c["steps"] * ms / 60000.0
-    if c.get("layer") == "fixed-point":     # the table's fixed-point rows trained at the default cap (16); the
+    row = next((r for r in exp.get("rows", []) if r.get("label") == job["label"] and same_shape(r, c)), None)
+    if row is None:
+        return None
+    total = len(job["runs"]) * c["steps"] * row["ms_per_step"] / 60000.0
+    if c.get("layer") == "fixed-point" and not row.get("protocol"):   # the --scale paper rows trained at the
+        # default cap (16), a protocol row (load_costs) at the protocol's own; the
         from lrnnkit.layers.fixed_point import FixedPointMixer      # sync-free step runs cap - 1 iterations
         cap = c.get("fp_train_iters", FixedPointMixer.TRAIN_MAX_ITERS)
         total *= (cap - 1) / (FixedPointMixer.TRAIN_MAX_ITERS - 1)
@@ -140,18 +158,33 @@ def measured_costs(costs: dict, learning_dir: str = LEARNING) -> dict:
         for label, r in (rec.get("runs") or {}).items():
             cfg = r.get("config") if isinstance(r.get("config"), dict) else {}
             if r.get("ms_per_step") and r.get("steps") == cfg.get("steps"):
-                seen.setdefault(r.get("config_label", label), []).append(float(r["ms_per_step"]))
+                seen.setdefault(r.get("config_label", label), []).append((float(r["ms_per_step"]), cfg))
         for row in exp.get("rows", []):
-            if row.get("label") in seen:
-                ms = seen[row["label"]]
+            ms = [m for m, cfg in seen.get(row.get("label"), []) if same_shape(row, cfg)]
+            if ms:
                 row["ms_per_step"], row["measured_in_runs"] = sum(ms) / len(ms), len(ms)
     return out
+
+
+def load_costs(path: str = COSTS, protocol_path: str = PROTOCOL_COSTS) -> dict:
+    """The cost table (``cost_h200_loops.json``: each experiment's ``--scale paper`` configurations) with the rows
+    of ``cost_h200_protocol.json`` added (``paper_scale_cost.py --protocol``: configurations whose protocol shape is
+    not the experiment's own, e.g. 004's diagonal parity runs at 000's batch and lengths, or 003's copy at the
+    paper's fixed-point cap), each marked ``"protocol": true`` and put first: :func:`estimate_minutes` takes the
+    first row of a job's label and shape (:func:`same_shape`)."""
+    costs = _load(path)
+    if os.path.exists(protocol_path):
+        for name, e in (_load(protocol_path).get("experiments") or {}).items():
+            rows = [{**r, "protocol": True} for r in e.get("rows", []) if "error" not in r]
+            exp = costs.setdefault("experiments", {}).setdefault(name, {"rows": []})
+            exp["rows"] = rows + exp.get("rows", [])      # first: a job takes the first row of its label and shape
+    return costs
 
 
 def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per_gpu: int = 1) -> str:
     """The table of :func:`plan` and each worker's total minutes (one worker per GPU; ``per_gpu`` > 1: that many per
     GPU, the one-by-one jobs split as :func:`run_protocol` splits them, each worker's minutes as if alone)."""
-    costs = measured_costs(_load(COSTS)) if costs is None else costs
+    costs = measured_costs(load_costs()) if costs is None else costs
     speedups = _load(SPEEDUPS) if speedups is None else speedups
     if per_gpu > 1:
         jobs = split_one_by_one(jobs)
@@ -350,7 +383,7 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     if per_gpu > 1:
         jobs = split_one_by_one(jobs)
     per = {}
-    for w, m, j in plan(jobs, gpus * per_gpu, measured_costs(_load(COSTS)), _load(SPEEDUPS), order):
+    for w, m, j in plan(jobs, gpus * per_gpu, measured_costs(load_costs()), _load(SPEEDUPS), order):
         per.setdefault(w, []).append({**j, "minutes": m})
     procs = []
     threads = str(max(1, (os.cpu_count() or 1) // len(per)))    # CPU threads per worker: the host's, shared

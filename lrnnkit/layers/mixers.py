@@ -1,7 +1,9 @@
 """The mixers of :class:`lrnnkit.learn.models.SequenceModel` (the module docstring there states each one's
 equations: paper 000, eq. 1 and Table 2; 001; 002, eq. 5-6; 003; 004), and its MLP block, chosen by layer kind from
-:data:`MIXERS` (``layer=`` -> a builder), not from a chain of conditions. Non-GH mixers run :func:`affine_scan`, a
-log-depth scan of the affine maps in torch, or lrnnkit's sequential kernel references (``backend="naive"``)."""
+:data:`MIXERS` (``layer=`` -> a builder), not from a chain of conditions. The diagonal mixer runs
+:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (forward and backward on the chunk-parallel Triton scan on CUDA,
+a log-depth doubling scan in torch elsewhere); the block-diagonal and bilinear mixers :func:`affine_scan`, a log-depth
+scan of the affine maps in torch; ``backend="naive"``: lrnnkit's sequential kernel references."""
 from __future__ import annotations
 
 import math
@@ -11,6 +13,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..errors import InputError
+from ..ops.diagonal.parallel import diagonal_scan
 from .delta_product import DeltaProductLayer
 from .fixed_point import FixedPointMixer
 from .short_conv import ShortConvolution
@@ -85,7 +88,7 @@ class DiagonalMixer(nn.Module):
             from ..ops.diagonal.naive import diagonal_scan_naive
             h = diagonal_scan_naive(a, b, validate=False)
         else:
-            h = affine_scan(a, b)
+            h = diagonal_scan(a, b)
         return self.out_proj((h * F.silu(z)).to(x.dtype))
 
     def transitions(self, x):

@@ -15,8 +15,9 @@ The papers' protocols train several seeds and learning rates per configuration (
   each row and multiplies by its run's weight. The recurrence sees the run axis folded into its batch axis
   (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.ops.gh.api.chunk_gh` the
   layer calls, Triton on CUDA, the chunk equations in torch on the CPU) and the diagonal scan
-  (:func:`~lrnnkit.learn.models.affine_scan`, 000 eq. 1 with ``A = Diag(s(x))``; for 002's block-diagonal layer
-  its matrix form) take per-token inputs only, which
+  (:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, 000 eq. 1 with ``A = Diag(s(x))``, as the layer runs it;
+  for 002's block-diagonal layer the matrix form of :func:`~lrnnkit.learn.models.affine_scan`) take per-token
+  inputs only, which
   were computed with run r's weights for run r's rows, so each row sees only its own run's weights.
 * **loss.** ``L = sum_r L_r`` with ``L_r`` run r's token-level cross-entropy (its own mean over its own labelled
   tokens, as :func:`.step.train_loss`). ``L_r`` depends only on row r of ``flat``, so ``dL/dflat_r = dL_r/dflat_r``:
@@ -72,6 +73,7 @@ from . import checkpoint as ck
 from .device import require_device
 from .dataset import FixedSet
 from ..layers.mixers import pnorm_columns, affine_scan
+from ..ops.diagonal.parallel import diagonal_scan
 from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
@@ -234,7 +236,7 @@ class BatchedSequenceModel(torch.nn.Module):
         w = P["w"] if P["w"].dtype == torch.float64 else P["w"].float()
         s = torch.exp(-F.softplus(dt) * _per_run(torch.exp(w), 4))
         a = 2 * s - 1 if self.neg else s
-        h = affine_scan(a.reshape(R * B, T, D), b.reshape(R * B, T, D)).reshape(R, B, T, D)
+        h = diagonal_scan(a.reshape(R * B, T, D), b.reshape(R * B, T, D)).reshape(R, B, T, D)
         return _lin((h * F.silu(z)).to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _block(self, x, P):

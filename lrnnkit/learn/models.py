@@ -18,8 +18,10 @@ final norm -> linear head. The mixer (``layer=``) is one of
   additive term): per head a ``d x d`` matrix; the readout is the direction ``h / ||h||`` (004's scale
   invariance). Unconstrained spectrum (``eig_range`` does not apply).
 
-Non-GH mixers run a log-depth (Hillis-Steele) scan of the affine maps ``h -> A h + b`` in torch, differentiable;
-``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.ops.diagonal.naive`, ...),
+The diagonal mixer's scan runs forward and backward on the chunk-parallel Triton scan on CUDA (the backward is the
+same recurrence in reverse: :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`), a log-depth doubling scan in torch
+elsewhere; the other non-GH mixers run a log-depth (Hillis-Steele) scan of the affine maps ``h -> A h + b`` in torch,
+differentiable; ``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.ops.diagonal.naive`, ...),
 which the tests use as the oracle for values and gradients.
 
 The mixers and the MLP block are layers (:mod:`lrnnkit.layers.mixers`, chosen from its table ``MIXERS``); this
@@ -47,7 +49,8 @@ class SequenceModel(nn.Module):
     ``forward(tokens (B, T) int64) -> logits (B, T, n_out)``; :attr:`config` (a JSON-able dict) rebuilds the
     model: ``SequenceModel(**config)``. ``layer`` in :data:`LAYER_KINDS`; ``head_dim`` defaults to
     ``width // heads``; ``mlp`` adds an MLP block per layer; ``block_size`` for block-diagonal; ``backend``:
-    ``"auto"`` (GH: chunked kernels on CUDA, the chunk equations in torch on CPU; others: the torch scan),
+    ``"auto"`` (GH: chunked kernels on CUDA, the chunk equations in torch on CPU; others: the scans of the module
+    text),
     ``"naive"`` (the kernels' sequential references), ``"chunk"`` / ``"torch"`` (GH only), ``"scan"`` (non-GH
     only). ``output_gate`` (GH only): fla's output gate ``RMSNorm(o) * silu(W_g x)`` (on by default, as in fla).
     """

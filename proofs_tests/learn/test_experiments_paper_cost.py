@@ -75,3 +75,26 @@ def test_protocol_timing_takes_each_configuration_as_the_protocol_runs_it():
     assert all(c == first[lab] for lab, c in got)
     assert {c.fp_train_iters for _, c in got if c.layer == "fixed-point"} == {100}
     assert psc._configurations("003-copy", exp, False) == exp.runs("paper")
+
+
+def test_the_timing_keeps_the_fastest_of_two_pairs_and_refuses_a_difference_that_is_not_positive(monkeypatch):
+    """ms/step = (fastest long run - fastest short run) / steps over REPEATS pairs: one slow short run (a stall)
+    no longer makes it negative; when every pair's difference is not positive the row is an error, not a time.
+    The clock is faked: each train() call advances it by its step count x 1 ms, plus a 50 ms stall where planted."""
+    import lrnnkit.learn.train as tr
+    clock = [0.0]
+    stalls = []
+
+    def fake_train(cfg, out, evaluate_at_end=False):
+        clock[0] += cfg.steps * 1e-3 + (stalls.pop(0) if stalls else 0.0)
+        return {"step_graph": "eager (cpu)"}
+    monkeypatch.setattr(tr, "train", fake_train)
+    monkeypatch.setattr(psc.time, "perf_counter", lambda: clock[0])
+    cfg = TrainConfig(task="parity", layer="diagonal", steps=100000, device="cpu")
+    stalls[:] = [0.0, 0.05]          # the warm-up, then a stall in the first timed short run
+    r = psc._time_loop(cfg, 10)
+    assert r["ms_per_step"] == pytest.approx(1.0, abs=0.01) and r["hours"] == pytest.approx(100000 / 3.6e6, abs=1e-3)
+    monkeypatch.setattr(tr, "train", lambda cfg, out, evaluate_at_end=False: (
+        clock.__setitem__(0, clock[0] + (0.1 if cfg.steps == psc.WARM else 0.001)), {})[1])
+    with pytest.raises(RuntimeError, match="timing not positive"):
+        psc._time_loop(cfg, 10)

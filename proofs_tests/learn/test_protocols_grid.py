@@ -222,6 +222,40 @@ def test_the_plan_orders_jobs_long_or_short_first():
         pg.estimate_minutes = real
 
 
+def test_a_cost_row_prices_only_jobs_of_its_shape_and_protocol_rows_come_first(tmp_path):
+    """A cost row prices a job only at the shape it was timed at (layer, batch, width, layers, training lengths):
+    004's diagonal parity rows were timed at 004's own batch 64 and lengths 2-10, its protocol runs at 000's batch
+    1024 and lengths 3-40, and the dry run priced those at the smaller shape (5.4 minutes against 35 measured).
+    The protocol table's rows go first and are not scaled for the fixed-point cap (they ran at it)."""
+    cfg = {"steps": 1000, "layer": "diagonal", "batch": 1024, "width": 128, "layers": 1, "train_len": [3, 40]}
+    job = {"experiment": "e", "label": "A", "batched": False, "runs": [{"label": "A 0", "config": cfg}]}
+    small = {"label": "A", "ms_per_step": 0.27, "layer": "diagonal", "batch": 64, "width": 64, "layers": 1,
+             "train_len": [2, 10]}
+    assert pg.same_shape(small, cfg) is False
+    assert pg.same_shape({**small, "batch": 1024, "width": 128, "train_len": [3, 40]}, cfg) is True
+    assert pg.same_shape({"label": "A", "ms_per_step": 1.0}, cfg) is True        # a row without shape fields
+    assert pg.estimate_minutes(job, {"experiments": {"e": {"rows": [small]}}}, {}) is None
+    loops, proto = tmp_path / "loops.json", tmp_path / "proto.json"
+    fp = {"steps": 600, "layer": "fixed-point", "batch": 8, "width": 4, "layers": 1, "train_len": [5, 50],
+          "fp_train_iters": 100}
+    fp_row = {"label": "F", "layer": "fixed-point", "batch": 8, "width": 4, "layers": 1, "train_len": [5, 50]}
+    loops.write_text(json.dumps({"experiments": {"e": {"rows": [small, {**fp_row, "ms_per_step": 10.0}]}}}))
+    proto.write_text(json.dumps({"experiments": {"e": {"rows": [{**small, "ms_per_step": 6.0, "batch": 1024,
+                                                                 "width": 128, "train_len": [3, 40]},
+                                                                {**fp_row, "ms_per_step": 50.0},
+                                                                {"label": "A", "error": "out of memory"}]}}}))
+    costs = pg.load_costs(str(loops), str(proto))
+    rows = costs["experiments"]["e"]["rows"]
+    assert [r.get("protocol", False) for r in rows] == [True, True, False, False]   # the failed row is left out
+    # 1000 steps x 6 ms = 0.1 min; the fixed-point protocol row unscaled: 600 x 50 ms = 0.5 min, where the loops
+    # row alone would be scaled to the cap: 600 x 10 ms x 99 / 15 = 0.66 min (float products: rel 1e-12)
+    assert pg.estimate_minutes(job, costs, {}) == pytest.approx(0.1, rel=1e-12)
+    fjob = {"experiment": "e", "label": "F", "batched": False, "runs": [{"label": "F 0", "config": fp}]}
+    assert pg.estimate_minutes(fjob, costs, {}) == pytest.approx(0.5, rel=1e-12)
+    only_loops = pg.load_costs(str(loops), str(tmp_path / "absent.json"))
+    assert pg.estimate_minutes(fjob, only_loops, {}) == pytest.approx(0.66, rel=1e-12)
+
+
 def test_measured_costs_take_a_whole_runs_rate_where_one_is_committed(tmp_path):
     """A committed paper-scale file's runs that trained every configured step replace the cost table's ms/step of
     their configuration (their mean); a capped run, another scale, or an unknown experiment change nothing."""

@@ -23,8 +23,8 @@ def _affine_combine(a1, b1, a2, b2):
 @triton.jit
 def _diag_chunk_kernel(a_ptr, b_ptr, h0_ptr, o_ptr, T, D: tl.constexpr, BT: tl.constexpr, BD: tl.constexpr,
                        ACC: tl.constexpr, HAS_H0: tl.constexpr):
-    i_d = tl.program_id(0)
-    i_b = tl.program_id(1)
+    i_b = tl.program_id(0)      # rows on the first grid axis (up to 2^31 - 1 programs; the second allows 65535)
+    i_d = tl.program_id(1)
     rd = i_d * BD + tl.arange(0, BD)
     rt = tl.arange(0, BT)
     md = rd < D
@@ -52,6 +52,6 @@ def diagonal_scan_chunk(a, b, h0=None, *, validate: bool = True, chunk_size: int
     o = torch.empty_like(a)
     if B and T:
         ac, bc = a.contiguous(), b.contiguous()
-        _diag_chunk_kernel[(triton.cdiv(D, BD), B)](ac, bc, h0.contiguous() if h0 is not None else ac, o, T, D,
+        _diag_chunk_kernel[(B, triton.cdiv(D, BD))](ac, bc, h0.contiguous() if h0 is not None else ac, o, T, D,
                                                    chunk_size, BD, TL_DTYPE[acc_dtype(a.dtype)], h0 is not None)
     return o

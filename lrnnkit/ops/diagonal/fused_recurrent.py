@@ -12,8 +12,8 @@ from .naive import prepare
 @triton.jit
 def _diag_fused_kernel(a_ptr, b_ptr, h0_ptr, o_ptr, T, D: tl.constexpr, BD: tl.constexpr, ACC: tl.constexpr,
                        HAS_H0: tl.constexpr):
-    i_d = tl.program_id(0)
-    i_b = tl.program_id(1)
+    i_b = tl.program_id(0)      # rows on the first grid axis (up to 2^31 - 1 programs; the second allows 65535)
+    i_d = tl.program_id(1)
     rd = i_d * BD + tl.arange(0, BD)
     md = rd < D
     if HAS_H0:
@@ -34,6 +34,6 @@ def diagonal_scan_fused(a, b, h0=None, *, validate: bool = True, block_d: int | 
     o = torch.empty_like(a)
     if B and T:
         ac, bc = a.contiguous(), b.contiguous()
-        _diag_fused_kernel[(triton.cdiv(D, BD), B)](ac, bc, h0.contiguous() if h0 is not None else ac, o, T, D, BD,
+        _diag_fused_kernel[(B, triton.cdiv(D, BD))](ac, bc, h0.contiguous() if h0 is not None else ac, o, T, D, BD,
                                                    TL_DTYPE[acc_dtype(a.dtype)], h0 is not None)
     return o

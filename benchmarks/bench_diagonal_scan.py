@@ -1,0 +1,205 @@
+"""The diagonal layer's training step with its scan before and after the Triton scan, in one process on one card.
+
+    python3 benchmarks/bench_diagonal_scan.py [--seconds 2] [--only 000-parity,...] [--json OUT.json]
+    python3 benchmarks/bench_diagonal_scan.py --record OUT.json       # RESULTS.md section from a --json file
+    python3 benchmarks/bench_diagonal_scan.py --smoke                 # CPU, tiny shapes, seconds
+
+The Mamba-like diagonal mixer (000, eq. 1 with ``A = Diag(s(x))``, Table 2) computes every state of
+``h_t = a_t h_{t-1} + b_t``. Two scans of that recurrence, each timed on the same configurations:
+
+* ``torch doubling`` (before): :func:`lrnnkit.layers.mixers.affine_scan`, ``ceil(log2 T)`` doubling steps in torch,
+  each a few full-size tensors, differentiated by autograd through every step;
+* ``triton scan`` (after): :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, the chunk-parallel Triton scan
+  forward and, on the reversed sequence, backward (``db_t = g_t + a_{t+1} db_{t+1}``, ``da_t = db_t h_{t-1}``).
+
+Configurations: every group of diagonal runs in the papers' protocols (:func:`lrnnkit.learn.protocols.follow`, the
+group's first run), each timed alone (one run, the device loop :class:`lrnnkit.learn.step.DeviceStep`: device
+sampler, fused AdamW, the step captured as one CUDA graph) and as the batched model the protocol grid trains
+(:class:`lrnnkit.learn.batched.BatchedStep`, all the group's runs in one graph). The steps are
+``bench_batched_runs.py``'s: ``WARM`` steps (compilation, capture), then blocks of 10 steps for ``--seconds``.
+Before timing, a check on this device: the scan's states and gradients (float32) against the sequential loop in
+float64 at each configuration's longest training length, relative error of each.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+SECTION = "diagonal layer: the Triton scan in the training step"
+SCANS = ("torch doubling", "triton scan")
+SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), test_len=(10,), eval_n=8)
+
+
+@contextlib.contextmanager
+def scan(name: str):
+    """The diagonal mixers (single and batched) with the scan ``name`` of :data:`SCANS` while inside."""
+    from lrnnkit.layers import mixers
+    from lrnnkit.learn import batched
+    saved = mixers.diagonal_scan, batched.diagonal_scan
+    if name == "torch doubling":
+        mixers.diagonal_scan = batched.diagonal_scan = mixers.affine_scan
+    elif name != "triton scan":
+        raise ValueError(f"unknown scan {name!r}")
+    try:
+        yield
+    finally:
+        mixers.diagonal_scan, batched.diagonal_scan = saved
+
+
+def diagonal_groups(only=None, smoke: bool = False, device: str = "cuda") -> list:
+    """``[(experiment, label, [TrainConfig])]``: each protocol group of diagonal runs, on ``device``'s device loop."""
+    from lrnnkit.learn.protocols import PROTOCOLS, _groups, follow
+    out = []
+    for name in PROTOCOLS:
+        if only and name not in only:
+            continue
+        for label, cfgs in _groups(follow(name)):
+            if cfgs[0].layer != "diagonal":
+                continue
+            cfgs = [dataclasses.replace(c, device=device, loop="device", max_seconds=None, auto_steps=False,
+                                        **(SMOKE if smoke else {})) for c in cfgs]
+            out.append((name, label, cfgs))
+    return out
+
+
+def scan_errors(cfg, device: str) -> dict:
+    """States and gradients of the scan (float32, this device) against the sequential loop in float64 on the CPU, at
+    ``cfg``'s batch and longest training length, width channels; ``a`` in the configuration's eigenvalue range."""
+    import torch
+    from lrnnkit.ops.diagonal.naive import diagonal_scan_naive
+    from lrnnkit.ops.diagonal.parallel import diagonal_scan
+    g = torch.Generator().manual_seed(0)
+    B, T, D = min(cfg.batch, 256), cfg.train_len[1], cfg.width
+    lo = cfg.eig_range[0]
+    a = lo + (1 - lo) * torch.rand(B, T, D, generator=g, dtype=torch.float64)
+    b = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+    w = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+    a64, b64 = a.clone().requires_grad_(), b.clone().requires_grad_()
+    h64 = diagonal_scan_naive(a64, b64, validate=False)
+    (h64 * w).sum().backward()
+    h64 = h64.detach()
+    a32 = a.float().to(device).requires_grad_()
+    b32 = b.float().to(device).requires_grad_()
+    h32 = diagonal_scan(a32, b32)
+    (h32 * w.float().to(device)).sum().backward()
+
+    def rel(x, ref):
+        return float((x.detach().double().cpu() - ref).norm() / ref.norm().clamp_min(1e-300))
+    return {"shape": [B, T, D], "h": rel(h32, h64), "da": rel(a32.grad, a64.grad), "db": rel(b32.grad, b64.grad)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 2; smoke 0.5)")
+    ap.add_argument("--only", default=None, help="comma-separated experiments (default: every protocol with "
+                                                 "diagonal runs)")
+    ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, in seconds")
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds after which no new measurement starts")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--record", default=None, help="write RESULTS.md's section from a --json file")
+    a = ap.parse_args(argv)
+    if a.record:
+        return record(a.record)
+    import torch
+    from benchmarks.bench_batched_runs import WARM, time_alone, time_batched
+    a.device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
+    secs = a.seconds or (0.5 if a.smoke else 2.0)
+    groups = diagonal_groups(set(a.only.split(",")) if a.only else None, a.smoke, a.device)
+    if a.smoke:
+        groups = groups[:2]
+    t0 = time.perf_counter()
+    rows = []
+    for name, label, cfgs in groups:
+        row = {"experiment": name, "label": label, "runs": len(cfgs), "batch": cfgs[0].batch,
+               "width": cfgs[0].width, "layers": cfgs[0].layers, "train_len": list(cfgs[0].train_len)}
+        try:
+            row["errors"] = scan_errors(cfgs[0], a.device)
+        except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
+            row["errors"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        for s in SCANS:
+            for mode, R in (("alone", 1), ("batched", len(cfgs))):
+                key = f"{s} / {mode}"
+                if time.perf_counter() - t0 > a.budget:
+                    row[key] = {"error": "skipped (budget)"}
+                    continue
+                try:
+                    with scan(s):
+                        r = time_alone(cfgs[0], secs) if mode == "alone" else time_batched(cfgs[0], R, secs)
+                    r["ms_per_step"] = round(1000.0 / r["steps_per_s"], 3)
+                    row[key] = {k: r[k] for k in ("steps", "seconds", "ms_per_step", "graph") if k in r}
+                except Exception as exc:  # noqa: BLE001 - one failed measurement is a cell, the others still run
+                    row[key] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+                if a.device == "cuda":
+                    torch.cuda.empty_cache()
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    dev = torch.cuda.get_device_name() if a.device == "cuda" else "cpu"
+    import datetime
+    import triton
+    doc = {"device": dev, "torch": torch.__version__, "triton": triton.__version__,
+           "measured_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "seconds_timed": secs, "warm": WARM, "smoke": a.smoke,
+           "rows": rows, "seconds": round(time.perf_counter() - t0, 1)}
+    print("\n" + markdown(doc))
+    if a.json:
+        from lrnnkit.fileio import atomic_write_text
+        atomic_write_text(a.json, json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+def _ms(cell) -> str:
+    return f"{cell['ms_per_step']:.2f}" if isinstance(cell, dict) and "ms_per_step" in cell else "-"
+
+
+def _ratio(before, after) -> str:
+    if not all(isinstance(c, dict) and "ms_per_step" in c for c in (before, after)):
+        return "-"
+    return f"{before['ms_per_step'] / after['ms_per_step']:.2f}x"
+
+
+def markdown(doc: dict) -> str:
+    head = ("| experiment | configuration | runs | batch x length | ms/step alone: before / after | speed-up | "
+            "ms/step batched: before / after | speed-up | rel. error h / da / db |")
+    out = [head, "|---|---|---:|---|---|---:|---|---:|---|"]
+    for r in doc["rows"]:
+        cells = []
+        for mode in ("alone", "batched"):
+            b, f = r.get(f"torch doubling / {mode}"), r.get(f"triton scan / {mode}")
+            cells += [f"{_ms(b)} / {_ms(f)}", _ratio(b, f)]
+        e = r.get("errors", {})
+        err = "error" if "error" in e else f"{e['h']:.1e} / {e['da']:.1e} / {e['db']:.1e}"
+        L = r["train_len"]
+        out.append(f"| {r['experiment']} | {r['label']} | {r['runs']} | {r['batch']} x {L[0]}-{L[1]} | "
+                   + " | ".join(cells) + f" | {err} |")
+    return "\n".join(out)
+
+
+def record(path: str) -> int:
+    from benchmarks._record import record as write
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    notes = (f"{doc['device']}, torch {doc['torch']}; each cell {doc['seconds_timed']:g} s of steps after "
+             f"{doc['warm']} warm-up steps (device loop, the step captured as one CUDA graph; batched: the protocol "
+             "group's runs as one model). Before: the doubling scan in torch (`affine_scan`, autograd through "
+             "every step); after: the chunk-parallel Triton scan forward and backward (`diagonal_scan`). Errors: "
+             "float32 on this device against the sequential loop in float64, relative L2. Reproduce: "
+             "`python3 benchmarks/bench_diagonal_scan.py --json OUT.json`, then `--record OUT.json`.")
+    when = doc.get("measured_utc", "(time not recorded)")
+    write(SECTION, markdown(doc), notes, measured=f"{when} on {doc['device']}, torch {doc['torch']}, triton "
+                                                  f"{doc.get('triton', '?')} (recorded from {os.path.basename(path)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
