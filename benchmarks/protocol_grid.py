@@ -431,6 +431,9 @@ def _stop(procs, grace_s: float = 30.0) -> None:
 #: the most bytes (before compression) of run-directory files one ``rundirs*.tgz`` part holds: a device call returns
 #: files of at most 16 MiB, and safetensors of float32 weights and moments barely compress
 PART_BYTES = 15 * 2 ** 20
+RETURN_BYTES = 16 * 2 ** 20      # the largest file a device call returns
+PIECE_BYTES = 15 * 2 ** 20       # a part over RETURN_BYTES compressed travels in pieces of this size
+RETURNED_FILES = 8               # the most files a device call returns
 
 
 def _resume_files(run_dir: str) -> list:
@@ -483,10 +486,12 @@ def pack_for_return(out: str, limit: int = PART_BYTES) -> list:
     """Put what a device call must bring back into a few files directly under ``out``: ``runs.tgz`` (every run's
     record file and its ``metrics.jsonl``: what ``--summarise`` and the curves read) and the run directories, with
     what each needs to resume (:func:`_resume_files`), in ``rundirs.tgz``, ``rundirs-1.tgz``, ... (:func:`_parts`:
-    each at most ``limit`` bytes before compression; a part over 16 MiB compressed is left out, and said). A device
-    call returns at most 8 files, each at most two folders below ``$OUT`` and 16 MiB: the run files themselves,
-    three folders down (``runs/<experiment>/<run>.json``), never come back. Unpack every part into one folder to
-    carry it into the next call. Returns what was written."""
+    each at most ``limit`` bytes before compression). A part over 16 MiB compressed (one large run directory) is
+    cut into pieces ``NAME.000``, ``NAME.001``, ... of :data:`PIECE_BYTES` while the returned files allow it, else
+    left out, and said. A device call returns at most 8 files, each at most two folders below ``$OUT`` and 16 MiB:
+    the run files themselves, three folders down (``runs/<experiment>/<run>.json``), never come back. Join the
+    pieces of a part (``cat NAME.??? > NAME``) and unpack every part into one folder to carry it into the next
+    call. Returns what was written."""
     import tarfile
     made = []
     runs_tgz = os.path.join(out, "runs.tgz")
@@ -499,8 +504,9 @@ def pack_for_return(out: str, limit: int = PART_BYTES) -> list:
     os.replace(runs_tgz + ".tmp", runs_tgz)
     made.append(f"runs.tgz ({os.path.getsize(runs_tgz) / 2**20:.2f} MiB)")
     for f in os.listdir(out):      # an earlier pack's parts: each pack says the whole of what there is
-        if f.startswith("rundirs") and f.endswith(".tgz"):
+        if f.startswith("rundirs") and (f.endswith(".tgz") or ".tgz." in f):
             os.remove(os.path.join(out, f))
+    slots = RETURNED_FILES - 2          # the call's log and runs.tgz come back too
     for i, files in enumerate(_parts(out, limit)):
         name = "rundirs.tgz" if i == 0 else f"rundirs-{i}.tgz"
         tgz = os.path.join(out, name)
@@ -508,13 +514,26 @@ def pack_for_return(out: str, limit: int = PART_BYTES) -> list:
             for path, arc in files:
                 tf.add(path, arcname=arc)
         size = os.path.getsize(tgz + ".tmp")
-        if size <= 16 * 2**20:
+        pieces = -(-size // PIECE_BYTES)
+        if size <= RETURN_BYTES:
             os.replace(tgz + ".tmp", tgz)
             made.append(f"{name} ({size / 2**20:.2f} MiB)")
+            slots -= 1
+        elif pieces <= slots:       # one run directory over the limit (004's bilinear, width 256: 46 MiB)
+            with open(tgz + ".tmp", "rb") as fh:
+                for k in range(pieces):
+                    piece = f"{tgz}.{k:03d}"
+                    with open(piece + ".tmp", "wb") as pf:
+                        pf.write(fh.read(PIECE_BYTES))
+                    os.replace(piece + ".tmp", piece)
+            os.remove(tgz + ".tmp")
+            made.append(f"{name} in {pieces} pieces {name}.000 .. .{pieces - 1:03d} ({size / 2**20:.1f} MiB; "
+                        f"join: cat {name}.??? > {name})")
+            slots -= pieces
         else:
             os.remove(tgz + ".tmp")
-            made.append(f"{name} left out ({size / 2**20:.1f} MiB > 16 MiB: one run directory too large to return; "
-                        "its job cannot resume in the next call)")
+            made.append(f"{name} left out ({size / 2**20:.1f} MiB: more than the {slots} returned files left "
+                        "would hold; its jobs cannot resume in the next call)")
     return made
 
 

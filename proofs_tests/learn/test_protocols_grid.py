@@ -196,6 +196,34 @@ def test_the_run_directories_travel_in_parts_with_what_resumes_them(tmp_path):
         ["rundirs.tgz"]
 
 
+def test_a_run_directory_over_the_return_limit_travels_in_pieces_that_join(tmp_path, monkeypatch):
+    """A part over the returned file size (one large run directory: 004's bilinear at width 256, 46 MiB) is cut into
+    pieces ``NAME.000``, ``NAME.001``, ... that join (``cat``) into the archive, byte for byte; with fewer returned
+    files left than pieces it is left out, and said. Sizes scaled down (a 64 KiB return limit) so the test is fast."""
+    import tarfile
+
+    import numpy as np
+    monkeypatch.setattr(pg, "RETURN_BYTES", 64 * 1024)
+    monkeypatch.setattr(pg, "PIECE_BYTES", 60 * 1024)
+    d = tmp_path / "rundirs" / "004-bilinear" / "big"
+    d.mkdir(parents=True)
+    blob = np.random.default_rng(1).bytes(150 * 1024)          # random bytes: gzip cannot shrink them
+    (d / "checkpoint-9.safetensors").write_bytes(blob)
+    (d / "checkpoint.json").write_text(json.dumps({"tensors": "checkpoint-9.safetensors"}))
+    made = pg.pack_for_return(str(tmp_path), limit=10 * 2**20)
+    pieces = sorted(p for p in os.listdir(tmp_path) if p.startswith("rundirs.tgz."))
+    assert pieces == ["rundirs.tgz.000", "rundirs.tgz.001", "rundirs.tgz.002"] and "3 pieces" in made[1]
+    assert all(os.path.getsize(tmp_path / p) <= 60 * 1024 for p in pieces)
+    joined = tmp_path / "joined.tgz"
+    joined.write_bytes(b"".join((tmp_path / p).read_bytes() for p in pieces))
+    with tarfile.open(joined) as tf:
+        member = tf.extractfile("rundirs/004-bilinear/big/checkpoint-9.safetensors")
+        assert member.read() == blob
+    monkeypatch.setattr(pg, "RETURNED_FILES", 4)                # 2 slots left: 3 pieces do not fit
+    made = pg.pack_for_return(str(tmp_path), limit=10 * 2**20)
+    assert "left out" in made[1] and not [p for p in os.listdir(tmp_path) if p.startswith("rundirs.tgz")]
+
+
 def test_a_deadline_caps_each_job_to_what_is_left():
     """``--deadline``: the next job trains for what is left before the deadline less the evaluation margin, never
     more than ``--safety-cap``, and is not started when under the least training time would be left."""
