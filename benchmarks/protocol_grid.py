@@ -84,12 +84,16 @@ def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     shape (``batched_runs/h200.json``, rows ``shape`` = ``<experiment suffix>-<layer>``; none: 1.0). A fixed-point
     run whose training cap is not the table's (16: 003's copy and modular arithmetic follow the paper's 100) is
     scaled by the iterations its sync-free step runs, ``(cap - 1) / 15``: an upper bound, not a measurement (a row
-    timed as the protocol runs it, :func:`load_costs`, is not scaled)."""
+    timed as the protocol runs it, :func:`load_costs`, is not scaled). A row whose ``batched`` entry timed the
+    job's own R runs as one model (``bench_diagonal_scan.py``) prices a batched job by that step alone."""
     exp = costs.get("experiments", {}).get(job["experiment"], {})
     c = job["runs"][0]["config"]
     row = next((r for r in exp.get("rows", []) if r.get("label") == job["label"] and same_shape(r, c)), None)
     if row is None:
         return None
+    batched = row.get("batched") or {}
+    if job["batched"] and batched.get("runs") == len(job["runs"]):     # the whole batched job's step, measured
+        return c["steps"] * batched["ms_per_step"] / 60000.0
     total = len(job["runs"]) * c["steps"] * row["ms_per_step"] / 60000.0
     if c.get("layer") == "fixed-point" and not row.get("protocol"):   # the --scale paper rows trained at the
         # default cap (16), a protocol row (load_costs) at the protocol's own; the

@@ -282,6 +282,14 @@ def test_a_cost_row_prices_only_jobs_of_its_shape_and_protocol_rows_come_first(t
     assert pg.estimate_minutes(fjob, costs, {}) == pytest.approx(0.5, rel=1e-12)
     only_loops = pg.load_costs(str(loops), str(tmp_path / "absent.json"))
     assert pg.estimate_minutes(fjob, only_loops, {}) == pytest.approx(0.66, rel=1e-12)
+    # a row that timed the job's own R runs as one batched model prices the batched job by that step alone:
+    # 1000 steps x 24 ms = 0.4 min (not 12 x 6 ms / a speed-up); another R falls back to the per-run rule
+    timed = {**small, "ms_per_step": 6.0, "batch": 1024, "width": 128, "train_len": [3, 40],
+             "batched": {"runs": 12, "ms_per_step": 24.0}}
+    bjob = {**job, "batched": True, "runs": [{"label": f"A {r}", "config": cfg} for r in range(12)]}
+    costs = {"experiments": {"e": {"rows": [timed]}}}
+    assert pg.estimate_minutes(bjob, costs, {}) == pytest.approx(0.4, rel=1e-12)
+    assert pg.estimate_minutes({**bjob, "runs": bjob["runs"][:6]}, costs, {}) == pytest.approx(0.6, rel=1e-12)
 
 
 def test_measured_costs_take_a_whole_runs_rate_where_one_is_committed(tmp_path):
