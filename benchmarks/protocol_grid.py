@@ -85,7 +85,7 @@ def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     run whose training cap is not the table's (16: 003's copy and modular arithmetic follow the paper's 100) is
     scaled by the iterations its sync-free step runs, ``(cap - 1) / 15``: an upper bound, not a measurement (a row
     timed as the protocol runs it, :func:`load_costs`, is not scaled). A row whose ``batched`` entry timed the
-    job's own R runs as one model (``bench_diagonal_scan.py``) prices a batched job by that step alone."""
+    job's own R runs as one model (``bench_scans.py``) prices a batched job by that step alone."""
     exp = costs.get("experiments", {}).get(job["experiment"], {})
     c = job["runs"][0]["config"]
     row = next((r for r in exp.get("rows", []) if r.get("label") == job["label"] and same_shape(r, c)), None)

@@ -1,9 +1,12 @@
 """The mixers of :class:`lrnnkit.learn.models.SequenceModel` (the module docstring there states each one's
 equations: paper 000, eq. 1 and Table 2; 001; 002, eq. 5-6; 003; 004), and its MLP block, chosen by layer kind from
 :data:`MIXERS` (``layer=`` -> a builder), not from a chain of conditions. The diagonal mixer runs
-:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (forward and backward on the chunk-parallel Triton scan on CUDA,
-a log-depth doubling scan in torch elsewhere); the block-diagonal and bilinear mixers :func:`affine_scan`, a log-depth
-scan of the affine maps in torch; ``backend="naive"``: lrnnkit's sequential kernel references."""
+:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (forward and backward on the chunk-parallel Triton scan on CUDA),
+the block-diagonal mixer :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan` (forward and backward
+on the fused recurrent Triton kernel on CUDA); both a log-depth doubling scan in torch elsewhere. The bilinear mixer
+runs a renormalised doubling scan in torch; :func:`affine_scan` is the doubling scan of the affine maps in torch
+(diagonal or block form) that the tests and benchmarks compare with; ``backend="naive"``: lrnnkit's sequential
+kernel references."""
 from __future__ import annotations
 
 import math
@@ -13,6 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..errors import InputError
+from ..ops.block_diagonal.differentiable import block_diagonal_scan
 from ..ops.diagonal.parallel import diagonal_scan
 from .delta_product import DeltaProductLayer
 from .fixed_point import FixedPointMixer
@@ -140,7 +144,7 @@ class BlockDiagonalMixer(nn.Module):
             from ..ops.block_diagonal.naive import block_diagonal_scan_naive
             h = block_diagonal_scan_naive(A, b, validate=False)
         else:
-            h = affine_scan(A, b, matrix=True)
+            h = block_diagonal_scan(A, b)
         return self.out_proj(h.reshape(x.shape[0], x.shape[1], -1).to(x.dtype))
 
     def transitions(self, x):

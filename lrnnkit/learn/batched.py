@@ -16,8 +16,8 @@ The papers' protocols train several seeds and learning rates per configuration (
   (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.ops.gh.api.chunk_gh` the
   layer calls, Triton on CUDA, the chunk equations in torch on the CPU) and the diagonal scan
   (:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, 000 eq. 1 with ``A = Diag(s(x))``, as the layer runs it;
-  for 002's block-diagonal layer the matrix form of :func:`~lrnnkit.learn.models.affine_scan`) take per-token
-  inputs only, which
+  for 002's block-diagonal layer :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan`) take
+  per-token inputs only, which
   were computed with run r's weights for run r's rows, so each row sees only its own run's weights.
 * **loss.** ``L = sum_r L_r`` with ``L_r`` run r's token-level cross-entropy (its own mean over its own labelled
   tokens, as :func:`.step.train_loss`). ``L_r`` depends only on row r of ``flat``, so ``dL/dflat_r = dL_r/dflat_r``:
@@ -72,7 +72,8 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .dataset import FixedSet
-from ..layers.mixers import pnorm_columns, affine_scan
+from ..layers.mixers import pnorm_columns
+from ..ops.block_diagonal.differentiable import block_diagonal_scan
 from ..ops.diagonal.parallel import diagonal_scan
 from .models import SequenceModel
 from .oom import memory_named
@@ -250,7 +251,7 @@ class BatchedSequenceModel(torch.nn.Module):
                            self.block_p)
         b = _lin(x, P["b_proj.weight"], P["b_proj.bias"])
         b = (b if b.dtype == torch.float64 else b.float()).reshape(R * B, T, nb, bs)
-        h = affine_scan(A, b, matrix=True).reshape(R, B, T, D)
+        h = block_diagonal_scan(A, b).reshape(R, B, T, D)
         return _lin(h.to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _gh(self, x, P):

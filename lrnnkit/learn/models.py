@@ -18,10 +18,11 @@ final norm -> linear head. The mixer (``layer=``) is one of
   additive term): per head a ``d x d`` matrix; the readout is the direction ``h / ||h||`` (004's scale
   invariance). Unconstrained spectrum (``eig_range`` does not apply).
 
-The diagonal mixer's scan runs forward and backward on the chunk-parallel Triton scan on CUDA (the backward is the
-same recurrence in reverse: :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`), a log-depth doubling scan in torch
-elsewhere; the other non-GH mixers run a log-depth (Hillis-Steele) scan of the affine maps ``h -> A h + b`` in torch,
-differentiable; ``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.ops.diagonal.naive`, ...),
+The diagonal and block-diagonal mixers' scans run forward and backward on Triton kernels on CUDA (the backward is the
+same recurrence in reverse: :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`,
+:func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan`), a log-depth doubling scan in torch
+elsewhere; the bilinear mixer runs a renormalised log-depth (Hillis-Steele) scan in torch, differentiable;
+``backend="naive"`` runs lrnnkit's sequential kernel references instead (:mod:`lrnnkit.ops.diagonal.naive`, ...),
 which the tests use as the oracle for values and gradients.
 
 The mixers and the MLP block are layers (:mod:`lrnnkit.layers.mixers`, chosen from its table ``MIXERS``); this

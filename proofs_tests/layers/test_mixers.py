@@ -38,33 +38,45 @@ def test_an_unknown_kind_is_refused():
         build_mixer("lstm", **FIELDS)
 
 
-@pytest.mark.parametrize("eig", [(0.0, 1.0), (-1.0, 1.0)])
-def test_diagonal_mixer_on_the_triton_scan_matches_its_reference(eig, monkeypatch):
-    """DiagonalMixer's scan as it runs on CUDA (lrnnkit.ops.diagonal.parallel with the Triton chunk kernel for the
-    forward and, reversed, the backward; here through the interpreter, chunks of 4 so that carries cross chunks)
-    against the same weights with backend "naive" (the sequential loop, autograd through it): outputs and every
-    parameter's gradient, float64, tolerance 1e-10 (re-associated sums of 13 steps, each term O(1))."""
+def _diagonal_path():
+    from lrnnkit.ops.diagonal import parallel
+    from lrnnkit.ops.diagonal.chunk import diagonal_scan_chunk
+    return parallel, lambda a, b: diagonal_scan_chunk(a.contiguous(), b.contiguous(), validate=False, chunk_size=4)
+
+
+def _block_path():
+    from lrnnkit.ops.block_diagonal import differentiable
+    from lrnnkit.ops.block_diagonal.fused_recurrent import block_diagonal_scan_fused
+    return differentiable, lambda A, b: block_diagonal_scan_fused(A.contiguous(), b.contiguous(), validate=False)
+
+
+@pytest.mark.parametrize("case", ["diagonal [0,1]", "diagonal [-1,1]", "block-diagonal"])
+def test_each_scanning_mixer_on_its_triton_kernel_matches_its_reference(case, monkeypatch):
+    """The diagonal and block-diagonal mixers' scans as they run on CUDA (the Triton chunk scan, chunks of 4 so that
+    carries cross chunks; the fused recurrent block kernel), forward and, reversed, backward
+    (lrnnkit.ops.linear_scan), here through the interpreter, against the same weights with backend "naive" (the
+    sequential loop, autograd through it): outputs and every parameter's gradient, float64, tolerance 1e-10
+    (re-associated sums of 13 steps, each term O(1)); the kernel must run twice."""
     from lrnnkit.ops._triton import INTERPRET
     if not INTERPRET:
         pytest.skip("needs TRITON_INTERPRET=1 (CPU tensors through the Triton interpreter)")
-    from lrnnkit.ops.diagonal import parallel
-    from lrnnkit.ops.diagonal.chunk import diagonal_scan_chunk
+    module, fused = _block_path() if case == "block-diagonal" else _diagonal_path()
     calls = []
-
-    def kernel(a, b):
-        calls.append(a.shape)
-        return diagonal_scan_chunk(a.contiguous(), b.contiguous(), validate=False, chunk_size=4)
-    monkeypatch.setattr(parallel, "_kernel", kernel)
+    monkeypatch.setattr(module, "_kernel", lambda A, b: calls.append(A.shape) or fused(A, b))
     torch.manual_seed(3)
-    m = DiagonalMixer(6, eig, short_conv=True).double()
-    ref = DiagonalMixer(6, eig, short_conv=True, backend="naive").double()
+    if case == "block-diagonal":
+        m, ref = BlockDiagonalMixer(8, block_size=4), BlockDiagonalMixer(8, block_size=4, backend="naive")
+    else:
+        eig = (0.0, 1.0) if "[0,1]" in case else (-1.0, 1.0)
+        m, ref = DiagonalMixer(8, eig, short_conv=True), DiagonalMixer(8, eig, short_conv=True, backend="naive")
+    m, ref = m.double(), ref.double()
     ref.load_state_dict(m.state_dict())
-    x = torch.randn(3, 13, 6, dtype=torch.float64)
-    w = torch.randn(3, 13, 6, dtype=torch.float64)
+    x = torch.randn(3, 13, 8, dtype=torch.float64)
+    w = torch.randn(3, 13, 8, dtype=torch.float64)
     y, y0 = m(x), ref(x)
     torch.testing.assert_close(y, y0, rtol=0, atol=1e-10)
     g = torch.autograd.grad((y * w).sum(), list(m.parameters()))
     g0 = torch.autograd.grad((y0 * w).sum(), list(ref.parameters()))
     for a, b in zip(g, g0):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
-    assert len(calls) == 2          # one forward scan, one reverse scan for the backward: the kernel ran both
+    assert len(calls) == 2

@@ -376,3 +376,17 @@ def test_a_rejection_that_one_seed_alone_does_not_share_stays_open():
         assert s.check("quick", record=two).verdict == "falsified", s.id
         checked += 1
     assert checked >= 1
+
+
+def test_the_perturbation_exchanges_accuracies_and_keeps_unsupervised_positions():
+    """perturbed_record turns each accuracy across 1/2 (below -> 1, else 0), curves element by element; a
+    last-position task's prefix curve holds None where no word is supervised (004's bilinear runs): kept None,
+    where comparing None with 1/2 used to raise and leave the entry without a perturbation."""
+    from lrnnkit.theorems.empirical import perturbed_record
+    run = {"config_label": "A", "steps": 10, "config": {"steps": 10, "seed": 0},
+           "test_accuracy": {"500": 0.2}, "final_accuracy": {"500": 0.9},
+           "prefix_accuracy": {"500": [None, None, 0.3, 0.8]}}
+    rec = {"name": "e", "paper": "004", "claim": "", "scale": "paper", "runs": {"A (seed 0)": run}}
+    out = perturbed_record(rec)["runs"]["A (seed 0)"]
+    assert out["test_accuracy"] == {"500": 1.0} and out["final_accuracy"] == {"500": 0.0}
+    assert out["prefix_accuracy"] == {"500": [None, None, 1.0, 0.0]}

@@ -12,8 +12,8 @@ from .naive import prepare
 @triton.jit
 def _block_fused_kernel(a_ptr, b_ptr, h0_ptr, o_ptr, T, NB: tl.constexpr, BS: tl.constexpr, BB: tl.constexpr,
                         ACC: tl.constexpr, HAS_H0: tl.constexpr):
-    i_n = tl.program_id(0)
-    i_b = tl.program_id(1)
+    i_b = tl.program_id(0)      # rows on the first grid axis (up to 2^31 - 1 programs; the second allows 65535)
+    i_n = tl.program_id(1)
     r = tl.arange(0, BB)
     m = r < BS
     if HAS_H0:
@@ -35,6 +35,6 @@ def block_diagonal_scan_fused(A, b, h0=None, *, validate: bool = True):
     o = torch.empty_like(b)
     if B and T and NB:
         Ac, bc = A.contiguous(), b.contiguous()
-        _block_fused_kernel[(NB, B)](Ac, bc, h0.contiguous() if h0 is not None else bc, o, T, NB, BS,
+        _block_fused_kernel[(B, NB)](Ac, bc, h0.contiguous() if h0 is not None else bc, o, T, NB, BS,
                                     max(2, triton.next_power_of_2(BS)), TL_DTYPE[acc_dtype(A.dtype)], h0 is not None)
     return o

@@ -1,19 +1,23 @@
-"""The diagonal layer's training step with its scan before and after the Triton scan, in one process on one card.
+"""The diagonal and block-diagonal layers' training step with the scan in torch and on Triton, in one process on one
+card.
 
-    python3 benchmarks/bench_diagonal_scan.py [--seconds 2] [--only 000-parity,...] [--json OUT.json]
-    python3 benchmarks/bench_diagonal_scan.py --record OUT.json       # RESULTS.md section from a --json file
-    python3 benchmarks/bench_diagonal_scan.py --smoke                 # CPU, tiny shapes, seconds
+    python3 benchmarks/bench_scans.py [--seconds 2] [--only 000-parity,...] [--layers diagonal,block-diagonal]
+                                      [--json OUT.json]
+    python3 benchmarks/bench_scans.py --record OUT.json       # RESULTS.md section from a --json file
+    python3 benchmarks/bench_scans.py --smoke                 # CPU, tiny shapes, seconds
 
-The Mamba-like diagonal mixer (000, eq. 1 with ``A = Diag(s(x))``, Table 2) computes every state of
-``h_t = a_t h_{t-1} + b_t``. Two scans of that recurrence, each timed on the same configurations:
+The Mamba-like diagonal mixer (000, eq. 1 with ``A = Diag(s(x))``, Table 2) and 002's block-diagonal mixer (eq. 5)
+compute every state of ``h_t = A_t h_{t-1} + b_t``. Two scans of that recurrence, each timed on the same
+configurations:
 
 * ``torch doubling`` (before): :func:`lrnnkit.layers.mixers.affine_scan`, ``ceil(log2 T)`` doubling steps in torch,
-  each a few full-size tensors, differentiated by autograd through every step;
-* ``triton scan`` (after): :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, the chunk-parallel Triton scan
-  forward and, on the reversed sequence, backward (``db_t = g_t + a_{t+1} db_{t+1}``, ``da_t = db_t h_{t-1}``).
+  each a few full-size tensors (block products for 002), differentiated by autograd through every step;
+* ``triton scan`` (after): :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (the chunk-parallel Triton scan) and
+  :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan` (the fused recurrent kernel), forward and,
+  on the reversed sequence, backward (``db_t = g_t + A_{t+1}^T db_{t+1}``, ``dA_t = db_t h_{t-1}^T``).
 
-Configurations: every group of diagonal runs in the papers' protocols (:func:`lrnnkit.learn.protocols.follow`, the
-group's first run), each timed alone (one run, the device loop :class:`lrnnkit.learn.step.DeviceStep`: device
+Configurations: every group of diagonal (and block-diagonal) runs in the papers' protocols
+(:func:`lrnnkit.learn.protocols.follow`, the group's first run), each timed alone (one run, the device loop :class:`lrnnkit.learn.step.DeviceStep`: device
 sampler, fused AdamW, the step captured as one CUDA graph) and as the batched model the protocol grid trains
 (:class:`lrnnkit.learn.batched.BatchedStep`, all the group's runs in one graph). The steps are
 ``bench_batched_runs.py``'s: ``WARM`` steps (compilation, capture), then blocks of 10 steps for ``--seconds``.
@@ -35,36 +39,43 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-SECTION = "diagonal layer: the Triton scan in the training step"
+SECTION = "diagonal and block-diagonal layers: the Triton scans in the training step"
+LAYERS = ("diagonal", "block-diagonal")
 SCANS = ("torch doubling", "triton scan")
 SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), test_len=(10,), eval_n=8)
 
 
 @contextlib.contextmanager
 def scan(name: str):
-    """The diagonal mixers (single and batched) with the scan ``name`` of :data:`SCANS` while inside."""
+    """The diagonal and block-diagonal mixers (single and batched) with the scan ``name`` of :data:`SCANS` while
+    inside."""
     from lrnnkit.layers import mixers
     from lrnnkit.learn import batched
-    saved = mixers.diagonal_scan, batched.diagonal_scan
+    names = ("diagonal_scan", "block_diagonal_scan")
+    saved = {(m, n): getattr(m, n) for m in (mixers, batched) for n in names}
     if name == "torch doubling":
-        mixers.diagonal_scan = batched.diagonal_scan = mixers.affine_scan
+        for m in (mixers, batched):
+            m.diagonal_scan = mixers.affine_scan
+            m.block_diagonal_scan = lambda A, b: mixers.affine_scan(A, b, matrix=True)
     elif name != "triton scan":
         raise ValueError(f"unknown scan {name!r}")
     try:
         yield
     finally:
-        mixers.diagonal_scan, batched.diagonal_scan = saved
+        for (m, n), f in saved.items():
+            setattr(m, n, f)
 
 
-def diagonal_groups(only=None, smoke: bool = False, device: str = "cuda") -> list:
-    """``[(experiment, label, [TrainConfig])]``: each protocol group of diagonal runs, on ``device``'s device loop."""
+def scan_groups(only=None, smoke: bool = False, device: str = "cuda", layers=LAYERS) -> list:
+    """``[(experiment, label, [TrainConfig])]``: each protocol group of runs of ``layers``, on ``device``'s device
+    loop."""
     from lrnnkit.learn.protocols import PROTOCOLS, _groups, follow
     out = []
     for name in PROTOCOLS:
         if only and name not in only:
             continue
         for label, cfgs in _groups(follow(name)):
-            if cfgs[0].layer != "diagonal":
+            if cfgs[0].layer not in layers:
                 continue
             cfgs = [dataclasses.replace(c, device=device, loop="device", max_seconds=None, auto_steps=False,
                                         **(SMOKE if smoke else {})) for c in cfgs]
@@ -74,23 +85,32 @@ def diagonal_groups(only=None, smoke: bool = False, device: str = "cuda") -> lis
 
 def scan_errors(cfg, device: str) -> dict:
     """States and gradients of the scan (float32, this device) against the sequential loop in float64 on the CPU, at
-    ``cfg``'s batch and longest training length, width channels; ``a`` in the configuration's eigenvalue range."""
+    ``cfg``'s batch and longest training length, width channels; diagonal ``a`` in the configuration's eigenvalue
+    range, block-diagonal blocks of 002's column norm (``||A||_1 <= 1``)."""
     import torch
+    from lrnnkit.ops.block_diagonal.differentiable import block_diagonal_scan
+    from lrnnkit.ops.block_diagonal.naive import block_diagonal_scan_naive
     from lrnnkit.ops.diagonal.naive import diagonal_scan_naive
     from lrnnkit.ops.diagonal.parallel import diagonal_scan
     g = torch.Generator().manual_seed(0)
     B, T, D = min(cfg.batch, 256), cfg.train_len[1], cfg.width
-    lo = cfg.eig_range[0]
-    a = lo + (1 - lo) * torch.rand(B, T, D, generator=g, dtype=torch.float64)
-    b = torch.randn(B, T, D, generator=g, dtype=torch.float64)
-    w = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+    if cfg.layer == "block-diagonal":
+        bs = cfg.block_size
+        a = (torch.rand(B, T, D // bs, bs, bs, generator=g, dtype=torch.float64) - 0.5) * (2.0 / bs)
+        shape, scan_, ref = (B, T, D // bs, bs), block_diagonal_scan, block_diagonal_scan_naive
+    else:
+        lo = cfg.eig_range[0]
+        a = lo + (1 - lo) * torch.rand(B, T, D, generator=g, dtype=torch.float64)
+        shape, scan_, ref = (B, T, D), diagonal_scan, diagonal_scan_naive
+    b = torch.randn(*shape, generator=g, dtype=torch.float64)
+    w = torch.randn(*shape, generator=g, dtype=torch.float64)
     a64, b64 = a.clone().requires_grad_(), b.clone().requires_grad_()
-    h64 = diagonal_scan_naive(a64, b64, validate=False)
+    h64 = ref(a64, b64, validate=False)
     (h64 * w).sum().backward()
     h64 = h64.detach()
     a32 = a.float().to(device).requires_grad_()
     b32 = b.float().to(device).requires_grad_()
-    h32 = diagonal_scan(a32, b32)
+    h32 = scan_(a32, b32)
     (h32 * w.float().to(device)).sum().backward()
 
     def rel(x, ref):
@@ -102,7 +122,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 2; smoke 0.5)")
     ap.add_argument("--only", default=None, help="comma-separated experiments (default: every protocol with "
-                                                 "diagonal runs)")
+                                                 "runs of --layers)")
+    ap.add_argument("--layers", default=",".join(LAYERS), help="comma-separated layers (default: both)")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, in seconds")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds after which no new measurement starts")
     ap.add_argument("--device", default=None)
@@ -115,13 +136,14 @@ def main(argv=None) -> int:
     from benchmarks.bench_batched_runs import WARM, time_alone, time_batched
     a.device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
     secs = a.seconds or (0.5 if a.smoke else 2.0)
-    groups = diagonal_groups(set(a.only.split(",")) if a.only else None, a.smoke, a.device)
-    if a.smoke:
-        groups = groups[:2]
+    groups = scan_groups(set(a.only.split(",")) if a.only else None, a.smoke, a.device, tuple(a.layers.split(",")))
+    if a.smoke:         # one group of each layer
+        groups = [next(g for g in groups if g[2][0].layer == lay) for lay in dict.fromkeys(g[2][0].layer
+                                                                                          for g in groups)]
     t0 = time.perf_counter()
     rows = []
     for name, label, cfgs in groups:
-        row = {"experiment": name, "label": label, "runs": len(cfgs), "batch": cfgs[0].batch,
+        row = {"experiment": name, "label": label, "layer": cfgs[0].layer, "runs": len(cfgs), "batch": cfgs[0].batch,
                "width": cfgs[0].width, "layers": cfgs[0].layers, "train_len": list(cfgs[0].train_len)}
         try:
             row["errors"] = scan_errors(cfgs[0], a.device)
@@ -194,7 +216,7 @@ def record(path: str) -> int:
              "group's runs as one model). Before: the doubling scan in torch (`affine_scan`, autograd through "
              "every step); after: the chunk-parallel Triton scan forward and backward (`diagonal_scan`). Errors: "
              "float32 on this device against the sequential loop in float64, relative L2. Reproduce: "
-             "`python3 benchmarks/bench_diagonal_scan.py --json OUT.json`, then `--record OUT.json`.")
+             "`python3 benchmarks/bench_scans.py --json OUT.json`, then `--record OUT.json`.")
     when = doc.get("measured_utc", "(time not recorded)")
     write(SECTION, markdown(doc), notes, measured=f"{when} on {doc['device']}, torch {doc['torch']}, triton "
                                                   f"{doc.get('triton', '?')} (recorded from {os.path.basename(path)})")
