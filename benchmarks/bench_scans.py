@@ -17,11 +17,11 @@ configurations:
   on the reversed sequence, backward (``db_t = g_t + A_{t+1}^T db_{t+1}``, ``dA_t = db_t h_{t-1}^T``).
 
 Configurations: every group of diagonal (and block-diagonal) runs in the papers' protocols
-(:func:`lrnnkit.learn.protocols.follow`, the group's first run), each timed alone (one run, the device loop :class:`lrnnkit.learn.step.DeviceStep`: device
-sampler, fused AdamW, the step captured as one CUDA graph) and as the batched model the protocol grid trains
-(:class:`lrnnkit.learn.batched.BatchedStep`, all the group's runs in one graph). The steps are
-``bench_batched_runs.py``'s: ``WARM`` steps (compilation, capture), then blocks of 10 steps for ``--seconds``.
-Before timing, a check on this device: the scan's states and gradients (float32) against the sequential loop in
+(:func:`lrnnkit.learn.protocols.follow`, the group's first run), each timed alone (one run, the device loop
+:class:`lrnnkit.learn.step.DeviceStep`: device sampler, fused AdamW, the step captured as one CUDA graph) and as the
+batched model the protocol grid trains (:class:`lrnnkit.learn.batched.BatchedStep`, all the group's runs in one
+graph). The steps are ``bench_batched_runs.py``'s: ``WARM`` steps (compilation, capture), then blocks of 10 steps
+for ``--seconds``. Before timing, a check on this device: the scan's states and gradients (float32) against the sequential loop in
 float64 at each configuration's longest training length, relative error of each.
 """
 from __future__ import annotations

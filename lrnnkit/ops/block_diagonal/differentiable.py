@@ -2,17 +2,17 @@
 BS x BS per token) on the fused recurrent kernel, forward and backward.
 
 The backward is the same recurrence run in reverse with the transposed blocks (:mod:`lrnnkit.ops.linear_scan`):
-``db_t = g_t + A_{t+1}^T db_{t+1}`` and ``dA_t = db_t h_{t-1}^T``. Both passes run the forward kernel: on CUDA the fused recurrent Triton kernel (:mod:`.fused_recurrent`: one program
-per sequence and block, the block's state in registers), elsewhere a log-depth doubling scan in torch (``ceil(log2
-T)`` batched steps of BS x BS products). Reference: :func:`.naive.block_diagonal_scan_naive` (tests compare values and
-gradients)."""
+``db_t = g_t + A_{t+1}^T db_{t+1}`` and ``dA_t = db_t h_{t-1}^T``. Both passes run the forward kernel: on CUDA the
+fused recurrent Triton kernel (:mod:`.fused_recurrent`: one program per sequence and block, the block's state in
+registers), elsewhere a log-depth doubling scan in torch (``ceil(log2 T)`` batched steps of BS x BS products).
+Reference: :func:`.naive.block_diagonal_scan_naive` (tests compare values and gradients)."""
 from __future__ import annotations
 
 import torch
 
 from ..linear_scan import Recurrence, differentiable_scan, doubling_scan, following
 
-__all__ = ["block_diagonal_scan", "doubling_scan"]
+__all__ = ["block_diagonal_scan"]
 
 
 def _kernel(A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

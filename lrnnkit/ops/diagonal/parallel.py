@@ -1,11 +1,11 @@
 """Differentiable diagonal scan ``h_t = a_t * h_{t-1} + b_t`` (``h_{-1} = 0``) on a parallel kernel, forward and
 backward (the backward of a linear recurrence is the same recurrence run in reverse).
 
-With ``g = dL/dh``: ``db_t = g_t + a_{t+1} db_{t+1}`` (a reverse scan with the coefficients shifted by one step)
-and ``da_t = db_t h_{t-1}`` (:mod:`lrnnkit.ops.linear_scan`). Both passes run the forward kernel: on CUDA the
-chunk-parallel Triton scan (:mod:`.chunk`), elsewhere a log-depth doubling scan in torch (``ceil(log2 T)`` batched steps; the Triton
-interpreter is far too slow to train with). ``a_t = 0`` resets the state, which is how packed sequences
-(``cu_seqlens``) are kept apart: the reverse pass then sees ``a_{t+1} = 0`` at each sequence's last token.
+With ``g = dL/dh``: ``db_t = g_t + a_{t+1} db_{t+1}`` (a reverse scan with the coefficients shifted by one step) and
+``da_t = db_t h_{t-1}`` (:mod:`lrnnkit.ops.linear_scan`). Both passes run the forward kernel: on CUDA the
+chunk-parallel Triton scan (:mod:`.chunk`), elsewhere a log-depth doubling scan in torch (``ceil(log2 T)`` batched
+steps; the Triton interpreter is far too slow to train with). ``a_t = 0`` resets the state, which is how packed
+sequences (``cu_seqlens``) are kept apart: the reverse pass then sees ``a_{t+1} = 0`` at each sequence's last token.
 Reference: :func:`.naive.diagonal_scan_naive` (tests compare values and gradients)."""
 from __future__ import annotations
 
