@@ -104,6 +104,23 @@ def _curve_lengths(max_len: int) -> list:
     return ls + [max_len]
 
 
+WRONG_PAIRS = 5     # the most frequent (target, model) pairs kept per curve length
+
+
+def _wrong_pairs(got: np.ndarray, want: np.ndarray, right: np.ndarray, lengths) -> dict:
+    """{length: {"target->model": count}} of the wrong answers of the sampled curve at each length where any is
+    wrong, the :data:`WRONG_PAIRS` most frequent pairs: whether a model's errors are systematic (one wrong answer
+    per target, e.g. the count shifted by the same amount on every word of a length) or scattered."""
+    out = {}
+    for L in lengths:
+        bad = ~right[:, L - 1]
+        if bad.any():
+            pairs, counts = np.unique(np.stack([want[bad, L - 1], got[bad, L - 1]], 1), axis=0, return_counts=True)
+            top = sorted(zip(counts.tolist(), pairs.tolist()), key=lambda x: (-x[0], x[1]))[:WRONG_PAIRS]
+            out[str(L)] = {f"{t}->{m}": int(c) for c, (t, m) in top}
+    return out
+
+
 def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14, samples: int = 256,
             extract: bool = True, max_extract_cells: int = 512, max_extract_queries: int = 5000,
             max_extract_seconds: float = 30.0, max_rounds: int = 4, random_steps: int = 500,
@@ -124,8 +141,9 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``horizon`` (the length of a shortest wrong word, when the search found one, else None),
     ``shortest_wrong_word`` (its symbols) with ``model_output`` and ``target_output`` on it, ``exhaustive_up_to``,
     ``words_checked``, ``wrong_at_length`` and ``wrong_word`` (the shortest wrong word known from any source),
-    ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ..., ``max_len``), ``first_length_below_1`` of the
-    sampled curve, ``extracted_states``, ``target_states``,
+    ``accuracy_by_length`` ({length: accuracy} at 1, 2, 4, ..., ``max_len``), ``wrong_pairs_by_length`` (at those
+    lengths, the most frequent ``"target->model"`` pairs among the wrong answers: :func:`_wrong_pairs`),
+    ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
     and ``statement`` (one line). Without AALpy the extraction is skipped (``extraction.missing = "aalpy"``); the
     shortest wrong word and the curve do not need it."""
@@ -163,6 +181,8 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         right = got == np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
         acc = right.mean(axis=0)
         out["accuracy_by_length"] = {str(L): round(float(acc[L - 1]), 4) for L in _curve_lengths(max_len)}
+        out["wrong_pairs_by_length"] = _wrong_pairs(got, np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)],
+                                                    right, _curve_lengths(max_len))
         out["samples"] = samples
         below = np.nonzero(~right.all(axis=0))[0]
         out["first_length_below_1"] = int(below[0]) + 1 if below.size else None

@@ -114,6 +114,11 @@ def test_a_model_wrong_from_length_k_on_has_horizon_k(k):
     assert h["shortest_wrong_word"] == ["0"] * k          # the lexicographically first word of length k
     assert h["accuracy_by_length"]["1"] == (0.0 if k == 1 else 1.0) and h["accuracy_by_length"]["32"] == 0.0
     assert h["first_length_below_1"] == k
+    # the errors are systematic: every wrong answer is the parity flipped, each target's one wrong pair, and the
+    # pairs at a length count all its samples (every word is wrong from k on); none where all are right
+    pairs = h["wrong_pairs_by_length"]
+    assert set(pairs) == {L for L, a in h["accuracy_by_length"].items() if a < 1.0}
+    assert all(set(p) <= {"0->1", "1->0"} and sum(p.values()) == h["samples"] for p in pairs.values())
 
 
 @settings(max_examples=25, deadline=None)
