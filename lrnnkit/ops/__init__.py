@@ -7,7 +7,10 @@ inference and small widths) and, where it pays, a chunk-parallel module for long
 * :mod:`.gh`: generalized-Householder products (DeltaNet n_h = 1, DeltaProduct n_h > 1; optional gate), with the
   functional entry point :func:`chunk_gh` (:mod:`.gh.api`: fla's ``chunk_gated_delta_product`` signature,
   differentiable, gate, cu_seqlens)
-* :mod:`.diagonal`, :mod:`.block_diagonal`, :mod:`.bilinear`: the other layer kinds of the model format
+* :mod:`.diagonal`, :mod:`.block_diagonal`, :mod:`.bilinear`: the other layer kinds of the model format; the
+  first two train on their kernels (:func:`.diagonal.parallel.diagonal_scan`,
+  :func:`.block_diagonal.differentiable.block_diagonal_scan`), the backward from :mod:`.linear_scan` (the same
+  recurrence reversed)
 * :mod:`.table`: symbol-indexed affine scans with a fused argmax decoder (compiled model layers)
 * :mod:`.l2norm`, :mod:`.norm`, :mod:`.short_conv`: the kernels of the layers' pieces (key normalisation, RMSNorm,
   the causal depthwise convolution)
