@@ -10,8 +10,8 @@ The Mamba-like diagonal mixer (000, eq. 1 with ``A = Diag(s(x))``, Table 2) and 
 compute every state of ``h_t = A_t h_{t-1} + b_t``. Two scans of that recurrence, each timed on the same
 configurations:
 
-* ``torch doubling`` (before): :func:`lrnnkit.layers.mixers.affine_scan`, ``ceil(log2 T)`` doubling steps in torch,
-  each a few full-size tensors (block products for 002), differentiated by autograd through every step;
+* ``torch doubling`` (before): :func:`lrnnkit.ops.linear_scan.doubling_scan`, ``ceil(log2 T)`` doubling steps in
+  torch, each a few full-size tensors (block products for 002), differentiated by autograd through every step;
 * ``triton scan`` (after): :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (the chunk-parallel Triton scan) and
   :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan` (the fused recurrent kernel), forward and,
   on the reversed sequence, backward (``db_t = g_t + A_{t+1}^T db_{t+1}``, ``dA_t = db_t h_{t-1}^T``).
@@ -41,6 +41,7 @@ if ROOT not in sys.path:
 
 SECTION = "diagonal and block-diagonal layers: the Triton scans in the training step"
 LAYERS = ("diagonal", "block-diagonal")
+BEFORE = "the doubling scan in torch (`lrnnkit.ops.linear_scan.doubling_scan`, autograd through every step)"
 SCANS = ("torch doubling", "triton scan")
 SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), test_len=(10,), eval_n=8)
 
@@ -51,12 +52,13 @@ def scan(name: str):
     inside."""
     from lrnnkit.layers import mixers
     from lrnnkit.learn import batched
+    from lrnnkit.ops.linear_scan import doubling_scan
     names = ("diagonal_scan", "block_diagonal_scan")
     saved = {(m, n): getattr(m, n) for m in (mixers, batched) for n in names}
     if name == "torch doubling":
         for m in (mixers, batched):
-            m.diagonal_scan = mixers.affine_scan
-            m.block_diagonal_scan = lambda A, b: mixers.affine_scan(A, b, matrix=True)
+            m.diagonal_scan = doubling_scan
+            m.block_diagonal_scan = lambda A, b: doubling_scan(A, b, matrix=True)
     elif name != "triton scan":
         raise ValueError(f"unknown scan {name!r}")
     try:
@@ -171,6 +173,7 @@ def main(argv=None) -> int:
     import triton
     doc = {"device": dev, "torch": torch.__version__, "triton": triton.__version__,
            "measured_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+           "before": BEFORE,
            "seconds_timed": secs, "warm": WARM, "smoke": a.smoke,
            "rows": rows, "seconds": round(time.perf_counter() - t0, 1)}
     print("\n" + markdown(doc))
@@ -213,10 +216,12 @@ def record(path: str) -> int:
         doc = json.load(fh)
     notes = (f"{doc['device']}, torch {doc['torch']}; each cell {doc['seconds_timed']:g} s of steps after "
              f"{doc['warm']} warm-up steps (device loop, the step captured as one CUDA graph; batched: the protocol "
-             "group's runs as one model). Before: the doubling scan in torch (`affine_scan`, autograd through "
-             "every step); after: the chunk-parallel Triton scan forward and backward (`diagonal_scan`). Errors: "
+             f"group's runs as one model). Before: {doc.get('before', BEFORE)}; after: the Triton kernels forward "
+             "and backward (`diagonal_scan`: the chunk-parallel scan; `block_diagonal_scan`: the fused recurrent "
+             "kernel). Errors: "
              "float32 on this device against the sequential loop in float64, relative L2. Reproduce: "
-             "`python3 benchmarks/bench_scans.py --json OUT.json`, then `--record OUT.json`.")
+             f"`python3 benchmarks/bench_scans.py --seconds {doc['seconds_timed']:g} --json OUT.json`, then "
+             "`--record OUT.json`.")
     when = doc.get("measured_utc", "(time not recorded)")
     write(SECTION, markdown(doc), notes, measured=f"{when} on {doc['device']}, torch {doc['torch']}, triton "
                                                   f"{doc.get('triton', '?')} (recorded from {os.path.basename(path)})")

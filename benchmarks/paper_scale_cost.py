@@ -212,6 +212,8 @@ def main(argv=None) -> int:
             r["label"] = label
             r["layer"], r["batch"], r["width"], r["layers"] = cfg.layer, cfg.batch, cfg.width, cfg.layers
             r["train_len"] = list(cfg.train_len)
+            if cfg.layer == "fixed-point":      # the iteration cap it was timed at (the dry run scales others)
+                r["fp_train_iters"] = cfg.fp_train_iters
             rows.append(r)
             print(name, json.dumps(r), flush=True)
         out[name] = {"rows": rows, "hours": round(sum(r.get("hours", 0) for r in rows), 2),

@@ -82,10 +82,11 @@ def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     (``cost_h200_loops.json``, a row of the same label and shape, :func:`same_shape`; None where none is recorded),
     divided by the batched speed-up measured for the experiment's
     shape (``batched_runs/h200.json``, rows ``shape`` = ``<experiment suffix>-<layer>``; none: 1.0). A fixed-point
-    run whose training cap is not the table's (16: 003's copy and modular arithmetic follow the paper's 100) is
-    scaled by the iterations its sync-free step runs, ``(cap - 1) / 15``: an upper bound, not a measurement (a row
-    timed as the protocol runs it, :func:`load_costs`, is not scaled). A row whose ``batched`` entry timed the
-    job's own R runs as one model (``bench_scans.py``) prices a batched job by that step alone."""
+    run whose training cap is not the one its row was timed at (the row's ``fp_train_iters``; rows without one were
+    timed at the default, 16, while 003's copy and modular arithmetic follow the paper's 100) is scaled by the
+    iterations its sync-free step runs, ``(cap - 1) / (row cap - 1)``: an upper bound, not a measurement. A row whose
+    ``batched`` entry timed the job's own R runs as one model (``bench_scans.py``) prices a batched job by that step
+    alone."""
     exp = costs.get("experiments", {}).get(job["experiment"], {})
     c = job["runs"][0]["config"]
     row = next((r for r in exp.get("rows", []) if r.get("label") == job["label"] and same_shape(r, c)), None)
@@ -95,11 +96,10 @@ def estimate_minutes(job: dict, costs: dict, speedups: dict) -> float | None:
     if job["batched"] and batched.get("runs") == len(job["runs"]):     # the whole batched job's step, measured
         return c["steps"] * batched["ms_per_step"] / 60000.0
     total = len(job["runs"]) * c["steps"] * row["ms_per_step"] / 60000.0
-    if c.get("layer") == "fixed-point" and not row.get("protocol"):   # the --scale paper rows trained at the
-        # default cap (16), a protocol row (load_costs) at the protocol's own; the
-        from lrnnkit.layers.fixed_point import FixedPointMixer      # sync-free step runs cap - 1 iterations
-        cap = c.get("fp_train_iters", FixedPointMixer.TRAIN_MAX_ITERS)
-        total *= (cap - 1) / (FixedPointMixer.TRAIN_MAX_ITERS - 1)
+    if c.get("layer") == "fixed-point":     # the sync-free step runs cap - 1 iterations: scaled from the cap the
+        from lrnnkit.layers.fixed_point import FixedPointMixer      # row was timed at (a row without one: the default)
+        default = FixedPointMixer.TRAIN_MAX_ITERS
+        total *= (c.get("fp_train_iters", default) - 1) / (row.get("fp_train_iters", default) - 1)
     if job["batched"]:
         shape = job["experiment"].split("-", 1)[-1] + "-" + c["layer"]
         rows = [r for r in speedups.get("rows", []) if r.get("shape") == shape]
@@ -174,12 +174,12 @@ def load_costs(path: str = COSTS, protocol_path: str = PROTOCOL_COSTS) -> dict:
     """The cost table (``cost_h200_loops.json``: each experiment's ``--scale paper`` configurations) with the rows
     of ``cost_h200_protocol.json`` added (``paper_scale_cost.py --protocol``: configurations whose protocol shape is
     not the experiment's own, e.g. 004's diagonal parity runs at 000's batch and lengths, or 003's copy at the
-    paper's fixed-point cap), each marked ``"protocol": true`` and put first: :func:`estimate_minutes` takes the
-    first row of a job's label and shape (:func:`same_shape`)."""
+    paper's fixed-point cap), put first: :func:`estimate_minutes` takes the first row of a job's label and shape
+    (:func:`same_shape`)."""
     costs = _load(path)
     if os.path.exists(protocol_path):
         for name, e in (_load(protocol_path).get("experiments") or {}).items():
-            rows = [{**r, "protocol": True} for r in e.get("rows", []) if "error" not in r]
+            rows = [r for r in e.get("rows", []) if "error" not in r]
             exp = costs.setdefault("experiments", {}).setdefault(name, {"rows": []})
             exp["rows"] = rows + exp.get("rows", [])      # first: a job takes the first row of its label and shape
     return costs

@@ -18,6 +18,7 @@ from torch.nn import functional as F
 from ..errors import InputError
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
 from ..ops.diagonal.parallel import diagonal_scan
+from ..ops.linear_scan import doubling_scan
 from .delta_product import DeltaProductLayer
 from .fixed_point import FixedPointMixer
 from .short_conv import ShortConvolution
@@ -40,27 +41,10 @@ def parse_eig_range(r) -> tuple:
 
 
 # ------------------------------------------------------------------------------------------------ scans
-def affine_scan(a: torch.Tensor, b: torch.Tensor, matrix: bool = False) -> torch.Tensor:
-    """All states of ``h_t = a_t h_{t-1} + b_t`` (``h_0 = 0``) along dim 1 by a Hillis-Steele doubling scan.
-
-    ``matrix=False``: elementwise ``a, b`` (B, T, ...). ``matrix=True``: ``a`` (B, T, N, n, n), ``b`` (B, T, N, n).
-    Composition of affine maps (first earlier, then later): ``(a2, b2) o (a1, b1) = (a2 a1, a2 b1 + b2)``; after
-    the step with stride s, position t holds the composition of the maps t-2s+1 .. t. ``ceil(log2 T)`` steps of
-    batched torch ops, differentiable by autograd (a hand-written scan: the kernels' Triton scans have no backward).
-    """
-    T = a.shape[1]
-    s = 1
-    while s < T:
-        if matrix:
-            nb = torch.einsum("btnij,btnj->btni", a[:, s:], b[:, :-s]) + b[:, s:]
-            na = a[:, s:] @ a[:, :-s]
-        else:
-            nb = a[:, s:] * b[:, :-s] + b[:, s:]
-            na = a[:, s:] * a[:, :-s]
-        b = torch.cat([b[:, :s], nb], 1)
-        a = torch.cat([a[:, :s], na], 1)
-        s *= 2
-    return b
+#: all states of ``h_t = a_t h_{t-1} + b_t`` by the log-depth doubling scan in torch, elementwise or in block form
+#: (``matrix=True``), differentiable by autograd: :func:`lrnnkit.ops.linear_scan.doubling_scan`, under the name
+#: :mod:`lrnnkit.learn.models` exports
+affine_scan = doubling_scan
 
 
 def _acc(x: torch.Tensor) -> torch.Tensor:

@@ -178,11 +178,11 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         words = rng.integers(0, fsa.n_letters, size=(samples, max_len))
         per = max(1, CURVE_TOKENS // max_len)      # words per forward pass
         got = np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, samples, per)])
-        right = got == np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
+        want = np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
+        right = got == want
         acc = right.mean(axis=0)
         out["accuracy_by_length"] = {str(L): round(float(acc[L - 1]), 4) for L in _curve_lengths(max_len)}
-        out["wrong_pairs_by_length"] = _wrong_pairs(got, np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)],
-                                                    right, _curve_lengths(max_len))
+        out["wrong_pairs_by_length"] = _wrong_pairs(got, want, right, _curve_lengths(max_len))
         out["samples"] = samples
         below = np.nonzero(~right.all(axis=0))[0]
         out["first_length_below_1"] = int(below[0]) + 1 if below.size else None

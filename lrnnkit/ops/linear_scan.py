@@ -35,13 +35,13 @@ def doubling_scan(A: torch.Tensor, b: torch.Tensor, matrix: bool = False) -> tor
     ``matrix=False``: elementwise ``A, b`` (B, T, ...); ``matrix=True``: ``A`` (B, T, ..., n, n), ``b`` (B, T, ...,
     n)."""
     T = b.shape[1]
+    eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device) if matrix else None
     s = 1
     while s < T:
         shift = [0, 0] * (b.ndim - 2) + [s, 0]
         b = b + (torch.einsum("bt...ij,bt...j->bt...i", A, F.pad(b, shift)[:, :T]) if matrix
                  else A * F.pad(b, shift)[:, :T])
         if matrix:
-            eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
             A = A @ torch.cat([eye.expand(A.shape[0], s, *A.shape[2:]), A[:, :T - s]], 1)
         else:
             A = A * F.pad(A, shift, value=1.0)[:, :T]

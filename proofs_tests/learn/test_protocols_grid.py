@@ -254,7 +254,8 @@ def test_a_cost_row_prices_only_jobs_of_its_shape_and_protocol_rows_come_first(t
     """A cost row prices a job only at the shape it was timed at (layer, batch, width, layers, training lengths):
     004's diagonal parity rows were timed at 004's own batch 64 and lengths 2-10, its protocol runs at 000's batch
     1024 and lengths 3-40, and the dry run priced those at the smaller shape (5.4 minutes against 35 measured).
-    The protocol table's rows go first and are not scaled for the fixed-point cap (they ran at it)."""
+    The protocol table's rows go first; a fixed-point row is scaled from the cap it was timed at (its
+    ``fp_train_iters``, else the default 16) to the job's."""
     cfg = {"steps": 1000, "layer": "diagonal", "batch": 1024, "width": 128, "layers": 1, "train_len": [3, 40]}
     job = {"experiment": "e", "label": "A", "batched": False, "runs": [{"label": "A 0", "config": cfg}]}
     small = {"label": "A", "ms_per_step": 0.27, "layer": "diagonal", "batch": 64, "width": 64, "layers": 1,
@@ -270,18 +271,23 @@ def test_a_cost_row_prices_only_jobs_of_its_shape_and_protocol_rows_come_first(t
     loops.write_text(json.dumps({"experiments": {"e": {"rows": [small, {**fp_row, "ms_per_step": 10.0}]}}}))
     proto.write_text(json.dumps({"experiments": {"e": {"rows": [{**small, "ms_per_step": 6.0, "batch": 1024,
                                                                  "width": 128, "train_len": [3, 40]},
-                                                                {**fp_row, "ms_per_step": 50.0},
+                                                                {**fp_row, "ms_per_step": 50.0,
+                                                                 "fp_train_iters": 100},
                                                                 {"label": "A", "error": "out of memory"}]}}}))
     costs = pg.load_costs(str(loops), str(proto))
     rows = costs["experiments"]["e"]["rows"]
-    assert [r.get("protocol", False) for r in rows] == [True, True, False, False]   # the failed row is left out
-    # 1000 steps x 6 ms = 0.1 min; the fixed-point protocol row unscaled: 600 x 50 ms = 0.5 min, where the loops
-    # row alone would be scaled to the cap: 600 x 10 ms x 99 / 15 = 0.66 min (float products: rel 1e-12)
+    # the protocol rows first, the failed row left out
+    assert [(r["label"], r["ms_per_step"]) for r in rows] == [("A", 6.0), ("F", 50.0), ("A", 0.27), ("F", 10.0)]
+    # 1000 steps x 6 ms = 0.1 min; the fixed-point row timed at the job's cap unscaled: 600 x 50 ms = 0.5 min,
+    # where the loops row (timed at 16) is scaled to the cap: 600 x 10 ms x 99 / 15 = 0.66 min; a job at 16 priced
+    # from a row timed at 100: 600 x 50 ms x 15 / 99 (float products and quotients: rel 1e-12)
     assert pg.estimate_minutes(job, costs, {}) == pytest.approx(0.1, rel=1e-12)
     fjob = {"experiment": "e", "label": "F", "batched": False, "runs": [{"label": "F 0", "config": fp}]}
     assert pg.estimate_minutes(fjob, costs, {}) == pytest.approx(0.5, rel=1e-12)
     only_loops = pg.load_costs(str(loops), str(tmp_path / "absent.json"))
     assert pg.estimate_minutes(fjob, only_loops, {}) == pytest.approx(0.66, rel=1e-12)
+    at16 = {**fjob, "runs": [{"label": "F 0", "config": {**fp, "fp_train_iters": 16}}]}
+    assert pg.estimate_minutes(at16, costs, {}) == pytest.approx(0.5 * 15 / 99, rel=1e-12)
     # a row that timed the job's own R runs as one batched model prices the batched job by that step alone:
     # 1000 steps x 24 ms = 0.4 min (not 12 x 6 ms / a speed-up); another R falls back to the per-run rule
     timed = {**small, "ms_per_step": 6.0, "batch": 1024, "width": 128, "train_len": [3, 40],
