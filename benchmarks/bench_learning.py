@@ -475,6 +475,10 @@ def import_runs(src: str, into: str, pv: dict) -> int:
     """Copy a GPU call's run files (``SRC/runs/...``) under ``into``, each with the call's provenance."""
     n = 0
     rd = os.path.join(src, "runs")
+    if not os.path.isdir(rd):
+        from lrnnkit.errors import InputError
+        raise InputError(f"no runs/ folder in {src!r} (give the folder a call's runs.tgz unpacks into, the one "
+                         "that holds runs/)")
     for exp in sorted(os.listdir(rd)):
         for f in sorted(os.listdir(os.path.join(rd, exp))):
             with open(os.path.join(rd, exp, f)) as fh:
@@ -722,6 +726,7 @@ def main(argv=None) -> int:
                     help="with --protocol: every configuration's runs at these seeds instead of the paper's count "
                          "(more seeds for a verdict, or the seeds a later call adds)")
     ap.add_argument("--dry-run", action="store_true", help="with --protocol: print the jobs and minutes per GPU")
+    ap.add_argument("--debug", action="store_true", help="a traceback instead of the one-line error")
     ap.add_argument("--deadline", type=float, default=None,
                     help="with --protocol: wall seconds for the whole call; each GPU starts the next job whose "
                          "estimated time fits (else the first, to resume later), capped to what is left (less 45 s "
@@ -758,17 +763,20 @@ def main(argv=None) -> int:
         if not a.into or not isinstance(pv, dict) or "call" not in pv:
             ap.error("--unpack / --import-runs / --import-layer-vs-fla need --into DIR and --provenance with a "
                      "'call' name")
-        if a.unpack:
-            n = unpack_results(a.unpack, a.into, pv, a.scale)
-        elif a.import_runs:
-            n = import_runs(a.import_runs, a.into, pv)
-        else:
-            from lrnnkit.errors import InputError
-            try:
+        from lrnnkit.errors import InputError
+        src = a.unpack or a.import_runs or a.import_layer_vs_fla
+        try:
+            if a.unpack:
+                n = unpack_results(a.unpack, a.into, pv, a.scale)
+            elif a.import_runs:
+                n = import_runs(a.import_runs, a.into, pv)
+            else:
                 n = import_layer_vs_fla(a.import_layer_vs_fla, a.into, pv)
-            except (InputError, OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                print(f"error: {a.import_layer_vs_fla}: {exc}", file=sys.stderr)
-                return 2
+        except (InputError, OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            if a.debug:
+                raise
+            print(f"error: {src}: {exc}", file=sys.stderr)
+            return 2
         print(f"{n} run files under {a.into}")
         return 0
     if a.record_sweep:

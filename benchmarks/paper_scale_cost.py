@@ -155,7 +155,9 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
             p, d = runs[name]
             caps = capped_runs(d["runs"])
             got = max(r.get("steps", 0) for r in d["runs"].values())
-            paper = max(r["paper_steps"] for r in e["rows"])
+            # the steps the runs were configured for (a protocol's own, e.g. 002's 40,000), else the table's
+            paper = max([int((r.get("config") or {}).get("steps") or 0) for r in d["runs"].values()]
+                        or [0]) or max(r["paper_steps"] for r in e["rows"])
             cfgs = {r.get("config_label") or k for k, r in d["runs"].items()}
             seeds = {(r.get("config") or {}).get("seed") for r in d["runs"].values()}
             status = (f"ran {len(cfgs)} configurations x {len(seeds)} seed(s) ({len(d['runs'])} runs), {got} of "

@@ -52,6 +52,13 @@ def _acc(x: torch.Tensor) -> torch.Tensor:
     return x if x.dtype == torch.float64 else x.float()
 
 
+def _in_acc(x: torch.Tensor):
+    """A region where autocast is off on ``x``'s device, so products of :func:`_acc` tensors stay in its dtype: under
+    bf16 autocast ``einsum`` and ``@`` would otherwise cast a float32 recurrence back to bf16 (the Triton scans
+    take float32 and need no such region)."""
+    return torch.autocast(x.device.type, enabled=False)
+
+
 # ------------------------------------------------------------------------------------------------ mixers
 class DiagonalMixer(nn.Module):
     def __init__(self, width: int, eig_range=(-1.0, 1.0), short_conv: bool = True, backend: str = "scan"):
@@ -139,7 +146,9 @@ class BilinearMixer(nn.Module):
     """004's pure bilinear recurrence ``h_t = W(x_t) h_{t-1}``, ``W(x) = sum_i z_i(x) W_i``, NO additive term
     (004, Section 2: the hidden state is then scale-invariant, so it may be normalised at any step without
     changing its direction); ``h_0`` learned. The scan renormalises every partial product by a positive scalar
-    and the readout is ``h / ||h||`` per head, so long inputs neither overflow nor underflow."""
+    and the readout is ``h / ||h||`` per head, so long inputs neither overflow nor underflow. The transitions and the
+    scan run in float32 (float64 stays) under bf16 autocast as well: only the input and output projections take
+    the autocast dtype."""
 
     def __init__(self, width: int, heads: int, head_dim: int, rank: int | None = None, backend: str = "scan"):
         super().__init__()
@@ -153,20 +162,22 @@ class BilinearMixer(nn.Module):
 
     def _A(self, x):
         z = _acc(self.z_proj(x))
-        return z, torch.einsum("btr,rhij->bthij", z, _acc(self.W))
+        with _in_acc(z):        # the transitions and the scan in float32 under autocast too
+            return z, torch.einsum("btr,rhij->bthij", z, _acc(self.W))
 
     def forward(self, x):
         z, A = self._A(x)
         B, T = x.shape[:2]
         h0 = _acc(self.h0)
-        if self.backend == "naive":
-            from ..ops.bilinear.naive import bilinear_scan_naive
-            hs = [bilinear_scan_naive(z, _acc(self.W[:, i]), None, h0[i].expand(B, self.d).contiguous(),
-                                      validate=False) for i in range(self.H)]
-            h = torch.stack(hs, 2)                          # (B, T, H, d)
-        else:
-            h = _linear_scan(A, h0)
-        h = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        with _in_acc(A):
+            if self.backend == "naive":
+                from ..ops.bilinear.naive import bilinear_scan_naive
+                hs = [bilinear_scan_naive(z, _acc(self.W[:, i]), None, h0[i].expand(B, self.d).contiguous(),
+                                          validate=False) for i in range(self.H)]
+                h = torch.stack(hs, 2)                          # (B, T, H, d)
+            else:
+                h = _linear_scan(A, h0)
+            h = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-30)
         return self.out_proj(h.reshape(B, T, -1).to(x.dtype))
 
     def transitions(self, x):

@@ -865,7 +865,9 @@ def protocol_record(name: str, runs: dict, labels=None) -> dict:
     result with its ``config``}; per configuration, seed and learning rate the run with the most steps speaks (the rule
     of :func:`lrnnkit.learn.experiments.best_per_config`, so a sweep's seeds and rates all count); ``labels`` restricts to some configurations (a part).
     ``follows`` is true when no ``config`` or ``trainer`` difference remains (the judge's own reduction is named in
-    the statement but does not make the runs another experiment)."""
+    the statement but does not make the runs another experiment). ``lower_bound`` lists the judge's differences
+    whose number is a lower bound of the paper's (:func:`lower_bound_differences`): with one, a rejection stays
+    ``open`` (:func:`lrnnkit.theorems.empirical.lower_bound_statement`)."""
     from .experiments import config_label
     from .train import TrainConfig
     best: dict = {}     # best_per_config's rule per (configuration, seed, lr): each seed and rate of a sweep counts
@@ -881,7 +883,8 @@ def protocol_record(name: str, runs: dict, labels=None) -> dict:
     grouped = grouped_differences(name, cfgs)
     return {"follows": not any(kind != "judge" for kind, _, _ in grouped),
             "statement": registry_statement(name, cfgs),
-            "differences": [{"kind": kind, "text": text, "configurations": who} for kind, text, who in grouped]}
+            "differences": [{"kind": kind, "text": text, "configurations": who} for kind, text, who in grouped],
+            "lower_bound": lower_bound_differences(name, cfgs)}
 
 
 # ------------------------------------------------------------------------------------------------ reduction
@@ -974,6 +977,24 @@ REDUCTIONS = {
     _MEAN_BEST_OVER_TRAINING: (_rule_mean, "mean of 5 seeds, each its final evaluation (no per-evaluation "
                                            "history is recorded)"),
 }
+
+
+#: the reductions as run (:data:`REDUCTIONS`' second items) whose number is never above the one the paper's words
+#: ask for: a run's final evaluation is at most its best evaluation over training. A rejection read from such a
+#: number says nothing against the paper (its number may still pass); an acceptance stands (the paper's is as high)
+LOWER_BOUND_AS_RUN = frozenset({REDUCTIONS[_MEAN_BEST_OVER_TRAINING][1]})
+
+
+def lower_bound_differences(name: str, runs=None) -> list:
+    """The texts of the judge's differences (:func:`differences` of kind ``judge``) of ``runs`` whose reduction as
+    run reads a lower bound of the paper's reported number (:data:`LOWER_BOUND_AS_RUN`), one per distinct text."""
+    from .experiments import get_experiment
+    runs = get_experiment(name).runs("paper") if runs is None else runs
+    out: list = []
+    for d in differences(name, runs):
+        if d.kind == "judge" and d.field == "reported" and d.ours in LOWER_BOUND_AS_RUN and d.text not in out:
+            out.append(d.text)
+    return out
 
 
 def _seed_lr(res: dict) -> tuple:

@@ -211,6 +211,19 @@ def _protocol_gate(evidence: str, verdict: str, rec: dict, scale) -> tuple:
     return f"{evidence} {differs}.", "open" if verdict == "holds" else verdict
 
 
+def lower_bound_statement(rec: dict) -> str | None:
+    """For a ``paper`` results file judged on a number that is at most the paper's own (the file's
+    ``protocol.lower_bound``, :func:`lrnnkit.learn.protocols.lower_bound_differences`: e.g. each seed's final
+    evaluation where the paper reports each seed's best over training), the sentence that says why a rejection
+    is not evidence against the paper; None otherwise."""
+    prot = rec.get("protocol")
+    texts = prot.get("lower_bound") if isinstance(prot, dict) else None
+    if not isinstance(texts, list) or not texts:
+        return None
+    return ("Not recorded as falsifying the paper: the judged number is at most the paper's ("
+            + "; ".join(str(t) for t in texts) + "), so the paper's own number may still pass")[:3000]
+
+
 _SINGLE_SEED = ("A rejection by one seed is not recorded as falsifying the paper (its protocol may print one seed; "
                 "another seed can land elsewhere: 001 Fig. 3's A5 runs left their plateau 500-1400 steps apart between "
                 "seeds and calls); configurations with one seed")
@@ -239,7 +252,8 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, 
     deciding ``runs`` were capped: fewer steps than the paper's. A paper-scale verdict either way (``holds`` or
     ``falsified``) also needs runs that follow the paper's protocol (seeds, steps, model, data:
     :func:`protocol_statement` of ``rec``); otherwise the entry stays ``open`` and its evidence says what differed.
-    A rejection is ``falsified`` only with two or more seeds of every configuration (:func:`single_seed_configs`)
+    A rejection is ``falsified`` only when the judged number is not a mere lower bound of the paper's
+    (:func:`lower_bound_statement`), with two or more seeds of every configuration (:func:`single_seed_configs`)
     and each of them rejected by ``judge`` alone (:func:`seed_outcomes`); otherwise ``open``."""
     if scale != "paper":
         capped = _capped_statement(runs, scale)
@@ -256,6 +270,9 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, 
         return CheckResult("open", f"{r.evidence}. {differs}", details=r.details)
     if not rejected:
         return r
+    below = lower_bound_statement(rec)
+    if below:
+        return CheckResult("open", f"{r.evidence}. {below}", details=r.details)
     single = single_seed_configs(runs)
     if single:
         return CheckResult("open", f"{r.evidence}. {_SINGLE_SEED}: {', '.join(single)}", details=r.details)

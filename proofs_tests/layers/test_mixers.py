@@ -80,3 +80,30 @@ def test_each_scanning_mixer_on_its_triton_kernel_matches_its_reference(case, mo
     for a, b in zip(g, g0):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
     assert len(calls) == 2
+
+
+def test_the_bilinear_recurrence_stays_float32_under_bf16_autocast(monkeypatch):
+    """Under bf16 autocast (CPU autocast casts einsum and matmul as CUDA's does) the bilinear scan still receives
+    and returns float32, and the mixer's output matches the autocast-free one to bf16's rounding of the two
+    projections (rel. 3e-2: two bf16 matmuls of width 32, ~2^-8 each, summed over 32 terms). Without the region the
+    doubling scan's einsum and @ would run in bf16 across all log2(T) levels."""
+    import lrnnkit.layers.mixers as M
+    torch.manual_seed(0)
+    mx = BilinearMixer(32, heads=2, head_dim=8)
+    x = torch.randn(2, 64, 32)
+    seen = []
+    scan = M._linear_scan
+
+    def spy(A, h0):
+        out = scan(A, h0)
+        seen.append((A.dtype, out.dtype))
+        return out
+    monkeypatch.setattr(M, "_linear_scan", spy)
+    with torch.no_grad():
+        ref = mx(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            got = mx(x)
+    assert seen == [(torch.float32, torch.float32)] * 2
+    assert got.dtype == torch.bfloat16
+    err = ((got.float() - ref).norm() / ref.norm()).item()
+    assert err < 3e-2, err

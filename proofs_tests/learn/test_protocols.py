@@ -404,3 +404,19 @@ def test_004s_supervision_is_followed_and_word_format_stays_a_stated_difference(
                   "bilinear, modular arithmetic (left to right) M=5"):
         assert got[(label, "word_format")].kind == "trainer"
     assert not any(f in ("supervision", "word_format") for (lab, f) in got if lab.startswith("diagonal"))
+
+
+def test_a_final_evaluation_where_the_paper_reports_the_best_over_training_is_a_lower_bound():
+    """002 reports each seed's best test accuracy over training; a run records its final evaluation, which is never
+    above it. The followed grid's record names that judge difference as a lower bound (and only that one); a
+    protocol whose reduction lrnnkit follows exactly (000-parity's best of seeds) has none."""
+    runs = {f"{lab} {i}": {"config_label": lab, "config": cfg.to_json(), "steps": cfg.steps}
+            for i, (lab, cfg) in enumerate(P.follow("002-block-diagonal"))}
+    rec = P.protocol_record("002-block-diagonal", runs)
+    assert rec["follows"] and len(rec["lower_bound"]) == 1
+    assert "final evaluation" in rec["lower_bound"][0] and "best test accuracy over training" in rec["lower_bound"][0]
+    assert rec["lower_bound"][0] in [d["text"] for d in rec["differences"] if d["kind"] == "judge"]
+    runs0 = {f"{lab} {i}": {"config_label": lab, "config": cfg.to_json(), "steps": cfg.steps}
+             for i, (lab, cfg) in enumerate(P.follow("000-parity"))}
+    assert P.protocol_record("000-parity", runs0)["lower_bound"] == []
+    assert P.LOWER_BOUND_AS_RUN <= {how for _, how in P.REDUCTIONS.values()}

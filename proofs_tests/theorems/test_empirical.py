@@ -390,3 +390,28 @@ def test_the_perturbation_exchanges_accuracies_and_keeps_unsupervised_positions(
     out = perturbed_record(rec)["runs"]["A (seed 0)"]
     assert out["test_accuracy"] == {"500": 1.0} and out["final_accuracy"] == {"500": 0.0}
     assert out["prefix_accuracy"] == {"500": [None, None, 1.0, 0.0]}
+
+
+def test_a_rejection_read_from_a_lower_bound_of_the_papers_number_stays_open():
+    """The perturbation (paper scale, protocol followed, two seeds, every seed rejected) is ``falsified``; the same
+    record whose protocol names a judged number that is at most the paper's (each seed's final evaluation where
+    the paper reports its best over training) stays ``open`` and says why. An acceptance is not held back by it."""
+    from lrnnkit.theorems.empirical import lower_bound_statement
+    text = "reported: final evaluation, paper: best over training"
+    checked = 0
+    for s in _empirical_with_perturbation():
+        two = s.perturb["record"]
+        assert s.check("quick", record=two).verdict == "falsified", s.id
+        below = {**two, "protocol": {**two["protocol"], "lower_bound": [text]},      # a part reads its own
+                 "parts": {k: {**pj, "protocol": {**pj.get("protocol", two["protocol"]), "lower_bound": [text]}}
+                           for k, pj in (two.get("parts") or {}).items()}}
+        assert lower_bound_statement(below) and lower_bound_statement(two) is None
+        r = s.check("quick", record=below)
+        assert r.verdict == "open" and "at most the paper's" in r.evidence and text in r.evidence, (s.id, r.evidence)
+        checked += 1
+    assert checked >= 5
+    # the stored 002 file at the paper's protocol: rejected, and open for that reason
+    from lrnnkit.theorems.registry import get
+    e = get("002:empirical-block-diagonal-paper")
+    r = e.check("quick")
+    assert r.verdict == "open" and "at most the paper's" in r.evidence
