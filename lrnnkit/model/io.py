@@ -266,6 +266,10 @@ def document_fields(doc: Any, where: str, arrays: dict | None) -> dict:
                             _exact_vec(ld.get("H0_exact"), f"{w} H0_exact", d),
                             _names(ld.get("symbol_names"), f"{w} symbol_names"), _names(ld.get("coords"), f"{w} coords"),
                             ld.get("name", "")))
+    for key in ("provenance", "notes"):      # read with .get() everywhere: a JSON object or absent
+        if doc.get(key) is not None and not isinstance(doc[key], dict):
+            raise InputError(f"{where}: {key} must be a JSON object, not {type(doc[key]).__name__} "
+                             f"{json.dumps(doc[key])[:60]}")
     return {"alphabet": [str(s) for s in doc["alphabet"]], "layers": layers,
             "readout": TableMap.from_json(doc["readout"], f"{where}: readout"),
             "output_labels": [str(s) for s in doc["output_labels"]], "name": doc.get("name", ""),

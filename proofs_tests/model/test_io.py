@@ -48,6 +48,9 @@ def test_model_json_and_safetensors_round_trip(tmp_path):
     # found by the CLI fuzz test: `lrnnkit export --to fla` then failed on len() of a number
     (lambda d: d["layers"][0].update(symbol_names=1), "symbol_names must be a list of strings"),
     (lambda d: d["layers"][0].update(coords=["x", 2]), "coords must be a list of strings"),
+    # found by the CLI fuzz test: `lrnnkit verify` then failed on provenance.get() of a bool
+    (lambda d: d.update(provenance=True), "provenance must be a JSON object"),
+    (lambda d: d.update(notes=[1]), "notes must be a JSON object"),
 ])
 def test_malformed_models_are_rejected_with_a_clear_message(tmp_path, mutate, msg):
     _, M = rotation_model(3)
