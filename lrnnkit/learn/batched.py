@@ -79,8 +79,8 @@ from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
 from .tasks import IGNORE, make_task
-from .train import (_determinism, _memory_settings, _resume as resume_one, checkpoint_due, final_evaluation,
-                    train)
+from .train import (_determinism, _memory_settings, _resume as resume_one, checkpoint_due, evaluation_due,
+                    evaluations_of, final_evaluation, train, training_evaluation)
 
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
@@ -519,6 +519,9 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
     step = 0 if state is None else state["step"]
     windows = [[] for _ in cfgs] if state is None else state["windows"]
     goods = [None] * R if state is None else state["texts"]
+    use_amp = c0.bf16 and device.type == "cuda"
+    histories = [ck.read_evaluations(os.path.join(o, ck.METRICS)) if c0.eval_every else [] for o in outs] \
+        if outs else [[] for _ in cfgs]
     bar = None
     if progress:
         with contextlib.suppress(ImportError):
@@ -555,6 +558,12 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
                         fhs[r].write(json.dumps({"step": step, "loss": loss, "train_accuracy": acc, "lr": lr,
                                                  "seconds": secs}) + "\n")
                         fhs[r].flush()
+            if evaluation_due(c0, step):
+                for r, c in enumerate(cfgs):
+                    histories[r].append(training_evaluation(model.unstack(r), task, c, device, use_amp, step))
+                    if fhs:
+                        fhs[r].write(json.dumps(histories[r][-1]) + "\n")
+                        fhs[r].flush()
             if bar is not None:
                 bar.update(1)
             if outs and checkpoint_due(c0, step, saved_at):
@@ -567,7 +576,6 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
         save()
     seconds = time.perf_counter() - t0
     nonfinite = stepper.nonfinite
-    use_amp = c0.bf16 and device.type == "cuda"
     results = []
     for r, c in enumerate(cfgs):
         m = model.unstack(r)
@@ -579,6 +587,8 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
                "batched": {"runs": R, "index": r}}
         if evaluate_at_end:
             res.update(final_evaluation(m, task, c, device, use_amp))
+        if c.eval_every:
+            res["evaluations"] = evaluations_of(histories[r], res if evaluate_at_end else None, step)
         res["_model"] = m
         results.append(res)
     return results

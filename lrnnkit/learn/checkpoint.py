@@ -235,6 +235,21 @@ def truncate_metrics(path: str, step: int) -> None:
 _METRICS_LINE = 1 << 16
 
 
+def read_evaluations(path: str) -> list:
+    """The evaluation records (``{"step", "evaluation": {...}}``, :func:`lrnnkit.learn.train.training_evaluation`)
+    of a run's ``metrics.jsonl``, in file order; [] without the file. Read after :func:`truncate_metrics`, they are
+    the ones a resumed run made before its checkpoint."""
+    if not os.path.lexists(path):
+        return []
+    with open_regular(path, "metrics file", follow=False) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limits.CHECKPOINT_MAX_BYTES:
+            raise SizeLimitError(f"metrics file {path!r} has {size} bytes, more than {limits.CHECKPOINT_MAX_BYTES} "
+                                 "(lrnnkit.limits.CHECKPOINT_MAX_BYTES)")
+        recs = [json.loads(line) for line in _kept_metrics(fh, limits.TRAIN_MAX_STEPS)]
+    return [r for r in recs if isinstance(r.get("evaluation"), dict)]
+
+
 def _kept_metrics(fh, step: int):
     while True:
         line = fh.readline(_METRICS_LINE + 1)

@@ -688,7 +688,8 @@ def differences(name: str, runs=None) -> list:
             elif f == "metric":
                 ours, same = metric, metric == q.value
             elif f == "reported":       # the judge's reduction of the group's seeds x rates (reduce_as_reported)
-                ours = reported_as(name, label, len({(x.seed, x.lr) for x in cfgs}))
+                ours = reported_as(name, label, len({(x.seed, x.lr) for x in cfgs}),
+                                   all(x.eval_every > 0 for x in cfgs))
                 same = ours == q.value
             else:
                 ours = _ours(f, cfgs)
@@ -755,6 +756,8 @@ def follow(name: str, runs=None, seeds_when_silent: int = 1, seeds=None, lrs=Non
             kw["schedule"] = _SCHEDULE_FIELD[q("schedule").value]
         if q("test_words") is not None and isinstance(q("test_words").value, tuple):
             kw["test_mix"] = q("test_words").value
+        if q("reported") is not None and q("reported").value in WITH_EVALUATIONS:    # its best over training
+            kw["eval_every"] = max(1, kw.get("steps", base.steps) // EVALUATIONS_IN_TRAINING)
         if _final_only(q("supervision")) and getattr(make_task(base.task), "supervise", None) != "last":
             kw["task"] = base.task + FINAL_ONLY
         sweep = q("lr_sweep").value if q("lr_sweep") is not None else None
@@ -968,6 +971,9 @@ def _rule_mean(runs: list, read) -> dict:
 # lrnnkit cannot follow the words: 002's per-seed best over training needs each evaluation's accuracy, and a run
 # records its final evaluation only
 _MEAN_BEST_OVER_TRAINING = "mean of 5 seeds, each the best test accuracy over training"
+#: evaluations during a run that :func:`follow` asks for where the paper reports the best over training (every
+#: steps / 20 steps, the final evaluation the last)
+EVALUATIONS_IN_TRAINING = 20
 REDUCTIONS = {
     "best of 3 seeds": (_rule_best, "best of 3 seeds"),
     "best over learning rates": (_rule_best, "best over learning rates"),
@@ -997,19 +1003,50 @@ def lower_bound_differences(name: str, runs=None) -> list:
     return out
 
 
+def _best_evaluation(res: dict, read) -> dict:
+    """A run's result with the numbers of its best evaluation over training (``evaluations``,
+    :attr:`lrnnkit.learn.train.TrainConfig.eval_every`; ties: the earliest) by the judged number ``read``, and
+    ``best_step`` its step; a result without evaluations unchanged."""
+    evs = res.get("evaluations")
+    if not isinstance(evs, list) or not evs:
+        return res
+    best = max(evs, key=lambda e: read({**res, **e}))
+    return {**res, **{k: best[k] for k in ("test_accuracy", "final_accuracy", "scaled_accuracy") if k in best},
+            "best_step": best.get("step")}
+
+
+def _rule_mean_of_best(runs: list, read) -> dict:
+    """'mean of 5 seeds, each the best test accuracy over training' (002, Table 2 caption) as printed: each seed's
+    best evaluation (:func:`_best_evaluation`), then the mean over seeds (:func:`_rule_mean`)."""
+    return _rule_mean([_best_evaluation(r, read) for r in runs], read)
+
+
+#: the paper's words whose rule needs each run's evaluations over training: followed as printed by runs that made
+#: them (``eval_every`` > 0, :func:`follow` sets it), else reduced by :data:`REDUCTIONS`' stand-in
+WITH_EVALUATIONS = {_MEAN_BEST_OVER_TRAINING: _rule_mean_of_best}
+
+
+def _evaluated(res: dict) -> bool:
+    return isinstance(res.get("evaluations"), list) and bool(res["evaluations"])
+
+
 def _seed_lr(res: dict) -> tuple:
     c = res.get("config") if isinstance(res.get("config"), dict) else {}
     return c.get("seed"), c.get("lr")
 
 
-def reported_as(name: str, label: str, n_runs: int) -> str:
+def reported_as(name: str, label: str, n_runs: int, evaluated: bool = False) -> str:
     """How the runs of configuration ``label`` (``n_runs`` distinct seeds x learning rates) are reduced to its
     judged result (:func:`reduce_as_reported`): the rule of the protocol's ``reported`` quote as run, or
-    :data:`OURS_REPORTED` where the configuration ran once or the quote names no rule of :data:`REDUCTIONS`."""
+    :data:`OURS_REPORTED` where the configuration ran once or the quote names no rule of :data:`REDUCTIONS`. With
+    ``evaluated`` (every run kept its evaluations over training) a quote of :data:`WITH_EVALUATIONS` is run as
+    printed: the paper's own words."""
     prot = PROTOCOLS.get(name)
     q = prot.quote("reported", label) if prot is not None else None
     if n_runs < 2 or q is None or q.value not in REDUCTIONS or judged_metric(name) not in _METRIC_READ:
         return OURS_REPORTED
+    if evaluated and q.value in WITH_EVALUATIONS:
+        return q.value
     return REDUCTIONS[q.value][1]
 
 
@@ -1028,11 +1065,15 @@ def reduce_as_reported(name: str, runs: dict) -> dict:
     per = run_cells(runs)
     out = {}
     for label, cell in per.items():
-        how = reported_as(name, label, len(cell))
-        if how == OURS_REPORTED:
-            out[label] = today[label]
+        evaluated = all(_evaluated(r) for r in cell.values())
+        how = reported_as(name, label, len(cell), evaluated)
+        q = get_protocol(name).quote("reported", label) if name in PROTOCOLS else None
+        if how == OURS_REPORTED:        # one run: its best evaluation where the paper reports the best over training
+            best = evaluated and q is not None and q.value in WITH_EVALUATIONS and \
+                judged_metric(name) in _METRIC_READ
+            out[label] = _best_evaluation(today[label], _METRIC_READ[judged_metric(name)]) if best else today[label]
             continue
-        rule = REDUCTIONS[get_protocol(name).quote("reported", label).value][0]
+        rule = WITH_EVALUATIONS[q.value] if how == q.value and q.value in WITH_EVALUATIONS else REDUCTIONS[q.value][0]
         picked = rule(list(cell.values()), _METRIC_READ[judged_metric(name)])
         out[label] = {**picked, "reported_as": how,
                       "from_runs": [{"seed": s, "lr": lr} for s, lr in cell]}

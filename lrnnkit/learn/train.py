@@ -72,7 +72,8 @@ _INTS = {"n_h": (1, "TRAIN_MAX_N_H"), "layers": (1, "TRAIN_MAX_LAYERS"), "width"
          "heads": (1, "TRAIN_MAX_HEADS"), "block_size": (1, "TRAIN_MAX_WIDTH"), "steps": (1, "TRAIN_MAX_STEPS"),
          "batch": (1, "TRAIN_MAX_BATCH"), "eval_n": (1, "TRAIN_MAX_EVAL_WORDS"), "eval_batch": (1, "TRAIN_MAX_BATCH"),
          "seed": (0, "MAX_SEED"), "fp_train_iters": (1, "TRAIN_MAX_FP_ITERS"),
-         "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS")}
+         "checkpoint_every": (0, "TRAIN_MAX_STEPS"), "log_every": (1, "TRAIN_MAX_STEPS"),
+         "eval_every": (0, "TRAIN_MAX_STEPS")}
 
 
 # layers whose training forward reads the device: their step cannot be captured as a CUDA graph, and eagerly the
@@ -144,7 +145,12 @@ class TrainConfig:
 
     ``fp_train_iters``: the fixed-point layer's cap on its iterations in training (003, Section 3: ``l_max = 16``
     for state tracking, Fig. 3, the default; 100 for the paper's other results); evaluation runs up to 100. Only
-    the fixed-point layer has it: another layer with a value other than the default is refused."""
+    the fixed-point layer has it: another layer with a value other than the default is refused.
+
+    ``eval_every`` (steps, 0 = off): evaluate on the final evaluation's words (``test_len``, ``eval_n``, seed 0)
+    every that many steps as well, for papers that report the best test accuracy over training (002, Table 2
+    caption). Each evaluation goes to ``metrics.jsonl`` (``{"step", "evaluation"}``, so a resumed run keeps the
+    ones before its checkpoint) and the result lists them all, the final one last, as ``evaluations``."""
 
     task: str = "parity"
     layer: str = "deltaproduct"
@@ -176,6 +182,7 @@ class TrainConfig:
     auto_steps: bool = False
     eval_n: int = 256
     eval_batch: int = 256
+    eval_every: int = 0
     checkpoint_every: int = 0
     checkpoint_seconds: float = 60.0
     log_every: int = 50
@@ -519,6 +526,7 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
         if got is not None:
             step, elapsed, prog, good = got
         ck.truncate_metrics(os.path.join(out, METRICS), step)
+    history = ck.read_evaluations(os.path.join(out, METRICS)) if out and cfg.eval_every else []
     use_amp = cfg.bf16 and device.type == "cuda"
     bar = None
     if progress:
@@ -586,6 +594,11 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
                         metrics_fh.flush()
                     if bar is not None:
                         bar.set_postfix(loss=f"{rec['loss']:.3f}", acc=f"{acc:.3f}")
+                if evaluation_due(cfg, step):
+                    history.append(training_evaluation(model, task, cfg, device, use_amp, step))
+                    if metrics_fh:
+                        metrics_fh.write(json.dumps(history[-1]) + "\n")
+                        metrics_fh.flush()
                 if bar is not None:
                     bar.update(1)
                 if out and checkpoint_due(cfg, step, saved_at):
@@ -611,6 +624,8 @@ def _train(cfg, task, model, opt, out, resume, progress, stop_at, evaluate_at_en
            "parameters": sum(p.numel() for p in model.parameters()), "step_graph": stepper.graph}
     if evaluate_at_end:
         res.update(final_evaluation(model, task, cfg, device, use_amp))
+    if cfg.eval_every:
+        res["evaluations"] = evaluations_of(history, res if evaluate_at_end else None, step)
     res["_model"] = model
     return res
 
@@ -630,6 +645,31 @@ def final_evaluation(model, task, cfg, device, autocast: bool) -> dict:
         out["test_mix"] = evaluate_mixture(model, task, *cfg.test_mix, seed=0, batch=eval_batch(cfg),
                                            device=device, autocast=autocast)
     return out
+
+
+def training_evaluation(model, task, cfg, device, autocast: bool, step: int) -> dict:
+    """``{"step", "evaluation": {"test_accuracy", "final_accuracy", "scaled_accuracy"}}``: one evaluation during
+    training (``cfg.eval_every``) on the final evaluation's words (:func:`final_evaluation`'s first table)."""
+    ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
+                  autocast=autocast)
+    return {"step": int(step), "evaluation": {"test_accuracy": ev["accuracy"], "final_accuracy": ev["final_accuracy"],
+                                              "scaled_accuracy": ev["scaled_accuracy"]}}
+
+
+def evaluations_of(history: list, final: dict | None, step: int) -> list:
+    """A result's ``evaluations``: the records of :func:`training_evaluation` (``history``) flattened to ``{"step",
+    "test_accuracy", "final_accuracy", "scaled_accuracy"}``, then the final evaluation's (``final``, the result's
+    keys; None: not evaluated) at ``step``."""
+    out = [{"step": h["step"], **h["evaluation"]} for h in history]
+    if final is not None and "test_accuracy" in final:
+        out.append({"step": int(step), **{k: final[k] for k in ("test_accuracy", "final_accuracy", "scaled_accuracy")}})
+    return out
+
+
+def evaluation_due(cfg, step: int) -> bool:
+    """Whether an evaluation during training is due after ``step`` (every ``cfg.eval_every`` steps; the last step's
+    is the final evaluation)."""
+    return bool(cfg.eval_every) and step % cfg.eval_every == 0 and step < cfg.steps
 
 
 def checkpoint_due(cfg, step: int, saved_at: float) -> bool:

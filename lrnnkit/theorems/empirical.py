@@ -292,13 +292,15 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, 
 def _exchanged(res: dict) -> dict:
     """A run's record with success and failure exchanged: every accuracy below 1/2 set to 1, every other to 0 (a
     per-prefix curve, ``prefix_accuracy``'s lists, element by element; its ``None``, where no word supervises a
-    position, kept)."""
+    position, kept; each of its ``evaluations`` over training likewise)."""
     def turn(a):       # None: a position no word supervises (last-position tasks' prefix curves) stays None
         return [turn(x) for x in a] if isinstance(a, list) else None if a is None else (1.0 if a < 0.5 else 0.0)
     out = dict(res)
     for k, v in res.items():
         if k.endswith("_accuracy") and isinstance(v, dict):
             out[k] = {L: turn(a) for L, a in v.items()}
+    if isinstance(res.get("evaluations"), list):     # the evaluations over training, each turned the same way
+        out["evaluations"] = [_exchanged(e) if isinstance(e, dict) else e for e in res["evaluations"]]
     return out
 
 

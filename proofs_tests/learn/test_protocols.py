@@ -86,8 +86,9 @@ def test_following_the_protocol_leaves_no_config_difference(name):
     # the judge's reduction follows the paper's rule once a configuration has several seeds x rates to reduce
     # (reduce_as_reported); every other non-config difference stays
     n = {lab: len({(c.seed, c.lr) for l2, c in runs if l2 == lab}) for lab, _ in runs}
+    ev = {lab: all(c.eval_every > 0 for l2, c in runs if l2 == lab) for lab, _ in runs}
     other = {(lab, f) for lab, f, k in _diffs(name) if k != "config" and not (
-        f == "reported" and P.reported_as(name, lab, n[lab]) == P.get_protocol(name).quote(f, lab).value)}
+        f == "reported" and P.reported_as(name, lab, n[lab], ev[lab]) == P.get_protocol(name).quote(f, lab).value)}
     assert {(d.label, d.field) for d in P.differences(name, runs) if d.kind != "config"} == other
     m = P.runs_multiplier(name)
     assert m["runs_protocol"] == len(runs) >= m["configurations"]
@@ -324,15 +325,19 @@ def test_mean_of_seeds_is_the_exact_mean_of_every_table():
 
 
 def test_mean_over_training_bests_is_read_at_the_final_evaluation_and_named():
-    """002, Table 2 reports the mean over 5 seeds of each seed's best test accuracy over training; a run records
-    its final evaluation only, so the mean is of those, and the protocol names that difference."""
+    """002, Table 2 reports the mean over 5 seeds of each seed's best test accuracy over training; runs that kept
+    no evaluations during training are read at their final evaluation, the mean is of those, and the protocol
+    names that difference; the followed grid evaluates during training and leaves none."""
     lab = "Sum(5)"
     runs = {f"s{s}": _run(lab, s, 1e-3, test_accuracy={"500": F(s, 4)}) for s in range(5)}
     out = P.reduce_as_reported("002-block-diagonal", runs)[lab]
     assert out["test_accuracy"] == {"500": F(1, 2)} and "final evaluation" in out["reported_as"]
-    left = {(d.field, d.ours) for d in P.differences("002-block-diagonal", P.follow("002-block-diagonal"))
+    followed = P.follow("002-block-diagonal")
+    unevaluated = [(la, replace(c, eval_every=0)) for la, c in followed]
+    left = {(d.field, d.ours) for d in P.differences("002-block-diagonal", unevaluated)
             if d.label == lab and d.field == "reported"}
     assert left == {("reported", out["reported_as"])}
+    assert not [d for d in P.differences("002-block-diagonal", followed) if d.field == "reported"]
 
 
 @pytest.mark.parametrize("name", ["000-parity", "000-modarith", "000-s5", "003-copy"])
@@ -407,11 +412,18 @@ def test_004s_supervision_is_followed_and_word_format_stays_a_stated_difference(
 
 
 def test_a_final_evaluation_where_the_paper_reports_the_best_over_training_is_a_lower_bound():
-    """002 reports each seed's best test accuracy over training; a run records its final evaluation, which is never
-    above it. The followed grid's record names that judge difference as a lower bound (and only that one); a
-    protocol whose reduction lrnnkit follows exactly (000-parity's best of seeds) has none."""
-    runs = {f"{lab} {i}": {"config_label": lab, "config": cfg.to_json(), "steps": cfg.steps}
-            for i, (lab, cfg) in enumerate(P.follow("002-block-diagonal"))}
+    """002 reports each seed's best test accuracy over training; a run without evaluations during training records
+    its final evaluation, which is never above it. Such a grid's record names that judge difference as a lower
+    bound (and only that one); the followed grid evaluates during training (``eval_every``: 20 evaluations) and
+    has none; a protocol whose reduction lrnnkit follows exactly (000-parity's best of seeds) has none."""
+    followed = P.follow("002-block-diagonal")
+    assert {c.eval_every for _, c in followed} == {c.steps // P.EVALUATIONS_IN_TRAINING for _, c in followed} != {0}
+    rec = P.protocol_record("002-block-diagonal", {
+        f"{lab} {i}": {"config_label": lab, "config": cfg.to_json(), "steps": cfg.steps}
+        for i, (lab, cfg) in enumerate(followed)})
+    assert rec["follows"] and rec["lower_bound"] == [] and rec["differences"] == []
+    runs = {f"{lab} {i}": {"config_label": lab, "config": {**cfg.to_json(), "eval_every": 0}, "steps": cfg.steps}
+            for i, (lab, cfg) in enumerate(followed)}
     rec = P.protocol_record("002-block-diagonal", runs)
     assert rec["follows"] and len(rec["lower_bound"]) == 1
     assert "final evaluation" in rec["lower_bound"][0] and "best test accuracy over training" in rec["lower_bound"][0]
@@ -420,3 +432,29 @@ def test_a_final_evaluation_where_the_paper_reports_the_best_over_training_is_a_
              for i, (lab, cfg) in enumerate(P.follow("000-parity"))}
     assert P.protocol_record("000-parity", runs0)["lower_bound"] == []
     assert P.LOWER_BOUND_AS_RUN <= {how for _, how in P.REDUCTIONS.values()}
+
+
+def test_the_best_over_training_is_each_seeds_best_evaluation_then_the_mean():
+    """002's 'mean of 5 seeds, each the best test accuracy over training', run as printed when the runs kept their
+    evaluations: per seed the evaluation the judge scores highest (not the last), then the mean over seeds; a
+    configuration judged from one seed reads that seed's best evaluation too."""
+    name = "002-block-diagonal"
+    lab, cfg = P.follow(name)[0]
+    L = str(max(cfg.test_len))
+
+    def run(seed, accs):
+        evs = [{"step": 100 * (i + 1), "test_accuracy": {L: a}, "final_accuracy": {L: a}, "scaled_accuracy": {L: a}}
+               for i, a in enumerate(accs)]
+        return {"config_label": lab, "config": {**cfg.to_json(), "seed": seed}, "steps": cfg.steps,
+                "test_accuracy": {L: accs[-1]}, "final_accuracy": {L: accs[-1]}, "scaled_accuracy": {L: accs[-1]},
+                "evaluations": evs}
+    runs = {f"{lab} s{s}": run(s, accs) for s, accs in enumerate([[0.5, 0.9, 0.6], [0.8, 0.7, 0.7]])}
+    got = P.reduce_as_reported(name, runs)[lab]
+    assert got["reported_as"] == P._MEAN_BEST_OVER_TRAINING
+    assert got["test_accuracy"][L] == pytest.approx((0.9 + 0.8) / 2)
+    one = P.reduce_as_reported(name, {f"{lab} s0": runs[f"{lab} s0"]})[lab]
+    assert one["test_accuracy"][L] == 0.9 and one["best_step"] == 200
+    # without evaluations: the final ones, and the stand-in's words
+    bare = {k: {kk: vv for kk, vv in r.items() if kk != "evaluations"} for k, r in runs.items()}
+    got = P.reduce_as_reported(name, bare)[lab]
+    assert got["test_accuracy"][L] == pytest.approx((0.6 + 0.7) / 2) and got["reported_as"] in P.LOWER_BOUND_AS_RUN

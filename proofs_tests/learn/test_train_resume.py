@@ -452,3 +452,31 @@ def test_a_resumed_fixed_set_run_continues_the_epoch_order(tmp_path, loop):
     train(TrainConfig(**{**TINY, "steps": 12, "loop": loop}), fresh, stop_at=3, evaluate_at_end=False)
     with pytest.raises(InputError, match="other settings.*train_words"):
         train(cfg, fresh)
+
+
+def test_evaluations_during_training_survive_a_resume_and_match_the_batched_runs(tmp_path):
+    """``eval_every``: an evaluation every k steps on the final evaluation's words, the final one last. A run stopped
+    between evaluations and resumed lists the same evaluations, equal to the uninterrupted run's (the ones before its
+    checkpoint read back from metrics.jsonl); the same runs trained as one batched model list them at the same steps
+    with the same numbers (float32 on one CPU thread: the batched step is the separate steps to ~1e-6, so the
+    accuracies on 16 words agree exactly unless a logit is within that of a tie). A negative value is refused."""
+    from dataclasses import replace
+
+    from lrnnkit.learn.batched import train_batched
+    cfg = TrainConfig(task="parity", layer="diagonal", width=16, steps=40, batch=8, train_len=(2, 6),
+                      test_len=(6, 12), eval_n=16, eval_every=10, device="cpu", loop="device")
+    whole = train(cfg)
+    evs = whole["evaluations"]
+    assert [e["step"] for e in evs] == [10, 20, 30, 40]
+    assert evs[-1]["test_accuracy"] == whole["test_accuracy"]
+    assert len({json.dumps(e["test_accuracy"]) for e in evs}) > 1           # they are evaluations of other states
+    out = str(tmp_path / "run")
+    train(cfg, out, stop_at=25)
+    assert [r["step"] for r in ck.read_evaluations(os.path.join(out, ck.METRICS))] == [10, 20]
+    assert train(cfg, out)["evaluations"] == evs
+    batched = train_batched([cfg, replace(cfg, seed=1)])
+    assert batched[0]["evaluations"] == evs
+    assert [e["step"] for e in batched[1]["evaluations"]] == [10, 20, 30, 40]
+    assert "evaluations" not in train(replace(cfg, eval_every=0))
+    with pytest.raises(InputError, match="eval_every"):
+        TrainConfig(task="parity", layer="diagonal", eval_every=-1)
