@@ -133,6 +133,9 @@ def add_parser(sub) -> None:
     s.add_argument("--fp-train-iters", type=int, default=None, metavar="N",
                    help="fixed-point layer: at most N iterations per forward in training (default: the layer's, 16, "
                         "as 003 trains state tracking; 003's other results use 100); evaluation runs up to 100")
+    s.add_argument("--eval-every", type=int, default=0, metavar="N",
+                   help="also evaluate on the test words every N steps (default 0: at the end only); the result "
+                        "lists them as evaluations, and the text the best at the longest length")
     s.add_argument("--schedule", default="cosine", choices=["cosine", "linear", "constant"],
                    help="learning-rate schedule after the warm-up: cosine (default), linear decay to min_lr, or "
                         "constant")
@@ -201,7 +204,7 @@ def run_train(a) -> int:
                       steps=a.steps, batch=a.batch, lr=a.lr, seed=a.seed, device=a.device, max_seconds=a.max_seconds,
                       checkpoint_every=every_steps, checkpoint_seconds=every_seconds,
                       deterministic=a.deterministic, loop=a.loop, train_words=a.train_words,
-                      schedule=a.schedule, test_mix=_test_mix(a.test_mix),
+                      schedule=a.schedule, test_mix=_test_mix(a.test_mix), eval_every=a.eval_every,
                       **({} if a.fp_train_iters is None else {"fp_train_iters": a.fp_train_iters}))
     if a.seeds is not None or a.lrs is not None:
         return _run_batched(a, cfg)
@@ -257,6 +260,11 @@ def _print_result(cfg, res) -> None:
     for L, acc in res["test_accuracy"].items():
         print(f"  length {L:>6}: accuracy {acc:.4f}  final {res['final_accuracy'][L]:.4f}  "
               f"scaled {res['scaled_accuracy'][L]:.3f}")
+    if res.get("evaluations"):
+        L = max(res["test_accuracy"], key=int)
+        best = max(res["evaluations"], key=lambda e: e["test_accuracy"][L])     # ties: the earliest
+        print(f"  best over training at length {L}: accuracy {best['test_accuracy'][L]:.4f} at step {best['step']} "
+              f"({len(res['evaluations'])} evaluations)")
     ev = res["eigenvalues"]
     if ev and ev.get("min_real") is not None:
         print(f"  eigenvalues: min real part {ev['min_real']:.3f}, fraction negative "

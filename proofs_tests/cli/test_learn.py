@@ -29,7 +29,8 @@ def test_train_runs_and_prints_its_result(capsys):
                                                ("--checkpoint-every", "soon", "--checkpoint-every expects"),
                                                ("--test-mix", "8,3", "three integers N,LO,HI"),
                                                ("--test-mix", "a,b,c", "N,LO,HI (integers)"),
-                                               ("--test-mix", "8,9,3", "1 <= A <= B")])
+                                               ("--test-mix", "8,9,3", "1 <= A <= B"),
+                                               ("--eval-every", "-1", "eval_every must be >= 0")])
 def test_bad_training_flags_are_refused(flag, value, needle):
     args = build_parser().parse_args(TINY + [flag, value])
     with pytest.raises(InputError) as e:
@@ -93,3 +94,17 @@ def test_experiment_protocol_runs_are_the_papers_reseeded():
     assert sorted((lab, c.lr) for lab, c in got) == sorted((lab, lr) for lab, _ in follow("000-z60")
                                                            for lr in (1e-2, 1e-3))
     assert all(replace(c, lr=1e-4) == dict(follow("000-z60"))[lab] for lab, c in got)
+
+
+def test_eval_every_lists_the_evaluations_and_prints_the_best(capsys):
+    """``--eval-every N``: the result lists an evaluation every N steps, the final one last (the run's own test
+    numbers), and the text names the best at the longest length with its step."""
+    six = [a if a != "3" else "6" for a in TINY]         # 6 steps
+    assert run_train(build_parser().parse_args(six + ["--eval-every", "2", "--json"])) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert [e["step"] for e in res["evaluations"]] == [2, 4, 6] and res["config"]["eval_every"] == 2
+    assert res["evaluations"][-1]["test_accuracy"] == res["test_accuracy"]
+    assert run_train(build_parser().parse_args(six + ["--eval-every", "2"])) == 0
+    best = max(res["evaluations"], key=lambda e: e["test_accuracy"]["8"])
+    assert f"accuracy {best['test_accuracy']['8']:.4f} at step {best['step']} (3 evaluations)" in \
+        capsys.readouterr().out
