@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from ..ops.norm import rms_norm
+from ..ops.norm import rescale_large, rms_norm
 
-__all__ = ["RMSNorm", "GatedRMSNorm"]
+__all__ = ["RMSNorm", "GatedRMSNorm", "ScaleSafeRMSNorm"]
 
 
 class RMSNorm(torch.nn.Module):
@@ -31,3 +31,16 @@ class GatedRMSNorm(RMSNorm):
 
     def forward(self, x: torch.Tensor, z: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         return rms_norm(x, self.weight, self.eps, z, backend=self.backend)
+
+
+class ScaleSafeRMSNorm(torch.nn.RMSNorm):
+    """``torch.nn.RMSNorm(width)`` (eps: the dtype's machine epsilon; same parameter, same state dict) that stays
+    right for vectors too large for float32's squares: :func:`lrnnkit.ops.norm.rescale_large` first, which changes
+    nothing below 2^56 and divides larger vectors by a power of two. The residual stream's norms of
+    :class:`lrnnkit.learn.models.SequenceModel`: where a layer's state grows over a long input (002's p = 1.2
+    blocks, spectral radius up to 8^(1/6) per step), a plain RMSNorm returns 0 once ``mean(x^2)`` overflows, and the
+    model answers one class for every word."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(rescale_large(x))
+

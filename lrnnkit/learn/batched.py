@@ -73,6 +73,7 @@ from . import checkpoint as ck
 from .device import require_device
 from .dataset import FixedSet
 from ..layers.mixers import pnorm_columns
+from ..ops.norm import rescale_large
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
 from ..ops.diagonal.parallel import diagonal_scan
 from .models import SequenceModel
@@ -138,8 +139,9 @@ def _per_run(w: torch.Tensor, ndim: int) -> torch.Tensor:
 
 
 def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """``torch.nn.RMSNorm(D)`` (eps = the dtype's machine epsilon) with run r's weight on run r's rows."""
-    return F.rms_norm(x, (x.shape[-1],)) * _per_run(w, x.ndim).to(x.dtype)
+    """:class:`~lrnnkit.layers.norm.ScaleSafeRMSNorm` (``torch.nn.RMSNorm(D)``, eps = the dtype's machine epsilon,
+    after :func:`~lrnnkit.ops.norm.rescale_large`) with run r's weight on run r's rows."""
+    return F.rms_norm(rescale_large(x), (x.shape[-1],)) * _per_run(w, x.ndim).to(x.dtype)
 
 
 def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:

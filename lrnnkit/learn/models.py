@@ -38,6 +38,7 @@ from torch import nn
 
 from ..errors import InputError
 from ..layers.mixers import MLP, affine_scan, build_mixer, gh_layer, parse_eig_range
+from ..layers.norm import ScaleSafeRMSNorm
 
 __all__ = ["SequenceModel", "LAYER_KINDS", "affine_scan", "parse_eig_range", "gh_layer"]
 
@@ -86,10 +87,10 @@ class SequenceModel(nn.Module):
             self.mixers.append(build_mixer(layer, width=width, heads=heads, head_dim=head_dim, n_h=n_h, eig=eig,
                                            gate=gate, short_conv=short_conv, output_gate=output_gate,
                                            block_size=block_size, backend=backend, fp_train_iters=fp_train_iters))
-        self.norms = nn.ModuleList([nn.RMSNorm(width) for _ in range(layers)])
+        self.norms = nn.ModuleList([ScaleSafeRMSNorm(width) for _ in range(layers)])
         self.mlps = nn.ModuleList([MLP(width) for _ in range(layers)]) if mlp else None
-        self.mlp_norms = nn.ModuleList([nn.RMSNorm(width) for _ in range(layers)]) if mlp else None
-        self.final_norm = nn.RMSNorm(width)
+        self.mlp_norms = nn.ModuleList([ScaleSafeRMSNorm(width) for _ in range(layers)]) if mlp else None
+        self.final_norm = ScaleSafeRMSNorm(width)
         self.head = nn.Linear(width, n_out)
 
     def _run(self, tokens, collect: str | None = None):

@@ -48,6 +48,23 @@ def rms_norm_torch(x: torch.Tensor, weight: torch.Tensor | None, eps: float, gat
     return y.to(x.dtype)
 
 
+#: the largest entry a vector keeps before :func:`rescale_large` divides it: 2^56, so that its squares (at most
+#: 2^112) summed over up to 2^14 entries stay inside float32 (2^128), and an RMSNorm's eps is negligible on either side
+RESCALE_ABOVE = 2.0 ** 56
+
+
+def rescale_large(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with every vector along the last axis whose largest entry passes :data:`RESCALE_ABOVE` divided by the
+    power of two ``2^k`` (k >= 0, the smallest) that brings it to at most that; other vectors unchanged. Exact (a
+    power of two) and, since ``RMSNorm(c x) = RMSNorm(x)`` for ``c > 0`` wherever eps is negligible, as it is beyond
+    2^56, an RMSNorm of the result is the RMSNorm of ``x``, without the float32 overflow of ``mean(x^2)`` past
+    about 1.8e19 that sends a plain one to 0 (a state that grows, as 002's block-diagonal recurrence may for p > 1:
+    ``002:claim-section-3.3.small-p``). The scale is a constant of the autograd graph (no gradient)."""
+    m = x.detach().abs().amax(-1, keepdim=True)
+    k = torch.ceil(torch.log2(_acc(m) / RESCALE_ABOVE)).clamp_min(0)
+    return x * torch.exp2(-k).to(x.dtype)
+
+
 def _kernels():
     """Compile-on-first-use: the Triton kernels (imported lazily, as every kernel module of lrnnkit). Arithmetic in
     the dtype of the r buffer (float32, float64 for float64 x); eps is a compile-time constant so that it enters

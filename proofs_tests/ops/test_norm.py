@@ -169,3 +169,63 @@ def test_backends_and_refusals():
         rms_norm(x.float(), w.float(), 1e-5, torch.randn(4, 1), backend="triton")
     m = GatedRMSNorm(6, backend="torch")
     assert m.backend == "torch" and list(m.state_dict()) == ["weight"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(e=st.integers(-30, 120), D=st.integers(1, 64), seed=st.integers(0, 2**16))
+def test_rescale_large_is_an_exact_power_of_two_that_leaves_ordinary_vectors_alone(e, D, seed):
+    """rescale_large(x) = x / 2^k per vector, k >= 0 the smallest with max |x / 2^k| <= 2^56: exact (the ratio of
+    every entry is the same power of two, compared exactly in float64), no change below 2^56."""
+    from lrnnkit.ops.norm import RESCALE_ABOVE, rescale_large
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, D, generator=g, dtype=torch.float64).float() * 2.0 ** e
+    y = rescale_large(x)
+    m = x.abs().amax(-1)
+    for i in range(3):
+        if m[i] <= RESCALE_ABOVE:
+            assert torch.equal(y[i], x[i])
+        else:
+            nz = x[i] != 0
+            r = (x[i][nz].double() / y[i][nz].double()).unique()
+            assert r.numel() == 1 and float(r).is_integer() and float(r) > 1
+            k = int(torch.log2(r))
+            assert 2.0 ** k == float(r)
+            assert y[i].abs().max() <= RESCALE_ABOVE < 2 * y[i].abs().max()     # the smallest such k
+
+
+def test_scale_safe_rmsnorm_is_torchs_below_2_56_and_right_beyond_float32s_squares():
+    """ScaleSafeRMSNorm (the residual stream's norm of SequenceModel) equals torch.nn.RMSNorm bit for bit on
+    ordinary vectors, values and gradients, with the same state dict; on a vector scaled by 2^70 it returns the
+    norm of the unscaled vector (RMSNorm is scale-invariant where eps is negligible), where torch's own returns 0
+    because mean(x^2) overflows float32 (the failure of 002's long words: a state grown past ~1.8e19). The batched
+    model's norm (learn.batched._rms) does the same."""
+    from lrnnkit.layers.norm import ScaleSafeRMSNorm
+    from lrnnkit.learn.batched import _rms
+    torch.manual_seed(0)
+    safe, plain = ScaleSafeRMSNorm(16), torch.nn.RMSNorm(16)
+    with torch.no_grad():
+        plain.weight.uniform_(0.5, 1.5)
+    safe.load_state_dict(plain.state_dict())
+    x = torch.randn(4, 7, 16, requires_grad=True)
+    a, b = safe(x), plain(x)
+    assert torch.equal(a, b)
+    g = torch.randn_like(a)
+    ga, = torch.autograd.grad(a, x, g)
+    gb, = torch.autograd.grad(b, x, g)
+    assert torch.equal(ga, gb)
+    big = x.detach() * 2.0 ** 70
+    assert plain(big).abs().max() == 0            # torch's RMSNorm: mean(x^2) = inf in float32
+    assert torch.allclose(safe(big), b.detach(), rtol=1e-6, atol=0)
+    w = plain.weight.detach()[None]               # one run
+    assert torch.equal(_rms(x.detach()[None], w), b.detach()[None])
+    assert torch.allclose(_rms(big[None], w), b.detach()[None], rtol=1e-6, atol=0)
+
+
+def test_sequence_models_normalise_with_the_scale_safe_norm():
+    """Every residual-stream norm of SequenceModel is a ScaleSafeRMSNorm (state dict keys as torch's)."""
+    from lrnnkit.layers.norm import ScaleSafeRMSNorm
+    from lrnnkit.learn.models import SequenceModel
+    m = SequenceModel(5, 5, layer="block-diagonal", layers=2, width=16, mlp=True)
+    norms = [m.final_norm, *m.norms, *m.mlp_norms]
+    assert len(norms) == 5 and all(type(n) is ScaleSafeRMSNorm for n in norms)
+    assert "final_norm.weight" in m.state_dict() and "norms.1.weight" in m.state_dict()
