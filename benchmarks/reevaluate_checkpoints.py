@@ -5,8 +5,9 @@ in float64 and wrong in float32 lost its answers to rounding or overflow, not to
     python benchmarks/reevaluate_checkpoints.py RUNDIRS... [--words 256] [--json OUT.json]
 
 RUNDIRS: run directories (each with checkpoint.json), or folders of them. The words are the final evaluation's
-(``lrnnkit.learn.evaluate``: seed 0, stream 1), the first ``--words`` of them; token accuracy over supervised
-positions and the last position's accuracy are printed per run and dtype, no autocast.
+(:func:`lrnnkit.learn.evaluate.evaluate`, seed 0), ``--words`` of them, at ``--length`` (default: each run's
+longest test length); token accuracy over supervised positions and the last position's accuracy are printed per run
+and dtype, no autocast.
 """
 from __future__ import annotations
 
@@ -31,28 +32,23 @@ def _run_dirs(paths: list) -> list:
     return out
 
 
-def rescore(run_dir: str, words: int) -> dict:
-    import numpy as np
+def rescore(run_dir: str, words: int, length: int | None = None) -> dict:
+    """One run's checkpoint scored by :func:`lrnnkit.learn.evaluate.evaluate` (the final evaluation's words: seed 0)
+    at ``length`` (default: its longest test length), in float32 and float64, no autocast."""
     import torch
 
-    from lrnnkit.learn.evaluate import batch_rng
-    from lrnnkit.learn.tasks import IGNORE, make_task
+    from lrnnkit.learn.evaluate import evaluate
+    from lrnnkit.learn.tasks import make_task
     from lrnnkit.learn.train import load_checkpoint
     doc, model = load_checkpoint(run_dir, "cpu")
-    model.eval()
     cfg = doc["config"]
-    L = max(int(x) for x in cfg["test_len"])
-    x, y = make_task(cfg["task"]).sample(words, L, batch_rng(0, L, stream=1))
+    L = length or max(int(x) for x in cfg["test_len"])
+    task = make_task(cfg["task"])
     row = {"task": cfg["task"], "seed": cfg["seed"], "length": L, "words": words}
     for dt in (torch.float32, torch.float64):
-        m = model.to(dt)
-        with torch.no_grad():
-            pred = torch.cat([m(torch.as_tensor(x[i:i + 64])).argmax(-1) for i in range(0, words, 64)]).numpy()
-        sup = y != IGNORE
-        last = sup.shape[1] - 1 - np.argmax(sup[:, ::-1], axis=1)
-        rows = np.arange(words)
-        row[str(dt).split(".")[-1]] = {"token_accuracy": round(float((pred == y)[sup].mean()), 4),
-                                       "final_accuracy": round(float((pred[rows, last] == y[rows, last]).mean()), 4)}
+        ev = evaluate(model.to(dt), task, [L], n=words, seed=0, batch=64)
+        row[str(dt).split(".")[-1]] = {"token_accuracy": round(ev["accuracy"][str(L)], 4),
+                                       "final_accuracy": round(ev["final_accuracy"][str(L)], 4)}
     return row
 
 
@@ -60,10 +56,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--words", type=int, default=256)
+    ap.add_argument("--length", type=int, default=None, help="score at this length (default: each run's longest "
+                    "test length)")
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
-    if a.words < 1:
-        ap.error(f"--words must be positive, not {a.words}")
+    if a.words < 1 or (a.length is not None and a.length < 1):
+        ap.error(f"--words and --length must be positive, not {a.words} and {a.length}")
     dirs = _run_dirs(a.paths)
     if not dirs:
         print(f"error: no run directory with a checkpoint.json under {' '.join(a.paths)}", file=sys.stderr)
@@ -77,7 +75,7 @@ def main(argv=None) -> int:
            "runs": {}}
     print("| run | length | float32 token / final | float64 token / final |\n|---|---:|---|---|")
     for d in dirs:
-        r = rescore(d, a.words)
+        r = rescore(d, a.words, a.length)
         out["runs"][os.path.basename(os.path.normpath(d))] = r
         f, g = r["float32"], r["float64"]
         print(f"| {os.path.basename(os.path.normpath(d))} | {r['length']} | {f['token_accuracy']:.4f} / "

@@ -253,6 +253,7 @@ def _csv(s: str, conv, flag: str) -> list:
 
 def _print_result(cfg, res) -> None:
     """The text summary of one run."""
+    from ..learn.train import best_evaluation
     tacc = "n/a" if res["train_accuracy"] is None else f"{res['train_accuracy']:.3f}"
     print(f"{cfg.task} / {cfg.layer} [{cfg.eig_range[0]:g},{cfg.eig_range[1]:g}]: {res['steps']} steps in "
           f"{res['seconds']:.1f} s{' (stopped by --max-seconds)' if res['stopped_early'] else ''}, "
@@ -262,7 +263,7 @@ def _print_result(cfg, res) -> None:
               f"scaled {res['scaled_accuracy'][L]:.3f}")
     if res.get("evaluations"):
         L = max(res["test_accuracy"], key=int)
-        best = max(res["evaluations"], key=lambda e: e["test_accuracy"][L])     # ties: the earliest
+        best = best_evaluation(res["evaluations"], lambda e: e["test_accuracy"][L])
         print(f"  best over training at length {L}: accuracy {best['test_accuracy'][L]:.4f} at step {best['step']} "
               f"({len(res['evaluations'])} evaluations)")
     ev = res["eigenvalues"]

@@ -522,8 +522,9 @@ def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop
     windows = [[] for _ in cfgs] if state is None else state["windows"]
     goods = [None] * R if state is None else state["texts"]
     use_amp = c0.bf16 and device.type == "cuda"
-    histories = [ck.read_evaluations(os.path.join(o, ck.METRICS)) if c0.eval_every else [] for o in outs] \
-        if outs else [[] for _ in cfgs]
+    # each run's evaluations during training, those before the resumed checkpoint read back from its metrics
+    histories = [ck.read_evaluations(os.path.join(outs[r], ck.METRICS)) if outs and c0.eval_every else []
+                 for r in range(R)]
     bar = None
     if progress:
         with contextlib.suppress(ImportError):

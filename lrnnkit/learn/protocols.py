@@ -1007,10 +1007,11 @@ def _best_evaluation(res: dict, read) -> dict:
     """A run's result with the numbers of its best evaluation over training (``evaluations``,
     :attr:`lrnnkit.learn.train.TrainConfig.eval_every`; ties: the earliest) by the judged number ``read``, and
     ``best_step`` its step; a result without evaluations unchanged."""
+    from .train import best_evaluation
     evs = res.get("evaluations")
     if not isinstance(evs, list) or not evs:
         return res
-    best = max(evs, key=lambda e: read({**res, **e}))
+    best = best_evaluation(evs, lambda e: read({**res, **e}))
     return {**res, **{k: best[k] for k in ("test_accuracy", "final_accuracy", "scaled_accuracy") if k in best},
             "best_step": best.get("step")}
 
@@ -1064,17 +1065,17 @@ def reduce_as_reported(name: str, runs: dict) -> dict:
     today = best_per_config(runs)
     per = run_cells(runs)
     out = {}
+    read = _METRIC_READ.get(judged_metric(name))
     for label, cell in per.items():
         evaluated = all(_evaluated(r) for r in cell.values())
         how = reported_as(name, label, len(cell), evaluated)
         q = get_protocol(name).quote("reported", label) if name in PROTOCOLS else None
+        best_over_training = evaluated and read is not None and q is not None and q.value in WITH_EVALUATIONS
         if how == OURS_REPORTED:        # one run: its best evaluation where the paper reports the best over training
-            best = evaluated and q is not None and q.value in WITH_EVALUATIONS and \
-                judged_metric(name) in _METRIC_READ
-            out[label] = _best_evaluation(today[label], _METRIC_READ[judged_metric(name)]) if best else today[label]
+            out[label] = _best_evaluation(today[label], read) if best_over_training else today[label]
             continue
-        rule = WITH_EVALUATIONS[q.value] if how == q.value and q.value in WITH_EVALUATIONS else REDUCTIONS[q.value][0]
-        picked = rule(list(cell.values()), _METRIC_READ[judged_metric(name)])
+        rule = WITH_EVALUATIONS[q.value] if best_over_training else REDUCTIONS[q.value][0]
+        picked = rule(list(cell.values()), read)
         out[label] = {**picked, "reported_as": how,
                       "from_runs": [{"seed": s, "lr": lr} for s, lr in cell]}
     return out

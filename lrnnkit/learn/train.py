@@ -635,8 +635,7 @@ def final_evaluation(model, task, cfg, device, autocast: bool) -> dict:
     smaller batches: the same words, the same answers), the accuracy at every prefix of the longest test words, the
     mixture of ``cfg.test_mix`` (key ``test_mix``) when set, and its transition matrices' eigenvalues where it has
     them."""
-    ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
-                  autocast=autocast)
+    ev = _test_words(model, task, cfg, device, autocast)
     out = {"test_accuracy": ev["accuracy"], "final_accuracy": ev["final_accuracy"],
            "scaled_accuracy": ev["scaled_accuracy"], "prefix_accuracy": ev["prefix_accuracy"],
            "eigenvalues": (eigenvalue_summary(model, task, length=min(64, max(cfg.train_len)), seed=0,
@@ -647,11 +646,17 @@ def final_evaluation(model, task, cfg, device, autocast: bool) -> dict:
     return out
 
 
+def _test_words(model, task, cfg, device, autocast: bool) -> dict:
+    """:func:`.evaluate.evaluate` on the run's test words (``cfg.test_len``, ``cfg.eval_n`` words each, seed 0):
+    the one scoring both the final evaluation and the evaluations during training read."""
+    return evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
+                    autocast=autocast)
+
+
 def training_evaluation(model, task, cfg, device, autocast: bool, step: int) -> dict:
     """``{"step", "evaluation": {"test_accuracy", "final_accuracy", "scaled_accuracy"}}``: one evaluation during
     training (``cfg.eval_every``) on the final evaluation's words (:func:`final_evaluation`'s first table)."""
-    ev = evaluate(model, task, cfg.test_len, n=cfg.eval_n, seed=0, batch=eval_batch(cfg), device=device,
-                  autocast=autocast)
+    ev = _test_words(model, task, cfg, device, autocast)
     return {"step": int(step), "evaluation": {"test_accuracy": ev["accuracy"], "final_accuracy": ev["final_accuracy"],
                                               "scaled_accuracy": ev["scaled_accuracy"]}}
 
@@ -664,6 +669,12 @@ def evaluations_of(history: list, final: dict | None, step: int) -> list:
     if final is not None and "test_accuracy" in final:
         out.append({"step": int(step), **{k: final[k] for k in ("test_accuracy", "final_accuracy", "scaled_accuracy")}})
     return out
+
+
+def best_evaluation(evaluations: list, read) -> dict:
+    """The evaluation of ``evaluations`` (:func:`evaluations_of`'s entries) whose number ``read(entry)`` is highest;
+    ties: the earliest."""
+    return max(evaluations, key=read)
 
 
 def evaluation_due(cfg, step: int) -> bool:
