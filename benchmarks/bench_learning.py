@@ -330,10 +330,28 @@ def label_filters(text: str) -> list:
     return [x.strip() for x in out if x.strip()]
 
 
+def _over_training(ok: dict) -> dict:
+    """{configuration: {run: [(step, token accuracy at the longest test length)]}} where every run of ``ok`` kept
+    two or more evaluations during training (``TrainConfig.eval_every``), else {}."""
+    out: dict = {}
+    for k, r in ok.items():
+        evs = r.get("evaluations")
+        if not isinstance(evs, list) or len(evs) < 2:
+            return {}
+        pts = []
+        for ev in evs:
+            acc = ev.get("test_accuracy") if isinstance(ev, dict) else None
+            if not isinstance(acc, dict) or not acc or "step" not in ev:
+                return {}
+            pts.append((ev["step"], acc[str(max(int(x) for x in acc))]))
+        out.setdefault(r.get("config_label") or k, {})[k] = pts
+    return out
+
+
 def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
     """Group the run files by experiment, judge, plot, write ``<experiment>.json`` and the RESULTS fragment."""
     from lrnnkit.learn.protocols import as_reported, protocol_record
-    from lrnnkit.learn.evaluate import plot_accuracy
+    from lrnnkit.learn.evaluate import plot_accuracy, plot_over_training
     from lrnnkit.learn.experiments import EXPERIMENTS
     runs: dict = {}
     rd = os.path.join(out, "runs")
@@ -406,7 +424,12 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             doc["note"] = note_for[exp]
         with open(os.path.join(out, f"{exp}.json"), "w") as fh:
             json.dump(doc, fh, indent=1)
-        if ok:
+        over = _over_training(ok)
+        if over:        # every run evaluated during training: the curve the paper's 'best over training' reads
+            plot_over_training(over, os.path.join(out, f"{exp}.png"),
+                               title=f"{exp} ({scale}): token accuracy at the longest test length over training",
+                               ylabel="token accuracy")
+        elif ok:
             plot_accuracy({k: v["test_accuracy"] for k, v in ok.items()}, os.path.join(out, f"{exp}.png"),
                           train_len=e.plot_len if e else 128, title=f"{exp} ({scale})")
         summary["experiments"][exp] = {"judgement": doc.get("judgement"), "failed": doc["failed"],
@@ -434,7 +457,8 @@ def _with_provenance(into: str, rec: dict, pv: dict) -> dict:
         with open(_record_path(into, rec)) as fh:
             other = json.load(fh)
         if (other.get("provenance") or {}).get("call") != pv["call"]:
-            rec["result"]["config_label"] = rec["label"]
+            # a protocol run's label names its rate and seed, its result the configuration: keep the latter
+            rec["result"].setdefault("config_label", rec["label"])
             rec["label"] = f"{rec['label']} (call {pv['call']})"
             pv.setdefault("tag", f"call {pv['call']}")
     return rec

@@ -172,6 +172,43 @@ def eigenvalue_summary(model, task, *, length: int = 64, n: int = 8, seed: int =
             "max_abs": float(ev.abs().max()), "matrices": used, "of": total}
 
 
+def plot_over_training(curves: dict, path: str, *, title: str = "", ylabel: str = "accuracy") -> None:
+    """Accuracy over training, one thin line per run and one bold line per configuration (the mean of its runs at
+    each step they share): ``curves`` maps a configuration label to ``{run label: [(step, accuracy), ...]}``, e.g.
+    the test accuracy at the longest length of each evaluation (``TrainConfig.eval_every``) for a paper that
+    reports the best over training (002, Table 2 caption). Written atomically as PNG or SVG (by the extension)."""
+    import io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for i, (config, runs) in enumerate(curves.items()):
+        colour = f"C{i % 10}"
+        at: dict = {}
+        for pts in runs.values():
+            pts = sorted(pts)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colour, lw=0.7, alpha=0.45)
+            for step, acc in pts:
+                at.setdefault(step, []).append(acc)
+        shared = sorted(k for k, v in at.items() if len(v) == len(runs))
+        ax.plot(shared, [sum(at[k]) / len(at[k]) for k in shared], color=colour, lw=2,
+                label=f"{config} (mean of {len(runs)})")
+    ax.set_xlabel("training step")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, loc="best", framealpha=0.7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fmt = "svg" if path.endswith(".svg") else "png"
+    fig.savefig(buf, format=fmt, dpi=120)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def plot_accuracy(curves: dict, path: str, *, train_len: int | None = None, title: str = "",
                   ylabel: str = "accuracy") -> None:
     """Accuracy vs length, one line per entry of ``curves`` (label -> {length: acc}); the longest training length

@@ -292,15 +292,31 @@ def _at_paper_scale(r: CheckResult, outcome: str, scale, runs: dict, rec: dict, 
 def _exchanged(res: dict) -> dict:
     """A run's record with success and failure exchanged: every accuracy below 1/2 set to 1, every other to 0 (a
     per-prefix curve, ``prefix_accuracy``'s lists, element by element; its ``None``, where no word supervises a
-    position, kept; each of its ``evaluations`` over training likewise)."""
+    position, kept). Its ``evaluations`` over training are turned by their best: each evaluation's accuracy at a
+    length becomes the turned maximum over all evaluations at that length, so that a judge reading the best
+    evaluation (002's 'best test accuracy over training') reads a failure where the run succeeded at any
+    evaluation, and a success only where it never did (turning each evaluation alone would hand the judge the
+    turned value of the run's worst dip)."""
     def turn(a):       # None: a position no word supervises (last-position tasks' prefix curves) stays None
         return [turn(x) for x in a] if isinstance(a, list) else None if a is None else (1.0 if a < 0.5 else 0.0)
     out = dict(res)
     for k, v in res.items():
         if k.endswith("_accuracy") and isinstance(v, dict):
             out[k] = {L: turn(a) for L, a in v.items()}
-    if isinstance(res.get("evaluations"), list):     # the evaluations over training, each turned the same way
-        out["evaluations"] = [_exchanged(e) if isinstance(e, dict) else e for e in res["evaluations"]]
+    evs = res.get("evaluations")
+    if isinstance(evs, list):
+        best: dict = {}
+        for e in evs:
+            for k, v in (e.items() if isinstance(e, dict) else ()):
+                if k.endswith("_accuracy") and isinstance(v, dict):
+                    for L, a in v.items():
+                        if isinstance(a, (int, float)):
+                            best.setdefault(k, {})[L] = max(best.get(k, {}).get(L, a), a)
+        out["evaluations"] = [
+            {**e, **{k: {L: turn(best.get(k, {}).get(L, a)) if isinstance(a, (int, float)) else turn(a)
+                         for L, a in v.items()}
+                     for k, v in e.items() if k.endswith("_accuracy") and isinstance(v, dict)}}
+            if isinstance(e, dict) else e for e in evs]
     return out
 
 

@@ -76,6 +76,24 @@ def test_import_runs_tags_a_second_call_and_summarise_judges_the_part(tmp_path):
     assert doc["judgement"]["outcome"].startswith("incomplete (2 of 12 configurations")
 
 
+def test_import_runs_keeps_a_protocol_runs_configuration_when_a_second_call_repeats_its_label(tmp_path):
+    """A protocol run's label names its rate and seed (``S3 ... (lr 0.001, seed 0)``) and its result the
+    configuration (``config_label``); a second call's run of the same label is tagged ``(call NAME)`` and must stay
+    a run of that configuration, so the judge sees it (found: 004's diagonal runs of a later call were judged as a
+    configuration of their own, and the experiment read as incomplete)."""
+    bl = _bench()
+    into = str(tmp_path / "merged")
+    lab = S3[1] + " (lr 0.001, seed 0)"
+    a = _call(tmp_path, "a", {lab: _res(0.17, 105, config_label=S3[1])})
+    b = _call(tmp_path, "b", {lab: _res(0.99, 3278, config_label=S3[1])})
+    bl.import_runs(a, into, {"call": "first", "commit": "x"})
+    bl.import_runs(b, into, {"call": "second", "commit": "y"})
+    bl.summarise(into, "small")
+    doc = json.load(open(os.path.join(into, "001-deltaproduct.json")))
+    assert doc["runs"][lab + " (call second)"]["config_label"] == S3[1]
+    assert best_per_config(doc["runs"])[S3[1]]["steps"] == 3278
+
+
 S4 = ["S4 DeltaProduct n_h=1 [-1,1]", "S4 DeltaProduct n_h=2 [-1,1]"]
 
 
@@ -188,3 +206,23 @@ def test_import_layer_vs_fla_rejects_a_file_without_cells(tmp_path, capsys):
                   '{"call": "c"}'])
     err = capsys.readouterr().err
     assert rc == 2 and "fig3" in err and "Traceback" not in err
+
+
+def test_over_training_curves_need_every_runs_evaluations_and_plot(tmp_path):
+    """Runs that kept evaluations during training are drawn over training (step, accuracy at the longest length),
+    grouped by configuration; one run without them and the summary falls back to accuracy against length."""
+    bl = _bench()
+    from lrnnkit.learn.evaluate import plot_over_training
+
+    def run(seed, accs, evaluated=True):
+        evs = [{"step": 100 * (i + 1), "test_accuracy": {"40": 1.0, "500": a}} for i, a in enumerate(accs)]
+        return {"config_label": "Sum(5)", "config": {"seed": seed},
+                "test_accuracy": {"40": 1.0, "500": accs[-1]}, **({"evaluations": evs} if evaluated else {})}
+    ok = {"a": run(0, [0.5, 0.9]), "b": run(1, [0.7, 0.8])}
+    over = bl._over_training(ok)
+    assert over == {"Sum(5)": {"a": [(100, 0.5), (200, 0.9)], "b": [(100, 0.7), (200, 0.8)]}}
+    assert bl._over_training({**ok, "c": run(2, [0.1, 0.2], evaluated=False)}) == {}
+    path = str(tmp_path / "over.png")
+    plot_over_training(over, path, title="t")
+    with open(path, "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
