@@ -1,7 +1,7 @@
 """What each paper-scale experiment needs on this machine's GPU: every configuration of ``lrnnkit experiment NAME
 --scale paper`` timed on a few training steps ("every other one says what it needs").
 
-    python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--steps 20] [--loops host,device]
+    python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--labels S3,...] [--steps 20] [--loops host,device]
                                           [--json OUT.json]
     python benchmarks/paper_scale_cost.py --record COST.json [--ran RESULTS.json ...]   # RESULTS.md section
 
@@ -191,6 +191,8 @@ def main(argv=None) -> int:
     ap.add_argument("--protocol", action="store_true",
                     help="time each configuration as the paper's protocol runs it (lrnnkit.learn.protocols.follow: "
                          "its first seed and rate), not as --scale paper does")
+    ap.add_argument("--labels", default=None,
+                    help="comma-separated substrings: time only the configurations whose label holds one")
     ap.add_argument("--json", default=None)
     ap.add_argument("--record", metavar="COST_JSON", default=None, help="write RESULTS.md's section from a --json file")
     ap.add_argument("--ran", nargs="*", default=[], help="with --record: results files of paper-scale runs")
@@ -206,6 +208,8 @@ def main(argv=None) -> int:
         exp = get_experiment(name)
         rows = []
         for label, cfg in _configurations(name, exp, a.protocol):
+            if a.labels and not any(x in label for x in a.labels.split(",")):
+                continue
             cfg = dataclasses.replace(cfg, device=a.device)
             try:
                 r = time_config(cfg, a.steps, loops)
