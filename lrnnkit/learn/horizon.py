@@ -146,10 +146,19 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     ``first_length_below_1`` of the sampled curve, ``extracted_states``, ``target_states``,
     ``isomorphic_to_target``, ``extraction_word`` (a shortest word separating extraction and target), ``seconds``
     and ``statement`` (one line). Without AALpy the extraction is skipped (``extraction.missing = "aalpy"``); the
-    shortest wrong word and the curve do not need it."""
+    shortest wrong word and the curve do not need it. A task that draws only well-formed words (002's ModArith)
+    is measured over those words alone (:func:`_well_formed_horizon`: ``words`` = ``"well-formed"``, no
+    extraction)."""
     if max_len < 1 or max_words < 1 or samples < 1:
         raise InputError(f"max_len, max_words and samples must be >= 1 (got {max_len}, {max_words}, {samples})")
     t0 = time.perf_counter()
+    task = make_task(task_or_fsa) if isinstance(task_or_fsa, str) else task_or_fsa
+    if isinstance(task, AutomatonTask) and task.words == "alternate" and task.k == 1:
+        out = _well_formed_horizon(model, task, max_len=max_len, max_words=max_words, samples=samples, seed=seed,
+                                   device=device, autocast=autocast, autocast_cpu=autocast_cpu)
+        out["seconds"] = round(time.perf_counter() - t0, 3)
+        out["statement"] = horizon_statement(out)
+        return out
     fsa, letters, labels = horizon_target(task_or_fsa)
     was = getattr(model, "training", None)
     if was is not None:
@@ -235,6 +244,98 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     return out
 
 
+WELL_FORMED = "well-formed"
+
+
+def _odd_lengths(max_len: int) -> list:
+    """The curve's lengths for words whose answers are read after a digit (odd prefix lengths): 1, 3, 7, 15, ...
+    and the longest odd length <= ``max_len``."""
+    return sorted({L if L % 2 else L - 1 for L in _curve_lengths(max_len)} - {0})
+
+
+def _all_well_formed(task, L: int) -> np.ndarray:
+    """Every word of ``task``'s well-formed family of length ``L`` (digit, operator, digit, ...), lexicographic."""
+    digits = [a for a in task.letters if task.fsa.alphabet[a].isdigit()]
+    ops = [a for a in task.letters if not task.fsa.alphabet[a].isdigit()]
+    choice = [digits if i % 2 == 0 else ops for i in range(L)]
+    idx = np.indices([len(c) for c in choice]).reshape(L, -1).T
+    return np.stack([np.asarray(choice[i])[idx[:, i]] for i in range(L)], axis=1)
+
+
+def _well_formed_horizon(model, task, *, max_len: int, max_words: int, samples: int, seed: int, device: str,
+                         autocast: bool, autocast_cpu: bool) -> dict:
+    """:func:`horizon` for a task that draws only well-formed words (``words="alternate"``: 002's ModArith(M),
+    004's left-to-right modular arithmetic): the model's answers on other words are not the task's, so the search,
+    the curve and the wrong words range over the well-formed words alone, read after each digit (odd prefix
+    lengths; a causal model's answer after ``t`` letters is its answer on the prefix, itself well formed, so a
+    task that supervises only the last position is read the same way). The exhaustive search checks every
+    well-formed word of length 1, 3, 5, ... in turn while the total stays within ``max_words`` (a first wrong word
+    is a shortest wrong well-formed word); the curve reads ``samples`` random well-formed words of length
+    ``max_len`` at every odd prefix; no automaton is extracted (L* asks about every word)."""
+    fsa = task.fsa
+    labels = list(task.labels)
+    names = np.array(labels + ["error"], dtype=str)          # the error state's label (-1) never occurs here
+    oracle = _Oracle(model, np.arange(fsa.n_letters), labels, device, autocast, autocast_cpu)
+    sym = lambda w: [fsa.alphabet[a] for a in w]  # noqa: E731
+
+    def want_of(words):
+        return names[task._lab[fsa.trace_batch(words)]]
+
+    def run(words):
+        per = max(1, CURVE_TOKENS // words.shape[1])
+        return np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, len(words), per)])
+
+    out = {"target": fsa.name, "words": WELL_FORMED, "letters": int(len(task.letters)),
+           "bf16_autocast": bool(autocast if str(device).startswith("cuda") else autocast_cpu),
+           "horizon": None, "shortest_wrong_word": None, "model_output": None, "target_output": None}
+    checked, up_to, wrong = 0, 0, []
+    n_digits = sum(fsa.alphabet[a].isdigit() for a in task.letters)
+    n_ops = len(task.letters) - n_digits
+    L = 1
+    while L <= max_len:
+        n = n_digits ** ((L + 1) // 2) * n_ops ** (L // 2)
+        if checked + n > max_words:
+            break
+        words = _all_well_formed(task, L)
+        got, want = run(words)[:, -1], want_of(words)[:, -1]
+        checked += n
+        bad = np.nonzero(got != want)[0]
+        if bad.size:
+            w = words[bad[0]].tolist()
+            out.update(horizon=L, shortest_wrong_word=sym(w), model_output=str(got[bad[0]]),
+                       target_output=str(want[bad[0]]))
+            wrong.append(w)
+            break
+        up_to = L
+        L += 2
+    out.update(exhaustive_up_to=up_to, words_checked=checked)
+    rng = np.random.default_rng(seed)
+    words = task._letters(samples, max_len, rng)
+    got, want = run(words), want_of(words)
+    lengths = _odd_lengths(max_len)
+    right = got == want
+    read = np.zeros(max_len, dtype=bool)
+    read[0::2] = True                                   # after a digit: odd prefix lengths
+    acc = right.mean(axis=0)
+    out["accuracy_by_length"] = {str(n): round(float(acc[n - 1]), 4) for n in lengths}
+    out["wrong_pairs_by_length"] = _wrong_pairs(got, want, right, lengths)
+    out["samples"] = samples
+    below = np.nonzero(read & ~right.all(axis=0))[0]
+    out["first_length_below_1"] = int(below[0]) + 1 if below.size else None
+    if below.size:
+        t = int(below[0])
+        wrong.append(words[int(np.nonzero(~right[:, t])[0][0]), : t + 1].tolist())
+    out.update(extracted_states=None, target_states=minimize(fsa).n_states, isomorphic_to_target=None,
+               extraction_word=None,
+               extraction={"skipped": "the task's words are well formed only: L* would ask about every word"})
+    if wrong:
+        best = min(wrong, key=len)
+        out["wrong_at_length"], out["wrong_word"] = len(best), sym(best)
+    else:
+        out["wrong_at_length"], out["wrong_word"] = None, None
+    return out
+
+
 def horizon_checkpoint(path: str, *, max_len: int | None = None, device: str = "cpu", **kw) -> dict:
     """:func:`horizon` of a trained checkpoint (a ``lrnnkit train --out`` run directory or its checkpoint JSON,
     loaded by :func:`lrnnkit.learn.train.load_checkpoint`) on its own task, up to ``max_len`` (default: its longest
@@ -253,10 +354,12 @@ def horizon_statement(h: dict) -> str:
     if h.get("skipped"):
         return f"horizon not computed ({h['skipped']})"
     if h["horizon"] is not None:
+        kind = f"{h['words']} " if h.get("words") else ""
         s = (f"horizon {h['horizon']}: wrong on {' '.join(h['shortest_wrong_word'])!r} (model "
-             f"{h['model_output']!r}, target {h['target_output']!r}); right on every shorter word")
+             f"{h['model_output']!r}, target {h['target_output']!r}); right on every shorter {kind}word")
     else:
-        s = f"right on every word of length <= {h['exhaustive_up_to']} ({h['words_checked']} words)"
+        kind = f"{h['words']} " if h.get("words") else ""
+        s = f"right on every {kind}word of length <= {h['exhaustive_up_to']} ({h['words_checked']} words)"
         if h["wrong_at_length"] is not None:
             s += f"; wrong at length {h['wrong_at_length']}"
         else:

@@ -178,7 +178,7 @@ def test_experiment_records_carry_the_horizon_beside_the_accuracy(tmp_path, caps
         exp.runs = orig
     unsupported = _FlipFrom(3)
     from lrnnkit.learn.experiments import run_horizon
-    cfg = TrainConfig(task="mod-arith:5", test_len=(9,))
+    cfg = TrainConfig(task="mod-arith-br:5", test_len=(9,))      # not an automaton task (brackets)
     assert "no horizon" in run_horizon(unsupported, cfg, "tiny")["statement"]
 
 
@@ -221,3 +221,58 @@ def test_autocast_cpu_runs_the_model_in_bf16_and_says_so():
     b = horizon(m, "parity", max_len=8, max_words=6, samples=4, extract=False, autocast_cpu=True)
     assert torch.bfloat16 in m.seen and b["bf16_autocast"] is True
     assert b["horizon"] == 1 and b["shortest_wrong_word"] == ["1"] and b["model_output"] == "0"
+
+
+class _ExactWellFormed(torch.nn.Module):
+    """The task's own answers (the FSA's label after every prefix), rotated to the next label from prefix length
+    ``k`` on: a model of the well-formed-words task wrong exactly from length k (read after each digit)."""
+
+    def __init__(self, task, k: int | None = None):
+        super().__init__()
+        self.task, self.k = task, k
+
+    def forward(self, x):
+        lab = self.task._lab[self.task.fsa.trace_batch(x.numpy())]
+        lab = np.where(lab < 0, 0, lab)
+        n = len(self.task.labels)
+        if self.k is not None:
+            pos = np.arange(1, x.shape[1] + 1)
+            lab = np.where(pos[None, :] >= self.k, (lab + 1) % n, lab)
+        return torch.nn.functional.one_hot(torch.as_tensor(lab), n).float()
+
+
+def test_a_well_formed_task_is_measured_over_its_own_words():
+    """002's ModArith(5) draws only digit-operator-digit words: the search runs over those alone (5 + 75 + 1125 =
+    1205 words of lengths 1, 3, 5 within 2^14; the 16875 of length 7 would pass it), the exact model is right on
+    all of them and on the sampled curve at every odd length, and no automaton is extracted."""
+    from lrnnkit.learn.tasks import make_task
+    task = make_task("mod-arith:5")
+    h = horizon(_ExactWellFormed(task), task, max_len=64, max_words=2 ** 14, samples=32)
+    assert h["words"] == "well-formed" and h["horizon"] is None and h["wrong_at_length"] is None
+    assert h["exhaustive_up_to"] == 5 and h["words_checked"] == 5 + 75 + 1125
+    assert set(h["accuracy_by_length"]) == {"1", "3", "7", "15", "31", "63"}
+    assert all(v == 1.0 for v in h["accuracy_by_length"].values())
+    assert h["extracted_states"] is None and "well formed only" in h["extraction"]["skipped"]
+    assert h["statement"].startswith("right on every well-formed word of length <= 5 (1205 words); no wrong word")
+
+
+@pytest.mark.parametrize("k, first", [(1, 1), (3, 3), (4, 5), (5, 5)])
+def test_a_well_formed_model_wrong_from_length_k_has_the_shortest_wrong_well_formed_word(k, first):
+    """Wrong from prefix length k on: the first wrong answer read after a digit is at the first odd length >= k,
+    on the lexicographically first word of that length (digits before operators: 0 + 0 + 0 ...), checked against
+    the task's own labels; the shorter well-formed words are all right."""
+    from lrnnkit.learn.tasks import make_task
+    task = make_task("mod-arith:5")
+    h = horizon(_ExactWellFormed(task, k), task, max_len=16, max_words=2 ** 14, samples=16)
+    assert h["horizon"] == first and h["exhaustive_up_to"] == max(0, first - 2)
+    assert h["shortest_wrong_word"] == ["0", "+"] * (first // 2) + ["0"]
+    assert h["target_output"] == "0" and h["model_output"] == "1"
+    assert h["first_length_below_1"] == first and h["wrong_at_length"] == first
+    assert "right on every shorter well-formed word" in h["statement"]
+
+
+def test_horizon_target_still_refuses_a_well_formed_task():
+    """The all-words target (for L* and the all-words search) is still refused for such tasks: only horizon()
+    measures them, over their own words."""
+    with pytest.raises(InputError, match="well-formed"):
+        horizon_target("mod-arith:5")
