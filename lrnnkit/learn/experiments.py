@@ -574,10 +574,10 @@ EXPERIMENTS = {e.name: e for e in [
                "The block-diagonal input-dependent LRNN (b=8, h=8, p=1.2) extrapolates from length 40 to 500 on "
                "Sum(5), EvenPair(5), ModArith(5) (accuracy 1.00 / 0.99 / 1.00).",
                _block_runs, _judge_block,
-               parts={"sum-modarith": ("002 Table 2, narrowed to the two tasks whose numbers are 1.00: the block-"
-                                       "diagonal input-dependent LRNN (b=8, h=8, p=1.2) extrapolates from length 40 "
-                                       "to 500 on Sum(5) and from 39 to 499 on ModArith(5) (accuracy 1.00 / 1.00).",
-                                       ["Sum(5)", "ModArith(5)"], _judge_block)}),
+               parts={"arith": ("002 Table 2, narrowed to its two arithmetic tasks, whose numbers are 1.00: the "
+                                "block-diagonal input-dependent LRNN (b=8, h=8, p=1.2) extrapolates from length 40 to "
+                                "500 on Sum(5) and from 39 to 499 on ModArith(5) (accuracy 1.00 / 1.00).",
+                                ["Sum(5)", "ModArith(5)"], _judge_block)}),
     Experiment("004-bilinear", "004", "Section 3, Table 1 (and 000 Fig. 1 for diagonal [0,1])",
                "004 Section 3, Table 1 as printed: bilinear RNNs (no additive terms) learn parity, modular addition "
                "and modular arithmetic from lengths 2-10 and extrapolate to 500; a positive diagonal (Mamba-like "

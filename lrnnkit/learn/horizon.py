@@ -156,9 +156,7 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
     if isinstance(task, AutomatonTask) and task.words == "alternate" and task.k == 1:
         out = _well_formed_horizon(model, task, max_len=max_len, max_words=max_words, samples=samples, seed=seed,
                                    device=device, autocast=autocast, autocast_cpu=autocast_cpu)
-        out["seconds"] = round(time.perf_counter() - t0, 3)
-        out["statement"] = horizon_statement(out)
-        return out
+        return {**out, "seconds": round(time.perf_counter() - t0, 3), "statement": horizon_statement(out)}
     fsa, letters, labels = horizon_target(task_or_fsa)
     was = getattr(model, "training", None)
     if was is not None:
