@@ -28,7 +28,7 @@ from .tasks import IGNORE, batch_rng
 from ..fileio import atomic_write_bytes
 
 __all__ = ["evaluate", "evaluate_mixture", "mixture_lengths", "mixture_words", "scaled_accuracy",
-           "eigenvalue_summary", "plot_accuracy"]
+           "eigenvalue_summary", "plot_accuracy", "plot_over_training"]
 
 NEG_TOL = 1e-3
 
@@ -172,18 +172,39 @@ def eigenvalue_summary(model, task, *, length: int = 64, n: int = 8, seed: int =
             "max_abs": float(ev.abs().max()), "matrices": used, "of": total}
 
 
+def _axes():
+    """A figure and axes of the accuracy plots' size, on matplotlib's file-only backend."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt.subplots(figsize=(6, 3.6))
+
+
+def _save(fig, ax, path: str, *, xlabel: str, ylabel: str, title: str) -> None:
+    """Label, legend and grid an accuracy plot (y from 0 to 1) and write it atomically as PNG or SVG (by the
+    extension)."""
+    import io
+
+    import matplotlib.pyplot as plt
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, loc="best", framealpha=0.7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg" if path.endswith(".svg") else "png", dpi=120)
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def plot_over_training(curves: dict, path: str, *, title: str = "", ylabel: str = "accuracy") -> None:
     """Accuracy over training, one thin line per run and one bold line per configuration (the mean of its runs at
     each step they share): ``curves`` maps a configuration label to ``{run label: [(step, accuracy), ...]}``, e.g.
     the test accuracy at the longest length of each evaluation (``TrainConfig.eval_every``) for a paper that
     reports the best over training (002, Table 2 caption). Written atomically as PNG or SVG (by the extension)."""
-    import io
-
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = _axes()
     for i, (config, runs) in enumerate(curves.items()):
         colour = f"C{i % 10}"
         at: dict = {}
@@ -195,45 +216,17 @@ def plot_over_training(curves: dict, path: str, *, title: str = "", ylabel: str 
         shared = sorted(k for k, v in at.items() if len(v) == len(runs))
         ax.plot(shared, [sum(at[k]) / len(at[k]) for k in shared], color=colour, lw=2,
                 label=f"{config} (mean of {len(runs)})")
-    ax.set_xlabel("training step")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, loc="best", framealpha=0.7)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fmt = "svg" if path.endswith(".svg") else "png"
-    fig.savefig(buf, format=fmt, dpi=120)
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+    _save(fig, ax, path, xlabel="training step", ylabel=ylabel, title=title)
 
 
 def plot_accuracy(curves: dict, path: str, *, train_len: int | None = None, title: str = "",
                   ylabel: str = "accuracy") -> None:
     """Accuracy vs length, one line per entry of ``curves`` (label -> {length: acc}); the longest training length
     dashed (as the papers mark it). Written atomically as PNG or SVG (by the extension)."""
-    import io
-
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = _axes()
     for label, c in curves.items():
         xs = sorted(int(k) for k in c)
         ax.plot(xs, [c[str(k)] if str(k) in c else c[k] for k in xs], marker="o", ms=3, label=label)
     if train_len:
         ax.axvline(train_len, color="red", ls="--", lw=1, label=f"train length {train_len}")
-    ax.set_xlabel("sequence length")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, loc="best", framealpha=0.7)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fmt = "svg" if path.endswith(".svg") else "png"
-    fig.savefig(buf, format=fmt, dpi=120)
-    plt.close(fig)
-    atomic_write_bytes(path, buf.getvalue())
+    _save(fig, ax, path, xlabel="sequence length", ylabel=ylabel, title=title)
