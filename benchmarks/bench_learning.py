@@ -846,7 +846,7 @@ def main(argv=None) -> int:
         if a.labels:
             pjobs = [j for j in pjobs if any(x in j["label"] for x in label_filters(a.labels))]
         if a.dry_run:
-            print(pg.dry_run(pjobs, a.gpus, order=a.order, per_gpu=a.per_gpu))
+            print(pg.dry_run(pjobs, a.gpus, order=a.order, per_gpu=a.per_gpu, out=a.out))
             return 0
         pg.run_protocol(pjobs, a.out, a.gpus, a.safety_cap, a.deadline, a.order, a.per_gpu)
         summarise(a.out, a.scale)

@@ -185,9 +185,13 @@ def load_costs(path: str = COSTS, protocol_path: str = PROTOCOL_COSTS) -> dict:
     return costs
 
 
-def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per_gpu: int = 1) -> str:
+def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per_gpu: int = 1,
+            out: str | None = None) -> str:
     """The table of :func:`plan` and each worker's total minutes (one worker per GPU; ``per_gpu`` > 1: that many per
-    GPU, the one-by-one jobs split as :func:`run_protocol` splits them, each worker's minutes as if alone)."""
+    GPU, the one-by-one jobs split as :func:`run_protocol` splits them, each worker's minutes as if alone). With
+    ``out`` (the grid's folder, holding carried run directories), a job whose runs already trained some steps
+    shows the step its checkpoints reached and the minutes left (its minutes x the steps left / steps), and the
+    totals count what is left."""
     costs = measured_costs(load_costs()) if costs is None else costs
     speedups = _load(SPEEDUPS) if speedups is None else speedups
     if per_gpu > 1:
@@ -196,10 +200,15 @@ def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per
     name = (lambda w: f"gpu {w}") if per_gpu == 1 else (lambda w: f"worker {w} gpu {w % gpus}")
     lines, tot = [], [0.0] * workers
     for g, m, j in plan(jobs, workers, costs, speedups, order):
-        tot[g] += m or 0.0
+        steps = j["runs"][0]["config"]["steps"]
+        done = min(_steps_done(out, j), steps) if out else 0
+        left = None if m is None else m * (steps - done) / steps
+        tot[g] += left or 0.0
         lines.append(f"{name(g)}  {j['experiment']:18} {j['label'][:40]:40} {len(j['runs']):3} runs "
-                     f"{'batched' if j['batched'] else 'one by one':10} {j['runs'][0]['config']['steps']:7} steps "
-                     + (f"{m:8.1f} min" if m is not None else "  no cost recorded"))
+                     f"{'batched' if j['batched'] else 'one by one':10} {steps:7} steps "
+                     + (f"{m:8.1f} min" if m is not None else "  no cost recorded")
+                     + (f", at step {done}: {left:.1f} min left" if done and left is not None else
+                        f", at step {done}" if done else ""))
     lines += [f"{name(g)} total {t:.1f} min" for g, t in enumerate(tot)]
     return "\n".join(lines)
 
@@ -220,6 +229,17 @@ def _elapsed(run_dir: str) -> float:
     from lrnnkit.learn import checkpoint as ck
     p = os.path.join(run_dir, ck.CKPT_JSON)
     return float(_load(p).get("elapsed", 0.0)) if os.path.exists(p) else 0.0
+
+
+def _steps_done(out: str, job: dict) -> int:
+    """The fewest steps any of ``job``'s runs' checkpoints under ``out`` holds (0 where one has none): where the job
+    resumes (a batched job's runs checkpoint together)."""
+    from lrnnkit.learn import checkpoint as ck
+    steps = []
+    for d in _run_dirs(out, job):
+        p = os.path.join(d, ck.CKPT_JSON)
+        steps.append(int(_load(p).get("step", 0)) if os.path.exists(p) else 0)
+    return min(steps) if steps else 0
 
 
 def _finished(out: str, experiment: str, run: dict) -> bool:

@@ -93,16 +93,22 @@ def test_a_job_continues_from_its_checkpoints(tmp_path, monkeypatch):
     assert steps == sorted(set(steps))                       # no step logged twice
 
 
+def _job(label, R, steps, layer="deltanet", exp="000-parity", b=True):
+    return {"experiment": exp, "label": label, "batched": b,
+            "runs": [{"label": f"{label} {r}", "config": {"steps": steps, "layer": layer}} for r in range(R)]}
+
+
+_COSTS = {"experiments": {"000-parity": {"rows": [{"label": "A", "ms_per_step": 6.0},
+                                                  {"label": "B", "ms_per_step": 3.0}]}}}
+_SPEED = {"rows": [{"shape": "parity-deltanet", "mode": "alone", "runs": 1, "speedup_vs_alone": 1.0},
+                   {"shape": "parity-deltanet", "mode": "batched 4", "runs": 4, "speedup_vs_alone": 1.25},
+                   {"shape": "parity-deltanet", "mode": "packed 8", "runs": 8, "speedup_vs_alone": 0.5},
+                   {"shape": "parity-deltanet", "mode": "batched 8", "runs": 8, "speedup_vs_alone": 1.5}]}
+_JOBS = [_job("A", 12, 10000), _job("B", 5, 10000), _job("A", 2, 10000, layer="diagonal"), _job("C", 1, 5)]
+
+
 def test_the_dry_run_arithmetic():
-    def job(label, R, steps, layer="deltanet", exp="000-parity", b=True):
-        return {"experiment": exp, "label": label, "batched": b,
-                "runs": [{"label": f"{label} {r}", "config": {"steps": steps, "layer": layer}} for r in range(R)]}
-    costs = {"experiments": {"000-parity": {"rows": [{"label": "A", "ms_per_step": 6.0},
-                                                     {"label": "B", "ms_per_step": 3.0}]}}}
-    speed = {"rows": [{"shape": "parity-deltanet", "mode": "alone", "runs": 1, "speedup_vs_alone": 1.0},
-                      {"shape": "parity-deltanet", "mode": "batched 4", "runs": 4, "speedup_vs_alone": 1.25},
-                      {"shape": "parity-deltanet", "mode": "packed 8", "runs": 8, "speedup_vs_alone": 0.5},
-                      {"shape": "parity-deltanet", "mode": "batched 8", "runs": 8, "speedup_vs_alone": 1.5}]}
+    job, costs, speed = _job, _COSTS, _SPEED
     # minutes are float products and quotients (rounding ~1e-16 relative): rel 1e-12
     # 12 runs x 10000 steps x 6 ms = 12 min, / 1.5 (the largest batched R measured, not above 12) = 8 min
     assert pg.estimate_minutes(job("A", 12, 10000), costs, speed) == pytest.approx(8.0, rel=1e-12)
@@ -112,12 +118,30 @@ def test_the_dry_run_arithmetic():
     assert pg.estimate_minutes(job("A", 2, 10000, b=False), costs, speed) == pytest.approx(2.0, rel=1e-12)
     assert pg.estimate_minutes(job("A", 2, 10000, layer="diagonal"), costs, speed) == pytest.approx(2.0, rel=1e-12)
     assert pg.estimate_minutes(job("C", 2, 10000), costs, speed) is None
-    jobs = [job("A", 12, 10000), job("B", 5, 10000), job("A", 2, 10000, layer="diagonal"), job("C", 1, 5)]
+    jobs = _JOBS
     plan = pg.plan(jobs, 2, costs, speed)
     assert [(g, m) for g, m, _ in plan] == [(0, pytest.approx(8.0)), (1, pytest.approx(2.0)),
                                             (1, pytest.approx(2.0)), (1, None)]
     text = pg.dry_run(jobs, 2, costs, speed)
     assert "gpu 0 total 8.0 min" in text and "gpu 1 total 4.0 min" in text and "no cost recorded" in text
+
+
+def test_the_dry_run_counts_what_carried_checkpoints_left(tmp_path):
+    """With the grid's folder, a job whose run directories hold checkpoints is priced at what is left: the job
+    resumes at the fewest steps any of its runs reached (a batched job checkpoints its runs together)."""
+    jobs, costs, speed = _JOBS, _COSTS, _SPEED
+    from lrnnkit.learn import checkpoint as ck
+    out = str(tmp_path)
+    for i, d in enumerate(pg._run_dirs(out, jobs[0])):       # job A: 12 runs, 10000 steps, 8.0 min
+        os.makedirs(d)
+        with open(os.path.join(d, ck.CKPT_JSON), "w") as fh:
+            json.dump({"step": 7500 if i else 7600}, fh)
+    assert pg._steps_done(out, jobs[0]) == 7500 and pg._steps_done(out, jobs[1]) == 0
+    text = pg.dry_run(jobs, 2, costs, speed, out=out)
+    assert "at step 7500: 2.0 min left" in text and "gpu 0 total 2.0 min" in text
+    # gpu 1: job B (2.0 min, no checkpoint) and the diagonal job, whose two runs are named as job A's first two
+    # (same directories here, so also at step 7500: 2.0 x 2500 / 10000 = 0.5 min)
+    assert "gpu 1 total 2.5 min" in text
 
 
 def test_the_protocol_record_counts_every_seed_and_rate_of_a_grid():
