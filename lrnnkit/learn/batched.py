@@ -45,8 +45,9 @@ The papers' protocols train several seeds and learning rates per configuration (
 On CUDA the whole step (R samplers, forward, backward, update, counters) is captured as one CUDA graph after
 :data:`~lrnnkit.learn.step.EAGER_STEPS` eager steps, as :class:`~lrnnkit.learn.step.DeviceStep` does.
 
-Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal: the layers of 000's, 001's and
-002's paper-scale experiments). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
+Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal, fixed-point: the layers of 000's,
+001's, 002's and 003's paper-scale experiments; the fixed-point layer's stopping rule, 003 App. D.2, decided per run
+on its own batch, so each run iterates exactly as often as it would alone). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
 ``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
 constant schedule included, is one batched run); anything else is a different
 shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
@@ -86,7 +87,7 @@ from .train import (_determinism, _memory_settings, _resume as resume_one, check
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
 
-LAYERS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal")
+LAYERS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "fixed-point")
 PER_RUN = ("seed", "lr", "min_lr", "warmup")     # each run has its own schedule table
 # fields that do not change what a step computes (how the run is watched, stopped or written)
 _NOT_SHAPE = PER_RUN + ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every")
@@ -193,6 +194,8 @@ class BatchedSequenceModel(torch.nn.Module):
             self.gh = dict(H=lay.num_heads, Hv=lay.num_v_heads, K=lay.head_k_dim, V=lay.head_v_dim,
                            n=lay.num_householder, neg=lay.allow_neg_eigval, gate=lay.use_forget_gate,
                            conv=lay.use_short_conv, ogate=lay.use_output_gate, eps=lay.norm_eps, mode=lay.mode)
+        elif self.config["layer"] == "fixed-point":
+            self.fp = m0.mixers[0].layer              # its settings only (cap, tolerance, state size, ...)
         else:
             self.neg = self.config["eig_range"][0] < 0
             self.block_p = getattr(m0.mixers[0], "p", None)           # block-diagonal: the column norm's p
@@ -223,7 +226,7 @@ class BatchedSequenceModel(torch.nn.Module):
             mix = {k[len(pre):]: v for k, v in P.items() if k.startswith(pre)}
             kind = c["layer"]
             x = x + (self._gh(u, mix) if self.gh is not None else self._block(u, mix) if kind == "block-diagonal"
-                     else self._diagonal(u, mix))
+                     else self._fixed_point(u, mix) if kind == "fixed-point" else self._diagonal(u, mix))
             if c["mlp"]:
                 h = _rms(x, P[f"mlp_norms.{i}.weight"])
                 h = F.gelu(_lin(h, P[f"mlps.{i}.up.weight"], P[f"mlps.{i}.up.bias"]))
@@ -255,6 +258,88 @@ class BatchedSequenceModel(torch.nn.Module):
         b = (b if b.dtype == torch.float64 else b.float()).reshape(R * B, T, nb, bs)
         h = block_diagonal_scan(A, b).reshape(R, B, T, D)
         return _lin(h.to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
+
+    def _fixed_point(self, x, P):
+        """:class:`lrnnkit.layers.fixed_point.FixedPointLayer` per run (003, eqs. 4-6, App. D; its module text):
+        the R runs' iterations side by side, the diagonal scan over the R B rows at once, and the stopping rule per
+        run -- run r stops when its own batch has converged, or at the cap, exactly as it would alone (the training
+        forward without host reads: a frozen run's iterate is kept with ``torch.where``; evaluation, which
+        :func:`train_batched` does on each run's own model, keeps the layer's host loop). Computed in float32
+        (float64 stays float64), autocast off, as the layer."""
+        L = self.fp
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            u = x if x.dtype == torch.float64 else x.float()
+            R, B, T, _ = u.shape
+            d, N = L.channels, L.state_size
+
+            def lin(z, name):
+                w = P.get(f"layer.{name}.weight")
+                if w is None:
+                    return 0
+                b = P.get(f"layer.{name}.bias")
+                return _lin(z, w.to(z.dtype), None if b is None else b.to(z.dtype))
+
+            inp = {k: lin(u, k + "_proj") for k in ("x", "delta", "g", "u", "alpha")}
+            if N is not None:
+                inp["B"], inp["C"] = lin(u, "bc_proj").split(N, -1)
+            omega = P["layer.omega"].to(u.dtype)                       # (R, d) or (R, N, d)
+            rate = L.c * F.softplus(omega).reshape(R, 1, 1, *omega.shape[1:])
+
+            def shift(y):                                              # y_{t-1}, 0 at t = 0
+                return F.pad(y[:, :, :-1], (0, 0, 1, 0))
+
+            def step(y):
+                ys = shift(y)
+                delta = torch.sigmoid(inp["delta"] + lin(ys, "delta_y"))
+                lam = torch.exp(-rate * (delta if N is None else delta[..., None, :]))
+                scale = (1 - lam) if L.normalization == "theorem-2.1" else \
+                    (delta if N is None else delta[..., None, :].expand_as(lam))
+                U = F.normalize((inp["u"] + lin(ys, "u_y")).reshape(R, B, T, L.num_reflections, d), dim=-1)
+                alpha = L.alpha_max * torch.sigmoid(inp["alpha"] + lin(ys, "alpha_y"))
+                v = (inp["x"] + lin(ys, "v_y") if N is None else inp["x"]) - y
+                for i in range(L.num_reflections):                     # Q = H_r ... H_1 applied to v
+                    ui = U[..., i, :]
+                    v = v - 2 * alpha[..., i, None] * ui * (ui * v).sum(-1, keepdim=True)
+                xt = v + y
+                b = scale * xt if N is None else \
+                    scale * F.normalize(inp["B"] + lin(ys, "b_y"), dim=-1)[..., :, None] * xt[..., None, :]
+                h = L._scan(lam.reshape(R * B, T, -1), b.reshape(R * B, T, -1)).reshape(R, B, T, *lam.shape[3:])
+                if N is None:
+                    return h
+                return torch.einsum("rbtn,rbtnd->rbtd", F.normalize(inp["C"] + lin(ys, "c_y"), dim=-1), h)
+
+            y = torch.zeros(R, B, T, d, dtype=u.dtype, device=u.device)
+            cap = L.train_max_iters or L.max_iters
+            if self.training:
+                caps = torch.stack([L.device_cap(u.device) for _ in range(R)])      # (R,) each run's own draw
+                stopped = torch.zeros(R, dtype=torch.bool, device=u.device)
+                with torch.no_grad():
+                    for it in range(1, cap):
+                        y_new = step(y)
+                        num = (y_new - y).abs().amax(-1).amax(-1)                  # (R, B): per sequence
+                        den = y_new.abs().amax(-1).amax(-1)
+                        ok = (num <= L.tol * den).all(-1)
+                        live = ~stopped & (caps > it)
+                        y = torch.where(live.reshape(R, 1, 1, 1), y_new, y)
+                        stopped = stopped | ok
+            else:                               # evaluation: each run's own host loop (up to max_iters)
+                with torch.no_grad():
+                    done = torch.zeros(R, dtype=torch.bool, device=u.device)
+                    for _ in range(L.max_iters - 1):
+                        y_new = step(y)
+                        num = (y_new - y).abs().amax(-1).amax(-1)
+                        den = y_new.abs().amax(-1).amax(-1)
+                        y = torch.where(done.reshape(R, 1, 1, 1), y, y_new)
+                        done = done | (num <= L.tol * den).all(-1)
+                        if bool(done.all()):
+                            break
+            y = step(y)
+            g = inp["g"] + lin(shift(y.detach()), "g_y")
+            o = (y + _per_run(P["layer.D"].to(u.dtype), 4) * inp["x"]) * F.silu(g)
+            o = F.rms_norm(o.reshape(R, B, T, L.num_heads, L.head_dim), (L.head_dim,), None, L.o_norm.eps)
+            o = o * _per_run(P["layer.o_norm.weight"].to(u.dtype), 5)
+            out = lin(o.reshape(R, B, T, d), "o_proj")
+        return out.to(x.dtype)
 
     def _gh(self, x, P):
         """:class:`lrnnkit.layers.DeltaProductLayer` (001: ``S <- (I - beta k k^T) S + beta k v^T`` per

@@ -29,6 +29,8 @@ KINDS = {
     "deltanet": dict(layer="deltanet", eig_range=(0.0, 1.0), short_conv=False, output_gate=False),
     "diagonal": dict(layer="diagonal", eig_range=(-1.0, 1.0), layers=2),
     "block-diagonal": dict(layer="block-diagonal", block_size=4),
+    "fixed-point": dict(layer="fixed-point", n_h=2, block_size=4),            # the matrix state (003, eq. 6)
+    "fixed-point-vector": dict(layer="fixed-point", n_h=1, block_size=1, eig_range=(0.0, 1.0)),   # eq. 4
 }
 
 
@@ -68,6 +70,30 @@ def test_outputs_losses_gradients_are_the_separate_models(kind, R, B, T, seed):
         assert torch.equal(bm.unstack(r).state_dict()["head.weight"], m.state_dict()["head.weight"])
 
 
+def test_fixed_point_runs_stop_each_at_its_own_iteration():
+    """003's stopping rule (App. D.2) holds per run: four runs whose own batches converge after 5, 5, 8 and 7
+    iterations (each alone, the layer's ``last_iterations``) give, batched, each its own output, not the output of
+    iterating all four until the slowest converges (which a rule over the folded batch would do)."""
+    models = _models("fixed-point", 4)
+    x = torch.randint(0, 3, (4, 3, 12), generator=torch.Generator().manual_seed(0))
+    alone = []
+    for r, m in enumerate(models):
+        alone.append(m(x[r]))
+        alone[-1] = (alone[-1], int(m.mixers[0].last_iterations))
+    assert [it for _, it in alone] == [5, 5, 8, 7]
+    bm = BatchedSequenceModel(models)
+    got = bm(x)
+    for r, (ref, _) in enumerate(alone):
+        assert torch.allclose(got[r], ref, atol=TOL, rtol=0)
+    bm.eval()                                     # evaluation: each run's host loop up to 100 iterations, per run
+    got = bm(x)
+    for r, m in enumerate(models):
+        assert torch.allclose(got[r], m.eval()(x[r]), atol=TOL, rtol=0)
+    iterated = models[0]
+    iterated.mixers[0].layer.tol = 0.0            # run 0 iterated to the cap instead: a different output
+    assert not torch.allclose(iterated(x[0]), alone[0][0], atol=TOL, rtol=0)
+
+
 def _cfgs(kind: str, R: int, **kw):
     base = dict(task="parity", width=16, heads=2, steps=6, batch=6, train_len=(2, 9), test_len=(9,), eval_n=16,
                 weight_decay=0.1, clip=0.05, warmup=0.3, log_every=2, **KINDS[kind])
@@ -75,7 +101,7 @@ def _cfgs(kind: str, R: int, **kw):
     return [TrainConfig(seed=s, lr=3e-3 * (s + 1), **base) for s in range(R)]
 
 
-@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal"])
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal", "fixed-point"])
 def test_k_steps_are_separate_adamw_runs(kind):
     """k = 4 batched steps (per-run lr schedules, one of them constant; clipping at 0.05 active; weight decay)
     against each run trained alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
@@ -282,23 +308,27 @@ def test_bad_batched_flags_exit_2_in_one_line(extra, needle, capsys):
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_runs_match_each_run_alone_on_the_device_loop():
-    """R = 3 diagonal runs (short convolution on) against each trained alone: float32 rounding grown by Adam over 6
+@pytest.mark.parametrize("kind", ["diagonal", "fixed-point"])
+def test_runs_match_each_run_alone_on_the_device_loop(kind):
+    """R = 3 runs (the diagonal with its short convolution on; the fixed-point layer's training forward without
+    host reads, each run stopping on its own) against each trained alone: float32 rounding grown by Adam over 6
     steps (atol 1e-4, as for one run), against a movement above 1e-3."""
-    d = difference_from_separate(_cfgs("diagonal", 3, short_conv=True, layers=1))
+    extra = dict(short_conv=True, layers=1) if kind == "diagonal" else {}
+    d = difference_from_separate(_cfgs(kind, 3, **extra))
     assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d
 
 
 @pytest.mark.skipif(not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
                     reason="the Triton kernels and CUDA graphs need a GPU: TRITON_INTERPRET=0 pytest ... (conftest.py "
                            "defaults to the interpreter)")
-@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal"])
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "fixed-point"])
 def test_on_cuda_the_captured_batched_step_trains_each_run(kind):
     """On CUDA (Triton chunk kernel, Triton short convolution, the step captured as one graph; bf16 off): R = 3
     runs batched against each alone on the device loop, 12 steps, the same tolerance as on the CPU (1e-4 absolute:
     float32 kernels in another order, grown by Adam). On a GPU machine:
     ``TRITON_INTERPRET=0 python3 -m pytest proofs_tests/learn/test_batched.py -k cuda``."""
-    d = difference_from_separate(_cfgs(kind, 3, device="cuda", bf16=False, steps=12, short_conv=True))
+    extra = {} if kind == "fixed-point" else dict(short_conv=True)     # 003, App. D.3.1: no short convolution
+    d = difference_from_separate(_cfgs(kind, 3, device="cuda", bf16=False, steps=12, **extra))
     assert d["graph"] == "captured", d
     assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d
 

@@ -427,8 +427,9 @@ def test_runs_one_by_one_share_the_jobs_cap(tmp_path, monkeypatch):
         clock[0] += cfg.max_seconds
         return {"steps": cfg.steps}
     monkeypatch.setattr(train_mod, "train", fake_train)
-    job = pg.protocol_jobs(["003-copy"], "cpu")[0]
-    assert not job["batched"] and len(job["runs"]) == 3
+    # 004's bilinear models (no batched form) at three seeds: a job of three runs one after another
+    job = next(j for j in pg.protocol_jobs(["004-bilinear"], "cpu", seeds=[0, 1, 2]) if not j["batched"])
+    assert len(job["runs"]) == 3
     cfgs = [TrainConfig.from_json(r["config"]) for r in job["runs"]]
     dirs = pg._run_dirs(str(tmp_path), job)
     # the first run finished in an earlier call: its record stands
@@ -489,10 +490,10 @@ def test_a_rate_sweep_is_recorded_apart_and_only_when_it_leaves_the_protocol(tmp
 
 
 def test_packed_workers_split_the_one_by_one_runs_and_share_the_gpus(tmp_path, monkeypatch):
-    """``per_gpu`` > 1: every run of a job that is not batched becomes a job of its own (the runs of 003-copy's
-    fixed-point configurations train side by side), batched jobs stay whole, no run is lost or doubled, and worker
-    ``w`` is started on GPU ``w % gpus``."""
-    jobs = pg.protocol_jobs(["003-copy"], "cpu")
+    """``per_gpu`` > 1: every run of a job that is not batched becomes a job of its own (the seeds of 004's bilinear
+    configurations train side by side), batched jobs stay whole, no run is lost or doubled, and worker ``w`` is
+    started on GPU ``w % gpus``."""
+    jobs = pg.protocol_jobs(["004-bilinear"], "cpu", seeds=[0, 1, 2])
     split = pg.split_one_by_one(jobs)
     assert sorted(r["label"] for j in split for r in j["runs"]) == sorted(r["label"] for j in jobs for r in j["runs"])
     assert all(len(j["runs"]) == 1 for j in split if not j["batched"])
