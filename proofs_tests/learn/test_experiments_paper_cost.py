@@ -98,3 +98,21 @@ def test_the_timing_keeps_the_fastest_of_two_pairs_and_refuses_a_difference_that
         clock.__setitem__(0, clock[0] + (0.1 if cfg.steps == psc.WARM else 0.001)), {})[1])
     with pytest.raises(RuntimeError, match="timing not positive"):
         psc._time_loop(cfg, 10)
+
+
+def test_labels_time_only_the_configurations_that_hold_one(monkeypatch, capsys, tmp_path):
+    """``--labels S3`` times 001's S3 configurations and no other (the rows are faked: which configurations are
+    timed is the question, not how)."""
+    timed = []
+
+    def fake(cfg, steps, loops=(None,)):
+        timed.append((cfg.task, cfg.n_h, cfg.batch))
+        return {"paper_steps": cfg.steps, "ms_per_step": 1.0, "hours": 0.0, "peak_mib": None}
+    monkeypatch.setattr(psc, "time_config", fake)
+    out = tmp_path / "c.json"
+    assert psc.main(["--device", "cpu", "--protocol", "--only", "001-deltaproduct", "--labels", "S3",
+                     "--loops", "device", "--json", str(out)]) == 0
+    assert sorted(n for _, n, _ in timed) == [1, 2, 3, 4] and {t for t, _, _ in timed} == {"group:S3"}
+    rows = json.loads(out.read_text())["experiments"]["001-deltaproduct"]["rows"]
+    assert [r["label"] for r in rows] == [f"S3 DeltaProduct n_h={n} [-1,1]" for n in (1, 2, 3, 4)]
+    assert {r["batch"] for r in rows} == {2048}          # the protocol's S3 batch
