@@ -19,7 +19,10 @@
 # happens, $OUT/grid ends with runs.tgz and rundirs*.tgz (the device returns files at most two folders below $OUT)
 # and the log is $OUT/call.log. Wheels in .whl/ are installed first (aalpy and pydot for the horizons'
 # extraction; the device has no internet). Each worker prints where it is every LRNNKIT_STACKS_EVERY seconds
-# (default here 120; 0: never).
+# (default here 120; 0: never). With KEEP=FOLDER (an ignored folder, e.g. sweep_out/keep), the run directories are
+# also copied to FOLDER/rundirs at the end: the next call on the same warm machine passes FOLDER as its CARRY and
+# needs no round trip through this machine (the two-GPU calls of 2026-11-29 did so); a CARRY without rundirs/ (the
+# machine went cold) stops the call at once, exit status 2, rather than start every job again.
 set -u
 if [ $# -lt 2 ]; then
     echo "usage: bash benchmarks/protocol_call.sh SECONDS [CARRY] -- ARGS..." >&2
@@ -40,6 +43,11 @@ if [ "$budget" -lt 300 ]; then
 fi
 if [ -z "${OUT:-}" ]; then
     echo "protocol_call.sh: set OUT to the output folder of the device call" >&2
+    exit 2
+fi
+if [ -n "$carry" ] && [ ! -d "$carry/rundirs" ]; then
+    # a carry that is not there (a cold machine where KEEP's folder was expected) would start every job again
+    echo "protocol_call.sh: CARRY '$carry' holds no rundirs/ folder: nothing to resume (carry it from here)" >&2
     exit 2
 fi
 mkdir -p "$OUT/grid"
@@ -77,6 +85,10 @@ date -u >> "$log"
 if [ ! -f "$OUT/grid/runs.tgz" ]; then
     python3 -c "import sys; sys.path.insert(0, '.'); from benchmarks.protocol_grid import pack_for_return; \
 print('packed after the grid stopped:', ', '.join(pack_for_return(sys.argv[1])))" "$OUT/grid" >> "$log" 2>&1
+fi
+if [ -n "${KEEP:-}" ] && [ -d "$OUT/grid/rundirs" ]; then
+    rm -rf "$KEEP/rundirs" && mkdir -p "$KEEP" && cp -r "$OUT/grid/rundirs" "$KEEP/" \
+        && echo "kept: the run directories in $KEEP/rundirs for the next call" >> "$log"
 fi
 # a device call returns at most 8 files: the grid's own summary (EXPERIMENT.json / .png, summary.json: made again
 # from runs.tgz by --summarise here) moves three folders down, out of the way of the run-directory parts

@@ -526,3 +526,25 @@ def test_packed_workers_split_the_one_by_one_runs_and_share_the_gpus(tmp_path, m
     assert "worker 5 gpu 1" in pg.dry_run(jobs, 2, per_gpu=3)
     with pytest.raises(ValueError):
         pg.run_protocol(jobs, str(tmp_path), gpus=1, per_gpu=0)
+
+
+@pytest.mark.parametrize("argv, env_out, needle", [
+    (["300", "CARRY", "--", "--only", "003-copy"], True, "holds no rundirs/ folder"),
+    (["299", "--", "--only", "003-copy"], True, "at least 300"),
+    (["30x", "--", "--only", "003-copy"], True, "whole number"),
+    (["300", "--", "--only", "003-copy"], False, "set OUT"),
+])
+def test_the_call_wrapper_refuses_what_would_waste_a_call(argv, env_out, needle, tmp_path):
+    """benchmarks/protocol_call.sh stops at once (exit 2, one line naming the problem, no grid started, nothing
+    under OUT) on a carry folder without run directories -- a cold machine where a kept folder was expected, which
+    would otherwise start every job again -- and on a bad budget or a missing OUT."""
+    import subprocess
+    argv = [str(tmp_path / "empty") if a == "CARRY" else a for a in argv]
+    (tmp_path / "empty").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    if env_out:
+        env["OUT"] = str(tmp_path / "out")
+    p = subprocess.run(["bash", os.path.join(ROOT, "benchmarks", "protocol_call.sh"), *argv], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and needle in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "out").exists()
