@@ -90,7 +90,7 @@ from ..limits import check_int
 from ..ops.diagonal.parallel import diagonal_scan
 from .layer_io import pack
 
-__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES"]
+__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES", "freeze_iterate"]
 
 MODES = ("chunk", "torch", "naive")
 DEPENDENCES = ("lambda", "B", "C", "Q", "G")
@@ -113,16 +113,44 @@ def _at_starts(x: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
 
 
 def _shift(y: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
-    """``y_{t-1}`` (0 at t = 0 and at every packed sequence's first token)."""
-    return _at_starts(F.pad(y[:, :-1], (0, 0, 1, 0)), starts)
+    """``y_{t-1}`` along the time axis (``y``: (..., T, d)), 0 at t = 0 and at every packed sequence's first token."""
+    return _at_starts(F.pad(y[..., :-1, :], (0, 0, 1, 0)), starts)
 
 
 def _reflect(U: torch.Tensor, alpha: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """``Q v`` with ``Q = H_r ... H_1``, ``H_i = I - 2 alpha_i u_i u_i^T``: U (B, T, r, d) unit rows, alpha (B, T, r)."""
-    for i in range(U.shape[2]):
-        u = U[:, :, i]
-        v = v - 2 * alpha[:, :, i, None] * u * (u * v).sum(-1, keepdim=True)
+    """``Q v`` with ``Q = H_r ... H_1``, ``H_i = I - 2 alpha_i u_i u_i^T``: U (..., r, d) unit rows, alpha (..., r)."""
+    for i in range(U.shape[-2]):
+        u = U[..., i, :]
+        v = v - 2 * alpha[..., i, None] * u * (u * v).sum(-1, keepdim=True)
     return v
+
+
+def _as_flag(flag: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """A per-run flag (0-d, or (R,) for runs stacked on the leading axis) shaped to broadcast against ``like``."""
+    return flag.reshape(flag.shape + (1,) * (like.dim() - flag.dim()))
+
+
+def freeze_iterate(step, converged, y: torch.Tensor, cap: torch.Tensor, bound: int, exit_when_done: bool = False):
+    """``(y*, iterations, residual)``: iterations ``l = 1 .. bound - 1`` of ``y <- step(y)`` under no_grad, iteration
+    ``l`` applied only while ``l < cap`` and ``converged(y_new, y)`` (-> ``(ok, worst)``) has not yet held, the
+    iterate frozen after with ``torch.where`` (module text: training without host reads). ``cap``, ``ok`` and the
+    returned counts are 0-d for one layer, (R,) for R runs stacked on ``y``'s leading axis (each run stops on its
+    own). ``exit_when_done``: stop early once every run is frozen (one host read per iteration, for evaluation)."""
+    it = torch.zeros(cap.shape, dtype=torch.long, device=y.device)
+    stopped = torch.zeros(cap.shape, dtype=torch.bool, device=y.device)
+    rel = torch.full(cap.shape, float("nan"), dtype=y.dtype, device=y.device)
+    with torch.no_grad():
+        for l in range(1, bound):
+            y_new = step(y)
+            ok, worst = converged(y_new, y)
+            live = ~stopped & (cap > l)             # the host loop would run iteration l
+            y = torch.where(_as_flag(live, y), y_new, y)
+            it = it + live
+            rel = torch.where(live, worst, rel)
+            stopped = stopped | ok                  # frozen from here (or by the cap, which only grows nearer)
+            if exit_when_done and bool((stopped | (cap <= l + 1)).all()):
+                break
+    return y, it, rel
 
 
 class FixedPointLayer(torch.nn.Module):
@@ -225,6 +253,13 @@ class FixedPointLayer(torch.nn.Module):
                 f"tol={self.tol}, alpha_range={self.alpha_range!r}, dependence={self.dependence}, mode={self.mode!r}")
 
     # ------------------------------------------------------------------------------------------ one iteration
+    def weights(self, dtype) -> dict:
+        """What an iteration reads of the layer's weights: ``"y"``, ``(name, ys) -> `` the previous-output term of
+        parameter ``name`` (``"delta_y"``, ``"u_y"``, ...; 0 where the layer has none), and ``"rate"``,
+        ``c softplus(omega)``. :mod:`lrnnkit.learn.batched` passes R runs' stacked weights in their place."""
+        return {"y": lambda name, ys: _lin(getattr(self, name, None), ys),
+                "rate": self.c * F.softplus(self.omega.to(dtype))}
+
     def _inputs(self, u: torch.Tensor) -> dict:
         """The input-only parts of every parameter (computed once per forward, differentiable)."""
         P = {"x": _lin(self.x_proj, u), "delta": _lin(self.delta_proj, u), "g": _lin(self.g_proj, u),
@@ -233,23 +268,23 @@ class FixedPointLayer(torch.nn.Module):
             P["B"], P["C"] = _lin(self.bc_proj, u).split(self.state_size, -1)
         return P
 
-    def _params(self, P: dict, ys: torch.Tensor) -> dict:
-        """lambda, the input scale, Q's directions and coefficients, v or (B^, C^) given ``ys = y_{t-1}``."""
-        B, T, _ = ys.shape
-        dt = ys.dtype
-        delta = torch.sigmoid(P["delta"] + _lin(self.delta_y, ys))
-        rate = self.c * F.softplus(self.omega.to(dt))
-        lam = torch.exp(-rate * (delta if self.state_size is None else delta[:, :, None, :]))
+    def _params(self, P: dict, ys: torch.Tensor, W: dict | None = None) -> dict:
+        """lambda, the input scale, Q's directions and coefficients, v or (B^, C^) given ``ys = y_{t-1}`` (..., T, d)
+        and the weights ``W`` (:meth:`weights`; default the layer's own)."""
+        W = self.weights(ys.dtype) if W is None else W
+        y = W["y"]
+        delta = torch.sigmoid(P["delta"] + y("delta_y", ys))
+        lam = torch.exp(-W["rate"] * (delta if self.state_size is None else delta[..., None, :]))
         scale = (1 - lam) if self.normalization == "theorem-2.1" else \
-            (delta if self.state_size is None else delta[:, :, None, :].expand_as(lam))
-        U = F.normalize((P["u"] + _lin(self.u_y, ys)).reshape(B, T, self.num_reflections, self.channels), dim=-1)
-        alpha = self.alpha_max * torch.sigmoid(P["alpha"] + _lin(self.alpha_y, ys))
+            (delta if self.state_size is None else delta[..., None, :].expand_as(lam))
+        U = F.normalize((P["u"] + y("u_y", ys)).reshape(*ys.shape[:-1], self.num_reflections, self.channels), dim=-1)
+        alpha = self.alpha_max * torch.sigmoid(P["alpha"] + y("alpha_y", ys))
         out = {"lam": lam, "scale": scale, "U": U, "alpha": alpha}
         if self.state_size is None:
-            out["v"] = P["x"] + _lin(self.v_y, ys)
+            out["v"] = P["x"] + y("v_y", ys)
         else:
-            out["B"] = F.normalize(P["B"] + _lin(self.b_y, ys), dim=-1)
-            out["C"] = F.normalize(P["C"] + _lin(self.c_y, ys), dim=-1)
+            out["B"] = F.normalize(P["B"] + y("b_y", ys), dim=-1)
+            out["C"] = F.normalize(P["C"] + y("c_y", ys), dim=-1)
         return out
 
     def _scan(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -261,21 +296,23 @@ class FixedPointLayer(torch.nn.Module):
             return doubling_scan(a, b)
         return diagonal_scan(a, b)
 
-    def _step(self, P: dict, y: torch.Tensor, starts) -> torch.Tensor:
-        """One iteration ``y^l = f(x, y^{l-1})``: channel mix by Q_t, then one diagonal scan (module text)."""
-        B, T, d = y.shape
-        p = self._params(P, _shift(y, starts))
+    def _step(self, P: dict, y: torch.Tensor, starts, W: dict | None = None) -> torch.Tensor:
+        """One iteration ``y^l = f(x, y^{l-1})``: channel mix by Q_t, then one diagonal scan (module text). ``y``
+        (B, T, d), or (R, B, T, d) for R runs stacked (their rows scanned at once); ``W``: :meth:`_params`'."""
+        T, d = y.shape[-2:]
+        p = self._params(P, _shift(y, starts), W)
         if self.state_size is None:
             xt = _reflect(p["U"], p["alpha"], p["v"] - y) + y
             a, b = p["lam"], p["scale"] * xt
         else:
             xt = _reflect(p["U"], p["alpha"], P["x"] - y) + y
-            a, b = p["lam"], p["scale"] * p["B"][..., :, None] * xt[:, :, None, :]
+            a, b = p["lam"], p["scale"] * p["B"][..., :, None] * xt[..., None, :]
         a = _at_starts(a, starts)
-        h = self._scan(a.reshape(B, T, -1), b.reshape(B, T, -1))
+        n = d if self.state_size is None else self.state_size * d      # the scan's channels per token
+        h = self._scan(a.reshape(-1, T, n), b.reshape(-1, T, n))
         if self.state_size is None:
-            return h
-        return torch.einsum("btn,btnd->btd", p["C"], h.reshape(B, T, self.state_size, d))
+            return h.reshape(y.shape)
+        return torch.einsum("...n,...nd->...d", p["C"], h.reshape(*y.shape[:-1], self.state_size, d))
 
     # ------------------------------------------------------------------------------------------ the iteration
     def iteration_cap(self) -> int:
@@ -301,8 +338,9 @@ class FixedPointLayer(torch.nn.Module):
         return g.ceil().clamp(1, bound).long()
 
     def _converged(self, y_new, y_old, seg) -> tuple:
-        """Device tensors (converged for every sequence: 0-d bool, the largest relative change: 0-d) with infinity
-        norms per sequence (module text: stopping rule)."""
+        """Device tensors (converged for every sequence: 0-d bool, the largest relative change: 0-d; (R,) each for
+        R runs stacked on the leading axis, each over its own sequences) with infinity norms per sequence (module
+        text: stopping rule)."""
         num = (y_new - y_old).abs().amax(-1)
         den = y_new.abs().amax(-1)
         if seg is None:
@@ -311,9 +349,9 @@ class FixedPointLayer(torch.nn.Module):
             idx, n = seg
             num = torch.zeros(n, dtype=num.dtype, device=num.device).scatter_reduce(0, idx, num[0], "amax")
             den = torch.zeros(n, dtype=den.dtype, device=den.device).scatter_reduce(0, idx, den[0], "amax")
-        ok = (num <= self.tol * den).all()
+        ok = (num <= self.tol * den).all(-1)
         rel = torch.where(den > 0, num / den.clamp_min(torch.finfo(den.dtype).tiny), (num > 0).to(num.dtype))
-        return ok, rel.max()
+        return ok, rel.amax(-1)
 
     def _residual(self, y_new, y_old, seg) -> tuple:
         """:meth:`_converged` read on the host: (bool, float)."""
@@ -321,15 +359,15 @@ class FixedPointLayer(torch.nn.Module):
         done, worst = torch.stack([ok.to(worst.dtype), worst]).tolist()   # one device-to-host transfer per iteration
         return bool(done), worst
 
-    def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None) -> tuple:
+    def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None, W: dict | None = None) -> tuple:
         """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad); ``cap`` counts
-        the final differentiable step too, so at most ``cap - 1`` iterations run here."""
+        the final differentiable step too, so at most ``cap - 1`` iterations run here. ``W``: :meth:`_params`'."""
         cap = self.iteration_cap() if cap is None else cap
         y = torch.zeros(shape, dtype=P["x"].dtype, device=P["x"].device)
         it, rel = 0, None
         with torch.no_grad():
             while it < cap - 1:
-                y_new = self._step(P, y, starts)
+                y_new = self._step(P, y, starts, W)
                 it += 1
                 done, rel = self._residual(y_new, y, seg)
                 y = y_new
@@ -338,27 +376,19 @@ class FixedPointLayer(torch.nn.Module):
         self.last_residual = rel
         return y, it
 
-    def fixed_point_sync_free(self, P: dict, shape, starts=None, seg=None, cap: torch.Tensor | None = None) -> tuple:
+    def fixed_point_sync_free(self, P: dict, shape, starts=None, seg=None, cap: torch.Tensor | None = None,
+                              W: dict | None = None) -> tuple:
         """``(y*, iterations)`` as :meth:`fixed_point` with the stopping rule decided on the device (module text:
-        training without host reads): ``S - 1`` iterations for ``S = train_max_iters or max_iters``, iteration
-        ``l`` applied only while ``l < cap`` and the rule has not held, the iterate frozen after; ``iterations``
-        and :attr:`last_residual` are 0-d device tensors. ``cap``: a 0-d tensor (default :meth:`device_cap`)."""
+        training without host reads; :func:`freeze_iterate`): ``S - 1`` iterations for ``S = train_max_iters or
+        max_iters``, iteration ``l`` applied only while ``l < cap`` and the rule has not held, the iterate frozen
+        after; ``iterations`` and :attr:`last_residual` are 0-d device tensors. ``cap``: a 0-d tensor (default
+        :meth:`device_cap`). ``W``: :meth:`_params`'."""
         dev = P["x"].device
         cap = self.device_cap(dev) if cap is None else cap
-        y = torch.zeros(shape, dtype=P["x"].dtype, device=dev)
-        it = torch.zeros((), dtype=torch.long, device=dev)
-        stopped = torch.zeros((), dtype=torch.bool, device=dev)
-        rel = torch.full((), float("nan"), dtype=y.dtype, device=dev)
-        with torch.no_grad():
-            for l in range(1, (self.train_max_iters or self.max_iters)):
-                y_new = self._step(P, y, starts)
-                ok, worst = self._converged(y_new, y, seg)
-                live = ~stopped & (cap > l)             # the host loop would run iteration l
-                y = torch.where(live, y_new, y)
-                it = it + live
-                rel = torch.where(live, worst, rel)
-                stopped = stopped | ok                  # frozen from here (or by the cap, which only grows nearer)
-        self.last_residual = rel
+        y0 = torch.zeros(shape, dtype=P["x"].dtype, device=dev)
+        y, it, self.last_residual = freeze_iterate(lambda y: self._step(P, y, starts, W),
+                                                   lambda new, old: self._converged(new, old, seg), y0, cap,
+                                                   self.train_max_iters or self.max_iters)
         return y, it
 
     # ------------------------------------------------------------------------------------------ forward
@@ -384,12 +414,12 @@ class FixedPointLayer(torch.nn.Module):
                                                                                       True)[:T]
             idx = torch.searchsorted(cu[1:], torch.arange(T, device=u.device), right=True)
             seg = (idx, len(cu) - 1)
-        P = self._inputs(u)
+        P, W = self._inputs(u), self.weights(u.dtype)
         find = self.fixed_point_sync_free if self.training and self.sync_free else self.fixed_point
-        y, it = find(P, (B, T, self.channels), starts, seg)
-        y = self._step(P, y, starts)
+        y, it = find(P, (B, T, self.channels), starts, seg, W=W)
+        y = self._step(P, y, starts, W)
         self.last_iterations = it + 1
-        g = P["g"] + _lin(self.g_y, _shift(y.detach(), starts))
+        g = P["g"] + W["y"]("g_y", _shift(y.detach(), starts))
         o = (y + self.D.to(u.dtype) * P["x"]) * F.silu(g)
         o = F.rms_norm(o.reshape(B, T, self.num_heads, self.head_dim), (self.head_dim,),
                        self.o_norm.weight.to(u.dtype), self.o_norm.eps)

@@ -73,6 +73,7 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .dataset import FixedSet
+from ..layers.fixed_point import _shift, freeze_iterate
 from ..layers.mixers import pnorm_columns
 from ..ops.norm import rescale_large
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
@@ -260,85 +261,44 @@ class BatchedSequenceModel(torch.nn.Module):
         return _lin(h.to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _fixed_point(self, x, P):
-        """:class:`lrnnkit.layers.fixed_point.FixedPointLayer` per run (003, eqs. 4-6, App. D; its module text):
-        the R runs' iterations side by side, the diagonal scan over the R B rows at once, and the stopping rule per
-        run -- run r stops when its own batch has converged, or at the cap, exactly as it would alone (the training
-        forward without host reads: a frozen run's iterate is kept with ``torch.where``; evaluation, which
-        :func:`train_batched` does on each run's own model, keeps the layer's host loop). Computed in float32
-        (float64 stays float64), autocast off, as the layer."""
+        """:class:`lrnnkit.layers.fixed_point.FixedPointLayer` per run (003, eqs. 4-6, App. D; its module text), by
+        the layer's own iteration (:meth:`~lrnnkit.layers.fixed_point.FixedPointLayer._step`, whose diagonal scan
+        takes the R B rows at once) with the R runs' stacked weights in place of the layer's
+        (:meth:`~lrnnkit.layers.fixed_point.FixedPointLayer.weights`), and 003's stopping rule per run
+        (:func:`~lrnnkit.layers.fixed_point.freeze_iterate` with an (R,) cap): run r stops when its own batch has
+        converged, or at its cap, exactly as it would alone. Training decides it on the device; evaluation
+        (which :func:`train_batched` does on each run's own model) up to ``max_iters``, leaving when every run
+        stopped. Computed in float32 (float64 stays float64), autocast off, as the layer."""
         L = self.fp
         with torch.autocast(device_type=x.device.type, enabled=False):
             u = x if x.dtype == torch.float64 else x.float()
             R, B, T, _ = u.shape
-            d, N = L.channels, L.state_size
 
-            def lin(z, name):
+            def lin(name, z):
                 w = P.get(f"layer.{name}.weight")
                 if w is None:
                     return 0
                 b = P.get(f"layer.{name}.bias")
                 return _lin(z, w.to(z.dtype), None if b is None else b.to(z.dtype))
 
-            inp = {k: lin(u, k + "_proj") for k in ("x", "delta", "g", "u", "alpha")}
-            if N is not None:
-                inp["B"], inp["C"] = lin(u, "bc_proj").split(N, -1)
+            inp = {k: lin(k + "_proj", u) for k in ("x", "delta", "g", "u", "alpha")}
+            if L.state_size is not None:
+                inp["B"], inp["C"] = lin("bc_proj", u).split(L.state_size, -1)
             omega = P["layer.omega"].to(u.dtype)                       # (R, d) or (R, N, d)
-            rate = L.c * F.softplus(omega).reshape(R, 1, 1, *omega.shape[1:])
-
-            def shift(y):                                              # y_{t-1}, 0 at t = 0
-                return F.pad(y[:, :, :-1], (0, 0, 1, 0))
-
-            def step(y):
-                ys = shift(y)
-                delta = torch.sigmoid(inp["delta"] + lin(ys, "delta_y"))
-                lam = torch.exp(-rate * (delta if N is None else delta[..., None, :]))
-                scale = (1 - lam) if L.normalization == "theorem-2.1" else \
-                    (delta if N is None else delta[..., None, :].expand_as(lam))
-                U = F.normalize((inp["u"] + lin(ys, "u_y")).reshape(R, B, T, L.num_reflections, d), dim=-1)
-                alpha = L.alpha_max * torch.sigmoid(inp["alpha"] + lin(ys, "alpha_y"))
-                v = (inp["x"] + lin(ys, "v_y") if N is None else inp["x"]) - y
-                for i in range(L.num_reflections):                     # Q = H_r ... H_1 applied to v
-                    ui = U[..., i, :]
-                    v = v - 2 * alpha[..., i, None] * ui * (ui * v).sum(-1, keepdim=True)
-                xt = v + y
-                b = scale * xt if N is None else \
-                    scale * F.normalize(inp["B"] + lin(ys, "b_y"), dim=-1)[..., :, None] * xt[..., None, :]
-                h = L._scan(lam.reshape(R * B, T, -1), b.reshape(R * B, T, -1)).reshape(R, B, T, *lam.shape[3:])
-                if N is None:
-                    return h
-                return torch.einsum("rbtn,rbtnd->rbtd", F.normalize(inp["C"] + lin(ys, "c_y"), dim=-1), h)
-
-            y = torch.zeros(R, B, T, d, dtype=u.dtype, device=u.device)
-            cap = L.train_max_iters or L.max_iters
+            W = {"y": lin, "rate": L.c * F.softplus(omega).reshape(R, 1, 1, *omega.shape[1:])}
             if self.training:
-                caps = torch.stack([L.device_cap(u.device) for _ in range(R)])      # (R,) each run's own draw
-                stopped = torch.zeros(R, dtype=torch.bool, device=u.device)
-                with torch.no_grad():
-                    for it in range(1, cap):
-                        y_new = step(y)
-                        num = (y_new - y).abs().amax(-1).amax(-1)                  # (R, B): per sequence
-                        den = y_new.abs().amax(-1).amax(-1)
-                        ok = (num <= L.tol * den).all(-1)
-                        live = ~stopped & (caps > it)
-                        y = torch.where(live.reshape(R, 1, 1, 1), y_new, y)
-                        stopped = stopped | ok
-            else:                               # evaluation: each run's own host loop (up to max_iters)
-                with torch.no_grad():
-                    done = torch.zeros(R, dtype=torch.bool, device=u.device)
-                    for _ in range(L.max_iters - 1):
-                        y_new = step(y)
-                        num = (y_new - y).abs().amax(-1).amax(-1)
-                        den = y_new.abs().amax(-1).amax(-1)
-                        y = torch.where(done.reshape(R, 1, 1, 1), y, y_new)
-                        done = done | (num <= L.tol * den).all(-1)
-                        if bool(done.all()):
-                            break
-            y = step(y)
-            g = inp["g"] + lin(shift(y.detach()), "g_y")
+                caps, bound = torch.stack([L.device_cap(u.device) for _ in range(R)]), L.train_max_iters or L.max_iters
+            else:
+                caps, bound = torch.full((R,), L.max_iters, dtype=torch.long, device=u.device), L.max_iters
+            y0 = torch.zeros(R, B, T, L.channels, dtype=u.dtype, device=u.device)
+            y, _, _ = freeze_iterate(lambda y: L._step(inp, y, None, W), lambda new, old: L._converged(new, old, None),
+                                     y0, caps, bound, exit_when_done=not self.training)
+            y = L._step(inp, y, None, W)
+            g = inp["g"] + lin("g_y", _shift(y.detach(), None))
             o = (y + _per_run(P["layer.D"].to(u.dtype), 4) * inp["x"]) * F.silu(g)
             o = F.rms_norm(o.reshape(R, B, T, L.num_heads, L.head_dim), (L.head_dim,), None, L.o_norm.eps)
             o = o * _per_run(P["layer.o_norm.weight"].to(u.dtype), 5)
-            out = lin(o.reshape(R, B, T, d), "o_proj")
+            out = lin("o_proj", o.reshape(R, B, T, L.channels))
         return out.to(x.dtype)
 
     def _gh(self, x, P):

@@ -104,6 +104,20 @@ def _curve_lengths(max_len: int) -> list:
     return ls + [max_len]
 
 
+def _outputs(oracle, words: np.ndarray) -> np.ndarray:
+    """The model's label after every prefix of ``words`` (N, L), :data:`CURVE_TOKENS` tokens per forward pass."""
+    per = max(1, CURVE_TOKENS // words.shape[1])
+    return np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, len(words), per)])
+
+
+def _shortest_known(wrong: list, sym) -> dict:
+    """``wrong_at_length`` and ``wrong_word``: the shortest of the words (re-run on the model) known wrong."""
+    if not wrong:
+        return {"wrong_at_length": None, "wrong_word": None}
+    best = min(wrong, key=len)
+    return {"wrong_at_length": len(best), "wrong_word": sym(best)}
+
+
 WRONG_PAIRS = 5     # the most frequent (target, model) pairs kept per curve length
 
 
@@ -183,8 +197,7 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         # the accuracy curve: one batch of random words of length max_len, read at every prefix
         rng = np.random.default_rng(seed)
         words = rng.integers(0, fsa.n_letters, size=(samples, max_len))
-        per = max(1, CURVE_TOKENS // max_len)      # words per forward pass
-        got = np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, samples, per)])
+        got = _outputs(oracle, words)
         want = np.array(fsa.outputs, dtype=str)[fsa.trace_batch(words)]
         right = got == want
         acc = right.mean(axis=0)
@@ -229,11 +242,7 @@ def horizon(model, task_or_fsa, *, max_len: int = 256, max_words: int = 2 ** 14,
         if extract and cells > max_extract_cells:
             out["extraction"] = {"skipped": f"{cells} cells (states x letters) > max_extract_cells "
                                             f"{max_extract_cells}"}
-        if wrong:
-            best = min(wrong, key=len)
-            out["wrong_at_length"], out["wrong_word"] = len(best), sym(best)
-        else:
-            out["wrong_at_length"], out["wrong_word"] = None, None
+        out.update(_shortest_known(wrong, sym))
     finally:
         if was is not None:
             model.train(was)
@@ -251,10 +260,15 @@ def _odd_lengths(max_len: int) -> list:
     return sorted({L if L % 2 else L - 1 for L in _curve_lengths(max_len)} - {0})
 
 
+def _digits_ops(task) -> tuple:
+    """The task's digit letters and operator letters (indices), the two alternating classes of its words."""
+    return ([a for a in task.letters if task.fsa.alphabet[a].isdigit()],
+            [a for a in task.letters if not task.fsa.alphabet[a].isdigit()])
+
+
 def _all_well_formed(task, L: int) -> np.ndarray:
     """Every word of ``task``'s well-formed family of length ``L`` (digit, operator, digit, ...), lexicographic."""
-    digits = [a for a in task.letters if task.fsa.alphabet[a].isdigit()]
-    ops = [a for a in task.letters if not task.fsa.alphabet[a].isdigit()]
+    digits, ops = _digits_ops(task)
     choice = [digits if i % 2 == 0 else ops for i in range(L)]
     idx = np.indices([len(c) for c in choice]).reshape(L, -1).T
     return np.stack([np.asarray(choice[i])[idx[:, i]] for i in range(L)], axis=1)
@@ -279,23 +293,18 @@ def _well_formed_horizon(model, task, *, max_len: int, max_words: int, samples: 
     def want_of(words):
         return names[task._lab[fsa.trace_batch(words)]]
 
-    def run(words):
-        per = max(1, CURVE_TOKENS // words.shape[1])
-        return np.concatenate([oracle.batch(words[i:i + per]) for i in range(0, len(words), per)])
-
     out = {"target": fsa.name, "words": WELL_FORMED, "letters": int(len(task.letters)),
            "bf16_autocast": bool(autocast if str(device).startswith("cuda") else autocast_cpu),
            "horizon": None, "shortest_wrong_word": None, "model_output": None, "target_output": None}
     checked, up_to, wrong = 0, 0, []
-    n_digits = sum(fsa.alphabet[a].isdigit() for a in task.letters)
-    n_ops = len(task.letters) - n_digits
+    n_digits, n_ops = (len(c) for c in _digits_ops(task))
     L = 1
     while L <= max_len:
         n = n_digits ** ((L + 1) // 2) * n_ops ** (L // 2)
         if checked + n > max_words:
             break
         words = _all_well_formed(task, L)
-        got, want = run(words)[:, -1], want_of(words)[:, -1]
+        got, want = _outputs(oracle, words)[:, -1], want_of(words)[:, -1]
         checked += n
         bad = np.nonzero(got != want)[0]
         if bad.size:
@@ -309,7 +318,7 @@ def _well_formed_horizon(model, task, *, max_len: int, max_words: int, samples: 
     out.update(exhaustive_up_to=up_to, words_checked=checked)
     rng = np.random.default_rng(seed)
     words = task._letters(samples, max_len, rng)
-    got, want = run(words), want_of(words)
+    got, want = _outputs(oracle, words), want_of(words)
     lengths = _odd_lengths(max_len)
     right = got == want
     read = np.zeros(max_len, dtype=bool)
@@ -326,11 +335,7 @@ def _well_formed_horizon(model, task, *, max_len: int, max_words: int, samples: 
     out.update(extracted_states=None, target_states=minimize(fsa).n_states, isomorphic_to_target=None,
                extraction_word=None,
                extraction={"skipped": "the task's words are well formed only: L* would ask about every word"})
-    if wrong:
-        best = min(wrong, key=len)
-        out["wrong_at_length"], out["wrong_word"] = len(best), sym(best)
-    else:
-        out["wrong_at_length"], out["wrong_word"] = None, None
+    out.update(_shortest_known(wrong, sym))
     return out
 
 

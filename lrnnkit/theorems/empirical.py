@@ -304,19 +304,16 @@ def _exchanged(res: dict) -> dict:
         if k.endswith("_accuracy") and isinstance(v, dict):
             out[k] = {L: turn(a) for L, a in v.items()}
     evs = res.get("evaluations")
-    if isinstance(evs, list):
+    if isinstance(evs, list):      # lrnnkit.learn.train.evaluations_of: {"step", "<name>_accuracy": {L: number}}
+        tables = [(e, {k: v for k, v in e.items() if k.endswith("_accuracy") and isinstance(v, dict)}) for e in evs]
         best: dict = {}
-        for e in evs:
-            for k, v in (e.items() if isinstance(e, dict) else ()):
-                if k.endswith("_accuracy") and isinstance(v, dict):
-                    for L, a in v.items():
-                        if isinstance(a, (int, float)):
-                            best.setdefault(k, {})[L] = max(best.get(k, {}).get(L, a), a)
-        out["evaluations"] = [
-            {**e, **{k: {L: turn(best.get(k, {}).get(L, a)) if isinstance(a, (int, float)) else turn(a)
-                         for L, a in v.items()}
-                     for k, v in e.items() if k.endswith("_accuracy") and isinstance(v, dict)}}
-            if isinstance(e, dict) else e for e in evs]
+        for _, t in tables:
+            for k, v in t.items():
+                row = best.setdefault(k, {})
+                for L, a in v.items():
+                    row[L] = max(row.get(L, a), a)
+        out["evaluations"] = [{**e, **{k: {L: turn(best[k][L]) for L in v} for k, v in t.items()}}
+                              for e, t in tables]
     return out
 
 

@@ -419,3 +419,12 @@ def test_a_rejection_read_from_a_lower_bound_of_the_papers_number_stays_open():
     r = e.check("quick")
     assert r.verdict == "open" and "at most the paper's" not in r.evidence
     assert "does not hold for every seed" in r.evidence
+
+
+def test_every_judged_paper_scale_entry_declares_its_perturbation():
+    """A paper-scale entry whose file was judged must declare its perturbation: the registry drops one whose
+    construction raises (``_perturbation`` returns None), and the tests above only exercise entries that have one,
+    so an entry losing it would otherwise go unnoticed (found: a perturbation of evaluated runs that raised)."""
+    from lrnnkit.theorems import all_statements
+    paper = [s for s in all_statements() if s.kind == "empirical" and s.id.endswith("-paper") and s.check is not None]
+    assert paper and [s.id for s in paper if s.perturb is None] == []
