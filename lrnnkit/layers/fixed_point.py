@@ -90,7 +90,7 @@ from ..limits import check_int
 from ..ops.diagonal.parallel import diagonal_scan
 from .layer_io import pack
 
-__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES", "freeze_iterate"]
+__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES", "freeze_iterate", "shift_output"]
 
 MODES = ("chunk", "torch", "naive")
 DEPENDENCES = ("lambda", "B", "C", "Q", "G")
@@ -112,7 +112,7 @@ def _at_starts(x: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
     return x.masked_fill(starts.reshape(-1, *([1] * (x.dim() - 2))), 0)
 
 
-def _shift(y: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
+def shift_output(y: torch.Tensor, starts: torch.Tensor | None) -> torch.Tensor:
     """``y_{t-1}`` along the time axis (``y``: (..., T, d)), 0 at t = 0 and at every packed sequence's first token."""
     return _at_starts(F.pad(y[..., :-1, :], (0, 0, 1, 0)), starts)
 
@@ -296,11 +296,11 @@ class FixedPointLayer(torch.nn.Module):
             return doubling_scan(a, b)
         return diagonal_scan(a, b)
 
-    def _step(self, P: dict, y: torch.Tensor, starts, W: dict | None = None) -> torch.Tensor:
+    def iteration(self, P: dict, y: torch.Tensor, starts, W: dict | None = None) -> torch.Tensor:
         """One iteration ``y^l = f(x, y^{l-1})``: channel mix by Q_t, then one diagonal scan (module text). ``y``
         (B, T, d), or (R, B, T, d) for R runs stacked (their rows scanned at once); ``W``: :meth:`_params`'."""
         T, d = y.shape[-2:]
-        p = self._params(P, _shift(y, starts), W)
+        p = self._params(P, shift_output(y, starts), W)
         if self.state_size is None:
             xt = _reflect(p["U"], p["alpha"], p["v"] - y) + y
             a, b = p["lam"], p["scale"] * xt
@@ -337,7 +337,7 @@ class FixedPointLayer(torch.nn.Module):
         g = -torch.log1p(-u).sum() / GAMMA_RATE
         return g.ceil().clamp(1, bound).long()
 
-    def _converged(self, y_new, y_old, seg) -> tuple:
+    def converged(self, y_new, y_old, seg) -> tuple:
         """Device tensors (converged for every sequence: 0-d bool, the largest relative change: 0-d; (R,) each for
         R runs stacked on the leading axis, each over its own sequences) with infinity norms per sequence (module
         text: stopping rule)."""
@@ -354,12 +354,13 @@ class FixedPointLayer(torch.nn.Module):
         return ok, rel.amax(-1)
 
     def _residual(self, y_new, y_old, seg) -> tuple:
-        """:meth:`_converged` read on the host: (bool, float)."""
-        ok, worst = self._converged(y_new, y_old, seg)
+        """:meth:`converged` read on the host: (bool, float)."""
+        ok, worst = self.converged(y_new, y_old, seg)
         done, worst = torch.stack([ok.to(worst.dtype), worst]).tolist()   # one device-to-host transfer per iteration
         return bool(done), worst
 
-    def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None, W: dict | None = None) -> tuple:
+    def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None,
+                    W: dict | None = None) -> tuple:
         """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad); ``cap`` counts
         the final differentiable step too, so at most ``cap - 1`` iterations run here. ``W``: :meth:`_params`'."""
         cap = self.iteration_cap() if cap is None else cap
@@ -367,7 +368,7 @@ class FixedPointLayer(torch.nn.Module):
         it, rel = 0, None
         with torch.no_grad():
             while it < cap - 1:
-                y_new = self._step(P, y, starts, W)
+                y_new = self.iteration(P, y, starts, W)
                 it += 1
                 done, rel = self._residual(y_new, y, seg)
                 y = y_new
@@ -386,8 +387,8 @@ class FixedPointLayer(torch.nn.Module):
         dev = P["x"].device
         cap = self.device_cap(dev) if cap is None else cap
         y0 = torch.zeros(shape, dtype=P["x"].dtype, device=dev)
-        y, it, self.last_residual = freeze_iterate(lambda y: self._step(P, y, starts, W),
-                                                   lambda new, old: self._converged(new, old, seg), y0, cap,
+        y, it, self.last_residual = freeze_iterate(lambda y: self.iteration(P, y, starts, W),
+                                                   lambda new, old: self.converged(new, old, seg), y0, cap,
                                                    self.train_max_iters or self.max_iters)
         return y, it
 
@@ -417,9 +418,9 @@ class FixedPointLayer(torch.nn.Module):
         P, W = self._inputs(u), self.weights(u.dtype)
         find = self.fixed_point_sync_free if self.training and self.sync_free else self.fixed_point
         y, it = find(P, (B, T, self.channels), starts, seg, W=W)
-        y = self._step(P, y, starts, W)
+        y = self.iteration(P, y, starts, W)
         self.last_iterations = it + 1
-        g = P["g"] + W["y"]("g_y", _shift(y.detach(), starts))
+        g = P["g"] + W["y"]("g_y", shift_output(y.detach(), starts))
         o = (y + self.D.to(u.dtype) * P["x"]) * F.silu(g)
         o = F.rms_norm(o.reshape(B, T, self.num_heads, self.head_dim), (self.head_dim,),
                        self.o_norm.weight.to(u.dtype), self.o_norm.eps)
@@ -436,7 +437,7 @@ class FixedPointLayer(torch.nn.Module):
         B, T, _ = u.shape
         P = self._inputs(u)
         y, _ = self.fixed_point(P, (B, T, self.channels), cap=self.max_iters)
-        p = self._params(P, _shift(self._step(P, y, None), None))
+        p = self._params(P, shift_output(self.iteration(P, y, None), None))
         d = self.channels
         eye = torch.eye(d, dtype=u.dtype, device=u.device)
         Q = eye.expand(B, T, d, d)

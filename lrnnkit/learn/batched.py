@@ -47,8 +47,8 @@ On CUDA the whole step (R samplers, forward, backward, update, counters) is capt
 
 Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal, fixed-point: the layers of 000's,
 001's, 002's and 003's paper-scale experiments; the fixed-point layer's stopping rule, 003 App. D.2, decided per run
-on its own batch, so each run iterates exactly as often as it would alone). Runs may differ in :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``,
-``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
+on its own batch, so each run iterates exactly as often as it would alone). Runs may differ in :data:`PER_RUN`
+fields only (seed and the learning-rate schedule: ``lr``, ``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
 constant schedule included, is one batched run); anything else is a different
 shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
 ``checkpoint_every`` steps / ``checkpoint_seconds`` seconds and at the end (``max_seconds`` included); a batched
@@ -73,7 +73,7 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .dataset import FixedSet
-from ..layers.fixed_point import _shift, freeze_iterate
+from ..layers.fixed_point import shift_output, freeze_iterate
 from ..layers.mixers import pnorm_columns
 from ..ops.norm import rescale_large
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
@@ -262,8 +262,8 @@ class BatchedSequenceModel(torch.nn.Module):
 
     def _fixed_point(self, x, P):
         """:class:`lrnnkit.layers.fixed_point.FixedPointLayer` per run (003, eqs. 4-6, App. D; its module text), by
-        the layer's own iteration (:meth:`~lrnnkit.layers.fixed_point.FixedPointLayer._step`, whose diagonal scan
-        takes the R B rows at once) with the R runs' stacked weights in place of the layer's
+        the layer's own iteration (:meth:`~lrnnkit.layers.fixed_point.FixedPointLayer.iteration`, whose diagonal
+        scan takes the R B rows at once) with the R runs' stacked weights in place of the layer's
         (:meth:`~lrnnkit.layers.fixed_point.FixedPointLayer.weights`), and 003's stopping rule per run
         (:func:`~lrnnkit.layers.fixed_point.freeze_iterate` with an (R,) cap): run r stops when its own batch has
         converged, or at its cap, exactly as it would alone. Training decides it on the device; evaluation
@@ -291,10 +291,11 @@ class BatchedSequenceModel(torch.nn.Module):
             else:
                 caps, bound = torch.full((R,), L.max_iters, dtype=torch.long, device=u.device), L.max_iters
             y0 = torch.zeros(R, B, T, L.channels, dtype=u.dtype, device=u.device)
-            y, _, _ = freeze_iterate(lambda y: L._step(inp, y, None, W), lambda new, old: L._converged(new, old, None),
-                                     y0, caps, bound, exit_when_done=not self.training)
-            y = L._step(inp, y, None, W)
-            g = inp["g"] + lin("g_y", _shift(y.detach(), None))
+            y, _, _ = freeze_iterate(lambda y: L.iteration(inp, y, None, W),
+                                     lambda new, old: L.converged(new, old, None), y0, caps, bound,
+                                     exit_when_done=not self.training)
+            y = L.iteration(inp, y, None, W)
+            g = inp["g"] + lin("g_y", shift_output(y.detach(), None))
             o = (y + _per_run(P["layer.D"].to(u.dtype), 4) * inp["x"]) * F.silu(g)
             o = F.rms_norm(o.reshape(R, B, T, L.num_heads, L.head_dim), (L.head_dim,), None, L.o_norm.eps)
             o = o * _per_run(P["layer.o_norm.weight"].to(u.dtype), 5)

@@ -158,7 +158,7 @@ def test_matrix_state_transitions_reproduce_the_fixed_point():
         Pt = {k: v[:, t:t + 1] for k, v in P.items()}
         with torch.no_grad():
             y1, _ = layer.fixed_point(Pt, (1, 1, d))
-            y1 = layer._step(Pt, y1, None)
+            y1 = layer.iteration(Pt, y1, None)
         # the one-token state: s (.) B^ x~^T with x~ = Q x + (I - Q) y1
         pt = {k: v[:, t:t + 1] for k, v in p.items()}
         from lrnnkit.layers.fixed_point import _reflect
@@ -168,7 +168,7 @@ def test_matrix_state_transitions_reproduce_the_fixed_point():
         ys.append(torch.einsum("n,nd->d", p["C"][0, t], h.reshape(N, d)))
     with torch.no_grad():
         y, _ = layer.fixed_point(P, (1, 6, d))
-        y = layer._step(P, y, None)
+        y = layer.iteration(P, y, None)
     assert torch.allclose(torch.stack(ys), y[0], rtol=0, atol=1e-9)
 
 
@@ -176,10 +176,10 @@ def test_matrix_state_transitions_reproduce_the_fixed_point():
 def _jacobians(layer, u, ystar):
     """J_u and J_y of one iteration ``y -> step(P(u), y)`` at the fixed point (explicit, by autograd)."""
     def step_u(uu):
-        return layer._step(layer._inputs(uu), ystar, None)
+        return layer.iteration(layer._inputs(uu), ystar, None)
 
     def step_y(yy):
-        return layer._step(layer._inputs(u), yy, None)
+        return layer.iteration(layer._inputs(u), yy, None)
     Ju = torch.autograd.functional.jacobian(step_u, u).reshape(ystar.numel(), u.numel())
     Jy = torch.autograd.functional.jacobian(step_y, ystar).reshape(ystar.numel(), ystar.numel())
     return Ju, Jy
@@ -213,7 +213,7 @@ def test_fixed_point_gradient_against_the_unrolled_iteration(state_size):
         Pu = layer._inputs(uu)
         y = ystar
         for _ in range(K):
-            y = layer._step(Pu, y, None)
+            y = layer.iteration(Pu, y, None)
         return torch.autograd.grad((y * delta).sum(), uu)[0].reshape(-1)
     series = torch.zeros(u.numel(), dtype=D64)
     term = delta.reshape(-1)
@@ -226,14 +226,14 @@ def test_fixed_point_gradient_against_the_unrolled_iteration(state_size):
     uu = u.clone().requires_grad_()
     Pu = layer._inputs(uu)
     y_fp, _ = layer.fixed_point(Pu, (2, 5, layer.channels))
-    g_layer = torch.autograd.grad((layer._step(Pu, y_fp, None) * delta).sum(), uu)[0].reshape(-1)
+    g_layer = torch.autograd.grad((layer.iteration(Pu, y_fp, None) * delta).sum(), uu)[0].reshape(-1)
     assert torch.allclose(g_layer, Ju.T @ delta.reshape(-1), rtol=1e-10, atol=1e-12)
     # the unrolled iteration from 0, differentiated end to end
     uu = u.clone().requires_grad_()
     Pu = layer._inputs(uu)
     y = torch.zeros_like(ystar)
     for _ in range(n_iter + 1):
-        y = layer._step(Pu, y, None)
+        y = layer.iteration(Pu, y, None)
     g_unrolled = torch.autograd.grad((y * delta).sum(), uu)[0].reshape(-1)
     g_implicit = Ju.T @ torch.linalg.solve(torch.eye(Jy.shape[0], dtype=D64) - Jy.T, delta.reshape(-1))
     assert torch.allclose(g_unrolled, g_implicit, rtol=1e-8, atol=1e-8 * float(g_implicit.abs().max()))
