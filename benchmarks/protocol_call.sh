@@ -8,14 +8,15 @@
 # directories are copied under $OUT/grid so that their jobs resume from their checkpoints. ARGS go to
 # `bench_learning.py --scale paper --protocol` (e.g. `--only 003-copy --gpus 1`).
 #
-# SECONDS count from this script's start (the wheels' install included). The grid gets `--deadline` L - 80,
+# SECONDS count from this script's start (the wheels' install included). The grid gets `--deadline` L - 55,
 # L the seconds left after the install (its own job planning, evaluation margin included), and runs under
-# `timeout -s INT -k 20` L - 50: if it is still running then, it and its worker processes get SIGINT (each run
-# writes its checkpoint, the grid packs), and 20 s later SIGKILL; the last 30 s are for packing here (67 MiB of run
+# `timeout -s INT -k 15` L - 35: if it is still running then, it and its worker processes get SIGINT (each run
+# writes its checkpoint, the grid packs), and 15 s later SIGKILL; the last 20 s are for packing here (67 MiB of run
 # directories packed in a few seconds on the two-GPU machine). Each job also keeps back protocol_grid.EVAL_MARGIN_S
-# (60 s) for its evaluation, so a normal call ends about 110 s before SECONDS; the margins were 150 / 100 / 30 / 70 s
+# (60 s) for its evaluation, so a normal call ends about 75 s before SECONDS. The margins were 150 / 100 / 30 / 70 s
 # and 90 s until four calls on 2026-11-29 ended 200 s early each (evaluation and packing took 10-30 s of the 240
-# kept). Whatever
+# kept), then 80 / 50 / 20 / 30 s until three calls the same day ended 100 s early each (evaluation and horizon
+# 22 s, packing a few seconds). Whatever
 # happens, $OUT/grid ends with runs.tgz and rundirs*.tgz (the device returns files at most two folders below $OUT)
 # and the log is $OUT/call.log. Wheels in .whl/ are installed first (aalpy and pydot for the horizons'
 # extraction; the device has no internet). Each worker prints where it is every LRNNKIT_STACKS_EVERY seconds
@@ -76,9 +77,9 @@ if [ -n "$carry" ] && [ -d "$carry/rundirs" ]; then
     echo "carried: $(du -sh "$carry/rundirs" | cut -f1) of run directories from $carry" >> "$log"
 fi
 left=$((budget - SECONDS))
-echo "seconds left after the install: $left (grid deadline $((left - 80)), SIGINT at $((left - 50)))" >> "$log"
-timeout -s INT -k 20 $((left - 50)) python3 benchmarks/bench_learning.py --scale paper --protocol \
-    --deadline $((left - 80)) --out "$OUT/grid" "$@" >> "$log" 2>&1
+echo "seconds left after the install: $left (grid deadline $((left - 55)), SIGINT at $((left - 35)))" >> "$log"
+timeout -s INT -k 15 $((left - 35)) python3 benchmarks/bench_learning.py --scale paper --protocol \
+    --deadline $((left - 55)) --out "$OUT/grid" "$@" >> "$log" 2>&1
 rc=$?
 echo "grid exit status $rc" >> "$log"
 date -u >> "$log"
