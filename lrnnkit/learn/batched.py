@@ -62,6 +62,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -537,11 +538,12 @@ def _resume(cfgs, outs, stepper) -> dict | None:
     if not all(have):
         raise InputError(f"{outs[have.index(False)]!r} holds no checkpoint where {outs[have.index(True)]!r} does: a "
                          "batched run resumes all its runs or none (use other directories)")
-    model, got = stepper.model, []
+    model, got, other_code = stepper.model, [], {}
     for r, (c, o) in enumerate(zip(cfgs, outs)):
         m = SequenceModel(**model.config).to(device=model.flat.device, dtype=model.flat.dtype)
         opt = optimizer(c, m, "device")
-        step, elapsed, prog, text = resume_one(c, o, m, opt, stepper.device)
+        step, elapsed, prog, text = resume_one(c, o, m, opt, stepper.device,
+                                               code_warning=lambda out, w: other_code.setdefault(w, []).append(out))
         with torch.no_grad():
             model.flat[r].copy_(torch.cat([p.reshape(-1) for p in m.parameters()]))
             st = [opt.state.get(p, {}) for p in m.parameters()]
@@ -551,6 +553,9 @@ def _resume(cfgs, outs, stepper) -> dict | None:
             stepper.opt_steps[r] = float(next((s["step"] for s in st if "step" in s), 0.0))
             stepper.nonfinite_t[r] = int(prog.get("skipped_nonfinite_steps", 0))
         got.append((step, elapsed, list(prog.get("recent_train_accuracy", [])), text))
+    for (was, now), dirs in other_code.items():     # one line for the batched run, not one per run
+        print(f"lrnnkit: warning: the checkpoints of {_runs_named(dirs, len(outs))} were written by {was}; this is "
+              f"{now}: the resumed runs will not repeat uninterrupted runs bit for bit", file=sys.stderr)
     steps = sorted({g[0] for g in got})
     if len(steps) > 1:
         raise InputError(f"the runs' checkpoints are of different steps ({', '.join(map(str, steps))}): resume them "
@@ -559,6 +564,13 @@ def _resume(cfgs, outs, stepper) -> dict | None:
     stepper.host_step = steps[0]
     return {"step": steps[0], "elapsed": max(g[1] for g in got), "windows": [g[2] for g in got],
             "texts": [g[3] for g in got]}
+
+
+def _runs_named(dirs: list, total: int) -> str:
+    """``dirs`` for a warning: ``'DIR'`` alone, else ``'all 12 runs (DIR, ...)'`` / ``'3 of 12 runs (DIR, ...)'``."""
+    if len(dirs) == 1:
+        return repr(dirs[0])
+    return f"{'all' if len(dirs) == total else f'{len(dirs)} of'} {total} runs ({dirs[0]!r}, ...)"
 
 
 def _loop(cfgs, task, stepper, outs, fhs, state, evaluate_at_end, progress, stop_at) -> list:

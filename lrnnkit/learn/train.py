@@ -399,10 +399,11 @@ _NOT_COMPARED = ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_e
 # loop the checkpoint trained on (progress "loop"), which "auto" decides per device
 
 
-def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
+def _resume(cfg: TrainConfig, out: str, model, opt, device, code_warning=None) -> tuple:
     """``(step, elapsed, progress, json_text)`` of the newest good checkpoint in ``out``, loaded into ``model``
     and ``opt`` (None when there is none); a checkpoint of other settings or made from other contents of the task's
-    files (:func:`.checkpoint.inputs_mismatch`) is refused, one of other code warned of (stderr, one line)."""
+    files (:func:`.checkpoint.inputs_mismatch`) is refused, one of other code warned of (stderr, one line; or
+    ``code_warning(out, (written_by, this))`` where given, so that a batched run warns once for all its runs)."""
     found = ck.find(out, TrainConfig.from_json, warn=lambda m: print(f"lrnnkit: warning: {m}", file=sys.stderr),
                     tensor_bytes=ck.state_bytes(model))
     if found is None:
@@ -426,7 +427,9 @@ def _resume(cfg: TrainConfig, out: str, model, opt, device) -> tuple:
     ck.restore(doc, tensors, model, opt, device, where)
     ck.set_rng_state(doc["rng"])
     other = ck.code_mismatch(doc)
-    if other is not None:
+    if other is not None and code_warning is not None:
+        code_warning(out, other)
+    elif other is not None:
         print(f"lrnnkit: warning: {where} was written by {other[0]}; this is {other[1]}: the resumed run will not "
               "repeat an uninterrupted run bit for bit", file=sys.stderr)
     if cfg.auto_steps:

@@ -395,3 +395,28 @@ def test_each_run_reads_its_own_seeds_fixed_set(tmp_path):
     second = train_batched(cfgs, b, evaluate_at_end=False)
     for w, s in zip(whole, second):
         assert all(torch.equal(p, q) for p, q in zip(w["_model"].parameters(), s["_model"].parameters()))
+
+
+@pytest.mark.parametrize("edited", [3, 1, 0], ids=["every run", "one run", "none"])
+def test_a_batched_resume_from_other_code_warns_once(tmp_path, capsys, edited):
+    """Checkpoints written by other code (another source hash and commit): a batched run resumed from them warns
+    once, one line naming how many of its runs and the code that wrote them, not once per run; one run alone is
+    named by its directory; checkpoints of this code warn nothing."""
+    cfgs = [dataclasses.replace(c, steps=4) for c in _cfgs("diagonal", 3)]
+    outs = [str(tmp_path / f"r{r}") for r in range(3)]
+    train_batched(cfgs, outs, evaluate_at_end=False, stop_at=2)
+    for o in outs[:edited]:
+        p = os.path.join(o, "checkpoint.json")
+        doc = json.load(open(p))
+        doc["code"].update(source="0" * 16, commit="f" * 40, dirty=False)
+        with open(p, "w") as fh:
+            json.dump(doc, fh)
+    capsys.readouterr()
+    train_batched(cfgs, outs, evaluate_at_end=False)
+    lines = [x for x in capsys.readouterr().err.splitlines() if "bit for bit" in x]
+    assert len(lines) == (1 if edited else 0), lines
+    if edited == 3:
+        assert lines[0].startswith(f"lrnnkit: warning: the checkpoints of all 3 runs ({outs[0]!r}, ...) were "
+                                   "written by lrnnkit ") and "commit ffffffffffff" in lines[0]
+    elif edited == 1:
+        assert lines[0].startswith(f"lrnnkit: warning: the checkpoints of {outs[0]!r} were written by ")
