@@ -1,0 +1,156 @@
+"""Where a protocol job's training step spends its device time: every kernel of one batched step, by total time.
+
+    python3 benchmarks/profile_step.py [--jobs "004-bilinear=diagonal [-1,1], parity;000-parity=DeltaNet [-1,1]"]
+                                       [--steps 3] [--out DIR]
+    python3 benchmarks/profile_step.py --smoke      # the CPU, tiny shapes, seconds
+
+A job is one configuration of ``bench_learning.py --scale paper --protocol`` (its seeds x learning rates as one
+batched model, :class:`lrnnkit.learn.batched.BatchedStep`: the device sampler, forward, backward and fused AdamW
+of the captured step). Its step body runs eagerly (the capture replays the same kernels, but a profiler sees one
+graph launch), ``WARM`` times, then ``--steps`` more under ``torch.profiler``. Per job it prints the wall time of an
+eager step, the device time of its kernels (their sum; kernels of one step run one after another on one stream),
+the kernel count, and the kernels by total device time with the share of each; writes ``profile_step.json`` under
+``--out`` (default ``$OUT``, else the current folder). The step of a small model is many short kernels: the table
+says which of them (elementwise glue, norms, the scan, the products, the optimizer) to fuse first.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+WARM = 3
+DEFAULT_JOBS = "004-bilinear=diagonal [-1,1], parity;000-parity=DeltaNet [-1,1]"
+SMOKE = dict(width=16, heads=2, batch=4, train_len=(3, 8), test_len=(8,), eval_n=8)
+TOP = 25
+
+
+def job_configs(experiment: str, label: str, smoke: bool = False, device: str = "cuda") -> list:
+    """The TrainConfigs of one protocol job: ``label``'s runs after :func:`lrnnkit.learn.protocols.follow`
+    (``smoke``: shrunk to :data:`SMOKE`), on ``device``."""
+    import dataclasses
+    from lrnnkit.errors import InputError
+    from lrnnkit.learn.experiments import get_experiment
+    from lrnnkit.learn.protocols import follow
+    runs = follow(experiment, get_experiment(experiment).runs("paper"))
+    labels = sorted({lab for lab, _ in runs})
+    cfgs = [c for lab, c in runs if lab == label]
+    if not cfgs:
+        raise InputError(f"{experiment} has no configuration {label!r} (its labels: {'; '.join(labels)})")
+    extra = SMOKE if smoke else {}
+    return [dataclasses.replace(c, device=device, loop="device", max_seconds=None, auto_steps=False, **extra)
+            for c in cfgs]
+
+
+def profile_job(cfgs, steps: int) -> dict:
+    """Wall ms of an eager step and the kernels of ``steps`` steps under the profiler, per step."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    from lrnnkit.learn.batched import BatchedStep, build_batched
+    dev = torch.device(cfgs[0].device)
+    task, model = build_batched(cfgs)
+    step = BatchedStep(cfgs, task, model, dev)
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+    for _ in range(WARM):
+        step._body()
+    sync()
+    t = time.perf_counter()
+    for _ in range(steps):
+        step._body()
+    sync()
+    wall = (time.perf_counter() - t) * 1e3 / steps
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+    with profile(activities=acts) as prof:
+        for _ in range(steps):
+            step._body()
+        sync()
+    rows = []
+    for e in prof.key_averages():
+        dt = getattr(e, "self_device_time_total", None)
+        if dt is None:
+            dt = getattr(e, "self_cuda_time_total", 0)
+        if dev.type != "cuda":
+            if not e.key.startswith("aten::"):
+                continue
+            dt = e.self_cpu_time_total
+        if dt and dt > 0:
+            rows.append({"kernel": e.key, "calls_per_step": e.count / steps, "ms_per_step": dt / 1e3 / steps})
+    rows.sort(key=lambda r: -r["ms_per_step"])
+    total = sum(r["ms_per_step"] for r in rows)
+    for r in rows:
+        r["share"] = r["ms_per_step"] / total if total else 0.0
+    return {"runs": len(cfgs), "wall_ms_per_step": wall, "device_ms_per_step": total,
+            "kernels_per_step": sum(r["calls_per_step"] for r in rows), "kernels": rows,
+            "config": cfgs[0].to_json()}
+
+
+def _table(name: str, res: dict) -> str:
+    lines = [f"\n{name}: {res['runs']} runs batched; eager step {res['wall_ms_per_step']:.2f} ms wall, "
+             f"{res['device_ms_per_step']:.2f} ms in {res['kernels_per_step']:.0f} kernels",
+             "| kernel | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
+    for r in res["kernels"][:TOP]:
+        lines.append(f"| {r['kernel'][:90]} | {r['calls_per_step']:.0f} | {r['ms_per_step']:.3f} | "
+                     f"{100 * r['share']:.1f} % |")
+    return "\n".join(lines)
+
+
+def parse_jobs(text: str) -> list:
+    """``"EXP=LABEL;EXP=LABEL"`` as ``[(EXP, LABEL)]`` (a label may hold commas, not semicolons)."""
+    from lrnnkit.errors import InputError
+    out = []
+    for part in (p.strip() for p in text.split(";") if p.strip()):
+        exp, sep, label = part.partition("=")
+        if not sep or not exp.strip() or not label.strip():
+            raise InputError(f"--jobs takes EXPERIMENT=LABEL;..., got {part!r}")
+        out.append((exp.strip(), label.strip()))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", default=DEFAULT_JOBS, help="EXPERIMENT=LABEL;... (default: %(default)s)")
+    ap.add_argument("--steps", type=int, default=3, help="profiled steps per job")
+    ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU")
+    ap.add_argument("--out", default=os.environ.get("OUT") or ".")
+    ap.add_argument("--debug", action="store_true")
+    a = ap.parse_args(argv)
+    from lrnnkit.errors import InputError
+    try:
+        if a.steps < 1:
+            raise InputError(f"--steps must be at least 1, not {a.steps}")
+        jobs = parse_jobs(a.jobs)
+        results = {}
+        for exp, label in jobs:
+            cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
+            res = profile_job(cfgs, a.steps)
+            results[f"{exp} / {label}"] = res
+            print(_table(f"{exp} / {label}", res), flush=True)
+    except InputError as exc:
+        if a.debug:
+            raise
+        print(f"profile_step.py: error: {exc}", file=sys.stderr)
+        return 2
+    import torch
+    doc = {"device": torch.cuda.get_device_name() if not a.smoke else "cpu", "torch": torch.__version__,
+           "steps": a.steps, "warm": WARM, "jobs": results}
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "profile_step.json")
+    with open(path + ".tmp", "w") as fh:
+        json.dump(doc, fh, indent=1)
+    os.replace(path + ".tmp", path)
+    print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
