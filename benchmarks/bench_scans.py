@@ -42,23 +42,29 @@ if ROOT not in sys.path:
 SECTION = "diagonal and block-diagonal layers: the Triton scans in the training step"
 LAYERS = ("diagonal", "block-diagonal")
 BEFORE = "the doubling scan in torch (`lrnnkit.ops.linear_scan.doubling_scan`, autograd through every step)"
-SCANS = ("torch doubling", "triton scan")
+SCANS = ("torch doubling", "triton scan", "fused gate")     # the last: diagonal layers only
 SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), test_len=(10,), eval_n=8)
 
 
 @contextlib.contextmanager
 def scan(name: str):
     """The diagonal and block-diagonal mixers (single and batched) with the scan ``name`` of :data:`SCANS` while
-    inside."""
+    inside: ``fused gate`` (diagonal only) switches on the gated scan's two fused kernels
+    (:data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`: the gate, the scan and the output's silu gate in one pass
+    each way, instead of the torch expression around the Triton scan)."""
     from lrnnkit.layers import mixers
     from lrnnkit.learn import batched
+    from lrnnkit.ops.diagonal import gated, parallel
     from lrnnkit.ops.linear_scan import doubling_scan
-    names = ("diagonal_scan", "block_diagonal_scan")
-    saved = {(m, n): getattr(m, n) for m in (mixers, batched) for n in names}
+    slots = [(mixers, "block_diagonal_scan"), (batched, "block_diagonal_scan"), (parallel, "diagonal_scan"),
+             (gated, "FUSED_ON_CUDA")]
+    saved = {(m, n): getattr(m, n) for m, n in slots}
     if name == "torch doubling":
+        parallel.diagonal_scan = doubling_scan       # what gated_scan_reference calls
         for m in (mixers, batched):
-            m.diagonal_scan = doubling_scan
             m.block_diagonal_scan = lambda A, b: doubling_scan(A, b, matrix=True)
+    elif name == "fused gate":
+        gated.FUSED_ON_CUDA = True
     elif name != "triton scan":
         raise ValueError(f"unknown scan {name!r}")
     try:
@@ -120,6 +126,32 @@ def scan_errors(cfg, device: str) -> dict:
     return {"shape": [B, T, D], "h": rel(h32, h64), "da": rel(a32.grad, a64.grad), "db": rel(b32.grad, b64.grad)}
 
 
+def fused_gate_errors(cfg, device: str) -> dict:
+    """The fused gated scan (:func:`lrnnkit.ops.diagonal.gated.gated_scan_fused`, bfloat16 input projection, as the
+    mixer's autocast feeds it) on this device against the torch expression in float64 on the CPU, at ``cfg``'s
+    batch (at most 256) and longest training length: relative L2 error of the output and of both gradients."""
+    import torch
+    from lrnnkit.ops.diagonal.gated import gated_scan_fused, gated_scan_reference
+    g = torch.Generator().manual_seed(0)
+    B, T, D = min(cfg.batch, 256), cfg.train_len[1], cfg.width
+    y = torch.randn(B, T, 3 * D, generator=g, dtype=torch.float64).bfloat16().double()
+    w = 0.5 * torch.randn(1, D, generator=g, dtype=torch.float64)
+    wt = torch.randn(B, T, D, generator=g, dtype=torch.float64)
+    neg = cfg.eig_range[0] < 0
+    y64, w64 = y.clone().requires_grad_(), w.clone().requires_grad_()
+    o64 = gated_scan_reference(y64, w64, neg)
+    (o64 * wt).sum().backward()
+    yd = y.bfloat16().to(device).requires_grad_()
+    wd = w.float().to(device).requires_grad_()
+    od = gated_scan_fused(yd, wd, neg, torch.float32)
+    (od * wt.float().to(device)).sum().backward()
+
+    def rel(x, ref):
+        return float((x.detach().double().cpu() - ref).norm() / ref.norm().clamp_min(1e-300))
+    return {"shape": [B, T, D], "out": rel(od, o64.detach()), "dy": rel(yd.grad, y64.grad),
+            "dw": rel(wd.grad, w64.grad)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 2; smoke 0.5)")
@@ -151,7 +183,12 @@ def main(argv=None) -> int:
             row["errors"] = scan_errors(cfgs[0], a.device)
         except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
             row["errors"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        for s in SCANS:
+        if cfgs[0].layer == "diagonal":
+            try:
+                row["errors_fused"] = fused_gate_errors(cfgs[0], a.device)
+            except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
+                row["errors_fused"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+        for s in SCANS if cfgs[0].layer == "diagonal" else SCANS[:2]:
             for mode, R in (("alone", 1), ("batched", len(cfgs))):
                 key = f"{s} / {mode}"
                 if time.perf_counter() - t0 > a.budget:
@@ -195,8 +232,9 @@ def _ratio(before, after) -> str:
 
 def markdown(doc: dict) -> str:
     head = ("| experiment | configuration | runs | batch x length | ms/step alone: before / after | speed-up | "
-            "ms/step batched: before / after | speed-up | rel. error h / da / db |")
-    out = [head, "|---|---|---:|---|---|---:|---|---:|---|"]
+            "ms/step batched: before / after | speed-up | rel. error h / da / db | ms/step fused gate: alone / "
+            "batched | vs after, batched | fused gate rel. error out / dy / dw |")
+    out = [head, "|---|---|---:|---|---|---:|---|---:|---|---|---:|---|"]
     for r in doc["rows"]:
         cells = []
         for mode in ("alone", "batched"):
@@ -204,6 +242,11 @@ def markdown(doc: dict) -> str:
             cells += [f"{_ms(b)} / {_ms(f)}", _ratio(b, f)]
         e = r.get("errors", {})
         err = "error" if "error" in e else f"{e['h']:.1e} / {e['da']:.1e} / {e['db']:.1e}"
+        fa, fb = r.get("fused gate / alone"), r.get("fused gate / batched")
+        ef = r.get("errors_fused") or {}
+        err += (f" | {_ms(fa)} / {_ms(fb)} | {_ratio(r.get('triton scan / batched'), fb)} | "
+                + ("-" if not ef else "error" if "error" in ef else
+                   f"{ef['out']:.1e} / {ef['dy']:.1e} / {ef['dw']:.1e}"))
         L = r["train_len"]
         out.append(f"| {r['experiment']} | {r['label']} | {r['runs']} | {r['batch']} x {L[0]}-{L[1]} | "
                    + " | ".join(cells) + f" | {err} |")

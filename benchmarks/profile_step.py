@@ -1,7 +1,7 @@
 """Where a protocol job's training step spends its device time: every kernel of one batched step, by total time.
 
     python3 benchmarks/profile_step.py [--jobs "004-bilinear=diagonal [-1,1], parity;000-parity=DeltaNet [-1,1]"]
-                                       [--steps 3] [--out DIR]
+                                       [--steps 3] [--fused-diagonal] [--out DIR]
     python3 benchmarks/profile_step.py --smoke      # the CPU, tiny shapes, seconds
 
 A job is one configuration of ``bench_learning.py --scale paper --protocol`` (its seeds x learning rates as one
@@ -9,7 +9,8 @@ batched model, :class:`lrnnkit.learn.batched.BatchedStep`: the device sampler, f
 of the captured step). Its step body runs eagerly (the capture replays the same kernels, but a profiler sees one
 graph launch), ``WARM`` times, then ``--steps`` more under ``torch.profiler``. Per job it prints the wall time of an
 eager step, the device time of its kernels (their sum; kernels of one step run one after another on one stream),
-the kernel count, and the kernels by total device time with the share of each; writes ``profile_step.json`` under
+the kernel count, the kernels by total device time with the share of each, and the operators (``aten::...``) by the
+device time of the kernels each launched itself (the two tables count the same time twice: read one or the other); writes ``profile_step.json`` under
 ``--out`` (default ``$OUT``, else the current folder). The step of a small model is many short kernels: the table
 says which of them (elementwise glue, norms, the scan, the products, the optimizer) to fuse first.
 """
@@ -74,33 +75,42 @@ def profile_job(cfgs, steps: int) -> dict:
         for _ in range(steps):
             step._body()
         sync()
-    rows = []
-    for e in prof.key_averages():
-        dt = getattr(e, "self_device_time_total", None)
-        if dt is None:
-            dt = getattr(e, "self_cuda_time_total", 0)
-        if dev.type != "cuda":
-            if not e.key.startswith("aten::"):
-                continue
-            dt = e.self_cpu_time_total
-        if dt and dt > 0:
-            rows.append({"kernel": e.key, "calls_per_step": e.count / steps, "ms_per_step": dt / 1e3 / steps})
-    rows.sort(key=lambda r: -r["ms_per_step"])
-    total = sum(r["ms_per_step"] for r in rows)
-    for r in rows:
-        r["share"] = r["ms_per_step"] / total if total else 0.0
+    kernels, ops = {}, {}
+    for e in prof.events():
+        on_device = str(getattr(e, "device_type", "")).endswith("CUDA")
+        if dev.type == "cuda" and on_device:           # a kernel, memcpy or memset on the GPU
+            dt, table = e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total, kernels
+        elif not on_device and e.name.startswith("aten::") and (dev.type == "cuda" or not e.cpu_children):
+            # an operator: on the GPU by the device time of the kernels it launched itself; on the CPU (leaves)
+            dt = (getattr(e, "self_device_time_total", 0) if dev.type == "cuda" else e.self_cpu_time_total)
+            table = ops
+        else:
+            continue
+        n, t = table.get(e.name, (0, 0.0))
+        table[e.name] = (n + 1, t + dt)
+    if dev.type != "cuda":
+        kernels = ops                                   # the CPU runs operators, not kernels
+    total = sum(t for _, t in kernels.values()) / 1e3 / steps
+
+    def rows(table):
+        out = [{"name": k, "calls_per_step": n / steps, "ms_per_step": t / 1e3 / steps,
+                "share": (t / 1e3 / steps) / total if total else 0.0} for k, (n, t) in table.items() if t > 0]
+        return sorted(out, key=lambda r: -r["ms_per_step"])
+    krows = rows(kernels)
     return {"runs": len(cfgs), "wall_ms_per_step": wall, "device_ms_per_step": total,
-            "kernels_per_step": sum(r["calls_per_step"] for r in rows), "kernels": rows,
-            "config": cfgs[0].to_json()}
+            "kernels_per_step": sum(r["calls_per_step"] for r in krows), "kernels": krows,
+            "operators": rows(ops) if dev.type == "cuda" else [], "config": cfgs[0].to_json()}
 
 
 def _table(name: str, res: dict) -> str:
     lines = [f"\n{name}: {res['runs']} runs batched; eager step {res['wall_ms_per_step']:.2f} ms wall, "
-             f"{res['device_ms_per_step']:.2f} ms in {res['kernels_per_step']:.0f} kernels",
-             "| kernel | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
-    for r in res["kernels"][:TOP]:
-        lines.append(f"| {r['kernel'][:90]} | {r['calls_per_step']:.0f} | {r['ms_per_step']:.3f} | "
-                     f"{100 * r['share']:.1f} % |")
+             f"{res['device_ms_per_step']:.2f} ms in {res['kernels_per_step']:.0f} kernels"]
+    for what, key in (("kernel", "kernels"), ("operator (device time of its own kernels)", "operators")):
+        if not res[key]:
+            continue
+        lines += [f"| {what} | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
+        lines += [f"| {r['name'][:90]} | {r['calls_per_step']:.0f} | {r['ms_per_step']:.3f} | "
+                  f"{100 * r['share']:.1f} % |" for r in res[key][:TOP]]
     return "\n".join(lines)
 
 
@@ -121,6 +131,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", default=DEFAULT_JOBS, help="EXPERIMENT=LABEL;... (default: %(default)s)")
     ap.add_argument("--steps", type=int, default=3, help="profiled steps per job")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU")
+    ap.add_argument("--fused-diagonal", action="store_true",
+                    help="the diagonal mixer's fused gated scan on (lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA)")
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--debug", action="store_true")
     a = ap.parse_args(argv)
@@ -129,6 +141,9 @@ def main(argv=None) -> int:
         if a.steps < 1:
             raise InputError(f"--steps must be at least 1, not {a.steps}")
         jobs = parse_jobs(a.jobs)
+        if a.fused_diagonal:
+            from lrnnkit.ops.diagonal import gated
+            gated.FUSED_ON_CUDA = True
         results = {}
         for exp, label in jobs:
             cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
@@ -142,7 +157,7 @@ def main(argv=None) -> int:
         return 2
     import torch
     doc = {"device": torch.cuda.get_device_name() if not a.smoke else "cpu", "torch": torch.__version__,
-           "steps": a.steps, "warm": WARM, "jobs": results}
+           "steps": a.steps, "warm": WARM, "fused_diagonal": a.fused_diagonal, "jobs": results}
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "profile_step.json")
     with open(path + ".tmp", "w") as fh:

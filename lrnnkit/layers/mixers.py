@@ -1,7 +1,9 @@
 """The mixers of :class:`lrnnkit.learn.models.SequenceModel` (the module docstring there states each one's
 equations: paper 000, eq. 1 and Table 2; 001; 002, eq. 5-6; 003; 004), and its MLP block, chosen by layer kind from
 :data:`MIXERS` (``layer=`` -> a builder), not from a chain of conditions. The diagonal mixer runs
-:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (forward and backward on the chunk-parallel Triton scan on CUDA),
+:func:`lrnnkit.ops.diagonal.gated.gated_scan` (its gate, the scan and the output's silu gate: the torch expression
+over :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, whose forward and backward run the chunk-parallel Triton
+scan on CUDA, or two fused Triton kernels there where switched on),
 the block-diagonal mixer :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan` (forward and backward
 on the fused recurrent Triton kernel on CUDA); both a log-depth doubling scan in torch elsewhere. The bilinear mixer
 runs a renormalised doubling scan in torch; :func:`affine_scan` is the doubling scan of the affine maps in torch
@@ -17,7 +19,7 @@ from torch.nn import functional as F
 
 from ..errors import InputError
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
-from ..ops.diagonal.parallel import diagonal_scan
+from ..ops.diagonal.gated import gated_scan
 from ..ops.linear_scan import doubling_scan
 from .delta_product import DeltaProductLayer
 from .fixed_point import FixedPointMixer
@@ -78,13 +80,12 @@ class DiagonalMixer(nn.Module):
         return a, b, z
 
     def forward(self, x):
-        a, b, z = self._ab(x)
         if self.backend == "naive":
             from ..ops.diagonal.naive import diagonal_scan_naive
-            h = diagonal_scan_naive(a, b, validate=False)
-        else:
-            h = diagonal_scan(a, b)
-        return self.out_proj((h * F.silu(z)).to(x.dtype))
+            a, b, z = self._ab(x)
+            return self.out_proj((diagonal_scan_naive(a, b, validate=False) * F.silu(z)).to(x.dtype))
+        u = self.conv(x) if self.conv is not None else x      # the gated scan: _ab's gate, the scan, silu(z)
+        return self.out_proj(gated_scan(self.in_proj(u), self.w, self.neg, x.dtype))
 
     def transitions(self, x):
         a, _, _ = self._ab(x)

@@ -15,7 +15,7 @@ The papers' protocols train several seeds and learning rates per configuration (
   each row and multiplies by its run's weight. The recurrence sees the run axis folded into its batch axis
   (R B sequences): the DeltaProduct chunk kernel (001, eq. 4; the same :func:`lrnnkit.ops.gh.api.chunk_gh` the
   layer calls, Triton on CUDA, the chunk equations in torch on the CPU) and the diagonal scan
-  (:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, 000 eq. 1 with ``A = Diag(s(x))``, as the layer runs it;
+  (:func:`lrnnkit.ops.diagonal.gated.gated_scan`, 000 eq. 1 with ``A = Diag(s(x))``, as the layer runs it;
   for 002's block-diagonal layer :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan`) take
   per-token inputs only, which
   were computed with run r's weights for run r's rows, so each row sees only its own run's weights.
@@ -78,7 +78,7 @@ from ..layers.fixed_point import shift_output, freeze_iterate
 from ..layers.mixers import pnorm_columns
 from ..ops.norm import rescale_large
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
-from ..ops.diagonal.parallel import diagonal_scan
+from ..ops.diagonal.gated import gated_scan
 from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
@@ -237,15 +237,9 @@ class BatchedSequenceModel(torch.nn.Module):
 
     def _diagonal(self, x, P):
         """:class:`~lrnnkit.learn.models.DiagonalMixer` per run, the scan over the R B rows at once."""
-        R, B, T, D = x.shape
         u = _conv(x, P["conv.weight"]) if "conv.weight" in P else x
-        y = _lin(u, P["in_proj.weight"], P["in_proj.bias"])
-        dt, b, z = (y if y.dtype == torch.float64 else y.float()).chunk(3, -1)
-        w = P["w"] if P["w"].dtype == torch.float64 else P["w"].float()
-        s = torch.exp(-F.softplus(dt) * _per_run(torch.exp(w), 4))
-        a = 2 * s - 1 if self.neg else s
-        h = diagonal_scan(a.reshape(R * B, T, D), b.reshape(R * B, T, D)).reshape(R, B, T, D)
-        return _lin((h * F.silu(z)).to(x.dtype), P["out_proj.weight"], P["out_proj.bias"])
+        y = _lin(u, P["in_proj.weight"], P["in_proj.bias"])      # (R, B, T, 3D): dt, b, z; run r's w on its rows
+        return _lin(gated_scan(y, P["w"], self.neg, x.dtype), P["out_proj.weight"], P["out_proj.bias"])
 
     def _block(self, x, P):
         """:class:`~lrnnkit.learn.models.BlockDiagonalMixer` per run (002, eq. 5-6: blocks of size b whose columns

@@ -420,3 +420,21 @@ def test_a_batched_resume_from_other_code_warns_once(tmp_path, capsys, edited):
                                    "written by lrnnkit ") and "commit ffffffffffff" in lines[0]
     elif edited == 1:
         assert lines[0].startswith(f"lrnnkit: warning: the checkpoints of {outs[0]!r} were written by ")
+
+
+def test_profile_step_reads_a_protocol_jobs_step(tmp_path, capsys):
+    """benchmarks/profile_step.py --smoke: one protocol job's batched step profiled on the CPU (its operators by
+    time, shares summing to 1, written atomically as JSON); a label the experiment does not have exits 2 with one
+    line naming it and writes nothing."""
+    from benchmarks import profile_step
+    job = "004-bilinear=diagonal [0,1], parity"
+    assert profile_step.main(["--smoke", "--steps", "1", "--jobs", job, "--out", str(tmp_path)]) == 0
+    doc = json.load(open(tmp_path / "profile_step.json"))
+    res = doc["jobs"]["004-bilinear / diagonal [0,1], parity"]
+    assert res["runs"] == 12 and res["kernels"] and res["device_ms_per_step"] > 0
+    assert abs(sum(r["share"] for r in res["kernels"]) - 1.0) < 1e-9
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    out = tmp_path / "bad"
+    assert profile_step.main(["--smoke", "--jobs", "004-bilinear=no such label", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'no such label'" in err[0] and not out.exists()
