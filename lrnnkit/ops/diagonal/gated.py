@@ -59,24 +59,37 @@ def _softplus(x):
 
 
 @triton.jit
+def _program(e_ptr, ROWS_PER_RUN, D: tl.constexpr, BD: tl.constexpr, ACC: tl.constexpr):
+    """This program's row, channel block, its mask, and exp(w) of the row's run on it."""
+    i_n = tl.program_id(0)
+    rd = tl.program_id(1) * BD + tl.arange(0, BD)
+    md = rd < D
+    return i_n, rd, md, tl.load(e_ptr + (i_n // ROWS_PER_RUN) * D + rd, mask=md, other=0.0).to(ACC)
+
+
+@triton.jit
+def _gate(dt, e, NEG: tl.constexpr):
+    """softplus(dt), s = exp(-softplus(dt) e) and the eigenvalue a (2 s - 1 for [-1, 1], else s)."""
+    sp = _softplus(dt)
+    s = tl.exp(-sp * e)
+    if NEG:
+        a = 2.0 * s - 1.0
+    else:
+        a = s
+    return sp, s, a
+
+
+@triton.jit
 def _gated_fwd_kernel(y_ptr, e_ptr, o_ptr, h_ptr, T, ROWS_PER_RUN, D: tl.constexpr, BD: tl.constexpr,
                       ACC: tl.constexpr, NEG: tl.constexpr):
-    i_n = tl.program_id(0)
-    i_d = tl.program_id(1)
-    rd = i_d * BD + tl.arange(0, BD)
-    md = rd < D
-    e = tl.load(e_ptr + (i_n // ROWS_PER_RUN) * D + rd, mask=md, other=0.0).to(ACC)
+    i_n, rd, md, e = _program(e_ptr, ROWS_PER_RUN, D, BD, ACC)
     h = tl.zeros([BD], dtype=ACC)
     for t in range(T):
         row = (i_n * T + t) * 3 * D
         dt = tl.load(y_ptr + row + rd, mask=md, other=0.0).to(ACC)
         b = tl.load(y_ptr + row + D + rd, mask=md, other=0.0).to(ACC)
         z = tl.load(y_ptr + row + 2 * D + rd, mask=md, other=0.0).to(ACC)
-        s = tl.exp(-_softplus(dt) * e)
-        if NEG:
-            a = 2.0 * s - 1.0
-        else:
-            a = s
+        _, _, a = _gate(dt, e, NEG)
         h = a * h + b
         off = (i_n * T + t) * D + rd
         tl.store(h_ptr + off, h.to(h_ptr.dtype.element_ty), mask=md)
@@ -87,11 +100,7 @@ def _gated_fwd_kernel(y_ptr, e_ptr, o_ptr, h_ptr, T, ROWS_PER_RUN, D: tl.constex
 @triton.jit
 def _gated_bwd_kernel(y_ptr, e_ptr, h_ptr, do_ptr, dy_ptr, dwp_ptr, T, ROWS_PER_RUN, D: tl.constexpr,
                       BD: tl.constexpr, ACC: tl.constexpr, NEG: tl.constexpr):
-    i_n = tl.program_id(0)
-    i_d = tl.program_id(1)
-    rd = i_d * BD + tl.arange(0, BD)
-    md = rd < D
-    e = tl.load(e_ptr + (i_n // ROWS_PER_RUN) * D + rd, mask=md, other=0.0).to(ACC)
+    i_n, rd, md, e = _program(e_ptr, ROWS_PER_RUN, D, BD, ACC)
     lam = tl.zeros([BD], dtype=ACC)
     a_next = tl.zeros([BD], dtype=ACC)
     de = tl.zeros([BD], dtype=ACC)
@@ -106,14 +115,8 @@ def _gated_bwd_kernel(y_ptr, e_ptr, h_ptr, do_ptr, dy_ptr, dwp_ptr, T, ROWS_PER_
         g_out = tl.load(do_ptr + off, mask=md, other=0.0).to(ACC)
         sig = 1.0 / (1.0 + tl.exp(-z))
         lam = g_out * z * sig + a_next * lam
-        sp = _softplus(dt)
-        s = tl.exp(-sp * e)
-        if NEG:
-            a = 2.0 * s - 1.0
-            ds = 2.0 * lam * h_prev
-        else:
-            a = s
-            ds = lam * h_prev
+        sp, s, a = _gate(dt, e, NEG)
+        ds = (2.0 if NEG else 1.0) * lam * h_prev
         dsp_dt = tl.where(dt > 20.0, 1.0, 1.0 / (1.0 + tl.exp(-dt)))
         ddt = ds * s * (-e) * dsp_dt
         de += ds * s * (-sp)
