@@ -10,6 +10,7 @@ import torch
 from lrnnkit.ops._triton import INTERPRET
 from lrnnkit.ops.diagonal import gated
 from lrnnkit.ops.diagonal.gated import gated_scan, gated_scan_fused, gated_scan_reference
+from lrnnkit.ops.diagonal.naive import diagonal_scan_naive
 
 DEV = "cpu" if INTERPRET or not torch.cuda.is_available() else "cuda"
 pytestmark = pytest.mark.skipif(not INTERPRET and not torch.cuda.is_available(),
@@ -46,6 +47,12 @@ def test_fused_equals_the_torch_expression_in_float64(neg):
     y, w = _inputs(2, 3, 7, 5, torch.float64)
     (o1, dy1, dw1), (o2, dy2, dw2) = _both(y, w, neg)
     assert o1.dtype == torch.float64 and o1.shape == (2, 3, 7, 5)
+    # the module text's equations written out, on the family's sequential reference (ops/diagonal/naive.py)
+    dt, b, z = y.cpu().chunk(3, -1)
+    s = torch.exp(-torch.nn.functional.softplus(dt) * torch.exp(w.cpu())[:, None, None, :])
+    a = 2 * s - 1 if neg else s
+    h = diagonal_scan_naive(a.reshape(6, 7, 5), b.reshape(6, 7, 5), validate=False).reshape(2, 3, 7, 5)
+    assert torch.allclose(o1.cpu(), h * z * torch.sigmoid(z), rtol=1e-10, atol=1e-12)
     for got, want in ((o1, o2), (dy1, dy2), (dw1, dw2)):
         assert float(want.abs().max()) > 1e-3
         assert torch.allclose(got, want, rtol=1e-10, atol=1e-12), float((got - want).abs().max())
