@@ -10,9 +10,10 @@ of the captured step). Its step body runs eagerly (the capture replays the same 
 graph launch), ``WARM`` times, then ``--steps`` more under ``torch.profiler``. Per job it prints the wall time of an
 eager step, the device time of its kernels (their sum; kernels of one step run one after another on one stream),
 the kernel count, the kernels by total device time with the share of each, and the operators (``aten::...``) by the
-device time of the kernels each launched itself (the two tables count the same time twice: read one or the other); writes ``profile_step.json`` under
-``--out`` (default ``$OUT``, else the current folder). The step of a small model is many short kernels: the table
-says which of them (elementwise glue, norms, the scan, the products, the optimizer) to fuse first.
+device time of the kernels each launched itself (the two tables count the same time twice: read one or the other);
+writes ``profile_step.json`` under ``--out`` (default ``$OUT``, else the current folder). The step of a small model
+is many short kernels: the table says which of them (elementwise glue, norms, the scan, the products, the optimizer)
+to fuse first.
 """
 from __future__ import annotations
 

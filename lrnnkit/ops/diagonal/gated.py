@@ -8,7 +8,7 @@ and the per-channel decay parameter ``w`` (R, D) of R runs (rows ``r B .. r B + 
 in float32 (float64 for float64 inputs), ``out`` stored in the caller's dtype. The unfused torch expression of the
 same (:func:`gated_scan_reference`, what the mixer runs on the CPU) is a dozen elementwise passes over (N, T, D)
 forward and twice that backward, plus the chunk's and the scan's copies: most of a small model's training step
-on a GPU (``benchmarks/profile_step.py``: about 12 of 16 ms of a 12-run batched diagonal step, 2026-11-29, H200).
+on a GPU (``benchmarks/profile_step.py``: about 11 of 16 ms of a 12-run batched diagonal step, 2026-11-29, H200).
 Here the forward reads ``y`` once and writes ``out`` and ``h``; the backward reads ``dout``, ``y`` and ``h`` once
 and writes ``dy``, running the adjoint of the recurrence in reverse (:mod:`lrnnkit.ops.linear_scan`):
 
@@ -61,7 +61,7 @@ def _softplus(x):
 @triton.jit
 def _program(e_ptr, ROWS_PER_RUN, D: tl.constexpr, BD: tl.constexpr, ACC: tl.constexpr):
     """This program's row, channel block, its mask, and exp(w) of the row's run on it."""
-    i_n = tl.program_id(0)
+    i_n = tl.program_id(0).to(tl.int64)      # row offsets (i_n T + t) 3D pass 2^31 at large batches
     rd = tl.program_id(1) * BD + tl.arange(0, BD)
     md = rd < D
     return i_n, rd, md, tl.load(e_ptr + (i_n // ROWS_PER_RUN) * D + rd, mask=md, other=0.0).to(ACC)
@@ -81,7 +81,7 @@ def _gate(dt, e, NEG: tl.constexpr):
 
 @triton.jit
 def _gated_fwd_kernel(y_ptr, e_ptr, o_ptr, h_ptr, T, ROWS_PER_RUN, D: tl.constexpr, BD: tl.constexpr,
-                      ACC: tl.constexpr, NEG: tl.constexpr):
+                      ACC: tl.constexpr, NEG: tl.constexpr, STORE_H: tl.constexpr):
     i_n, rd, md, e = _program(e_ptr, ROWS_PER_RUN, D, BD, ACC)
     h = tl.zeros([BD], dtype=ACC)
     for t in range(T):
@@ -92,7 +92,8 @@ def _gated_fwd_kernel(y_ptr, e_ptr, o_ptr, h_ptr, T, ROWS_PER_RUN, D: tl.constex
         _, _, a = _gate(dt, e, NEG)
         h = a * h + b
         off = (i_n * T + t) * D + rd
-        tl.store(h_ptr + off, h.to(h_ptr.dtype.element_ty), mask=md)
+        if STORE_H:                                     # the states, for the backward
+            tl.store(h_ptr + off, h.to(h_ptr.dtype.element_ty), mask=md)
         sig = 1.0 / (1.0 + tl.exp(-z))
         tl.store(o_ptr + off, (h * z * sig).to(o_ptr.dtype.element_ty), mask=md)
 
@@ -140,10 +141,11 @@ class _GatedScan(torch.autograd.Function):
         acc = acc_dtype(y.dtype)
         e = torch.exp(w.to(acc)).contiguous()
         out = torch.empty(N, T, D, dtype=out_dtype, device=y.device)
-        h = torch.empty(N, T, D, dtype=acc, device=y.device)
+        store = any(ctx.needs_input_grad[:2])       # no states kept where nothing will be differentiated
+        h = torch.empty(N, T, D, dtype=acc, device=y.device) if store else out
         if N and T:
             BD = _block(D)
-            _gated_fwd_kernel[(N, triton.cdiv(D, BD))](y, e, out, h, T, N // R, D, BD, TL_DTYPE[acc], neg)
+            _gated_fwd_kernel[(N, triton.cdiv(D, BD))](y, e, out, h, T, N // R, D, BD, TL_DTYPE[acc], neg, store)
         ctx.save_for_backward(y, e, h)
         ctx.neg = neg
         return out
@@ -170,8 +172,7 @@ def gated_scan_fused(y: torch.Tensor, w: torch.Tensor, neg: bool, out_dtype=None
     if y.ndim != 3 or y.shape[-1] != 3 * w2.shape[-1] or y.shape[0] % w2.shape[0]:
         raise ValueError(f"gated_scan_fused: y {tuple(y.shape)} must be (N, T, 3D) with R | N for w "
                          f"{tuple(w.shape)} (R, D)")
-    out = _GatedScan.apply(y.contiguous(), w2, bool(neg), out_dtype or y.dtype)
-    return out
+    return _GatedScan.apply(y.contiguous(), w2, bool(neg), out_dtype or y.dtype)
 
 
 def gated_scan(y: torch.Tensor, w: torch.Tensor, neg: bool, out_dtype=None) -> torch.Tensor:

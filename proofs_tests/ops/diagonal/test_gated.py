@@ -92,6 +92,8 @@ def test_dispatch_and_refusals(monkeypatch):
         assert torch.equal(gated_scan(y, w, True), gated_scan_reference(y, w, True))
     flat = y.reshape(2, 5, 12)
     assert torch.allclose(gated_scan_fused(flat, w[0], True), gated_scan_fused(flat, w, True), rtol=0, atol=0)
+    with torch.no_grad():         # no states kept: the same outputs
+        assert torch.equal(gated_scan_fused(flat.clone().requires_grad_(), w, True), gated_scan_fused(flat, w, True))
     with pytest.raises(ValueError, match=r"\(N, T, 3D\)"):
         gated_scan_fused(flat[..., :11], w, True)
     with pytest.raises(ValueError, match="R \\| N"):
