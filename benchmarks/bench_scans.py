@@ -54,13 +54,13 @@ def scan(name: str):
     each way, instead of the torch expression around the Triton scan)."""
     from lrnnkit.layers import mixers
     from lrnnkit.learn import batched
-    from lrnnkit.ops.diagonal import gated, parallel
+    from lrnnkit.ops.diagonal import gated
     from lrnnkit.ops.linear_scan import doubling_scan
-    slots = [(mixers, "block_diagonal_scan"), (batched, "block_diagonal_scan"), (parallel, "diagonal_scan"),
+    slots = [(mixers, "block_diagonal_scan"), (batched, "block_diagonal_scan"), (gated, "diagonal_scan"),
              (gated, "FUSED_ON_CUDA")]
     saved = {(m, n): getattr(m, n) for m, n in slots}
     if name == "torch doubling":
-        parallel.diagonal_scan = doubling_scan       # what gated_scan_reference calls
+        gated.diagonal_scan = doubling_scan          # what gated_scan_reference calls
         for m in (mixers, batched):
             m.block_diagonal_scan = lambda A, b: doubling_scan(A, b, matrix=True)
     elif name == "fused gate":
@@ -75,15 +75,15 @@ def scan(name: str):
 
 
 def scan_groups(only=None, smoke: bool = False, device: str = "cuda", layers=LAYERS) -> list:
-    """``[(experiment, label, [TrainConfig])]``: each protocol group of runs of ``layers``, on ``device``'s device
-    loop."""
+    """``[(experiment, label, [TrainConfig])]``: each protocol group of runs of ``layers`` (None: every layer), on
+    ``device``'s device loop (``smoke``: shrunk to :data:`SMOKE`)."""
     from lrnnkit.learn.protocols import PROTOCOLS, _groups, follow
     out = []
     for name in PROTOCOLS:
         if only and name not in only:
             continue
         for label, cfgs in _groups(follow(name)):
-            if cfgs[0].layer not in layers:
+            if layers is not None and cfgs[0].layer not in layers:
                 continue
             cfgs = [dataclasses.replace(c, device=device, loop="device", max_seconds=None, auto_steps=False,
                                         **(SMOKE if smoke else {})) for c in cfgs]

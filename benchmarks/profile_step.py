@@ -30,25 +30,20 @@ if ROOT not in sys.path:
 
 WARM = 3
 DEFAULT_JOBS = "004-bilinear=diagonal [-1,1], parity;000-parity=DeltaNet [-1,1]"
-SMOKE = dict(width=16, heads=2, batch=4, train_len=(3, 8), test_len=(8,), eval_n=8)
 TOP = 25
 
 
 def job_configs(experiment: str, label: str, smoke: bool = False, device: str = "cuda") -> list:
-    """The TrainConfigs of one protocol job: ``label``'s runs after :func:`lrnnkit.learn.protocols.follow`
-    (``smoke``: shrunk to :data:`SMOKE`), on ``device``."""
-    import dataclasses
+    """The TrainConfigs of one protocol job (:func:`benchmarks.bench_scans.scan_groups`: the configuration's seeds x
+    learning rates after :func:`lrnnkit.learn.protocols.follow`, on the device loop; ``smoke``: tiny)."""
+    from benchmarks.bench_scans import scan_groups
     from lrnnkit.errors import InputError
-    from lrnnkit.learn.experiments import get_experiment
-    from lrnnkit.learn.protocols import follow
-    runs = follow(experiment, get_experiment(experiment).runs("paper"))
-    labels = sorted({lab for lab, _ in runs})
-    cfgs = [c for lab, c in runs if lab == label]
-    if not cfgs:
-        raise InputError(f"{experiment} has no configuration {label!r} (its labels: {'; '.join(labels)})")
-    extra = SMOKE if smoke else {}
-    return [dataclasses.replace(c, device=device, loop="device", max_seconds=None, auto_steps=False, **extra)
-            for c in cfgs]
+    groups = scan_groups({experiment}, smoke, device, layers=None)
+    cfgs = next((c for _, lab, c in groups if lab == label), None)
+    if cfgs is None:
+        raise InputError(f"{experiment} has no configuration {label!r} (its labels: "
+                         f"{'; '.join(lab for _, lab, _ in groups) or 'none: not a protocol experiment'})")
+    return cfgs
 
 
 def profile_job(cfgs, steps: int) -> dict:

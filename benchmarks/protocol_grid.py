@@ -217,10 +217,10 @@ def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per
     return "\n".join(lines)
 
 
-#: what ``per_gpu`` > 1 buys, as measured: the workers' minutes above are each job's as if alone on the card
+#: what ``per_gpu`` > 1 buys: the workers' minutes above are each job's as if alone on the card
 PER_GPU_CAVEAT = ("per GPU: each worker's minutes assume its jobs step as fast as alone; jobs that fill the card do "
-                  "not (two 12-run batched diagonal jobs on one H200 each stepped at 32 ms against 15.5 alone, "
-                  "2026-11-29), so for them the card's total, not its slowest worker, is the wall time")
+                  "not (benchmarks/RESULTS.md, 'learning at paper scale': two batched jobs on one card), so for them "
+                  "the card's total, not its slowest worker, is the wall time")
 
 
 def _slug(s: str) -> str:

@@ -19,7 +19,7 @@ from torch.nn import functional as F
 
 from ..errors import InputError
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
-from ..ops.diagonal.gated import gated_scan
+from ..ops.diagonal.gated import eigenvalues, gated_scan
 from ..ops.linear_scan import doubling_scan
 from .delta_product import DeltaProductLayer
 from .fixed_point import FixedPointMixer
@@ -75,9 +75,7 @@ class DiagonalMixer(nn.Module):
     def _ab(self, x):
         u = self.conv(x) if self.conv is not None else x
         dt, b, z = _acc(self.in_proj(u)).chunk(3, -1)
-        s = torch.exp(-F.softplus(dt) * torch.exp(_acc(self.w)))
-        a = 2 * s - 1 if self.neg else s
-        return a, b, z
+        return eigenvalues(dt, _acc(self.w), self.neg), b, z
 
     def forward(self, x):
         if self.backend == "naive":

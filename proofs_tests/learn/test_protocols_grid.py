@@ -529,8 +529,8 @@ def test_packed_workers_split_the_one_by_one_runs_and_share_the_gpus(tmp_path, m
                if x.startswith("worker ") and " total " in x}
     cards = {int(x.split()[1]): float(x.split(" total ")[1].split()[0]) for x in table.splitlines()
              if x.startswith("gpu ") and " total " in x}
-    assert set(cards) == {0, 1} and all(abs(cards[c] - sum(workers[w] for w in workers if w % 2 == c)) < 0.2
-                                        for c in cards)
+    assert set(cards) == {0, 1} and all(cards[c] > 0 and abs(cards[c] - sum(workers[w] for w in workers
+                                                                             if w % 2 == c)) < 0.2 for c in cards)
     assert pg.PER_GPU_CAVEAT not in pg.dry_run(jobs, 2)
     with pytest.raises(ValueError):
         pg.run_protocol(jobs, str(tmp_path), gpus=1, per_gpu=0)

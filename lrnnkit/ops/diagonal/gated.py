@@ -8,9 +8,10 @@ and the per-channel decay parameter ``w`` (R, D) of R runs (rows ``r B .. r B + 
 in float32 (float64 for float64 inputs), ``out`` stored in the caller's dtype. The unfused torch expression of the
 same (:func:`gated_scan_reference`, what the mixer runs on the CPU) is a dozen elementwise passes over (N, T, D)
 forward and twice that backward, plus the chunk's and the scan's copies: most of a small model's training step
-on a GPU (``benchmarks/profile_step.py``: about 11 of 16 ms of a 12-run batched diagonal step, 2026-11-29, H200).
-Here the forward reads ``y`` once and writes ``out`` and ``h``; the backward reads ``dout``, ``y`` and ``h`` once
-and writes ``dy``, running the adjoint of the recurrence in reverse (:mod:`lrnnkit.ops.linear_scan`):
+on a GPU (``benchmarks/profile_step.py``; the measurement is in benchmarks/RESULTS.md, "learning at paper scale").
+Here the forward reads ``y`` once and writes ``out`` and ``h`` (``h`` only where a backward will follow); the
+backward reads ``dout``, ``dt`` and ``z`` of ``y`` and ``h`` once (``h_t`` carried from step t + 1) and writes
+``dy``, running the adjoint of the recurrence in reverse (:mod:`lrnnkit.ops.linear_scan`):
 
     g_t = dout_t silu(z_t),   lambda_t = g_t + a_{t+1} lambda_{t+1},   db_t = lambda_t,
     da_t = lambda_t h_{t-1},  ddt_t = c da_t s_t (-exp(w)) softplus'(dt_t)  (c = 2 or 1),
@@ -27,24 +28,30 @@ import torch.nn.functional as F
 
 from .._checks import acc_dtype
 from .._triton import TL_DTYPE, tl, triton
+from .parallel import diagonal_scan
 
-__all__ = ["FUSED_ON_CUDA", "gated_scan", "gated_scan_fused", "gated_scan_reference"]
+__all__ = ["FUSED_ON_CUDA", "eigenvalues", "gated_scan", "gated_scan_fused", "gated_scan_reference"]
 
 #: whether :func:`gated_scan` runs the fused kernels on CUDA inputs (else the torch expression). Off until the
 #: compiled kernels have been checked and timed on a GPU (benchmarks/profile_step.py, benchmarks/gpu_checks.sh).
 FUSED_ON_CUDA = False
 
 
+def eigenvalues(dt: torch.Tensor, w: torch.Tensor, neg: bool) -> torch.Tensor:
+    """``a = 2 s - 1`` ([-1, 1]) or ``a = s`` ([0, 1]) with ``s = exp(-softplus(dt) exp(w))``, ``w`` broadcasting
+    against ``dt`` (module text): the gate in torch, for :func:`gated_scan_reference` and the mixer's transitions."""
+    s = torch.exp(-F.softplus(dt) * torch.exp(w))
+    return 2 * s - 1 if neg else s
+
+
 def gated_scan_reference(y: torch.Tensor, w: torch.Tensor, neg: bool, out_dtype=None) -> torch.Tensor:
     """The torch expression (module text), differentiable by autograd: ``y`` (..., T, 3D) whose leading axes hold
     R B rows in run order ((R, B) or (N,)), ``w`` (R, D) or (D,); ``out_dtype``: the output's (default ``y``'s)."""
-    from .parallel import diagonal_scan
     acc = acc_dtype(y.dtype)
     lead, (T, D3) = y.shape[:-2], y.shape[-2:]
     R = 1 if w.ndim == 1 else w.shape[0]
     dt, b, z = y.reshape(R, -1, T, D3).to(acc).chunk(3, -1)
-    s = torch.exp(-F.softplus(dt) * torch.exp(w.to(acc)).reshape(R, 1, 1, -1))
-    a = 2 * s - 1 if neg else s
+    a = eigenvalues(dt, w.to(acc).reshape(R, 1, 1, -1), neg)
     h = diagonal_scan(a.reshape(-1, T, D3 // 3), b.reshape(-1, T, D3 // 3)).reshape(z.shape)
     return (h * F.silu(z)).reshape(*lead, T, D3 // 3).to(out_dtype or y.dtype)
 
@@ -105,14 +112,14 @@ def _gated_bwd_kernel(y_ptr, e_ptr, h_ptr, do_ptr, dy_ptr, dwp_ptr, T, ROWS_PER_
     lam = tl.zeros([BD], dtype=ACC)
     a_next = tl.zeros([BD], dtype=ACC)
     de = tl.zeros([BD], dtype=ACC)
+    h = tl.load(h_ptr + (i_n * T + T - 1) * D + rd, mask=md, other=0.0).to(ACC)      # launched for T > 0 only
     for i in range(T):
         t = T - 1 - i
         row = (i_n * T + t) * 3 * D
         off = (i_n * T + t) * D + rd
         dt = tl.load(y_ptr + row + rd, mask=md, other=0.0).to(ACC)
         z = tl.load(y_ptr + row + 2 * D + rd, mask=md, other=0.0).to(ACC)
-        h = tl.load(h_ptr + off, mask=md, other=0.0).to(ACC)
-        h_prev = tl.load(h_ptr + off - D, mask=md & (t > 0), other=0.0).to(ACC)
+        h_prev = tl.load(h_ptr + off - D, mask=md & (t > 0), other=0.0).to(ACC)    # h_t is carried from step t+1
         g_out = tl.load(do_ptr + off, mask=md, other=0.0).to(ACC)
         sig = 1.0 / (1.0 + tl.exp(-z))
         lam = g_out * z * sig + a_next * lam
@@ -126,6 +133,7 @@ def _gated_bwd_kernel(y_ptr, e_ptr, h_ptr, do_ptr, dy_ptr, dwp_ptr, T, ROWS_PER_
         tl.store(dy_ptr + row + D + rd, lam.to(dy_ptr.dtype.element_ty), mask=md)
         tl.store(dy_ptr + row + 2 * D + rd, dz.to(dy_ptr.dtype.element_ty), mask=md)
         a_next = a
+        h = h_prev
     tl.store(dwp_ptr + i_n * D + rd, de, mask=md)
 
 
@@ -135,13 +143,12 @@ def _block(D: int) -> int:
 
 class _GatedScan(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, y, w, neg, out_dtype):
+    def forward(ctx, y, w, neg, out_dtype, store):
         N, T, D3 = y.shape
         D, R = D3 // 3, w.shape[0]
         acc = acc_dtype(y.dtype)
         e = torch.exp(w.to(acc)).contiguous()
         out = torch.empty(N, T, D, dtype=out_dtype, device=y.device)
-        store = any(ctx.needs_input_grad[:2])       # no states kept where nothing will be differentiated
         h = torch.empty(N, T, D, dtype=acc, device=y.device) if store else out
         if N and T:
             BD = _block(D)
@@ -162,7 +169,7 @@ class _GatedScan(torch.autograd.Function):
             _gated_bwd_kernel[(N, triton.cdiv(D, BD))](y, e, h, dout.contiguous(), dy, dwp, T, N // R, D, BD,
                                                        TL_DTYPE[e.dtype], ctx.neg)
         dw = dwp.reshape(R, N // R, D).sum(1) * e
-        return dy, dw, None, None
+        return dy, dw, None, None, None
 
 
 def gated_scan_fused(y: torch.Tensor, w: torch.Tensor, neg: bool, out_dtype=None) -> torch.Tensor:
@@ -172,7 +179,9 @@ def gated_scan_fused(y: torch.Tensor, w: torch.Tensor, neg: bool, out_dtype=None
     if y.ndim != 3 or y.shape[-1] != 3 * w2.shape[-1] or y.shape[0] % w2.shape[0]:
         raise ValueError(f"gated_scan_fused: y {tuple(y.shape)} must be (N, T, 3D) with R | N for w "
                          f"{tuple(w.shape)} (R, D)")
-    return _GatedScan.apply(y.contiguous(), w2, bool(neg), out_dtype or y.dtype)
+    # the states are kept for a backward only (not under no_grad, where needs_input_grad still says True)
+    store = torch.is_grad_enabled() and (y.requires_grad or w.requires_grad)
+    return _GatedScan.apply(y.contiguous(), w2, bool(neg), out_dtype or y.dtype, store)
 
 
 def gated_scan(y: torch.Tensor, w: torch.Tensor, neg: bool, out_dtype=None) -> torch.Tensor:

@@ -89,11 +89,16 @@ def test_dispatch_and_refusals(monkeypatch):
     y, w = _inputs(1, 2, 5, 4, torch.float64, seed=3)
     monkeypatch.setattr(gated, "FUSED_ON_CUDA", True)
     if DEV == "cpu":
+        def no_fused(*a, **k):
+            raise AssertionError("the fused kernels ran on CPU tensors")
+        monkeypatch.setattr(gated, "gated_scan_fused", no_fused)
         assert torch.equal(gated_scan(y, w, True), gated_scan_reference(y, w, True))
+        monkeypatch.undo()
     flat = y.reshape(2, 5, 12)
     assert torch.allclose(gated_scan_fused(flat, w[0], True), gated_scan_fused(flat, w, True), rtol=0, atol=0)
-    with torch.no_grad():         # no states kept: the same outputs
-        assert torch.equal(gated_scan_fused(flat.clone().requires_grad_(), w, True), gated_scan_fused(flat, w, True))
+    grad_on = gated_scan_fused(flat.clone().requires_grad_(), w, True)      # states kept for a backward
+    with torch.no_grad():                                                    # none kept: the same outputs
+        assert torch.equal(gated_scan_fused(flat.clone().requires_grad_(), w, True), grad_on.detach())
     with pytest.raises(ValueError, match=r"\(N, T, 3D\)"):
         gated_scan_fused(flat[..., :11], w, True)
     with pytest.raises(ValueError, match="R \\| N"):
