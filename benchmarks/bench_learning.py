@@ -187,7 +187,8 @@ def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2, gpus
                 json.dump(j, fh)
             busy = [sum(g == gpu for _, _, g in running) for gpu in range(gpus)]
             gpu = busy.index(min(busy))
-            env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": str(gpu)} if gpus > 1 else {}))
+            from benchmarks.protocol_grid import cards
+            env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": cards(gpus)[gpu]} if gpus > 1 else {}))
             proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--job", path, "--out", out,
                                      "--threads", str(threads)], env=env)
             running.append((proc, j, gpu))

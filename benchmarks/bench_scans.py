@@ -52,6 +52,8 @@ def scan(name: str):
     inside: ``fused gate`` (diagonal only) switches on the gated scan's two fused kernels
     (:data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`: the gate, the scan and the output's silu gate in one pass
     each way, instead of the torch expression around the Triton scan)."""
+    if name not in SCANS:
+        raise ValueError(f"unknown scan {name!r}")
     from lrnnkit.layers import mixers
     from lrnnkit.learn import batched
     from lrnnkit.ops.diagonal import gated
@@ -59,14 +61,11 @@ def scan(name: str):
     slots = [(mixers, "block_diagonal_scan"), (batched, "block_diagonal_scan"), (gated, "diagonal_scan"),
              (gated, "FUSED_ON_CUDA")]
     saved = {(m, n): getattr(m, n) for m, n in slots}
+    gated.FUSED_ON_CUDA = name == "fused gate"      # the two others: the torch expression around their scan
     if name == "torch doubling":
         gated.diagonal_scan = doubling_scan          # what gated_scan_reference calls
         for m in (mixers, batched):
             m.block_diagonal_scan = lambda A, b: doubling_scan(A, b, matrix=True)
-    elif name == "fused gate":
-        gated.FUSED_ON_CUDA = True
-    elif name != "triton scan":
-        raise ValueError(f"unknown scan {name!r}")
     try:
         yield
     finally:
@@ -158,6 +157,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated experiments (default: every protocol with "
                                                  "runs of --layers)")
     ap.add_argument("--layers", default=",".join(LAYERS), help="comma-separated layers (default: both)")
+    ap.add_argument("--scans", default=",".join(SCANS), help=f"comma-separated, of {', '.join(SCANS)} (default: all)")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, in seconds")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds after which no new measurement starts")
     ap.add_argument("--device", default=None)
@@ -166,6 +166,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.record:
         return record(a.record)
+    scans = [x for x in a.scans.split(",") if x]
+    if not scans or any(x not in SCANS for x in scans):
+        ap.error(f"--scans: unknown scan in {a.scans!r} (known: {', '.join(SCANS)})")
     import torch
     from benchmarks.bench_batched_runs import WARM, time_alone, time_batched
     a.device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
@@ -188,7 +191,7 @@ def main(argv=None) -> int:
                 row["errors_fused"] = fused_gate_errors(cfgs[0], a.device)
             except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
                 row["errors_fused"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        for s in SCANS if cfgs[0].layer == "diagonal" else SCANS[:2]:
+        for s in [x for x in scans if cfgs[0].layer == "diagonal" or x in SCANS[:2]]:
             for mode, R in (("alone", 1), ("batched", len(cfgs))):
                 key = f"{s} / {mode}"
                 if time.perf_counter() - t0 > a.budget:

@@ -1,7 +1,7 @@
 """Where a protocol job's training step spends its device time: every kernel of one batched step, by total time.
 
     python3 benchmarks/profile_step.py [--jobs "004-bilinear=diagonal [-1,1], parity;000-parity=DeltaNet [-1,1]"]
-                                       [--steps 3] [--fused-diagonal] [--out DIR]
+                                       [--steps 3] [--gate fused|torch] [--out DIR]
     python3 benchmarks/profile_step.py --smoke      # the CPU, tiny shapes, seconds
 
 A job is one configuration of ``bench_learning.py --scale paper --protocol`` (its seeds x learning rates as one
@@ -110,6 +110,11 @@ def _table(name: str, res: dict) -> str:
     return "\n".join(lines)
 
 
+def _fused_gate() -> bool:
+    from lrnnkit.ops.diagonal import gated
+    return gated.FUSED_ON_CUDA
+
+
 def parse_jobs(text: str) -> list:
     """``"EXP=LABEL;EXP=LABEL"`` as ``[(EXP, LABEL)]`` (a label may hold commas, not semicolons)."""
     from lrnnkit.errors import InputError
@@ -127,8 +132,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", default=DEFAULT_JOBS, help="EXPERIMENT=LABEL;... (default: %(default)s)")
     ap.add_argument("--steps", type=int, default=3, help="profiled steps per job")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU")
-    ap.add_argument("--fused-diagonal", action="store_true",
-                    help="the diagonal mixer's fused gated scan on (lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA)")
+    ap.add_argument("--gate", choices=("fused", "torch"), default=None,
+                    help="the diagonal mixer's gated scan: the fused kernels or the torch expression around the "
+                         "Triton scan (default: lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA's setting)")
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--debug", action="store_true")
     a = ap.parse_args(argv)
@@ -137,9 +143,9 @@ def main(argv=None) -> int:
         if a.steps < 1:
             raise InputError(f"--steps must be at least 1, not {a.steps}")
         jobs = parse_jobs(a.jobs)
-        if a.fused_diagonal:
+        if a.gate is not None:
             from lrnnkit.ops.diagonal import gated
-            gated.FUSED_ON_CUDA = True
+            gated.FUSED_ON_CUDA = a.gate == "fused"
         results = {}
         for exp, label in jobs:
             cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
@@ -153,7 +159,7 @@ def main(argv=None) -> int:
         return 2
     import torch
     doc = {"device": torch.cuda.get_device_name() if not a.smoke else "cpu", "torch": torch.__version__,
-           "steps": a.steps, "warm": WARM, "fused_diagonal": a.fused_diagonal, "jobs": results}
+           "steps": a.steps, "warm": WARM, "gate": "fused" if _fused_gate() else "torch", "jobs": results}
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "profile_step.json")
     with open(path + ".tmp", "w") as fh:

@@ -399,11 +399,18 @@ def _done_seconds(out: str):
     return lambda j: max(_elapsed(d) for d in _run_dirs(out, j))
 
 
+def cards(gpus: int) -> list:
+    """The ``gpus`` cards the workers go to: the first ``gpus`` of the caller's ``CUDA_VISIBLE_DEVICES`` where it
+    names that many (so that a grid can leave a card to other work in the same call), else ``0 .. gpus - 1``."""
+    seen = [c.strip() for c in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if c.strip()]
+    return seen[:gpus] if len(seen) >= gpus else [str(g) for g in range(gpus)]
+
+
 def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, deadline_s: float | None = None,
                  order: str = "long", per_gpu: int = 1) -> None:
-    """``per_gpu`` processes per GPU (``CUDA_VISIBLE_DEVICES``; worker ``w`` on GPU ``w % gpus``), each running its
-    jobs of :func:`plan` in turn (the next one :func:`next_job`: one that finishes before the deadline where one
-    does), every job capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call, from now); then the
+    """``per_gpu`` processes per GPU (``CUDA_VISIBLE_DEVICES``; worker ``w`` on card ``w % gpus`` of :func:`cards`),
+    each running its jobs of :func:`plan` in turn (the next one :func:`next_job`: one that finishes before the
+    deadline where one does), every job capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call, from now); then the
     size of ``rundirs`` (what must be carried into the next call) and :func:`pack_for_return`. With ``per_gpu`` > 1
     the jobs that are not batched are split into one job per run (:func:`split_one_by_one`): small models leave
     most of a GPU idle, and packed processes fill it (the plan's minutes are one process's alone, so the packed
@@ -428,7 +435,7 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
         with open(path, "w") as fh:
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
-                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": str(w % gpus),
+                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": cards(gpus)[w % gpus],
                                            "OMP_NUM_THREADS": threads}))
     try:
         for w, p in zip(per, procs):

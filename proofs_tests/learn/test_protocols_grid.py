@@ -556,3 +556,17 @@ def test_the_call_wrapper_refuses_what_would_waste_a_call(argv, env_out, needle,
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and needle in p.stderr and p.stderr.count("\n") == 1, p.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("visible, gpus, want", [
+    (None, 2, ["0", "1"]),                     # no list: the first cards
+    ("1,2,3", 3, ["1", "2", "3"]),             # the caller kept card 0 for other work in the call
+    ("3, 1", 1, ["3"]),
+    ("2", 2, ["0", "1"]),                      # the list names fewer cards than asked: the first cards
+])
+def test_workers_go_to_the_callers_visible_cards(visible, gpus, want, monkeypatch):
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    assert pg.cards(gpus) == want

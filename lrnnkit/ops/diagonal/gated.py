@@ -23,6 +23,8 @@ One program per (row, block of channels), the state in registers, one pass over 
 Triton interpreter, values and gradients."""
 from __future__ import annotations
 
+import os
+
 import torch
 import torch.nn.functional as F
 
@@ -32,9 +34,10 @@ from .parallel import diagonal_scan
 
 __all__ = ["FUSED_ON_CUDA", "eigenvalues", "gated_scan", "gated_scan_fused", "gated_scan_reference"]
 
-#: whether :func:`gated_scan` runs the fused kernels on CUDA inputs (else the torch expression). Off until the
-#: compiled kernels have been checked and timed on a GPU (benchmarks/profile_step.py, benchmarks/gpu_checks.sh).
-FUSED_ON_CUDA = False
+#: whether :func:`gated_scan` runs the fused kernels on CUDA inputs (else the torch expression): on, unless the
+#: environment sets ``LRNNKIT_FUSED_GATE=0`` (read at import). Checked and timed on a GPU before it was turned on
+#: (benchmarks/fused_gate_seeds.py, benchmarks/bench_scans.py; benchmarks/RESULTS.md, "learning at paper scale").
+FUSED_ON_CUDA = os.environ.get("LRNNKIT_FUSED_GATE", "1") != "0"
 
 
 def eigenvalues(dt: torch.Tensor, w: torch.Tensor, neg: bool) -> torch.Tensor:
