@@ -756,6 +756,9 @@ def main(argv=None) -> int:
                     help="with --protocol: wall seconds for the whole call; each GPU starts the next job whose "
                          "estimated time fits (else the first, to resume later), capped to what is left (less 45 s "
                          "for its evaluation), and none with under 20 s")
+    ap.add_argument("--split", type=int, default=1, metavar="N",
+                    help="with --protocol: each batched job split into N batched jobs of its runs (for N cards: "
+                         "a job too long for one call on one card finishes in one call on N)")
     ap.add_argument("--per-gpu", type=int, default=1, metavar="N",
                     help="with --protocol: N processes per GPU, the runs of jobs that are not batched each its own "
                          "job (small models leave most of a GPU idle)")
@@ -846,6 +849,9 @@ def main(argv=None) -> int:
             ap.error(str(exc))
         if a.labels:
             pjobs = [j for j in pjobs if any(x in j["label"] for x in label_filters(a.labels))]
+        if a.split < 1:
+            ap.error(f"--split must be at least 1, not {a.split}")
+        pjobs = pg.split_batched(pjobs, a.split)
         if a.dry_run:
             print(pg.dry_run(pjobs, a.gpus, order=a.order, per_gpu=a.per_gpu, out=a.out))
             return 0

@@ -163,9 +163,19 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None)
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--record", default=None, help="write RESULTS.md's section from a --json file")
+    ap.add_argument("--merge", nargs=2, metavar=("SCANS_JSON", "COST_JSON"), default=None,
+                    help="write the step times of the last of --scans in SCANS_JSON (a --json file) into the "
+                         "protocol cost table COST_JSON (the rows of the same experiment and label)")
     a = ap.parse_args(argv)
     if a.record:
         return record(a.record)
+    if a.merge:
+        scan_ = a.scans.split(",")[-1]
+        if scan_ not in SCANS:
+            ap.error(f"--scans: unknown scan {scan_!r} (known: {', '.join(SCANS)})")
+        for name in merge(*a.merge, scan_):
+            print(f"merged {scan_}: {name}")
+        return 0
     scans = [x for x in a.scans.split(",") if x]
     if not scans or any(x not in SCANS for x in scans):
         ap.error(f"--scans: unknown scan in {a.scans!r} (known: {', '.join(SCANS)})")
@@ -254,6 +264,35 @@ def markdown(doc: dict) -> str:
         out.append(f"| {r['experiment']} | {r['label']} | {r['runs']} | {r['batch']} x {L[0]}-{L[1]} | "
                    + " | ".join(cells) + f" | {err} |")
     return "\n".join(out)
+
+
+def merge(scans_path: str, cost_path: str, scan: str) -> list:
+    """Write the step times ``scan`` took (a ``--json`` file of this script) into the protocol cost table
+    (``benchmarks/results/paper_scale/cost_h200_protocol.json``, what ``bench_learning.py --protocol --dry-run``
+    prices jobs by): for each of its rows of the same experiment and label, ``ms_per_step`` (one run) and
+    ``batched`` (the group's runs as one model) become the measured ones, the row's former values kept under
+    ``before``. Rows whose cells were not measured (an error, the budget) stay. Returns the rows changed."""
+    from lrnnkit.fileio import atomic_write_text
+    with open(scans_path, encoding="utf-8") as fh:
+        scans = json.load(fh)
+    with open(cost_path, encoding="utf-8") as fh:
+        cost = json.load(fh)
+    changed = []
+    for r in scans["rows"]:
+        alone, batched = r.get(f"{scan} / alone") or {}, r.get(f"{scan} / batched") or {}
+        if "ms_per_step" not in alone or "ms_per_step" not in batched:
+            continue
+        for row in cost["experiments"].get(r["experiment"], {}).get("rows", []):
+            if row.get("label") != r["label"]:
+                continue
+            row["before"] = {k: row[k] for k in ("ms_per_step", "batched", "source") if k in row}
+            row["ms_per_step"] = alone["ms_per_step"]
+            row["batched"] = {"runs": r["runs"], "ms_per_step": batched["ms_per_step"]}
+            row["source"] = (f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, "
+                             f"{scans.get('measured_utc', '?')})")
+            changed.append(f"{r['experiment']} / {r['label']}")
+    atomic_write_text(cost_path, json.dumps(cost, indent=1) + "\n")
+    return changed
 
 
 def record(path: str) -> int:

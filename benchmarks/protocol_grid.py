@@ -137,6 +137,32 @@ def split_one_by_one(jobs) -> list:
     return out
 
 
+def split_batched(jobs, parts: int) -> list:
+    """Each batched job of R runs split into ``min(parts, R)`` batched jobs of nearly equal runs (in order; a part of
+    one run stays a batched job of one run: the same loop and code as in the whole batch), so that the parts go to
+    different cards and each can finish inside one call, with no run directories carried between calls. Each run
+    trains as it would in the whole batch (:func:`lrnnkit.learn.batched.difference_from_separate`: a run of a
+    batched model is the run alone) and resumes from its checkpoints whatever part it lands in, as long as the
+    runs of one part hold checkpoints of one step. Jobs that are not batched are kept. The price: the batched
+    speed-up of the whole job (``batched_runs/h200.json``: 1.0-1.6x at 4-8 runs) is given up in part."""
+    if parts < 1:
+        raise ValueError(f"parts must be at least 1, not {parts}")
+    out = []
+    for j in jobs:
+        runs = j["runs"]
+        k = min(parts, len(runs))
+        if not j["batched"] or k == 1:
+            out.append(j)
+            continue
+        size, extra = divmod(len(runs), k)
+        start = 0
+        for i in range(k):
+            n = size + (i < extra)
+            out.append({**j, "runs": runs[start:start + n]})
+            start += n
+    return out
+
+
 def _load(path: str) -> dict:
     with open(path) as fh:
         return json.load(fh)
@@ -358,15 +384,28 @@ def _after_training(experiment: str, model, cfg, extract_seconds: float = 30.0) 
 #: the evaluations of 002's and 004's batched jobs took 8-19 s on two H200s, 2026-11-29), and the least training
 #: seconds for which a job is started at all
 EVAL_MARGIN_S, MIN_TRAIN_S = 60.0, 20.0
+#: the same for a job of fixed-point runs: the final evaluation of 003-state-tracking's three A5 r=1 runs (8192
+#: words at each of six lengths, the layer iterating to convergence) took 64 s after a cut on four H200s on
+#: 2026-11-29, and the call's packing, left 16 s, was cut in turn
+EVAL_MARGIN_FIXED_POINT_S = 150.0
 
 
-def job_cap(now: float, deadline: float | None, safety_cap: float | None) -> float | None:
+def eval_margin(job: dict | None) -> float:
+    """The seconds kept back for ``job``'s evaluation (:data:`EVAL_MARGIN_S`, or :data:`EVAL_MARGIN_FIXED_POINT_S`
+    where its runs are of the fixed-point layer)."""
+    runs = (job or {}).get("runs", [])
+    fixed = any(r.get("config", {}).get("layer") == "fixed-point" for r in runs)
+    return EVAL_MARGIN_FIXED_POINT_S if fixed else EVAL_MARGIN_S
+
+
+def job_cap(now: float, deadline: float | None, safety_cap: float | None,
+            margin: float = EVAL_MARGIN_S) -> float | None:
     """The training seconds the next job gets: ``safety_cap``, cut to what is left before ``deadline`` (an absolute
-    ``time.time()``) less :data:`EVAL_MARGIN_S`; 0.0 when less than :data:`MIN_TRAIN_S` would be left (the job is not
-    started); None when neither bounds it."""
+    ``time.time()``) less ``margin`` (:func:`eval_margin`); 0.0 when less than :data:`MIN_TRAIN_S` would be left (the
+    job is not started); None when neither bounds it."""
     if deadline is None:
         return safety_cap
-    left = deadline - now - EVAL_MARGIN_S
+    left = deadline - now - margin
     if left < MIN_TRAIN_S:
         return 0.0
     return left if safety_cap is None else min(safety_cap, left)
@@ -375,7 +414,7 @@ def job_cap(now: float, deadline: float | None, safety_cap: float | None) -> flo
 def next_job(jobs: list, now: float, deadline: float | None, done_seconds) -> int:
     """Which of a GPU's remaining ``jobs`` (in plan order, each with the plan's ``minutes``, None where no cost is
     recorded) to start next: the first whose remaining training (its minutes less ``done_seconds(job)``, the
-    seconds its run directories' checkpoints already hold) and :data:`EVAL_MARGIN_S` fit before ``deadline``; a job
+    seconds its run directories' checkpoints already hold) and :func:`eval_margin` fit before ``deadline``; a job
     of unknown cost counts as fitting. When none fits, the first (it trains what is left and resumes in a later
     call). Without a deadline, the first. A job that would be cut by the deadline is so passed over while a later
     one can finish: a cut run's numbers are no paper-scale result until it is resumed."""
@@ -384,7 +423,7 @@ def next_job(jobs: list, now: float, deadline: float | None, done_seconds) -> in
     left = deadline - now
     for i, j in enumerate(jobs):
         m = j.get("minutes")
-        if m is None or max(0.0, 60.0 * m - done_seconds(j)) + EVAL_MARGIN_S <= left:
+        if m is None or max(0.0, 60.0 * m - done_seconds(j)) + eval_margin(j) <= left:
             return i
     return 0
 
@@ -585,6 +624,7 @@ if __name__ == "__main__":     # one GPU's jobs, in turn
         sys.path.insert(0, ROOT)
     import faulthandler
     import time
+    faulthandler.enable()   # a worker killed by a signal (SIGSEGV once, 2026-11-29) prints its Python stack
     every = float(os.environ.get("LRNNKIT_STACKS_EVERY", "0") or 0)
     if every > 0:       # where a worker is, every so often (a call that overruns says where it was)
         faulthandler.dump_traceback_later(every, repeat=True)
@@ -592,12 +632,13 @@ if __name__ == "__main__":     # one GPU's jobs, in turn
     me = os.path.basename(sys.argv[1])[:-len(".json")]
     todo = list(spec["jobs"])
     while todo:
-        cap = job_cap(time.time(), spec.get("deadline"), spec["safety_cap"])
+        i = next_job(todo, time.time(), spec.get("deadline"), _done_seconds(sys.argv[2]))
+        cap = job_cap(time.time(), spec.get("deadline"), spec["safety_cap"], eval_margin(todo[i]))
         if cap == 0.0:
             for j in todo:
                 print(f"{me}: skipped for time: {j['experiment']} / {j['label']}", flush=True)
             break
-        j = todo.pop(next_job(todo, time.time(), spec.get("deadline"), _done_seconds(sys.argv[2])))
+        j = todo.pop(i)
         t0 = time.time()
         print(f"{me}: start {j['experiment']} / {j['label']} ({len(j['runs'])} runs, cap "
               f"{'none' if cap is None else f'{cap:.0f} s'})", flush=True)

@@ -438,3 +438,63 @@ def test_profile_step_reads_a_protocol_jobs_step(tmp_path, capsys):
     assert profile_step.main(["--smoke", "--jobs", "004-bilinear=no such label", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'no such label'" in err[0] and not out.exists()
+
+
+def test_bench_scans_merges_a_scans_step_times_into_the_cost_table(tmp_path):
+    """benchmarks/bench_scans.py --merge: a measured scan's alone and batched step times replace the cost table's
+    rows of the same experiment and label (the former values kept under ``before``); a row of another label and
+    a cell that was not measured leave the table as it was."""
+    from benchmarks import bench_scans
+    scans = {"measured_utc": "t", "rows": [
+        {"experiment": "e", "label": "a", "runs": 12, "fused gate / alone": {"ms_per_step": 1.5},
+         "fused gate / batched": {"ms_per_step": 10.0}},
+        {"experiment": "e", "label": "b", "runs": 3, "fused gate / alone": {"error": "skipped (budget)"},
+         "fused gate / batched": {"error": "skipped (budget)"}}]}
+    cost = {"experiments": {"e": {"rows": [
+        {"label": "a", "ms_per_step": 2.0, "batched": {"runs": 12, "ms_per_step": 16.0}, "source": "old"},
+        {"label": "b", "ms_per_step": 0.9, "batched": {"runs": 3, "ms_per_step": 2.3}},
+        {"label": "c", "ms_per_step": 4.0}]}}}
+    sp, cp = tmp_path / "scans.json", tmp_path / "cost.json"
+    sp.write_text(json.dumps(scans))
+    cp.write_text(json.dumps(cost))
+    assert bench_scans.main(["--merge", str(sp), str(cp), "--scans", "fused gate"]) == 0
+    rows = {r["label"]: r for r in json.loads(cp.read_text())["experiments"]["e"]["rows"]}
+    assert rows["a"]["ms_per_step"] == 1.5 and rows["a"]["batched"] == {"runs": 12, "ms_per_step": 10.0}
+    assert rows["a"]["before"] == {"ms_per_step": 2.0, "batched": {"runs": 12, "ms_per_step": 16.0}, "source": "old"}
+    assert rows["b"] == cost["experiments"]["e"]["rows"][1] and rows["c"] == {"label": "c", "ms_per_step": 4.0}
+
+
+def test_fused_gate_seeds_pairs_the_two_arms_of_each_seed(tmp_path):
+    """benchmarks/fused_gate_seeds.py --smoke on the CPU (both arms the torch reference there): every seed's two
+    numbers are equal, so the paired test says p = 1; the JSON is written; an unknown range exits 2."""
+    from benchmarks import fused_gate_seeds
+    out = tmp_path / "seeds.json"
+    assert fused_gate_seeds.main(["--smoke", "--seeds", "2", "--ranges", "[0,1]", "--json", str(out)]) == 0
+    case = json.loads(out.read_text())["cases"][0]
+    assert case["eig_range"] == "[0,1]" and len(case["metrics"]) == 2
+    for m in case["metrics"].values():
+        assert m["off"] == m["on"] and len(m["off"]) == 2 and m["wilcoxon_p"] == 1.0
+    assert fused_gate_seeds.paired([0.5, 0.6, 0.7, 0.8, 0.9, 0.4], [0.1, 0.2, 0.3, 0.35, 0.45, 0.05]) < 0.05
+    with pytest.raises(SystemExit) as e:
+        fused_gate_seeds.main(["--smoke", "--ranges", "[0,2]"])
+    assert e.value.code == 2
+
+
+def test_a_run_of_a_batched_job_resumes_in_a_part_of_its_own(tmp_path, monkeypatch):
+    """protocol_grid.split_batched's promise: runs checkpointed together in one batched job resume as a batched job
+    of one run (another call, another card), from the step they reached, and end where the whole batch would have
+    ended."""
+    from lrnnkit.learn import batched
+    resumed = []
+    real = batched._resume
+    monkeypatch.setattr(batched, "_resume", lambda *a: resumed.append(real(*a)) or resumed[-1])
+    base = TrainConfig(task="parity", layer="diagonal", width=16, heads=2, layers=1, steps=6, batch=8, lr=1e-2,
+                       train_len=(3, 10), test_len=(10,), eval_n=8, short_conv=False, checkpoint_every=2)
+    cfgs = [dataclasses.replace(base, seed=s) for s in (0, 1)]
+    outs = [str(tmp_path / f"r{s}") for s in (0, 1)]
+    train_batched(cfgs, outs, stop_at=4, evaluate_at_end=False)
+    part = train_batched(cfgs[1:], outs[1:])[0]
+    whole = train_batched(cfgs)[1]
+    assert [r and r["step"] for r in resumed] == [None, 4]         # the part went on from step 4
+    assert part["steps"] == 6 and part["test_accuracy"] == whole["test_accuracy"]
+    assert part["final_accuracy"] == whole["final_accuracy"]

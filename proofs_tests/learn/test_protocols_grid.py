@@ -260,6 +260,19 @@ def test_a_deadline_caps_each_job_to_what_is_left():
     assert pg.job_cap(50.0, 10.0, None) == 0.0                    # past the deadline
 
 
+def test_a_fixed_point_job_keeps_more_back_for_its_evaluation():
+    """The fixed-point layer's final evaluation iterates to convergence on every test word: its jobs keep
+    EVAL_MARGIN_FIXED_POINT_S back, the others EVAL_MARGIN_S, in the cap and in the choice of the next job."""
+    fp = {"label": "fp", "minutes": 4.0, "runs": [{"config": {"layer": "fixed-point"}}]}
+    dg = {"label": "dg", "minutes": 4.0, "runs": [{"config": {"layer": "diagonal"}}]}
+    m, mf = pg.EVAL_MARGIN_S, pg.EVAL_MARGIN_FIXED_POINT_S
+    assert mf > m and pg.eval_margin(fp) == mf and pg.eval_margin(dg) == m and pg.eval_margin(None) == m
+    assert pg.job_cap(0.0, 500.0, None, pg.eval_margin(fp)) == 500.0 - mf
+    none_done = lambda j: 0.0  # noqa: E731
+    assert pg.next_job([fp, dg], 0.0, 240.0 + m, none_done) == 1               # the diagonal one fits, fp not
+    assert pg.next_job([fp, dg], 0.0, 240.0 + mf, none_done) == 0
+
+
 def test_the_plan_orders_jobs_long_or_short_first():
     jobs = [{"experiment": "e", "label": x, "runs": []} for x in "abc"]
     minutes = {"a": 5.0, "b": 1.0, "c": None}
@@ -570,3 +583,22 @@ def test_workers_go_to_the_callers_visible_cards(visible, gpus, want, monkeypatc
     else:
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
     assert pg.cards(gpus) == want
+
+
+def test_split_batched_spreads_a_jobs_runs_over_parts_in_order():
+    """--split N: a batched job of R runs becomes min(N, R) jobs whose runs, in order, are the job's; parts differ
+    by at most one run; every part stays batched (a one-run part too: the loop and code of the whole batch); jobs
+    that are not batched, and N = 1, are kept."""
+    runs = [{"label": f"r{i}"} for i in range(12)]
+    job = {"experiment": "e", "label": "x", "runs": runs, "batched": True}
+    alone = {"experiment": "e", "label": "y", "runs": runs[:3], "batched": False}
+    assert pg.split_batched([job, alone], 1) == [job, alone]
+    for n in (2, 4, 5, 12, 20):
+        parts = pg.split_batched([job, alone], n)
+        mine = [p for p in parts if p["label"] == "x"]
+        assert len(mine) == min(n, 12) and [r for p in mine for r in p["runs"]] == runs
+        sizes = [len(p["runs"]) for p in mine]
+        assert max(sizes) - min(sizes) <= 1 and all(p["batched"] for p in mine)
+        assert parts[-1] is alone
+    with pytest.raises(ValueError):
+        pg.split_batched([job], 0)
