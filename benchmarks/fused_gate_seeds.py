@@ -1,9 +1,11 @@
-"""Does the diagonal layer learn the same with its fused gated scan? Parity at 000 Fig. 1's model (the diagonal
+"""Does the diagonal layer learn the same with a fused path on? Parity at 000 Fig. 1's model (the diagonal
 configurations of 004's protocol: width 128, one layer, short convolution, lengths 3-40), shortened to ``--steps``
 steps of batch ``--batch``, for seeds 0..N-1 trained as one batched model (the protocol grid's path,
-:func:`lrnnkit.learn.batched.train_batched`), once with the torch expression around the Triton scan (off) and once
-with the fused kernels (on: :data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`, gate + scan + silu in one pass each
-way), in one process on one card.
+:func:`lrnnkit.learn.batched.train_batched`), once with the path off and once on, in one process on one card.
+``--switch``: ``gate``, the gated scan's fused kernels (:data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`: gate +
+scan + silu in one pass each way, against the torch expression around the Triton scan); ``conv``, the batched
+short convolution in place (:data:`lrnnkit.learn.batched.CONV_IN_PLACE_ON_CUDA`); ``norm``, the batched fused
+RMSNorm (:data:`lrnnkit.learn.batched.RMS_FUSED_ON_CUDA`).
 
 The two arms of a seed start from the same weights and draw the same batches (the counter-based device sampler), so a
 pair differs only by the kernels' rounding; after enough steps that difference grows into two different runs, so the
@@ -12,7 +14,8 @@ question is one of distribution: per eigenvalue range, each seed's token accurac
 signed-rank test of the paired differences (scipy; p = 1 where every pair is equal). Wall seconds per arm (the
 compilation of the first arm's kernels included in its time) are printed beside them.
 
-    python3 benchmarks/fused_gate_seeds.py [--seeds 8] [--steps 2000] [--batch 256] [--json OUT.json]
+    python3 benchmarks/fused_gate_seeds.py [--seeds 8] [--steps 2000] [--batch 256] [--switch gate|conv|norm]
+                                           [--json OUT.json]
     python3 benchmarks/fused_gate_seeds.py --smoke      # CPU, tiny: the plumbing only (both arms are the reference)
 """
 from __future__ import annotations
@@ -43,14 +46,24 @@ def configs(eig: str, seeds: int, steps: int, batch: int, device: str, smoke: bo
     return [dataclasses.replace(TrainConfig(**kw), seed=s) for s in range(seeds)]
 
 
-def arm(cfgs: list, fused: bool) -> tuple:
-    """The runs' results with the fused gated scan ``fused`` (on or off) and the wall seconds they took."""
+#: the switches an arm turns: (module, attribute) of each fused path, off in one arm and on in the other
+SWITCHES = {"gate": ("lrnnkit.ops.diagonal.gated", "FUSED_ON_CUDA"),
+            "conv": ("lrnnkit.learn.batched", "CONV_IN_PLACE_ON_CUDA"),
+            "norm": ("lrnnkit.learn.batched", "RMS_FUSED_ON_CUDA")}
+
+
+def arm(cfgs: list, fused: bool, switch: str = "gate") -> tuple:
+    """The runs' results with the fused path ``switch`` of :data:`SWITCHES` on or off (``fused``) and the wall
+    seconds they took."""
+    import importlib
+
     import torch
 
     from lrnnkit.learn.batched import train_batched
-    from lrnnkit.ops.diagonal import gated
-    saved = gated.FUSED_ON_CUDA
-    gated.FUSED_ON_CUDA = fused
+    mod, name = SWITCHES[switch]
+    mod = importlib.import_module(mod)
+    saved = getattr(mod, name)
+    setattr(mod, name, fused)
     try:
         t0 = time.perf_counter()
         res = train_batched(cfgs)
@@ -58,7 +71,7 @@ def arm(cfgs: list, fused: bool) -> tuple:
             torch.cuda.synchronize()
         return res, round(time.perf_counter() - t0, 1)
     finally:
-        gated.FUSED_ON_CUDA = saved
+        setattr(mod, name, saved)
 
 
 def paired(off: list, on: list) -> float:
@@ -73,10 +86,10 @@ def run_case(eig: str, a) -> dict:
     cfgs = configs(eig, a.seeds, a.steps, a.batch, "cpu" if a.smoke else "cuda", a.smoke)
     got, seconds = {}, {}
     for name, fused in (("off", False), ("on", True)):
-        got[name], seconds[name] = arm(cfgs, fused)
-    out = {"eig_range": eig, "seeds": a.seeds, "steps": cfgs[0].steps, "batch": cfgs[0].batch, "seconds": seconds,
+        got[name], seconds[name] = arm(cfgs, fused, a.switch)
+    out = {"switch": a.switch, "eig_range": eig, "seeds": a.seeds, "steps": cfgs[0].steps, "batch": cfgs[0].batch, "seconds": seconds,
            "metrics": {}}
-    print(f"\ndiagonal {eig}, {a.seeds} seeds batched, {cfgs[0].steps} steps of batch {cfgs[0].batch}; wall s "
+    print(f"\n{a.switch} off / on: diagonal {eig}, {a.seeds} seeds batched, {cfgs[0].steps} steps of batch {cfgs[0].batch}; wall s "
           f"off {seconds['off']}, on {seconds['on']}")
     for (key, name), length in zip(METRICS, (cfgs[0].train_len[1], cfgs[0].test_len[-1])):
         what, length = f"{name} {length}", str(length)
@@ -98,6 +111,9 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--ranges", default="[-1,1],[0,1]", help="eigenvalue ranges: [-1,1] and/or [0,1]")
+    ap.add_argument("--switch", choices=tuple(SWITCHES), default="gate",
+                    help="the fused path the two arms differ in: the gated scan (gate), the batched model's in-place "
+                         "short convolution (conv) or its fused RMSNorm (norm)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--smoke", action="store_true", help="CPU, tiny shapes (both arms run the torch reference)")
     a = ap.parse_args(argv)

@@ -1,7 +1,8 @@
 """Where a protocol job's training step spends its device time: every kernel of one batched step, by total time.
 
     python3 benchmarks/profile_step.py [--jobs "004-bilinear=diagonal [-1,1], parity;000-parity=DeltaNet [-1,1]"]
-                                       [--steps 3] [--gate fused|torch] [--out DIR]
+                                       [--steps 3] [--gate fused|torch] [--conv in-place|side-by-side]
+                                       [--norm fused|torch] [--out DIR]
     python3 benchmarks/profile_step.py --smoke      # the CPU, tiny shapes, seconds
 
 A job is one configuration of ``bench_learning.py --scale paper --protocol`` (its seeds x learning rates as one
@@ -110,11 +111,6 @@ def _table(name: str, res: dict) -> str:
     return "\n".join(lines)
 
 
-def _fused_gate() -> bool:
-    from lrnnkit.ops.diagonal import gated
-    return gated.FUSED_ON_CUDA
-
-
 def parse_jobs(text: str) -> list:
     """``"EXP=LABEL;EXP=LABEL"`` as ``[(EXP, LABEL)]`` (a label may hold commas, not semicolons)."""
     from lrnnkit.errors import InputError
@@ -135,6 +131,12 @@ def main(argv=None) -> int:
     ap.add_argument("--gate", choices=("fused", "torch"), default=None,
                     help="the diagonal mixer's gated scan: the fused kernels or the torch expression around the "
                          "Triton scan (default: lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA's setting)")
+    ap.add_argument("--conv", choices=("in-place", "side-by-side"), default=None,
+                    help="the batched model's short convolution on CUDA: each run's taps on its own rows in place, "
+                         "or the runs' channels side by side (default: lrnnkit.learn.batched.CONV_IN_PLACE_ON_CUDA)")
+    ap.add_argument("--norm", choices=("fused", "torch"), default=None,
+                    help="the batched model's RMSNorms on CUDA: one Triton pass each way, or the torch expression "
+                         "(default: lrnnkit.learn.batched.RMS_FUSED_ON_CUDA)")
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--debug", action="store_true")
     a = ap.parse_args(argv)
@@ -143,15 +145,27 @@ def main(argv=None) -> int:
         if a.steps < 1:
             raise InputError(f"--steps must be at least 1, not {a.steps}")
         jobs = parse_jobs(a.jobs)
-        if a.gate is not None:
-            from lrnnkit.ops.diagonal import gated
-            gated.FUSED_ON_CUDA = a.gate == "fused"
-        results = {}
-        for exp, label in jobs:
-            cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
-            res = profile_job(cfgs, a.steps)
-            results[f"{exp} / {label}"] = res
-            print(_table(f"{exp} / {label}", res), flush=True)
+        from lrnnkit.learn import batched
+        from lrnnkit.ops.diagonal import gated
+        saved = batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA, gated.FUSED_ON_CUDA
+        try:        # the settings of this run, restored after it (main may run inside a test's process)
+            if a.conv is not None:
+                batched.CONV_IN_PLACE_ON_CUDA = a.conv == "in-place"
+            if a.norm is not None:
+                batched.RMS_FUSED_ON_CUDA = a.norm == "fused"
+            if a.gate is not None:
+                gated.FUSED_ON_CUDA = a.gate == "fused"
+            gate = "fused" if gated.FUSED_ON_CUDA else "torch"
+            conv = "in-place" if batched.CONV_IN_PLACE_ON_CUDA else "side-by-side"
+            norm = "fused" if batched.RMS_FUSED_ON_CUDA else "torch"
+            results = {}
+            for exp, label in jobs:
+                cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
+                res = profile_job(cfgs, a.steps)
+                results[f"{exp} / {label}"] = res
+                print(_table(f"{exp} / {label}", res), flush=True)
+        finally:
+            batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA, gated.FUSED_ON_CUDA = saved
     except InputError as exc:
         if a.debug:
             raise
@@ -159,7 +173,8 @@ def main(argv=None) -> int:
         return 2
     import torch
     doc = {"device": torch.cuda.get_device_name() if not a.smoke else "cpu", "torch": torch.__version__,
-           "steps": a.steps, "warm": WARM, "gate": "fused" if _fused_gate() else "torch", "jobs": results}
+           "steps": a.steps, "warm": WARM, "gate": gate, "conv": conv, "norm": norm,
+           "jobs": results}
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "profile_step.json")
     with open(path + ".tmp", "w") as fh:

@@ -76,7 +76,7 @@ from .device import require_device
 from .dataset import FixedSet
 from ..layers.fixed_point import shift_output, freeze_iterate
 from ..layers.mixers import pnorm_columns
-from ..ops.norm import rescale_large
+from ..ops.norm import rms_norm_runs, rms_norm_runs_torch
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
 from ..ops.diagonal.gated import gated_scan
 from .models import SequenceModel
@@ -141,20 +141,39 @@ def _per_run(w: torch.Tensor, ndim: int) -> torch.Tensor:
     return w.reshape(w.shape[0], *([1] * (ndim - 2)), w.shape[-1])
 
 
+#: whether :func:`_rms` runs :func:`~lrnnkit.ops.norm.rms_norm_runs` on CUDA (one Triton pass each way, the rescale
+#: and each row's run weight inside) rather than the torch expression (a max, the rescale, torch's RMSNorm, the
+#: weight: about eight full passes forward and backward). Off until compiled and timed on a GPU
+#: (benchmarks/profile_step.py --norm).
+RMS_FUSED_ON_CUDA = False
+
+
 def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """:class:`~lrnnkit.layers.norm.ScaleSafeRMSNorm` (``torch.nn.RMSNorm(D)``, eps = the dtype's machine epsilon,
     after :func:`~lrnnkit.ops.norm.rescale_large`) with run r's weight on run r's rows."""
-    return F.rms_norm(rescale_large(x), (x.shape[-1],)) * _per_run(w, x.ndim).to(x.dtype)
+    if RMS_FUSED_ON_CUDA and x.is_cuda and x.dtype != torch.float64:
+        return rms_norm_runs(x, w)
+    return rms_norm_runs_torch(x, w)
+
+
+#: whether :func:`_conv` runs :func:`~lrnnkit.ops.short_conv.causal_conv_runs` on CUDA (each run's taps read on
+#: its own rows in place) rather than the runs' channels side by side (two layout copies each way around one
+#: depthwise convolution). Off until compiled and timed on a GPU (benchmarks/profile_step.py --conv).
+CONV_IN_PLACE_ON_CUDA = False
 
 
 def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (SiLU, no bias) with run r's taps on run r's rows:
-    the R runs' channels side by side, (R, B, T, C) -> (B, T, R C), one depthwise convolution, and back."""
-    from ..ops.short_conv import causal_conv_torch, causal_conv_triton
+    """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (SiLU, no bias) with run r's taps on run r's rows
+    (x (R, B, T, C), w (R, C, 1, W)): on CUDA the Triton kernels, in place where :data:`CONV_IN_PLACE_ON_CUDA`
+    (:func:`~lrnnkit.ops.short_conv.causal_conv_runs`), else on the runs' channels side by side; on the CPU the
+    torch reference (:func:`~lrnnkit.ops.short_conv.causal_conv_runs_torch`)."""
+    from ..ops.short_conv import causal_conv_runs, causal_conv_runs_torch, causal_conv_triton
+    if not x.is_cuda or x.dtype == torch.float64:
+        return causal_conv_runs_torch(x, w, "silu")
+    if CONV_IN_PLACE_ON_CUDA:
+        return causal_conv_runs(x, w, "silu")
     R, B, T, C = x.shape
-    xs = x.permute(1, 2, 0, 3).reshape(B, T, R * C)
-    fn = causal_conv_triton if x.is_cuda and x.dtype != torch.float64 else causal_conv_torch
-    y = fn(xs, w.reshape(R * C, 1, w.shape[-1]), None, "silu")
+    y = causal_conv_triton(x.permute(1, 2, 0, 3).reshape(B, T, R * C), w.reshape(R * C, 1, w.shape[-1]), None, "silu")
     return y.reshape(B, T, R, C).permute(2, 0, 1, 3)
 
 

@@ -75,18 +75,29 @@ def _kernels():
     from ._triton import tl, triton
 
     @triton.jit
-    def fwd(x, z, w, y, rstd, N, D, EPS: tl.constexpr, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
-            BR: tl.constexpr, BD: tl.constexpr):
+    def fwd(x, z, w, y, rstd, N, D, RPR, EPS: tl.constexpr, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
+            BR: tl.constexpr, BD: tl.constexpr, RUNS: tl.constexpr, SAFE: tl.constexpr, ABOVE: tl.constexpr):
+        """With SAFE, each row first scaled by rescale_large's power of two sc (a constant of the graph): y = x r'
+        w with r' = sc / sqrt(mean((sc x)^2) + eps), stored as the row's rstd, so the backward is unchanged."""
         acc = rstd.dtype.element_ty
         o_r = tl.program_id(0) * BR + tl.arange(0, BR)
         o_d = tl.arange(0, BD)
         m = (o_r < N)[:, None] & (o_d < D)[None, :]
         off = o_r.to(tl.int64)[:, None] * D + o_d[None, :]
         xx = tl.load(x + off, mask=m, other=0).to(acc)
-        r = 1.0 / tl.sqrt(tl.sum(xx * xx, 1) / D + EPS)
+        if SAFE:
+            mx = tl.max(tl.abs(xx), 1)
+            sc = tl.exp2(-tl.maximum(tl.ceil(tl.log2(tl.maximum(mx / ABOVE, 1e-30))), 0.0))
+            xs = xx * sc[:, None]
+            r = sc / tl.sqrt(tl.sum(xs * xs, 1) / D + EPS)
+        else:
+            r = 1.0 / tl.sqrt(tl.sum(xx * xx, 1) / D + EPS)
         yy = xx * r[:, None]
-        if HAS_W:
-            yy = yy * tl.load(w + o_d, mask=o_d < D, other=0).to(acc)[None, :]
+        if HAS_W:       # w (D,), or with RUNS w (runs, D), row i taking run i // RPR's
+            if RUNS:
+                yy = yy * tl.load(w + (o_r // RPR).to(tl.int64)[:, None] * D + o_d[None, :], mask=m, other=0).to(acc)
+            else:
+                yy = yy * tl.load(w + o_d, mask=o_d < D, other=0).to(acc)[None, :]
         if HAS_Z:
             zz = tl.load(z + off, mask=m, other=0).to(acc)
             yy = yy * zz / (1.0 + tl.exp(-zz))
@@ -94,8 +105,8 @@ def _kernels():
         tl.store(rstd + o_r, r, mask=o_r < N)
 
     @triton.jit
-    def bwd(x, z, w, dy, rstd, dx, dz, dwp, N, D, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
-            BR: tl.constexpr, BD: tl.constexpr):
+    def bwd(x, z, w, dy, rstd, dx, dz, dwp, N, D, RPR, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
+            BR: tl.constexpr, BD: tl.constexpr, RUNS: tl.constexpr):
         acc = rstd.dtype.element_ty
         pid = tl.program_id(0)
         o_r = pid * BR + tl.arange(0, BR)
@@ -107,7 +118,10 @@ def _kernels():
         g = tl.load(dy + off, mask=m, other=0).to(acc)
         gw = g                                            # dy w
         if HAS_W:
-            gw = g * tl.load(w + o_d, mask=o_d < D, other=0).to(acc)[None, :]
+            if RUNS:
+                gw = g * tl.load(w + (o_r // RPR).to(tl.int64)[:, None] * D + o_d[None, :], mask=m, other=0).to(acc)
+            else:
+                gw = g * tl.load(w + o_d, mask=o_d < D, other=0).to(acc)[None, :]
         dxh = gw                                          # dy u
         gs = g                                            # dy s
         if HAS_Z:
@@ -125,21 +139,32 @@ def _kernels():
     return _KERNELS
 
 
+def _launch(N: int, D: int, runs: int):
+    """``(BR, BD, programs)`` of :func:`~lrnnkit.ops._triton.row_blocks`, BR cut to divide the rows of one run (a
+    power of two, so the largest that divides N / runs) so that no program holds rows of two runs."""
+    from ._triton import row_blocks, triton
+    BR, BD, _ = row_blocks(N, D)
+    if runs > 1:
+        rpr = N // runs
+        BR = min(BR, rpr & -rpr)
+    return BR, BD, triton.cdiv(N, BR)
+
+
 class _RMSNormFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, gate, eps):
+    def forward(ctx, x, weight, gate, eps, runs=1, safe=False):
         x = x.contiguous()
         z = gate.contiguous() if gate is not None else None
         D = x.shape[-1]
         N = x.numel() // D
-        from ._triton import row_blocks
-        BR, BD, P = row_blocks(N, D)
+        BR, BD, P = _launch(N, D, runs)
         y = torch.empty_like(x)
         rstd = torch.empty(N, dtype=_acc(x).dtype, device=x.device)
         fwd, _ = _kernels()
-        fwd[(P,)](x, x if z is None else z, x if weight is None else weight, y, rstd, N, D, eps,
-                  weight is not None, z is not None, BR, BD, num_warps=4)
+        fwd[(P,)](x, x if z is None else z, x if weight is None else weight, y, rstd, N, D, max(1, N // runs), eps,
+                  weight is not None, z is not None, BR, BD, runs > 1, safe, RESCALE_ABOVE, num_warps=4)
         ctx.save_for_backward(x, z, weight, rstd)
+        ctx.runs = runs
         return y
 
     @staticmethod
@@ -147,17 +172,18 @@ class _RMSNormFn(torch.autograd.Function):
         x, z, weight, rstd = ctx.saved_tensors
         D = x.shape[-1]
         N = x.numel() // D
-        from ._triton import row_blocks
-        BR, BD, P = row_blocks(N, D)
+        runs = ctx.runs
+        BR, BD, P = _launch(N, D, runs)
         dx = torch.empty_like(x)
         dz = None if z is None else torch.empty_like(z)
         dwp = None if weight is None else torch.empty(P, D, dtype=rstd.dtype, device=x.device)
         _, bwd = _kernels()
         bwd[(P,)](x, x if z is None else z, x if weight is None else weight, dy.contiguous(), rstd, dx,
-                  dx if dz is None else dz, rstd if dwp is None else dwp, N, D, weight is not None, z is not None,
-                  BR, BD, num_warps=4)
-        dw = None if weight is None else dwp.sum(0).to(weight.dtype)
-        return dx, dw, dz, None
+                  dx if dz is None else dz, rstd if dwp is None else dwp, N, D, max(1, N // runs), weight is not None,
+                  z is not None, BR, BD, runs > 1, num_warps=4)
+        # each program's rows are one run's (_launch): its partial sum goes to that run
+        dw = None if weight is None else dwp.reshape(runs, -1, D).sum(1).reshape(weight.shape).to(weight.dtype)
+        return dx, dw, dz, None, None, None
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float, gate: torch.Tensor | None = None,
@@ -177,3 +203,26 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None, eps: float, gate: tor
     from ._triton import check_device
     check_device(x, weight, gate)
     return _RMSNormFn.apply(x, weight, gate, float(eps))
+
+
+def rms_norm_runs_torch(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """R runs' scale-safe RMSNorms at once (:class:`~lrnnkit.layers.norm.ScaleSafeRMSNorm`: ``torch.nn.RMSNorm(D)``
+    with eps the dtype's machine epsilon, after :func:`rescale_large`), run r's weight on run r's rows: ``x`` (R,
+    ..., D), ``weight`` (R, D). The reference of :func:`rms_norm_runs`."""
+    w = weight.reshape(weight.shape[0], *([1] * (x.ndim - 2)), weight.shape[-1])
+    return F.rms_norm(rescale_large(x), (x.shape[-1],)) * w.to(x.dtype)
+
+
+def rms_norm_runs(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The Triton path of :func:`rms_norm_runs_torch` (same contract, differentiable in x and weight): one pass
+    each way, the power-of-two rescale of :func:`rescale_large` and each row's run weight read inside the kernel
+    (module text's equations with ``r' = sc r``, ``sc`` the row's scale, in place of r; each run's weight
+    gradient summed over its own rows)."""
+    from ._triton import check_device
+    check_device(x, weight)
+    R, D = weight.shape
+    if x.shape[0] != R or x.shape[-1] != D:
+        raise InputError(f"rms_norm_runs: x {tuple(x.shape)} must be (R, ..., D) for weight {tuple(weight.shape)}")
+    if x.numel() == 0:
+        return rms_norm_runs_torch(x, weight)
+    return _RMSNormFn.apply(x, weight.contiguous(), None, float(torch.finfo(x.dtype).eps), R, True)

@@ -145,14 +145,16 @@ def _kernels():
     from ._triton import tl, triton
 
     @triton.jit
-    def fwd(x, w, b, loc, y, dy, T, C, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr, HAS_B: tl.constexpr,
-            HAS_LOC: tl.constexpr, ACT: tl.constexpr, GRAD: tl.constexpr):
-        """z = conv(x) + b; y = act(z), or with GRAD the backward's first pass dz = dy act'(z) (fp32 out)."""
+    def fwd(x, w, b, loc, y, dy, T, C, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+            HAS_B: tl.constexpr, HAS_LOC: tl.constexpr, ACT: tl.constexpr, GRAD: tl.constexpr):
+        """z = conv(x) + b; y = act(z), or with GRAD the backward's first pass dz = dy act'(z) (fp32 out). Rows
+        r RPR .. r RPR + RPR - 1 take run r's taps (w: (runs, C, W))."""
         i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
         o_t = i_t * BT + tl.arange(0, BT)
         o_c = i_c * BC + tl.arange(0, BC)
         m_t, m_c = o_t < T, o_c < C
         base = i_b.to(tl.int64) * T * C
+        w = w + (i_b // RPR).to(tl.int64) * C * W
         if HAS_LOC:
             l_t = tl.load(loc + o_t, mask=m_t, other=0)
         else:
@@ -176,14 +178,16 @@ def _kernels():
             tl.store(y + base + o_t[:, None] * C + o_c[None, :], acc.to(y.dtype.element_ty), mask=m)
 
     @triton.jit
-    def bwd(x, w, loc, dz, dx, dwp, dbp, T, C, NT, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+    def bwd(x, w, loc, dz, dx, dwp, dbp, T, C, NT, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
             HAS_B: tl.constexpr, HAS_LOC: tl.constexpr):
-        """dx_t = sum_r w_{W-1-r} dz_{t+r}; per block the partial sums dw_{W-1-r} = sum_t dz_{t+r} x_t, db = sum dz."""
+        """dx_t = sum_r w_{W-1-r} dz_{t+r}; per block the partial sums dw_{W-1-r} = sum_t dz_{t+r} x_t, db = sum dz
+        (row i_b's run: i_b // RPR)."""
         i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
         o_t = i_t * BT + tl.arange(0, BT)
         o_c = i_c * BC + tl.arange(0, BC)
         m_t, m_c = o_t < T, o_c < C
         base = i_b.to(tl.int64) * T * C
+        w = w + (i_b // RPR).to(tl.int64) * C * W
         if HAS_LOC:
             l_t = tl.load(loc + o_t, mask=m_t, other=0)
         row = (i_b * NT + i_t).to(tl.int64) * C
@@ -271,23 +275,24 @@ def _blocks(which: str, T: int, C: int):
 
 
 def _conv_pass(x, w, bias, local, y, dy, act: bool, grad: bool):
-    """One launch of the forward kernel: y = act(conv(x)) or, with ``grad``, y = dz (the backward's first pass)."""
+    """One launch of the forward kernel: y = act(conv(x)) or, with ``grad``, y = dz (the backward's first pass);
+    ``w`` (runs, C, W), the rows of ``x`` in run order."""
     from ._triton import triton
     B, T, C = x.shape
     BT, BC, warps = _blocks("fwd", T, C)
     fwd, _ = _kernels()
     fwd[(triton.cdiv(T, BT), triton.cdiv(C, BC), B)](
         x, w, w if bias is None else bias, x if local is None else local, y, x if dy is None else dy, T, C,
-        w.shape[-1], BT, BC, bias is not None, local is not None, act, grad, num_warps=warps)
+        B // w.shape[0], w.shape[-1], BT, BC, bias is not None, local is not None, act, grad, num_warps=warps)
 
 
 class _CausalConvFn(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, local, act):
+    def forward(ctx, x, weight, bias, local, act, runs=1):
         B, T, C = x.shape
         W = weight.shape[-1]
         x = x.contiguous()
-        w = weight.reshape(C, W).contiguous()
+        w = weight.reshape(runs, C, W).contiguous()
         y = torch.empty_like(x)
         _conv_pass(x, w, bias, local, y, None, act, False)
         ctx.save_for_backward(x, w, bias, local)
@@ -300,7 +305,7 @@ class _CausalConvFn(torch.autograd.Function):
         per-block weight / bias partial sums, reduced over blocks in torch."""
         x, w, bias, local = ctx.saved_tensors
         B, T, C = x.shape
-        W = w.shape[-1]
+        R, W = w.shape[0], w.shape[-1]
         dy = dy.contiguous()
         if ctx.act:
             dz = torch.empty(B, T, C, dtype=torch.float32, device=x.device)
@@ -314,11 +319,11 @@ class _CausalConvFn(torch.autograd.Function):
         dwp = torch.empty(B * NT, C, W, dtype=torch.float32, device=x.device)
         dbp = torch.empty(B * NT, C, dtype=torch.float32, device=x.device) if bias is not None else dwp
         _, bwd = _kernels()
-        bwd[(NT, triton.cdiv(C, BC), B)](x, w, x if local is None else local, dz, dx, dwp, dbp, T, C, NT, W, BT,
-                                          BC, bias is not None, local is not None, num_warps=warps)
-        dw = dwp.sum(0).reshape(ctx.wshape).to(w.dtype)
+        bwd[(NT, triton.cdiv(C, BC), B)](x, w, x if local is None else local, dz, dx, dwp, dbp, T, C, NT, B // R, W,
+                                          BT, BC, bias is not None, local is not None, num_warps=warps)
+        dw = dwp.reshape(R, -1, C, W).sum(1).reshape(ctx.wshape).to(w.dtype)     # each run's rows, summed
         db = dbp.sum(0).to(bias.dtype) if bias is not None else None
-        return dx, dw, db, None, None
+        return dx, dw, db, None, None, None
 
 
 def causal_conv_triton(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None,
@@ -328,3 +333,25 @@ def causal_conv_triton(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     check_device(x, weight, bias)
     local = _local_positions(cu_seqlens, x.shape[1], x.device)
     return _CausalConvFn.apply(x, weight, bias, local, bool(activation))
+
+
+def causal_conv_runs_torch(x: torch.Tensor, weight: torch.Tensor, activation: str | None = "silu") -> torch.Tensor:
+    """R runs' short convolutions at once, each with its own taps: ``x`` (R, B, T, C), ``weight`` (R, C, 1, W) (or
+    (R, C, W)); run r's rows through :func:`causal_conv_torch` with ``weight[r]`` (no bias, no packed sequences).
+    The reference of :func:`causal_conv_runs`: the runs' channels side by side, (R, B, T, C) -> (B, T, R C), one
+    depthwise convolution and back."""
+    R, B, T, C = x.shape
+    xs = x.permute(1, 2, 0, 3).reshape(B, T, R * C)
+    y = causal_conv_torch(xs, weight.reshape(R * C, 1, weight.shape[-1]), None, activation)
+    return y.reshape(B, T, R, C).permute(2, 0, 1, 3)
+
+
+def causal_conv_runs(x: torch.Tensor, weight: torch.Tensor, activation: str | None = "silu") -> torch.Tensor:
+    """The Triton path of :func:`causal_conv_runs_torch` (same contract), differentiable in x and weight: the
+    kernels of :func:`causal_conv_triton` over the R B rows in place, row ``r B + b`` reading run r's taps (no
+    layout change of x or y; each run's weight gradient is the sum over its own rows)."""
+    from ._triton import check_device
+    check_device(x, weight)
+    R, B, T, C = x.shape
+    y = _CausalConvFn.apply(x.reshape(R * B, T, C), weight, None, None, bool(activation), R)
+    return y.reshape(R, B, T, C)

@@ -334,8 +334,8 @@ def test_on_cuda_the_captured_batched_step_trains_each_run(kind):
 
 
 def test_the_triton_paths_take_the_folded_run_axis(monkeypatch):
-    """The kernels the batched model calls on CUDA -- the chunked GH kernel, the Triton short convolution on the R
-    runs' channels side by side, the Triton l2norm and gated RMSNorm -- run here under the Triton interpreter on
+    """The kernels the batched model calls on CUDA -- the chunked GH kernel, the Triton short convolution with each
+    run's taps on its own rows, the batched scale-safe RMSNorm with each run's weight, the Triton l2norm and gated RMSNorm -- run here under the Triton interpreter on
     the folded (R B) layout, against the separate models on the torch paths: losses and gradients agree to 1e-6
     (float32, two implementations of the same equations; measured 6e-8 against gradients of ~0.3)."""
     import lrnnkit.ops.gh.api as api
@@ -350,7 +350,8 @@ def test_the_triton_paths_take_the_folded_run_axis(monkeypatch):
     monkeypatch.setattr(l2, "l2norm", lambda x, eps=l2.EPS, backend="auto": l2n(x, eps, "triton"))
     monkeypatch.setattr(norm, "rms_norm", lambda x, w, eps, gate=None, backend="auto": rms(x, w, eps, gate,
                                                                                             backend="triton"))
-    monkeypatch.setattr(sc, "causal_conv_torch", sc.causal_conv_triton)     # _conv's CPU choice becomes Triton
+    monkeypatch.setattr(sc, "causal_conv_runs_torch", sc.causal_conv_runs)  # _conv's CPU choice becomes Triton
+    monkeypatch.setattr(bt, "rms_norm_runs_torch", norm.rms_norm_runs)        # and _rms's
     models = []
     for r in range(2):
         torch.manual_seed(r)
@@ -464,14 +465,21 @@ def test_bench_scans_merges_a_scans_step_times_into_the_cost_table(tmp_path):
     assert rows["b"] == cost["experiments"]["e"]["rows"][1] and rows["c"] == {"label": "c", "ms_per_step": 4.0}
 
 
-def test_fused_gate_seeds_pairs_the_two_arms_of_each_seed(tmp_path):
+@pytest.mark.parametrize("switch", ["gate", "norm"])
+def test_fused_gate_seeds_pairs_the_two_arms_of_each_seed(tmp_path, switch):
     """benchmarks/fused_gate_seeds.py --smoke on the CPU (both arms the torch reference there): every seed's two
-    numbers are equal, so the paired test says p = 1; the JSON is written; an unknown range exits 2."""
+    numbers are equal, so the paired test says p = 1; the JSON is written and names the switch, which is put back
+    after; an unknown range exits 2."""
     from benchmarks import fused_gate_seeds
+    from lrnnkit.learn import batched
+    from lrnnkit.ops.diagonal import gated
+    before = gated.FUSED_ON_CUDA, batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA
     out = tmp_path / "seeds.json"
-    assert fused_gate_seeds.main(["--smoke", "--seeds", "2", "--ranges", "[0,1]", "--json", str(out)]) == 0
+    assert fused_gate_seeds.main(["--smoke", "--seeds", "2", "--ranges", "[0,1]", "--switch", switch,
+                                  "--json", str(out)]) == 0
+    assert (gated.FUSED_ON_CUDA, batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA) == before
     case = json.loads(out.read_text())["cases"][0]
-    assert case["eig_range"] == "[0,1]" and len(case["metrics"]) == 2
+    assert case["eig_range"] == "[0,1]" and case["switch"] == switch and len(case["metrics"]) == 2
     for m in case["metrics"].values():
         assert m["off"] == m["on"] and len(m["off"]) == 2 and m["wilcoxon_p"] == 1.0
     assert fused_gate_seeds.paired([0.5, 0.6, 0.7, 0.8, 0.9, 0.4], [0.1, 0.2, 0.3, 0.35, 0.45, 0.05]) < 0.05
@@ -498,3 +506,40 @@ def test_a_run_of_a_batched_job_resumes_in_a_part_of_its_own(tmp_path, monkeypat
     assert [r and r["step"] for r in resumed] == [None, 4]         # the part went on from step 4
     assert part["steps"] == 6 and part["test_accuracy"] == whole["test_accuracy"]
     assert part["final_accuracy"] == whole["final_accuracy"]
+
+
+def test_the_batched_convolution_on_cuda_is_either_layout(monkeypatch, tmp_path):
+    """batched._conv on CUDA inputs (here: the interpreter, the CPU tensors passed for CUDA ones): the in-place
+    kernels (CONV_IN_PLACE_ON_CUDA) and the side-by-side layout give the torch reference's values and gradients
+    (float32 kernels, float32 reference: relative 1e-5); profile_step --conv and --norm choose and put the settings
+    back."""
+    from benchmarks import profile_step
+    from lrnnkit.learn import batched
+    from lrnnkit.ops.short_conv import causal_conv_runs_torch
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("runs the kernels on CPU tensors in the interpreter")
+
+    class Cuda(torch.Tensor):      # is_cuda True for _conv's choice; the kernels see the CPU data
+        @property
+        def is_cuda(self):
+            return True
+    g = torch.Generator().manual_seed(0)
+    x, w = torch.randn(3, 2, 7, 5, generator=g), torch.randn(3, 5, 1, 4, generator=g)
+    xr, wr = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    y0 = causal_conv_runs_torch(xr, wr)
+    g0 = torch.autograd.grad(y0.square().sum(), (xr, wr))
+    for in_place in (True, False):
+        monkeypatch.setattr(batched, "CONV_IN_PLACE_ON_CUDA", in_place)
+        xk, wk = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        y = batched._conv(xk.as_subclass(Cuda), wk)
+        gk = torch.autograd.grad(y.square().sum(), (xk, wk))
+        for a, b in [(y, y0)] + list(zip(gk, g0)):
+            assert float((a.detach() - b.detach()).norm() / b.detach().norm()) <= 1e-5
+    monkeypatch.undo()
+    was = batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA
+    conv, norm = "in-place" if not was[0] else "side-by-side", "fused" if not was[1] else "torch"
+    assert profile_step.main(["--smoke", "--steps", "1", "--jobs", "004-bilinear=diagonal [0,1], parity", "--conv",
+                              conv, "--norm", norm, "--out", str(tmp_path)]) == 0
+    doc = json.load(open(tmp_path / "profile_step.json"))
+    assert (doc["conv"], doc["norm"]) == (conv, norm)
+    assert (batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA) == was

@@ -229,3 +229,41 @@ def test_sequence_models_normalise_with_the_scale_safe_norm():
     norms = [m.final_norm, *m.norms, *m.mlp_norms]
     assert len(norms) == 5 and all(type(n) is ScaleSafeRMSNorm for n in norms)
     assert "final_norm.weight" in m.state_dict() and "norms.1.weight" in m.state_dict()
+
+
+@settings(max_examples=8, deadline=None)
+@given(R=st.integers(1, 3), rows=st.integers(1, 40), D=st.integers(1, 20), seed=st.integers(0, 2**16),
+       huge=st.booleans())
+def test_runs_with_their_own_weights_match_the_scale_safe_reference(R, rows, D, seed, huge):
+    """rms_norm_runs (each row's run weight and rescale_large's power of two inside the kernel) against the same
+    equations in float64 (rescale_large, torch's RMSNorm with float32's eps, as the kernel's, each run's weight),
+    values and the gradients of x and of every run's weight; rms_norm_runs_torch equals each run alone. Float32
+    against float64, relative 1e-5 as the tests above: y against each row's largest entry, dx against the row's
+    ||r dxhat|| (it cancels where dxhat is radial), dw against the sum of its terms' magnitudes. With ``huge``, every
+    third row holds entries near 2^100, past float32's sum of squares (2^128): the rescale keeps them finite."""
+    from lrnnkit.ops.norm import rescale_large, rms_norm_runs, rms_norm_runs_torch
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(R, rows, D, generator=g, dtype=torch.float64)
+    if huge:
+        x[:, ::3] *= 2.0 ** 100
+    w = torch.randn(R, D, generator=g, dtype=torch.float64)
+    dy = torch.randn(R, rows, D, generator=g, dtype=torch.float64)
+    alone = torch.stack([F.rms_norm(rescale_large(x[r]), (D,), eps=torch.finfo(torch.float64).eps) * w[r]
+                         for r in range(R)])
+    assert torch.allclose(rms_norm_runs_torch(x, w), alone, rtol=1e-12, atol=0)
+    xk, wk = x.float().to(DEV).requires_grad_(True), w.float().to(DEV).requires_grad_(True)
+    xr, wr = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    y = rms_norm_runs(xk, wk)
+    y0 = F.rms_norm(rescale_large(xr), (D,), eps=torch.finfo(torch.float32).eps) * wr[:, None, :]
+    assert torch.isfinite(y).all()
+    gx, gw = (t.detach().double().cpu() for t in torch.autograd.grad(y, (xk, wk), dy.float().to(DEV)))
+    gx0, gw0 = torch.autograd.grad(y0, (xr, wr), dy)
+    xs = rescale_large(x)
+    r = torch.rsqrt(xs.square().mean(-1, keepdim=True)) * (xs / x.where(x != 0, 1)).abs().amax(-1, keepdim=True)
+    xhat = xs * torch.rsqrt(xs.square().mean(-1, keepdim=True))
+    bounds = [(y.detach().double().cpu(), y0.detach(), y0.detach().abs().amax(-1, keepdim=True)),
+              (gx, gx0, r * (dy * w[:, None, :]).norm(dim=-1, keepdim=True)),
+              (gw, gw0, (dy * xhat).abs().sum(1))]
+    for a, b, size in bounds:
+        assert a.shape == b.shape
+        assert float(((a - b).abs() / size.clamp_min(1e-300)).max()) <= 1e-5

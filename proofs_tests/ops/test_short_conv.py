@@ -150,3 +150,30 @@ def test_triton_step_is_the_torch_step(dtype, rel):
         assert c2 is c1 and torch.equal(c1.cpu().double(), c0)
         size = (c0.abs() * w.double()[:, 0].abs()).sum(-1) + (0 if b is None else b.double().abs())   # |terms|
         assert bool(((y1.cpu().double() - y0).abs() <= rel * y0.abs() + 2.0 ** -20 * (size + 1)).all())
+
+
+@settings(max_examples=6, deadline=None)
+@given(R=st.integers(1, 3), B=st.integers(1, 3), T=st.integers(1, 9), C=st.integers(1, 6), W=st.integers(1, 4),
+       act=st.sampled_from(["silu", None]), seed=st.integers(0, 2**16))
+def test_runs_with_their_own_taps_match_the_side_by_side_reference(R, B, T, C, W, act, seed):
+    """causal_conv_runs (row r B + b reads run r's taps, in place) against causal_conv_runs_torch (the runs'
+    channels side by side, one depthwise convolution) in float64, and against each run alone through
+    causal_conv_torch: values and the gradients of x and of every run's taps. Float32 kernels against a float64
+    reference: relative error 1e-5 (a few float32 roundings of W-term sums)."""
+    from lrnnkit.ops.short_conv import causal_conv_runs, causal_conv_runs_torch
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(R, B, T, C, generator=g, dtype=torch.float64)
+    w = torch.randn(R, C, 1, W, generator=g, dtype=torch.float64) / W
+    dy = torch.randn(R, B, T, C, generator=g, dtype=torch.float64)
+    xk, wk = x.to(DEV, torch.float32).requires_grad_(True), w.to(DEV, torch.float32).requires_grad_(True)
+    xr, wr = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+    y = causal_conv_runs(xk, wk, act)
+    y0 = causal_conv_runs_torch(xr, wr, act)
+    alone = torch.stack([causal_conv_torch(x[r], w[r], None, act) for r in range(R)])
+    _close(y0, alone, 1e-12)
+    _close(y.cpu(), y0, 1e-5)
+    gk = torch.autograd.grad(y, (xk, wk), dy.to(DEV, torch.float32))
+    g0 = torch.autograd.grad(y0, (xr, wr), dy)
+    for a, b in zip(gk, g0):
+        assert a.shape == b.shape
+        _close(a.cpu(), b, 1e-5)
