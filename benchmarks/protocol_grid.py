@@ -591,6 +591,9 @@ def pack_for_return(out: str, limit: int = PART_BYTES) -> list:
     for i, files in enumerate(_parts(out, limit)):
         name = "rundirs.tgz" if i == 0 else f"rundirs-{i}.tgz"
         tgz = os.path.join(out, name)
+        if slots <= 0:      # nothing more comes back: not compressed at all (377 MiB of 003's fixed-point run
+            made.append(f"{name} left out (no returned file left; its jobs cannot resume in the next call)")
+            continue        # directories once took the seconds a call had left, 2026-11-29)
         with tarfile.open(tgz + ".tmp", "w:gz") as tf:
             for path, arc in files:
                 tf.add(path, arcname=arc)

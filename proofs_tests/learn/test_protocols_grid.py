@@ -248,6 +248,26 @@ def test_a_run_directory_over_the_return_limit_travels_in_pieces_that_join(tmp_p
     assert "left out" in made[1] and not [p for p in os.listdir(tmp_path) if p.startswith("rundirs.tgz")]
 
 
+def test_parts_past_the_returned_files_are_not_even_compressed(tmp_path, monkeypatch):
+    """With every returned file taken, the remaining parts are said to be left out without being compressed (a
+    call's last seconds once went to compressing 377 MiB that could not come back)."""
+    import tarfile
+    monkeypatch.setattr(pg, "RETURNED_FILES", 3)                # runs.tgz, the log and one part
+    for i in range(3):
+        d = tmp_path / "rundirs" / "e" / f"r{i}"
+        d.mkdir(parents=True)
+        (d / "checkpoint-1.safetensors").write_bytes(bytes([i]) * 2048)
+        (d / "checkpoint.json").write_text(json.dumps({"tensors": "checkpoint-1.safetensors"}))
+    opened = []
+    real = tarfile.open
+    monkeypatch.setattr(tarfile, "open", lambda name, *a, **k: opened.append(os.path.basename(name)) or
+                        real(name, *a, **k))
+    made = pg.pack_for_return(str(tmp_path), limit=3000)       # one run directory a part: three parts
+    assert [m.split()[0] for m in made] == ["runs.tgz", "rundirs.tgz", "rundirs-1.tgz", "rundirs-2.tgz"]
+    assert "left out" in made[2] and "left out" in made[3] and "left out" not in made[1]
+    assert opened == ["runs.tgz.tmp", "rundirs.tgz.tmp"]
+
+
 def test_a_deadline_caps_each_job_to_what_is_left():
     """``--deadline``: the next job trains for what is left before the deadline less the evaluation margin, never
     more than ``--safety-cap``, and is not started when under the least training time would be left."""
