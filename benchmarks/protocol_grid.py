@@ -449,8 +449,9 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
                  order: str = "long", per_gpu: int = 1) -> None:
     """``per_gpu`` processes per GPU (``CUDA_VISIBLE_DEVICES``; worker ``w`` on card ``w % gpus`` of :func:`cards`),
     each running its jobs of :func:`plan` in turn (the next one :func:`next_job`: one that finishes before the
-    deadline where one does), every job capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call, from now); then the
-    size of ``rundirs`` (what must be carried into the next call) and :func:`pack_for_return`. With ``per_gpu`` > 1
+    deadline where one does), every job capped by :func:`job_cap` (``deadline_s``: wall seconds for the whole call,
+    from now), a worker killed by a signal started once more (:func:`_wait_workers`); then the size of ``rundirs``
+    (what must be carried into the next call) and :func:`pack_for_return`. With ``per_gpu`` > 1
     the jobs that are not batched are split into one job per run (:func:`split_one_by_one`): small models leave
     most of a GPU idle, and packed processes fill it (the plan's minutes are one process's alone, so the packed
     runs take longer each; the deadline still caps every job, and a cut run resumes in the next call)."""
@@ -469,18 +470,17 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     procs = []
     threads = str(max(1, (os.cpu_count() or 1) // len(per)))    # CPU threads per worker: the host's, shared
     specs = tempfile.mkdtemp(prefix="protocol_jobs_")   # not under out: a device call returns only 8 files
-    for w, js in per.items():
+    def start(w):
         path = os.path.join(specs, f"protocol_jobs_worker{w}.json")
-        with open(path, "w") as fh:
+        return subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
+                                env={**os.environ, "CUDA_VISIBLE_DEVICES": cards(gpus)[w % gpus],
+                                     "OMP_NUM_THREADS": threads})
+    for w, js in per.items():
+        with open(os.path.join(specs, f"protocol_jobs_worker{w}.json"), "w") as fh:
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
-                                      env={**os.environ, "CUDA_VISIBLE_DEVICES": cards(gpus)[w % gpus],
-                                           "OMP_NUM_THREADS": threads}))
+        procs.append(start(w))
     try:
-        for w, p in zip(per, procs):
-            if p.wait() != 0:
-                print(f"worker {w} (gpu {w % gpus}): its jobs' process exited with status {p.returncode} (see its "
-                      "output above)", flush=True)
+        _wait_workers(dict(zip(per, procs)), start, procs, gpus, deadline)
     except KeyboardInterrupt:   # a call's outer timeout: stop the runs (each checkpoints on SIGINT), still pack
         print("interrupted: stopping the GPU processes (their runs checkpoint), then packing", flush=True)
         _stop(procs)
@@ -489,6 +489,35 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
     print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
     print("packed:", ", ".join(pack_for_return(out)))
+
+
+def _wait_workers(running: dict, start, procs: list, gpus: int, deadline: float | None) -> None:
+    """Wait for every worker (``running``: worker -> process). One killed by a signal (a negative status: SIGSEGV
+    once, 2026-11-29, in a job's evaluation after its training) is started again by ``start(worker)``, once, while
+    the deadline leaves :data:`MIN_TRAIN_S` and :data:`EVAL_MARGIN_S`: its finished jobs are skipped (their records
+    stand) and the job it died in resumes from its run directories' checkpoints (a job killed after its last step
+    only evaluates again). A worker that exits with an error status (a Python exception, which would repeat) is
+    not started again. New processes are appended to ``procs`` (what an interrupt stops)."""
+    import time
+    again = set()
+    while running:
+        for w, p in list(running.items()):
+            rc = p.poll()
+            if rc is None:
+                continue
+            del running[w]
+            if rc == 0:
+                continue
+            print(f"worker {w} (gpu {w % gpus}): its jobs' process exited with status {rc} (see its output above)",
+                  flush=True)
+            left = None if deadline is None else deadline - time.time()
+            if rc < 0 and w not in again and (left is None or left > MIN_TRAIN_S + EVAL_MARGIN_S):
+                again.add(w)
+                print(f"worker {w}: killed by signal {-rc}; started once more (its finished jobs are skipped, the "
+                      "job it died in resumes from its checkpoints)", flush=True)
+                running[w] = start(w)
+                procs.append(running[w])
+        time.sleep(0.2)
 
 
 def _stop(procs, grace_s: float = 30.0) -> None:

@@ -622,3 +622,54 @@ def test_split_batched_spreads_a_jobs_runs_over_parts_in_order():
         assert parts[-1] is alone
     with pytest.raises(ValueError):
         pg.split_batched([job], 0)
+
+
+@pytest.mark.parametrize("first, deadline_left, starts", [
+    (-11, None, 2),      # killed by a signal: started once more
+    (-11, 5.0, 1),       # ... unless the deadline leaves too little
+    (1, None, 1),        # an error status (an exception, which would repeat): not again
+    (0, None, 1),
+])
+def test_a_worker_killed_by_a_signal_is_started_once_more(first, deadline_left, starts, capsys):
+    """run_protocol's wait (_wait_workers): a worker whose process a signal killed is started again once while the
+    deadline allows (its finished jobs skip, the job it died in resumes from its checkpoints); a second death is
+    not retried; an error status is not; the new processes join the list an interrupt stops."""
+    import time
+
+    class Proc:
+        def __init__(self, rc):
+            self.rc = rc
+
+        def poll(self):
+            return self.rc
+    made = []
+
+    def start(w):
+        made.append(w)
+        return Proc(-11)            # dies again: no third start
+    procs = [Proc(first)]
+    deadline = None if deadline_left is None else time.time() + deadline_left
+    pg._wait_workers({3: procs[0]}, start, procs, 2, deadline)
+    assert 1 + len(made) == starts and len(procs) == starts and all(w == 3 for w in made)
+    out = capsys.readouterr().out
+    assert ("started once more" in out) == (starts == 2)
+    assert ("exited with status" in out) == (first != 0)
+
+
+def test_a_job_killed_after_its_last_step_only_evaluates_again(tmp_path, monkeypatch):
+    """What a restarted worker does with the job it died in after training (no record written): the runs resume
+    from their final checkpoints, train no step, and write their records with the evaluation."""
+    out = str(tmp_path)
+    job = _tiny_job()
+    dirs = [os.path.join(out, "rundirs", "000-parity", pg._slug(r["label"])) for r in job["runs"]]
+    cfgs = [TrainConfig.from_json(dict(r["config"])) for r in job["runs"]]
+    batched.train_batched(cfgs, dirs, evaluate_at_end=False)               # trained to the end, then killed
+    assert not any(pg._finished(out, "000-parity", r) for r in job["runs"])
+    seen = []
+    real = batched._resume
+    monkeypatch.setattr(batched, "_resume", lambda *a: seen.append(real(*a)) or seen[-1])
+    recs = pg.run_protocol_job(job, out, safety_cap=1000.0)
+    assert [st["step"] for st in seen] == [cfgs[0].steps]               # resumed at the last step: nothing trained
+    assert [r["status"] for r in recs] == ["ok"] * len(cfgs)
+    assert all(r["result"]["steps"] == c.steps and r["result"]["test_accuracy"] for r, c in zip(recs, cfgs))
+    assert all(pg._finished(out, "000-parity", r) for r in job["runs"])
