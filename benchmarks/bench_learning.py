@@ -164,6 +164,9 @@ def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2, gpus
     that aborts) is recorded as failed and takes no other run with it. With ``gpus`` > 1 each process sees one card
     (``CUDA_VISIBLE_DEVICES``), the one with the fewest runs on it when it starts."""
     import subprocess
+
+    from benchmarks.protocol_grid import cards
+    visible = cards(gpus)       # the caller's CUDA_VISIBLE_DEVICES where it names enough cards
     t0 = time.time()
     # in the given order (experiments as listed, fla's anchor runs first), longest caps first within each, then the
     # most work first (longest-processing-time order onto the free cards)
@@ -187,8 +190,7 @@ def run_grid(jobs, out: str, workers: int, budget: float, threads: int = 2, gpus
                 json.dump(j, fh)
             busy = [sum(g == gpu for _, _, g in running) for gpu in range(gpus)]
             gpu = busy.index(min(busy))
-            from benchmarks.protocol_grid import cards
-            env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": cards(gpus)[gpu]} if gpus > 1 else {}))
+            env = dict(os.environ, **({"CUDA_VISIBLE_DEVICES": visible[gpu]} if gpus > 1 else {}))
             proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--job", path, "--out", out,
                                      "--threads", str(threads)], env=env)
             running.append((proc, j, gpu))
@@ -754,8 +756,8 @@ def main(argv=None) -> int:
     ap.add_argument("--debug", action="store_true", help="a traceback instead of the one-line error")
     ap.add_argument("--deadline", type=float, default=None,
                     help="with --protocol: wall seconds for the whole call; each GPU starts the next job whose "
-                         "estimated time fits (else the first, to resume later), capped to what is left (less 45 s "
-                         "for its evaluation), and none with under 20 s")
+                         "estimated time fits (else the first, to resume later), capped to what is left (less 60 s "
+                         "for its evaluation, 150 s for fixed-point runs), and none with under 20 s")
     ap.add_argument("--split", type=int, default=1, metavar="N",
                     help="with --protocol: each batched job split into N batched jobs of its runs (for N cards: "
                          "a job too long for one call on one card finishes in one call on N)")

@@ -54,20 +54,20 @@ def scan(name: str):
     each way, instead of the torch expression around the Triton scan)."""
     if name not in SCANS:
         raise ValueError(f"unknown scan {name!r}")
+    from benchmarks._switches import switched
     from lrnnkit.layers import mixers
     from lrnnkit.learn import batched
     from lrnnkit.ops.diagonal import gated
     from lrnnkit.ops.linear_scan import doubling_scan
-    slots = [(mixers, "block_diagonal_scan"), (batched, "block_diagonal_scan"), (gated, "diagonal_scan"),
-             (gated, "FUSED_ON_CUDA")]
+    slots = [(mixers, "block_diagonal_scan"), (batched, "block_diagonal_scan"), (gated, "diagonal_scan")]
     saved = {(m, n): getattr(m, n) for m, n in slots}
-    gated.FUSED_ON_CUDA = name == "fused gate"      # the two others: the torch expression around their scan
     if name == "torch doubling":
         gated.diagonal_scan = doubling_scan          # what gated_scan_reference calls
         for m in (mixers, batched):
             m.block_diagonal_scan = lambda A, b: doubling_scan(A, b, matrix=True)
-    try:
-        yield
+    try:        # the two others: the torch expression around their scan
+        with switched(gate=name == "fused gate"):
+            yield
     finally:
         for (m, n), f in saved.items():
             setattr(m, n, f)

@@ -46,32 +46,19 @@ def configs(eig: str, seeds: int, steps: int, batch: int, device: str, smoke: bo
     return [dataclasses.replace(TrainConfig(**kw), seed=s) for s in range(seeds)]
 
 
-#: the switches an arm turns: (module, attribute) of each fused path, off in one arm and on in the other
-SWITCHES = {"gate": ("lrnnkit.ops.diagonal.gated", "FUSED_ON_CUDA"),
-            "conv": ("lrnnkit.learn.batched", "CONV_IN_PLACE_ON_CUDA"),
-            "norm": ("lrnnkit.learn.batched", "RMS_FUSED_ON_CUDA")}
-
-
 def arm(cfgs: list, fused: bool, switch: str = "gate") -> tuple:
-    """The runs' results with the fused path ``switch`` of :data:`SWITCHES` on or off (``fused``) and the wall
-    seconds they took."""
-    import importlib
-
+    """The runs' results with the fused path ``switch`` (:data:`benchmarks._switches.SWITCHES`) on or off
+    (``fused``) and the wall seconds they took."""
     import torch
 
+    from benchmarks._switches import switched
     from lrnnkit.learn.batched import train_batched
-    mod, name = SWITCHES[switch]
-    mod = importlib.import_module(mod)
-    saved = getattr(mod, name)
-    setattr(mod, name, fused)
-    try:
+    with switched(**{switch: fused}):
         t0 = time.perf_counter()
         res = train_batched(cfgs)
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         return res, round(time.perf_counter() - t0, 1)
-    finally:
-        setattr(mod, name, saved)
 
 
 def paired(off: list, on: list) -> float:
@@ -106,6 +93,7 @@ def run_case(eig: str, a) -> dict:
 
 
 def main(argv=None) -> int:
+    from benchmarks._switches import SWITCHES
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--steps", type=int, default=2000)

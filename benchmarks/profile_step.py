@@ -145,27 +145,17 @@ def main(argv=None) -> int:
         if a.steps < 1:
             raise InputError(f"--steps must be at least 1, not {a.steps}")
         jobs = parse_jobs(a.jobs)
-        from lrnnkit.learn import batched
-        from lrnnkit.ops.diagonal import gated
-        saved = batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA, gated.FUSED_ON_CUDA
-        try:        # the settings of this run, restored after it (main may run inside a test's process)
-            if a.conv is not None:
-                batched.CONV_IN_PLACE_ON_CUDA = a.conv == "in-place"
-            if a.norm is not None:
-                batched.RMS_FUSED_ON_CUDA = a.norm == "fused"
-            if a.gate is not None:
-                gated.FUSED_ON_CUDA = a.gate == "fused"
-            gate = "fused" if gated.FUSED_ON_CUDA else "torch"
-            conv = "in-place" if batched.CONV_IN_PLACE_ON_CUDA else "side-by-side"
-            norm = "fused" if batched.RMS_FUSED_ON_CUDA else "torch"
+        from benchmarks._switches import state, switched
+        with switched(gate=None if a.gate is None else a.gate == "fused",
+                      conv=None if a.conv is None else a.conv == "in-place",
+                      norm=None if a.norm is None else a.norm == "fused"):
+            on = state()
             results = {}
             for exp, label in jobs:
                 cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
                 res = profile_job(cfgs, a.steps)
                 results[f"{exp} / {label}"] = res
                 print(_table(f"{exp} / {label}", res), flush=True)
-        finally:
-            batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA, gated.FUSED_ON_CUDA = saved
     except InputError as exc:
         if a.debug:
             raise
@@ -173,7 +163,8 @@ def main(argv=None) -> int:
         return 2
     import torch
     doc = {"device": torch.cuda.get_device_name() if not a.smoke else "cpu", "torch": torch.__version__,
-           "steps": a.steps, "warm": WARM, "gate": gate, "conv": conv, "norm": norm,
+           "steps": a.steps, "warm": WARM, "gate": "fused" if on["gate"] else "torch",
+           "conv": "in-place" if on["conv"] else "side-by-side", "norm": "fused" if on["norm"] else "torch",
            "jobs": results}
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "profile_step.json")

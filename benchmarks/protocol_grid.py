@@ -470,13 +470,15 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     procs = []
     threads = str(max(1, (os.cpu_count() or 1) // len(per)))    # CPU threads per worker: the host's, shared
     specs = tempfile.mkdtemp(prefix="protocol_jobs_")   # not under out: a device call returns only 8 files
+    visible = cards(gpus)
+    spec = lambda w: os.path.join(specs, f"protocol_jobs_worker{w}.json")  # noqa: E731
+
     def start(w):
-        path = os.path.join(specs, f"protocol_jobs_worker{w}.json")
-        return subprocess.Popen([sys.executable, os.path.abspath(__file__), path, out],
-                                env={**os.environ, "CUDA_VISIBLE_DEVICES": cards(gpus)[w % gpus],
+        return subprocess.Popen([sys.executable, os.path.abspath(__file__), spec(w), out],
+                                env={**os.environ, "CUDA_VISIBLE_DEVICES": visible[w % gpus],
                                      "OMP_NUM_THREADS": threads})
     for w, js in per.items():
-        with open(os.path.join(specs, f"protocol_jobs_worker{w}.json"), "w") as fh:
+        with open(spec(w), "w") as fh:
             json.dump({"jobs": js, "safety_cap": safety_cap, "deadline": deadline}, fh)
         procs.append(start(w))
     try:

@@ -72,9 +72,12 @@ class DiagonalMixer(nn.Module):
         self.w = nn.Parameter(torch.zeros(width))            # s = exp(-softplus(dt) exp(w))
         self.out_proj = nn.Linear(width, width)
 
+    def _proj(self, x):
+        """``(dt, b, z)`` side by side: the input projection of the (short-convolved) input."""
+        return self.in_proj(self.conv(x) if self.conv is not None else x)
+
     def _ab(self, x):
-        u = self.conv(x) if self.conv is not None else x
-        dt, b, z = _acc(self.in_proj(u)).chunk(3, -1)
+        dt, b, z = _acc(self._proj(x)).chunk(3, -1)
         return eigenvalues(dt, _acc(self.w), self.neg), b, z
 
     def forward(self, x):
@@ -82,8 +85,7 @@ class DiagonalMixer(nn.Module):
             from ..ops.diagonal.naive import diagonal_scan_naive
             a, b, z = self._ab(x)
             return self.out_proj((diagonal_scan_naive(a, b, validate=False) * F.silu(z)).to(x.dtype))
-        u = self.conv(x) if self.conv is not None else x      # the gated scan: _ab's gate, the scan, silu(z)
-        return self.out_proj(gated_scan(self.in_proj(u), self.w, self.neg, x.dtype))
+        return self.out_proj(gated_scan(self._proj(x), self.w, self.neg, x.dtype))   # _ab's gate, the scan, silu(z)
 
     def transitions(self, x):
         a, _, _ = self._ab(x)

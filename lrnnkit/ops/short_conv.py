@@ -335,14 +335,16 @@ def causal_conv_triton(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     return _CausalConvFn.apply(x, weight, bias, local, bool(activation))
 
 
-def causal_conv_runs_torch(x: torch.Tensor, weight: torch.Tensor, activation: str | None = "silu") -> torch.Tensor:
+def causal_conv_runs_torch(x: torch.Tensor, weight: torch.Tensor, activation: str | None = "silu",
+                           conv=causal_conv_torch) -> torch.Tensor:
     """R runs' short convolutions at once, each with its own taps: ``x`` (R, B, T, C), ``weight`` (R, C, 1, W) (or
-    (R, C, W)); run r's rows through :func:`causal_conv_torch` with ``weight[r]`` (no bias, no packed sequences).
-    The reference of :func:`causal_conv_runs`: the runs' channels side by side, (R, B, T, C) -> (B, T, R C), one
-    depthwise convolution and back."""
+    (R, C, W)); run r's rows convolved with ``weight[r]`` (no bias, no packed sequences). The reference of
+    :func:`causal_conv_runs`: the runs' channels side by side, (R, B, T, C) -> (B, T, R C), one depthwise
+    convolution ``conv`` (:func:`causal_conv_torch`, or :func:`causal_conv_triton` for its kernels on this
+    layout) and back, a layout copy each way."""
     R, B, T, C = x.shape
     xs = x.permute(1, 2, 0, 3).reshape(B, T, R * C)
-    y = causal_conv_torch(xs, weight.reshape(R * C, 1, weight.shape[-1]), None, activation)
+    y = conv(xs, weight.reshape(R * C, 1, weight.shape[-1]), None, activation)
     return y.reshape(B, T, R, C).permute(2, 0, 1, 3)
 
 

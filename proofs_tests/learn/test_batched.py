@@ -543,3 +543,18 @@ def test_the_batched_convolution_on_cuda_is_either_layout(monkeypatch, tmp_path)
     doc = json.load(open(tmp_path / "profile_step.json"))
     assert (doc["conv"], doc["norm"]) == (conv, norm)
     assert (batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA) == was
+
+
+def test_benchmark_switches_set_the_fused_paths_and_put_them_back():
+    """benchmarks._switches.switched: the named fused paths take the given settings inside (None leaves one as it
+    is) and all are as before after, an exception inside included; an unknown name is refused."""
+    from benchmarks._switches import state, switched
+    before = state()
+    with pytest.raises(RuntimeError):
+        with switched(gate=not before["gate"], norm=not before["norm"], conv=None):
+            assert state() == {**before, "gate": not before["gate"], "norm": not before["norm"]}
+            raise RuntimeError("inside")
+    assert state() == before
+    with pytest.raises(ValueError, match="unknown fused path"):
+        with switched(scan=True):
+            pass
