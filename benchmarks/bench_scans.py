@@ -42,7 +42,10 @@ if ROOT not in sys.path:
 SECTION = "diagonal and block-diagonal layers: the Triton scans in the training step"
 LAYERS = ("diagonal", "block-diagonal")
 BEFORE = "the doubling scan in torch (`lrnnkit.ops.linear_scan.doubling_scan`, autograd through every step)"
-SCANS = ("torch doubling", "triton scan", "fused gate")     # the last: diagonal layers only
+SCANS = ("torch doubling", "triton scan", "fused gate", "fused gate+conv", "fused gate+norm", "fused all")
+#: the fused paths each of the last four switches on (diagonal layers only; conv and norm: the batched step only)
+FUSED = {"fused gate": dict(gate=True), "fused gate+conv": dict(gate=True, conv=True),
+         "fused gate+norm": dict(gate=True, norm=True), "fused all": dict(gate=True, conv=True, norm=True)}
 SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), test_len=(10,), eval_n=8)
 
 
@@ -51,7 +54,8 @@ def scan(name: str):
     """The diagonal and block-diagonal mixers (single and batched) with the scan ``name`` of :data:`SCANS` while
     inside: ``fused gate`` (diagonal only) switches on the gated scan's two fused kernels
     (:data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`: the gate, the scan and the output's silu gate in one pass
-    each way, instead of the torch expression around the Triton scan)."""
+    each way, instead of the torch expression around the Triton scan); ``+conv`` and ``+norm`` add the batched step's
+    in-place short convolution and fused RMSNorm (``benchmarks/_switches.py``), every other path off."""
     if name not in SCANS:
         raise ValueError(f"unknown scan {name!r}")
     from benchmarks._switches import switched
@@ -66,7 +70,7 @@ def scan(name: str):
         for m in (mixers, batched):
             m.block_diagonal_scan = lambda A, b: doubling_scan(A, b, matrix=True)
     try:        # the two others: the torch expression around their scan
-        with switched(gate=name == "fused gate"):
+        with switched(**{"gate": False, "conv": False, "norm": False, **FUSED.get(name, {})}):
             yield
     finally:
         for (m, n), f in saved.items():
@@ -202,7 +206,8 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
                 row["errors_fused"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         for s in [x for x in scans if cfgs[0].layer == "diagonal" or x in SCANS[:2]]:
-            for mode, R in (("alone", 1), ("batched", len(cfgs))):
+            modes = (("alone", 1), ("batched", len(cfgs))) if s in SCANS[:3] else (("batched", len(cfgs)),)
+            for mode, R in modes:
                 key = f"{s} / {mode}"
                 if time.perf_counter() - t0 > a.budget:
                     row[key] = {"error": "skipped (budget)"}

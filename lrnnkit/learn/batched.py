@@ -143,9 +143,9 @@ def _per_run(w: torch.Tensor, ndim: int) -> torch.Tensor:
 
 #: whether :func:`_rms` runs :func:`~lrnnkit.ops.norm.rms_norm_runs` on CUDA (one Triton pass each way, the rescale
 #: and each row's run weight inside) rather than the torch expression (a max, the rescale, torch's RMSNorm, the
-#: weight: about eight full passes forward and backward). Off until compiled and timed on a GPU
-#: (benchmarks/profile_step.py --norm).
-RMS_FUSED_ON_CUDA = False
+#: weight: about eight full passes forward and backward). On unless the environment sets ``LRNNKIT_FUSED_NORM=0``
+#: (read at import); compiled, timed and seed-checked on a GPU before it was turned on (benchmarks/RESULTS.md).
+RMS_FUSED_ON_CUDA = os.environ.get("LRNNKIT_FUSED_NORM", "1") != "0"
 
 
 def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -158,8 +158,9 @@ def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 
 #: whether :func:`_conv` runs :func:`~lrnnkit.ops.short_conv.causal_conv_runs` on CUDA (each run's taps read on
 #: its own rows in place) rather than the runs' channels side by side (two layout copies each way around one
-#: depthwise convolution). Off until compiled and timed on a GPU (benchmarks/profile_step.py --conv).
-CONV_IN_PLACE_ON_CUDA = False
+#: depthwise convolution). On unless the environment sets ``LRNNKIT_FUSED_CONV=0`` (read at import); compiled,
+#: timed and seed-checked on a GPU before it was turned on (benchmarks/RESULTS.md).
+CONV_IN_PLACE_ON_CUDA = os.environ.get("LRNNKIT_FUSED_CONV", "1") != "0"
 
 
 def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
