@@ -276,7 +276,8 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
     (``benchmarks/results/paper_scale/cost_h200_protocol.json``, what ``bench_learning.py --protocol --dry-run``
     prices jobs by): for each of its rows of the same experiment and label, ``ms_per_step`` (one run) and
     ``batched`` (the group's runs as one model) become the measured ones, the row's former values kept under
-    ``before``. Rows whose cells were not measured (an error, the budget) stay. Returns the rows changed."""
+    ``before``. Rows whose cells were not measured (an error, the budget) stay; a scan timed batched only (the
+    batched step's fused convolution and norm) leaves ``ms_per_step`` as it was. Returns the rows changed."""
     from lrnnkit.fileio import atomic_write_text
     with open(scans_path, encoding="utf-8") as fh:
         scans = json.load(fh)
@@ -285,13 +286,13 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
     changed = []
     for r in scans["rows"]:
         alone, batched = r.get(f"{scan} / alone") or {}, r.get(f"{scan} / batched") or {}
-        if "ms_per_step" not in alone or "ms_per_step" not in batched:
+        if "ms_per_step" not in batched:
             continue
         for row in cost["experiments"].get(r["experiment"], {}).get("rows", []):
             if row.get("label") != r["label"]:
                 continue
             row["before"] = {k: row[k] for k in ("ms_per_step", "batched", "source") if k in row}
-            row["ms_per_step"] = alone["ms_per_step"]
+            row["ms_per_step"] = alone.get("ms_per_step", row.get("ms_per_step"))
             row["batched"] = {"runs": r["runs"], "ms_per_step": batched["ms_per_step"]}
             row["source"] = (f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, "
                              f"{scans.get('measured_utc', '?')})")

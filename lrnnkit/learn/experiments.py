@@ -278,6 +278,16 @@ def _judge_z60_mamba(res: dict) -> dict:
                                         "(000, Fig. 6)")
 
 
+def _judge_z60_deltanet(res: dict) -> dict:
+    """000 Fig. 6's claim narrowed to the DeltaNet models (lrnnkit's DeltaNet is the paper's model; its Mamba-like
+    diagonal layer is not Mamba, :data:`lrnnkit.learn.protocols.OURS_DIAGONAL_MODEL`): DeltaNet [0,1] worse than
+    DeltaNet [-1,1] by ``MARGIN``, read as :func:`_judge_z60` reads."""
+    def outcome(meas):
+        return _outcome([meas["DeltaNet [-1,1]"] - meas["DeltaNet [0,1]"] >= MARGIN])
+    return _read_at_train(res, outcome, f"DeltaNet [-1,1] beats DeltaNet [0,1] by >= {MARGIN} (000, Fig. 6: the "
+                                        "[0,1] variants did worse)")
+
+
 # ------------------------------------------------------------------------------------------------ 001 Fig. 3
 def _deltaproduct_runs(groups, n_hs):
     """``n_hs``: {scale: the n_h values} (small runs n_h = 1, 2, 4 to fit one GPU slot; the paper 1..4)."""
@@ -576,7 +586,10 @@ EXPERIMENTS = {e.name: e for e in [
                parts={"mamba": ("000 Fig. 6 (Z60), narrowed to what the Mamba-like models show: the Mamba [0,1] "
                                 "variant performs worse than Mamba [-1,1], and Mamba [-1,1] performs best of the four "
                                 "models (token accuracy at the training length).",
-                                [lab for lab, _ in _z60_runs("tiny")], _judge_z60_mamba)}),
+                                [lab for lab, _ in _z60_runs("tiny")], _judge_z60_mamba),
+                      "deltanet": ("000 Fig. 6 (Z60), narrowed to the DeltaNet models: the DeltaNet [0,1] variant "
+                                   "performs worse than DeltaNet [-1,1] (token accuracy at the training length).",
+                                   ["DeltaNet [-1,1]", "DeltaNet [0,1]"], _judge_z60_deltanet)}),
     Experiment("001-deltaproduct", "001", "Fig. 3 (top): one-layer DeltaProduct n_h = 1..4",
                "One layer of DeltaProduct[-1,1] extrapolates from length 128 to 512 on S3 with n_h = 2, on S4 and A5 "
                "with n_h = 2 (3-D rotations), on S5 with n_h = 4; n_h = 1 (DeltaNet) fails.",

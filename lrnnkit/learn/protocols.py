@@ -16,11 +16,12 @@ differences left. Each difference has a kind:
   the paper; :func:`follow` makes them follow (a fixed training set run for epochs, a :class:`FixedData` quote:
   ``train_words``);
 * ``trainer``: the paper's setting is not expressible in lrnnkit's training loop (early stopping);
+* ``model``: lrnnkit's layer is not the paper's model (its Mamba-like diagonal layer where a paper trains Mamba);
 * ``judge``: how the experiment's judge reduces and scores the runs (a configuration's seeds x learning rates
   reduced by the paper's ``reported`` rule, :func:`reduce_as_reported`, else one run per configuration; its
   metric, read from the judge itself by :func:`judged_metric`).
 
-An experiment whose runs have a ``config`` or ``trainer`` difference does not run the paper's protocol: a verdict
+An experiment whose runs have a ``config``, ``trainer`` or ``model`` difference does not run the paper's protocol: a verdict
 from it narrows the paper's statement to what was run, and one run of a configuration is never evidence against a
 paper that reports several seeds.
 """
@@ -59,7 +60,7 @@ class Quote:
 
 # the fields of a protocol, in the order the tables list them, with their words
 FIELDS = {
-    "task": "task", "layers": "layers", "width": "width", "heads": "heads", "head_dim": "head dimension",
+    "task": "task", "model": "model", "layers": "layers", "width": "width", "heads": "heads", "head_dim": "head dimension",
     "short_conv": "short convolution", "mlp": "MLP", "steps": "steps", "batch": "batch",
     "train_len": "training lengths", "test_len": "test lengths", "eval_n": "test words per length",
     "test_words": "test words", "data": "training data", "optimizer": "optimizer", "lr": "learning rate",
@@ -116,7 +117,7 @@ class Difference:
     field: str
     ours: object
     quote: Quote
-    kind: str           # config | trainer | judge
+    kind: str           # config | trainer | model | judge
 
     @property
     def text(self) -> str:
@@ -168,6 +169,24 @@ def _q(value, where: str, note: str = "", expressible: bool = True) -> Quote:
 # ------------------------------------------------------------------------------------------------ 000
 _E11 = "000, App. E.1.1"
 _SILENT = "not printed"
+
+#: what lrnnkit trains for a configuration of layer "diagonal" (learn/models.py): the model a paper's Mamba is
+#: compared with
+OURS_DIAGONAL_MODEL = ("lrnnkit's Mamba-like diagonal layer (layers.mixers.DiagonalMixer: one state per channel, "
+                       "no expansion, no C readout, no D skip)")
+
+
+def _mamba(where: str, note: str) -> Quote:
+    """The paper trains Mamba (Gu & Dao, 2023): a block that expands the width by e, keeps a matrix state of
+    d_state x d_inner read out by C_t, adds the D skip and gates by SiLU (003, App. D.1 recaps it). lrnnkit's
+    Mamba-like diagonal layer has one state per channel and none of the rest, so no TrainConfig field follows it."""
+    return _q("Mamba (Gu & Dao, 2023): expansion e, a d_state x d_inner matrix state read out by C_t, the D skip",
+              where, note, expressible=False)
+
+
+_MAMBA_000 = _mamba(_E11, "'We compared mLSTM and sLSTM with two models: Mamba (Gu & Dao, 2023) and DeltaNet', "
+                          "its eigenvalue range [0,1] or extended to [-1,1]")
+_MAMBA_003 = _mamba("003, Section 3", "'We compare Bedouin ... to Mamba (Gu & Dao, 2023), Mamba-2 ...'; two layers")
 
 
 def _chomsky(layers: int, clip: float, clip_where: str) -> dict:
@@ -273,6 +292,7 @@ _P000_Z60 = Protocol("000-z60", {
     "reported": _q(OURS_REPORTED, "000, Fig. 6 caption"),
     "metric": _q("sequence accuracy", "000, Fig. 6 caption", "the paper does not define sequence accuracy"),
 }, per_config={f"Mamba-like diagonal {r}": {
+    "model": _mamba(_E21, "Mamba with its eigenvalue range [0,1] or [-1,1]; 'Other parameters are kept as default'"),
     "short_conv": _q(None, _E21, "only DeltaNet's convolutions are switched off; Mamba's 'Other parameters are kept "
                                  "as default'")} for r in ("[-1,1]", "[0,1]")},
     notes=("Fig. 6 also trains Z60 with 2 tokens per transition (training length 64); the experiment runs the "
@@ -423,10 +443,11 @@ def _p003_copy() -> dict:
 
 
 _P003_STATE = Protocol("003-state-tracking", _p003_state(), per_config={
-    f"{g} Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3")} for g in ("A5", "S5")},
+    f"{g} Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3"), "model": _MAMBA_003}
+    for g in ("A5", "S5")},
     notes=("Fig. 3 caps the fixed-point iterations at 16 in training (Section 3); lrnnkit's layer does the same.",))
 _P003_COPY = Protocol("003-copy", _p003_copy(), per_config={
-    "copy Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3")}})
+    "copy Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3"), "model": _MAMBA_003}})
 _P003_MOD = Protocol("003-modarith-brackets", {
     "fp_train_iters": _FP_ITERS_OTHER,
     "layers": _q(2, "003, App. E.1", "'a 2-layer model with r = 4 reflections'"),
@@ -510,10 +531,11 @@ _P004 = Protocol("004-bilinear", {
        for r in ("[0,1]", "[-1,1]")}},
     notes=("The diagonal parity configurations are 000's (Fig. 1), run beside 004's models.",))
 
+_MAMBA_CONFIGS = {f"Mamba-like diagonal {r}": {"model": _MAMBA_000} for r in ("[-1,1]", "[0,1]")}
 PROTOCOLS = {p.experiment: p for p in [
-    Protocol("000-parity", _chomsky(2, 0.0, _E11)),
-    Protocol("000-modarith", _chomsky(3, 1.0, _E11)),
-    Protocol("000-modarith-brackets", _chomsky(3, 1.0, _E11)),
+    Protocol("000-parity", _chomsky(2, 0.0, _E11), per_config=_MAMBA_CONFIGS),
+    Protocol("000-modarith", _chomsky(3, 1.0, _E11), per_config=_MAMBA_CONFIGS),
+    Protocol("000-modarith-brackets", _chomsky(3, 1.0, _E11), per_config=_MAMBA_CONFIGS),
     _P000_S5, _P000_Z60, _P001_DP, _P001_L, _P002, _P004, _P003_STATE, _P003_COPY, _P003_MOD, _P003_IT]}
 
 
@@ -575,6 +597,8 @@ def _ours(name: str, cfgs: list):
         return SUPERVISION_WORDS.get(getattr(make_task(c.task), "supervise", "all"), "every position")
     if name == "word_format":
         return OURS_WORD_FORMAT
+    if name == "model":
+        return OURS_DIAGONAL_MODEL if c.layer == "diagonal" else f"lrnnkit's {c.layer} layer"
     return {"data": OURS_DATA, "test_words": OURS_TEST_WORDS, "reported": OURS_REPORTED,
             "early_stop": OURS_EARLY_STOP}.get(name, getattr(c, name, None))
 
@@ -637,6 +661,8 @@ def _final_only(quote) -> bool:
 
 
 def _kind(name: str, quote: Quote) -> str:
+    if name == "model":
+        return "model"
     if name == "data" and isinstance(quote.value, FixedData) and quote.expressible:
         return "config"     # TrainConfig.train_words follows it
     if name == "supervision" and _final_only(quote):
@@ -789,7 +815,7 @@ def grouped_differences(name: str, runs=None) -> list:
     for d in differences(name, runs):
         by_text.setdefault((d.kind, d.text), []).append(d.label)
     n = len(_groups(runs))
-    return [(kind, text, "every configuration" if len(labels) == n else ", ".join(labels))
+    return [(kind, text, "every configuration" if len(labels) == n else ", ".join(dict.fromkeys(labels)))
             for (kind, text), labels in by_text.items()]
 
 

@@ -439,12 +439,13 @@ def sweep_path(name: str) -> str:
     return os.path.join(RESULTS_DIR, f"{name}-lr-sweep.json")
 
 
-def _as_corrected(r: CheckResult, rec: dict, sweep: dict | None = None) -> CheckResult:
+def _as_corrected(r: CheckResult, rec: dict, sweep: dict | None = None, part: str = "") -> CheckResult:
     """A ``falsified`` paper-scale result of an experiment with a rate sweep (:mod:`.rate_sweeps`) whose corrected
     statement passes becomes ``holds-as-corrected``: the counterexample (the printed rate's runs) kept, the corrected
-    statement and its evidence added. Anything else unchanged. ``sweep``: the sweep's record (default: its file)."""
+    statement and its evidence added. Anything else unchanged. ``sweep``: the sweep's record (default: its file);
+    ``part``: the entry's part ("" the whole experiment), which must be the one the sweep corrects."""
     name = rec.get("name")
-    if r.verdict != "falsified" or name not in rate_sweeps.SWEEPS:
+    if r.verdict != "falsified" or name not in rate_sweeps.SWEEPS or rate_sweeps.SWEEPS[name].part != part:
         return r
     sweep = _load(sweep_path(name)) if sweep is None else sweep
     if not isinstance(sweep, dict) or sweep.get("kind") != "lr-sweep":
@@ -491,7 +492,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     if judged and not rec.get("failed"):
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale, rec["runs"], rec)
     perturb = _perturbation(rec, verdict) if judged else None
-    if verdict == "falsified" and name in rate_sweeps.SWEEPS:
+    if verdict == "falsified" and name in rate_sweeps.SWEEPS and not rate_sweeps.SWEEPS[name].part:
         sweep = _load(sweep_path(name))
         r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep)
         evidence, verdict, corrected = r.evidence, r.verdict, r.corrected
@@ -639,8 +640,16 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale,
                                            {k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels},
                                            {"protocol": pj.get("protocol", rec.get("protocol"))})
+    corrected = perturb_sweep = None
+    if verdict == "falsified" and getattr(rate_sweeps.SWEEPS.get(name), "part", None) == part:
+        sweep = _load(sweep_path(name))
+        r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep, part)
+        evidence, verdict, corrected = r.evidence, r.verdict, r.corrected
+        if verdict == "holds-as-corrected":     # its perturbation: the sweep turned against the corrected statement
+            perturb_sweep = {"sweep": rate_sweeps.perturbed(rec, sweep)}
 
-    def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None) -> CheckResult:
+    def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None,
+              sweep=None) -> CheckResult:
         d = _load(path) if record is None else record
         if d is None:
             return CheckResult("open", f"results file {_rel(path)} is missing or unreadable")
@@ -652,17 +661,18 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
         else:
             r = _rejudge(lambda: judge_of(name).judge_part(part, d["runs"]), f"{name} / {part}", path, part)
         pd = (d.get("parts") or {}).get(part) or {}
-        return _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"),
-                               {k: x for k, x in d["runs"].items() if x.get("config_label", k) in labels},
-                               {"protocol": pd.get("protocol", d.get("protocol"))},
-                               None if record is None else lambda rr: judge_of(name).judge_part(part, rr))
+        r = _at_paper_scale(r, (r.details.get("judgement") or {}).get("outcome", ""), d.get("scale"),
+                            {k: x for k, x in d["runs"].items() if x.get("config_label", k) in labels},
+                            {"protocol": pd.get("protocol", d.get("protocol"))},
+                            None if record is None else lambda rr: judge_of(name).judge_part(part, rr))
+        return _as_corrected(r, d, sweep, part) if record is None else r
 
     return Statement(id=sid, paper=paper, kind="empirical", statement=pj["claim"],
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "
                                 f"layers and training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     counterexample=cex, check=check if judged else None,
-                     perturb=_perturbation(rec, verdict) if judged else None,
+                     counterexample=cex, corrected=corrected, check=check if judged else None,
+                     perturb=perturb_sweep or (_perturbation(rec, verdict) if judged else None),
                      notes=f"results: {_rel(path)}; whole experiment: {entry_id(rec)}")
 
 

@@ -38,6 +38,7 @@ class RateSweep:
     pairs: tuple          # ((better configuration, worse configuration), ...)
     rates: str            # the sweep the corrected statement names, as printed
     corrected: str        # the corrected statement
+    part: str = ""        # the part of the experiment whose falsified entry the sweep corrects ("": the whole)
 
 
 SWEEPS = {
@@ -48,7 +49,8 @@ SWEEPS = {
         "000 Fig. 6 (Z60), corrected to name the learning rate: with each two-layer model at the best rate of 000 App. "
         "E.1.1's sweep (1e-2, 1e-3, 5e-4, 1e-4) among those run, the [0,1] variant of each family (Mamba-like "
         f"diagonal, DeltaNet) is worse than its [-1,1] variant by at least {MARGIN} token accuracy at the training "
-        "length 32. Not part of it: 'Mamba [-1,1] performs best' (the Mamba models ran at 1e-4 only)."),
+        "length 32. Not part of it: 'Mamba [-1,1] performs best' (the Mamba models ran at 1e-4 only).",
+        part="deltanet"),
 }
 
 

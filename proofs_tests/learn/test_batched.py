@@ -463,6 +463,13 @@ def test_bench_scans_merges_a_scans_step_times_into_the_cost_table(tmp_path):
     assert rows["a"]["ms_per_step"] == 1.5 and rows["a"]["batched"] == {"runs": 12, "ms_per_step": 10.0}
     assert rows["a"]["before"] == {"ms_per_step": 2.0, "batched": {"runs": 12, "ms_per_step": 16.0}, "source": "old"}
     assert rows["b"] == cost["experiments"]["e"]["rows"][1] and rows["c"] == {"label": "c", "ms_per_step": 4.0}
+    # a scan timed batched only (the batched step's fused convolution and norm): the one-run time stays
+    sp.write_text(json.dumps({"measured_utc": "t2", "rows": [
+        {"experiment": "e", "label": "a", "runs": 12, "fused all / batched": {"ms_per_step": 7.0}}]}))
+    assert bench_scans.main(["--merge", str(sp), str(cp), "--scans", "fused all"]) == 0
+    a = {r["label"]: r for r in json.loads(cp.read_text())["experiments"]["e"]["rows"]}["a"]
+    assert a["ms_per_step"] == 1.5 and a["batched"] == {"runs": 12, "ms_per_step": 7.0}
+    assert a["before"]["batched"] == {"runs": 12, "ms_per_step": 10.0} and "fused all" in a["source"]
 
 
 @pytest.mark.parametrize("switch", ["gate", "norm"])

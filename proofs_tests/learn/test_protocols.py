@@ -458,3 +458,26 @@ def test_the_best_over_training_is_each_seeds_best_evaluation_then_the_mean():
     bare = {k: {kk: vv for kk, vv in r.items() if kk != "evaluations"} for k, r in runs.items()}
     got = P.reduce_as_reported(name, bare)[lab]
     assert got["test_accuracy"][L] == pytest.approx((0.6 + 0.7) / 2) and got["reported_as"] in P.LOWER_BOUND_AS_RUN
+
+
+def test_a_mamba_like_configuration_is_not_the_papers_mamba():
+    """000 and 003 train Mamba (a width expansion, a d_state x d_inner matrix state read out by C_t, the D skip);
+    lrnnkit's Mamba-like diagonal layer has one state per channel: every such configuration has a difference of
+    kind ``model`` (no TrainConfig field follows it), its DeltaNet and fixed-point siblings none, and a results
+    file with such runs does not follow the protocol even after :func:`follow` (found: 000-parity's Mamba-like runs
+    at the paper's protocol, 24 runs, were about to be recorded as falsifying 000's Mamba)."""
+    for name in ("000-parity", "000-modarith", "000-modarith-brackets", "000-z60", "003-state-tracking", "003-copy"):
+        runs = P.follow(name)
+        got = [d for d in P.differences(name, runs) if d.field == "model"]
+        mamba = {lab for lab, c in runs if c.layer == "diagonal"}
+        assert mamba and {d.label for d in got} == mamba, name
+        assert all(d.kind == "model" and d.ours == P.OURS_DIAGONAL_MODEL and "Mamba (Gu & Dao" in d.text
+                   for d in got), name
+        others = [(lab, c) for lab, c in runs if c.layer != "diagonal"]
+        assert not [d for d in P.differences(name, others) if d.field == "model"], name
+    runs = P.follow("000-parity")
+    rec = {f"{lab} (lr {c.lr:g}, seed {c.seed})": {"config": c.to_json(), "steps": c.steps, "config_label": lab}
+           for lab, c in runs}
+    assert P.protocol_record("000-parity", rec)["follows"] is False
+    delta = {k: r for k, r in rec.items() if k.startswith("DeltaNet")}
+    assert P.protocol_record("000-parity", delta)["follows"] is True

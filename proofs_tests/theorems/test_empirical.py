@@ -428,3 +428,24 @@ def test_every_judged_paper_scale_entry_declares_its_perturbation():
     from lrnnkit.theorems import all_statements
     paper = [s for s in all_statements() if s.kind == "empirical" and s.id.endswith("-paper") and s.check is not None]
     assert paper and [s.id for s in paper if s.perturb is None] == []
+
+
+def test_mamba_like_runs_at_the_protocol_do_not_decide_a_claim_about_mamba():
+    """``000:empirical-parity-mamba-paper``: 000-parity's Mamba-like runs at the paper's protocol (4 rates x 3
+    seeds, 100,000 steps each) reject the printed claim with every seed alone -- [-1,1] stays far below 000's 1.000
+    -- yet the entry is ``open``: lrnnkit's Mamba-like diagonal layer is not Mamba, a difference of kind ``model``
+    that its protocol record names. The same runs with that difference taken out of the record are ``falsified``
+    (the gate, not the runs, keeps it open)."""
+    from lrnnkit.theorems import get
+    e = get("000:empirical-parity-mamba-paper")
+    assert e.verdict == "open" and "model: lrnnkit's Mamba-like diagonal layer" in e.evidence
+    stored = json.load(open(os.path.join(ROOT, "benchmarks", "results", "learning", "000-parity-paper.json")))
+    part = stored["parts"]["mamba"]
+    assert set(part["judgement"]["seed_outcomes"].values()) == {"partly reproduced"}
+    assert max(r["steps"] for r in stored["runs"].values()) == min(r["steps"] for r in stored["runs"].values()) \
+        == 100_000 and len(stored["runs"]) == 24
+    assert [d["kind"] for d in part["protocol"]["differences"] if d["kind"] != "judge"] == ["model"]
+    assert e.check("quick", record=stored).verdict == "open"
+    followed = copy.deepcopy(stored)
+    followed["parts"]["mamba"]["protocol"] = {"follows": True, "statement": "", "differences": [], "lower_bound": []}
+    assert e.check("quick", record=followed).verdict == "falsified"
