@@ -7,8 +7,8 @@ DeltaNet and the printed claim is falsified (the part ``000:empirical-z60-deltan
 corrects: lrnnkit's Mamba-like layer is not Mamba, so the whole entry stays open). Theory says which way the claim
 should go: by 000 Theorem 2 (App. B.2's index) and the Theorem 6 construction a two-layer DeltaNet [-1,1] can count
 modulo 3 (a subgroup of Z60) and no DeltaNet [0,1] can. The corrected statement names the rate: each model at the
-best of the rates of 000's own sweep (App. E.1.1: 1e-2, 1e-3, 5e-4, 1e-4) that were run, the [0,1] variant of each family is
-worse than its [-1,1] variant by at least :data:`MARGIN` token accuracy at the training length.
+best of the rates of 000's own sweep (App. E.1.1: 1e-2, 1e-3, 5e-4, 1e-4) that were run, the [0,1] variant of each
+family is worse than its [-1,1] variant by at least :data:`MARGIN` token accuracy at the training length.
 
 The sweep's runs live in their own results file (``kind: "lr-sweep"``, written by ``benchmarks/bench_learning.py
 --record-sweep``), never mixed into the experiment's paper-scale record: they leave the paper's protocol in the
