@@ -23,7 +23,9 @@
 # (default here 120; 0: never). With KEEP=FOLDER (an ignored folder, e.g. sweep_out/keep), the run directories are
 # also copied to FOLDER/rundirs at the end: the next call on the same warm machine passes FOLDER as its CARRY and
 # needs no round trip through this machine (the two-GPU calls of 2026-11-29 did so); a CARRY without rundirs/ (the
-# machine went cold) stops the call at once, exit status 2, rather than start every job again.
+# machine went cold) stops the call at once, exit status 2, rather than start every job again. A call that writes N
+# files of its own under $OUT beside the grid's sets LRNNKIT_RETURNED_FILES=8-N, so that the packed run directories
+# leave room for them and for runs.tgz (protocol_grid.returned_files).
 set -u
 if [ $# -lt 2 ]; then
     echo "usage: bash benchmarks/protocol_call.sh SECONDS [CARRY] -- ARGS..." >&2

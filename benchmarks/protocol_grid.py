@@ -548,6 +548,20 @@ PIECE_BYTES = 15 * 2 ** 20       # a part over RETURN_BYTES compressed travels i
 RETURNED_FILES = 8               # the most files a device call returns
 
 
+def returned_files() -> int:
+    """The files a pack may fill: :data:`RETURNED_FILES`, or ``LRNNKIT_RETURNED_FILES`` from the environment where a
+    call writes files of its own beside the grid's (the device returns the first eight in path order, and
+    ``grid/runs.tgz`` sorts after ``grid/rundirs*``: a call's own two files once pushed it out, 2026-11-29)."""
+    v = os.environ.get("LRNNKIT_RETURNED_FILES", "")
+    if not v:
+        return RETURNED_FILES
+    if not v.isdigit() or not 2 <= int(v) <= RETURNED_FILES:
+        from lrnnkit.errors import InputError
+        raise InputError(f"LRNNKIT_RETURNED_FILES must be a whole number from 2 (the log and runs.tgz) to "
+                         f"{RETURNED_FILES}, not {v!r}")
+    return int(v)
+
+
 def _resume_files(run_dir: str) -> list:
     """What a run directory needs to resume: ``checkpoint.json``, the tensor file it names, ``metrics.jsonl`` (the
     curve it appends to). Not the previous checkpoint kept beside them (``checkpoint.prev.json`` and its tensors,
@@ -618,7 +632,7 @@ def pack_for_return(out: str, limit: int = PART_BYTES) -> list:
     for f in os.listdir(out):      # an earlier pack's parts: each pack says the whole of what there is
         if f.startswith("rundirs") and (f.endswith(".tgz") or ".tgz." in f):
             os.remove(os.path.join(out, f))
-    slots = RETURNED_FILES - 2          # the call's log and runs.tgz come back too
+    slots = returned_files() - 2        # the call's log and runs.tgz come back too
     for i, files in enumerate(_parts(out, limit)):
         name = "rundirs.tgz" if i == 0 else f"rundirs-{i}.tgz"
         tgz = os.path.join(out, name)

@@ -268,6 +268,27 @@ def test_parts_past_the_returned_files_are_not_even_compressed(tmp_path, monkeyp
     assert opened == ["runs.tgz.tmp", "rundirs.tgz.tmp"]
 
 
+def test_a_call_with_files_of_its_own_leaves_room_for_them(tmp_path, monkeypatch):
+    """``LRNNKIT_RETURNED_FILES``: a call that writes files beside the grid's gives the pack fewer returned files, so
+    ``runs.tgz`` is not pushed out of the device's first eight (found: a call's two own files and six run-directory
+    pieces left ``runs.tgz`` behind); a value outside 2..8 is refused with the variable's name."""
+    from lrnnkit.errors import InputError
+    for i in range(3):
+        d = tmp_path / "rundirs" / "e" / f"r{i}"
+        d.mkdir(parents=True)
+        (d / "checkpoint-1.safetensors").write_bytes(bytes([i]) * 2048)
+        (d / "checkpoint.json").write_text(json.dumps({"tensors": "checkpoint-1.safetensors"}))
+    monkeypatch.setenv("LRNNKIT_RETURNED_FILES", "3")
+    made = pg.pack_for_return(str(tmp_path), limit=3000)
+    assert ["left out" in m for m in made] == [False, False, True, True]
+    monkeypatch.delenv("LRNNKIT_RETURNED_FILES")
+    assert pg.returned_files() == pg.RETURNED_FILES
+    for bad in ("1", "9", "x", "-3"):
+        monkeypatch.setenv("LRNNKIT_RETURNED_FILES", bad)
+        with pytest.raises(InputError, match="LRNNKIT_RETURNED_FILES"):
+            pg.returned_files()
+
+
 def test_a_deadline_caps_each_job_to_what_is_left():
     """``--deadline``: the next job trains for what is left before the deadline less the evaluation margin, never
     more than ``--safety-cap``, and is not started when under the least training time would be left."""
