@@ -277,7 +277,9 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
     prices jobs by): for each of its rows of the same experiment and label, ``ms_per_step`` (one run) and
     ``batched`` (the group's runs as one model) become the measured ones, the row's former values kept under
     ``before``. Rows whose cells were not measured (an error, the budget) stay; a scan timed batched only (the
-    batched step's fused convolution and norm) leaves ``ms_per_step`` as it was. Returns the rows changed."""
+    batched step's fused convolution and norm) leaves ``ms_per_step`` as it was. A measured group with no row of its
+    label yet gets one (its shape, both times, the source: the table then prices its job by it). Returns the rows
+    changed or added."""
     from lrnnkit.fileio import atomic_write_text
     with open(scans_path, encoding="utf-8") as fh:
         scans = json.load(fh)
@@ -297,6 +299,14 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
             row["source"] = (f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, "
                              f"{scans.get('measured_utc', '?')})")
             changed.append(f"{r['experiment']} / {r['label']}")
+        rows = cost["experiments"].get(r["experiment"], {}).get("rows", [])
+        if "ms_per_step" in alone and not any(row.get("label") == r["label"] for row in rows):
+            cost["experiments"].setdefault(r["experiment"], {}).setdefault("rows", []).append({**{k: r[k] for k in ("label", "layer", "batch", "width", "layers", "train_len")},
+                         "ms_per_step": alone["ms_per_step"], "step_graph": batched.get("graph"),
+                         "batched": {"runs": r["runs"], "ms_per_step": batched["ms_per_step"]},
+                         "source": f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, "
+                                   f"{scans.get('measured_utc', '?')}): a new row"})
+            changed.append(f"{r['experiment']} / {r['label']} (new row)")
     atomic_write_text(cost_path, json.dumps(cost, indent=1) + "\n")
     return changed
 

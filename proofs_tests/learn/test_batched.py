@@ -470,6 +470,19 @@ def test_bench_scans_merges_a_scans_step_times_into_the_cost_table(tmp_path):
     a = {r["label"]: r for r in json.loads(cp.read_text())["experiments"]["e"]["rows"]}["a"]
     assert a["ms_per_step"] == 1.5 and a["batched"] == {"runs": 12, "ms_per_step": 7.0}
     assert a["before"]["batched"] == {"runs": 12, "ms_per_step": 10.0} and "fused all" in a["source"]
+    # a measured group the table has no row for gets one, with its shape (a fixed-point job priced by its own step)
+    sp.write_text(json.dumps({"measured_utc": "t3", "rows": [
+        {"experiment": "e", "label": "d", "runs": 3, "layer": "fixed-point", "batch": 128, "width": 512, "layers": 1,
+         "train_len": [16, 16], "triton scan / alone": {"ms_per_step": 6.2, "graph": "captured"},
+         "triton scan / batched": {"ms_per_step": 15.8, "graph": "captured"}},
+        {"experiment": "f", "label": "x", "runs": 3, "layer": "fixed-point", "batch": 1, "width": 1, "layers": 1,
+         "train_len": [1, 1], "triton scan / batched": {"ms_per_step": 1.0}}]}))
+    assert bench_scans.main(["--merge", str(sp), str(cp), "--scans", "triton scan"]) == 0
+    doc = json.loads(cp.read_text())["experiments"]
+    d = {r["label"]: r for r in doc["e"]["rows"]}["d"]
+    assert d["batched"] == {"runs": 3, "ms_per_step": 15.8} and d["ms_per_step"] == 6.2
+    assert d["train_len"] == [16, 16] and d["width"] == 512 and "new row" in d["source"]
+    assert "f" not in doc       # batched only and no row: nothing to price one run by, and no empty entry
 
 
 @pytest.mark.parametrize("switch", ["gate", "norm"])
