@@ -23,6 +23,7 @@ from ..ops.diagonal.gated import eigenvalues, gated_scan
 from ..ops.linear_scan import doubling_scan
 from .delta_product import DeltaProductLayer
 from .fixed_point import FixedPointMixer
+from .mamba import MambaMixer
 from .short_conv import ShortConvolution
 
 __all__ = ["MIXERS", "build_mixer", "parse_eig_range", "affine_scan", "gh_layer", "DiagonalMixer",
@@ -229,6 +230,8 @@ MIXERS = {
     "fixed-point": lambda f, scan: FixedPointMixer(f["width"], f["heads"], f["head_dim"], f["n_h"], f["eig"],
                                                    f["block_size"], f["backend"], f.get("fp_train_iters")),
     "bilinear": lambda f, scan: BilinearMixer(f["width"], f["heads"], f["head_dim"], backend=scan),
+    # Mamba's block (d_state 16, expand 2, its own convolution: short_conv does not apply)
+    "mamba": lambda f, scan: MambaMixer(f["width"], f["eig"], backend=scan),
 }
 
 

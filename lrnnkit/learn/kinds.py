@@ -1,7 +1,7 @@
 """The trainable LRNN layer kinds and their command-line defaults, in a torch-free module so that the command line
 can list them without importing torch (building the parser must stay fast)."""
 
-LAYER_KINDS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "bilinear", "fixed-point")
+LAYER_KINDS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "bilinear", "fixed-point", "mamba")
 
 # `lrnnkit train` defaults shared by every layer (the command line's help quotes them; TrainConfig's own defaults).
 WIDTH, BATCH = 64, 64

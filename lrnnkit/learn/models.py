@@ -12,6 +12,10 @@ final norm -> linear head. The mixer (``layer=``) is one of
   the gate). DeltaNet is ``n_h = 1``. ``gate=True`` multiplies the state by ``exp(g_t)``,
   ``g = -exp(A_log) softplus(W_a x + dt_bias)`` first (fla's forget gate). On CUDA the chunked Triton kernels, on
   CPU the same chunk equations in torch.
+* ``"mamba"``: Mamba's selective block (Gu & Dao, 2023; :class:`lrnnkit.layers.mamba.MambaMixer`): width expanded
+  2x, a 16-state diagonal recurrence per channel with ``a = exp(-Delta exp(A_log))`` or ``2 a - 1`` (000's
+  extension), read out by ``C_t`` with the ``D`` skip and the SiLU gate; the model 000 and 003 train, where
+  ``"diagonal"`` is its one-state simplification. Its own convolution (``short_conv`` does not apply).
 * ``"block-diagonal"`` (002, eq. 5-6): ``A(x) = diag(A^(1), ..., A^(h))`` with blocks of size ``b`` whose columns
   are ``v / max(1, ||v||_p)`` (``p = 1.2`` as in 002, Section 4.4), ``B(x) = W_b x``.
 * ``"bilinear"`` (004: ``h_t = W(x_t) h_{t-1}`` with ``W(x) = sum_i z_i(x) W_i`` linear in the input and no

@@ -176,12 +176,17 @@ OURS_DIAGONAL_MODEL = ("lrnnkit's Mamba-like diagonal layer (layers.mixers.Diago
                        "no expansion, no C readout, no D skip)")
 
 
+#: the paper's Mamba, as the ``model`` quotes name it; a run with ``layer="mamba"``
+#: (:class:`lrnnkit.layers.mamba.MambaMixer`) trains it
+MAMBA_MODEL = "Mamba (Gu & Dao, 2023): expansion e, a d_state x d_inner matrix state read out by C_t, the D skip"
+
+
 def _mamba(where: str, note: str) -> Quote:
     """The paper trains Mamba (Gu & Dao, 2023): a block that expands the width by e, keeps a matrix state of
     d_state x d_inner read out by C_t, adds the D skip and gates by SiLU (003, App. D.1 recaps it). lrnnkit's
-    Mamba-like diagonal layer has one state per channel and none of the rest, so no TrainConfig field follows it."""
-    return _q("Mamba (Gu & Dao, 2023): expansion e, a d_state x d_inner matrix state read out by C_t, the D skip",
-              where, note, expressible=False)
+    Mamba-like diagonal layer has one state per channel and none of the rest: a difference of kind ``model``. A
+    configuration with ``layer="mamba"`` has none (the experiments' configurations do not use it yet)."""
+    return _q(MAMBA_MODEL, where, note, expressible=False)
 
 
 _MAMBA_000 = _mamba(_E11, "'We compared mLSTM and sLSTM with two models: Mamba (Gu & Dao, 2023) and DeltaNet', "
@@ -598,7 +603,7 @@ def _ours(name: str, cfgs: list):
     if name == "word_format":
         return OURS_WORD_FORMAT
     if name == "model":
-        return OURS_DIAGONAL_MODEL if c.layer == "diagonal" else f"lrnnkit's {c.layer} layer"
+        return {"diagonal": OURS_DIAGONAL_MODEL, "mamba": MAMBA_MODEL}.get(c.layer, f"lrnnkit's {c.layer} layer")
     return {"data": OURS_DATA, "test_words": OURS_TEST_WORDS, "reported": OURS_REPORTED,
             "early_stop": OURS_EARLY_STOP}.get(name, getattr(c, name, None))
 

@@ -8,13 +8,15 @@ import torch
 from lrnnkit.errors import InputError
 from lrnnkit.layers.delta_product import DeltaProductLayer
 from lrnnkit.layers.fixed_point import FixedPointMixer
+from lrnnkit.layers.mamba import MambaMixer
 from lrnnkit.layers.mixers import MIXERS, BilinearMixer, BlockDiagonalMixer, DiagonalMixer, build_mixer
 from lrnnkit.learn.kinds import LAYER_KINDS
 
 FIELDS = dict(width=8, heads=2, head_dim=4, n_h=1, eig=(-1.0, 1.0), gate=False, short_conv=False,
               output_gate=True, block_size=4, backend="auto")
 WANT = {"diagonal": DiagonalMixer, "deltanet": DeltaProductLayer, "deltaproduct": DeltaProductLayer,
-        "block-diagonal": BlockDiagonalMixer, "fixed-point": FixedPointMixer, "bilinear": BilinearMixer}
+        "block-diagonal": BlockDiagonalMixer, "fixed-point": FixedPointMixer, "bilinear": BilinearMixer,
+        "mamba": MambaMixer}
 
 
 def test_one_builder_per_layer_kind():
@@ -26,7 +28,7 @@ def test_each_kind_builds_its_mixer(kind):
     torch.manual_seed(0)
     m = build_mixer(kind, **FIELDS)
     assert type(m) is WANT[kind]
-    if kind in ("diagonal", "block-diagonal", "bilinear"):
+    if kind in ("diagonal", "block-diagonal", "bilinear", "mamba"):
         assert m.backend == "scan"                        # "auto" means the scans of the module text
     y = m(torch.randn(2, 5, 8))
     y = y[0] if isinstance(y, tuple) else y

@@ -88,9 +88,9 @@ def test_affine_scan_against_loop():
 @pytest.mark.parametrize("eig,lo,hi", [((-1, 1), -1.0, 1.0), ((0, 1), 0.0, 1.0)])
 def test_transition_spectra_respect_the_eigenvalue_range(eig, lo, hi):
     """DeltaNet (n_h = 1): A = I - beta k k^T has eigenvalues 1 and 1 - beta, beta in [0, 2] or [0, 1]
-    (000, Table 2); the diagonal layer's entries lie in the range. Checked on the returned matrices."""
+    (000, Table 2); the diagonal layer's and Mamba's entries lie in the range. Checked on the returned matrices."""
     x = torch.randint(0, 6, (2, 9), generator=torch.Generator().manual_seed(3))
-    for layer in ("deltanet", "diagonal"):
+    for layer in ("deltanet", "diagonal", "mamba"):
         m = _model(layer, "naive", {"eig_range": eig})
         for A in m.transition_matrices(x):
             assert A.shape[:2] == (2, 9) and A.shape[-1] == A.shape[-2]

@@ -481,3 +481,7 @@ def test_a_mamba_like_configuration_is_not_the_papers_mamba():
     assert P.protocol_record("000-parity", rec)["follows"] is False
     delta = {k: r for k, r in rec.items() if k.startswith("DeltaNet")}
     assert P.protocol_record("000-parity", delta)["follows"] is True
+    # the same configurations with Mamba's block (lrnnkit.layers.mamba) in place of the one-state layer follow
+    import dataclasses
+    mamba = [(lab, dataclasses.replace(c, layer="mamba") if c.layer == "diagonal" else c) for lab, c in runs]
+    assert not [d for d in P.differences("000-parity", mamba) if d.field == "model"]

@@ -1,0 +1,102 @@
+"""Mamba's selective state-space block (Gu & Dao, 2023), with 000's extended eigenvalue range: the model 000 and
+003 train where lrnnkit's Mamba-like diagonal layer (:class:`lrnnkit.layers.mixers.DiagonalMixer`, one state per
+channel) stands in for it.
+
+With ``d_inner = expand * d`` channels and ``N = d_state`` states per channel (003, App. D.1 recaps the block)::
+
+    x, z    = W_in u                                   (d_inner each)
+    x       = silu(conv1d_4(x))                        (depthwise, causal, kernel 4, with bias)
+    dt, B, C = W_x x                                   (dt_rank, N, N)
+    Delta   = softplus(W_dt dt + b_dt)                 (d_inner)
+    s       = exp(-Delta_c exp(A_log[c, n]))           (d_inner x N, in (0, 1))
+    a       = s  ([0, 1], Mamba)   or   2 s - 1  ([-1, 1], 000, Table 2 and Section 4)
+    h_t     = a_t * h_{t-1} + Delta_t B_t x_t          (elementwise on the d_inner x N state)
+    y       = (sum_n C_n h[., n] + D x) * silu(z);     output W_out y
+
+The initialisation is mamba_ssm's: ``A_log[c, n] = log(n + 1)``, ``D = 1``, ``b_dt`` the inverse softplus of a
+``Delta`` log-uniform in [1e-3, 1e-1], ``W_dt`` uniform in +-dt_rank^-1/2; no bias on the projections. The
+recurrence runs in float32 (float64 stays float64) over the ``d_inner * N`` channels as one diagonal scan
+(:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`: Triton forward and backward on CUDA), or
+``backend="naive"``: the sequential reference :func:`lrnnkit.ops.diagonal.naive.diagonal_scan_naive`. The state is
+``d_state`` times the Mamba-like layer's, and so is the scan's memory.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ..errors import InputError
+from .short_conv import ShortConvolution
+
+__all__ = ["MambaMixer"]
+
+DT_MIN, DT_MAX, DT_FLOOR = 1e-3, 1e-1, 1e-4      # mamba_ssm's dt_min, dt_max, dt_init_floor
+
+
+def _acc(x: torch.Tensor) -> torch.Tensor:
+    return x if x.dtype == torch.float64 else x.float()
+
+
+class MambaMixer(nn.Module):
+    """``MambaMixer(width, eig_range=(-1, 1), d_state=16, expand=2, d_conv=4, dt_rank=None, backend="scan")``:
+    (B, T, width) -> (B, T, width), the block of the module text; ``dt_rank`` defaults to ``ceil(width / 16)``."""
+
+    def __init__(self, width: int, eig_range=(-1.0, 1.0), d_state: int = 16, expand: int = 2, d_conv: int = 4,
+                 dt_rank: int | None = None, backend: str = "scan"):
+        super().__init__()
+        for nm, v in (("width", width), ("d_state", d_state), ("expand", expand), ("d_conv", d_conv)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"MambaMixer: {nm} must be a positive integer, got {v!r}")
+        if backend not in ("scan", "naive"):
+            raise InputError(f"MambaMixer: backend must be 'scan' or 'naive', got {backend!r}")
+        self.neg = float(tuple(eig_range)[0]) < 0
+        self.backend = backend
+        self.d_inner, self.d_state = expand * width, d_state
+        self.dt_rank = dt_rank or math.ceil(width / 16)
+        di, n, r = self.d_inner, d_state, self.dt_rank
+        self.in_proj = nn.Linear(width, 2 * di, bias=False)
+        self.conv = ShortConvolution(di, d_conv, bias=True, activation="silu")
+        self.x_proj = nn.Linear(di, r + 2 * n, bias=False)
+        self.dt_proj = nn.Linear(r, di, bias=True)
+        self.A_log = nn.Parameter(torch.log(torch.arange(1, n + 1, dtype=torch.float32)).repeat(di, 1))
+        self.D = nn.Parameter(torch.ones(di))
+        self.out_proj = nn.Linear(di, width, bias=False)
+        with torch.no_grad():
+            nn.init.uniform_(self.dt_proj.weight, -r ** -0.5, r ** -0.5)
+            dt = torch.exp(torch.rand(di) * (math.log(DT_MAX) - math.log(DT_MIN)) + math.log(DT_MIN))
+            dt = dt.clamp_min(DT_FLOOR)
+            self.dt_proj.bias.copy_(dt + torch.log(-torch.expm1(-dt)))      # softplus^-1(dt)
+
+    def _parts(self, u: torch.Tensor):
+        """``(a, b, C, x, z)``: the transitions and inputs of the scan (B, T, d_inner, N), the readout C
+        (B, T, N), the convolved input x and the gate z (B, T, d_inner), in the recurrence's dtype."""
+        x, z = self.in_proj(u).chunk(2, -1)
+        x = _acc(self.conv(x))
+        dt, Bm, C = _acc(self.x_proj(x.to(u.dtype))).split([self.dt_rank, self.d_state, self.d_state], -1)
+        delta = F.softplus(F.linear(dt, _acc(self.dt_proj.weight), _acc(self.dt_proj.bias)))
+        s = torch.exp(-delta[..., None] * torch.exp(_acc(self.A_log)))
+        a = 2 * s - 1 if self.neg else s
+        b = (delta * x)[..., None] * Bm[..., None, :]
+        return a, b, C, x, _acc(z)
+
+    def forward(self, u: torch.Tensor) -> torch.Tensor:
+        a, b, C, x, z = self._parts(u)
+        Bsz, T, di, n = a.shape
+        if self.backend == "naive":
+            from ..ops.diagonal.naive import diagonal_scan_naive
+            h = diagonal_scan_naive(a.reshape(Bsz, T, di * n), b.reshape(Bsz, T, di * n), validate=False)
+        else:
+            from ..ops.diagonal.parallel import diagonal_scan
+            h = diagonal_scan(a.reshape(Bsz, T, di * n), b.reshape(Bsz, T, di * n))
+        h = h.reshape(Bsz, T, di, n)
+        y = (h * C[..., None, :]).sum(-1) + _acc(self.D) * x
+        return self.out_proj((y * F.silu(z)).to(u.dtype))
+
+    def transitions(self, u: torch.Tensor) -> torch.Tensor:
+        """(B, T, d_inner * N, 1, 1): every state's transition ``a`` (:meth:`lrnnkit.learn.models.SequenceModel.
+        transition_matrices`)."""
+        a = self._parts(u)[0]
+        return a.reshape(*a.shape[:2], -1)[..., None, None]

@@ -1,0 +1,105 @@
+"""lrnnkit.layers.mamba: Mamba's selective block with 000's eigenvalue range, against a loop written from the
+equations alone (Gu & Dao, 2023, Algorithm 2; 003, App. D.1), values and gradients in float64; its transitions in
+the range it is given; mamba_ssm's initialisation; bad settings refused in one line."""
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.nn import functional as F
+
+from lrnnkit.errors import InputError
+from lrnnkit.layers.mamba import DT_MAX, DT_MIN, MambaMixer
+
+
+def _loop(m: MambaMixer, u: torch.Tensor) -> torch.Tensor:
+    """The block as a sequential loop over time with its (d_inner, N) state, from the module's equations; the
+    convolution as a left-padded depthwise conv1d, everything in u's dtype."""
+    Bsz, T, _ = u.shape
+    xz = u @ m.in_proj.weight.T
+    x, z = xz[..., :m.d_inner], xz[..., m.d_inner:]
+    k = m.conv.weight.shape[-1]
+    x = F.silu(F.conv1d(F.pad(x.transpose(1, 2), (k - 1, 0)), m.conv.weight, m.conv.bias,
+                        groups=m.d_inner).transpose(1, 2))
+    p = x @ m.x_proj.weight.T
+    dt, Bm, C = p[..., :m.dt_rank], p[..., m.dt_rank:m.dt_rank + m.d_state], p[..., m.dt_rank + m.d_state:]
+    delta = F.softplus(dt @ m.dt_proj.weight.T + m.dt_proj.bias)
+    A = -torch.exp(m.A_log)
+    h = torch.zeros(Bsz, m.d_inner, m.d_state, dtype=u.dtype)
+    ys = []
+    for t in range(T):
+        a = torch.exp(delta[:, t, :, None] * A)
+        if m.neg:
+            a = 2 * a - 1
+        h = a * h + (delta[:, t] * x[:, t])[..., None] * Bm[:, t, None, :]
+        ys.append((h * C[:, t, None, :]).sum(-1) + m.D * x[:, t])
+    y = torch.stack(ys, 1) * F.silu(z)
+    return y @ m.out_proj.weight.T
+
+
+@pytest.mark.parametrize("eig", [(0.0, 1.0), (-1.0, 1.0)])
+@pytest.mark.parametrize("backend", ["scan", "naive"])
+def test_the_block_is_its_equations(eig, backend):
+    """Outputs and every parameter's gradient of both backends (the doubling scan in torch here, the sequential
+    kernel reference) against the loop, float64 with the weights perturbed off their initialisation, tolerance
+    1e-10 (re-associated sums of 11 steps of O(1) terms)."""
+    torch.manual_seed(0)
+    m = MambaMixer(6, eig, d_state=3, backend=backend).double()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    u = torch.randn(2, 11, 6, dtype=torch.float64)
+    got, want = m(u), _loop(m, u)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+    g = torch.randn_like(got)
+    fast = torch.autograd.grad((got * g).sum(), list(m.parameters()))
+    ref = torch.autograd.grad((_loop(m, u) * g).sum(), list(m.parameters()))
+    for (name, _), a, b in zip(m.named_parameters(), fast, ref):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10, msg=lambda s: f"{name}: {s}")
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.booleans())
+def test_transitions_lie_in_the_range(seed, neg):
+    """Every state's transition is exp(-Delta exp(A_log)) in (0, 1) (Mamba) or twice that less one in (-1, 1)
+    (000's extension), for any input and weights; the two ranges' transitions are related by a = 2 s - 1 exactly."""
+    torch.manual_seed(seed)
+    m = MambaMixer(4, (-1.0, 1.0) if neg else (0.0, 1.0), d_state=2).double()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.mul_(1 + torch.rand_like(p))
+    u = 3 * torch.randn(1, 5, 4, dtype=torch.float64)
+    with torch.no_grad():
+        a = m.transitions(u)
+    assert a.shape == (1, 5, m.d_inner * m.d_state, 1, 1)
+    lo = -1.0 if neg else 0.0
+    assert float(a.min()) >= lo and float(a.max()) <= 1.0
+    m.neg = not neg
+    with torch.no_grad():
+        b = m.transitions(u)
+    s = b if neg else a
+    torch.testing.assert_close(a if neg else b, 2 * s - 1, rtol=0, atol=1e-15)
+
+
+def test_the_initialisation_is_mamba_ssms():
+    """A_log[c, n] = log(n + 1) on every channel, D = 1, no projection bias but dt's, and the time steps
+    softplus(b_dt) log-uniform in [1e-3, 1e-1] (inside that range, spread over most of it)."""
+    torch.manual_seed(1)
+    m = MambaMixer(32, d_state=16)
+    want = torch.log(torch.arange(1, 17, dtype=torch.float32))
+    assert torch.equal(m.A_log, want.repeat(64, 1)) and torch.equal(m.D, torch.ones(64))
+    assert m.in_proj.bias is None and m.x_proj.bias is None and m.out_proj.bias is None
+    dt = F.softplus(m.dt_proj.bias.detach().double())
+    assert float(dt.min()) >= DT_MIN * (1 - 1e-5) and float(dt.max()) <= DT_MAX * (1 + 1e-5)
+    logs = torch.log(dt)
+    assert float(logs.max() - logs.min()) > 0.6 * (math.log(DT_MAX) - math.log(DT_MIN))
+    assert m.dt_rank == 2 and m.d_inner == 64
+
+
+@pytest.mark.parametrize("kw,msg", [({"width": 0}, "width"), ({"d_state": 1.5}, "d_state"),
+                                    ({"expand": True}, "expand"), ({"backend": "chunk"}, "backend")])
+def test_bad_settings_are_refused(kw, msg):
+    args = {"width": 4, **kw}
+    with pytest.raises(InputError, match=f"MambaMixer: {msg}"):
+        MambaMixer(**args)
