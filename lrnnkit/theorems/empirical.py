@@ -491,7 +491,10 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     cex = corrected = None
     if judged and not rec.get("failed"):
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale, rec["runs"], rec)
-    perturb = _perturbation(rec, verdict) if judged else None
+    # an incomplete paper-scale grid (configurations that did not run) decides nothing: no check, no perturbation
+    # (a judge reads every configuration of its experiment; 003's cannot score the baselines alone)
+    judged_grid = bool(judged) and not (scale == "paper" and str(judged.get("outcome", "")).startswith("incomplete"))
+    perturb = _perturbation(rec, verdict) if judged_grid else None
     if verdict == "falsified" and name in rate_sweeps.SWEEPS and not rate_sweeps.SWEEPS[name].part:
         sweep = _load(sweep_path(name))
         r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep)
@@ -523,7 +526,7 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
                      hypotheses=f"{rec.get('figure_or_table', '')}; scale {scale} (lrnnkit's own layers and "
                                 f"training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     counterexample=cex, corrected=corrected, check=check if judged else None,
+                     counterexample=cex, corrected=corrected, check=check if judged_grid else None,
                      notes=f"results: {_rel(path)}", perturb=perturb)
 
 
