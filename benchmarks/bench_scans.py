@@ -290,23 +290,22 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
         alone, batched = r.get(f"{scan} / alone") or {}, r.get(f"{scan} / batched") or {}
         if "ms_per_step" not in batched:
             continue
-        for row in cost["experiments"].get(r["experiment"], {}).get("rows", []):
-            if row.get("label") != r["label"]:
-                continue
-            row["before"] = {k: row[k] for k in ("ms_per_step", "batched", "source") if k in row}
-            row["ms_per_step"] = alone.get("ms_per_step", row.get("ms_per_step"))
-            row["batched"] = {"runs": r["runs"], "ms_per_step": batched["ms_per_step"]}
-            row["source"] = (f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, "
-                             f"{scans.get('measured_utc', '?')})")
-            changed.append(f"{r['experiment']} / {r['label']}")
+        source = f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, {scans.get('measured_utc', '?')})"
         rows = cost["experiments"].get(r["experiment"], {}).get("rows", [])
-        if "ms_per_step" in alone and not any(row.get("label") == r["label"] for row in rows):
-            cost["experiments"].setdefault(r["experiment"], {}).setdefault("rows", []).append({**{k: r[k] for k in ("label", "layer", "batch", "width", "layers", "train_len")},
-                         "ms_per_step": alone["ms_per_step"], "step_graph": batched.get("graph"),
-                         "batched": {"runs": r["runs"], "ms_per_step": batched["ms_per_step"]},
-                         "source": f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, "
-                                   f"{scans.get('measured_utc', '?')}): a new row"})
-            changed.append(f"{r['experiment']} / {r['label']} (new row)")
+        mine = [row for row in rows if row.get("label") == r["label"]]
+        new = not mine and "ms_per_step" in alone      # a group the table has no row for: its own, by its shape
+        if new:
+            mine = [{k: r[k] for k in ("label", "layer", "batch", "width", "layers", "train_len")}
+                    | {"step_graph": batched.get("graph")}]
+            cost["experiments"].setdefault(r["experiment"], {}).setdefault("rows", []).extend(mine)
+        for row in mine:
+            if not new:
+                row["before"] = {k: row[k] for k in ("ms_per_step", "batched", "source") if k in row}
+            if "ms_per_step" in alone:
+                row["ms_per_step"] = alone["ms_per_step"]
+            row["batched"] = {"runs": r["runs"], "ms_per_step": batched["ms_per_step"]}
+            row["source"] = source + (": a new row" if new else "")
+            changed.append(f"{r['experiment']} / {r['label']}" + (" (new row)" if new else ""))
     atomic_write_text(cost_path, json.dumps(cost, indent=1) + "\n")
     return changed
 

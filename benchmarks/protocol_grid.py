@@ -460,6 +460,7 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     import time
     if gpus < 1 or per_gpu < 1:
         raise ValueError(f"gpus and per_gpu must be at least 1, not {gpus} and {per_gpu}")
+    returned_files()        # a bad LRNNKIT_RETURNED_FILES is refused now, not at the pack after the training
     os.makedirs(out, exist_ok=True)
     deadline = time.time() + deadline_s if deadline_s else None
     if per_gpu > 1:

@@ -29,15 +29,12 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..errors import InputError
+from ..ops._checks import acc_dtype
 from .short_conv import ShortConvolution
 
 __all__ = ["MambaMixer"]
 
 DT_MIN, DT_MAX, DT_FLOOR = 1e-3, 1e-1, 1e-4      # mamba_ssm's dt_min, dt_max, dt_init_floor
-
-
-def _acc(x: torch.Tensor) -> torch.Tensor:
-    return x if x.dtype == torch.float64 else x.float()
 
 
 class MambaMixer(nn.Module):
@@ -73,14 +70,15 @@ class MambaMixer(nn.Module):
     def _parts(self, u: torch.Tensor):
         """``(a, b, C, x, z)``: the transitions and inputs of the scan (B, T, d_inner, N), the readout C
         (B, T, N), the convolved input x and the gate z (B, T, d_inner), in the recurrence's dtype."""
+        acc = acc_dtype(u.dtype)
         x, z = self.in_proj(u).chunk(2, -1)
-        x = _acc(self.conv(x))
-        dt, Bm, C = _acc(self.x_proj(x.to(u.dtype))).split([self.dt_rank, self.d_state, self.d_state], -1)
-        delta = F.softplus(F.linear(dt, _acc(self.dt_proj.weight), _acc(self.dt_proj.bias)))
-        s = torch.exp(-delta[..., None] * torch.exp(_acc(self.A_log)))
+        x = self.conv(x).to(acc)
+        dt, Bm, C = self.x_proj(x.to(u.dtype)).to(acc).split([self.dt_rank, self.d_state, self.d_state], -1)
+        delta = F.softplus(F.linear(dt, self.dt_proj.weight.to(acc), self.dt_proj.bias.to(acc)))
+        s = torch.exp(-delta[..., None] * torch.exp(self.A_log.to(acc)))
         a = 2 * s - 1 if self.neg else s
         b = (delta * x)[..., None] * Bm[..., None, :]
-        return a, b, C, x, _acc(z)
+        return a, b, C, x, z.to(acc)
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
         a, b, C, x, z = self._parts(u)
@@ -92,7 +90,7 @@ class MambaMixer(nn.Module):
             from ..ops.diagonal.parallel import diagonal_scan
             h = diagonal_scan(a.reshape(Bsz, T, di * n), b.reshape(Bsz, T, di * n))
         h = h.reshape(Bsz, T, di, n)
-        y = (h * C[..., None, :]).sum(-1) + _acc(self.D) * x
+        y = (h * C[..., None, :]).sum(-1) + self.D.to(x.dtype) * x
         return self.out_proj((y * F.silu(z)).to(u.dtype))
 
     def transitions(self, u: torch.Tensor) -> torch.Tensor:

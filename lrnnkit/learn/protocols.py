@@ -21,9 +21,9 @@ differences left. Each difference has a kind:
   reduced by the paper's ``reported`` rule, :func:`reduce_as_reported`, else one run per configuration; its
   metric, read from the judge itself by :func:`judged_metric`).
 
-An experiment whose runs have a ``config``, ``trainer`` or ``model`` difference does not run the paper's protocol: a verdict
-from it narrows the paper's statement to what was run, and one run of a configuration is never evidence against a
-paper that reports several seeds.
+An experiment whose runs have a ``config``, ``trainer`` or ``model`` difference does not run the paper's protocol:
+a verdict from it narrows the paper's statement to what was run, and one run of a configuration is never evidence
+against a paper that reports several seeds.
 """
 from __future__ import annotations
 
@@ -60,8 +60,8 @@ class Quote:
 
 # the fields of a protocol, in the order the tables list them, with their words
 FIELDS = {
-    "task": "task", "model": "model", "layers": "layers", "width": "width", "heads": "heads", "head_dim": "head dimension",
-    "short_conv": "short convolution", "mlp": "MLP", "steps": "steps", "batch": "batch",
+    "task": "task", "model": "model", "layers": "layers", "width": "width", "heads": "heads",
+    "head_dim": "head dimension", "short_conv": "short convolution", "mlp": "MLP", "steps": "steps", "batch": "batch",
     "train_len": "training lengths", "test_len": "test lengths", "eval_n": "test words per length",
     "test_words": "test words", "data": "training data", "optimizer": "optimizer", "lr": "learning rate",
     "lr_sweep": "learning-rate sweep", "weight_decay": "weight decay", "schedule": "schedule",

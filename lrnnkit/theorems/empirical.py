@@ -445,7 +445,7 @@ def _as_corrected(r: CheckResult, rec: dict, sweep: dict | None = None, part: st
     statement and its evidence added. Anything else unchanged. ``sweep``: the sweep's record (default: its file);
     ``part``: the entry's part ("" the whole experiment), which must be the one the sweep corrects."""
     name = rec.get("name")
-    if r.verdict != "falsified" or name not in rate_sweeps.SWEEPS or rate_sweeps.SWEEPS[name].part != part:
+    if r.verdict != "falsified" or getattr(rate_sweeps.SWEEPS.get(name), "part", None) != part:
         return r
     sweep = _load(sweep_path(name)) if sweep is None else sweep
     if not isinstance(sweep, dict) or sweep.get("kind") != "lr-sweep":
@@ -455,6 +455,18 @@ def _as_corrected(r: CheckResult, rec: dict, sweep: dict | None = None, part: st
     if c.verdict != "holds-as-corrected":
         return CheckResult(r.verdict, evidence, r.counterexample, details=r.details)
     return CheckResult(c.verdict, evidence, r.counterexample, c.corrected, {**r.details, **c.details})
+
+
+def _sweep_corrected(rec: dict, part: str, verdict: str, evidence: str, cex) -> tuple:
+    """``(evidence, verdict, corrected, perturbation)`` of an entry (``part``: "" the whole experiment) as
+    registered, after the rate sweep that corrects that entry (:func:`_as_corrected`); a ``holds-as-corrected``
+    entry's perturbation is the sweep turned against the corrected statement, otherwise None (the caller's own)."""
+    if verdict != "falsified" or getattr(rate_sweeps.SWEEPS.get(rec["name"]), "part", None) != part:
+        return evidence, verdict, None, None
+    sweep = _load(sweep_path(rec["name"]))
+    r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep, part)
+    perturb = {"sweep": rate_sweeps.perturbed(rec, sweep)} if r.verdict == "holds-as-corrected" else None
+    return r.evidence, r.verdict, r.corrected, perturb
 
 
 def entry_id(rec: dict, part: str | None = None) -> str:
@@ -488,19 +500,16 @@ def _experiment_entry(path: str, rec: dict) -> Statement:
     if capped:
         evidence += f" {capped}."
     evidence, verdict = _protocol_gate(evidence, verdict, rec, scale)
-    cex = corrected = None
+    cex = None
     if judged and not rec.get("failed"):
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale, rec["runs"], rec)
     # an incomplete paper-scale grid (configurations that did not run) decides nothing: no check, no perturbation
     # (a judge reads every configuration of its experiment; 003's cannot score the baselines alone)
-    judged_grid = bool(judged) and not (scale == "paper" and str(judged.get("outcome", "")).startswith("incomplete"))
-    perturb = _perturbation(rec, verdict) if judged_grid else None
-    if verdict == "falsified" and name in rate_sweeps.SWEEPS and not rate_sweeps.SWEEPS[name].part:
-        sweep = _load(sweep_path(name))
-        r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep)
-        evidence, verdict, corrected = r.evidence, r.verdict, r.corrected
-        if verdict == "holds-as-corrected":     # its perturbation: the sweep turned against the corrected statement
-            perturb = {"sweep": rate_sweeps.perturbed(rec, sweep)}
+    incomplete = scale == "paper" and str(judged.get("outcome", "")).startswith("incomplete")
+    judged_grid = bool(judged) and not incomplete
+    evidence, verdict, corrected, perturb = _sweep_corrected(rec, "", verdict, evidence, cex)
+    if perturb is None and judged_grid:
+        perturb = _perturbation(rec, verdict)
 
     def check(profile: str, path=path, name=name, outcome=outcome, record=None, sweep=None) -> CheckResult:
         d = _load(path) if record is None else record
@@ -643,13 +652,9 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
         evidence, verdict, cex = _paper_verdict(evidence, verdict, judged, outcome, scale,
                                            {k: x for k, x in rec["runs"].items() if x.get("config_label", k) in labels},
                                            {"protocol": pj.get("protocol", rec.get("protocol"))})
-    corrected = perturb_sweep = None
-    if verdict == "falsified" and getattr(rate_sweeps.SWEEPS.get(name), "part", None) == part:
-        sweep = _load(sweep_path(name))
-        r = _as_corrected(CheckResult(verdict, evidence, cex), rec, sweep, part)
-        evidence, verdict, corrected = r.evidence, r.verdict, r.corrected
-        if verdict == "holds-as-corrected":     # its perturbation: the sweep turned against the corrected statement
-            perturb_sweep = {"sweep": rate_sweeps.perturbed(rec, sweep)}
+    evidence, verdict, corrected, perturb = _sweep_corrected(rec, part, verdict, evidence, cex)
+    if perturb is None and judged:
+        perturb = _perturbation(rec, verdict)
 
     def check(profile: str, path=path, name=name, part=part, labels=tuple(labels), record=None,
               sweep=None) -> CheckResult:
@@ -674,8 +679,7 @@ def _part_entry(path: str, rec: dict, part: str, pj: dict) -> Statement:
                      hypotheses=f"{rec.get('figure_or_table', '')}, part {part}; scale {scale} (lrnnkit's own "
                                 f"layers and training loop; see lrnnkit.learn.experiments for the settings)",
                      conclusion=f"outcome at this scale: {outcome}", verdict=verdict, evidence=evidence,
-                     counterexample=cex, corrected=corrected, check=check if judged else None,
-                     perturb=perturb_sweep or (_perturbation(rec, verdict) if judged else None),
+                     counterexample=cex, corrected=corrected, check=check if judged else None, perturb=perturb,
                      notes=f"results: {_rel(path)}; whole experiment: {entry_id(rec)}")
 
 

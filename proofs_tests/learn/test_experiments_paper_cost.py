@@ -53,8 +53,9 @@ def test_the_section_names_what_ran_capped_and_what_each_other_experiment_needs(
     # runs replaced them: a results file of those alone is a capped run
     stored = json.load(open(os.path.join(REPO, "benchmarks", "results", "learning", "000-parity-paper.json")))
     ran = tmp_path / "000-parity-paper-capped.json"
-    ran.write_text(json.dumps({**stored, "runs": stored["superseded"], "parts": {},
-                               "judgement": {"outcome": "partly reproduced"}}))
+    from lrnnkit.learn.experiments import get_experiment
+    judged = get_experiment("000-parity").judge_runs(stored["superseded"])       # the judge's, not made up here
+    ran.write_text(json.dumps({**stored, "runs": stored["superseded"], "parts": {}, "judgement": judged}))
     out = tmp_path / "RESULTS.md"
     body = psc.record(str(cp), [str(ran)], "notes here", path=str(out))
     lines = {ln.split(" | ")[0].lstrip("| "): ln for ln in body.splitlines() if ln.startswith("| 000-")}

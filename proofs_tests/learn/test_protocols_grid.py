@@ -287,6 +287,10 @@ def test_a_call_with_files_of_its_own_leaves_room_for_them(tmp_path, monkeypatch
         monkeypatch.setenv("LRNNKIT_RETURNED_FILES", bad)
         with pytest.raises(InputError, match="LRNNKIT_RETURNED_FILES"):
             pg.returned_files()
+    # refused before any job runs, not at the pack after a call's training
+    with pytest.raises(InputError, match="LRNNKIT_RETURNED_FILES"):
+        pg.run_protocol([], str(tmp_path / "grid"), gpus=1)
+    assert not (tmp_path / "grid").exists()
 
 
 def test_a_deadline_caps_each_job_to_what_is_left():
