@@ -205,7 +205,7 @@ def main(argv=None) -> int:
                 row["errors_fused"] = fused_gate_errors(cfgs[0], a.device)
             except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
                 row["errors_fused"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        for s in [x for x in scans if cfgs[0].layer == "diagonal" or x in SCANS[:2]]:
+        for s in [x for x in scans if cfgs[0].layer == "diagonal" or x in SCANS[:2] or x in SCANS[3:]]:
             modes = (("alone", 1), ("batched", len(cfgs))) if s in SCANS[:3] else (("batched", len(cfgs)),)
             for mode, R in modes:
                 key = f"{s} / {mode}"
@@ -277,7 +277,8 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
     prices jobs by): for each of its rows of the same experiment and label, ``ms_per_step`` (one run) and
     ``batched`` (the group's runs as one model) become the measured ones, the row's former values kept under
     ``before``. Rows whose cells were not measured (an error, the budget) stay; a scan timed batched only (the
-    batched step's fused convolution and norm) leaves ``ms_per_step`` as it was. A measured group with no row of its
+    batched step's fused convolution and norm) leaves ``ms_per_step`` as it was, except for a group of one run, whose
+batched step is its one run's. A measured group with no row of its
     label yet gets one (its shape, both times, the source: the table then prices its job by it). Returns the rows
     changed or added."""
     from lrnnkit.fileio import atomic_write_text
@@ -293,6 +294,8 @@ def merge(scans_path: str, cost_path: str, scan: str) -> list:
         source = f"bench_scans.py, {scan} ({os.path.basename(scans_path)}, {scans.get('measured_utc', '?')})"
         rows = cost["experiments"].get(r["experiment"], {}).get("rows", [])
         mine = [row for row in rows if row.get("label") == r["label"]]
+        if r.get("runs") == 1 and "ms_per_step" not in alone:
+            alone = batched         # a group of one run: the job trains it as a batch of one, that step is its own
         new = not mine and "ms_per_step" in alone      # a group the table has no row for: its own, by its shape
         if new:
             mine = [{k: r[k] for k in ("label", "layer", "batch", "width", "layers", "train_len")}

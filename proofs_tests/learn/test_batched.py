@@ -483,6 +483,13 @@ def test_bench_scans_merges_a_scans_step_times_into_the_cost_table(tmp_path):
     assert d["batched"] == {"runs": 3, "ms_per_step": 15.8} and d["ms_per_step"] == 6.2
     assert d["train_len"] == [16, 16] and d["width"] == 512 and "new row" in d["source"]
     assert "f" not in doc       # batched only and no row: nothing to price one run by, and no empty entry
+    # a group of one run timed batched only: that step is the run's own, so it gets a row too
+    sp.write_text(json.dumps({"measured_utc": "t4", "rows": [
+        {"experiment": "g", "label": "y", "runs": 1, "layer": "fixed-point", "batch": 256, "width": 256, "layers": 2,
+         "train_len": [3, 40], "fused all / batched": {"ms_per_step": 103.0, "graph": "captured"}}]}))
+    assert bench_scans.main(["--merge", str(sp), str(cp), "--scans", "fused all"]) == 0
+    y = json.loads(cp.read_text())["experiments"]["g"]["rows"][0]
+    assert y["ms_per_step"] == 103.0 and y["batched"] == {"runs": 1, "ms_per_step": 103.0} and y["layers"] == 2
 
 
 @pytest.mark.parametrize("switch", ["gate", "norm"])

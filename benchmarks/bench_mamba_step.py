@@ -1,0 +1,127 @@
+"""The Mamba block's training step beside the Mamba-like diagonal layer's, at the papers' Mamba configurations, in
+one process on one card.
+
+    python3 benchmarks/bench_mamba_step.py [--seconds 2] [--only 000-parity,...] [--json OUT.json]
+    python3 benchmarks/bench_mamba_step.py --smoke            # CPU, tiny shapes, seconds
+
+000 (Table 3) and 003 (Fig. 3, Table 2) train Mamba (Gu & Dao, 2023); lrnnkit's protocols run their Mamba
+configurations on the one-state-per-channel ``diagonal`` layer (:class:`lrnnkit.layers.mixers.DiagonalMixer`), a
+``model`` difference that keeps those verdicts open (:mod:`lrnnkit.learn.protocols`). The ``mamba`` layer
+(:class:`lrnnkit.layers.mamba.MambaMixer`: expand 2, 16 states per channel read out by ``C_t``, the ``D`` skip) is
+the paper's block. What a switch would cost: for every protocol group whose layer is ``diagonal`` (the group's
+first run), one run's step with each layer on the device loop (:class:`lrnnkit.learn.step.DeviceStep`: device
+sampler, fused AdamW, the step captured as one CUDA graph; ``bench_batched_runs.time_alone``: ``WARM`` steps, then
+blocks of 10 steps for ``--seconds``). The mamba layer is not in the batched path (:data:`lrnnkit.learn.batched.LAYERS`),
+so only one run is timed. Before timing, a check on this device: the block in float32 (its Triton scan on CUDA)
+against a float64 copy on the CPU (the sequential reference backend), relative L2 error of the output and of all
+parameters' gradients, in both eigenvalue ranges. Prints one JSON line per row and a table.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+ARMS = ("diagonal", "mamba")
+
+
+def device_errors(device: str, width: int = 128, batch: int = 256, T: int = 40) -> dict:
+    """``{range: {"out": e, "grad": e}}``: :class:`~lrnnkit.layers.mamba.MambaMixer` (float32 on ``device``) against
+    the same weights in float64 on the CPU with the sequential backend, at 000-parity's width and longest training
+    length; ``grad`` is the largest relative error over the parameters."""
+    import torch
+    from lrnnkit.layers.mamba import MambaMixer
+    out = {}
+    for eig in ((0.0, 1.0), (-1.0, 1.0)):
+        torch.manual_seed(0)
+        ref = MambaMixer(width, eig, backend="naive").double()
+        m = MambaMixer(width, eig).to(device)
+        m.load_state_dict({k: v.float() for k, v in ref.state_dict().items()})
+        u = torch.randn(batch, T, width, dtype=torch.float64)
+        w = torch.randn(batch, T, width, dtype=torch.float64)
+        y64 = ref(u)
+        g64 = torch.autograd.grad((y64 * w).sum(), list(ref.parameters()))
+        y32 = m(u.float().to(device))
+        g32 = torch.autograd.grad((y32 * w.float().to(device)).sum(), list(m.parameters()))
+
+        def rel(x, r):
+            return float((x.detach().double().cpu() - r.detach()).norm() / r.detach().norm().clamp_min(1e-300))
+        out[f"[{eig[0]:g},{eig[1]:g}]"] = {"out": rel(y32, y64), "grad": max(rel(a, b) for a, b in zip(g32, g64))}
+    return out
+
+
+def rows(only, smoke: bool, device: str, seconds: float, budget: float) -> list:
+    """One row per (protocol group of diagonal runs, layer of :data:`ARMS`): ms a step of one run, or the error."""
+    from benchmarks.bench_batched_runs import time_alone
+    from benchmarks.bench_scans import scan_groups
+    out, t0 = [], time.perf_counter()
+    for name, label, cfgs in scan_groups(only, smoke, device, ("diagonal",)):
+        for layer in ARMS:
+            row = {"experiment": name, "label": label, "layer": layer, "batch": cfgs[0].batch,
+                   "width": cfgs[0].width, "layers": cfgs[0].layers, "train_len": list(cfgs[0].train_len)}
+            if time.perf_counter() - t0 > budget:
+                row["error"] = "skipped (budget)"
+            else:
+                try:
+                    r = time_alone(dataclasses.replace(cfgs[0], layer=layer), seconds)
+                    row.update(ms_per_step=round(1000.0 / r["steps_per_s"], 3), graph=r.get("graph"))
+                except Exception as exc:  # noqa: BLE001 - a failed arm is a cell, the others still run
+                    row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+            print(json.dumps(row), flush=True)
+            out.append(row)
+    return out
+
+
+def markdown(found: list) -> str:
+    out = ["| experiment | configuration | batch x length | ms/step diagonal | ms/step mamba | ratio |",
+           "|---|---|---|---:|---:|---:|"]
+    by = {}
+    for r in found:
+        by.setdefault((r["experiment"], r["label"]), {})[r["layer"]] = r
+    for (exp, label), arms in by.items():
+        d, m = arms.get("diagonal", {}), arms.get("mamba", {})
+        ms = [f"{x['ms_per_step']:.2f}" if "ms_per_step" in x else "-" for x in (d, m)]
+        ratio = f"{m['ms_per_step'] / d['ms_per_step']:.2f}x" if "ms_per_step" in d and "ms_per_step" in m else "-"
+        L = next(iter(arms.values()))["train_len"]
+        out.append(f"| {exp} | {label} | {next(iter(arms.values()))['batch']} x {L[0]}-{L[1]} | {ms[0]} | {ms[1]} "
+                   f"| {ratio} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 2; smoke 0.2)")
+    ap.add_argument("--only", default=None, help="comma-separated experiments (default: every protocol with "
+                                                 "diagonal runs)")
+    ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, in seconds")
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds after which no new measurement starts")
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--json", default=None, help="write the rows here")
+    a = ap.parse_args(argv)
+    import torch
+    device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
+    errors = device_errors(device, *((16, 8, 10) if a.smoke else ()))
+    print(json.dumps({"errors": errors}), flush=True)
+    found = rows(set(a.only.split(",")) if a.only else None, a.smoke, device,
+                 a.seconds or (0.2 if a.smoke else 2.0), a.budget)
+    print("\n" + markdown(found))
+    if a.json:
+        import datetime
+        from lrnnkit.fileio import atomic_write_text
+        doc = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "torch": torch.__version__,
+               "measured_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+               "smoke": a.smoke, "errors": errors, "rows": found}
+        atomic_write_text(a.json, json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
