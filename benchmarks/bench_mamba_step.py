@@ -12,7 +12,8 @@ the paper's block. What a switch would cost: for every protocol group whose laye
 first run), one run's step with each layer on the device loop (:class:`lrnnkit.learn.step.DeviceStep`: device
 sampler, fused AdamW, the step captured as one CUDA graph; ``bench_batched_runs.time_alone``: ``WARM`` steps, then
 blocks of 10 steps for ``--seconds``). The mamba layer is not in the batched path (:data:`lrnnkit.learn.batched.LAYERS`),
-so only one run is timed. Before timing, a check on this device: the block in float32 (its Triton scan on CUDA)
+so only one run is timed; the block twice, its scan as the torch expression (``mamba unfused``) and on the fused
+kernels (:mod:`lrnnkit.ops.diagonal.selective`, what CUDA runs by default). Before timing, a check on this device: the block in float32 (its Triton scan on CUDA)
 against a float64 copy on the CPU (the sequential reference backend), relative L2 error of the output and of all
 parameters' gradients, in both eigenvalue ranges. Prints one JSON line per row and a table.
 """
@@ -30,7 +31,7 @@ ROOT = os.path.dirname(HERE)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-ARMS = ("diagonal", "mamba")
+ARMS = ("diagonal", "mamba unfused", "mamba")
 
 
 def device_errors(device: str, width: int = 128, batch: int = 256, T: int = 40) -> dict:
@@ -62,6 +63,8 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float) -> list:
     """One row per (protocol group of diagonal runs, layer of :data:`ARMS`): ms a step of one run, or the error."""
     from benchmarks.bench_batched_runs import time_alone
     from benchmarks.bench_scans import scan_groups
+    from lrnnkit.ops.diagonal import selective
+    fused = selective.FUSED_ON_CUDA
     out, t0 = [], time.perf_counter()
     for name, label, cfgs in scan_groups(only, smoke, device, ("diagonal",)):
         for layer in ARMS:
@@ -71,28 +74,33 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float) -> list:
                 row["error"] = "skipped (budget)"
             else:
                 try:
-                    r = time_alone(dataclasses.replace(cfgs[0], layer=layer), seconds)
+                    selective.FUSED_ON_CUDA = layer == "mamba"      # "mamba unfused": the torch expression
+                    r = time_alone(dataclasses.replace(cfgs[0], layer=layer.split()[0]), seconds)
                     row.update(ms_per_step=round(1000.0 / r["steps_per_s"], 3), graph=r.get("graph"))
                 except Exception as exc:  # noqa: BLE001 - a failed arm is a cell, the others still run
                     row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                finally:
+                    selective.FUSED_ON_CUDA = fused
             print(json.dumps(row), flush=True)
             out.append(row)
     return out
 
 
 def markdown(found: list) -> str:
-    out = ["| experiment | configuration | batch x length | ms/step diagonal | ms/step mamba | ratio |",
-           "|---|---|---|---:|---:|---:|"]
+    out = ["| experiment | configuration | batch x length | ms/step diagonal | mamba, torch scan | mamba, fused "
+           "scan | fused vs torch | fused vs diagonal |", "|---|---|---|---:|---:|---:|---:|---:|"]
     by = {}
     for r in found:
         by.setdefault((r["experiment"], r["label"]), {})[r["layer"]] = r
     for (exp, label), arms in by.items():
-        d, m = arms.get("diagonal", {}), arms.get("mamba", {})
-        ms = [f"{x['ms_per_step']:.2f}" if "ms_per_step" in x else "-" for x in (d, m)]
-        ratio = f"{m['ms_per_step'] / d['ms_per_step']:.2f}x" if "ms_per_step" in d and "ms_per_step" in m else "-"
+        d, u, m = (arms.get(k, {}) for k in ARMS)
+        ms = [f"{x['ms_per_step']:.2f}" if "ms_per_step" in x else "-" for x in (d, u, m)]
+
+        def ratio(p, q):
+            return f"{p['ms_per_step'] / q['ms_per_step']:.2f}x" if "ms_per_step" in p and "ms_per_step" in q else "-"
         L = next(iter(arms.values()))["train_len"]
-        out.append(f"| {exp} | {label} | {next(iter(arms.values()))['batch']} x {L[0]}-{L[1]} | {ms[0]} | {ms[1]} "
-                   f"| {ratio} |")
+        out.append(f"| {exp} | {label} | {next(iter(arms.values()))['batch']} x {L[0]}-{L[1]} | {' | '.join(ms)} "
+                   f"| {ratio(m, u)} | {ratio(m, d)} |")
     return "\n".join(out)
 
 

@@ -15,10 +15,11 @@ With ``d_inner = expand * d`` channels and ``N = d_state`` states per channel (0
 
 The initialisation is mamba_ssm's: ``A_log[c, n] = log(n + 1)``, ``D = 1``, ``b_dt`` the inverse softplus of a
 ``Delta`` log-uniform in [1e-3, 1e-1], ``W_dt`` uniform in +-dt_rank^-1/2; no bias on the projections. The
-recurrence runs in float32 (float64 stays float64) over the ``d_inner * N`` channels as one diagonal scan
-(:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`: Triton forward and backward on CUDA), or
-``backend="naive"``: the sequential reference :func:`lrnnkit.ops.diagonal.naive.diagonal_scan_naive`. The state is
-``d_state`` times the Mamba-like layer's, and so is the scan's memory.
+recurrence and its readout run in float32 (float64 stays float64) as one selective scan
+(:func:`lrnnkit.ops.diagonal.selective.selective_scan`: two fused Triton kernels, forward and backward, on CUDA, the
+(d_inner x N) state of each row in registers; elsewhere the torch expression, one diagonal scan over the
+``d_inner * N`` channels), or ``backend="naive"``: the same expression on the sequential reference
+:func:`lrnnkit.ops.diagonal.naive.diagonal_scan_naive`. The state is ``d_state`` times the Mamba-like layer's.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from torch.nn import functional as F
 
 from ..errors import InputError
 from ..ops._checks import acc_dtype
+from ..ops.diagonal.selective import selective_scan, selective_scan_reference, transitions_and_inputs
 from .short_conv import ShortConvolution
 
 __all__ = ["MambaMixer"]
@@ -67,34 +69,31 @@ class MambaMixer(nn.Module):
             dt = dt.clamp_min(DT_FLOOR)
             self.dt_proj.bias.copy_(dt + torch.log(-torch.expm1(-dt)))      # softplus^-1(dt)
 
-    def _parts(self, u: torch.Tensor):
-        """``(a, b, C, x, z)``: the transitions and inputs of the scan (B, T, d_inner, N), the readout C
-        (B, T, N), the convolved input x and the gate z (B, T, d_inner), in the recurrence's dtype."""
+    def _inputs(self, u: torch.Tensor):
+        """``(x, delta, A, Bm, C, z)``: the scan's inputs (:mod:`lrnnkit.ops.diagonal.selective`), the convolved
+        input, its step and the gate (B, T, d_inner), ``A = -exp(A_log)`` (d_inner, N), the readouts B and C
+        (B, T, N), in the recurrence's dtype."""
         acc = acc_dtype(u.dtype)
         x, z = self.in_proj(u).chunk(2, -1)
         x = self.conv(x).to(acc)
         dt, Bm, C = self.x_proj(x.to(u.dtype)).to(acc).split([self.dt_rank, self.d_state, self.d_state], -1)
         delta = F.softplus(F.linear(dt, self.dt_proj.weight.to(acc), self.dt_proj.bias.to(acc)))
-        s = torch.exp(-delta[..., None] * torch.exp(self.A_log.to(acc)))
-        a = 2 * s - 1 if self.neg else s
-        b = (delta * x)[..., None] * Bm[..., None, :]
-        return a, b, C, x, z.to(acc)
+        return x, delta, -torch.exp(self.A_log.to(acc)), Bm, C, z.to(acc)
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
-        a, b, C, x, z = self._parts(u)
-        Bsz, T, di, n = a.shape
+        x, delta, A, Bm, C, z = self._inputs(u)
         if self.backend == "naive":
             from ..ops.diagonal.naive import diagonal_scan_naive
-            h = diagonal_scan_naive(a.reshape(Bsz, T, di * n), b.reshape(Bsz, T, di * n), validate=False)
+            y = selective_scan_reference(x, delta, A, Bm, C, self.neg,
+                                         scan=lambda a, b: diagonal_scan_naive(a, b, validate=False))
         else:
-            from ..ops.diagonal.parallel import diagonal_scan
-            h = diagonal_scan(a.reshape(Bsz, T, di * n), b.reshape(Bsz, T, di * n))
-        h = h.reshape(Bsz, T, di, n)
-        y = (h * C[..., None, :]).sum(-1) + self.D.to(x.dtype) * x
+            y = selective_scan(x, delta, A, Bm, C, self.neg)
+        y = y + self.D.to(x.dtype) * x
         return self.out_proj((y * F.silu(z)).to(u.dtype))
 
     def transitions(self, u: torch.Tensor) -> torch.Tensor:
         """(B, T, d_inner * N, 1, 1): every state's transition ``a`` (:meth:`lrnnkit.learn.models.SequenceModel.
         transition_matrices`)."""
-        a = self._parts(u)[0]
+        x, delta, A, Bm, _, _ = self._inputs(u)
+        a = transitions_and_inputs(x, delta, A, Bm, self.neg)[0]
         return a.reshape(*a.shape[:2], -1)[..., None, None]
