@@ -11,9 +11,11 @@ configurations on the one-state-per-channel ``diagonal`` layer (:class:`lrnnkit.
 the paper's block. What a switch would cost: for every protocol group whose layer is ``diagonal`` (the group's
 first run), one run's step with each layer on the device loop (:class:`lrnnkit.learn.step.DeviceStep`: device
 sampler, fused AdamW, the step captured as one CUDA graph; ``bench_batched_runs.time_alone``: ``WARM`` steps, then
-blocks of 10 steps for ``--seconds``). The mamba layer is not in the batched path (:data:`lrnnkit.learn.batched.LAYERS`),
-so only one run is timed; the block twice, its scan as the torch expression (``mamba unfused``) and on the fused
-kernels (:mod:`lrnnkit.ops.diagonal.selective`, what CUDA runs by default). Before timing, a check on this device: the block in float32 (its Triton scan on CUDA)
+blocks of 10 steps for ``--seconds``); the block twice, its scan as the torch expression (``mamba unfused``) and
+on the fused kernels (:mod:`lrnnkit.ops.diagonal.selective`, what CUDA runs by default). With ``--batched``, also
+the group's runs as the one model the protocol grid trains (:class:`lrnnkit.learn.batched.BatchedStep`), for both
+layers (``diagonal batched``, ``mamba batched``), after a check that three small mamba runs batched train what
+each trains alone on this device (:func:`lrnnkit.learn.batched.difference_from_separate`). Before timing, a check on this device: the block in float32 (its Triton scan on CUDA)
 against a float64 copy on the CPU (the sequential reference backend), relative L2 error of the output and of all
 parameters' gradients, in both eigenvalue ranges. Prints one JSON line per row and a table.
 """
@@ -32,6 +34,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 ARMS = ("diagonal", "mamba unfused", "mamba")
+BATCHED = ("diagonal batched", "mamba batched")
 
 
 def device_errors(device: str, width: int = 128, batch: int = 256, T: int = 40) -> dict:
@@ -59,23 +62,41 @@ def device_errors(device: str, width: int = 128, batch: int = 256, T: int = 40) 
     return out
 
 
-def rows(only, smoke: bool, device: str, seconds: float, budget: float) -> list:
-    """One row per (protocol group of diagonal runs, layer of :data:`ARMS`): ms a step of one run, or the error."""
-    from benchmarks.bench_batched_runs import time_alone
+def batched_check(device: str) -> dict:
+    """Three small mamba runs (12 steps, per-run learning rates, bf16 off) batched against each trained alone on
+    ``device``; ``ok`` when every parameter agrees to 1e-4 and, on CUDA, the batched step was captured."""
+    from lrnnkit.learn.batched import difference_from_separate
+    from lrnnkit.learn.train import TrainConfig
+    try:
+        cfgs = [TrainConfig(task="parity", layer="mamba", eig_range=(-1.0, 1.0), layers=2, width=32, steps=12,
+                            batch=16, train_len=(3, 20), test_len=(20,), lr=3e-3 * (s + 1), seed=s, device=device,
+                            bf16=False, loop="device") for s in range(3)]
+        d = difference_from_separate(cfgs)
+    except Exception as exc:  # noqa: BLE001 - reported, the timings still run
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    d["ok"] = max(d["max_abs"]) <= 1e-4 and (device == "cpu" or d["graph"] == "captured")
+    return d
+
+
+def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched: bool = False) -> list:
+    """One row per (protocol group of diagonal runs, arm of :data:`ARMS`, and with ``batched`` of
+    :data:`BATCHED`): ms a step (of one run, or of the group's runs as one model), or the error."""
+    from benchmarks.bench_batched_runs import time_alone, time_batched
     from benchmarks.bench_scans import scan_groups
     from lrnnkit.ops.diagonal import selective
     fused = selective.FUSED_ON_CUDA
     out, t0 = [], time.perf_counter()
     for name, label, cfgs in scan_groups(only, smoke, device, ("diagonal",)):
-        for layer in ARMS:
-            row = {"experiment": name, "label": label, "layer": layer, "batch": cfgs[0].batch,
+        for layer in ARMS + (BATCHED if batched else ()):
+            row = {"experiment": name, "label": label, "layer": layer, "batch": cfgs[0].batch, "runs": len(cfgs),
                    "width": cfgs[0].width, "layers": cfgs[0].layers, "train_len": list(cfgs[0].train_len)}
             if time.perf_counter() - t0 > budget:
                 row["error"] = "skipped (budget)"
             else:
                 try:
                     selective.FUSED_ON_CUDA = layer == "mamba"      # "mamba unfused": the torch expression
-                    r = time_alone(dataclasses.replace(cfgs[0], layer=layer.split()[0]), seconds)
+                    c = dataclasses.replace(cfgs[0], layer=layer.split()[0])
+                    r = time_batched(c, len(cfgs), seconds) if layer in BATCHED else time_alone(c, seconds)
                     row.update(ms_per_step=round(1000.0 / r["steps_per_s"], 3), graph=r.get("graph"))
                 except Exception as exc:  # noqa: BLE001 - a failed arm is a cell, the others still run
                     row["error"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -88,7 +109,8 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float) -> list:
 
 def markdown(found: list) -> str:
     out = ["| experiment | configuration | batch x length | ms/step diagonal | mamba, torch scan | mamba, fused "
-           "scan | fused vs torch | fused vs diagonal |", "|---|---|---|---:|---:|---:|---:|---:|"]
+           "scan | fused vs torch | fused vs diagonal | runs | batched: diagonal | batched: mamba |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     by = {}
     for r in found:
         by.setdefault((r["experiment"], r["label"]), {})[r["layer"]] = r
@@ -99,8 +121,10 @@ def markdown(found: list) -> str:
         def ratio(p, q):
             return f"{p['ms_per_step'] / q['ms_per_step']:.2f}x" if "ms_per_step" in p and "ms_per_step" in q else "-"
         L = next(iter(arms.values()))["train_len"]
+        db, mb = arms.get("diagonal batched", {}), arms.get("mamba batched", {})
+        bt = [f"{x['ms_per_step']:.2f}" if "ms_per_step" in x else "-" for x in (db, mb)]
         out.append(f"| {exp} | {label} | {next(iter(arms.values()))['batch']} x {L[0]}-{L[1]} | {' | '.join(ms)} "
-                   f"| {ratio(m, u)} | {ratio(m, d)} |")
+                   f"| {ratio(m, u)} | {ratio(m, d)} | {next(iter(arms.values()))['runs']} | {' | '.join(bt)} |")
     return "\n".join(out)
 
 
@@ -113,20 +137,24 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=300.0, help="seconds after which no new measurement starts")
     ap.add_argument("--device", default=None)
     ap.add_argument("--json", default=None, help="write the rows here")
+    ap.add_argument("--batched", action="store_true", help="also the groups' runs as one model, both layers")
     a = ap.parse_args(argv)
     import torch
     device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
     errors = device_errors(device, *((16, 8, 10) if a.smoke else ()))
     print(json.dumps({"errors": errors}), flush=True)
+    check = batched_check(device) if a.batched else None
+    if check is not None:
+        print(json.dumps({"batched_check": check}), flush=True)
     found = rows(set(a.only.split(",")) if a.only else None, a.smoke, device,
-                 a.seconds or (0.2 if a.smoke else 2.0), a.budget)
+                 a.seconds or (0.2 if a.smoke else 2.0), a.budget, a.batched)
     print("\n" + markdown(found))
     if a.json:
         import datetime
         from lrnnkit.fileio import atomic_write_text
         doc = {"device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "torch": torch.__version__,
                "measured_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-               "smoke": a.smoke, "errors": errors, "rows": found}
+               "smoke": a.smoke, "errors": errors, "batched_check": check, "rows": found}
         atomic_write_text(a.json, json.dumps(doc, indent=1) + "\n")
     return 0
 

@@ -46,7 +46,8 @@ On CUDA the whole step (R samplers, forward, backward, update, counters) is capt
 :data:`~lrnnkit.learn.step.EAGER_STEPS` eager steps, as :class:`~lrnnkit.learn.step.DeviceStep` does.
 
 Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal, fixed-point: the layers of 000's,
-001's, 002's and 003's paper-scale experiments; the fixed-point layer's stopping rule, 003 App. D.2, decided per run
+001's, 002's and 003's paper-scale experiments; mamba, Mamba's block, whose selective scan takes each run's state
+matrix on its rows, :mod:`lrnnkit.ops.diagonal.selective`; the fixed-point layer's stopping rule, 003 App. D.2, decided per run
 on its own batch, so each run iterates exactly as often as it would alone). Runs may differ in :data:`PER_RUN`
 fields only (seed and the learning-rate schedule: ``lr``, ``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
 constant schedule included, is one batched run); anything else is a different
@@ -78,7 +79,9 @@ from ..layers.fixed_point import shift_output, freeze_iterate
 from ..layers.mixers import pnorm_columns
 from ..ops.norm import rms_norm_runs, rms_norm_runs_torch
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
+from ..ops._checks import acc_dtype
 from ..ops.diagonal.gated import gated_scan
+from ..ops.diagonal.selective import selective_scan
 from .models import SequenceModel
 from .oom import memory_named
 from .step import EAGER_STEPS, capture, lr_schedule, optimizer
@@ -89,7 +92,7 @@ from .train import (_determinism, _memory_settings, _resume as resume_one, check
 __all__ = ["BatchedSequenceModel", "BatchedStep", "adamw_update", "build_batched", "check_runs",
            "difference_from_separate", "run_losses", "train_batched", "LAYERS", "PER_RUN"]
 
-LAYERS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "fixed-point")
+LAYERS = ("diagonal", "deltanet", "deltaproduct", "block-diagonal", "fixed-point", "mamba")
 PER_RUN = ("seed", "lr", "min_lr", "warmup")     # each run has its own schedule table
 # fields that do not change what a step computes (how the run is watched, stopped or written)
 _NOT_SHAPE = PER_RUN + ("max_seconds", "checkpoint_every", "checkpoint_seconds", "log_every")
@@ -163,17 +166,17 @@ def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 CONV_IN_PLACE_ON_CUDA = os.environ.get("LRNNKIT_FUSED_CONV", "1") != "0"
 
 
-def _conv(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (SiLU, no bias) with run r's taps on run r's rows
-    (x (R, B, T, C), w (R, C, 1, W)): on CUDA the Triton kernels, in place where :data:`CONV_IN_PLACE_ON_CUDA`
+def _conv(x: torch.Tensor, w: torch.Tensor, activation: str | None = "silu") -> torch.Tensor:
+    """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (``activation``, SiLU by default; no bias) with run r's
+    taps on run r's rows (x (R, B, T, C), w (R, C, 1, W)): on CUDA the Triton kernels, in place where :data:`CONV_IN_PLACE_ON_CUDA`
     (:func:`~lrnnkit.ops.short_conv.causal_conv_runs`), else on the runs' channels side by side; on the CPU the
     torch reference (:func:`~lrnnkit.ops.short_conv.causal_conv_runs_torch`)."""
     from ..ops.short_conv import causal_conv_runs, causal_conv_runs_torch, causal_conv_triton
     if not x.is_cuda or x.dtype == torch.float64:
-        return causal_conv_runs_torch(x, w, "silu")
+        return causal_conv_runs_torch(x, w, activation)
     if CONV_IN_PLACE_ON_CUDA:
-        return causal_conv_runs(x, w, "silu")
-    return causal_conv_runs_torch(x, w, "silu", conv=causal_conv_triton)
+        return causal_conv_runs(x, w, activation)
+    return causal_conv_runs_torch(x, w, activation, conv=causal_conv_triton)
 
 
 class BatchedSequenceModel(torch.nn.Module):
@@ -216,6 +219,9 @@ class BatchedSequenceModel(torch.nn.Module):
                            conv=lay.use_short_conv, ogate=lay.use_output_gate, eps=lay.norm_eps, mode=lay.mode)
         elif self.config["layer"] == "fixed-point":
             self.fp = m0.mixers[0].layer              # its settings only (cap, tolerance, state size, ...)
+        elif self.config["layer"] == "mamba":
+            lay = m0.mixers[0]
+            self.mamba = dict(rank=lay.dt_rank, n=lay.d_state, neg=lay.neg)
         else:
             self.neg = self.config["eig_range"][0] < 0
             self.block_p = getattr(m0.mixers[0], "p", None)           # block-diagonal: the column norm's p
@@ -246,7 +252,8 @@ class BatchedSequenceModel(torch.nn.Module):
             mix = {k[len(pre):]: v for k, v in P.items() if k.startswith(pre)}
             kind = c["layer"]
             x = x + (self._gh(u, mix) if self.gh is not None else self._block(u, mix) if kind == "block-diagonal"
-                     else self._fixed_point(u, mix) if kind == "fixed-point" else self._diagonal(u, mix))
+                     else self._fixed_point(u, mix) if kind == "fixed-point" else self._mamba(u, mix)
+                     if kind == "mamba" else self._diagonal(u, mix))
             if c["mlp"]:
                 h = _rms(x, P[f"mlp_norms.{i}.weight"])
                 h = F.gelu(_lin(h, P[f"mlps.{i}.up.weight"], P[f"mlps.{i}.up.bias"]))
@@ -258,6 +265,21 @@ class BatchedSequenceModel(torch.nn.Module):
         u = _conv(x, P["conv.weight"]) if "conv.weight" in P else x
         y = _lin(u, P["in_proj.weight"], P["in_proj.bias"])      # (R, B, T, 3D): dt, b, z; run r's w on its rows
         return _lin(gated_scan(y, P["w"], self.neg, x.dtype), P["out_proj.weight"], P["out_proj.bias"])
+
+    def _mamba(self, u, P):
+        """:class:`~lrnnkit.layers.mamba.MambaMixer` per run (its module text), the selective scan over the R B rows
+        at once with run r's ``A = -exp(A_log_r)`` on its rows (:func:`~lrnnkit.ops.diagonal.selective.
+        selective_scan`); the convolution with each run's taps, then its bias and SiLU."""
+        acc = acc_dtype(u.dtype)
+        rank, n = self.mamba["rank"], self.mamba["n"]
+        x, z = _lin(u, P["in_proj.weight"]).chunk(2, -1)
+        x = _conv(x, P["conv.weight"], None)
+        x = F.silu(x + _per_run(P["conv.bias"], x.ndim).to(x.dtype)).to(acc)
+        dt, Bm, C = _lin(x.to(u.dtype), P["x_proj.weight"]).to(acc).split([rank, n, n], -1)
+        delta = F.softplus(_lin(dt, P["dt_proj.weight"].to(acc), P["dt_proj.bias"].to(acc)))
+        y = selective_scan(x, delta, -torch.exp(P["A_log"].to(acc)), Bm, C, self.mamba["neg"])
+        y = y + _per_run(P["D"], x.ndim).to(acc) * x
+        return _lin((y * F.silu(z.to(acc))).to(u.dtype), P["out_proj.weight"])
 
     def _block(self, x, P):
         """:class:`~lrnnkit.learn.models.BlockDiagonalMixer` per run (002, eq. 5-6: blocks of size b whose columns

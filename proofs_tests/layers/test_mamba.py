@@ -125,3 +125,21 @@ def test_the_block_on_the_fused_kernels_is_its_equations(eig, monkeypatch):
     ref = torch.autograd.grad((_loop(m, u) * g).sum(), list(m.parameters()))
     for (name, _), a, b in zip(m.named_parameters(), fast, ref):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10, msg=lambda s: f"{name}: {s}")
+
+
+def test_bench_mamba_step_smoke(tmp_path):
+    """benchmarks/bench_mamba_step.py --smoke --batched on the CPU: the device check (float32 against float64,
+    relative error under 1e-5: single-precision rounding over 10 steps), the batched-vs-alone check, and a time
+    for every arm of each group, written to the JSON."""
+    import json
+
+    from benchmarks import bench_mamba_step
+    out = tmp_path / "m.json"
+    assert bench_mamba_step.main(["--smoke", "--only", "003-state-tracking", "--seconds", "0.05", "--batched",
+                                  "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert all(e["out"] < 1e-5 and e["grad"] < 1e-5 for e in doc["errors"].values())
+    assert doc["batched_check"]["ok"]
+    arms = bench_mamba_step.ARMS + bench_mamba_step.BATCHED
+    assert sorted(r["layer"] for r in doc["rows"]) == sorted(arms * 2)
+    assert all(r["ms_per_step"] > 0 for r in doc["rows"])

@@ -31,6 +31,7 @@ KINDS = {
     "block-diagonal": dict(layer="block-diagonal", block_size=4),
     "fixed-point": dict(layer="fixed-point", n_h=2, block_size=4),            # the matrix state (003, eq. 6)
     "fixed-point-vector": dict(layer="fixed-point", n_h=1, block_size=1, eig_range=(0.0, 1.0)),   # eq. 4
+    "mamba": dict(layer="mamba", eig_range=(-1.0, 1.0), layers=2),
 }
 
 
@@ -101,7 +102,7 @@ def _cfgs(kind: str, R: int, **kw):
     return [TrainConfig(seed=s, lr=3e-3 * (s + 1), **base) for s in range(R)]
 
 
-@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal", "fixed-point"])
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal", "fixed-point", "mamba"])
 def test_k_steps_are_separate_adamw_runs(kind):
     """k = 4 batched steps (per-run lr schedules, one of them constant; clipping at 0.05 active; weight decay)
     against each run trained alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""

@@ -40,39 +40,49 @@ __all__ = ["FUSED_ON_CUDA", "selective_scan", "selective_scan_fused", "selective
 FUSED_ON_CUDA = os.environ.get("LRNNKIT_FUSED_SELECTIVE", "1") != "0"
 
 
+def _per_run_A(A: torch.Tensor, ndim: int) -> torch.Tensor:
+    """``A`` (Di, N), or (R, Di, N) for R runs, shaped to broadcast against (..., T, Di, N) of ``ndim`` axes whose
+    leading axes are (R, B)."""
+    return A if A.ndim == 2 else A.reshape(A.shape[0], *([1] * (ndim - 3)), *A.shape[1:])
+
+
 def transitions_and_inputs(x, delta, A, Bm, neg: bool):
-    """``(a, b)`` (B, T, Di, N) of the module text: ``a = s`` or ``2 s - 1``, ``b = (delta x) B^T``."""
-    s = torch.exp(delta[..., None] * A)
+    """``(a, b)`` (..., T, Di, N) of the module text: ``a = s`` or ``2 s - 1``, ``b = (delta x) B^T``; ``A`` (Di, N),
+    or (R, Di, N) with leading axes (R, B) of x: run r's on its rows."""
+    s = torch.exp(delta[..., None] * _per_run_A(A, x.ndim + 1))
     a = 2 * s - 1 if neg else s
     return a, (delta * x)[..., None] * Bm[..., None, :]
 
 
 def selective_scan_reference(x, delta, A, Bm, C, neg: bool, scan=diagonal_scan) -> torch.Tensor:
-    """The torch expression (module text), differentiable by autograd: ``y`` (B, T, Di) in the inputs' dtype;
-    ``scan``: the diagonal scan over (B, T, Di N) (default :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`)."""
+    """The torch expression (module text), differentiable by autograd: ``y`` (..., T, Di) in the inputs' dtype for x
+    (..., T, Di) (leading axes (B,), or (R, B) with ``A`` (R, Di, N): run r's on its rows); ``scan``: the diagonal
+    scan over (rows, T, Di N) (default :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`)."""
     a, b = transitions_and_inputs(x, delta, A, Bm, neg)
-    Bsz, T, di, n = a.shape
-    h = scan(a.reshape(Bsz, T, di * n), b.reshape(Bsz, T, di * n)).reshape(Bsz, T, di, n)
+    T, di, n = a.shape[-3:]
+    h = scan(a.reshape(-1, T, di * n), b.reshape(-1, T, di * n)).reshape(b.shape)
     return (h * C[..., None, :]).sum(-1)
 
 
 @triton.jit
-def _program(A_ptr, DI: tl.constexpr, N: tl.constexpr, BD: tl.constexpr, NP: tl.constexpr, ACC: tl.constexpr):
-    """This program's row, channel block and state indices, their masks, and A on the block."""
+def _program(A_ptr, ROWS_PER_RUN, DI: tl.constexpr, N: tl.constexpr, BD: tl.constexpr, NP: tl.constexpr,
+             ACC: tl.constexpr):
+    """This program's row, channel block and state indices, their masks, and its run's A on the block."""
     i_b = tl.program_id(0).to(tl.int64)      # row offsets (i_b T + t) Di N pass 2^31 at large batches
     rd = tl.program_id(1) * BD + tl.arange(0, BD)
     rn = tl.arange(0, NP)
     md, mn = rd < DI, rn < N
     m2 = md[:, None] & mn[None, :]
-    A = tl.load(A_ptr + rd[:, None] * N + rn[None, :], mask=m2, other=0.0).to(ACC)
+    A_run = A_ptr + (i_b // ROWS_PER_RUN) * DI * N
+    A = tl.load(A_run + rd[:, None] * N + rn[None, :], mask=m2, other=0.0).to(ACC)
     return i_b, rd, rn, md, mn, m2, A
 
 
 @triton.jit
-def _sel_fwd_kernel(x_ptr, dl_ptr, A_ptr, B_ptr, C_ptr, y_ptr, h_ptr, T, DI: tl.constexpr, N: tl.constexpr,
-                    BD: tl.constexpr, NP: tl.constexpr, ACC: tl.constexpr, NEG: tl.constexpr,
+def _sel_fwd_kernel(x_ptr, dl_ptr, A_ptr, B_ptr, C_ptr, y_ptr, h_ptr, T, ROWS_PER_RUN, DI: tl.constexpr,
+                    N: tl.constexpr, BD: tl.constexpr, NP: tl.constexpr, ACC: tl.constexpr, NEG: tl.constexpr,
                     STORE_H: tl.constexpr):
-    i_b, rd, rn, md, mn, m2, A = _program(A_ptr, DI, N, BD, NP, ACC)
+    i_b, rd, rn, md, mn, m2, A = _program(A_ptr, ROWS_PER_RUN, DI, N, BD, NP, ACC)
     h = tl.zeros([BD, NP], dtype=ACC)
     for t in range(T):
         base = i_b * T + t
@@ -93,9 +103,9 @@ def _sel_fwd_kernel(x_ptr, dl_ptr, A_ptr, B_ptr, C_ptr, y_ptr, h_ptr, T, DI: tl.
 
 @triton.jit
 def _sel_bwd_kernel(x_ptr, dl_ptr, A_ptr, B_ptr, C_ptr, h_ptr, dy_ptr, dx_ptr, ddl_ptr, dAp_ptr, dBp_ptr, dCp_ptr,
-                    T, DI: tl.constexpr, N: tl.constexpr, BD: tl.constexpr, NP: tl.constexpr, ACC: tl.constexpr,
-                    NEG: tl.constexpr):
-    i_b, rd, rn, md, mn, m2, A = _program(A_ptr, DI, N, BD, NP, ACC)
+                    T, ROWS_PER_RUN, DI: tl.constexpr, N: tl.constexpr, BD: tl.constexpr, NP: tl.constexpr,
+                    ACC: tl.constexpr, NEG: tl.constexpr):
+    i_b, rd, rn, md, mn, m2, A = _program(A_ptr, ROWS_PER_RUN, DI, N, BD, NP, ACC)
     nblk = tl.num_programs(1)
     part = (i_b * nblk + tl.program_id(1)) * T          # this program's rows of the (B, blocks, T, N) partials
     lam = tl.zeros([BD, NP], dtype=ACC)
@@ -143,13 +153,13 @@ class _SelectiveScan(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, delta, A, Bm, C, neg, store):
         Bsz, T, di = x.shape
-        n = A.shape[1]
+        n = A.shape[-1]
         y = torch.empty_like(x)
         h = torch.empty(Bsz, T, di, n, dtype=x.dtype, device=x.device) if store else y
         if Bsz and T:
             BD, NP = _blocks(di, n)
-            _sel_fwd_kernel[(Bsz, triton.cdiv(di, BD))](x, delta, A, Bm, C, y, h, T, di, n, BD, NP,
-                                                        TL_DTYPE[x.dtype], neg, store)
+            _sel_fwd_kernel[(Bsz, triton.cdiv(di, BD))](x, delta, A, Bm, C, y, h, T, Bsz // A.shape[0], di, n, BD,
+                                                        NP, TL_DTYPE[x.dtype], neg, store)
         ctx.save_for_backward(x, delta, A, Bm, C, h)
         ctx.neg = neg
         return y
@@ -158,7 +168,7 @@ class _SelectiveScan(torch.autograd.Function):
     def backward(ctx, dy):
         x, delta, A, Bm, C, h = ctx.saved_tensors
         Bsz, T, di = x.shape
-        n = A.shape[1]
+        R, n = A.shape[0], A.shape[-1]
         BD, NP = _blocks(di, n)
         nblk = triton.cdiv(di, BD)
         dx, ddl = torch.empty_like(x), torch.empty_like(delta)
@@ -166,31 +176,39 @@ class _SelectiveScan(torch.autograd.Function):
         dBp = torch.zeros(Bsz, nblk, T, n, dtype=x.dtype, device=x.device)
         dCp = torch.zeros_like(dBp)
         if Bsz and T:
-            _sel_bwd_kernel[(Bsz, nblk)](x, delta, A, Bm, C, h, dy.contiguous(), dx, ddl, dAp, dBp, dCp, T, di, n,
-                                         BD, NP, TL_DTYPE[x.dtype], ctx.neg)
+            _sel_bwd_kernel[(Bsz, nblk)](x, delta, A, Bm, C, h, dy.contiguous(), dx, ddl, dAp, dBp, dCp, T, Bsz // R,
+                                         di, n, BD, NP, TL_DTYPE[x.dtype], ctx.neg)
         else:
             dx.zero_()
             ddl.zero_()
-        return dx, ddl, dAp.sum(0), dBp.sum(1), dCp.sum(1), None, None
+        return dx, ddl, dAp.reshape(R, Bsz // R, di, n).sum(1), dBp.sum(1), dCp.sum(1), None, None
 
 
 def selective_scan_fused(x, delta, A, Bm, C, neg: bool) -> torch.Tensor:
-    """The two kernels (module text): ``x``, ``delta`` (B, T, Di), ``A`` (Di, N), ``Bm``, ``C`` (B, T, N), all cast
-    to the accumulation dtype (float32; float64 stays); returns ``y`` (B, T, Di) in it, differentiable in all five."""
-    if x.ndim != 3 or delta.shape != x.shape or A.ndim != 2 or A.shape[0] != x.shape[-1] \
-            or Bm.shape != (*x.shape[:2], A.shape[1]) or C.shape != Bm.shape:
-        raise ValueError(f"selective_scan_fused: x, delta {tuple(x.shape)}, {tuple(delta.shape)} must be (B, T, Di), "
-                         f"A {tuple(A.shape)} (Di, N), B and C {tuple(Bm.shape)}, {tuple(C.shape)} (B, T, N)")
+    """The two kernels (module text): ``x``, ``delta`` (..., T, Di), ``A`` (Di, N), ``Bm``, ``C`` (..., T, N), all
+    cast to the accumulation dtype (float32; float64 stays); leading axes (B,), or (R, B) with ``A`` (R, Di, N): run
+    r's on its rows. Returns ``y`` (..., T, Di) in that dtype, differentiable in all five."""
+    lead = x.shape[:-2]
+    runs = A.ndim == 3
+    if x.ndim != (4 if runs else 3) or delta.shape != x.shape or A.ndim not in (2, 3) \
+            or A.shape[-2] != x.shape[-1] or (runs and A.shape[0] != x.shape[0]) \
+            or Bm.shape != (*x.shape[:-1], A.shape[-1]) or C.shape != Bm.shape:
+        raise ValueError(f"selective_scan_fused: x, delta {tuple(x.shape)}, {tuple(delta.shape)} must be (B, T, Di) "
+                         f"(or (R, B, T, Di)), A {tuple(A.shape)} (Di, N) (or (R, Di, N)), B and C {tuple(Bm.shape)}, "
+                         f"{tuple(C.shape)} (B, T, N) (or (R, B, T, N))")
     acc = acc_dtype(x.dtype)
-    args = [t.to(acc).contiguous() for t in (x, delta, A, Bm, C)]
+    T = x.shape[-2]
+    rows = [t.to(acc).reshape(-1, T, t.shape[-1]).contiguous() for t in (x, delta, Bm, C)]
+    A3 = (A if runs else A[None]).to(acc).contiguous()
     # the states are kept for a backward only (not under no_grad, where needs_input_grad still says True)
-    store = torch.is_grad_enabled() and any(t.requires_grad for t in args)
-    return _SelectiveScan.apply(*args, bool(neg), store)
+    store = torch.is_grad_enabled() and any(t.requires_grad for t in (x, delta, A, Bm, C))
+    y = _SelectiveScan.apply(rows[0], rows[1], A3, rows[2], rows[3], bool(neg), store)
+    return y.reshape(*lead, T, x.shape[-1])
 
 
 def selective_scan(x, delta, A, Bm, C, neg: bool) -> torch.Tensor:
-    """``y`` of the module text: the fused kernels on CUDA where :data:`FUSED_ON_CUDA`, else
-    :func:`selective_scan_reference`."""
+    """``y`` of the module text (shapes as :func:`selective_scan_fused`): the fused kernels on CUDA where
+    :data:`FUSED_ON_CUDA`, else :func:`selective_scan_reference`."""
     if x.is_cuda and FUSED_ON_CUDA:
         return selective_scan_fused(x, delta, A, Bm, C, neg)
     return selective_scan_reference(x, delta, A, Bm, C, neg)

@@ -89,9 +89,32 @@ def test_states_are_stored_only_for_a_backward(monkeypatch):
     assert seen == [False, True]
 
 
+@pytest.mark.parametrize("neg", [False, True])
+def test_runs_each_with_its_own_A_are_the_runs_alone(neg):
+    """R runs at once, x (R, B, T, Di) with A (R, Di, N) (the batched models of lrnnkit.learn.batched): fused and
+    reference outputs and gradients equal each run computed alone, float64, 1e-10; A's gradient is each run's own
+    (summed over its rows only)."""
+    R, B, T, di, n = 3, 2, 6, 5, 3
+    runs = [_inputs(B, T, di, n, seed=10 + r) for r in range(R)]
+    w = torch.randn(R, B, T, di, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    alone = [_grads(lambda *a: _loop(*a, neg), ins, w[r]) for r, ins in enumerate(runs)]
+    stacked = [torch.stack([ins[k].detach() for ins in runs]).requires_grad_() for k in range(5)]
+    for f in (selective_scan_fused, selective_scan_reference):
+        y, g = _grads(lambda *a: f(*a, neg), stacked, w)
+        for r in range(R):
+            torch.testing.assert_close(y[r], alone[r][0], rtol=1e-10, atol=1e-10)
+            for name, a, b in zip(("x", "delta", "A", "B", "C"), g, alone[r][1]):
+                torch.testing.assert_close(a[r], b, rtol=1e-10, atol=1e-10,
+                                           msg=lambda s: f"{f.__name__} run {r} d{name}: {s}")
+
+
 def test_bad_shapes_are_refused():
     x, delta, A, Bm, C = [t.detach() for t in _inputs(1, 3, 4, 2, seed=0)]
     with pytest.raises(ValueError, match="selective_scan_fused"):
         selective_scan_fused(x, delta, A, Bm[..., :1], C, False)
     with pytest.raises(ValueError, match="selective_scan_fused"):
         selective_scan_fused(x, delta[:, :2], A, Bm, C, False)
+    with pytest.raises(ValueError, match="selective_scan_fused"):           # A per run, x without a run axis
+        selective_scan_fused(x, delta, A[None], Bm, C, False)
+    with pytest.raises(ValueError, match="selective_scan_fused"):           # two runs' A for one run's rows
+        selective_scan_fused(x[None], delta[None], A[None].expand(2, -1, -1), Bm[None], C[None], False)
