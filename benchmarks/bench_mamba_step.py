@@ -78,7 +78,7 @@ def batched_check(device: str) -> dict:
     return d
 
 
-def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched: bool = False) -> list:
+def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched: bool = False, arms=None) -> list:
     """One row per (protocol group of diagonal runs, arm of :data:`ARMS`, and with ``batched`` of
     :data:`BATCHED`): ms a step (of one run, or of the group's runs as one model), or the error."""
     from benchmarks.bench_batched_runs import time_alone, time_batched
@@ -87,14 +87,14 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched:
     fused = selective.FUSED_ON_CUDA
     out, t0 = [], time.perf_counter()
     for name, label, cfgs in scan_groups(only, smoke, device, ("diagonal",)):
-        for layer in ARMS + (BATCHED if batched else ()):
+        for layer in [x for x in ARMS + (BATCHED if batched else ()) if arms is None or x in arms]:
             row = {"experiment": name, "label": label, "layer": layer, "batch": cfgs[0].batch, "runs": len(cfgs),
                    "width": cfgs[0].width, "layers": cfgs[0].layers, "train_len": list(cfgs[0].train_len)}
             if time.perf_counter() - t0 > budget:
                 row["error"] = "skipped (budget)"
             else:
                 try:
-                    selective.FUSED_ON_CUDA = layer == "mamba"      # "mamba unfused": the torch expression
+                    selective.FUSED_ON_CUDA = layer != "mamba unfused"      # that arm: the torch expression
                     c = dataclasses.replace(cfgs[0], layer=layer.split()[0])
                     r = time_batched(c, len(cfgs), seconds) if layer in BATCHED else time_alone(c, seconds)
                     row.update(ms_per_step=round(1000.0 / r["steps_per_s"], 3), graph=r.get("graph"))
@@ -138,6 +138,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None)
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--batched", action="store_true", help="also the groups' runs as one model, both layers")
+    ap.add_argument("--arms", default=None, help=f"comma-separated, of {', '.join(ARMS + BATCHED)} (default: all)")
     a = ap.parse_args(argv)
     import torch
     device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
@@ -147,7 +148,8 @@ def main(argv=None) -> int:
     if check is not None:
         print(json.dumps({"batched_check": check}), flush=True)
     found = rows(set(a.only.split(",")) if a.only else None, a.smoke, device,
-                 a.seconds or (0.2 if a.smoke else 2.0), a.budget, a.batched)
+                 a.seconds or (0.2 if a.smoke else 2.0), a.budget, a.batched,
+                 None if a.arms is None else set(a.arms.split(",")))
     print("\n" + markdown(found))
     if a.json:
         import datetime
