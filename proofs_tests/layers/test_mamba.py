@@ -11,6 +11,7 @@ from torch.nn import functional as F
 
 from lrnnkit.errors import InputError
 from lrnnkit.layers.mamba import DT_MAX, DT_MIN, MambaMixer
+from lrnnkit.ops._triton import INTERPRET
 
 
 def _loop(m: MambaMixer, u: torch.Tensor) -> torch.Tensor:
@@ -105,6 +106,8 @@ def test_bad_settings_are_refused(kw, msg):
         MambaMixer(**args)
 
 
+@pytest.mark.skipif(not INTERPRET, reason="CPU tensors: the kernels in the Triton interpreter (compiled: "
+                    "proofs_tests/ops/diagonal/test_selective.py on CUDA)")
 @pytest.mark.parametrize("eig", [(0.0, 1.0), (-1.0, 1.0)])
 def test_the_block_on_the_fused_kernels_is_its_equations(eig, monkeypatch):
     """The block with its scan on the fused selective-scan kernels (what CUDA runs; the Triton interpreter here)

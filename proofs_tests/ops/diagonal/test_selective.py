@@ -1,12 +1,25 @@
 """lrnnkit.ops.diagonal.selective: Mamba's selective scan with its readout, the two Triton kernels (interpreter on
 the CPU) against the torch expression and against a loop written from the recurrence, values and every input's
-gradient in float64; the states kept only where a backward follows; bad shapes refused."""
+gradient in float64; the states kept only where a backward follows; bad shapes refused. Run in the Triton
+interpreter on CPU tensors (compiled on CUDA where the interpreter is off: benchmarks/gpu_checks.sh)."""
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lrnnkit.ops._triton import INTERPRET
 from lrnnkit.ops.diagonal.selective import selective_scan, selective_scan_fused, selective_scan_reference
+
+DEV = "cpu" if INTERPRET or not torch.cuda.is_available() else "cuda"
+pytestmark = pytest.mark.skipif(not INTERPRET and not torch.cuda.is_available(),
+                                reason="Triton kernels need TRITON_INTERPRET=1 or a GPU")
+
+
+def _fused(*ins_and_neg):
+    """:func:`selective_scan_fused` on :data:`DEV` (the interpreter on the CPU, compiled on CUDA), output on the
+    CPU; differentiable back to the CPU inputs."""
+    *ins, neg = ins_and_neg
+    return selective_scan_fused(*[t.to(DEV) for t in ins], neg).cpu()
 
 
 def _inputs(B, T, di, n, seed, dtype=torch.float64):
@@ -45,7 +58,7 @@ def test_fused_kernels_are_the_recurrence(neg, shape):
     B, T, di, n = shape
     ins = _inputs(B, T, di, n, seed=sum(shape) + neg)
     w = torch.randn(B, T, di, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
-    y_f, g_f = _grads(lambda *a: selective_scan_fused(*a, neg), ins, w)
+    y_f, g_f = _grads(lambda *a: _fused(*a, neg), ins, w)
     y_r, g_r = _grads(lambda *a: selective_scan_reference(*a, neg), ins, w)
     y_l, g_l = _grads(lambda *a: _loop(*a, neg), ins, w)
     for got in (y_f, y_r):
@@ -62,14 +75,14 @@ def test_fused_forward_matches_the_loop_on_any_shape(B, T, di, n, neg, seed):
     """Any small shape: the fused forward equals the loop (float64, 1e-10)."""
     ins = _inputs(B, T, di, n, seed)
     with torch.no_grad():
-        torch.testing.assert_close(selective_scan_fused(*ins, neg), _loop(*ins, neg), rtol=1e-10, atol=1e-10)
+        torch.testing.assert_close(_fused(*ins, neg), _loop(*ins, neg), rtol=1e-10, atol=1e-10)
 
 
 def test_float32_inputs_stay_float32_and_cpu_dispatches_to_the_reference():
     """float32 in, float32 out, within 1e-5 relative of float64 (single-precision rounding over 12 steps);
     :func:`selective_scan` on CPU tensors is the torch expression."""
     ins = [t.detach() for t in _inputs(2, 12, 8, 4, seed=3)]
-    y32 = selective_scan_fused(*[t.float() for t in ins], True)
+    y32 = _fused(*[t.float() for t in ins], True)
     assert y32.dtype == torch.float32
     y64 = _loop(*ins, True)
     assert float((y32.double() - y64).norm() / y64.norm()) < 1e-5
@@ -84,8 +97,8 @@ def test_states_are_stored_only_for_a_backward(monkeypatch):
     monkeypatch.setattr(selective._SelectiveScan, "apply", lambda *a: seen.append(a[-1]) or orig(*a))
     ins = _inputs(1, 3, 4, 2, seed=0)
     with torch.no_grad():
-        selective_scan_fused(*ins, False)
-    selective_scan_fused(*ins, False)
+        _fused(*ins, False)
+    _fused(*ins, False)
     assert seen == [False, True]
 
 
@@ -99,7 +112,7 @@ def test_runs_each_with_its_own_A_are_the_runs_alone(neg):
     w = torch.randn(R, B, T, di, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
     alone = [_grads(lambda *a: _loop(*a, neg), ins, w[r]) for r, ins in enumerate(runs)]
     stacked = [torch.stack([ins[k].detach() for ins in runs]).requires_grad_() for k in range(5)]
-    for f in (selective_scan_fused, selective_scan_reference):
+    for f in (_fused, selective_scan_reference):
         y, g = _grads(lambda *a: f(*a, neg), stacked, w)
         for r in range(R):
             torch.testing.assert_close(y[r], alone[r][0], rtol=1e-10, atol=1e-10)
