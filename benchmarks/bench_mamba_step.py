@@ -15,7 +15,8 @@ blocks of 10 steps for ``--seconds``); the block twice, its scan as the torch ex
 on the fused kernels (:mod:`lrnnkit.ops.diagonal.selective`, what CUDA runs by default). With ``--batched``, also
 the group's runs as the one model the protocol grid trains (:class:`lrnnkit.learn.batched.BatchedStep`), for both
 layers (``diagonal batched``, ``mamba batched``), after a check that three small mamba runs batched train what
-each trains alone on this device (:func:`lrnnkit.learn.batched.difference_from_separate`). Before timing, a check on this device: the block in float32 (its Triton scan on CUDA)
+each trains alone on this device (:func:`lrnnkit.learn.batched.difference_from_separate`). Before timing, a check
+on this device: the block in float32 (its Triton scan on CUDA)
 against a float64 copy on the CPU (the sequential reference backend), relative L2 error of the output and of all
 parameters' gradients, in both eigenvalue ranges. Prints one JSON line per row and a table.
 """

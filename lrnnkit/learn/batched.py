@@ -47,8 +47,8 @@ On CUDA the whole step (R samplers, forward, backward, update, counters) is capt
 
 Covered mixers: :data:`LAYERS` (diagonal, deltanet, deltaproduct, block-diagonal, fixed-point: the layers of 000's,
 001's, 002's and 003's paper-scale experiments; mamba, Mamba's block, whose selective scan takes each run's state
-matrix on its rows, :mod:`lrnnkit.ops.diagonal.selective`; the fixed-point layer's stopping rule, 003 App. D.2, decided per run
-on its own batch, so each run iterates exactly as often as it would alone). Runs may differ in :data:`PER_RUN`
+matrix on its rows, :mod:`lrnnkit.ops.diagonal.selective`; the fixed-point layer's stopping rule, 003 App. D.2,
+decided per run on its own batch, so each run iterates exactly as often as it would alone). Runs may differ in :data:`PER_RUN`
 fields only (seed and the learning-rate schedule: ``lr``, ``min_lr``, ``warmup``; so each group of :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a
 constant schedule included, is one batched run); anything else is a different
 shape or schedule and is refused, one line naming the field. Checkpoints are written for every run every
@@ -168,9 +168,9 @@ CONV_IN_PLACE_ON_CUDA = os.environ.get("LRNNKIT_FUSED_CONV", "1") != "0"
 
 def _conv(x: torch.Tensor, w: torch.Tensor, activation: str | None = "silu") -> torch.Tensor:
     """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (``activation``, SiLU by default; no bias) with run r's
-    taps on run r's rows (x (R, B, T, C), w (R, C, 1, W)): on CUDA the Triton kernels, in place where :data:`CONV_IN_PLACE_ON_CUDA`
-    (:func:`~lrnnkit.ops.short_conv.causal_conv_runs`), else on the runs' channels side by side; on the CPU the
-    torch reference (:func:`~lrnnkit.ops.short_conv.causal_conv_runs_torch`)."""
+    taps on run r's rows (x (R, B, T, C), w (R, C, 1, W)): on CUDA the Triton kernels, in place where
+    :data:`CONV_IN_PLACE_ON_CUDA` (:func:`~lrnnkit.ops.short_conv.causal_conv_runs`), else on the runs' channels side
+    by side; on the CPU the torch reference (:func:`~lrnnkit.ops.short_conv.causal_conv_runs_torch`)."""
     from ..ops.short_conv import causal_conv_runs, causal_conv_runs_torch, causal_conv_triton
     if not x.is_cuda or x.dtype == torch.float64:
         return causal_conv_runs_torch(x, w, activation)

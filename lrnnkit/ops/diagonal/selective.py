@@ -16,7 +16,8 @@ and runs the adjoint of the recurrence in reverse (:mod:`lrnnkit.ops.linear_scan
 
     lambda_t = dy_t C_t^T + a_{t+1} * lambda_{t+1},   dC_t = sum_c dy_t[c] h_t[c, .],
     ds_t = c lambda_t * h_{t-1}  (c = 2 or 1),   ddelta_t = sum_n (ds_t s_t A + lambda_t B_t x_t),
-    dx_t = delta_t sum_n lambda_t B_t,   dB_t = sum_c lambda_t[c, .] delta_t[c] x_t[c],   dA = sum_{rows, t} ds_t s_t delta_t.
+    dx_t = delta_t sum_n lambda_t B_t,   dB_t = sum_c lambda_t[c, .] delta_t[c] x_t[c],
+    dA = sum_{rows, t} ds_t s_t delta_t.
 
 The sums over channels (``dB``, ``dC``) and over rows (``dA``) are taken in torch from per-program partial sums (no
 atomics: the same bits every run). One program per (row, block of channels), the (block x N) state in registers,
