@@ -40,13 +40,20 @@ def _loop(m: MambaMixer, u: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("eig", [(0.0, 1.0), (-1.0, 1.0)])
-@pytest.mark.parametrize("backend", ["scan", "naive"])
-def test_the_block_is_its_equations(eig, backend):
+@pytest.mark.parametrize("backend", ["scan", "naive", pytest.param("fused", marks=pytest.mark.skipif(
+    not INTERPRET, reason="CPU tensors: the kernels in the Triton interpreter (compiled: "
+                          "proofs_tests/ops/diagonal/test_selective.py on CUDA)"))])
+def test_the_block_is_its_equations(eig, backend, monkeypatch):
     """Outputs and every parameter's gradient of both backends (the doubling scan in torch here, the sequential
-    kernel reference) against the loop, float64 with the weights perturbed off their initialisation, tolerance
-    1e-10 (re-associated sums of 11 steps of O(1) terms)."""
+    kernel reference) and of the block on the fused selective-scan kernels (what CUDA runs; the Triton interpreter
+    here) against the loop, float64 with the weights perturbed off their initialisation, tolerance 1e-10
+    (re-associated sums of 11 steps of O(1) terms)."""
+    if backend == "fused":
+        from lrnnkit.layers import mamba
+        from lrnnkit.ops.diagonal.selective import selective_scan_fused
+        monkeypatch.setattr(mamba, "selective_scan", selective_scan_fused)
     torch.manual_seed(0)
-    m = MambaMixer(6, eig, d_state=3, backend=backend).double()
+    m = MambaMixer(6, eig, d_state=3, backend="naive" if backend == "naive" else "scan").double()
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.3 * torch.randn_like(p))
@@ -104,30 +111,6 @@ def test_bad_settings_are_refused(kw, msg):
     args = {"width": 4, **kw}
     with pytest.raises(InputError, match=f"MambaMixer: {msg}"):
         MambaMixer(**args)
-
-
-@pytest.mark.skipif(not INTERPRET, reason="CPU tensors: the kernels in the Triton interpreter (compiled: "
-                    "proofs_tests/ops/diagonal/test_selective.py on CUDA)")
-@pytest.mark.parametrize("eig", [(0.0, 1.0), (-1.0, 1.0)])
-def test_the_block_on_the_fused_kernels_is_its_equations(eig, monkeypatch):
-    """The block with its scan on the fused selective-scan kernels (what CUDA runs; the Triton interpreter here)
-    against the loop, output and every parameter's gradient, float64, tolerance 1e-10 as above."""
-    from lrnnkit.layers import mamba
-    from lrnnkit.ops.diagonal.selective import selective_scan_fused
-    monkeypatch.setattr(mamba, "selective_scan", selective_scan_fused)
-    torch.manual_seed(1)
-    m = MambaMixer(6, eig, d_state=3).double()
-    with torch.no_grad():
-        for p in m.parameters():
-            p.add_(0.3 * torch.randn_like(p))
-    u = torch.randn(2, 9, 6, dtype=torch.float64)
-    got, want = m(u), _loop(m, u)
-    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
-    g = torch.randn_like(got)
-    fast = torch.autograd.grad((got * g).sum(), list(m.parameters()))
-    ref = torch.autograd.grad((_loop(m, u) * g).sum(), list(m.parameters()))
-    for (name, _), a, b in zip(m.named_parameters(), fast, ref):
-        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-10, msg=lambda s: f"{name}: {s}")
 
 
 def test_bench_mamba_step_smoke(tmp_path):
