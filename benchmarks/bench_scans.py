@@ -16,8 +16,10 @@ configurations:
   :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan` (the fused recurrent kernel), forward and,
   on the reversed sequence, backward (``db_t = g_t + A_{t+1}^T db_{t+1}``, ``dA_t = db_t h_{t-1}^T``).
 
-Configurations: every group of diagonal (and block-diagonal) runs in the papers' protocols
-(:func:`lrnnkit.learn.protocols.follow`, the group's first run), each timed alone (one run, the device loop
+Other layers (``--layers deltanet,fixed-point``) take the batched-only arms (``fused gate+conv``, ``+norm``,
+``fused all``: the batched step with those paths on, as the protocol grid trains it), which is how their protocol
+jobs are priced (``--merge``). Configurations: every group of diagonal (and block-diagonal) runs in the papers'
+protocols (:func:`lrnnkit.learn.protocols.follow`, the group's first run), each timed alone (one run, the device loop
 :class:`lrnnkit.learn.step.DeviceStep`: device sampler, fused AdamW, the step captured as one CUDA graph) and as the
 batched model the protocol grid trains (:class:`lrnnkit.learn.batched.BatchedStep`, all the group's runs in one
 graph). The steps are ``bench_batched_runs.py``'s: ``WARM`` steps (compilation, capture), then blocks of 10 steps
