@@ -8,9 +8,9 @@ the input-dependent ``B_t``, ``C_t`` (B, T, N),
 
 in float32 (float64 for float64 inputs). The torch expression of the same (:func:`selective_scan_reference`: the
 transitions and inputs as (B, T, Di, N) tensors, one diagonal scan over the Di N channels, then the readout) moves
-about a dozen tensors of the state's size through memory forward and backward: the Mamba block's step on a GPU is
-10-15x the one-state layer's (``benchmarks/bench_mamba_step.py``; the numbers are in benchmarks/RESULTS.md,
-"learning at paper scale"). Here the forward reads the (B, T, Di) and (B, T, N) inputs once and writes ``y`` and,
+about a dozen tensors of the state's size through memory forward and backward: on a GPU that is most of the Mamba
+block's step (``benchmarks/bench_mamba_step.py``; the numbers are in benchmarks/RESULTS.md, "learning at paper
+scale"). Here the forward reads the (B, T, Di) and (B, T, N) inputs once and writes ``y`` and,
 where a backward follows, the states ``h``; the backward reads them once more (``h_t`` carried from step t + 1)
 and runs the adjoint of the recurrence in reverse (:mod:`lrnnkit.ops.linear_scan`):
 
@@ -33,7 +33,8 @@ from .._checks import acc_dtype
 from .._triton import TL_DTYPE, tl, triton
 from .parallel import diagonal_scan
 
-__all__ = ["FUSED_ON_CUDA", "selective_scan", "selective_scan_fused", "selective_scan_reference"]
+__all__ = ["FUSED_ON_CUDA", "selective_scan", "selective_scan_fused", "selective_scan_reference",
+           "transitions_and_inputs"]
 
 #: whether :func:`selective_scan` runs the fused kernels on CUDA inputs (else the torch expression): on, unless
 #: the environment sets ``LRNNKIT_FUSED_SELECTIVE=0`` (read at import); checked and timed on a GPU
