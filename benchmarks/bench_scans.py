@@ -23,8 +23,8 @@ protocols (:func:`lrnnkit.learn.protocols.follow`, the group's first run), each 
 :class:`lrnnkit.learn.step.DeviceStep`: device sampler, fused AdamW, the step captured as one CUDA graph) and as the
 batched model the protocol grid trains (:class:`lrnnkit.learn.batched.BatchedStep`, all the group's runs in one
 graph). The steps are ``bench_batched_runs.py``'s: ``WARM`` steps (compilation, capture), then blocks of 10 steps
-for ``--seconds``. Before timing, a check on this device: the scan's states and gradients (float32) against the sequential loop in
-float64 at each configuration's longest training length, relative error of each.
+for ``--seconds``. Before timing, a check on this device: the scan's states and gradients (float32) against the
+sequential loop in float64 at each configuration's longest training length, relative error of each.
 """
 from __future__ import annotations
 

@@ -146,7 +146,8 @@ def test_a_nonfinite_run_is_skipped_alone():
     """Run 1's gradient holds an inf: its parameters, moments and step count stay; run 0 updates exactly as it
     would alone."""
     g = torch.Generator().manual_seed(0)
-    flat, grad = torch.randn(2, 7, generator=g, dtype=torch.float64), torch.randn(2, 7, generator=g, dtype=torch.float64)
+    flat = torch.randn(2, 7, generator=g, dtype=torch.float64)
+    grad = torch.randn(2, 7, generator=g, dtype=torch.float64)
     m, v = torch.randn(2, 7, generator=g, dtype=torch.float64), torch.rand(2, 7, generator=g, dtype=torch.float64)
     grad[1, 3] = float("inf")
     mask = torch.tensor([1, 1, 0, 1, 0, 0, 1], dtype=torch.float64)
@@ -336,9 +337,9 @@ def test_on_cuda_the_captured_batched_step_trains_each_run(kind):
 
 def test_the_triton_paths_take_the_folded_run_axis(monkeypatch):
     """The kernels the batched model calls on CUDA -- the chunked GH kernel, the Triton short convolution with each
-    run's taps on its own rows, the batched scale-safe RMSNorm with each run's weight, the Triton l2norm and gated RMSNorm -- run here under the Triton interpreter on
-    the folded (R B) layout, against the separate models on the torch paths: losses and gradients agree to 1e-6
-    (float32, two implementations of the same equations; measured 6e-8 against gradients of ~0.3)."""
+    run's taps on its own rows, the batched scale-safe RMSNorm with each run's weight, the Triton l2norm and gated
+    RMSNorm -- run here under the Triton interpreter on the folded (R B) layout, against the separate models on the
+    torch paths: losses and gradients agree to 1e-6 (float32, two implementations of the same equations; measured 6e-8 against gradients of ~0.3)."""
     import lrnnkit.ops.gh.api as api
     import lrnnkit.ops.l2norm as l2
     import lrnnkit.ops.norm as norm
