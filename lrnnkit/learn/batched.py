@@ -22,15 +22,15 @@ The papers' protocols train several seeds and learning rates per configuration (
 * **loss.** ``L = sum_r L_r`` with ``L_r`` run r's token-level cross-entropy (its own mean over its own labelled
   tokens, as :func:`.step.train_loss`). ``L_r`` depends only on row r of ``flat``, so ``dL/dflat_r = dL_r/dflat_r``:
   each run's gradient is its own run's gradient.
-* **optimizer.** AdamW (000, App. E.1.1) written out over the stacked tensors (:func:`adamw_update`): per-run
-  gradient norm and clipping (``torch.nn.utils.clip_grad_norm_``'s ``clip / (norm + 1e-6)`` capped at 1), per-run
-  learning rate from each run's own warm-up + cosine table (:func:`.step.lr_schedule` of its lr, min_lr, warmup),
-  per-run step counts for the bias corrections, weight decay on the matrices only (as :func:`.step.optimizer`),
-  and a per-run non-finite skip: a run whose gradient norm is not finite keeps its parameters, moments and step count (what the single-run loops'
-  skip does) while the others update. Neither torch's fused AdamW nor per-run parameter groups serve: the fused
-  kernel takes one learning rate per parameter tensor (a 0-dim tensor), and parameter groups need a tensor per
-  run, which would undo the stacking; the update here is a dozen elementwise ops on (R, N) with the learning rate
-  a (R, 1) column.
+* **optimizer.** AdamW (000, App. E.1.1) written out over the stacked tensors (:func:`adamw_update`): per-run gradient
+  norm and clipping (``torch.nn.utils.clip_grad_norm_``'s ``clip / (norm + 1e-6)`` capped at 1), per-run learning rate
+  from each run's own warm-up + cosine table (:func:`.step.lr_schedule` of its lr, min_lr, warmup), per-run step
+  counts for the bias corrections, weight decay on the matrices only (as :func:`.step.optimizer`), and a per-run
+  non-finite skip: a run whose gradient norm is not finite keeps its parameters, moments and step count (what the
+  single-run loops' skip does) while the others update. Neither torch's fused AdamW nor per-run parameter groups
+  serve: the fused kernel takes one learning rate per parameter tensor (a 0-dim tensor), and parameter groups need a
+  tensor per run, which would undo the stacking; the update here is a dozen elementwise ops on (R, N) with the
+  learning rate a (R, 1) column.
 * **data.** Run r's batch ``s`` is what the device loop draws for a single run with seed ``seed_r`` at step ``s``
   (:mod:`.device_sampler`; the R batches made by the kernels of one), so different seeds see different data, and
   a batched run's data, initialisation and update rule are those of ``lrnnkit train --loop device``.
@@ -52,10 +52,10 @@ decided per run on its own batch, so each run iterates exactly as often as it wo
 :data:`PER_RUN` fields only (seed and the learning-rate schedule: ``lr``, ``min_lr``, ``warmup``; so each group of
 :func:`lrnnkit.learn.protocols.follow`'s seeds x learning-rate sweep, a constant schedule included, is one batched
 run); anything else is a different shape or schedule and is refused, one line naming the field. Checkpoints are
-written for every run every ``checkpoint_every`` steps / ``checkpoint_seconds`` seconds and at the end (``max_seconds`` included); a batched
-run whose directories hold checkpoints of one step resumes from them and ends as the uninterrupted run would.
-Not covered (refused): other mixers, ``auto_steps`` (each run would cut its own schedule), the host loop. A signal
-(Ctrl-C) stops the run without a last checkpoint (the periodic one stands).
+written for every run every ``checkpoint_every`` steps / ``checkpoint_seconds`` seconds and at the end
+(``max_seconds`` included); a batched run whose directories hold checkpoints of one step resumes from them and ends as
+the uninterrupted run would. Not covered (refused): other mixers, ``auto_steps`` (each run would cut its own
+schedule), the host loop. A signal (Ctrl-C) stops the run without a last checkpoint (the periodic one stands).
 """
 from __future__ import annotations
 

@@ -339,7 +339,8 @@ def test_the_triton_paths_take_the_folded_run_axis(monkeypatch):
     """The kernels the batched model calls on CUDA -- the chunked GH kernel, the Triton short convolution with each
     run's taps on its own rows, the batched scale-safe RMSNorm with each run's weight, the Triton l2norm and gated
     RMSNorm -- run here under the Triton interpreter on the folded (R B) layout, against the separate models on the
-    torch paths: losses and gradients agree to 1e-6 (float32, two implementations of the same equations; measured 6e-8 against gradients of ~0.3)."""
+    torch paths: losses and gradients agree to 1e-6 (float32, two implementations of the same equations; measured 6e-8
+    against gradients of ~0.3)."""
     import lrnnkit.ops.gh.api as api
     import lrnnkit.ops.l2norm as l2
     import lrnnkit.ops.norm as norm
