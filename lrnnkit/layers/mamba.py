@@ -31,10 +31,10 @@ from torch.nn import functional as F
 
 from ..errors import InputError
 from ..ops._checks import acc_dtype
-from ..ops.diagonal.selective import selective_scan, selective_scan_reference, transitions_and_inputs
+from ..ops.diagonal.selective import selective_scan, selective_scan_reference, transitions
 from .short_conv import ShortConvolution
 
-__all__ = ["MambaMixer"]
+__all__ = ["MambaMixer", "block_inputs", "block_output"]
 
 DT_MIN, DT_MAX, DT_FLOOR = 1e-3, 1e-1, 1e-4      # mamba_ssm's dt_min, dt_max, dt_init_floor
 
@@ -69,16 +69,16 @@ class MambaMixer(nn.Module):
             dt = dt.clamp_min(DT_FLOOR)
             self.dt_proj.bias.copy_(dt + torch.log(-torch.expm1(-dt)))      # softplus^-1(dt)
 
+    def _lin(self, name: str, t: torch.Tensor, acc=None) -> torch.Tensor:
+        """The projection ``name`` of ``t`` (:func:`block_inputs`' ``lin``): the module, or its weights cast to
+        ``acc``."""
+        m = getattr(self, name)
+        if acc is None:
+            return m(t)
+        return F.linear(t, m.weight.to(acc), None if m.bias is None else m.bias.to(acc))
+
     def _inputs(self, u: torch.Tensor):
-        """``(x, delta, A, Bm, C, z)``: the scan's inputs (:mod:`lrnnkit.ops.diagonal.selective`), the convolved
-        input, its step and the gate (B, T, d_inner), ``A = -exp(A_log)`` (d_inner, N), the readouts B and C
-        (B, T, N), in the recurrence's dtype."""
-        acc = acc_dtype(u.dtype)
-        x, z = self.in_proj(u).chunk(2, -1)
-        x = self.conv(x).to(acc)
-        dt, Bm, C = self.x_proj(x.to(u.dtype)).to(acc).split([self.dt_rank, self.d_state, self.d_state], -1)
-        delta = F.softplus(F.linear(dt, self.dt_proj.weight.to(acc), self.dt_proj.bias.to(acc)))
-        return x, delta, -torch.exp(self.A_log.to(acc)), Bm, C, z.to(acc)
+        return block_inputs(u, self._lin, self.conv, self.A_log, self.dt_rank, self.d_state)
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
         x, delta, A, Bm, C, z = self._inputs(u)
@@ -88,12 +88,32 @@ class MambaMixer(nn.Module):
                                          scan=lambda a, b: diagonal_scan_naive(a, b, validate=False))
         else:
             y = selective_scan(x, delta, A, Bm, C, self.neg)
-        y = y + self.D.to(x.dtype) * x
-        return self.out_proj((y * F.silu(z)).to(u.dtype))
+        return block_output(y, x, z, self.D, self._lin, u.dtype)
 
     def transitions(self, u: torch.Tensor) -> torch.Tensor:
         """(B, T, d_inner * N, 1, 1): every state's transition ``a`` (:meth:`lrnnkit.learn.models.SequenceModel.
         transition_matrices`)."""
-        x, delta, A, Bm, _, _ = self._inputs(u)
-        a = transitions_and_inputs(x, delta, A, Bm, self.neg)[0]
+        _, delta, A, _, _, _ = self._inputs(u)
+        a = transitions(delta, A, self.neg)
         return a.reshape(*a.shape[:2], -1)[..., None, None]
+
+
+def block_inputs(u: torch.Tensor, lin, conv, A_log: torch.Tensor, rank: int, n: int) -> tuple:
+    """``(x, delta, A, Bm, C, z)`` of the module text for ``u`` (..., T, width): the scan's inputs
+    (:mod:`lrnnkit.ops.diagonal.selective`), the convolved input, its step and the gate (..., T, d_inner),
+    ``A = -exp(A_log)``, the readouts B and C (..., T, N), in the recurrence's dtype. ``lin(name, t, acc=None)``: the
+    projection ``name`` (in_proj, x_proj, dt_proj, out_proj) of ``t``, its weights cast to ``acc`` when given;
+    ``conv(x)``: the convolution with its bias and SiLU. :class:`MambaMixer` passes its modules, the batched model
+    (:mod:`lrnnkit.learn.batched`) each run's stacked weights."""
+    acc = acc_dtype(u.dtype)
+    x, z = lin("in_proj", u).chunk(2, -1)
+    x = conv(x).to(acc)
+    dt, Bm, C = lin("x_proj", x.to(u.dtype)).to(acc).split([rank, n, n], -1)
+    delta = F.softplus(lin("dt_proj", dt, acc))
+    return x, delta, -torch.exp(A_log.to(acc)), Bm, C, z.to(acc)
+
+
+def block_output(y: torch.Tensor, x: torch.Tensor, z: torch.Tensor, D: torch.Tensor, lin, dtype) -> torch.Tensor:
+    """``W_out ((y + D x) silu(z))`` in ``dtype``, from the scan's readout ``y``; ``D`` broadcasting against ``x``
+    (:func:`block_inputs` for ``lin``)."""
+    return lin("out_proj", ((y + D.to(x.dtype) * x) * F.silu(z)).to(dtype))

@@ -79,7 +79,7 @@ from ..layers.fixed_point import shift_output, freeze_iterate
 from ..layers.mixers import pnorm_columns
 from ..ops.norm import rms_norm_runs, rms_norm_runs_torch
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
-from ..ops._checks import acc_dtype
+from ..layers.mamba import block_inputs, block_output
 from ..ops.diagonal.gated import gated_scan
 from ..ops.diagonal.selective import selective_scan
 from .models import SequenceModel
@@ -270,16 +270,15 @@ class BatchedSequenceModel(torch.nn.Module):
         """:class:`~lrnnkit.layers.mamba.MambaMixer` per run (its module text), the selective scan over the R B rows
         at once with run r's ``A = -exp(A_log_r)`` on its rows (:func:`~lrnnkit.ops.diagonal.selective.
         selective_scan`); the convolution with each run's taps, then its bias and SiLU."""
-        acc = acc_dtype(u.dtype)
-        rank, n = self.mamba["rank"], self.mamba["n"]
-        x, z = _lin(u, P["in_proj.weight"]).chunk(2, -1)
-        x = _conv(x, P["conv.weight"], None)
-        x = F.silu(x + _per_run(P["conv.bias"], x.ndim).to(x.dtype)).to(acc)
-        dt, Bm, C = _lin(x.to(u.dtype), P["x_proj.weight"]).to(acc).split([rank, n, n], -1)
-        delta = F.softplus(_lin(dt, P["dt_proj.weight"].to(acc), P["dt_proj.bias"].to(acc)))
-        y = selective_scan(x, delta, -torch.exp(P["A_log"].to(acc)), Bm, C, self.mamba["neg"])
-        y = y + _per_run(P["D"], x.ndim).to(acc) * x
-        return _lin((y * F.silu(z.to(acc))).to(u.dtype), P["out_proj.weight"])
+        def lin(name, t, acc=None):
+            w, b = P[f"{name}.weight"], P.get(f"{name}.bias")
+            return _lin(t, w, b) if acc is None else _lin(t, w.to(acc), None if b is None else b.to(acc))
+
+        def conv(x):
+            return F.silu(_conv(x, P["conv.weight"], None) + _per_run(P["conv.bias"], x.ndim).to(x.dtype))
+        x, delta, A, Bm, C, z = block_inputs(u, lin, conv, P["A_log"], self.mamba["rank"], self.mamba["n"])
+        y = selective_scan(x, delta, A, Bm, C, self.mamba["neg"])
+        return block_output(y, x, z, _per_run(P["D"], x.ndim), lin, u.dtype)
 
     def _block(self, x, P):
         """:class:`~lrnnkit.learn.models.BlockDiagonalMixer` per run (002, eq. 5-6: blocks of size b whose columns

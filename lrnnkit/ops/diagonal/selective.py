@@ -33,8 +33,7 @@ from .._checks import acc_dtype
 from .._triton import TL_DTYPE, tl, triton
 from .parallel import diagonal_scan
 
-__all__ = ["FUSED_ON_CUDA", "selective_scan", "selective_scan_fused", "selective_scan_reference",
-           "transitions_and_inputs"]
+__all__ = ["FUSED_ON_CUDA", "selective_scan", "selective_scan_fused", "selective_scan_reference", "transitions"]
 
 #: whether :func:`selective_scan` runs the fused kernels on CUDA inputs (else the torch expression): on, unless
 #: the environment sets ``LRNNKIT_FUSED_SELECTIVE=0`` (read at import); checked and timed on a GPU
@@ -48,19 +47,19 @@ def _per_run_A(A: torch.Tensor, ndim: int) -> torch.Tensor:
     return A if A.ndim == 2 else A.reshape(A.shape[0], *([1] * (ndim - 3)), *A.shape[1:])
 
 
-def transitions_and_inputs(x, delta, A, Bm, neg: bool):
-    """``(a, b)`` (..., T, Di, N) of the module text: ``a = s`` or ``2 s - 1``, ``b = (delta x) B^T``; ``A`` (Di, N),
-    or (R, Di, N) with leading axes (R, B) of x: run r's on its rows."""
-    s = torch.exp(delta[..., None] * _per_run_A(A, x.ndim + 1))
-    a = 2 * s - 1 if neg else s
-    return a, (delta * x)[..., None] * Bm[..., None, :]
+def transitions(delta, A, neg: bool) -> torch.Tensor:
+    """``a`` (..., T, Di, N) of the module text, ``s`` or ``2 s - 1`` with ``s = exp(delta A)``; ``A`` (Di, N), or
+    (R, Di, N) with leading axes (R, B) of ``delta``: run r's on its rows."""
+    s = torch.exp(delta[..., None] * _per_run_A(A, delta.ndim + 1))
+    return 2 * s - 1 if neg else s
 
 
 def selective_scan_reference(x, delta, A, Bm, C, neg: bool, scan=diagonal_scan) -> torch.Tensor:
     """The torch expression (module text), differentiable by autograd: ``y`` (..., T, Di) in the inputs' dtype for x
     (..., T, Di) (leading axes (B,), or (R, B) with ``A`` (R, Di, N): run r's on its rows); ``scan``: the diagonal
     scan over (rows, T, Di N) (default :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`)."""
-    a, b = transitions_and_inputs(x, delta, A, Bm, neg)
+    a = transitions(delta, A, neg)
+    b = (delta * x)[..., None] * Bm[..., None, :]
     T, di, n = a.shape[-3:]
     h = scan(a.reshape(-1, T, di * n), b.reshape(-1, T, di * n)).reshape(b.shape)
     return (h * C[..., None, :]).sum(-1)
