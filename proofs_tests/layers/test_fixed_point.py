@@ -418,3 +418,26 @@ def test_003_experiments_are_listed_and_judged():
         return out
     assert e.judge(res(True))["outcome"] == "reproduced"
     assert e.judge(res(False))["outcome"] == "partly reproduced"
+
+
+def test_fixed_point_convergence_probe_reads_a_run_directory(tmp_path, capsys):
+    """benchmarks/fixed_point_convergence.py on a tiny trained run: one line per (length, cap) with the iterations
+    of the last forward within that cap, and the alone-vs-batch count bounded by the words; a run directory without
+    a fixed-point layer (or without a checkpoint) is one line and exit status 2."""
+    import json as _json
+
+    from benchmarks import fixed_point_convergence as fpc
+    from lrnnkit.learn.train import TrainConfig, train
+    base = dict(task="parity", n_h=2, width=8, heads=2, block_size=2, steps=3, batch=4, train_len=(3, 6),
+                test_len=(6,), eval_n=8, short_conv=False)
+    train(TrainConfig(layer="fixed-point", **base), str(tmp_path / "fp"))
+    assert fpc.main([str(tmp_path / "fp"), "--lengths", "3,6", "--caps", "2,50", "--words", "8"]) == 0
+    rows = [_json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["length"], r["cap"]) for r in rows[:4]] == [(3, 2), (3, 50), (6, 2), (6, 50)]
+    assert all(1 <= r["iterations"] <= r["cap"] and 0 <= r["accuracy"] <= 1 for r in rows[:4])
+    assert 0 <= rows[4]["answered_differently_alone"] <= rows[4]["words"] == 8
+    train(TrainConfig(layer="diagonal", **{k: v for k, v in base.items() if k not in ("n_h", "block_size")}),
+          str(tmp_path / "diag"))
+    assert fpc.main([str(tmp_path / "diag")]) == 2
+    assert "no fixed-point layer" in capsys.readouterr().err
+    assert fpc.main([str(tmp_path / "none")]) == 2
