@@ -6,7 +6,9 @@ process: each a module attribute of lrnnkit read at call time.
 * ``conv``: :data:`lrnnkit.learn.batched.CONV_IN_PLACE_ON_CUDA` (the batched short convolution with each run's taps
   in place, or the runs' channels side by side);
 * ``norm``: :data:`lrnnkit.learn.batched.RMS_FUSED_ON_CUDA` (the batched scale-safe RMSNorm in one Triton pass each
-  way, or the torch expression).
+  way, or the torch expression);
+* ``selective``: :data:`lrnnkit.ops.diagonal.selective.FUSED_ON_CUDA` (the Mamba block's selective scan and readout
+  in two Triton kernels, or the torch expression around the diagonal scan).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import importlib
 #: name -> (module, attribute)
 SWITCHES = {"gate": ("lrnnkit.ops.diagonal.gated", "FUSED_ON_CUDA"),
             "conv": ("lrnnkit.learn.batched", "CONV_IN_PLACE_ON_CUDA"),
-            "norm": ("lrnnkit.learn.batched", "RMS_FUSED_ON_CUDA")}
+            "norm": ("lrnnkit.learn.batched", "RMS_FUSED_ON_CUDA"),
+            "selective": ("lrnnkit.ops.diagonal.selective", "FUSED_ON_CUDA")}
 
 
 def _slot(name: str):

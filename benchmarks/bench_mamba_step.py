@@ -84,8 +84,7 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched:
     :data:`BATCHED`): ms a step (of one run, or of the group's runs as one model), or the error."""
     from benchmarks.bench_batched_runs import time_alone, time_batched
     from benchmarks.bench_scans import scan_groups
-    from lrnnkit.ops.diagonal import selective
-    fused = selective.FUSED_ON_CUDA
+    from benchmarks._switches import switched
     out, t0 = [], time.perf_counter()
     for name, label, cfgs in scan_groups(only, smoke, device, ("diagonal",)):
         for layer in [x for x in ARMS + (BATCHED if batched else ()) if arms is None or x in arms]:
@@ -95,14 +94,12 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched:
                 row["error"] = "skipped (budget)"
             else:
                 try:
-                    selective.FUSED_ON_CUDA = layer != "mamba unfused"      # that arm: the torch expression
                     c = dataclasses.replace(cfgs[0], layer=layer.split()[0])
-                    r = time_batched(c, len(cfgs), seconds) if layer in BATCHED else time_alone(c, seconds)
+                    with switched(selective=layer != "mamba unfused"):     # that arm: the torch expression
+                        r = time_batched(c, len(cfgs), seconds) if layer in BATCHED else time_alone(c, seconds)
                     row.update(ms_per_step=round(1000.0 / r["steps_per_s"], 3), graph=r.get("graph"))
                 except Exception as exc:  # noqa: BLE001 - a failed arm is a cell, the others still run
                     row["error"] = f"{type(exc).__name__}: {exc}"[:300]
-                finally:
-                    selective.FUSED_ON_CUDA = fused
             print(json.dumps(row), flush=True)
             out.append(row)
     return out

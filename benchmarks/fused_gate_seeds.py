@@ -1,11 +1,12 @@
-"""Does the diagonal layer learn the same with a fused path on? Parity at 000 Fig. 1's model (the diagonal
-configurations of 004's protocol: width 128, one layer, short convolution, lengths 3-40), shortened to ``--steps``
-steps of batch ``--batch``, for seeds 0..N-1 trained as one batched model (the protocol grid's path,
-:func:`lrnnkit.learn.batched.train_batched`), once with the path off and once on, in one process on one card.
-``--switch``: ``gate``, the gated scan's fused kernels (:data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`: gate +
-scan + silu in one pass each way, against the torch expression around the Triton scan); ``conv``, the batched
-short convolution in place (:data:`lrnnkit.learn.batched.CONV_IN_PLACE_ON_CUDA`); ``norm``, the batched fused
-RMSNorm (:data:`lrnnkit.learn.batched.RMS_FUSED_ON_CUDA`).
+"""Does the diagonal layer (the Mamba block for ``--switch selective``) learn the same with a fused path on? Parity at
+000 Fig. 1's model (the diagonal configurations of 004's protocol: width 128, one layer, short convolution, lengths
+3-40), shortened to ``--steps`` steps of batch ``--batch``, for seeds 0..N-1 trained as one batched model (the
+protocol grid's path, :func:`lrnnkit.learn.batched.train_batched`), once with the path off and once on, in one process
+on one card. ``--switch``: ``gate``, the gated scan's fused kernels (:data:`lrnnkit.ops.diagonal.gated.FUSED_ON_CUDA`:
+gate + scan + silu in one pass each way, against the torch expression around the Triton scan); ``conv``, the batched
+short convolution in place (:data:`lrnnkit.learn.batched.CONV_IN_PLACE_ON_CUDA`); ``norm``, the batched fused RMSNorm
+(:data:`lrnnkit.learn.batched.RMS_FUSED_ON_CUDA`); ``selective``, the Mamba block's fused selective scan
+(:data:`lrnnkit.ops.diagonal.selective.FUSED_ON_CUDA`), which trains the ``mamba`` layer in place of the diagonal one.
 
 The two arms of a seed start from the same weights and draw the same batches (the counter-based device sampler), so a
 pair differs only by the kernels' rounding; after enough steps that difference grows into two different runs, so the
@@ -14,7 +15,7 @@ question is one of distribution: per eigenvalue range, each seed's token accurac
 signed-rank test of the paired differences (scipy; p = 1 where every pair is equal). Wall seconds per arm (the
 compilation of the first arm's kernels included in its time) are printed beside them.
 
-    python3 benchmarks/fused_gate_seeds.py [--seeds 8] [--steps 2000] [--batch 256] [--switch gate|conv|norm]
+    python3 benchmarks/fused_gate_seeds.py [--seeds 8] [--steps 2000] [--batch 256] [--switch gate|conv|norm|selective]
                                            [--json OUT.json]
     python3 benchmarks/fused_gate_seeds.py --smoke      # CPU, tiny: the plumbing only (both arms are the reference)
 """
@@ -34,11 +35,12 @@ METRICS = (("test_accuracy", "token accuracy at"), ("final_accuracy", "final-pos
 SMOKE = dict(width=16, heads=2, batch=8, steps=4, train_len=(3, 10), test_len=(10, 256), eval_n=8)
 
 
-def configs(eig: str, seeds: int, steps: int, batch: int, device: str, smoke: bool) -> list:
+def configs(eig: str, seeds: int, steps: int, batch: int, device: str, smoke: bool,
+            layer: str = "diagonal") -> list:
     import dataclasses
 
     from lrnnkit.learn.train import TrainConfig
-    kw = dict(task="parity", layer="diagonal", eig_range=RANGES[eig], width=128, heads=4, layers=1, steps=steps,
+    kw = dict(task="parity", layer=layer, eig_range=RANGES[eig], width=128, heads=4, layers=1, steps=steps,
               batch=batch, lr=1e-3, train_len=(3, 40), test_len=(40, 256), eval_n=1024, short_conv=True,
               device=device, loop="device", checkpoint_every=0)
     if smoke:
@@ -70,13 +72,16 @@ def paired(off: list, on: list) -> float:
 
 
 def run_case(eig: str, a) -> dict:
-    cfgs = configs(eig, a.seeds, a.steps, a.batch, "cpu" if a.smoke else "cuda", a.smoke)
+    layer = "mamba" if a.switch == "selective" else "diagonal"      # the path exists in that layer only
+    cfgs = configs(eig, a.seeds, a.steps, a.batch, "cpu" if a.smoke else "cuda", a.smoke, layer)
     got, seconds = {}, {}
     for name, fused in (("off", False), ("on", True)):
         got[name], seconds[name] = arm(cfgs, fused, a.switch)
-    out = {"switch": a.switch, "eig_range": eig, "seeds": a.seeds, "steps": cfgs[0].steps, "batch": cfgs[0].batch, "seconds": seconds,
+    out = {"switch": a.switch, "layer": layer, "eig_range": eig, "seeds": a.seeds, "steps": cfgs[0].steps,
+           "batch": cfgs[0].batch, "seconds": seconds,
            "metrics": {}}
-    print(f"\n{a.switch} off / on: diagonal {eig}, {a.seeds} seeds batched, {cfgs[0].steps} steps of batch {cfgs[0].batch}; wall s "
+    print(f"\n{a.switch} off / on: {layer} {eig}, {a.seeds} seeds batched, {cfgs[0].steps} steps of batch "
+          f"{cfgs[0].batch}; wall s "
           f"off {seconds['off']}, on {seconds['on']}")
     for (key, name), length in zip(METRICS, (cfgs[0].train_len[1], cfgs[0].test_len[-1])):
         what, length = f"{name} {length}", str(length)

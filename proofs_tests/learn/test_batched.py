@@ -495,19 +495,18 @@ def test_bench_scans_merges_a_scans_step_times_into_the_cost_table(tmp_path):
     assert y["ms_per_step"] == 103.0 and y["batched"] == {"runs": 1, "ms_per_step": 103.0} and y["layers"] == 2
 
 
-@pytest.mark.parametrize("switch", ["gate", "norm"])
+@pytest.mark.parametrize("switch", ["gate", "norm", "selective"])
 def test_fused_gate_seeds_pairs_the_two_arms_of_each_seed(tmp_path, switch):
     """benchmarks/fused_gate_seeds.py --smoke on the CPU (both arms the torch reference there): every seed's two
     numbers are equal, so the paired test says p = 1; the JSON is written and names the switch, which is put back
-    after; an unknown range exits 2."""
+    after (``selective`` trains the Mamba block); an unknown range exits 2."""
     from benchmarks import fused_gate_seeds
-    from lrnnkit.learn import batched
-    from lrnnkit.ops.diagonal import gated
-    before = gated.FUSED_ON_CUDA, batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA
+    from benchmarks._switches import state
+    before = state()
     out = tmp_path / "seeds.json"
     assert fused_gate_seeds.main(["--smoke", "--seeds", "2", "--ranges", "[0,1]", "--switch", switch,
                                   "--json", str(out)]) == 0
-    assert (gated.FUSED_ON_CUDA, batched.CONV_IN_PLACE_ON_CUDA, batched.RMS_FUSED_ON_CUDA) == before
+    assert state() == before
     case = json.loads(out.read_text())["cases"][0]
     assert case["eig_range"] == "[0,1]" and case["switch"] == switch and len(case["metrics"]) == 2
     for m in case["metrics"].values():
