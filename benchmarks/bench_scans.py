@@ -207,7 +207,7 @@ def main(argv=None) -> int:
                 row["errors_fused"] = fused_gate_errors(cfgs[0], a.device)
             except Exception as exc:  # noqa: BLE001 - a failed check is part of the row, the timings still run
                 row["errors_fused"] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-        for s in [x for x in scans if cfgs[0].layer == "diagonal" or x in SCANS[:2] or x in SCANS[3:]]:
+        for s in [x for x in scans if cfgs[0].layer == "diagonal" or x != "fused gate"]:   # the gate: diagonal only
             modes = (("alone", 1), ("batched", len(cfgs))) if s in SCANS[:3] else (("batched", len(cfgs)),)
             for mode, R in modes:
                 key = f"{s} / {mode}"
