@@ -39,10 +39,11 @@ if ROOT not in sys.path:
 
 WARM = 6                 # > EAGER_STEPS: the capture happens inside the warm-up
 BLOCK = 10               # steps between the host's clock reads (one synchronisation each)
-# name -> (experiment, configuration label) at --scale paper
+# name -> (experiment, configuration label at --scale paper[, the layer in its place]); parity-diagonal: lrnnkit's
+# one-state Mamba-like layer at the shape of 000-parity's Mamba configuration (which trains Mamba's block)
 SHAPES = {"s5-deltanet": ("000-s5", "S5 swaps only, DeltaNet [-1,1] 1L"),
           "parity-deltanet": ("000-parity", "DeltaNet [-1,1]"),
-          "parity-diagonal": ("000-parity", "Mamba-like diagonal [-1,1]"),
+          "parity-diagonal": ("000-parity", "Mamba [-1,1]", "diagonal"),
           "sum-block": ("002-block-diagonal", "Sum(5)")}
 DEFAULT = ("s5-deltanet", "parity-deltanet", "parity-diagonal")     # sum-block with --only (the budget)
 # --smoke: the same layers, tiny, on the CPU
@@ -52,8 +53,10 @@ SMOKE = dict(width=16, heads=2, batch=8, train_len=(3, 10), steps=1000, test_len
 def shape_config(name: str, smoke: bool = False, device: str = "cuda"):
     import dataclasses
     from lrnnkit.learn.experiments import get_experiment
-    exp, label = SHAPES[name]
+    exp, label, *layer = SHAPES[name]
     cfg = dict(get_experiment(exp).runs("paper"))[label]
+    if layer:
+        cfg = dataclasses.replace(cfg, layer=layer[0])
     if smoke:
         cfg = dataclasses.replace(cfg, **SMOKE)
     return dataclasses.replace(cfg, device=device, loop="device", max_seconds=None, auto_steps=False)

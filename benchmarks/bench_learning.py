@@ -319,7 +319,7 @@ def _task(rec: dict):
 
 def label_filters(text: str) -> list:
     """``--labels``: the comma-separated substrings of ``text``, a comma inside brackets kept (labels such as
-    ``"DeltaNet [-1,1]"`` hold one): ``"Mamba-like diagonal [0,1],DeltaNet"`` -> ``["Mamba-like diagonal [0,1]",
+    ``"DeltaNet [-1,1]"`` hold one): ``"Mamba [0,1],DeltaNet"`` -> ``["Mamba [0,1]",
     "DeltaNet"]``."""
     out, cur, depth = [], "", 0
     for ch in text:
@@ -403,7 +403,8 @@ def summarise(out: str, scale: str, skipped=(), note_for=None) -> dict:
             else:
                 doc["judgement"] = {"outcome": f"incomplete ({n_have} of {len(labels)} configurations finished)"}
             parts = {}
-            for part, (claim, plabels, _) in e.parts.items():
+            for part, (claim, _, _) in e.parts.items():
+                plabels = e.part_labels(part, have)     # as the runs name them (a Mamba configuration: either name)
                 pj = {"claim": claim, "configurations": plabels}
                 if all(lab in have for lab in plabels):
                     pj["judgement"] = with_seed_outcomes(e.judge_part(part, ok),
@@ -469,14 +470,17 @@ def _with_provenance(into: str, rec: dict, pv: dict) -> dict:
 
 def unpack_results(res_dir: str, into: str, pv: dict, scale: str = "small") -> int:
     """Run files (``runs/<experiment>/<run>.json``) from the committed experiment files of one scale, so that a
-    later GPU call's runs can be merged beside them and everything re-summarised (``--summarise``)."""
+    later GPU call's runs can be merged beside them and everything re-summarised (``--summarise``). A learning-rate
+    sweep's file (``kind: "lr-sweep"``) is not unpacked: its runs stay out of the experiment's record
+    (:mod:`lrnnkit.theorems.rate_sweeps`)."""
     n = 0
     for f in sorted(os.listdir(res_dir)):
         if not f.endswith(".json"):
             continue
         with open(os.path.join(res_dir, f)) as fh:
             doc = json.load(fh)
-        if not isinstance(doc, dict) or doc.get("scale") != scale or not isinstance(doc.get("runs"), dict):
+        if not isinstance(doc, dict) or doc.get("scale") != scale or not isinstance(doc.get("runs"), dict) \
+                or doc.get("kind") == "lr-sweep":
             continue
         own = doc["runs"].items()
         if doc.get("kind") == "comparison":   # lrnnkit's side is assembled from the experiments' runs by summarise()
@@ -565,10 +569,11 @@ def import_layer_vs_fla(src: str, into: str, pv: dict) -> int:
     return n
 
 
-def supersede(into: str, experiment: str, calls, reason: str) -> int:
+def supersede(into: str, experiment: str, calls, reason: str, labels=()) -> int:
     """Mark the run files of ``experiment`` under ``into`` that came from ``calls`` as superseded (``reason``, e.g.
     measured with an earlier layer): summarise() keeps them in the experiment's file under ``superseded``, out of
-    ``runs``, so no judge sees them. A superseded run labelled by its configuration alone is relabelled
+    ``runs``, so no judge sees them. ``labels``: substrings, of which a run's configuration label must hold one
+    (none: every run of those calls). A superseded run labelled by its configuration alone is relabelled
     ``LABEL (call NAME)``, which leaves the plain label to the runs that replace it."""
     rd = os.path.join(into, "runs", experiment)
     n = 0
@@ -577,7 +582,8 @@ def supersede(into: str, experiment: str, calls, reason: str) -> int:
         with open(path) as fh:
             rec = json.load(fh)
         call = (rec.get("provenance") or rec["result"].get("provenance") or {}).get("call")
-        if call not in calls or rec.get("superseded"):
+        config = rec["result"].get("config_label", rec["label"])
+        if call not in calls or rec.get("superseded") or (labels and not any(x in config for x in labels)):
             continue
         rec["superseded"] = reason
         res = rec["result"] = {**rec["result"], "superseded": reason}
@@ -719,7 +725,8 @@ def main(argv=None) -> int:
                     help="the fig3 cells of a bench_layer_vs_fla.py JSON as run files under --into (ours: "
                          "001-deltaproduct; fla: the 001-fla-anchor comparison)")
     ap.add_argument("--supersede", metavar="EXPERIMENT=CALL[,CALL]", action="append", default=[],
-                    help="mark the runs of these calls under --into superseded (kept, not judged); needs --reason")
+                    help="mark the runs of these calls under --into superseded (kept, not judged); needs --reason; "
+                         "with --labels only the configurations whose label holds one of its substrings")
     ap.add_argument("--reason", default="", help="why the runs are superseded (with --supersede)")
     ap.add_argument("--into", metavar="DIR", help="merge directory (with --unpack / --import-runs / "
                                                   "--import-layer-vs-fla / --supersede)")
@@ -783,7 +790,8 @@ def main(argv=None) -> int:
             exp, _, calls = spec.partition("=")
             if not exp or not calls:
                 ap.error(f"--supersede takes EXPERIMENT=CALL[,CALL], got {spec!r}")
-            print(f"{supersede(a.into, exp, set(calls.split(',')), a.reason)} runs of {exp} superseded")
+            n = supersede(a.into, exp, set(calls.split(',')), a.reason, label_filters(a.labels))
+            print(f"{n} runs of {exp} superseded")
         return 0
     if a.unpack or a.import_runs or a.import_layer_vs_fla:
         try:

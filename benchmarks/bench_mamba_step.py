@@ -3,13 +3,14 @@ one process on one card.
 
     python3 benchmarks/bench_mamba_step.py [--seconds 2] [--only 000-parity,...] [--json OUT.json]
     python3 benchmarks/bench_mamba_step.py --smoke            # CPU, tiny shapes, seconds
+    python3 benchmarks/bench_mamba_step.py --merge STEP.json COST.json   # here: its times into the cost table
 
-000 (Table 3) and 003 (Fig. 3, Table 2) train Mamba (Gu & Dao, 2023); lrnnkit's protocols run their Mamba
-configurations on the one-state-per-channel ``diagonal`` layer (:class:`lrnnkit.layers.mixers.DiagonalMixer`), a
-``model`` difference that keeps those verdicts open (:mod:`lrnnkit.learn.protocols`). The ``mamba`` layer
-(:class:`lrnnkit.layers.mamba.MambaMixer`: expand 2, 16 states per channel read out by ``C_t``, the ``D`` skip) is
-the paper's block. What a switch would cost: for every protocol group whose layer is ``diagonal`` (the group's
-first run), one run's step with each layer on the device loop (:class:`lrnnkit.learn.step.DeviceStep`: device
+000 (Table 3) and 003 (Fig. 3, Table 2) train Mamba (Gu & Dao, 2023). At scale paper lrnnkit's protocols train
+their Mamba configurations on the ``mamba`` layer (:class:`lrnnkit.layers.mamba.MambaMixer`: expand 2, 16 states
+per channel read out by ``C_t``, the ``D`` skip), the paper's block; below it, and in the paper-scale runs made
+before, on the one-state-per-channel ``diagonal`` layer (:class:`lrnnkit.layers.mixers.DiagonalMixer`,
+:mod:`lrnnkit.learn.mamba_configs`). What the block costs beside it: for every protocol group whose layer is
+``mamba`` (the group's first run), one run's step with each layer on the device loop (:class:`lrnnkit.learn.step.DeviceStep`: device
 sampler, fused AdamW, the step captured as one CUDA graph; ``bench_batched_runs.time_alone``: ``WARM`` steps, then
 blocks of 10 steps for ``--seconds``); the block twice, its scan as the torch expression (``mamba unfused``) and
 on the fused kernels (:mod:`lrnnkit.ops.diagonal.selective`, what CUDA runs by default). With ``--batched``, also
@@ -19,6 +20,12 @@ each trains alone on this device (:func:`lrnnkit.learn.batched.difference_from_s
 on this device: the block in float32 (its Triton scan on CUDA)
 against a float64 copy on the CPU (the sequential reference backend), relative L2 error of the output and of all
 parameters' gradients, in both eigenvalue ranges. Prints one JSON line per row and a table.
+
+``--merge STEP.json COST.json`` writes the block's measured steps (the ``mamba`` arm, one run; ``mamba batched``,
+the group as one model; a group of one run is its own batch) into the protocol cost table
+(``benchmarks/results/paper_scale/cost_h200_protocol.json``, what ``bench_learning.py --protocol --dry-run``
+prices jobs by), under the configurations' paper-scale labels (a file measured under the one-state layer's labels,
+``Mamba-like diagonal [..]``, is read under ``Mamba [..]``), through ``bench_scans.merge``.
 """
 from __future__ import annotations
 
@@ -80,13 +87,13 @@ def batched_check(device: str) -> dict:
 
 
 def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched: bool = False, arms=None) -> list:
-    """One row per (protocol group of diagonal runs, arm of :data:`ARMS`, and with ``batched`` of
+    """One row per (protocol group of mamba runs, arm of :data:`ARMS`, and with ``batched`` of
     :data:`BATCHED`): ms a step (of one run, or of the group's runs as one model), or the error."""
     from benchmarks.bench_batched_runs import time_alone, time_batched
     from benchmarks.bench_scans import scan_groups
     from benchmarks._switches import switched
     out, t0 = [], time.perf_counter()
-    for name, label, cfgs in scan_groups(only, smoke, device, ("diagonal",)):
+    for name, label, cfgs in scan_groups(only, smoke, device, ("mamba",)):
         for layer in [x for x in ARMS + (BATCHED if batched else ()) if arms is None or x in arms]:
             row = {"experiment": name, "label": label, "layer": layer, "batch": cfgs[0].batch, "runs": len(cfgs),
                    "width": cfgs[0].width, "layers": cfgs[0].layers, "train_len": list(cfgs[0].train_len)}
@@ -103,6 +110,38 @@ def rows(only, smoke: bool, device: str, seconds: float, budget: float, batched:
             print(json.dumps(row), flush=True)
             out.append(row)
     return out
+
+
+def merge(step_path: str, cost_path: str) -> list:
+    """The block's step times of ``step_path`` (a ``--json`` file of this script) into the cost table at
+    ``cost_path`` (module text); returns the rows changed or added (``bench_scans.merge``'s list)."""
+    import tempfile
+    from benchmarks.bench_scans import merge as merge_scans
+    from lrnnkit.learn.experiments import get_experiment
+    from lrnnkit.learn.mamba_configs import mamba_key
+    with open(step_path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    from lrnnkit.learn.protocols import _groups, follow
+    groups: dict = {}
+    for r in doc["rows"]:
+        if r.get("layer") in ("mamba", "mamba batched") and "ms_per_step" in r:
+            labels = [lab for lab, _ in get_experiment(r["experiment"]).runs("paper")]
+            key = (r["experiment"], mamba_key(r["label"], labels))
+            runs = r.get("runs") or len(dict(_groups(follow(r["experiment"])))[key[1]])    # older files: the group's
+            g = groups.setdefault(key, {**{k: r[k] for k in ("batch", "width", "layers", "train_len")}, "runs": runs})
+            g["mamba / batched" if r["layer"] == "mamba batched" else "mamba / alone"] = \
+                {"ms_per_step": r["ms_per_step"], "graph": r.get("graph")}
+    rows = []
+    for (exp, label), g in groups.items():
+        if g["runs"] == 1 and "mamba / batched" not in g:
+            g["mamba / batched"] = g["mamba / alone"]       # a group of one run: its batch of one is its step
+        if "mamba / batched" in g:
+            rows.append({"experiment": exp, "label": label, "layer": "mamba", **g})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, os.path.basename(step_path))
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump({"measured_utc": doc.get("measured_utc"), "rows": rows}, fh)
+        return merge_scans(path, cost_path, "mamba")
 
 
 def markdown(found: list) -> str:
@@ -130,14 +169,20 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=None, help="timed seconds per measurement (default 2; smoke 0.2)")
     ap.add_argument("--only", default=None, help="comma-separated experiments (default: every protocol with "
-                                                 "diagonal runs)")
+                                                 "mamba runs)")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes on the CPU, in seconds")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds after which no new measurement starts")
     ap.add_argument("--device", default=None)
     ap.add_argument("--json", default=None, help="write the rows here")
     ap.add_argument("--batched", action="store_true", help="also the groups' runs as one model, both layers")
     ap.add_argument("--arms", default=None, help=f"comma-separated, of {', '.join(ARMS + BATCHED)} (default: all)")
+    ap.add_argument("--merge", nargs=2, metavar=("STEP_JSON", "COST_JSON"),
+                    help="write a --json file's block steps into the protocol cost table, then stop")
     a = ap.parse_args(argv)
+    if a.merge:
+        for line in merge(*a.merge):
+            print(line)
+        return 0
     import torch
     device = a.device or ("cpu" if a.smoke or not torch.cuda.is_available() else "cuda")
     errors = device_errors(device, *((16, 8, 10) if a.smoke else ()))

@@ -26,6 +26,7 @@ from ..errors import InputError
 from .experiments_003 import EXPERIMENTS_003
 from .kinds import TEST_MIX_000, train_defaults
 from .horizon import horizon
+from .mamba_configs import MAMBA, mamba_key, mamba_model
 from .train import TrainConfig
 from ..fileio import atomic_write_text, read_regular
 from ..run_records import run_key, with_seed_outcomes
@@ -68,9 +69,14 @@ class Experiment:
         return self.judge(self.reduced(runs))
 
     def judge_part(self, part: str, runs: dict) -> dict:
-        claim, labels, judge = self.parts[part]
+        """The part's judge on its configurations, each read under either of its Mamba names (:meth:`part_labels`)."""
         best = self.reduced(runs)
-        return judge({k: best[k] for k in labels})
+        return self.parts[part][2]({k: best[k] for k in self.part_labels(part, best)})
+
+    def part_labels(self, part: str, have) -> list:
+        """The labels of ``part``'s configurations as ``have`` names them: a part names a Mamba configuration once,
+        and the runs carry the name of their scale's Mamba model (:mod:`lrnnkit.learn.mamba_configs`)."""
+        return [mamba_key(lab, have) for lab in self.parts[part][1]]
 
     def reduced(self, runs: dict) -> dict:
         """{configuration label: result}: ``reduce`` of ``runs`` where set, else :func:`best_per_config`. Every path
@@ -135,6 +141,11 @@ def _outcome(ok: list) -> str:
     return "reproduced" if all(ok) else ("partly reproduced" if any(ok) else "not reproduced")
 
 
+def _at(meas: dict, label: str):
+    """``meas``' number of configuration ``label``, named by either of its Mamba names (:func:`mamba_key`)."""
+    return meas[mamba_key(label, meas)]
+
+
 # ------------------------------------------------------------------------------------------------ 000 §5.1
 def _chomsky_runs(task: str, layers_small: int):
     def runs(scale: str):
@@ -148,10 +159,10 @@ def _chomsky_runs(task: str, layers_small: int):
                            test_len=(40, 64, 128, 192, 256), eval_n=8192, short_conv=True,
                            test_mix=TEST_MIX_000))
         out = []
-        for layer in ("diagonal", "deltanet"):
+        for name, layer in (mamba_model(scale), ("DeltaNet", "deltanet")):
             for er in ((0.0, 1.0), (-1.0, 1.0)):
-                lab = f"{'Mamba-like diagonal' if layer == 'diagonal' else 'DeltaNet'} [{er[0]:g},{er[1]:g}]"
-                out.append((lab, TrainConfig(task=task, layer=layer, eig_range=er, train_len=(3, 40), **base)))
+                out.append((f"{name} [{er[0]:g},{er[1]:g}]",
+                            TrainConfig(task=task, layer=layer, eig_range=er, train_len=(3, 40), **base)))
         return out
     return runs
 
@@ -184,7 +195,7 @@ def _judge_extension_helps(paper: dict):
         if max(meas.values()) < 0.1:
             return _with_mixture({"outcome": "not reproduced (no model learned the task at this scale)",
                                   "measured": {"scaled_accuracy_mean": meas}, "paper": paper}, res)
-        ok = [meas[f"{m} [-1,1]"] - meas[f"{m} [0,1]"] >= MARGIN for m in ("Mamba-like diagonal", "DeltaNet")]
+        ok = [_at(meas, f"{m} [-1,1]") - _at(meas, f"{m} [0,1]") >= MARGIN for m in (MAMBA, "DeltaNet")]
         return _with_mixture({"outcome": _outcome(ok), "measured": {"scaled_accuracy_mean": meas}, "paper": paper,
                               "criterion": f"[-1,1] beats [0,1] by >= {MARGIN} scaled accuracy, for both models "
                                            "(the claimed direction)"}, res)
@@ -233,9 +244,8 @@ def _z60_runs(scale: str):
                        test_len=(32, 64, 128), eval_n=512, max_seconds=60, auto_steps=True, short_conv=True),
                   dict(width=128, heads=4, steps=100_000, batch=512, lr=1e-4, train_len=(32, 32),
                        test_len=(32, 64, 128), eval_n=40_000, short_conv=True))
-    return [(f"{'Mamba-like diagonal' if l == 'diagonal' else 'DeltaNet'} [{e[0]:g},{e[1]:g}]",
-             TrainConfig(task="group:Z60", layer=l, eig_range=e, layers=2, **base))
-            for l in ("diagonal", "deltanet") for e in ((-1.0, 1.0), (0.0, 1.0))]
+    return [(f"{name} [{e[0]:g},{e[1]:g}]", TrainConfig(task="group:Z60", layer=l, eig_range=e, layers=2, **base))
+            for name, l in (mamba_model(scale), ("DeltaNet", "deltanet")) for e in ((-1.0, 1.0), (0.0, 1.0))]
 
 
 def _read_at_train(res: dict, outcome, criterion: str) -> dict:
@@ -261,27 +271,27 @@ def _judge_z60(res: dict) -> dict:
     def outcome(meas):
         if max(meas.values()) < 0.1:
             return "not reproduced (no model learned the task at this scale)"
-        return _outcome([meas["Mamba-like diagonal [-1,1]"] - meas["Mamba-like diagonal [0,1]"] >= MARGIN,
+        return _outcome([_at(meas, "Mamba [-1,1]") - _at(meas, "Mamba [0,1]") >= MARGIN,
                          meas["DeltaNet [-1,1]"] - meas["DeltaNet [0,1]"] >= MARGIN])
     return _read_at_train(res, outcome, f"[-1,1] beats [0,1] by >= {MARGIN} for both (000, Fig. 6: the [0,1] "
                                         "variants did worse)")
 
 
 def _judge_z60_mamba(res: dict) -> dict:
-    """000 Fig. 6's claim narrowed to what the Mamba-like models show: Mamba [0,1] worse than Mamba [-1,1] (by
-    ``MARGIN``) and Mamba [-1,1] above every other model, read as :func:`_judge_z60` reads."""
+    """000 Fig. 6's claim narrowed to the Mamba models: Mamba [0,1] worse than Mamba [-1,1] (by ``MARGIN``) and
+    Mamba [-1,1] above every other model, read as :func:`_judge_z60` reads (the Mamba models: Mamba's block at
+    scale paper, lrnnkit's one-state layer below it, :mod:`lrnnkit.learn.mamba_configs`)."""
     def outcome(meas):
-        top = meas["Mamba-like diagonal [-1,1]"]
-        return _outcome([top - meas["Mamba-like diagonal [0,1]"] >= MARGIN,
-                         all(top > v for k, v in meas.items() if k != "Mamba-like diagonal [-1,1]")])
+        best = mamba_key("Mamba [-1,1]", meas)
+        top = meas[best]
+        return _outcome([top - _at(meas, "Mamba [0,1]") >= MARGIN, all(top > v for k, v in meas.items() if k != best)])
     return _read_at_train(res, outcome, f"Mamba [-1,1] beats Mamba [0,1] by >= {MARGIN} and every other model "
                                         "(000, Fig. 6)")
 
 
 def _judge_z60_deltanet(res: dict) -> dict:
-    """000 Fig. 6's claim narrowed to the DeltaNet models (lrnnkit's DeltaNet is the paper's model; its Mamba-like
-    diagonal layer is not Mamba, :data:`lrnnkit.learn.protocols.OURS_DIAGONAL_MODEL`): DeltaNet [0,1] worse than
-    DeltaNet [-1,1] by ``MARGIN``, read as :func:`_judge_z60` reads."""
+    """000 Fig. 6's claim narrowed to the DeltaNet models (lrnnkit's DeltaNet is the paper's model): DeltaNet [0,1]
+    worse than DeltaNet [-1,1] by ``MARGIN``, read as :func:`_judge_z60` reads."""
     def outcome(meas):
         return _outcome([meas["DeltaNet [-1,1]"] - meas["DeltaNet [0,1]"] >= MARGIN])
     return _read_at_train(res, outcome, f"DeltaNet [-1,1] beats DeltaNet [0,1] by >= {MARGIN} (000, Fig. 6: the "
@@ -550,10 +560,10 @@ EXPERIMENTS = {e.name: e for e in [
                "Extending the eigenvalue range to [-1,1] lets diagonal (Mamba) and DeltaNet LRNNs solve parity "
                "(scaled accuracy 1.000); with [0,1] they stay at chance (0.000 / 0.017). Train 3-40, test 40-256.",
                _chomsky_runs("parity", 2), _judge_parity,
-               parts={"mamba": ("000 Fig. 1 and Table 3, narrowed to the diagonal (Mamba-like) models: with "
-                                "eigenvalues in [-1,1] the diagonal LRNN solves parity (scaled accuracy 1.000), with "
-                                "[0,1] it stays at chance (0.000). Train 3-40, test 40-256.",
-                                ["Mamba-like diagonal [0,1]", "Mamba-like diagonal [-1,1]"], _judge_parity)}),
+               parts={"mamba": ("000 Fig. 1 and Table 3, narrowed to the Mamba models: with eigenvalues in [-1,1] "
+                                "Mamba solves parity (scaled accuracy 1.000), with [0,1] it stays at chance (0.000). "
+                                "Train 3-40, test 40-256.",
+                                ["Mamba [0,1]", "Mamba [-1,1]"], _judge_parity)}),
     Experiment("000-modarith", "000", "Tables 3 and 5 (mod. arithmetic w/o brackets)",
                "[-1,1] improves modular arithmetic without brackets: DeltaNet 0.314 -> 0.971, Mamba 0.095 -> 0.241 "
                "(scaled accuracy, best of 3). Train 3-40, test 40-256.",
@@ -583,10 +593,10 @@ EXPERIMENTS = {e.name: e for e in [
                "worse than [-1,1]; Mamba [-1,1] performs best. Judged here, narrowed to two-layer models and token "
                "accuracy at the training length (not sequence accuracy).",
                _z60_runs, _judge_z60, plot_len=32,
-               parts={"mamba": ("000 Fig. 6 (Z60), narrowed to what the Mamba-like models show: the Mamba [0,1] "
-                                "variant performs worse than Mamba [-1,1], and Mamba [-1,1] performs best of the four "
-                                "models (token accuracy at the training length).",
-                                [lab for lab, _ in _z60_runs("tiny")], _judge_z60_mamba),
+               parts={"mamba": ("000 Fig. 6 (Z60), narrowed to the Mamba models: the Mamba [0,1] variant performs "
+                                "worse than Mamba [-1,1], and Mamba [-1,1] performs best of the four models (token "
+                                "accuracy at the training length).",
+                                [lab for lab, _ in _z60_runs("paper")], _judge_z60_mamba),
                       "deltanet": ("000 Fig. 6 (Z60), narrowed to the DeltaNet models: the DeltaNet [0,1] variant "
                                    "performs worse than DeltaNet [-1,1] (token accuracy at the training length).",
                                    ["DeltaNet [-1,1]", "DeltaNet [0,1]"], _judge_z60_deltanet)}),

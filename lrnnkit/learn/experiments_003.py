@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import torch
 
+from .mamba_configs import mamba_key, mamba_model
 from .tasks import batch_rng
 from .train import TrainConfig
 
@@ -68,13 +69,18 @@ def _state_runs(scale: str):
                  dict(width=512, heads=8, steps=50_000, batch=128, lr=1e-4, train_len=(16, 16),
                       test_len=(16, 24, 32, 40, 50), eval_n=8192, weight_decay=0.01, warmup=0.0))
     rs = (2,) if scale == "tiny" else (1, 2, 4)
+    name, layer = mamba_model(scale)
     out = []
     for g in ("A5", "S5"):
         out += [(f"{g} fixed-point r={r} 1L", _fp(f"group:{g}", r, 4, layers=1, **base)) for r in rs]
-        out.append((f"{g} Mamba-like diagonal [0,1] 2L",
-                    TrainConfig(task=f"group:{g}", layer="diagonal", eig_range=(0.0, 1.0), layers=2, short_conv=True,
-                                **base)))
+        out.append((f"{g} {name} [0,1] 2L", _baseline(f"group:{g}", layer, base)))
     return out
+
+
+def _baseline(task: str, layer: str, base: dict) -> TrainConfig:
+    """003's Mamba baseline (Section 3: two layers, eigenvalues in [0,1]) as the scale's Mamba model trains it
+    (:func:`lrnnkit.learn.mamba_configs.mamba_model`), with its short convolution (Mamba's block has its own)."""
+    return TrainConfig(task=task, layer=layer, eig_range=(0.0, 1.0), layers=2, short_conv=True, **base)
 
 
 def _judge_state(res: dict) -> dict:
@@ -84,7 +90,7 @@ def _judge_state(res: dict) -> dict:
     for g in ("A5", "S5"):
         fp = [k for k in res if k.startswith(g) and "fixed-point" in k]
         best = max(fp, key=lambda k: far[k])
-        ok += [at16[best] >= 0.9, far[best] >= 0.9, at16[f"{g} Mamba-like diagonal [0,1] 2L"] < 0.9]
+        ok += [at16[best] >= 0.9, far[best] >= 0.9, at16[mamba_key(f"{g} Mamba [0,1] 2L", at16)] < 0.9]
     learned = any(at16[k] >= 0.9 for k in res if "fixed-point" in k)
     return {"outcome": _outcome(ok) if learned else "not reproduced (no fixed-point model learned the training "
                                                     "length at this scale)", "measured": {"token_accuracy_at_16": at16, "token_accuracy_at_longest": far},
@@ -112,10 +118,9 @@ def _copy_base(scale: str) -> dict:
 def _copy_runs(scale: str):
     base = _copy_base(scale)
     rs = (2,) if scale == "tiny" else (1, 2, 4)
+    name, layer = mamba_model(scale)
     out = [(f"copy fixed-point r={r} 1L", _fp("copy:26", r, 8, layers=1, **base)) for r in rs]
-    out.append(("copy Mamba-like diagonal [0,1] 2L",
-                TrainConfig(task="copy:26", layer="diagonal", eig_range=(0.0, 1.0), layers=2, short_conv=True,
-                            **base)))
+    out.append((f"copy {name} [0,1] 2L", _baseline("copy:26", layer, base)))
     return out
 
 

@@ -16,7 +16,8 @@ differences left. Each difference has a kind:
   the paper; :func:`follow` makes them follow (a fixed training set run for epochs, a :class:`FixedData` quote:
   ``train_words``);
 * ``trainer``: the paper's setting is not expressible in lrnnkit's training loop (early stopping);
-* ``model``: lrnnkit's layer is not the paper's model (its Mamba-like diagonal layer where a paper trains Mamba);
+* ``model``: lrnnkit's layer is not the paper's model (its Mamba-like diagonal layer where a paper trains Mamba:
+  the experiments' scales below ``paper``, :mod:`lrnnkit.learn.mamba_configs`);
 * ``judge``: how the experiment's judge reduces and scores the runs (a configuration's seeds x learning rates
   reduced by the paper's ``reported`` rule, :func:`reduce_as_reported`, else one run per configuration; its
   metric, read from the judge itself by :func:`judged_metric`).
@@ -37,6 +38,7 @@ from ..errors import InputError
 from ..fileio import atomic_write_text
 from ..run_records import run_cells
 from .kinds import TEST_MIX_000
+from .mamba_configs import mamba_key
 from .tasks import FINAL_ONLY, make_task
 
 __all__ = ["Quote", "Protocol", "Difference", "PROTOCOLS", "get_protocol", "differences", "follow",
@@ -105,7 +107,9 @@ class Protocol:
     notes: tuple = ()
 
     def quote(self, name: str, label: str | None = None) -> Quote | None:
-        over = self.per_config.get(label, {}) if label is not None else {}
+        """The paper's quote of field ``name`` for configuration ``label`` (a Mamba configuration named by either of
+        its names, :func:`lrnnkit.learn.mamba_configs.mamba_key`), else for every configuration."""
+        over = self.per_config.get(mamba_key(label, self.per_config), {}) if label is not None else {}
         return over.get(name, self.fields.get(name))
 
 
@@ -185,7 +189,8 @@ def _mamba(where: str, note: str) -> Quote:
     """The paper trains Mamba (Gu & Dao, 2023): a block that expands the width by e, keeps a matrix state of
     d_state x d_inner read out by C_t, adds the D skip and gates by SiLU (003, App. D.1 recaps it). lrnnkit's
     Mamba-like diagonal layer has one state per channel and none of the rest: a difference of kind ``model``. A
-    configuration with ``layer="mamba"`` has none (the experiments' configurations do not use it yet)."""
+    configuration with ``layer="mamba"`` has none: the experiments' ``paper`` scale trains Mamba's block
+    (:mod:`lrnnkit.learn.mamba_configs`)."""
     return _q(MAMBA_MODEL, where, note, expressible=False)
 
 
@@ -296,7 +301,7 @@ _P000_Z60 = Protocol("000-z60", {
     "seeds": _q(1, "000, Fig. 6 caption", "'(1 seed)'"),
     "reported": _q(OURS_REPORTED, "000, Fig. 6 caption"),
     "metric": _q("sequence accuracy", "000, Fig. 6 caption", "the paper does not define sequence accuracy"),
-}, per_config={f"Mamba-like diagonal {r}": {
+}, per_config={f"Mamba {r}": {
     "model": _mamba(_E21, "Mamba with its eigenvalue range [0,1] or [-1,1]; 'Other parameters are kept as default'"),
     "short_conv": _q(None, _E21, "only DeltaNet's convolutions are switched off; Mamba's 'Other parameters are kept "
                                  "as default'")} for r in ("[-1,1]", "[0,1]")},
@@ -448,11 +453,11 @@ def _p003_copy() -> dict:
 
 
 _P003_STATE = Protocol("003-state-tracking", _p003_state(), per_config={
-    f"{g} Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3"), "model": _MAMBA_003}
+    f"{g} Mamba [0,1] 2L": {"layers": _q(2, "003, Section 3"), "model": _MAMBA_003}
     for g in ("A5", "S5")},
     notes=("Fig. 3 caps the fixed-point iterations at 16 in training (Section 3); lrnnkit's layer does the same.",))
 _P003_COPY = Protocol("003-copy", _p003_copy(), per_config={
-    "copy Mamba-like diagonal [0,1] 2L": {"layers": _q(2, "003, Section 3"), "model": _MAMBA_003}})
+    "copy Mamba [0,1] 2L": {"layers": _q(2, "003, Section 3"), "model": _MAMBA_003}})
 _P003_MOD = Protocol("003-modarith-brackets", {
     "fp_train_iters": _FP_ITERS_OTHER,
     "layers": _q(2, "003, App. E.1", "'a 2-layer model with r = 4 reflections'"),
@@ -536,7 +541,7 @@ _P004 = Protocol("004-bilinear", {
        for r in ("[0,1]", "[-1,1]")}},
     notes=("The diagonal parity configurations are 000's (Fig. 1), run beside 004's models.",))
 
-_MAMBA_CONFIGS = {f"Mamba-like diagonal {r}": {"model": _MAMBA_000} for r in ("[-1,1]", "[0,1]")}
+_MAMBA_CONFIGS = {f"Mamba {r}": {"model": _MAMBA_000} for r in ("[-1,1]", "[0,1]")}
 PROTOCOLS = {p.experiment: p for p in [
     Protocol("000-parity", _chomsky(2, 0.0, _E11), per_config=_MAMBA_CONFIGS),
     Protocol("000-modarith", _chomsky(3, 1.0, _E11), per_config=_MAMBA_CONFIGS),

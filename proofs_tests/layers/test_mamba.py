@@ -129,3 +129,36 @@ def test_bench_mamba_step_smoke(tmp_path):
     arms = bench_mamba_step.ARMS + bench_mamba_step.BATCHED
     assert sorted(r["layer"] for r in doc["rows"]) == sorted(arms * 2)
     assert all(r["ms_per_step"] > 0 for r in doc["rows"])
+
+
+def test_bench_mamba_step_merge_writes_the_blocks_steps_under_the_paper_labels(tmp_path):
+    """benchmarks/bench_mamba_step.py --merge: a step file measured under the one-state layer's labels
+    (``Mamba-like diagonal [..]``) gives the cost table rows under the paper-scale labels (``Mamba [..]``); a group
+    of one run takes its one run's step as its batched one; a group measured alone only (no batched arm, several
+    runs) is left out; the ``diagonal`` arm is not the block's and is ignored."""
+    import json
+
+    from benchmarks import bench_mamba_step
+    step = {"measured_utc": "t", "rows": [
+        {"experiment": "000-z60", "label": "Mamba-like diagonal [-1,1]", "layer": "mamba", "batch": 512, "width": 128,
+         "layers": 2, "train_len": [32, 32], "ms_per_step": 2.5, "graph": "captured"},
+        {"experiment": "000-z60", "label": "Mamba-like diagonal [-1,1]", "layer": "diagonal", "batch": 512,
+         "width": 128, "layers": 2, "train_len": [32, 32], "ms_per_step": 1.0, "graph": "captured"},
+        {"experiment": "000-parity", "label": "Mamba-like diagonal [0,1]", "layer": "mamba", "batch": 1024,
+         "runs": 12, "width": 128, "layers": 2, "train_len": [3, 40], "ms_per_step": 5.5, "graph": "captured"},
+        {"experiment": "003-state-tracking", "label": "A5 Mamba-like diagonal [0,1] 2L", "layer": "mamba",
+         "batch": 128, "runs": 3, "width": 512, "layers": 2, "train_len": [16, 16], "ms_per_step": 1.6},
+        {"experiment": "003-state-tracking", "label": "A5 Mamba-like diagonal [0,1] 2L", "layer": "mamba batched",
+         "batch": 128, "runs": 3, "width": 512, "layers": 2, "train_len": [16, 16], "ms_per_step": 4.0}]}
+    sp, cp = tmp_path / "s.json", tmp_path / "c.json"
+    sp.write_text(json.dumps(step))
+    cp.write_text(json.dumps({"experiments": {"000-z60": {"rows": []}}}))
+    got = bench_mamba_step.merge(str(sp), str(cp))
+    assert sorted(got) == ["000-z60 / Mamba [-1,1] (new row)", "003-state-tracking / A5 Mamba [0,1] 2L (new row)"]
+    cost = json.loads(cp.read_text())["experiments"]
+    z60, = cost["000-z60"]["rows"]
+    assert z60["label"] == "Mamba [-1,1]" and z60["layer"] == "mamba" and z60["ms_per_step"] == 2.5
+    assert z60["batched"] == {"runs": 1, "ms_per_step": 2.5}
+    a5, = cost["003-state-tracking"]["rows"]
+    assert a5["ms_per_step"] == 1.6 and a5["batched"] == {"runs": 3, "ms_per_step": 4.0}
+    assert "000-parity" not in cost

@@ -1,6 +1,6 @@
 """Paper 003's learning experiments as data (lrnnkit.learn.experiments_003): every entry is wrapped by the
-experiments registry, its runs at each scale are fixed-point layers beside the baselines the paper names (Mamba-like
-diagonal, DeltaNet), the iteration measure reads the layers' own counters, and the judges turn synthetic numbers
+experiments registry, its runs at each scale are fixed-point layers beside the baselines the paper names (Mamba's
+block at scale paper, lrnnkit's Mamba-like diagonal layer below it; DeltaNet), the iteration measure reads the layers' own counters, and the judges turn synthetic numbers
 into the outcome the criterion states."""
 import pytest
 
@@ -22,10 +22,13 @@ def test_each_entry_is_registered_with_runs_at_every_scale(name):
         runs = spec["runs"](scale)
         labels = [label for label, _ in runs]
         assert len(set(labels)) == len(labels), (name, scale)
-        assert {cfg.layer for _, cfg in runs} <= {"fixed-point", "diagonal", "deltanet"}    # the baselines of 003
+        mamba = "mamba" if scale == "paper" else "diagonal"      # the scale's Mamba model (learn.mamba_configs)
+        assert {cfg.layer for _, cfg in runs} <= {"fixed-point", mamba, "deltanet"}    # the baselines of 003
         assert any(cfg.layer == "fixed-point" for _, cfg in runs)
         for label, cfg in runs:
             assert ("fixed-point" in label) == (cfg.layer == "fixed-point"), label
+            assert ("Mamba [" in label) == (cfg.layer == "mamba") and ("Mamba-like" in label) == (cfg.layer ==
+                                                                                               "diagonal"), label
 
 
 def _iterations(a5_4, a5_8, copy_long):

@@ -198,6 +198,39 @@ def test_superseded_runs_are_kept_and_not_judged(tmp_path):
     assert doc2["runs"] == doc["runs"] and doc2["superseded"] == doc["superseded"]
 
 
+def test_supersede_by_label_keeps_the_other_configurations_of_a_call(tmp_path):
+    """``--supersede EXPERIMENT=CALL --labels SUBSTRING``: of one call's runs only the configurations whose label
+    holds the substring are superseded (000-z60's one-state Mamba-like runs shared their calls with the DeltaNets,
+    which stay judged); without ``--labels`` every run of the call is."""
+    bl = _bench()
+    into = str(tmp_path / "m")
+    bl.import_runs(_call(tmp_path, "c", {S3[0]: _res(0.36, 4000), S3[1]: _res(0.99, 3278)}), into, {"call": "c"})
+    assert bl.main(["--into", into, "--supersede", "001-deltaproduct=c", "--labels", "n_h=1 [",
+                    "--reason", "earlier layer"]) == 0
+    bl.summarise(into, "small")
+    doc = json.load(open(os.path.join(into, "001-deltaproduct.json")))
+    assert set(doc["runs"]) == {S3[1]} and set(doc["superseded"]) == {S3[0] + " (call c)"}
+    assert bl.supersede(into, "001-deltaproduct", {"c"}, "all of it") == 1       # the rest of the call
+    assert bl.supersede(into, "001-deltaproduct", {"c"}, "again") == 0           # superseded once
+
+
+def test_unpacking_leaves_a_rate_sweeps_file_out_of_the_experiments_runs(tmp_path):
+    """A learning-rate sweep's results file (``kind: lr-sweep``) names its experiment but is not its record: the
+    committed results unpacked for a merge give the experiment's own runs only (found: 000-z60's re-summarised
+    record had taken in the sweep's 1e-2 .. 5e-4 runs)."""
+    bl = _bench()
+    res = tmp_path / "results"
+    res.mkdir()
+    own = {"name": "001-deltaproduct", "scale": "paper", "runs": {S3[0]: _res(0.36, 4000)}}
+    sweep = {"name": "001-deltaproduct", "scale": "paper", "kind": "lr-sweep", "runs": {S3[1]: _res(0.99, 3278)}}
+    (res / "001-deltaproduct-paper.json").write_text(json.dumps(own))
+    (res / "001-deltaproduct-lr-sweep.json").write_text(json.dumps(sweep))
+    into = str(tmp_path / "m")
+    assert bl.unpack_results(str(res), into, {"call": "x"}, scale="paper") == 1
+    bl.summarise(into, "paper")
+    assert set(json.load(open(os.path.join(into, "001-deltaproduct.json")))["runs"]) == {S3[0]}
+
+
 def test_import_layer_vs_fla_rejects_a_file_without_cells(tmp_path, capsys):
     bl = _bench()
     bad = tmp_path / "bad.json"

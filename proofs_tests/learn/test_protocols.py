@@ -461,27 +461,35 @@ def test_the_best_over_training_is_each_seeds_best_evaluation_then_the_mean():
 
 
 def test_a_mamba_like_configuration_is_not_the_papers_mamba():
-    """000 and 003 train Mamba (a width expansion, a d_state x d_inner matrix state read out by C_t, the D skip);
-    lrnnkit's Mamba-like diagonal layer has one state per channel: every such configuration has a difference of
-    kind ``model`` (no TrainConfig field follows it), its DeltaNet and fixed-point siblings none, and a results
-    file with such runs does not follow the protocol even after :func:`follow` (found: 000-parity's Mamba-like runs
-    at the paper's protocol, 24 runs, were about to be recorded as falsifying 000's Mamba)."""
+    """000 and 003 train Mamba (a width expansion, a d_state x d_inner matrix state read out by C_t, the D skip).
+    At scale paper their Mamba configurations train Mamba's block (``layer="mamba"``, labelled ``Mamba [..]``) and
+    have no ``model`` difference; below it they train lrnnkit's one-state Mamba-like diagonal layer, and every such
+    configuration has a difference of kind ``model`` (no TrainConfig field follows it), its DeltaNet and fixed-point
+    siblings none. A results file with Mamba-like runs does not follow the protocol even after :func:`follow`
+    (found: 000-parity's Mamba-like runs at the paper's protocol, 24 runs, were about to be recorded as falsifying
+    000's Mamba)."""
+    from lrnnkit.learn.experiments import get_experiment
     for name in ("000-parity", "000-modarith", "000-modarith-brackets", "000-z60", "003-state-tracking", "003-copy"):
         runs = P.follow(name)
-        got = [d for d in P.differences(name, runs) if d.field == "model"]
-        mamba = {lab for lab, c in runs if c.layer == "diagonal"}
-        assert mamba and {d.label for d in got} == mamba, name
+        mamba = {lab for lab, c in runs if c.layer == "mamba"}
+        assert mamba and all("Mamba [" in lab for lab in mamba), name
+        assert "diagonal" not in {c.layer for _, c in runs}, name
+        assert not [d for d in P.differences(name, runs) if d.field == "model"], name
+        small = get_experiment(name).runs("small")
+        got = [d for d in P.differences(name, small) if d.field == "model"]
+        like = {lab for lab, c in small if c.layer == "diagonal"}
+        assert like and all("Mamba-like diagonal [" in lab for lab in like), name
+        assert {d.label for d in got} == like, name
         assert all(d.kind == "model" and d.ours == P.OURS_DIAGONAL_MODEL and "Mamba (Gu & Dao" in d.text
                    for d in got), name
-        others = [(lab, c) for lab, c in runs if c.layer != "diagonal"]
-        assert not [d for d in P.differences(name, others) if d.field == "model"], name
-    runs = P.follow("000-parity")
+    import dataclasses
+    runs = [(lab.replace("Mamba [", "Mamba-like diagonal ["), dataclasses.replace(c, layer="diagonal"))
+            if c.layer == "mamba" else (lab, c) for lab, c in P.follow("000-parity")]
     rec = {f"{lab} (lr {c.lr:g}, seed {c.seed})": {"config": c.to_json(), "steps": c.steps, "config_label": lab}
            for lab, c in runs}
     assert P.protocol_record("000-parity", rec)["follows"] is False
     delta = {k: r for k, r in rec.items() if k.startswith("DeltaNet")}
     assert P.protocol_record("000-parity", delta)["follows"] is True
-    # the same configurations with Mamba's block (lrnnkit.layers.mamba) in place of the one-state layer follow
-    import dataclasses
-    mamba = [(lab, dataclasses.replace(c, layer="mamba") if c.layer == "diagonal" else c) for lab, c in runs]
-    assert not [d for d in P.differences("000-parity", mamba) if d.field == "model"]
+    block = {f"{lab} (lr {c.lr:g}, seed {c.seed})": {"config": c.to_json(), "steps": c.steps, "config_label": lab}
+             for lab, c in P.follow("000-parity")}
+    assert P.protocol_record("000-parity", block)["follows"] is True

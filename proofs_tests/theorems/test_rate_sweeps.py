@@ -24,10 +24,12 @@ def test_z60_is_falsified_as_printed_and_its_correction_is_seed_dependent():
     seeds; DeltaNet [0,1] does not with seed 0 (0.548) and does with seed 1 (0.994). The mean over seeds separates
     the pair, one seed does not: the corrected statement is ``open`` (seed-dependent), so the part stays
     ``falsified`` as printed, the sweep's evidence beside it. The stored record derives it. The whole experiment
-    (``000:empirical-z60-paper``) is ``open``: its Mamba-like runs are not Mamba (a ``model`` difference)."""
+    (``000:empirical-z60-paper``) is ``open``: its Mamba configurations (Mamba's block) have not run, the one-state
+    Mamba-like runs kept beside it as superseded."""
     paper, sweep = _load("000-z60-paper.json"), _load("000-z60-lr-sweep.json")
     whole = get("000:empirical-z60-paper")
-    assert whole.verdict == "open" and "model: lrnnkit's Mamba-like diagonal layer" in whole.evidence
+    assert whole.verdict == "open" and "incomplete (2 of 4 configurations finished)" in whole.evidence
+    assert paper["superseded"] and all(k.startswith("Mamba-like") for k in paper["superseded"])
     s = get("000:empirical-z60-deltanet-paper")
     assert s.verdict == "falsified" and s.check("quick").verdict == "falsified"
     assert len(s.counterexample["seed_outcomes"]) >= 2
@@ -99,9 +101,11 @@ def test_a_sweep_off_the_protocol_in_more_than_the_rate_decides_nothing():
         r = rs.judge(paper, off)
         assert r.verdict == "open" and text in r.evidence, kind
     without = copy.deepcopy(paper)
-    without["runs"] = {k: v for k, v in paper["runs"].items() if v["config_label"] != "Mamba-like diagonal [0,1]"}
-    r = rs.judge(without, sweep)
-    assert r.verdict == "open" and "Mamba-like diagonal [0,1]" in r.evidence
+    without["runs"] = {k: v for k, v in paper["runs"].items() if v["config_label"] != "DeltaNet [0,1]"}
+    alone = copy.deepcopy(sweep)
+    alone["runs"] = {k: v for k, v in sweep["runs"].items() if v["config_label"] != "DeltaNet [0,1]"}
+    r = rs.judge(without, alone)
+    assert r.verdict == "open" and "no finished run of DeltaNet [0,1]" in r.evidence
 
 
 def test_the_sweep_file_is_not_read_as_the_experiments_own_record():
@@ -148,5 +152,5 @@ def test_the_perturbation_of_a_holding_correction_is_the_sweep_turned_against_it
     (:func:`_holding`); the committed entry, ``falsified`` as printed, is perturbed through its record."""
     paper, sweep = _load("000-z60-paper.json"), _load("000-z60-lr-sweep.json")
     assert rs.judge(paper, rs.perturbed(paper, _holding(sweep))).verdict == "falsified"
-    s = get("000:empirical-z60-paper")
+    s = get("000:empirical-z60-deltanet-paper")
     assert set(s.perturb) == {"record"}
