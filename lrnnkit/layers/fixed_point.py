@@ -46,6 +46,31 @@ the stopping rule's cap then ends the iteration.
 A5 / S5) or, with ``sample_max_iters``, at a cap drawn per forward from Gamma(4, 1) (003, Section 3.1: "mean 4
 and mode 3"; rounded up, at least 1).
 
+**The authors' iteration** (``iteration="authors"``; the printed rule above is ``"paper"``, the default). The
+authors' code (fp-rnn at 4c28602, models/model_utils.py, ``FixedPointOptimizer``, with the settings its
+models/fp_mamba_block.py gives it: their matrix-state block FPMamba, 003's Bedouin) damps the iteration and stops
+on a quantile of per-sequence residues. Each sequence b keeps its best residue ``r_b`` (initially +inf), a step
+size ``s_b`` (initially :data:`AUTHORS_STEPSIZE`) and a patience ``p_b`` (initially :data:`AUTHORS_DECAY_PATIENCE`).
+One step, with candidate ``h = f(x, y)``::
+
+    e_b = max_t ||y_t - h_t||_inf / (||h_t||_inf + 1e-8)        (t over b's tokens, norms over channels)
+    y  <- s_b h + (1 - s_b) y                                     (damped, with the step size before this step)
+    e_b < r_b:  r_b = e_b, p_b = P        else  p_b = p_b - 1
+    p_b = 0:    p_b = P, s_b = decay * s_b
+
+and the iteration goes on while no step has run yet, or ``quantile_q(r) >= thresh`` (over the batch's sequences;
+``r`` the BEST residues so far, not the last ones) and ``max_b s_b >= 1e-3`` and the cap is not reached; ``q = 1 -
+outlier_quantile`` (0.75) in training and 1 (the largest) at evaluation (``not self.training``). The cap is the
+training cap in training, as under the printed rule, and at evaluation :data:`AUTHORS_EVAL_MAX_ITERS` (1000, as
+theirs) in place of ``max_iters``. Caps count as in the rest of this layer: the final differentiable iteration
+included, so at most ``cap - 1`` damped steps run (theirs runs up to ``max_iter`` steps before its differentiable
+one, and one step even at ``max_iter = 0``; ours none at cap 1). Packed sequences (``cu_seqlens``) each count as
+one sequence of the batch; an empty one is left out of the quantile and of the step-size test. Their vector block
+FPRNN (models/fp_rnn_block.py) runs the same rule undamped (step size 1, decay 1) with ``outlier_quantile`` 0.1;
+here both states take the FPMamba settings. :attr:`last_residual` is then the stop test's statistic
+``quantile_q(r)`` after the last step (None / NaN when none ran). Implemented once, :func:`authors_iterate`, for
+the host loop, the training forward without host reads and :mod:`lrnnkit.learn.batched`.
+
 **Training without host reads** (``sync_free=True``, the default). Deciding the stopping rule on the host reads the
 device every iteration, so a training step could not be captured as a CUDA graph. In training the layer therefore
 runs a static number of iterations, ``S - 1`` for the static bound ``S = train_max_iters or max_iters``, and decides
@@ -90,11 +115,25 @@ from ..limits import check_int
 from ..ops.diagonal.parallel import diagonal_scan
 from .layer_io import pack
 
-__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES", "freeze_iterate", "shift_output"]
+__all__ = ["FixedPointLayer", "FixedPointMixer", "MODES", "DEPENDENCES", "ITERATIONS", "authors_iterate",
+           "freeze_iterate", "shift_output"]
 
 MODES = ("chunk", "torch", "naive")
 DEPENDENCES = ("lambda", "B", "C", "Q", "G")
+ITERATIONS = ("paper", "authors")       # the stopping rule: 003, App. D.2 as printed; the authors' code (module text)
 GAMMA_SHAPE, GAMMA_RATE = 4.0, 1.0      # 003, Section 3.1: l_max ~ Gamma(4, 1)
+# The authors' iteration (module text): fp-rnn at 4c28602, models/model_utils.py (FixedPointOptimizer: the residue's
+# 1e-8 and the step-size floor 1e-3 are its defaults, the evaluation cap 1000 its cont()), with the settings of
+# models/fp_mamba_block.py (FPMamba, 003's Bedouin: stepsize 0.99, decay_patience 15, outlier_quantile 0.25, and
+# its constructor's defaults damping_decay_rate 0.9 and convergence_threshold 0.1). Read when a forward starts.
+AUTHORS_STEPSIZE = 0.99
+AUTHORS_STEPSIZE_DECAY = 0.9
+AUTHORS_DECAY_PATIENCE = 15
+AUTHORS_THRESH = 0.1
+AUTHORS_OUTLIER_QUANTILE = 0.25
+AUTHORS_STEPSIZE_THRESH = 1e-3
+AUTHORS_EPS = 1e-8
+AUTHORS_EVAL_MAX_ITERS = 1000
 
 
 def _lin(mod: torch.nn.Linear | None, x: torch.Tensor):
@@ -153,26 +192,103 @@ def freeze_iterate(step, converged, y: torch.Tensor, cap: torch.Tensor, bound: i
     return y, it, rel
 
 
+def authors_residue(y: torch.Tensor, h: torch.Tensor, seg=None) -> torch.Tensor:
+    """The authors' residue per sequence (module text), ``max_t ||y_t - h_t||_inf / (||h_t||_inf + 1e-8)``:
+    ``(..., B)`` for ``y``, ``h`` (..., B, T, d), or ``(..., n)`` for n packed sequences (``seg``: the sequence of
+    every token and n; B = 1). NaN (from an overflowed iterate) reads as +inf, which the rule treats alike (neither
+    is below a best residue)."""
+    e = (y - h).abs().amax(-1) / (h.abs().amax(-1) + AUTHORS_EPS)
+    e = torch.where(torch.isnan(e), torch.full_like(e, math.inf), e)
+    if seg is None:
+        return e.amax(-1)
+    idx, n = seg
+    e = e[..., 0, :]
+    return torch.zeros(e.shape[:-1] + (n,), dtype=e.dtype, device=e.device).scatter_reduce(
+        -1, idx.expand(e.shape), e, "amax")
+
+
+def _per_token(s: torch.Tensor, seg, y: torch.Tensor) -> torch.Tensor:
+    """Per-sequence values ``s`` (..., B) or (..., n) shaped to broadcast against the iterate ``y`` (..., B, T, d)."""
+    if seg is None:
+        return s[..., None, None]
+    return s[..., seg[0]][..., None, :, None]
+
+
+def _authors_go(best: torch.Tensor, step: torch.Tensor, q: float) -> torch.Tensor:
+    """The authors' test to go on, per run: ``quantile_q(best) >= thresh`` and ``max step >= 1e-3`` over the
+    present sequences. An absent one (an empty packed sequence) has best NaN, which nanquantile leaves out (on the
+    others it is torch.quantile, 'linear' interpolation); it never improves, so its step size decays at the
+    fastest rate there is and is never above a present one's: the maximum needs no mask."""
+    quant = torch.nanquantile(best, q, dim=-1)
+    return (quant >= AUTHORS_THRESH) & (step.amax(-1) >= AUTHORS_STEPSIZE_THRESH)
+
+
+def authors_iterate(step, y: torch.Tensor, cap: torch.Tensor, bound: int, training: bool, seg=None,
+                    exit_when_done: bool = False):
+    """``(y*, iterations, statistic)``: the authors' damped iteration (module text; fp-rnn at 4c28602,
+    models/model_utils.py) of ``h = step(y)`` from ``y``, steps ``l = 1 .. bound - 1`` under no_grad, step ``l``
+    applied only while ``l < cap`` and (``l = 1`` or the test to go on holds), the iterate and the rule's state
+    frozen after with ``torch.where``, so no host read is needed. ``q = 1 - outlier_quantile`` in ``training``, 1
+    otherwise. ``cap`` and the returned counts are 0-d for one layer, (R,) for R runs stacked on ``y``'s leading
+    axis (each run its own state and quantile over its own sequences); ``seg``: packed sequences (module text).
+    ``exit_when_done``: leave once no run goes on (one host read per step: the host loop). ``statistic``:
+    ``quantile_q`` of the best residues after the last applied step (NaN where none was)."""
+    lead, dev, dt = tuple(cap.shape), y.device, y.dtype
+    q = 1.0 - AUTHORS_OUTLIER_QUANTILE if training else 1.0
+    decay, patience = AUTHORS_STEPSIZE_DECAY, AUTHORS_DECAY_PATIENCE
+    n = y.shape[-3] if seg is None else seg[1]
+    best = torch.full(lead + (n,), math.inf, dtype=dt, device=dev)
+    if seg is not None:                         # an empty packed sequence takes no part (best NaN throughout)
+        count = torch.zeros(n, dtype=torch.long, device=dev).index_add_(0, seg[0], torch.ones_like(seg[0]))
+        best = torch.where(count > 0, best, torch.full_like(best, math.nan))
+    s = torch.full(lead + (n,), AUTHORS_STEPSIZE, dtype=dt, device=dev)
+    p = torch.full(lead + (n,), patience, dtype=torch.long, device=dev)
+    it = torch.zeros(lead, dtype=torch.long, device=dev)
+    with torch.no_grad():
+        for l in range(1, bound):
+            live = (cap > l) & (_authors_go(best, s, q) | (l == 1))
+            if exit_when_done and not bool(live.any()):
+                break
+            h = step(y)
+            e = authors_residue(y, h, seg)
+            st = _per_token(s, seg, y)
+            y_new = h * st + y * (1 - st)
+            down = e < best
+            best_new = torch.where(down, e, best)
+            p_new = torch.where(down, patience, p - 1)
+            adapt = p_new == 0
+            p_new = torch.where(adapt, p_new + patience, p_new)
+            s_new = torch.where(adapt, s * decay, s)
+            y = torch.where(_as_flag(live, y), y_new, y)
+            on = live[..., None]
+            best, p, s = torch.where(on, best_new, best), torch.where(on, p_new, p), torch.where(on, s_new, s)
+            it = it + live
+    stat = torch.where(it > 0, torch.nanquantile(best, q, dim=-1), torch.full(lead, math.nan, dtype=dt, device=dev))
+    return y, it, stat
+
+
 class FixedPointLayer(torch.nn.Module):
     """``o, _, cache = FixedPointLayer(hidden_size=2048, num_heads=4, head_dim=None, mode="chunk", norm_eps=1e-5,
     num_reflections=1, state_size=None, max_iters=100, tol=0.1, train_max_iters=None, sample_max_iters=False,
-    alpha_range="paper", dependence=None, normalization=None, c=8.0, sync_free=True, layer_idx=None)(hidden_states,
-    attention_mask=None, past_key_values=None, use_cache=False, output_attentions=False, cu_seqlens=None)``.
+    alpha_range="paper", dependence=None, normalization=None, c=8.0, sync_free=True, iteration="paper",
+    layer_idx=None)(hidden_states, attention_mask=None, past_key_values=None, use_cache=False,
+    output_attentions=False, cu_seqlens=None)``.
 
     ``hidden_states`` (B, T, hidden_size); the channels ``d = num_heads * head_dim`` (``head_dim`` defaults to
     ``hidden_size // num_heads``) are mixed by ``Q_t`` across all heads; heads only group the output norm.
     ``state_size``: None for the vector state (eq. 4), N for the N x d matrix state (eq. 6). ``mode``: "chunk"
     (Triton chunk scan on CUDA, the torch doubling scan elsewhere), "torch", "naive" (the sequential reference
     loop). Returns fla's ``(o, None, past_key_values)``; :attr:`last_iterations` and :attr:`last_residual` describe
-    the last forward (device tensors after a ``sync_free`` training forward). See the module text for the
-    mathematics and for ``sync_free``."""
+    the last forward (device tensors after a ``sync_free`` training forward). ``iteration``: ``"paper"`` (003, App.
+    D.2's printed stopping rule) or ``"authors"`` (the authors' damped iteration; :attr:`iteration_rule`). See the
+    module text for the mathematics, for ``sync_free`` and for the two rules."""
 
     def __init__(self, hidden_size: int = 2048, num_heads: int = 4, head_dim: int | None = None, mode: str = "chunk",
                  norm_eps: float = 1e-5, num_reflections: int = 1, state_size: int | None = None,
                  max_iters: int = 100, tol: float = 0.1, train_max_iters: int | None = None,
                  sample_max_iters: bool = False, alpha_range: str = "paper", dependence=None,
                  normalization: str | None = None, c: float = 8.0, sync_free: bool = True,
-                 layer_idx: int | None = None, **kwargs):
+                 iteration: str = "paper", layer_idx: int | None = None, **kwargs):
         super().__init__()
         if kwargs:
             raise InputError(f"FixedPointLayer: unknown keyword {sorted(kwargs)[0]!r}")
@@ -211,6 +327,7 @@ class FixedPointLayer(torch.nn.Module):
         self.sample_max_iters, self.alpha_range, self.dependence = bool(sample_max_iters), alpha_range, dep
         self.normalization, self.c, self.layer_idx = normalization, float(c), layer_idx
         self.sync_free = sync_free
+        self.iteration_rule = iteration          # validated by the property
         self.alpha_max = 1.0 if alpha_range == "paper" else 1.0 / (2 * r)
         d = self.channels = num_heads * head_dim
         N = state_size
@@ -247,10 +364,22 @@ class FixedPointLayer(torch.nn.Module):
         self.last_iterations: int | torch.Tensor | None = None
         self.last_residual: float | torch.Tensor | None = None
 
+    @property
+    def iteration_rule(self) -> str:
+        """The stopping rule (the constructor's ``iteration``): ``"paper"`` or ``"authors"`` (module text)."""
+        return self._iteration_rule
+
+    @iteration_rule.setter
+    def iteration_rule(self, rule: str) -> None:
+        if not isinstance(rule, str) or rule not in ITERATIONS:
+            raise InputError(f"FixedPointLayer: iteration must be one of {', '.join(ITERATIONS)}, got {rule!r}")
+        self._iteration_rule = rule
+
     def extra_repr(self) -> str:
         return (f"hidden_size={self.hidden_size}, num_heads={self.num_heads}, head_dim={self.head_dim}, "
                 f"num_reflections={self.num_reflections}, state_size={self.state_size}, max_iters={self.max_iters}, "
-                f"tol={self.tol}, alpha_range={self.alpha_range!r}, dependence={self.dependence}, mode={self.mode!r}")
+                f"tol={self.tol}, alpha_range={self.alpha_range!r}, dependence={self.dependence}, mode={self.mode!r}"
+                + ("" if self.iteration_rule == "paper" else f", iteration={self.iteration_rule!r}"))
 
     # ------------------------------------------------------------------------------------------ one iteration
     def weights(self, dtype) -> dict:
@@ -315,10 +444,14 @@ class FixedPointLayer(torch.nn.Module):
         return torch.einsum("...n,...nd->...d", p["C"], h.reshape(*y.shape[:-1], self.state_size, d))
 
     # ------------------------------------------------------------------------------------------ the iteration
+    def eval_cap(self) -> int:
+        """The cap at evaluation: ``max_iters``, or :data:`AUTHORS_EVAL_MAX_ITERS` under the authors' rule."""
+        return self.max_iters if self.iteration_rule == "paper" else AUTHORS_EVAL_MAX_ITERS
+
     def iteration_cap(self) -> int:
-        """The cap on iterations of the next forward (module text: stopping rule)."""
+        """The cap on iterations of the next forward (module text: stopping rule, the authors' iteration)."""
         if not self.training:
-            return self.max_iters
+            return self.eval_cap()
         cap = self.train_max_iters or self.max_iters
         if self.sample_max_iters:
             g = torch.distributions.Gamma(torch.tensor(GAMMA_SHAPE), torch.tensor(GAMMA_RATE)).sample()
@@ -360,11 +493,19 @@ class FixedPointLayer(torch.nn.Module):
         return bool(done), worst
 
     def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None,
-                    W: dict | None = None) -> tuple:
+                    W: dict | None = None, training: bool | None = None) -> tuple:
         """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad); ``cap`` counts
-        the final differentiable step too, so at most ``cap - 1`` iterations run here. ``W``: :meth:`_params`'."""
+        the final differentiable step too, so at most ``cap - 1`` iterations run here. ``W``: :meth:`_params`'.
+        ``training`` (default ``self.training``): the authors' rule's quantile (module text)."""
         cap = self.iteration_cap() if cap is None else cap
         y = torch.zeros(shape, dtype=P["x"].dtype, device=P["x"].device)
+        if self.iteration_rule == "authors":
+            y, it, stat = authors_iterate(lambda y: self.iteration(P, y, starts, W), y,
+                                          torch.full((), cap, dtype=torch.long, device=y.device), cap,
+                                          self.training if training is None else training, seg, exit_when_done=True)
+            it, stat = torch.stack([it.to(stat.dtype), stat]).tolist()
+            self.last_residual = stat if it else None
+            return y, int(it)
         it, rel = 0, None
         with torch.no_grad():
             while it < cap - 1:
@@ -383,10 +524,14 @@ class FixedPointLayer(torch.nn.Module):
         training without host reads; :func:`freeze_iterate`): ``S - 1`` iterations for ``S = train_max_iters or
         max_iters``, iteration ``l`` applied only while ``l < cap`` and the rule has not held, the iterate frozen
         after; ``iterations`` and :attr:`last_residual` are 0-d device tensors. ``cap``: a 0-d tensor (default
-        :meth:`device_cap`). ``W``: :meth:`_params`'."""
+        :meth:`device_cap`). ``W``: :meth:`_params`'. Under the authors' rule likewise (:func:`authors_iterate`)."""
         dev = P["x"].device
         cap = self.device_cap(dev) if cap is None else cap
         y0 = torch.zeros(shape, dtype=P["x"].dtype, device=dev)
+        if self.iteration_rule == "authors":
+            y, it, self.last_residual = authors_iterate(lambda y: self.iteration(P, y, starts, W), y0, cap,
+                                                        self.train_max_iters or self.max_iters, self.training, seg)
+            return y, it
         y, it, self.last_residual = freeze_iterate(lambda y: self.iteration(P, y, starts, W),
                                                    lambda new, old: self.converged(new, old, seg), y0, cap,
                                                    self.train_max_iters or self.max_iters)
@@ -436,7 +581,7 @@ class FixedPointLayer(torch.nn.Module):
         u = x if x.dtype == torch.float64 else x.float()
         B, T, _ = u.shape
         P = self._inputs(u)
-        y, _ = self.fixed_point(P, (B, T, self.channels), cap=self.max_iters)
+        y, _ = self.fixed_point(P, (B, T, self.channels), cap=self.eval_cap(), training=False)
         p = self._params(P, shift_output(self.iteration(P, y, None), None))
         d = self.channels
         eye = torch.eye(d, dtype=u.dtype, device=u.device)
@@ -470,7 +615,8 @@ class FixedPointMixer(torch.nn.Module):
     App. D.3.1 removes the short convolution). ``forward`` returns the layer's output only. ``SYNC_FREE``: its
     training forward can run without reading the device (the layer's ``sync_free``), so a training step with it can
     be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the layer's flag,
-    :func:`lrnnkit.learn.train.build`)."""
+    :func:`lrnnkit.learn.train.build`). ``iteration``: the layer's stopping rule (``"paper"``, ``"authors"``; module
+    text), TrainConfig's ``fp_iteration``."""
 
     SYNC_FREE = True
     #: the default iteration cap in training (003, Section 3: l_max = 16 for state tracking, Fig. 3; the paper's
@@ -478,7 +624,8 @@ class FixedPointMixer(torch.nn.Module):
     TRAIN_MAX_ITERS = 16
 
     def __init__(self, width: int, heads: int, head_dim: int, n_h: int = 1, eig_range=(-1.0, 1.0),
-                 block_size: int = 8, backend: str = "auto", train_max_iters: int | None = None):
+                 block_size: int = 8, backend: str = "auto", train_max_iters: int | None = None,
+                 iteration: str = "paper"):
         super().__init__()
         modes = {"auto": "chunk", "scan": "torch", "chunk": "chunk", "torch": "torch", "naive": "naive"}
         if backend not in modes:
@@ -489,7 +636,7 @@ class FixedPointMixer(torch.nn.Module):
                                      num_reflections=n_h, state_size=None if block_size == 1 else block_size,
                                      alpha_range="paper" if neg else "contractive", max_iters=100,
                                      train_max_iters=train_max_iters or self.TRAIN_MAX_ITERS,
-                                     sync_free=self.SYNC_FREE)
+                                     sync_free=self.SYNC_FREE, iteration=iteration)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.layer(x)[0]

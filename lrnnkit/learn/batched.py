@@ -75,7 +75,7 @@ from ..errors import InputError, SizeLimitError
 from . import checkpoint as ck
 from .device import require_device
 from .dataset import FixedSet
-from ..layers.fixed_point import shift_output, freeze_iterate
+from ..layers.fixed_point import authors_iterate, freeze_iterate, shift_output
 from ..layers.mixers import pnorm_columns
 from ..ops.norm import rms_norm_runs, rms_norm_runs_torch
 from ..ops.block_diagonal.differentiable import block_diagonal_scan
@@ -302,7 +302,10 @@ class BatchedSequenceModel(torch.nn.Module):
         (:func:`~lrnnkit.layers.fixed_point.freeze_iterate` with an (R,) cap): run r stops when its own batch has
         converged, or at its cap, exactly as it would alone. Training decides it on the device; evaluation
         (which :func:`train_batched` does on each run's own model) up to ``max_iters``, leaving when every run
-        stopped. Computed in float32 (float64 stays float64), autocast off, as the layer."""
+        stopped. Under the authors' rule (the layer's ``iteration_rule``, its module text) likewise by
+        :func:`~lrnnkit.layers.fixed_point.authors_iterate`: each run its own residues, step sizes and patience, the
+        quantile over its own sequences; up to the layer's evaluation cap at evaluation. Computed in float32
+        (float64 stays float64), autocast off, as the layer."""
         L = self.fp
         with torch.autocast(device_type=x.device.type, enabled=False):
             u = x if x.dtype == torch.float64 else x.float()
@@ -323,11 +326,15 @@ class BatchedSequenceModel(torch.nn.Module):
             if self.training:
                 caps, bound = torch.stack([L.device_cap(u.device) for _ in range(R)]), L.train_max_iters or L.max_iters
             else:
-                caps, bound = torch.full((R,), L.max_iters, dtype=torch.long, device=u.device), L.max_iters
+                caps, bound = torch.full((R,), L.eval_cap(), dtype=torch.long, device=u.device), L.eval_cap()
             y0 = torch.zeros(R, B, T, L.channels, dtype=u.dtype, device=u.device)
-            y, _, _ = freeze_iterate(lambda y: L.iteration(inp, y, None, W),
-                                     lambda new, old: L.converged(new, old, None), y0, caps, bound,
-                                     exit_when_done=not self.training)
+            if L.iteration_rule == "authors":
+                y, _, _ = authors_iterate(lambda y: L.iteration(inp, y, None, W), y0, caps, bound, self.training,
+                                          exit_when_done=not self.training)
+            else:
+                y, _, _ = freeze_iterate(lambda y: L.iteration(inp, y, None, W),
+                                         lambda new, old: L.converged(new, old, None), y0, caps, bound,
+                                         exit_when_done=not self.training)
             y = L.iteration(inp, y, None, W)
             g = inp["g"] + lin("g_y", shift_output(y.detach(), None))
             o = (y + _per_run(P["layer.D"].to(u.dtype), 4) * inp["x"]) * F.silu(g)

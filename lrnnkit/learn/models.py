@@ -41,6 +41,7 @@ import torch
 from torch import nn
 
 from ..errors import InputError
+from ..layers.fixed_point import ITERATIONS
 from ..layers.mixers import MLP, affine_scan, build_mixer, gh_layer, parse_eig_range
 from ..layers.norm import ScaleSafeRMSNorm
 
@@ -66,7 +67,7 @@ class SequenceModel(nn.Module):
     def __init__(self, vocab: int, n_out: int, layer: str = "deltaproduct", n_h: int = 1, eig_range=(-1.0, 1.0),
                  layers: int = 1, width: int = 64, heads: int = 4, head_dim: int | None = None, mlp: bool = False,
                  short_conv: bool = True, gate: bool = False, block_size: int = 8, backend: str = "auto",
-                 output_gate: bool = True, fp_train_iters: int | None = None):
+                 output_gate: bool = True, fp_train_iters: int | None = None, fp_iteration: str | None = None):
         super().__init__()
         if layer not in LAYER_KINDS:
             raise InputError(f"unknown layer kind {layer!r} (choose from {', '.join(LAYER_KINDS)})")
@@ -85,12 +86,20 @@ class SequenceModel(nn.Module):
             if layer != "fixed-point":
                 raise InputError(f"fp_train_iters applies to the fixed-point layer only, not {layer!r}")
             self.config["fp_train_iters"] = fp_train_iters
+        if fp_iteration is not None:        # the fixed-point layer's stopping rule, when not its default ("paper")
+            if layer != "fixed-point":
+                raise InputError(f"fp_iteration applies to the fixed-point layer only, not {layer!r}")
+            if fp_iteration not in ITERATIONS:
+                raise InputError(f"fp_iteration must be one of {', '.join(ITERATIONS)}, got {fp_iteration!r}")
+            self.config["fp_iteration"] = fp_iteration
         self.embed = nn.Embedding(vocab, width)
         self.mixers = nn.ModuleList()
         for _ in range(layers):
             self.mixers.append(build_mixer(layer, width=width, heads=heads, head_dim=head_dim, n_h=n_h, eig=eig,
                                            gate=gate, short_conv=short_conv, output_gate=output_gate,
                                            block_size=block_size, backend=backend, fp_train_iters=fp_train_iters))
+            if fp_iteration is not None:    # layers.mixers' builder does not take it: set on the built layer
+                self.mixers[-1].layer.iteration_rule = fp_iteration
         self.norms = nn.ModuleList([ScaleSafeRMSNorm(width) for _ in range(layers)])
         self.mlps = nn.ModuleList([MLP(width) for _ in range(layers)]) if mlp else None
         self.mlp_norms = nn.ModuleList([ScaleSafeRMSNorm(width) for _ in range(layers)]) if mlp else None

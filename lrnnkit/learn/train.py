@@ -43,7 +43,7 @@ import torch
 
 from .. import limits
 from ..errors import MESSAGE_CHARS, InputError, Interrupted, SizeLimitError
-from ..layers.fixed_point import FixedPointLayer, FixedPointMixer
+from ..layers.fixed_point import ITERATIONS, FixedPointLayer, FixedPointMixer
 from ..signals import STOP_SIGNALS, signal_name, stopping
 from . import checkpoint as ck
 from .dataset import check_train_words
@@ -147,6 +147,11 @@ class TrainConfig:
     for state tracking, Fig. 3, the default; 100 for the paper's other results); evaluation runs up to 100. Only
     the fixed-point layer has it: another layer with a value other than the default is refused.
 
+    ``fp_iteration``: the fixed-point layer's stopping rule (:mod:`lrnnkit.layers.fixed_point`, its ``iteration``):
+    ``"paper"`` (003, App. D.2 as printed; the default, and a stored config without the field) or ``"authors"``
+    (the authors' damped iteration, fp-rnn at 4c28602, models/model_utils.py; its evaluation cap is 1000). Only the
+    fixed-point layer has it: another layer with a value other than the default is refused.
+
     ``eval_every`` (steps, 0 = off): evaluate on the final evaluation's words (``test_len``, ``eval_n``, seed 0)
     every that many steps as well, for papers that report the best test accuracy over training (002, Table 2
     caption). Each evaluation goes to ``metrics.jsonl`` (``{"step", "evaluation"}``, so a resumed run keeps the
@@ -192,6 +197,7 @@ class TrainConfig:
     test_mix: tuple | None = None
     train_words: int | None = None
     fp_train_iters: int = FixedPointMixer.TRAIN_MAX_ITERS
+    fp_iteration: str = "paper"
 
     def __post_init__(self):
         """Every field's type and range (lrnnkit.limits), before any work."""
@@ -246,6 +252,12 @@ class TrainConfig:
         if self.layer != "fixed-point" and self.fp_train_iters != FixedPointMixer.TRAIN_MAX_ITERS:
             raise InputError(f"fp_train_iters applies to the fixed-point layer only, not {self.layer!r} (got "
                              f"{self.fp_train_iters})")
+        if not isinstance(self.fp_iteration, str) or self.fp_iteration not in ITERATIONS:
+            raise InputError(f"fp_iteration must be one of {', '.join(ITERATIONS)}, got "
+                             f"{self.fp_iteration!r}"[:MESSAGE_CHARS])
+        if self.layer != "fixed-point" and self.fp_iteration != "paper":
+            raise InputError(f"fp_iteration applies to the fixed-point layer only, not {self.layer!r} (got "
+                             f"{self.fp_iteration!r})"[:MESSAGE_CHARS])
         self._check_schedule_and_mix()
         self._check_train_words()
 
@@ -308,7 +320,10 @@ class TrainConfig:
                     # the fixed-point layer's cap in training, in the model's config only off its default (003's
                     # 16), so that every other model and every earlier checkpoint keeps its config as it was
                     fp_train_iters=self.fp_train_iters if self.layer == "fixed-point" and
-                    self.fp_train_iters != FixedPointMixer.TRAIN_MAX_ITERS else None)
+                    self.fp_train_iters != FixedPointMixer.TRAIN_MAX_ITERS else None,
+                    # likewise its stopping rule, off the default ("paper") only
+                    fp_iteration=self.fp_iteration if self.layer == "fixed-point" and
+                    self.fp_iteration != "paper" else None)
 
     def check_size(self, vocab: int = 2, n_out: int = 2) -> int:
         """The model's parameter count (built on torch's ``meta`` device: no memory taken); SizeLimitError past

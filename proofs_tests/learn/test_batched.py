@@ -31,6 +31,8 @@ KINDS = {
     "block-diagonal": dict(layer="block-diagonal", block_size=4),
     "fixed-point": dict(layer="fixed-point", n_h=2, block_size=4),            # the matrix state (003, eq. 6)
     "fixed-point-vector": dict(layer="fixed-point", n_h=1, block_size=1, eig_range=(0.0, 1.0)),   # eq. 4
+    # the authors' damped iteration and quantile stopping rule (lrnnkit.layers.fixed_point, module text)
+    "fixed-point-authors": dict(layer="fixed-point", n_h=2, block_size=4, fp_iteration="authors"),
     "mamba": dict(layer="mamba", eig_range=(-1.0, 1.0), layers=2),
 }
 
@@ -95,6 +97,32 @@ def test_fixed_point_runs_stop_each_at_its_own_iteration():
     assert not torch.allclose(iterated(x[0]), alone[0][0], atol=TOL, rtol=0)
 
 
+def test_fixed_point_runs_keep_their_own_authors_state(monkeypatch):
+    """The authors' rule per run: each run's residues, step sizes, patience and quantile over its own 3 sequences.
+    Four runs whose batches stop alone after different counts give, batched, each its own output, in training
+    (the sync-free path, q = 0.75) and at evaluation (q = 1, cap 1000); a rule over the folded batch would run
+    them all as long as the slowest, and the fastest run iterated that long (threshold 0, capped at the slowest
+    count) gives another output, so the comparison can tell."""
+    import lrnnkit.layers.fixed_point as fp
+    models = _models("fixed-point-authors", 4)
+    x = torch.randint(0, 3, (4, 3, 12), generator=torch.Generator().manual_seed(0))
+    bm = BatchedSequenceModel(models)
+    for mode in ("train", "eval"):
+        for m in models + [bm]:
+            getattr(m, mode)()
+        alone = [(m(x[r]), int(m.mixers[0].last_iterations)) for r, m in enumerate(models)]
+        counts = [it for _, it in alone]
+        assert len(set(counts)) > 1, counts
+        got = bm(x)
+        for r, (ref, _) in enumerate(alone):
+            assert torch.allclose(got[r], ref, atol=TOL, rtol=0), (mode, r)
+    fast = min(range(4), key=lambda r: counts[r])
+    monkeypatch.setattr(fp, "AUTHORS_THRESH", 0.0)
+    models[fast].train().mixers[0].layer.train_max_iters = max(counts)
+    assert not torch.allclose(models[fast](x[fast]), alone[fast][0], atol=TOL, rtol=0)
+    assert int(models[fast].mixers[0].last_iterations) == max(counts)
+
+
 def _cfgs(kind: str, R: int, **kw):
     base = dict(task="parity", width=16, heads=2, steps=6, batch=6, train_len=(2, 9), test_len=(9,), eval_n=16,
                 weight_decay=0.1, clip=0.05, warmup=0.3, log_every=2, **KINDS[kind])
@@ -102,7 +130,8 @@ def _cfgs(kind: str, R: int, **kw):
     return [TrainConfig(seed=s, lr=3e-3 * (s + 1), **base) for s in range(R)]
 
 
-@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal", "fixed-point", "mamba"])
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "block-diagonal", "fixed-point", "fixed-point-authors",
+                                  "mamba"])
 def test_k_steps_are_separate_adamw_runs(kind):
     """k = 4 batched steps (per-run lr schedules, one of them constant; clipping at 0.05 active; weight decay)
     against each run trained alone with torch.optim.AdamW and clip_grad_norm_ on the batches its seed draws."""
@@ -310,7 +339,7 @@ def test_bad_batched_flags_exit_2_in_one_line(extra, needle, capsys):
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("kind", ["diagonal", "fixed-point"])
+@pytest.mark.parametrize("kind", ["diagonal", "fixed-point", "fixed-point-authors"])
 def test_runs_match_each_run_alone_on_the_device_loop(kind):
     """R = 3 runs (the diagonal with its short convolution on; the fixed-point layer's training forward without
     host reads, each run stopping on its own) against each trained alone: float32 rounding grown by Adam over 6
@@ -323,13 +352,13 @@ def test_runs_match_each_run_alone_on_the_device_loop(kind):
 @pytest.mark.skipif(not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
                     reason="the Triton kernels and CUDA graphs need a GPU: TRITON_INTERPRET=0 pytest ... (conftest.py "
                            "defaults to the interpreter)")
-@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "fixed-point"])
+@pytest.mark.parametrize("kind", ["deltaproduct", "diagonal", "fixed-point", "fixed-point-authors"])
 def test_on_cuda_the_captured_batched_step_trains_each_run(kind):
     """On CUDA (Triton chunk kernel, Triton short convolution, the step captured as one graph; bf16 off): R = 3
     runs batched against each alone on the device loop, 12 steps, the same tolerance as on the CPU (1e-4 absolute:
     float32 kernels in another order, grown by Adam). On a GPU machine:
     ``TRITON_INTERPRET=0 python3 -m pytest proofs_tests/learn/test_batched.py -k cuda``."""
-    extra = {} if kind == "fixed-point" else dict(short_conv=True)     # 003, App. D.3.1: no short convolution
+    extra = {} if kind.startswith("fixed-point") else dict(short_conv=True)   # 003, App. D.3.1: no short conv
     d = difference_from_separate(_cfgs(kind, 3, device="cuda", bf16=False, steps=12, **extra))
     assert d["graph"] == "captured", d
     assert max(d["max_abs"]) <= 1e-4 and min(d["moved"]) > 1e-3, d

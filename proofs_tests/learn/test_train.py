@@ -258,3 +258,30 @@ def test_test_mix_is_checked_and_stored():
                           test_len=(6, 12), eval_n=8, test_mix=(40, 5, 15)))
     assert r["test_mix"]["words"] == 40 and sum(r["test_mix"]["count"].values()) == 40
     assert set(r["final_accuracy"]) == {"6", "12"} and len(r["prefix_accuracy"]["12"]) == 12
+
+
+def test_fp_iteration_is_checked_and_reaches_the_layer(tmp_path):
+    """``fp_iteration``: "paper" (the default, a stored config without the field too) or "authors"
+    (lrnnkit.layers.fixed_point, module text), fixed-point only, in the model's config only off the default. A tiny
+    run trains 2 steps on the CPU with the authors' rule, its checkpoint rebuilds a layer with that rule, and its
+    parameters differ from the same run under the printed rule (the option changes what is computed)."""
+    for bad in ("Authors", "damped", 1, None):
+        with pytest.raises(InputError, match=r"fp_iteration.*" + repr(bad).replace("(", r"\(")):
+            TrainConfig(layer="fixed-point", fp_iteration=bad)
+    with pytest.raises(InputError, match="fp_iteration applies to the fixed-point layer only"):
+        TrainConfig(layer="deltanet", fp_iteration="authors")
+    assert TrainConfig(layer="deltanet").fp_iteration == "paper"
+    assert TrainConfig.from_json({"layer": "fixed-point"}).fp_iteration == "paper"     # a config written before it
+    cfg = dict(task="parity", layer="fixed-point", width=8, heads=2, steps=2, batch=4, train_len=(2, 5),
+               test_len=(5,), eval_n=4, bf16=False)
+    runs = {}
+    for rule in ("paper", "authors"):
+        out = str(tmp_path / rule)
+        r = train(TrainConfig(**cfg, fp_iteration=rule), out)
+        assert r["steps"] == 2 and r["config"]["fp_iteration"] == rule
+        doc, model = load_checkpoint(out)
+        layer = model.mixers[0].layer
+        assert layer.iteration_rule == rule and ("fp_iteration" in model.config) == (rule == "authors")
+        assert doc["model_config"].get("fp_iteration") == (None if rule == "paper" else "authors")
+        runs[rule] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    assert not torch.equal(runs["paper"], runs["authors"])
