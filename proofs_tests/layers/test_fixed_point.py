@@ -403,7 +403,7 @@ def test_003_experiments_are_listed_and_judged():
     for n in names:
         for scale in ("tiny", "small", "paper"):
             runs = EXPERIMENTS[n].runs(scale)
-            assert runs and all(c.layer in ("fixed-point", "diagonal", "deltanet") for _, c in runs)
+            assert runs and all(c.layer in ("fixed-point", "diagonal", "mamba", "deltanet") for _, c in runs)
     e = EXPERIMENTS["003-iterations"]
     labels = [lab for lab, _ in e.runs("paper")]
 

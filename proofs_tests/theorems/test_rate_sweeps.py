@@ -24,11 +24,11 @@ def test_z60_is_falsified_as_printed_and_its_correction_is_seed_dependent():
     seeds; DeltaNet [0,1] does not with seed 0 (0.548) and does with seed 1 (0.994). The mean over seeds separates
     the pair, one seed does not: the corrected statement is ``open`` (seed-dependent), so the part stays
     ``falsified`` as printed, the sweep's evidence beside it. The stored record derives it. The whole experiment
-    (``000:empirical-z60-paper``) is ``open``: its Mamba configurations (Mamba's block) have not run, the one-state
-    Mamba-like runs kept beside it as superseded."""
+    (``000:empirical-z60-paper``) is judged on Mamba's block, the one-state Mamba-like runs kept beside it as
+    superseded; the sweep does not touch it."""
     paper, sweep = _load("000-z60-paper.json"), _load("000-z60-lr-sweep.json")
     whole = get("000:empirical-z60-paper")
-    assert whole.verdict == "open" and "incomplete (2 of 4 configurations finished)" in whole.evidence
+    assert "Rate sweep" not in whole.evidence and "Mamba [-1,1]" in whole.evidence
     assert paper["superseded"] and all(k.startswith("Mamba-like") for k in paper["superseded"])
     s = get("000:empirical-z60-deltanet-paper")
     assert s.verdict == "falsified" and s.check("quick").verdict == "falsified"
