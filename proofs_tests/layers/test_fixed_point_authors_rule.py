@@ -340,3 +340,30 @@ def test_training_forward_reads_nothing_from_the_device(no_host_reads, packed):
     assert all(p.grad is not None for p in dev.parameters())
     with pytest.raises(_HostRead):
         forward(layer)
+
+
+def test_bench_fixed_point_rules_smoke(tmp_path):
+    """benchmarks/fixed_point_rules.py --smoke: 003-state-tracking's tiny fixed-point configuration trained with the
+    authors' rule on the CPU, then read under both rules at each length: the readings carry both rules, the paper
+    rule never runs past its evaluation cap (100) and the authors' past its own (1000), and the run's steps and
+    rule are recorded."""
+    import json
+
+    from benchmarks import fixed_point_rules
+    out = tmp_path / "r.json"
+    assert fixed_point_rules.main(["--smoke", "--keep", str(tmp_path / "k"), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["train_rule"] == "authors" and doc["steps"] == doc["steps_configured"] and not doc["stopped_early"]
+    got = {(r["rule"], r["length"]): r for r in doc["readings"]}
+    assert set(got) == {(rule, L) for rule in ("paper", "authors") for L in (2, 16)}
+    assert all(0.0 <= r["accuracy"] <= 1.0 for r in got.values())
+    assert all(1 <= r["iterations"] <= 100 for (rule, _), r in got.items() if rule == "paper")
+    assert all(1 <= r["iterations"] <= 1000 for (rule, _), r in got.items() if rule == "authors")
+
+
+def test_bench_fixed_point_rules_refuses_a_configuration_the_experiment_lacks():
+    """r = 3 is no configuration of 003-state-tracking: refused in one line before anything trains."""
+    from benchmarks import fixed_point_rules
+    from lrnnkit.errors import InputError
+    with pytest.raises(InputError, match="no configuration 'S5 fixed-point r=3 1L'"):
+        fixed_point_rules.configured("S5", 3, 0, "authors", False, "cpu", None)
