@@ -151,7 +151,11 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
         runs[d["name"]] = (p, d)
     rows = []
     for row, (name, e) in zip(summary_rows(cost), cost["experiments"].items()):
-        if name in runs:
+        if name in runs and not runs[name][1]["runs"]:     # every run superseded (kept in the file, not judged)
+            p, d = runs[name]
+            status = (f"not run on its current configurations: {len(d.get('superseded') or {})} superseded runs "
+                      f"kept{_verdict(d)} (`{os.path.relpath(p, os.path.dirname(HERE))}`)")
+        elif name in runs:
             p, d = runs[name]
             caps = capped_runs(d["runs"])
             got = max(r.get("steps", 0) for r in d["runs"].values())

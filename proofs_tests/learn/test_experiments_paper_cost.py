@@ -29,13 +29,13 @@ def test_a_configuration_is_timed_on_its_own_loop_and_hours_follow_from_the_pape
 def test_both_loops_are_timed_in_one_run_and_the_minutes_on_two_gpus_follow():
     cfg = TrainConfig(task="parity", layer="diagonal", width=8, heads=2, steps=50_000, batch=4, train_len=(2, 6),
                       test_len=(6,), short_conv=False)
-    r = psc.time_config(cfg, steps=20, loops=("host", "device"))
+    r = psc.time_config(cfg, steps=60, loops=("host", "device"))
     assert r["host"]["ms_per_step"] > 0 and r["device"]["ms_per_step"] > 0
     assert (r["ms_per_step"], r["hours"]) == (r["device"]["ms_per_step"], r["device"]["hours"])   # the new loop's
     assert r["device"]["step_graph"] == "eager (cpu)" and r["host"]["step_graph"] is None
     # longest first onto the least loaded card: {3, 2, 2, 1} hours on 2 GPUs -> 3+1 and 2+2: 4 hours
     assert psc.makespan_minutes([1, 2, 3, 2], gpus=2) == 240.0
-    cost = {"device": "t", "torch": "x", "steps_timed": 20, "loops": ["host", "device"], "experiments": {
+    cost = {"device": "t", "torch": "x", "steps_timed": 60, "loops": ["host", "device"], "experiments": {
         "e": {"rows": [r], "hours": r["hours"], "failed": 0}}}
     (row,) = psc.summary_rows(cost)
     assert len(row) == len(psc.headers(cost)) and "->" in row[2] and "->" in row[4]
@@ -64,6 +64,23 @@ def test_the_section_names_what_ran_capped_and_what_each_other_experiment_needs(
     text = out.read_text()
     assert "<!-- BEGIN learning at paper scale -->" in text and "notes here" in text
     assert "Total: 0.5 GPU-hours" in text
+
+
+def test_a_file_whose_runs_were_all_superseded_is_not_read_as_a_run(tmp_path):
+    """000-parity's paper file holds superseded runs only (the one-state layer's, before its Mamba configurations
+    trained Mamba's block): the section says so instead of failing on runs that are not there."""
+    cost = {"device": "test", "torch": "x", "steps_timed": 10, "experiments": {
+        "000-parity": {"rows": [{"ms_per_step": 10.0, "paper_steps": 100_000, "hours": 0.278, "peak_mib": 5.0}],
+                       "hours": 0.28, "failed": 0}}}
+    cp = tmp_path / "cost.json"
+    cp.write_text(json.dumps(cost))
+    stored = json.load(open(os.path.join(REPO, "benchmarks", "results", "learning", "000-parity-paper.json")))
+    assert stored["runs"] == {} and stored["superseded"]
+    body = psc.record(str(cp), [os.path.join(REPO, "benchmarks", "results", "learning", "000-parity-paper.json")],
+                      path=str(tmp_path / "RESULTS.md"))
+    line = next(ln for ln in body.splitlines() if ln.startswith("| 000-parity"))
+    assert f"not run on its current configurations: {len(stored['superseded'])} superseded runs kept" in line
+    assert "registry: open" in line
 
 
 def test_protocol_timing_takes_each_configuration_as_the_protocol_runs_it():
