@@ -59,37 +59,43 @@ One step, with candidate ``h = f(x, y)``::
     p_b = 0:    p_b = P, s_b = decay * s_b
 
 and the iteration goes on while no step has run yet, or ``quantile_q(r) >= thresh`` (over the batch's sequences;
-``r`` the BEST residues so far, not the last ones) and ``max_b s_b >= 1e-3`` and the cap is not reached; ``q = 1 -
-outlier_quantile`` (0.75) in training and 1 (the largest) at evaluation (``not self.training``). The cap is the
-training cap in training, as under the printed rule, and at evaluation :data:`AUTHORS_EVAL_MAX_ITERS` (1000, as
-theirs) in place of ``max_iters``. Caps count as in the rest of this layer: the final differentiable iteration
-included, so at most ``cap - 1`` damped steps run (theirs runs up to ``max_iter`` steps before its differentiable
-one, and one step even at ``max_iter = 0``; ours none at cap 1). Packed sequences (``cu_seqlens``) each count as
-one sequence of the batch; an empty one is left out of the quantile and of the step-size test. Their vector block
-FPRNN (models/fp_rnn_block.py) runs the same rule undamped (step size 1, decay 1) with ``outlier_quantile`` 0.1;
-here both states take the FPMamba settings. :attr:`last_residual` is then the stop test's statistic
-``quantile_q(r)`` after the last step (None / NaN when none ran). Implemented once, :func:`authors_iterate`, for
-the host loop, the training forward without host reads and :mod:`lrnnkit.learn.batched`.
+``r`` the BEST residues so far, not the last ones) and ``max_b s_b >= 1e-3`` and fewer than ``cap`` steps have run;
+``q = 1 - outlier_quantile`` (0.75) in training and 1 (the largest) at evaluation (``not self.training``). Under
+this rule the cap counts damped steps, as theirs does (fp-rnn at 4c28602, models/model_utils.py
+(FixedPointOptimizer.cont): ``max_iter`` no-grad steps at most, always at least one; then the block applies one more
+step, the differentiable one): ``min(cap, k)`` damped steps run, ``k`` the first step after which the test to go on
+fails (at least 1, so cap 1 still runs one), and :attr:`last_iterations` is that plus one, at most ``cap + 1``. The
+cap is the training cap in training (``train_max_iters or max_iters``, 003's l_max = 16 for state tracking, or the
+sampled one) and at evaluation :data:`AUTHORS_EVAL_MAX_ITERS` (1000, their ``cont``'s) in place of ``max_iters``: up
+to 1001 iterations in all. (Under the printed rule a cap counts the final differentiable iteration too: at most
+``cap - 1`` iterations before it.) Packed sequences (``cu_seqlens``) each count as one sequence of the batch; an
+empty one is left out of the quantile and of the step-size test. Their vector block FPRNN (models/fp_rnn_block.py)
+runs the same rule undamped (step size 1, decay 1) with ``outlier_quantile`` 0.1; here both states take the FPMamba
+settings. :attr:`last_residual` is then the stop test's statistic ``quantile_q(r)`` after the last step (None / NaN
+when none ran). Implemented once, :func:`authors_iterate`, for the host loop, the training forward without host
+reads and :mod:`lrnnkit.learn.batched`.
 
 **Training without host reads** (``sync_free=True``, the default). Deciding the stopping rule on the host reads the
 device every iteration, so a training step could not be captured as a CUDA graph. In training the layer therefore
-runs a static number of iterations, ``S - 1`` for the static bound ``S = train_max_iters or max_iters``, and decides
-the rule on the device: iteration ``l`` is applied (``y^l = f(x, y^{l-1})``) while ``l < cap`` and the rule has
-not yet held, and after that the iterate is frozen with ``torch.where`` on a device flag. Every applied iteration
-is the host loop's on the same operands, and a frozen one changes nothing, so ``y*``, the output and every gradient
-are exactly the early-stopped ones; :attr:`last_iterations` (0-d int64) and :attr:`last_residual` (0-d, NaN when no
-iteration ran) are then device tensors, read only by whoever asks. The sampled cap is drawn on the device as
-``ceil(-(log U_1 + ... + log U_4))`` clamped to ``[1, S]`` (four uniforms: Gamma(4, 1) is the sum of four
-independent Exp(1) variables, so the distribution is exact and the draw reproducible under ``torch.manual_seed``;
-other random numbers than the host draw :meth:`FixedPointLayer.iteration_cap`). The cost: every training forward
-runs all ``S`` scans (``S - 1`` under no_grad plus the differentiable one) where the early-stopped loop runs
-``l + 1`` for the first ``l`` at which the rule holds: at 003's training cap of 16 (Figs. 1 and 3) that is 16
-iterations' FLOPs per forward against ``E[l] + 1`` (``16 / (E[l] + 1)`` times the early-stopped work: 4x
-where the rule holds after 3 iterations, the same work where it never holds within the cap). Evaluation (``not
-self.training``) keeps the early-exit host loop (``max_iters = 100`` would otherwise always run 100 iterations);
-``sync_free=False`` keeps it in training too. :func:`lrnnkit.learn.train.build` sets ``sync_free`` by the training
-loop: on for the device loop (its step is then captured as one CUDA graph), off for the host loop, which reads the
-device every step anyway and so loses nothing by the early exit.
+runs a static number of iterations under no_grad, ``S - 1`` for the static bound ``S = train_max_iters or
+max_iters`` (``S`` damped steps under the authors' rule, whose caps count those: ``S + 1`` iterations in all), and
+decides the rule on the device: iteration ``l`` is applied (``y^l = f(x, y^{l-1})``) while ``l < cap`` (authors:
+``l <= cap``, and always at ``l = 1``) and the rule has not yet stopped it, and after that the iterate is frozen
+with ``torch.where`` on a device flag. Every applied iteration is the host loop's on the same operands, and a frozen one
+changes nothing, so ``y*``, the output and every gradient are exactly the early-stopped ones;
+:attr:`last_iterations` (0-d int64) and :attr:`last_residual` (0-d, NaN when no iteration ran) are then device
+tensors, read only by whoever asks. The sampled cap is drawn on the device as ``ceil(-(log U_1 + ... + log U_4))``
+clamped to ``[1, S]`` (four uniforms: Gamma(4, 1) is the sum of four independent Exp(1) variables, so the
+distribution is exact and the draw reproducible under ``torch.manual_seed``; other random numbers than the host draw
+:meth:`FixedPointLayer.iteration_cap`). The cost: every training forward runs all ``S`` scans (``S - 1`` under
+no_grad plus the differentiable one; ``S + 1`` under the authors' rule) where the early-stopped loop runs ``l + 1``
+for the first ``l`` at which the rule holds: at 003's training cap of 16 (Figs. 1 and 3) that is 16 iterations'
+FLOPs per forward against ``E[l] + 1`` (``16 / (E[l] + 1)`` times the early-stopped work: 4x where the rule holds
+after 3 iterations, the same work where it never holds within the cap). Evaluation (``not self.training``) keeps the
+early-exit host loop (``max_iters = 100`` would otherwise always run 100 iterations); ``sync_free=False`` keeps it
+in training too. :func:`lrnnkit.learn.train.build` sets ``sync_free`` by the training loop: on for the device loop
+(its step is then captured as one CUDA graph), off for the host loop, which reads the device every step anyway and
+so loses nothing by the early exit.
 
 **Gradient at the fixed point** (003, Section 2.2, Theorem 2.2; the authors' code): the iterations run under
 ``torch.no_grad``; the output is one more iteration, differentiable, from the (detached) last iterate, so the
@@ -123,9 +129,10 @@ DEPENDENCES = ("lambda", "B", "C", "Q", "G")
 ITERATIONS = ("paper", "authors")       # the stopping rule: 003, App. D.2 as printed; the authors' code (module text)
 GAMMA_SHAPE, GAMMA_RATE = 4.0, 1.0      # 003, Section 3.1: l_max ~ Gamma(4, 1)
 # The authors' iteration (module text): fp-rnn at 4c28602, models/model_utils.py (FixedPointOptimizer: the residue's
-# 1e-8 and the step-size floor 1e-3 are its defaults, the evaluation cap 1000 its cont()), with the settings of
-# models/fp_mamba_block.py (FPMamba, 003's Bedouin: stepsize 0.99, decay_patience 15, outlier_quantile 0.25, and
-# its constructor's defaults damping_decay_rate 0.9 and convergence_threshold 0.1). Read when a forward starts.
+# 1e-8 and the step-size floor 1e-3 are its defaults; FixedPointOptimizer.cont caps the damped steps, at least one,
+# at max_iter in training and at 1000 at evaluation), with the settings of models/fp_mamba_block.py (FPMamba, 003's
+# Bedouin: stepsize 0.99, decay_patience 15, outlier_quantile 0.25, and its constructor's defaults
+# damping_decay_rate 0.9 and convergence_threshold 0.1). Read when a forward starts.
 AUTHORS_STEPSIZE = 0.99
 AUTHORS_STEPSIZE_DECAY = 0.9
 AUTHORS_DECAY_PATIENCE = 15
@@ -133,7 +140,8 @@ AUTHORS_THRESH = 0.1
 AUTHORS_OUTLIER_QUANTILE = 0.25
 AUTHORS_STEPSIZE_THRESH = 1e-3
 AUTHORS_EPS = 1e-8
-AUTHORS_EVAL_MAX_ITERS = 1000
+AUTHORS_EVAL_MAX_ITERS = 1000          # evaluation: at most 1000 damped no-grad steps (cont), then the final
+                                       # differentiable one: last_iterations at most 1001
 
 
 def _lin(mod: torch.nn.Linear | None, x: torch.Tensor):
@@ -225,14 +233,17 @@ def _authors_go(best: torch.Tensor, step: torch.Tensor, q: float) -> torch.Tenso
 
 def authors_iterate(step, y: torch.Tensor, cap: torch.Tensor, bound: int, training: bool, seg=None,
                     exit_when_done: bool = False):
-    """``(y*, iterations, statistic)``: the authors' damped iteration (module text; fp-rnn at 4c28602,
-    models/model_utils.py) of ``h = step(y)`` from ``y``, steps ``l = 1 .. bound - 1`` under no_grad, step ``l``
-    applied only while ``l < cap`` and (``l = 1`` or the test to go on holds), the iterate and the rule's state
-    frozen after with ``torch.where``, so no host read is needed. ``q = 1 - outlier_quantile`` in ``training``, 1
-    otherwise. ``cap`` and the returned counts are 0-d for one layer, (R,) for R runs stacked on ``y``'s leading
-    axis (each run its own state and quantile over its own sequences); ``seg``: packed sequences (module text).
-    ``exit_when_done``: leave once no run goes on (one host read per step: the host loop). ``statistic``:
-    ``quantile_q`` of the best residues after the last applied step (NaN where none was)."""
+    """``(y*, steps, statistic)``: the authors' damped iteration (module text; fp-rnn at 4c28602,
+    models/model_utils.py, ``FixedPointOptimizer.cont``) of ``h = step(y)`` from ``y``, steps ``l = 1 .. max(bound,
+    1)`` under no_grad, step ``l`` applied while ``l = 1`` or (``l <= cap`` and the test to go on holds): ``cap``
+    counts damped steps as their ``max_iter`` does (the final differentiable iteration not included), so at most
+    ``max(cap, 1)`` run, and at least one. The iterate and the rule's state are frozen after with ``torch.where``, so
+    no host read is needed. ``q = 1 - outlier_quantile`` in ``training``, 1 otherwise. ``cap`` and the returned
+    counts are 0-d for one layer, (R,) for R runs stacked on ``y``'s leading axis (each run its own state and
+    quantile over its own sequences); ``bound``: the static bound on damped steps (at least every cap);
+    ``seg``: packed sequences (module text). ``exit_when_done``: leave once no run goes on (one host read per step:
+    the host loop). ``steps``: the damped steps applied; ``statistic``: ``quantile_q`` of the best residues after
+    the last applied step (NaN where none was)."""
     lead, dev, dt = tuple(cap.shape), y.device, y.dtype
     q = 1.0 - AUTHORS_OUTLIER_QUANTILE if training else 1.0
     decay, patience = AUTHORS_STEPSIZE_DECAY, AUTHORS_DECAY_PATIENCE
@@ -245,8 +256,8 @@ def authors_iterate(step, y: torch.Tensor, cap: torch.Tensor, bound: int, traini
     p = torch.full(lead + (n,), patience, dtype=torch.long, device=dev)
     it = torch.zeros(lead, dtype=torch.long, device=dev)
     with torch.no_grad():
-        for l in range(1, bound):
-            live = (cap > l) & (_authors_go(best, s, q) | (l == 1))
+        for l in range(1, max(bound, 1) + 1):
+            live = ((cap >= l) & _authors_go(best, s, q)) | (l == 1)      # theirs: iter_idx = l - 1 < max_iter
             if exit_when_done and not bool(live.any()):
                 break
             h = step(y)
@@ -445,11 +456,15 @@ class FixedPointLayer(torch.nn.Module):
 
     # ------------------------------------------------------------------------------------------ the iteration
     def eval_cap(self) -> int:
-        """The cap at evaluation: ``max_iters``, or :data:`AUTHORS_EVAL_MAX_ITERS` under the authors' rule."""
+        """The cap at evaluation: ``max_iters`` iterations in all under the printed rule (the final differentiable
+        one included), or under the authors' rule :data:`AUTHORS_EVAL_MAX_ITERS` damped steps before the final one
+        (fp-rnn at 4c28602, models/model_utils.py (FixedPointOptimizer.cont); module text)."""
         return self.max_iters if self.iteration_rule == "paper" else AUTHORS_EVAL_MAX_ITERS
 
     def iteration_cap(self) -> int:
-        """The cap on iterations of the next forward (module text: stopping rule, the authors' iteration)."""
+        """The cap of the next forward (module text: stopping rule, the authors' iteration): under the printed rule
+        on all its iterations, the final differentiable one included; under the authors' rule on its damped steps
+        (at least one runs), the final one not included."""
         if not self.training:
             return self.eval_cap()
         cap = self.train_max_iters or self.max_iters
@@ -462,7 +477,7 @@ class FixedPointLayer(torch.nn.Module):
         """The training cap as a 0-d int64 tensor on ``device``, drawn there without a host read (module text:
         training without host reads): ``train_max_iters or max_iters``, or with ``sample_max_iters``
         ``clamp(ceil(G), 1, that bound)`` for ``G = -sum_{i<4} log(1 - U_i)`` ~ Gamma(4, 1), ``U_i`` uniform
-        float64 draws of the device's generator."""
+        float64 draws of the device's generator. It counts as :meth:`iteration_cap`'s does under each rule."""
         bound = self.train_max_iters or self.max_iters
         if not self.sample_max_iters:
             return torch.full((), bound, dtype=torch.long, device=device)
@@ -494,8 +509,10 @@ class FixedPointLayer(torch.nn.Module):
 
     def fixed_point(self, P: dict, shape, starts=None, seg=None, cap: int | None = None,
                     W: dict | None = None, training: bool | None = None) -> tuple:
-        """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad); ``cap`` counts
-        the final differentiable step too, so at most ``cap - 1`` iterations run here. ``W``: :meth:`_params`'.
+        """``(y*, iterations)``: the iterate after the stopping rule, detached (run under no_grad), and the
+        iterations run here. Printed rule: ``cap`` counts the final differentiable step too, so at most ``cap - 1``
+        run here. Authors' rule: ``cap`` counts the damped steps run here, ``min(cap, k)`` of them for ``k`` the
+        step after which the test to go on fails, at least one (:func:`authors_iterate`). ``W``: :meth:`_params`'.
         ``training`` (default ``self.training``): the authors' rule's quantile (module text)."""
         cap = self.iteration_cap() if cap is None else cap
         y = torch.zeros(shape, dtype=P["x"].dtype, device=P["x"].device)
@@ -524,7 +541,9 @@ class FixedPointLayer(torch.nn.Module):
         training without host reads; :func:`freeze_iterate`): ``S - 1`` iterations for ``S = train_max_iters or
         max_iters``, iteration ``l`` applied only while ``l < cap`` and the rule has not held, the iterate frozen
         after; ``iterations`` and :attr:`last_residual` are 0-d device tensors. ``cap``: a 0-d tensor (default
-        :meth:`device_cap`). ``W``: :meth:`_params`'. Under the authors' rule likewise (:func:`authors_iterate`)."""
+        :meth:`device_cap`). ``W``: :meth:`_params`'. Under the authors' rule likewise (:func:`authors_iterate`)
+        with ``S`` damped steps, step ``l`` applied at ``l = 1`` and then while ``l <= cap`` and the test to go on
+        holds: ``S + 1`` iterations in all with the final one."""
         dev = P["x"].device
         cap = self.device_cap(dev) if cap is None else cap
         y0 = torch.zeros(shape, dtype=P["x"].dtype, device=dev)
@@ -616,7 +635,10 @@ class FixedPointMixer(torch.nn.Module):
     training forward can run without reading the device (the layer's ``sync_free``), so a training step with it can
     be captured as a CUDA graph (:mod:`lrnnkit.learn.step`; the training loop sets the layer's flag,
     :func:`lrnnkit.learn.train.build`). ``iteration``: the layer's stopping rule (``"paper"``, ``"authors"``; module
-    text), TrainConfig's ``fp_iteration``."""
+    text), TrainConfig's ``fp_iteration`` (through :func:`lrnnkit.layers.mixers.build_mixer`'s ``fp_iteration``).
+    The counts above are the printed rule's; the authors' rule caps its damped steps instead, the final
+    differentiable iteration not included: up to ``train_max_iters + 1`` iterations in training and 1001 at
+    evaluation (fp-rnn at 4c28602, models/model_utils.py (FixedPointOptimizer.cont))."""
 
     SYNC_FREE = True
     #: the default iteration cap in training (003, Section 3: l_max = 16 for state tracking, Fig. 3; the paper's

@@ -218,7 +218,9 @@ class MLP(nn.Module):
 
 
 #: layer kind -> the builder of its mixer, called with the SequenceModel's fields ``(width, heads, head_dim, n_h,
-#: eig, gate, short_conv, output_gate, block_size, backend)``; ``scan`` is the non-GH backend (``"scan"`` for auto)
+#: eig, gate, short_conv, output_gate, block_size, backend)`` and, for the fixed-point layer, the optional
+#: ``fp_train_iters`` (its training cap) and ``fp_iteration`` (its stopping rule, ``"paper"`` when absent or None);
+#: ``scan`` is the non-GH backend (``"scan"`` for auto)
 MIXERS = {
     "diagonal": lambda f, scan: DiagonalMixer(f["width"], f["eig"], f["short_conv"], scan),
     "deltanet": lambda f, scan: gh_layer(f["width"], f["heads"], f["head_dim"], f["n_h"], f["eig"], f["gate"],
@@ -228,7 +230,8 @@ MIXERS = {
     "block-diagonal": lambda f, scan: BlockDiagonalMixer(f["width"], f["block_size"], backend=scan),
     # 003: n_h reflections, block_size = the matrix state's rows
     "fixed-point": lambda f, scan: FixedPointMixer(f["width"], f["heads"], f["head_dim"], f["n_h"], f["eig"],
-                                                   f["block_size"], f["backend"], f.get("fp_train_iters")),
+                                                   f["block_size"], f["backend"], f.get("fp_train_iters"),
+                                                   iteration=f.get("fp_iteration") or "paper"),
     "bilinear": lambda f, scan: BilinearMixer(f["width"], f["heads"], f["head_dim"], backend=scan),
     # Mamba's block (d_state 16, expand 2, its own convolution: short_conv does not apply)
     "mamba": lambda f, scan: MambaMixer(f["width"], f["eig"], backend=scan),
@@ -236,7 +239,8 @@ MIXERS = {
 
 
 def build_mixer(layer: str, **fields) -> nn.Module:
-    """The mixer of kind ``layer`` (:data:`MIXERS`) from the SequenceModel's fields."""
+    """The mixer of kind ``layer`` (:data:`MIXERS`) from the SequenceModel's fields (``fp_train_iters`` and
+    ``fp_iteration``: the fixed-point layer's, optional)."""
     if layer not in MIXERS:
         raise InputError(f"unknown layer kind {layer!r} (choose from {', '.join(MIXERS)})")
     return MIXERS[layer](fields, "scan" if fields["backend"] == "auto" else fields["backend"])

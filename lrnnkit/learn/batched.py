@@ -304,8 +304,11 @@ class BatchedSequenceModel(torch.nn.Module):
         (which :func:`train_batched` does on each run's own model) up to ``max_iters``, leaving when every run
         stopped. Under the authors' rule (the layer's ``iteration_rule``, its module text) likewise by
         :func:`~lrnnkit.layers.fixed_point.authors_iterate`: each run its own residues, step sizes and patience, the
-        quantile over its own sequences; up to the layer's evaluation cap at evaluation. Computed in float32
-        (float64 stays float64), autocast off, as the layer."""
+        quantile over its own sequences, and caps counting damped steps as the authors' (fp-rnn at 4c28602,
+        models/model_utils.py (FixedPointOptimizer.cont)): run r takes at least one and at most its own cap of them
+        (training: the (R,) caps of ``device_cap`` within the static bound ``S = train_max_iters or max_iters``;
+        evaluation: the layer's ``eval_cap()``, 1000), then the final differentiable iteration, ``cap + 1`` in all
+        at most, as the layer alone. Computed in float32 (float64 stays float64), autocast off, as the layer."""
         L = self.fp
         with torch.autocast(device_type=x.device.type, enabled=False):
             u = x if x.dtype == torch.float64 else x.float()
@@ -328,7 +331,7 @@ class BatchedSequenceModel(torch.nn.Module):
             else:
                 caps, bound = torch.full((R,), L.eval_cap(), dtype=torch.long, device=u.device), L.eval_cap()
             y0 = torch.zeros(R, B, T, L.channels, dtype=u.dtype, device=u.device)
-            if L.iteration_rule == "authors":
+            if L.iteration_rule == "authors":          # caps and bound count damped steps here (at least one)
                 y, _, _ = authors_iterate(lambda y: L.iteration(inp, y, None, W), y0, caps, bound, self.training,
                                           exit_when_done=not self.training)
             else:

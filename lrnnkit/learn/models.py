@@ -97,9 +97,8 @@ class SequenceModel(nn.Module):
         for _ in range(layers):
             self.mixers.append(build_mixer(layer, width=width, heads=heads, head_dim=head_dim, n_h=n_h, eig=eig,
                                            gate=gate, short_conv=short_conv, output_gate=output_gate,
-                                           block_size=block_size, backend=backend, fp_train_iters=fp_train_iters))
-            if fp_iteration is not None:    # layers.mixers' builder does not take it: set on the built layer
-                self.mixers[-1].layer.iteration_rule = fp_iteration
+                                           block_size=block_size, backend=backend, fp_train_iters=fp_train_iters,
+                                           fp_iteration=fp_iteration))
         self.norms = nn.ModuleList([ScaleSafeRMSNorm(width) for _ in range(layers)])
         self.mlps = nn.ModuleList([MLP(width) for _ in range(layers)]) if mlp else None
         self.mlp_norms = nn.ModuleList([ScaleSafeRMSNorm(width) for _ in range(layers)]) if mlp else None

@@ -45,22 +45,28 @@ def _quantile(vals, q):
 
 def reference(f, y0: torch.Tensor, seqs, cap: int, training: bool, **settings_):
     """The authors' rule on Python floats: ``seqs`` lists each sequence's tokens as (row, time) pairs of ``y0``
-    (B, T, d). Returns ``(y*, steps, state)``, state with the per-sequence best residues, step sizes, patience and
-    why the loop ended ("cap", "threshold", "stepsize")."""
+    (B, T, d); ``cap`` is their ``max_iter``, counted as their ``cont`` counts it (fp-rnn at 4c28602,
+    models/model_utils.py (FixedPointOptimizer.cont): go on at ``iter_idx == 0``, else while the quantile, the step
+    size and ``iter_idx < max_iter`` allow), so up to ``cap`` damped steps, at least one. Returns ``(y*, steps,
+    state)``, state with the per-sequence best residues, step sizes, patience and why the loop ended ("cap",
+    "threshold", "stepsize")."""
     c = dict(THEIRS, **settings_)
     q = 1 - c["outlier"] if training else 1.0
     live = [i for i, toks in enumerate(seqs) if toks]
     best = {i: math.inf for i in live}
     step = {i: c["stepsize"] for i in live}
     pat = {i: c["patience"] for i in live}
-    y, it, why = y0.tolist(), 0, "cap"
-    while it < cap - 1:
-        if it > 0:
+    y, it, why = y0.tolist(), 0, None
+    while True:
+        if it > 0:                                  # cont(): True at iter_idx 0, else the three tests in its order
             if not _quantile([best[i] for i in live], q) >= c["thresh"]:
                 why = "threshold"
                 break
             if not max(step[i] for i in live) >= c["floor"]:
                 why = "stepsize"
+                break
+            if not it < cap:
+                why = "cap"
                 break
         h = f(torch.tensor(y, dtype=D64)).tolist()
         new = [[list(row) for row in plane] for plane in y]
@@ -158,9 +164,9 @@ def _stat(state, training):
 @given(st.integers(1, 3), st.integers(1, 8), st.sampled_from([None, 1, 2]), st.integers(1, 14),
        st.sampled_from(["paper", "contractive"]), st.integers(0, 10**6))
 def test_host_loop_and_sync_free_are_the_transcription(B, T, state_size, cap, alpha_range, seed):
-    """Training (q = 0.75, the layer's cap; cap 1 included: no step before the final one): the output, input and
-    parameter gradients, iteration count and last residual of the host loop, of the training forward without host
-    reads and of the transcription's fixed point are identical."""
+    """Training (q = 0.75, the layer's cap; cap 1 included: one damped step before the final one, as theirs): the
+    output, input and parameter gradients, iteration count and last residual of the host loop, of the training
+    forward without host reads and of the transcription's fixed point are identical."""
     host = _authors(train_cap=cap, seed=seed % 1000, state_size=state_size, alpha_range=alpha_range).train()
     dev = copy.deepcopy(host)
     dev.sync_free = True
@@ -171,7 +177,7 @@ def test_host_loop_and_sync_free_are_the_transcription(B, T, state_size, cap, al
     assert isinstance(dev.last_iterations, torch.Tensor) and isinstance(host.last_iterations, int)
     _assert_identical(a, b)
     _assert_identical(a[:4] + (None,), r[:4] + (None,))
-    assert a[4] == (None if a[3] == 1 else _stat(ref.ref_state, True))
+    assert 2 <= a[3] <= cap + 1 and a[4] == _stat(ref.ref_state, True)
 
 
 @pytest.mark.parametrize("state_size", [None, 2])
@@ -258,7 +264,8 @@ def test_a_non_contractive_map_stops_by_the_step_size():
     ``2 |y|``), so no best improves after the first step (improving is strictly below), the step size decays every
     15 steps and the loop ends when it falls below 1e-3: after 66 decays, step 1 + 66 * 15 = 991
     (0.99 * 0.9^65 > 1e-3 > 0.99 * 0.9^66), within the evaluation cap. The host exit, the static bound (as in
-    training, bound 1000) and the transcription agree; at a training cap of 16 all run to the cap."""
+    training, bound 1000) and the transcription agree; at a training cap of 16 all run to the cap: 16 damped steps,
+    as the authors' ``max_iter`` = 16."""
     assert 0.99 * 0.9 ** 65 > 1e-3 > 0.99 * 0.9 ** 66
     y0 = torch.full((2, 4, 3), 2.0 ** 40, dtype=D64)
     double = lambda y: 2 * y          # noqa: E731
@@ -276,14 +283,15 @@ def test_a_non_contractive_map_stops_by_the_step_size():
                              y0, torch.tensor(100), 100, exit_when_done=True)[1]
     assert int(it_p) == 99
     _, it16, _ = authors_iterate(double, y0, torch.tensor(16), 16, True, exit_when_done=True)
-    assert int(it16) == reference(double, y0, _seqs(2, 4), 16, True)[1] == 15
+    assert int(it16) == reference(double, y0, _seqs(2, 4), 16, True)[1] == 16
 
 
 # ------------------------------------------------------------------------------------------------ caps
 def test_evaluation_cap_is_1000_and_training_keeps_its_cap(monkeypatch):
-    """With the threshold and the step-size floor at 0 (module constants) the rule never stops, so the caps show:
-    at evaluation the authors' rule runs 1000 iterations in all (999 damped + the final one; ``max_iters`` = 5 is
-    not its cap), in training the training cap (12), the sampled cap too; the printed rule keeps ``max_iters``."""
+    """With the threshold and the step-size floor at 0 (module constants) the rule never stops, so the caps show, as
+    damped steps before the final differentiable one (their ``max_iter``): at evaluation the authors' rule runs 1001
+    iterations in all (1000 damped + the final one; ``max_iters`` = 5 is not its cap), in training 13 (the training
+    cap, 12, + 1), the sampled cap + 1 too; the printed rule keeps ``max_iters`` iterations in all (5)."""
     monkeypatch.setattr(fp, "AUTHORS_THRESH", 0.0)
     monkeypatch.setattr(fp, "AUTHORS_STEPSIZE_THRESH", 0.0)
     layer = _authors(train_cap=12, max_iters=5, seed=11)
@@ -291,22 +299,86 @@ def test_evaluation_cap_is_1000_and_training_keeps_its_cap(monkeypatch):
     layer.eval()
     assert layer.iteration_cap() == fp.AUTHORS_EVAL_MAX_ITERS == 1000
     layer(u)
-    assert layer.last_iterations == 1000
+    assert layer.last_iterations == 1001
     layer.train()
     layer(u)
-    assert layer.last_iterations == 12
+    assert layer.last_iterations == 13
     layer.sync_free = True
     layer(u)
-    assert int(layer.last_iterations) == 12
+    assert int(layer.last_iterations) == 13
     layer.sample_max_iters = True
     torch.manual_seed(0)
     cap = int(layer.device_cap("cpu"))
     torch.manual_seed(0)
     layer(u)
-    assert int(layer.last_iterations) == cap <= 12
+    assert int(layer.last_iterations) == cap + 1 and cap <= 12
     paper = _layer(seed=11, train_max_iters=12, max_iters=5, tol=1e-300, sync_free=False).eval()
     paper(u)
     assert paper.iteration_cap() == 5 and paper.last_iterations == 5
+
+
+def _count_damped(layer):
+    """Wrap ``layer.iteration`` to count its calls under no_grad (the damped steps; the final one runs with grad)."""
+    calls = []
+    inner = layer.iteration
+
+    def counted(*a, **k):
+        calls.append(torch.is_grad_enabled())
+        return inner(*a, **k)
+    layer.iteration = counted
+    return calls
+
+
+@pytest.mark.parametrize("mode", ["train", "train sync-free", "eval"])
+def test_cap_c_runs_min_of_c_and_the_steps_to_stop_and_one_more(monkeypatch, mode):
+    """Cap c counts damped steps as the authors' ``max_iter`` (fp-rnn at 4c28602, models/model_utils.py
+    (FixedPointOptimizer.cont): go on at the first step, else while ``iter_idx < max_iter`` and the tests allow):
+    with k the damped steps the rule takes to stop on its own (a cap of 60 it does not reach; 7 here, training and
+    evaluation), cap c = 1 .. k + 2 runs exactly min(c, k) damped steps and ``last_iterations`` = min(c, k) + 1;
+    cap 1 still runs one. The cap is the training cap in training (host loop and the device-decided forward, which
+    always calls the map c times under no_grad, its static bound, and applies min(c, k)) and
+    :data:`AUTHORS_EVAL_MAX_ITERS` at evaluation (set to c here). Counted by the layer and by the calls of its map
+    under no_grad (host loop); the output equals the transcription's with cap c (its count too)."""
+    layer = _authors(train_cap=60, state_size=2, alpha_range="contractive", seed=2)
+    layer.train(mode.startswith("train"))
+    layer.sync_free = mode == "train sync-free"
+    u = 2 * torch.randn(2, 7, 6, dtype=D64, generator=torch.Generator().manual_seed(102))
+    w = torch.randn(2, 7, 6, dtype=D64, generator=torch.Generator().manual_seed(103))
+    monkeypatch.setattr(fp, "AUTHORS_EVAL_MAX_ITERS", 60)
+    k = _run(layer, u, w)[3] - 1
+    assert k == 7
+    for c in range(1, k + 3):
+        layer.train_max_iters = c
+        monkeypatch.setattr(fp, "AUTHORS_EVAL_MAX_ITERS", c)
+        assert layer.iteration_cap() == c
+        run = copy.deepcopy(layer)
+        calls = _count_damped(run)
+        got = _run(run, u, w)
+        assert got[3] == min(c, k) + 1, (c, got[3])
+        assert calls.count(True) == 1 and calls.count(False) == (c if run.sync_free else min(c, k)), (c, calls)
+        ref = _with_reference(layer).train(layer.training)
+        want = _run(ref, u, w)
+        _assert_identical(got[:4] + (None,), want[:4] + (None,))
+        assert ref.ref_state["why"] == ("cap" if c < k else "threshold"), (c, ref.ref_state["why"])
+
+
+def test_stacked_runs_count_each_its_own_cap():
+    """:func:`authors_iterate` with an (R,) cap, as :mod:`lrnnkit.learn.batched` calls it: R = 6 copies of one
+    iteration (``f(y) = y / 2 + 1``, 4 steps to stop at evaluation by the transcription) under caps 0, 1, 2, 3, 4,
+    7 run max(1, min(c, 4)) damped steps each, each run's iterate that of the run alone with its 0-d cap and the
+    transcription's with that cap, in the static loop and the host exit alike."""
+    f = lambda y: y / 2 + 1          # noqa: E731
+    y0 = torch.zeros(2, 3, 4, dtype=D64)
+    k = reference(f, y0, _seqs(2, 3), 1000, False)[1]
+    assert k == 4
+    caps = torch.tensor([0, 1, 2, 3, 4, 7])
+    for exit_ in (False, True):
+        y, it, _ = authors_iterate(f, y0.expand(6, 2, 3, 4).clone(), caps, 7, False, exit_when_done=exit_)
+        assert it.tolist() == [1, 1, 2, 3, 4, 4]
+        for r, c in enumerate(caps.tolist()):
+            y_r, it_r, _ = authors_iterate(f, y0, torch.tensor(c), max(c, 1), False)
+            y_ref, n_ref, _ = reference(f, y0, _seqs(2, 3), c, False)
+            assert int(it_r) == n_ref == int(it[r]) and torch.equal(y[r], y_r) and torch.equal(y_r, y_ref)
 
 
 # ------------------------------------------------------------------------------------------------ no host reads
@@ -345,8 +417,8 @@ def test_training_forward_reads_nothing_from_the_device(no_host_reads, packed):
 def test_bench_fixed_point_rules_smoke(tmp_path):
     """benchmarks/fixed_point_rules.py --smoke: 003-state-tracking's tiny fixed-point configuration trained with the
     authors' rule on the CPU, then read under both rules at each length: the readings carry both rules, the paper
-    rule never runs past its evaluation cap (100) and the authors' past its own (1000), and the run's steps and
-    rule are recorded."""
+    rule never runs past its evaluation cap (100 iterations in all) and the authors' past its own (1000 damped
+    steps + the final one), and the run's steps and rule are recorded."""
     import json
 
     from benchmarks import fixed_point_rules
@@ -358,7 +430,7 @@ def test_bench_fixed_point_rules_smoke(tmp_path):
     assert set(got) == {(rule, L) for rule in ("paper", "authors") for L in (2, 16)}
     assert all(0.0 <= r["accuracy"] <= 1.0 for r in got.values())
     assert all(1 <= r["iterations"] <= 100 for (rule, _), r in got.items() if rule == "paper")
-    assert all(1 <= r["iterations"] <= 1000 for (rule, _), r in got.items() if rule == "authors")
+    assert all(2 <= r["iterations"] <= 1001 for (rule, _), r in got.items() if rule == "authors")
 
 
 def test_bench_fixed_point_rules_refuses_a_configuration_the_experiment_lacks():

@@ -40,6 +40,36 @@ def test_an_unknown_kind_is_refused():
         build_mixer("lstm", **FIELDS)
 
 
+def test_the_fixed_point_builder_takes_its_cap_and_rule(monkeypatch):
+    """``fp_train_iters`` and ``fp_iteration`` reach FixedPointMixer's constructor through the table (absent or None:
+    the defaults, 16 and "paper"), and SequenceModel hands them to the builder: the rule is the constructor's
+    argument, not set on the layer afterwards (a spy on the constructor records it); the model config carries
+    ``fp_iteration`` only off its default and rebuilds the same rule."""
+    import lrnnkit.layers.mixers as M
+    from lrnnkit.learn.models import SequenceModel
+    m = build_mixer("fixed-point", **FIELDS)
+    assert m.layer.iteration_rule == "paper" and m.layer.train_max_iters == FixedPointMixer.TRAIN_MAX_ITERS
+    m = build_mixer("fixed-point", **FIELDS, fp_train_iters=5, fp_iteration="authors")
+    assert m.layer.iteration_rule == "authors" and m.layer.train_max_iters == 5
+    assert build_mixer("fixed-point", **FIELDS, fp_iteration=None).layer.iteration_rule == "paper"
+    with pytest.raises(InputError, match="iteration"):
+        build_mixer("fixed-point", **FIELDS, fp_iteration="damped")
+    seen = []
+
+    def spy(*a, **k):
+        seen.append(k.get("iteration"))
+        return FixedPointMixer(*a, **k)
+    monkeypatch.setattr(M, "FixedPointMixer", spy)
+    for rule in (None, "authors"):
+        seen.clear()
+        model = SequenceModel(3, 2, layer="fixed-point", layers=2, width=8, heads=2, fp_iteration=rule)
+        assert seen == [rule or "paper"] * 2
+        assert [mx.layer.iteration_rule for mx in model.mixers] == [rule or "paper"] * 2
+        assert ("fp_iteration" in model.config) == (rule is not None)
+        again = SequenceModel(**model.config)
+        assert [mx.layer.iteration_rule for mx in again.mixers] == [rule or "paper"] * 2
+
+
 def _diagonal_path():
     from lrnnkit.ops.diagonal import parallel
     from lrnnkit.ops.diagonal.chunk import diagonal_scan_chunk

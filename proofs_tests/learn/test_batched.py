@@ -100,9 +100,12 @@ def test_fixed_point_runs_stop_each_at_its_own_iteration():
 def test_fixed_point_runs_keep_their_own_authors_state(monkeypatch):
     """The authors' rule per run: each run's residues, step sizes, patience and quantile over its own 3 sequences.
     Four runs whose batches stop alone after different counts give, batched, each its own output, in training
-    (the sync-free path, q = 0.75) and at evaluation (q = 1, cap 1000); a rule over the folded batch would run
-    them all as long as the slowest, and the fastest run iterated that long (threshold 0, capped at the slowest
-    count) gives another output, so the comparison can tell."""
+    (the sync-free path, q = 0.75) and at evaluation (q = 1, cap 1000 damped steps); a rule over the folded batch
+    would run them all as long as the slowest, and the fastest run iterated that long (threshold 0, capped at the
+    slowest count less the final iteration: caps count damped steps, as the authors' max_iter) gives another
+    output, so the comparison can tell. With the threshold at 0 no run stops before its cap, so training cap c
+    (1 and 2; every run's, the batched template's among them) runs c damped steps + the final one alone, and
+    batched each run's output is the same."""
     import lrnnkit.layers.fixed_point as fp
     models = _models("fixed-point-authors", 4)
     x = torch.randint(0, 3, (4, 3, 12), generator=torch.Generator().manual_seed(0))
@@ -118,7 +121,16 @@ def test_fixed_point_runs_keep_their_own_authors_state(monkeypatch):
             assert torch.allclose(got[r], ref, atol=TOL, rtol=0), (mode, r)
     fast = min(range(4), key=lambda r: counts[r])
     monkeypatch.setattr(fp, "AUTHORS_THRESH", 0.0)
-    models[fast].train().mixers[0].layer.train_max_iters = max(counts)
+    for c in (1, 2):
+        for m in models + [bm]:
+            m.train()
+        for m in models:
+            m.mixers[0].layer.train_max_iters = c
+        got = bm(x)
+        for r, m in enumerate(models):
+            assert torch.allclose(got[r], m(x[r]), atol=TOL, rtol=0), (c, r)
+            assert int(m.mixers[0].last_iterations) == c + 1
+    models[fast].mixers[0].layer.train_max_iters = max(counts) - 1
     assert not torch.allclose(models[fast](x[fast]), alone[fast][0], atol=TOL, rtol=0)
     assert int(models[fast].mixers[0].last_iterations) == max(counts)
 
