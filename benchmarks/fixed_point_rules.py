@@ -14,12 +14,13 @@ batch 128, lr 1e-4, 50,000 steps: 003, App. E.2 and Fig. 3), one seed, with
   ``||y^l - y^(l-1)||_inf < 0.1 ||y^l||_inf`` or at the cap (100 at evaluation);
 * ``authors``: the authors' code (fp-rnn at 4c28602, ``models/model_utils.py``, FPMamba's settings): a damped
   iteration whose step size shrinks when the residual stops improving, the residual per token, stopped on the 75 %
-  quantile of the batch in training and on every sequence at evaluation, up to 1,000 iterations there
+  quantile of the batch in training and on every sequence at evaluation, up to 1,000 damped steps there (each
+  followed by the one differentiable iteration)
   (:func:`lrnnkit.layers.fixed_point.authors_iterate`).
 
 ``--max-seconds`` stops training there (the schedule stays the 50,000 steps' cosine; the row says how many steps
 ran). The training loop's own final evaluation is skipped (8,192 words at five lengths under a rule that may
-iterate 1,000 times a batch, and the eigenvalue summary: minutes, which once cost a whole device call its results);
+take 1,000 damped steps a batch, and the eigenvalue summary: minutes, which once cost a whole device call its results);
 the trained model is read instead, under each rule: token accuracy at each of ``--lengths`` on ``--words`` words
 (``batch_rng(0, L, stream=1)``, the evaluation's stream), the iterations its last forward ran and its residual
 statistic, so a model trained under one rule can be compared under the other. The same seed sees the same batches
