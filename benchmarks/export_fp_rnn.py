@@ -1,5 +1,10 @@
-"""Export the five files of the 003 authors' code that ``bench_fixed_point.py --authors`` needs, from a git mirror
-of github.com/dr-faustus/fp-rnn, into ``benchmarks/.fp_rnn/`` (ignored by git).
+"""Export the six files of the 003 authors' code that ``bench_fixed_point.py --authors`` needs, from a git mirror
+of github.com/dr-faustus/fp-rnn, into ``benchmarks/.fp_rnn/`` (ignored by git): their vector-state block
+(``models/fp_rnn_block.py``, ``FPRNN``), their matrix-state block (``models/fp_mamba_block.py``, ``FPMamba``: 003's
+"Bedouin", Fig. 3; the ``BedouinBlock`` that ``arithmetic_exp/bedouin/bedouin.py`` imports is defined nowhere at
+this commit, and their state-tracking runs build ``FPMamba`` through ``models/fp_lm.py``), the mixers, the
+fixed-point optimizer and their linear-recurrence ops. Their ``models/ops/selective_scan_interface.py`` (mamba_ssm's
+CUDA scan) is not exported: ``bench_fixed_point.py`` substitutes it.
 
     python benchmarks/export_fp_rnn.py /path/to/fp-rnn.git [--commit 4c28602...] [--dest benchmarks/.fp_rnn]
 
@@ -20,8 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from lrnnkit.fileio import atomic_write_bytes, atomic_write_text  # noqa: E402
 
 COMMIT = "4c286022b0198c3a4f6a5924394b7996b5ff77a0"
-FILES = ("models/fp_rnn_block.py", "models/mixer.py", "models/model_utils.py", "models/ops/__init__.py",
-         "models/ops/linrec.py")
+FILES = ("models/fp_rnn_block.py", "models/fp_mamba_block.py", "models/mixer.py", "models/model_utils.py",
+         "models/ops/__init__.py", "models/ops/linrec.py")
 DEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".fp_rnn")
 
 
