@@ -38,6 +38,29 @@ def _randomize_y_terms(layer, scale=0.3, seed=1):
                 m.weight.copy_(scale * torch.randn(m.weight.shape, generator=g, dtype=D64))
 
 
+def _run(layer, u, w, **kw):
+    """Output, input gradient, every parameter gradient, iterations and last residual of one forward + backward
+    (the residual None where no iteration ran: None or NaN, as a host or a device loop says it)."""
+    u = u.clone().requires_grad_()
+    layer.zero_grad()
+    o, _, _ = layer(u, **kw)
+    (o * w).sum().backward()
+    res = layer.last_residual
+    return (o.detach(), u.grad, {n: p.grad for n, p in layer.named_parameters()}, int(layer.last_iterations),
+            None if res is None or math.isnan(float(res)) else float(res))
+
+
+def _assert_identical(a, b):
+    """Two :func:`_run` results equal bit for bit: output, gradients, iterations, residual."""
+    (o1, g1, p1, it1, r1), (o2, g2, p2, it2, r2) = a, b
+    assert it1 == it2 and r1 == r2
+    assert torch.equal(o1, o2) and torch.equal(g1, g2)
+    assert p1.keys() == p2.keys()
+    for n in p1:
+        assert (p1[n] is None and p2[n] is None) or torch.equal(p1[n], p2[n]), n
+
+
+
 # ------------------------------------------------------------------------------------------------ the scan
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 40), st.integers(1, 5), st.integers(0, 10**6), st.booleans())

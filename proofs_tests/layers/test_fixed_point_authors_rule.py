@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 import lrnnkit.layers.fixed_point as fp
 from lrnnkit.errors import InputError
 from lrnnkit.layers.fixed_point import FixedPointLayer, FixedPointMixer, authors_iterate
-from .test_fixed_point import D64, _layer, _randomize_y_terms
+from .test_fixed_point import D64, _assert_identical, _layer, _randomize_y_terms, _run
 
 # the FPMamba settings, as written in fp-rnn at 4c28602 (models/fp_mamba_block.py and models/model_utils.py)
 THEIRS = dict(stepsize=0.99, decay=0.9, patience=15, thresh=0.1, outlier=0.25, floor=1e-3, eps=1e-8)
@@ -114,26 +114,6 @@ def _authors(train_cap=16, **kw):
     layer = _layer(iteration="authors", train_max_iters=train_cap, sync_free=False, **kw)
     _randomize_y_terms(layer)
     return layer
-
-
-def _run(layer, u, w, **kw):
-    """Output, input gradient, every parameter gradient, iterations, last residual of one forward + backward."""
-    u = u.clone().requires_grad_()
-    layer.zero_grad()
-    o, _, _ = layer(u, **kw)
-    (o * w).sum().backward()
-    res = layer.last_residual
-    return (o.detach(), u.grad, {n: p.grad for n, p in layer.named_parameters()}, int(layer.last_iterations),
-            None if res is None or math.isnan(float(res)) else float(res))
-
-
-def _assert_identical(a, b):
-    (o1, g1, p1, it1, r1), (o2, g2, p2, it2, r2) = a, b
-    assert it1 == it2 and r1 == r2
-    assert torch.equal(o1, o2) and torch.equal(g1, g2)
-    assert p1.keys() == p2.keys()
-    for n in p1:
-        assert (p1[n] is None and p2[n] is None) or torch.equal(p1[n], p2[n]), n
 
 
 def _with_reference(layer, cu=None, **settings_):
@@ -379,39 +359,6 @@ def test_stacked_runs_count_each_its_own_cap():
             y_r, it_r, _ = authors_iterate(f, y0, torch.tensor(c), max(c, 1), False)
             y_ref, n_ref, _ = reference(f, y0, _seqs(2, 3), c, False)
             assert int(it_r) == n_ref == int(it[r]) and torch.equal(y[r], y_r) and torch.equal(y_r, y_ref)
-
-
-# ------------------------------------------------------------------------------------------------ no host reads
-class _HostRead(RuntimeError):
-    pass
-
-
-@pytest.fixture
-def no_host_reads(monkeypatch):
-    """Every Python-level way of reading a tensor's value on the host raises while the fixture is active."""
-    def refuse(name):
-        def f(self, *a, **k):
-            raise _HostRead(f"Tensor.{name} read the device")
-        return f
-    for name in ("tolist", "item", "__bool__", "__int__", "__float__", "__index__", "numpy", "cpu", "__array__"):
-        monkeypatch.setattr(torch.Tensor, name, refuse(name))
-
-
-@pytest.mark.parametrize("packed", [False, True])
-def test_training_forward_reads_nothing_from_the_device(no_host_reads, packed):
-    """The authors' rule decided on the device (quantile included) runs its training forward and backward with
-    every host read refused; its host loop does read, so the detector can fail. (On CUDA torch.quantile's range
-    check of q is a host one for a Python float q, and its sort, gather and lerp are device work.)"""
-    layer = _authors(state_size=2, seed=13).train()
-    dev = copy.deepcopy(layer)
-    dev.sync_free = True
-    u = torch.randn(1, 12, 6, dtype=D64)
-    cu = torch.tensor([0, 4, 12]) if packed else None
-    forward = (lambda m: m._mix(u, cu)) if packed else (lambda m: m(u)[0])
-    forward(dev).sum().backward()
-    assert all(p.grad is not None for p in dev.parameters())
-    with pytest.raises(_HostRead):
-        forward(layer)
 
 
 def test_bench_fixed_point_rules_smoke(tmp_path):
