@@ -24,10 +24,10 @@ Substitutions, in this process only (:func:`load_authors_fpmamba`, :func:`load_a
 ``models/__init__.py`` (CUDA-only imports) skipped; mamba_ssm's Triton imports, which their FPMamba wraps in
 try/except and its training forward does not use, left absent. FPMamba's ``selective_scan_fn`` (their
 ``models/ops/selective_scan_interface.py``, mamba_ssm's CUDA scan; Gu & Dao 2023) is replaced by the same
-recurrence written from the math: ``h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t``, ``y_t = <C_t, h_t> + D u_t``
-(times silu(z)), ``delta = softplus(delta + delta_bias)`` (:func:`selective_scan_loop`), computed by lrnnkit's
-selective scan with ``--authors-scan lrnnkit`` (the default: fused Triton kernels on CUDA) or step by step with
-``generic``. FPRNN's ``linrec_hop`` (``h_t = coeffs_t h_{t-1} + inputs_t`` on torch's ``associative_scan``) is
+recurrence: ``h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t``, ``y_t = <C_t, h_t> + D u_t`` (times silu(z)),
+``delta = softplus(delta + delta_bias)`` (:func:`selective_scan_lrnnkit`), computed by lrnnkit's selective scan with
+``--authors-scan lrnnkit`` (the default: fused Triton kernels on CUDA) or its torch expression over the sequential
+reference scan with ``generic``. FPRNN's ``linrec_hop`` (``h_t = coeffs_t h_{t-1} + inputs_t`` on torch's ``associative_scan``) is
 replaced with ``lrnnkit`` (the default) by the identical recurrence on lrnnkit's diagonal scan
 (:func:`linrec_lrnnkit`), and runs as theirs on the associative scan's ``combine_mode="generic"`` (the
 ``"pointwise"`` mode refuses CPU tensors; slow on a GPU) with ``generic``. Both models are ``embedding -> RMSNorm
@@ -185,46 +185,25 @@ def _finish(y, u, D, z, acc):
     return y.to(u.dtype)
 
 
-def _bc_at(M, t, acc):
-    """``B`` or ``C`` at step ``t`` as (batch or 1, D or 1, N): input-dependent (B, N, L) or fixed (D, N)."""
-    return M.to(acc)[None] if M.ndim == 2 else M.to(acc)[:, None, :, t]
-
-
-def selective_scan_loop(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                        return_last_state=False):
+def selective_scan_lrnnkit(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                           return_last_state=False, core=None):
     """Mamba's selective scan (Gu & Dao 2023, Algorithm 2 and Section 3.5) with the argument convention of the
     ``selective_scan_fn`` that the authors' FPMamba imports (fp-rnn at 4c28602,
-    ``models/ops/selective_scan_interface.py``, mamba_ssm's CUDA scan), written from the math, step by step in
-    float32 (float64 inputs: float64): u, delta, z (B, D, L), A (D, N), B and C (B, N, L) or (D, N), D and
-    delta_bias (D,);
+    ``models/ops/selective_scan_interface.py``, mamba_ssm's CUDA scan): u, delta, z (B, D, L), A (D, N), B and C
+    (B, N, L), D and delta_bias (D,);
 
         delta <- softplus(delta + delta_bias)  (the bias when given, softplus when ``delta_softplus``),
         h_t = exp(delta_t A) * h_{t-1} + delta_t B_t u_t  (h_{-1} = 0; per channel d and state n),
-        y_t = <C_t, h_t> + D u_t,   times silu(z_t) when z is given.
+        y_t = <C_t, h_t> + D u_t,   times silu(z_t) when z is given;
 
-    Returns y (B, D, L) in u's dtype, and (y, h_L) with h_L (B, D, N) in the computing dtype when
-    ``return_last_state``."""
-    acc = _acc(u)
-    dl = _softplus_delta(delta, delta_bias, delta_softplus, acc)
-    uf, Af = u.to(acc), A.to(acc)
-    h = uf.new_zeros(u.shape[0], u.shape[1], A.shape[1])
-    ys = []
-    for t in range(u.shape[-1]):
-        h = torch.exp(dl[..., t, None] * Af) * h + (dl[..., t] * uf[..., t])[..., None] * _bc_at(B, t, acc)
-        ys.append((h * _bc_at(C, t, acc)).sum(-1))
-    y = _finish(torch.stack(ys, -1) if ys else uf * 0, u, D, z, acc)
-    return (y, h) if return_last_state else y
-
-
-def selective_scan_lrnnkit(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
-                           return_last_state=False, core=None):
-    """:func:`selective_scan_loop`'s result through lrnnkit's selective scan (``core``, default
-    :func:`lrnnkit.ops.diagonal.selective.selective_scan` with ``neg=False``: ``h_t = exp(delta_t A) h_{t-1} +
-    (delta_t x_t) B_t^T``, ``y_t = h_t C_t``, the same recurrence and readout; fused Triton kernels on CUDA, the
-    torch expression elsewhere), on (B, L, D) layouts, with the bias, softplus, skip and gate of the loop around it.
-    The last state and a fixed (D, N) B or C, which the scan does not take, go to the loop."""
+    computed in float32 (float64 stays float64) by lrnnkit's selective scan (``core``, default
+    :func:`lrnnkit.ops.diagonal.selective.selective_scan` with ``neg=False``: the same recurrence and readout,
+    fused Triton kernels on CUDA, the torch expression elsewhere) on (B, L, D) layouts, the bias, softplus, skip
+    and gate around it; y in u's dtype. The last state and a fixed (D, N) B or C are refused: FPMamba's training
+    and evaluation forward use neither (only its decoding step asks for the state)."""
     if return_last_state or B.ndim != 3 or C.ndim != 3:
-        return selective_scan_loop(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state)
+        raise ValueError("selective_scan_fn substitute: return_last_state and a fixed (D, N) B or C are not "
+                         "implemented (FPMamba's forward uses neither)")
     if core is None:
         from lrnnkit.ops.diagonal.selective import selective_scan as core
     acc = _acc(u)
@@ -234,18 +213,29 @@ def selective_scan_lrnnkit(u, delta, A, B, C, D=None, z=None, delta_bias=None, d
     return _finish(y, u, D, z, acc)
 
 
+def selective_scan_sequential(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
+                              return_last_state=False):
+    """:func:`selective_scan_lrnnkit` on lrnnkit's torch expression over the sequential reference scan
+    (:func:`lrnnkit.ops.diagonal.selective.selective_scan_reference` with
+    :func:`lrnnkit.ops.diagonal.naive.diagonal_scan_naive`): ``--authors-scan generic``, no Triton kernel."""
+    from lrnnkit.ops.diagonal.naive import diagonal_scan_naive
+    from lrnnkit.ops.diagonal.selective import selective_scan_reference
+    return selective_scan_lrnnkit(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state,
+                                  core=functools.partial(selective_scan_reference, scan=diagonal_scan_naive))
+
+
 def load_authors_fpmamba(path: str, scan: str = "lrnnkit"):
     """The authors' matrix-state ``FPMamba`` class (``models/fp_mamba_block.py``; 003's "Bedouin", Fig. 3) from an
     export at ``path``; substitutions (module text): :func:`_install_common`, and their
     ``models.ops.selective_scan_interface`` (mamba_ssm's CUDA extension) by a module whose ``selective_scan_fn`` is
-    :func:`selective_scan_lrnnkit` (``scan="lrnnkit"``) or :func:`selective_scan_loop` (``scan="generic"``). The
+    :func:`selective_scan_lrnnkit` (``scan="lrnnkit"``) or :func:`selective_scan_sequential` (``scan="generic"``). The
     mamba_ssm Triton imports it wraps in try/except (decoding step, fused norms) stay absent; nothing in its
     training forward uses them."""
     import importlib
     if scan not in SCANS:
         raise ValueError(f"load_authors_fpmamba: scan must be one of {SCANS}, got {scan!r}")
     _install_common(path)
-    fn = selective_scan_lrnnkit if scan == "lrnnkit" else selective_scan_loop
+    fn = selective_scan_lrnnkit if scan == "lrnnkit" else selective_scan_sequential
     sub = types.ModuleType("models.ops.selective_scan_interface")
     sub.selective_scan_fn = fn
     sys.modules["models.ops.selective_scan_interface"] = sub

@@ -103,7 +103,7 @@ def run(a) -> dict:
     import torch
 
     from lrnnkit.learn.tasks import make_task
-    from lrnnkit.learn.train import load_checkpoint, train
+    from lrnnkit.learn.train import train
     device = "cpu" if a.smoke or not torch.cuda.is_available() else "cuda"
     label, cfg = configured(a.group, a.r, a.seed, a.train_rule, a.smoke, device, a.max_seconds)
     keep = a.keep or tempfile.mkdtemp(prefix="fixed_point_rules_")
@@ -111,7 +111,7 @@ def run(a) -> dict:
     t0 = time.perf_counter()
     res = train(cfg, out=run_dir, evaluate_at_end=False)
     seconds = round(time.perf_counter() - t0, 1)
-    _, model = load_checkpoint(run_dir, device)
+    model = res.pop("_model")           # the trained model itself (its last checkpoint stays in run_dir)
     doc = {"experiment": EXPERIMENT, "configuration": label, "train_rule": a.train_rule, "seed": a.seed,
            "device": torch.cuda.get_device_name() if device == "cuda" else "cpu", "torch": torch.__version__,
            "steps": res.get("steps"), "steps_configured": cfg.steps, "stopped_early": bool(res.get("stopped_early")),

@@ -149,8 +149,8 @@ class TrainConfig:
 
     ``fp_iteration``: the fixed-point layer's stopping rule (:mod:`lrnnkit.layers.fixed_point`, its ``iteration``):
     ``"paper"`` (003, App. D.2 as printed; the default, and a stored config without the field) or ``"authors"``
-    (the authors' damped iteration, fp-rnn at 4c28602, models/model_utils.py; its evaluation cap is 1000 damped steps). Only the
-    fixed-point layer has it: another layer with a value other than the default is refused.
+    (the authors' damped iteration, fp-rnn at 4c28602, models/model_utils.py; its evaluation cap is 1000 damped
+    steps). Only the fixed-point layer has it: another layer with a value other than the default is refused.
 
     ``eval_every`` (steps, 0 = off): evaluate on the final evaluation's words (``test_len``, ``eval_n``, seed 0)
     every that many steps as well, for papers that report the best test accuracy over training (002, Table 2

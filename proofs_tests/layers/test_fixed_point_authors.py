@@ -92,7 +92,7 @@ def _fused_core():
     return selective_scan_fused
 
 
-@pytest.mark.parametrize("impl", ["loop", "lrnnkit", "lrnnkit-fused"])
+@pytest.mark.parametrize("impl", ["sequential", "lrnnkit", "lrnnkit-fused"])
 @pytest.mark.parametrize("shape", [(2, 3, 4, 9), (1, 5, 16, 1), (3, 2, 3, 16)])
 def test_selective_scan_substitute_is_mambas_scan(bench, impl, shape):
     """Output and the gradients of u, delta, A, B, C, D, z, delta_bias against the closed form, float64 (the
@@ -103,8 +103,8 @@ def test_selective_scan_substitute_is_mambas_scan(bench, impl, shape):
     Bsz, Dch, N, L = shape
     ins = _scan_inputs(Bsz, Dch, N, L, seed=sum(shape))
     w = torch.randn(Bsz, Dch, L, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
-    if impl == "loop":
-        f = lambda **k: bench.selective_scan_loop(**k, delta_softplus=True)  # noqa: E731
+    if impl == "sequential":
+        f = lambda **k: bench.selective_scan_sequential(**k, delta_softplus=True)  # noqa: E731
     else:
         core = _fused_core() if impl == "lrnnkit-fused" else None
         f = lambda **k: bench.selective_scan_lrnnkit(**k, delta_softplus=True, core=core)  # noqa: E731
@@ -120,36 +120,25 @@ def test_selective_scan_substitute_is_mambas_scan(bench, impl, shape):
 def test_selective_scan_substitute_float32_and_options(bench):
     """float32 (what FPMamba feeds it): both substitutes within 2e-5 of the float64 closed form relative to the
     largest entry (float32's 6e-8 ulp over sums of 16 x 8 terms, with margin); a bf16 ``u`` (bf16 autocast) gives
-    a bf16 ``y`` as mamba_ssm's kernel does; ``return_last_state`` returns the state after the last step (checked
-    against the scan of one step more with a zero input: ``y_{L+1} = <C_{L+1}, exp(delta A) h_L>``); z, D and
-    the bias may be left out; a fixed (D, N) B and C are taken as every step's."""
+    a bf16 ``y`` as mamba_ssm's kernel does; z, D and the bias may be left out; ``return_last_state`` and a fixed
+    (D, N) B or C, which FPMamba's forward never asks for, are refused rather than computed some other way."""
     ins = _scan_inputs(2, 3, 8, 16, seed=3)
     ref = _closed_form(**ins).detach()
     f32 = {k: v.detach().float() for k, v in ins.items()}
-    for f in (bench.selective_scan_loop, bench.selective_scan_lrnnkit):
+    for f in (bench.selective_scan_sequential, bench.selective_scan_lrnnkit):
         y = f(**f32, delta_softplus=True)
         assert y.dtype == torch.float32
         assert float((y.double() - ref).abs().max() / ref.abs().max()) < 2e-5
     assert bench.selective_scan_lrnnkit(**dict(f32, u=f32["u"].bfloat16()), delta_softplus=True).dtype \
         == torch.bfloat16
     d = {k: v.detach() for k, v in ins.items()}
-    y, h = bench.selective_scan_loop(**d, delta_softplus=True, return_last_state=True)
-    assert h.shape == (2, 3, 8)
-    more = {k: torch.cat([v, v[..., :1]], -1) if v.ndim == 3 else v for k, v in d.items()}
-    more["u"][..., -1] = 0
-    y2 = bench.selective_scan_loop(**more, delta_softplus=True)
-    decay = torch.exp(torch.nn.functional.softplus(d["delta"][..., :1] + d["delta_bias"][:, None]) * d["A"])
-    last = (decay * h * d["C"][:, None, :, 0]).sum(-1, keepdim=True) * torch.nn.functional.silu(d["z"][..., :1])
-    torch.testing.assert_close(y2[..., -1:], last, rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(y2[..., :-1], y, rtol=1e-12, atol=1e-12)
     bare = dict(d, z=None, D=None, delta_bias=None)
-    for f in (bench.selective_scan_loop, bench.selective_scan_lrnnkit):
-        torch.testing.assert_close(f(**bare, delta_softplus=True), _closed_form(**bare), rtol=1e-9, atol=1e-9)
     b, c = d["B"][0, :, 0], d["C"][0, :, 0]                      # one B and C for every channel and step
-    fixed = dict(d, B=b.expand(3, 8), C=c.expand(3, 8))
-    per_step = dict(d, B=b[None, :, None].expand(2, 8, 16), C=c[None, :, None].expand(2, 8, 16))
-    torch.testing.assert_close(bench.selective_scan_lrnnkit(**fixed, delta_softplus=True),
-                               _closed_form(**per_step), rtol=1e-9, atol=1e-9)
+    for f in (bench.selective_scan_sequential, bench.selective_scan_lrnnkit):
+        torch.testing.assert_close(f(**bare, delta_softplus=True), _closed_form(**bare), rtol=1e-9, atol=1e-9)
+        for kw in ({"return_last_state": True}, {"B": b.expand(3, 8)}, {"C": c.expand(3, 8)}):
+            with pytest.raises(ValueError, match="not implemented"):
+                f(**{**d, "delta_softplus": True, **kw})
 
 
 # ---------------------------------------------------------------------------------------------- linear recurrence
@@ -234,7 +223,7 @@ def test_fpmamba_loads_iterates_and_trains_on_cpu(authors):
     assert float(grads["A_log"].abs().sum()) > 0 and float(grads["mixer.u_proj.parametrizations.weight.original0"]
                                                            .abs().sum()) > 0
     authors.load_authors_fpmamba(AUTHORS, scan="generic")
-    assert sys.modules["models.fp_mamba_block"].selective_scan_fn is authors.selective_scan_loop
+    assert sys.modules["models.fp_mamba_block"].selective_scan_fn is authors.selective_scan_sequential
     with torch.no_grad():
         y_loop = blk(x)
     torch.testing.assert_close(y_loop, y.detach(), rtol=1e-10, atol=1e-10)
