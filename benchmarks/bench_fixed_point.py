@@ -61,6 +61,7 @@ layer turns autocast off and computes in fp32), median of 20 timed calls after w
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import sys
@@ -320,6 +321,8 @@ def _train_one(a, cfg, who: str) -> dict:
     t0 = time.perf_counter()
     res = train(cfg, model_fn=_model_fn(a, who, iters))
     res.pop("_model")
+    print(f"{who}: {res['steps']} steps, training {res['seconds']:.0f} s, run {time.perf_counter() - t0:.0f} s "
+          f"(evaluation and setup included)", flush=True)
     tr = [n for m, n in iters if m]
     ev = [n for m, n in iters if not m]
     res.update(model=who, wall_seconds=round(time.perf_counter() - t0, 1),
@@ -345,6 +348,8 @@ def run_authors(a) -> str:
     from lrnnkit.learn.train import TrainConfig
     if a.device == "cpu":
         torch.set_num_threads(max(1, os.cpu_count() // 2))
+    if a.eval_n is None:
+        a.eval_n = 256
     cfg = TrainConfig(task=a.task, layer="diagonal", width=a.width, steps=a.steps, batch=a.batch, lr=a.lr,
                       train_len=(a.train_len, a.train_len), test_len=tuple(a.test_len), eval_n=a.eval_n,
                       eval_batch=a.eval_n, weight_decay=0.01, seed=a.seed, log_every=max(1, a.steps // 10),
@@ -379,7 +384,7 @@ def run_authors(a) -> str:
 #: lengths 2 through 50; one layer; l_max = 16 (003, Section 3, Fig. 3). Width: the authors' default d_model 512.
 PAPER_STEPS = 50_000
 PROTOCOL = dict(width=512, batch=128, lr=1e-4, weight_decay=0.01, clip=1.0, train_len=16,
-                test_len=(2, 8, 16, 24, 32, 40, 50), max_iters=16, eval_n=1024)
+                test_len=(2, 8, 16, 24, 32, 40, 50), max_iters=16, eval_n=256)
 SMOKE = dict(width=16, batch=8, train_len=16, test_len=(4, 16), max_iters=4, eval_n=8, steps=3)
 #: 003, Section 3 and Fig. 3 (curves only: no number is printed)
 PROTOCOL_SECTION = "fixed-point vs the authors' code at 003's state-tracking settings"
@@ -394,7 +399,8 @@ def run_protocol(a) -> tuple:
     """003-state-tracking (A5 and S5) at 003's settings, the authors' block (``a.authors_block``) and ours on the
     same batches in this process; ``a.budget_s`` seconds of training shared equally by the runs (two per group of
     ``a.groups``) (the step count is cut once, after 25 timed steps, to fit: ``auto_steps``, so the cosine schedule
-    completes). JSON after every run."""
+    completes); the group's second model then trains the first one's step count, uncapped, so the pair sees the same
+    batches and schedule. JSON after every run."""
     from _record import table
     from lrnnkit.fileio import atomic_write_text
     from lrnnkit.learn.train import TrainConfig
@@ -402,6 +408,10 @@ def run_protocol(a) -> tuple:
     p = dict(PROTOCOL, steps=PAPER_STEPS)
     if a.smoke:
         p.update(SMOKE)
+    if a.eval_n is not None:
+        p["eval_n"] = a.eval_n
+    if a.device == "cuda":     # host-bound loops: a few threads each, so that runs beside them keep their cores
+        torch.set_num_threads(4)
     a.width, a.max_iters = p["width"], p["max_iters"]
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "fixed_point_protocol.json")
@@ -411,13 +421,16 @@ def run_protocol(a) -> tuple:
     for task in tasks:
         cfg = TrainConfig(task=task, layer="diagonal", width=p["width"], steps=p["steps"], batch=p["batch"],
                           lr=p.get("lr", 1e-4), train_len=(p["train_len"], p["train_len"]),
-                          test_len=tuple(p["test_len"]), eval_n=p["eval_n"], weight_decay=0.01, clip=1.0,
-                          warmup=0.0, min_lr=0.0, seed=a.seed, log_every=max(1, p["steps"] // 10),
+                          test_len=tuple(p["test_len"]), eval_n=p["eval_n"], eval_batch=p["eval_n"],
+                          weight_decay=0.01, clip=1.0, warmup=0.0, min_lr=0.0, seed=a.seed,
+                          log_every=max(1, p["steps"] // 50),
                           device=a.device, loop="host", max_seconds=per_run, auto_steps=per_run is not None)
         for who in (THEIRS[a.authors_block], OURS):
             res = _train_one(a, cfg, who)
             res.pop("checkpoint", None)
             runs.append(res)
+            # the second model trains the first one's steps (its schedule fitted to the budget), uncapped: paired
+            cfg = dataclasses.replace(cfg, steps=res["steps"], max_seconds=None, auto_steps=False)
             doc = {"protocol": p, "paper_steps": PAPER_STEPS, "r": a.r, "smoke": a.smoke, "device": a.device,
                    "budget_s": a.budget_s, "authors_block": a.authors_block, "authors_scan": a.authors_scan,
                    "runs": runs}
@@ -558,7 +571,8 @@ def main():
     ap.add_argument("--r", type=int, default=2)
     ap.add_argument("--rs", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--max-iters", dest="max_iters", type=int, default=16)
-    ap.add_argument("--eval-n", dest="eval_n", type=int, default=256)
+    ap.add_argument("--eval-n", dest="eval_n", type=int, default=None,
+                    help="test words per length, one evaluation batch (default 256; --protocol: PROTOCOL's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu", help="--authors on cpu (default) or cuda (the same substitutions)")
     ap.add_argument("--protocol", action="store_true",

@@ -493,6 +493,7 @@ def train(cfg: TrainConfig, out: str | None = None, *, resume: bool = True, prog
     would: the tests use it to check resumption). Returns the result dict of ``lrnnkit train --json``.
     Ctrl-C, SIGTERM, SIGHUP: saves (with ``out``) and raises :class:`~lrnnkit.errors.Interrupted`, a
     KeyboardInterrupt (module docstring). Memory a legal size cannot get: :class:`~lrnnkit.errors.OutOfMemory`."""
+    cfg = dataclasses.replace(cfg)      # auto_steps cuts the steps of this copy, never the caller's configuration
     saved = f"the last checkpoint in {out!r} stands" if out else "nothing was saved (no --out)"
     with _determinism(cfg), memory_named(f"training ({cfg.layer} on {cfg.device})", _memory_settings(cfg)), \
             stopping(f"lrnnkit: stopped by {{signal}}; {saved}"):

@@ -480,3 +480,12 @@ def test_evaluations_during_training_survive_a_resume_and_match_the_batched_runs
     assert "evaluations" not in train(replace(cfg, eval_every=0))
     with pytest.raises(InputError, match="eval_every"):
         TrainConfig(task="parity", layer="diagonal", eval_every=-1)
+
+
+def test_auto_steps_cuts_the_run_not_the_callers_configuration():
+    """``auto_steps`` fits the step count to ``max_seconds`` on the run's own copy: the caller's TrainConfig keeps its
+    steps, so a second run from it (a paired comparison) is not silently shortened by the first one's timing."""
+    cfg = TrainConfig(**{**TINY, "steps": 100_000, "max_seconds": 2.0, "auto_steps": True, "log_every": 10_000})
+    res = train(cfg)
+    assert res["steps"] <= res["config"]["steps"] < 100_000      # the run's schedule was cut to the budget
+    assert cfg.steps == 100_000
