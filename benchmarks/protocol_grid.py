@@ -211,13 +211,44 @@ def load_costs(path: str = COSTS, protocol_path: str = PROTOCOL_COSTS) -> dict:
     return costs
 
 
+#: what a device call carries in (run directories, wheels and the working tree together: the device tool's limit)
+CARRY_BYTES = 64 * 2 ** 20
+
+
+def checkpoint_bytes(job: dict) -> int:
+    """What ``job``'s run directories must carry to resume on another machine: per run, the tensor file of one
+    checkpoint (:func:`lrnnkit.learn.checkpoint.state_bytes`: parameters, AdamW's two moments, headers; the model
+    built on the meta device, no memory), times its runs (a batched job checkpoints every run)."""
+    import torch
+
+    from lrnnkit.learn.checkpoint import state_bytes
+    from lrnnkit.learn.models import SequenceModel
+    from lrnnkit.learn.tasks import make_task
+    from lrnnkit.learn.train import TrainConfig
+    cfg = TrainConfig.from_json(job["runs"][0]["config"])
+    with torch.device("meta"):
+        model = SequenceModel(**cfg.model_kwargs(make_task(cfg.task)))
+    return len(job["runs"]) * state_bytes(model)
+
+
+def _carry_note(job: dict) -> str:
+    """The dry run's word on a job's checkpoints: their size, and where they are over :data:`CARRY_BYTES` that the
+    job resumes only on the machine that trained it (a warm one, through protocol_call.sh's ``KEEP``) or must
+    finish inside one call."""
+    n = checkpoint_bytes(job)
+    note = f", checkpoints {n / 2 ** 20:.0f} MiB"
+    if n > CARRY_BYTES:
+        note += " (over the 64 MiB a call carries: finish in one call or resume on the same warm machine, KEEP)"
+    return note
+
+
 def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per_gpu: int = 1,
             out: str | None = None) -> str:
     """The table of :func:`plan` and each worker's total minutes (one worker per GPU; ``per_gpu`` > 1: that many per
     GPU, the one-by-one jobs split as :func:`run_protocol` splits them, each worker's minutes as if alone). With
     ``out`` (the grid's folder, holding carried run directories), a job whose runs already trained some steps
     shows the step its checkpoints reached and the minutes left (its minutes x the steps left / steps), and the
-    totals count what is left."""
+    totals count what is left. Each line gives the size of the job's checkpoints (:func:`_carry_note`)."""
     costs = measured_costs(load_costs()) if costs is None else costs
     speedups = _load(SPEEDUPS) if speedups is None else speedups
     if per_gpu > 1:
@@ -234,7 +265,7 @@ def dry_run(jobs, gpus: int, costs=None, speedups=None, order: str = "long", per
                      f"{'batched' if j['batched'] else 'one by one':10} {steps:7} steps "
                      + (f"{m:8.1f} min" if m is not None else "  no cost recorded")
                      + (f", at step {done}: {left:.1f} min left" if done and left is not None else
-                        f", at step {done}" if done else ""))
+                        f", at step {done}" if done else "") + _carry_note(j))
     lines += [f"{name(g)} total {t:.1f} min" for g, t in enumerate(tot)]
     if per_gpu > 1:
         lines += [f"gpu {c} total {sum(tot[c::gpus]):.1f} min of its workers' jobs one after another"

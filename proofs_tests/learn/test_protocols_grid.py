@@ -698,3 +698,21 @@ def test_a_job_killed_after_its_last_step_only_evaluates_again(tmp_path, monkeyp
     assert [r["status"] for r in recs] == ["ok"] * len(cfgs)
     assert all(r["result"]["steps"] == c.steps and r["result"]["test_accuracy"] for r, c in zip(recs, cfgs))
     assert all(pg._finished(out, "000-parity", r) for r in job["runs"])
+
+
+def test_the_dry_run_says_which_jobs_checkpoints_a_call_cannot_carry():
+    """A job's checkpoint size is its runs x one run's checkpoint bound (the model built on the meta device equals the
+    one built for real); 003's width-512 fixed-point jobs exceed the 64 MiB a call carries, and the dry run says
+    so, 000-s5's small DeltaNet jobs do not (their lines carry the size alone)."""
+    from lrnnkit.learn.checkpoint import state_bytes
+    from lrnnkit.learn.train import build
+    jobs = {j["label"]: j for j in pg.protocol_jobs(["003-state-tracking", "000-s5"], device="cpu")}
+    big, small = jobs["A5 fixed-point r=2 1L"], jobs["S5 standard, DeltaNet [-1,1] 1L"]
+    _, model, _ = build(TrainConfig.from_json(big["runs"][0]["config"]))
+    assert pg.checkpoint_bytes(big) == len(big["runs"]) * state_bytes(model) > pg.CARRY_BYTES
+    assert pg.checkpoint_bytes(small) < pg.CARRY_BYTES
+    text = pg.dry_run([big, small], 1)
+    lines = text.splitlines()
+    assert "over the 64 MiB a call carries" in next(ln for ln in lines if "fixed-point r=2" in ln)
+    assert "over the 64 MiB" not in next(ln for ln in lines if "S5 standard" in ln)
+    assert "checkpoints" in next(ln for ln in lines if "S5 standard" in ln)
