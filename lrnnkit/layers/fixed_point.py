@@ -9,9 +9,9 @@ diagonal RNN of eq. (3), found by iterating in depth (eq. 4, with Theorem 2.1's 
 
 Each iteration is one channel mix ``x~ = Q_t (v_t - h^{l-1}_t) + h^{l-1}_t`` (O(d r) per token) and one diagonal
 scan over the sequence (:func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`: the chunk-parallel Triton
-kernel on CUDA, a log-depth doubling scan on CPU). At the fixed point ``(Lambda + (I - Lambda) Q) h_t =
-Lambda h_{t-1} + (I - Lambda) Q v_t``: a dense RNN with ``A_t = (Lambda_t + (I - Lambda_t) Q_t)^{-1} Lambda_t``
-(:meth:`FixedPointLayer.transitions`).
+kernel on CUDA, a torch scan elsewhere: step by step or by log-depth doubling, by shape). At the fixed point
+``(Lambda + (I - Lambda) Q) h_t = Lambda h_{t-1} + (I - Lambda) Q v_t``: a dense RNN with
+``A_t = (Lambda_t + (I - Lambda_t) Q_t)^{-1} Lambda_t`` (:meth:`FixedPointLayer.transitions`).
 
 ``state_size = N`` gives the matrix state of eq. (6) (003, Section 2.3 and App. D.2, "Bedouin")::
 
@@ -288,11 +288,12 @@ class FixedPointLayer(torch.nn.Module):
     ``hidden_states`` (B, T, hidden_size); the channels ``d = num_heads * head_dim`` (``head_dim`` defaults to
     ``hidden_size // num_heads``) are mixed by ``Q_t`` across all heads; heads only group the output norm.
     ``state_size``: None for the vector state (eq. 4), N for the N x d matrix state (eq. 6). ``mode``: "chunk"
-    (Triton chunk scan on CUDA, the torch doubling scan elsewhere), "torch", "naive" (the sequential reference
-    loop). Returns fla's ``(o, None, past_key_values)``; :attr:`last_iterations` and :attr:`last_residual` describe
-    the last forward (device tensors after a ``sync_free`` training forward). ``iteration``: ``"paper"`` (003, App.
-    D.2's printed stopping rule) or ``"authors"`` (the authors' damped iteration; :attr:`iteration_rule`). See the
-    module text for the mathematics, for ``sync_free`` and for the two rules."""
+    (Triton chunk scan on CUDA, the torch scan of ``diagonal_scan`` elsewhere), "torch", "naive" (the sequential
+    reference loop). Returns fla's ``(o, None, past_key_values)``; :attr:`last_iterations` and
+    :attr:`last_residual` describe the last forward (device tensors after a ``sync_free`` training forward).
+    ``iteration``: ``"paper"`` (003, App. D.2's printed stopping rule) or ``"authors"`` (the authors' damped
+    iteration; :attr:`iteration_rule`). See the module text for the mathematics, for ``sync_free`` and for the two
+    rules."""
 
     def __init__(self, hidden_size: int = 2048, num_heads: int = 4, head_dim: int | None = None, mode: str = "chunk",
                  norm_eps: float = 1e-5, num_reflections: int = 1, state_size: int | None = None,

@@ -5,9 +5,10 @@ equations: paper 000, eq. 1 and Table 2; 001; 002, eq. 5-6; 003; 004), and its M
 over :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan`, whose forward and backward run the chunk-parallel Triton
 scan on CUDA, or two fused Triton kernels there where switched on),
 the block-diagonal mixer :func:`lrnnkit.ops.block_diagonal.differentiable.block_diagonal_scan` (forward and backward
-on the fused recurrent Triton kernel on CUDA); both a log-depth doubling scan in torch elsewhere. The bilinear mixer
-runs a renormalised doubling scan in torch; :func:`affine_scan` is the doubling scan of the affine maps in torch
-(diagonal or block form) that the tests and benchmarks compare with; ``backend="naive"``: lrnnkit's sequential
+on the fused recurrent Triton kernel on CUDA); elsewhere both scan in torch (the diagonal one step by step or by
+log-depth doubling, by shape: :mod:`lrnnkit.ops.diagonal.parallel`; the block-diagonal one by doubling). The
+bilinear mixer runs a renormalised doubling scan in torch; :func:`affine_scan` is the doubling scan of the affine maps
+in torch (diagonal or block form) that the tests and benchmarks compare with; ``backend="naive"``: lrnnkit's sequential
 kernel references."""
 from __future__ import annotations
 
