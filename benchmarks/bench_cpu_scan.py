@@ -10,7 +10,7 @@ torch kernels of ``h_t = a_t h_{t-1} + b_t``, forward and, reversed, backward (:
 :func:`lrnnkit.ops.linear_scan.doubling_scan` (``ceil(log2 T)`` steps of several full-size tensors each). This
 script times both on the same inputs, in one process: the scan alone (float32, forward, and forward + backward
 through ``diagonal_scan``'s reverse scan), and one training step (forward, backward, AdamW) of models the CPU trains,
-with each kernel forced; the ``rule`` column is what ``_kernel`` picks for the shape. Medians of repeated calls for
+with each kernel forced; the ``rule`` column is what ``cpu_kernel`` picks for the shape. Medians of repeated calls for
 ``--seconds`` each (at least 3 calls; a step slower than that is timed once after one warm-up call).
 """
 from __future__ import annotations
@@ -83,8 +83,8 @@ def _forced(kernel):
 
 
 def _rule(B, T, D) -> str:
-    from lrnnkit.ops.diagonal import parallel
-    return "step by step" if T <= parallel.SEQUENTIAL_MAX_T or B * D >= parallel.SEQUENTIAL_MIN_STEP else "doubling"
+    from lrnnkit.ops.diagonal.parallel import cpu_kernel
+    return {"sequential": "step by step", "doubling": "doubling"}[cpu_kernel((B, T, D))]
 
 
 def scan_rows(shapes, seconds: float) -> list:
@@ -152,8 +152,8 @@ def main(argv=None):
                     steps))
     notes = (f"`python benchmarks/bench_cpu_scan.py --seconds {a.seconds:g} --record`, torch threads "
              f"{torch.get_num_threads()}; medians of repeated calls, both kernels on the same inputs in one process. "
-             "'rule': the kernel `lrnnkit.ops.diagonal.parallel._kernel` runs off CUDA for the shape (step by step "
-             "when a step holds at least `SEQUENTIAL_MIN_STEP` numbers or the sequence has at most "
+             "'rule': the kernel `lrnnkit.ops.diagonal.parallel.cpu_kernel` picks off CUDA for the shape (step "
+             "by step when a step holds at least `SEQUENTIAL_MIN_STEP` numbers or the sequence has at most "
              "`SEQUENTIAL_MAX_T` steps). fwd+bwd: through `diagonal_scan`, whose backward is the same kernel on the "
              "reversed sequence. Training steps: one batch of the configuration's training lengths, "
              "`lrnnkit.learn.train.build`'s model and AdamW, the scan kernel forced.")

@@ -27,8 +27,8 @@ try/except and its training forward does not use, left absent. FPMamba's ``selec
 recurrence: ``h_t = exp(delta_t A) h_{t-1} + delta_t B_t u_t``, ``y_t = <C_t, h_t> + D u_t`` (times silu(z)),
 ``delta = softplus(delta + delta_bias)`` (:func:`selective_scan_lrnnkit`), computed by lrnnkit's selective scan with
 ``--authors-scan lrnnkit`` (the default: fused Triton kernels on CUDA) or its torch expression over the sequential
-reference scan with ``generic``. FPRNN's ``linrec_hop`` (``h_t = coeffs_t h_{t-1} + inputs_t`` on torch's ``associative_scan``) is
-replaced with ``lrnnkit`` (the default) by the identical recurrence on lrnnkit's diagonal scan
+reference scan with ``generic``. FPRNN's ``linrec_hop`` (``h_t = coeffs_t h_{t-1} + inputs_t`` on torch's
+``associative_scan``) is replaced with ``lrnnkit`` (the default) by the identical recurrence on lrnnkit's diagonal scan
 (:func:`linrec_lrnnkit`), and runs as theirs on the associative scan's ``combine_mode="generic"`` (the
 ``"pointwise"`` mode refuses CPU tensors; slow on a GPU) with ``generic``. Both models are ``embedding -> RMSNorm
 -> block (+ residual) -> RMSNorm -> linear head`` (their runs: LayerNorms, a tied head), trained by
@@ -314,12 +314,13 @@ THEIRS = {"fprnn": "authors' FPRNN", "fpmamba": "authors' FPMamba"}
 OURS = "lrnnkit FixedPointLayer"
 
 
-def _train_one(a, cfg, who: str) -> dict:
-    """One training run of ``who`` under ``cfg``; the result of ``train`` with wall seconds and mean iterations."""
+def _train_one(a, cfg, who: str, stop_at: int | None = None) -> dict:
+    """One training run of ``who`` under ``cfg`` (ending after ``stop_at`` steps where given); the result of
+    ``train`` with wall seconds and mean iterations."""
     from lrnnkit.learn.train import train
     iters: list = []
     t0 = time.perf_counter()
-    res = train(cfg, model_fn=_model_fn(a, who, iters))
+    res = train(cfg, model_fn=_model_fn(a, who, iters), stop_at=stop_at)
     res.pop("_model")
     print(f"{who}: {res['steps']} steps, training {res['seconds']:.0f} s, run {time.perf_counter() - t0:.0f} s "
           f"(evaluation and setup included)", flush=True)
@@ -399,8 +400,8 @@ def run_protocol(a) -> tuple:
     """003-state-tracking (A5 and S5) at 003's settings, the authors' block (``a.authors_block``) and ours on the
     same batches in this process; ``a.budget_s`` seconds of training shared equally by the runs (two per group of
     ``a.groups``) (the step count is cut once, after 25 timed steps, to fit: ``auto_steps``, so the cosine schedule
-    completes); the group's second model then trains the first one's step count, uncapped, so the pair sees the same
-    batches and schedule. JSON after every run."""
+    completes); the group's second model then trains on the first one's schedule for the steps the first one
+    trained, uncapped, so the pair sees the same batches and learning rates. JSON after every run."""
     from _record import table
     from lrnnkit.fileio import atomic_write_text
     from lrnnkit.learn.train import TrainConfig
@@ -425,12 +426,15 @@ def run_protocol(a) -> tuple:
                           weight_decay=0.01, clip=1.0, warmup=0.0, min_lr=0.0, seed=a.seed,
                           log_every=max(1, p["steps"] // 50),
                           device=a.device, loop="host", max_seconds=per_run, auto_steps=per_run is not None)
+        stop_at = None
         for who in (THEIRS[a.authors_block], OURS):
-            res = _train_one(a, cfg, who)
+            res = _train_one(a, cfg, who, stop_at)
             res.pop("checkpoint", None)
             runs.append(res)
-            # the second model trains the first one's steps (its schedule fitted to the budget), uncapped: paired
-            cfg = dataclasses.replace(cfg, steps=res["steps"], max_seconds=None, auto_steps=False)
+            # the second model: the first one's schedule (its steps fitted to the budget) and the steps it trained
+            # (fewer where the budget stopped it first), uncapped: the pair sees the same batches and learning rates
+            cfg = dataclasses.replace(cfg, steps=res["config"]["steps"], max_seconds=None, auto_steps=False)
+            stop_at = res["steps"]
             doc = {"protocol": p, "paper_steps": PAPER_STEPS, "r": a.r, "smoke": a.smoke, "device": a.device,
                    "budget_s": a.budget_s, "authors_block": a.authors_block, "authors_scan": a.authors_scan,
                    "runs": runs}

@@ -238,7 +238,8 @@ def _carry_note(job: dict) -> str:
     n = checkpoint_bytes(job)
     note = f", checkpoints {n / 2 ** 20:.0f} MiB"
     if n > CARRY_BYTES:
-        note += " (over the 64 MiB a call carries: finish in one call or resume on the same warm machine, KEEP)"
+        note += (f" (over the {CARRY_BYTES >> 20} MiB a call carries: finish in one call or resume on the same warm "
+                 "machine, KEEP)")
     return note
 
 
@@ -521,7 +522,8 @@ def run_protocol(jobs, out: str, gpus: int, safety_cap: float | None = None, dea
     finally:
         shutil.rmtree(specs, ignore_errors=True)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(out, "rundirs")) for f in fs)
-    print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} (carry limit 64 MiB)")
+    print(f"run directories: {size / 2**20:.1f} MiB under {os.path.join(out, 'rundirs')} "
+          f"(carry limit {CARRY_BYTES >> 20} MiB)")
     print("packed:", ", ".join(pack_for_return(out)))
 
 

@@ -4,7 +4,28 @@ and, where merged from several calls, its ``config_label``): which runs of a gri
 registry reads the stored results), so that the two pick the same runs by one rule."""
 from __future__ import annotations
 
-__all__ = ["run_key", "run_cells", "seed_outcomes", "with_seed_outcomes"]
+__all__ = ["MAMBA", "MAMBA_LIKE", "mamba_key", "run_key", "run_cells", "seed_outcomes", "with_seed_outcomes"]
+
+#: the two names of a paper's Mamba configuration in run records (:mod:`lrnnkit.learn.mamba_configs` says which model
+#: each stands for): Mamba's block (layer "mamba", scale paper) and lrnnkit's one-state diagonal layer (below it)
+MAMBA = "Mamba"
+MAMBA_LIKE = "Mamba-like diagonal"
+
+
+def mamba_key(label: str, have) -> str:
+    """The label in ``have`` (a mapping or a collection of labels) that names ``label``'s configuration: ``label``
+    itself, else ``label`` with its Mamba name exchanged for the other one (``"Mamba-like diagonal [0,1]"`` <->
+    ``"Mamba [0,1]"``, a prefix such as ``"A5 "`` kept); ``label`` unchanged where neither is in ``have``. Here, below
+    both the judges and the registry, so that the two read a configuration under either name by one rule."""
+    if label in have:
+        return label
+    for ours, other in ((MAMBA_LIKE + " ", MAMBA + " "), (MAMBA + " ", MAMBA_LIKE + " ")):
+        if ours in label:
+            alias = label.replace(ours, other, 1)
+            if alias in have:
+                return alias
+            break
+    return label
 
 
 def run_key(label: str, lr: float, seed: int) -> str:

@@ -14,27 +14,11 @@ A judge names a configuration once, by either name, and reads the one the runs h
 """
 from __future__ import annotations
 
-__all__ = ["MAMBA", "MAMBA_LIKE", "mamba_model", "mamba_key"]
+from ..run_records import MAMBA, MAMBA_LIKE, mamba_key   # the names, below learn and theorems alike
 
-MAMBA = "Mamba"                     # Mamba's block (layer "mamba"): the paper's model
-MAMBA_LIKE = "Mamba-like diagonal"  # lrnnkit's one-state diagonal layer (layer "diagonal")
+__all__ = ["MAMBA", "MAMBA_LIKE", "mamba_model", "mamba_key"]
 
 
 def mamba_model(scale: str) -> tuple:
     """``(name, layer)`` of the model that stands for a paper's Mamba at ``scale`` (module text)."""
     return (MAMBA, "mamba") if scale == "paper" else (MAMBA_LIKE, "diagonal")
-
-
-def mamba_key(label: str, have) -> str:
-    """The label in ``have`` (a mapping or a collection of labels) that names ``label``'s configuration: ``label``
-    itself, else ``label`` with its Mamba name exchanged for the other one (``"Mamba-like diagonal [0,1]"`` <->
-    ``"Mamba [0,1]"``, a prefix such as ``"A5 "`` kept); ``label`` unchanged where neither is in ``have``."""
-    if label in have:
-        return label
-    for ours, other in ((MAMBA_LIKE + " ", MAMBA + " "), (MAMBA + " ", MAMBA_LIKE + " ")):
-        if ours in label:
-            alias = label.replace(ours, other, 1)
-            if alias in have:
-                return alias
-            break
-    return label

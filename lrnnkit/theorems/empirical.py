@@ -46,7 +46,7 @@ import json
 import os
 
 from ..automata.sources import load_source
-from ..run_records import call_terms, run_cells, seed_outcomes
+from ..run_records import call_terms, mamba_key, run_cells, seed_outcomes
 from . import rate_sweeps
 from .registry import _REGISTRY, OWN, CheckResult, Statement, judge_source, register
 
@@ -379,12 +379,6 @@ def _perturbation(rec: dict, verdict: str = "open") -> dict | None:
         return None
 
 
-def _either_mamba(rng: str) -> tuple:
-    """A Mamba configuration under both of its names (``lrnnkit.learn.mamba_configs``: Mamba's block at scale paper,
-    the one-state Mamba-like layer below it); the one a results file measured is read."""
-    return (f"Mamba {rng}", f"Mamba-like diagonal {rng}")
-
-
 #: sub-claims of an experiment's printed claim that its judge leaves out, judged here on the stored measurements:
 #: (sub-claim, measurement key, configuration(s), rule). A claim is reproduced only if every part of it is, so an
 #: unjudged part that the numbers do not support turns "reproduced" into "partly reproduced".
@@ -394,18 +388,18 @@ EXTRA_PARTS = {
                 ("S5 4 tokens/transition, DeltaNet [-1,1] 1L", "S5 standard, DeltaNet [-1,1] 1L"),
                 lambda a, b: a >= b + MARGIN, f"4-token accuracy >= standard + {MARGIN}")],
     "000-z60": [("Mamba [-1,1] performs best", "token_accuracy_at_train_length",
-                 (_either_mamba("[-1,1]"), _either_mamba("[0,1]"), "DeltaNet [-1,1]", "DeltaNet [0,1]"),
+                 ("Mamba [-1,1]", "Mamba [0,1]", "DeltaNet [-1,1]", "DeltaNet [0,1]"),
                  lambda a, *others: all(a > b for b in others), "Mamba [-1,1] above each other model")],
 }
 
 
 def extra_parts(name: str, measured: dict) -> list:
-    """``[(sub-claim, reproduced, text)]`` for the sub-claims of ``name`` that its judge leaves out (a configuration
-    given as a tuple of names: the first the measurements hold)."""
+    """``[(sub-claim, reproduced, text)]`` for the sub-claims of ``name`` that its judge leaves out (a Mamba
+    configuration read under either of its names, :func:`lrnnkit.run_records.mamba_key`)."""
     out = []
     for claim, key, cfgs, rule, criterion in EXTRA_PARTS.get(name, []):
         table = measured.get(key) or {}
-        cfgs = tuple(c if isinstance(c, str) else next((x for x in c if x in table), c[0]) for c in cfgs)
+        cfgs = tuple(mamba_key(c, table) for c in cfgs)
         vals = [table.get(c) for c in cfgs]
         if any(v is None for v in vals):
             out.append((claim, False, f"{claim}: not measured"))

@@ -6,7 +6,7 @@ With ``g = dL/dh``: ``db_t = g_t + a_{t+1} db_{t+1}`` (a reverse scan with the c
 chunk-parallel Triton scan (:mod:`.chunk`); elsewhere torch, either step by step (:func:`sequential_scan`: one fused
 multiply-add a step into the output, each number moved about twice) or by log-depth doubling
 (:func:`lrnnkit.ops.linear_scan.doubling_scan`: ``ceil(log2 T)`` steps of several full-size tensors each), chosen by
-:func:`_kernel`: step by step where a step holds :data:`SEQUENTIAL_MIN_STEP` numbers or more or the sequence has at
+:func:`cpu_kernel`: step by step where a step holds :data:`SEQUENTIAL_MIN_STEP` numbers or more or the sequence has at
 most :data:`SEQUENTIAL_MAX_T` steps, where the per-step overhead of a Python loop is small beside the doubling's
 extra passes (the CPU timings of ``benchmarks/bench_cpu_scan.py``, RESULTS.md "CPU diagonal scan"); the Triton
 interpreter is far too slow to train with. ``a_t = 0`` resets the state, which is how packed
@@ -14,11 +14,13 @@ sequences (``cu_seqlens``) are kept apart: the reverse pass then sees ``a_{t+1} 
 Reference: :func:`.naive.diagonal_scan_naive` (tests compare values and gradients)."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..linear_scan import Recurrence, differentiable_scan, doubling_scan, following
 
-__all__ = ["diagonal_scan", "doubling_scan", "sequential_scan"]
+__all__ = ["cpu_kernel", "diagonal_scan", "doubling_scan", "sequential_scan"]
 
 #: off CUDA, :func:`_kernel` runs :func:`sequential_scan` when one step of the sequence holds at least this many
 #: numbers (rows x channels) ...
@@ -40,14 +42,19 @@ def sequential_scan(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return h
 
 
+def cpu_kernel(shape) -> str:
+    """The torch kernel that scans inputs of ``shape`` (B, T, ...) off CUDA: ``"sequential"``
+    (:func:`sequential_scan`) when a step holds at least :data:`SEQUENTIAL_MIN_STEP` numbers or there are at most
+    :data:`SEQUENTIAL_MAX_T` steps, else ``"doubling"`` (:func:`lrnnkit.ops.linear_scan.doubling_scan`)."""
+    T, numel = shape[1], math.prod(shape)
+    return "sequential" if T <= SEQUENTIAL_MAX_T or numel >= SEQUENTIAL_MIN_STEP * T else "doubling"
+
+
 def _kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.is_cuda:
         from .chunk import diagonal_scan_chunk
         return diagonal_scan_chunk(a.contiguous(), b.contiguous(), validate=False)
-    T = b.shape[1]
-    if T <= SEQUENTIAL_MAX_T or b.numel() >= SEQUENTIAL_MIN_STEP * T:
-        return sequential_scan(a, b)
-    return doubling_scan(a, b)
+    return (sequential_scan if cpu_kernel(b.shape) == "sequential" else doubling_scan)(a, b)
 
 
 #: the diagonal recurrence's backward rules (:mod:`lrnnkit.ops.linear_scan`); ``_kernel`` looked up at each call

@@ -53,7 +53,7 @@ def test_the_cpu_kernel_rule(shape, kernel, monkeypatch):
     monkeypatch.setattr(parallel, "doubling_scan", lambda a, b: ran.append("doubling") or doubling_scan(a, b))
     a, b = _inputs(*shape, 1)
     torch.testing.assert_close(parallel._kernel(a, b), diagonal_scan_naive(a, b), rtol=RTOL, atol=ATOL)
-    assert ran == [kernel]
+    assert ran == [kernel] and parallel.cpu_kernel(shape) == kernel
 
 
 @pytest.mark.parametrize("shape", [(2, 40, 5), (1, 150, 3)])      # the step-by-step kernel, then the doubling one
@@ -68,7 +68,8 @@ def test_gradients_through_either_kernel_are_autograds_through_the_loop(shape):
 
 def test_bench_cpu_scan_smoke(capsys):
     """benchmarks/bench_cpu_scan.py --smoke: both kernels timed on each shape, the rule named as ``_kernel`` applies
-    it (a short sequence step by step, a long narrow one by doubling), and a training step with each kernel."""
+    it (``cpu_kernel``: a short sequence step by step, a long narrow one by doubling), and a training step with
+    each kernel."""
     from benchmarks import bench_cpu_scan
     bench_cpu_scan.main(["--smoke"])
     out = capsys.readouterr().out
