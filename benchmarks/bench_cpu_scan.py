@@ -1,6 +1,6 @@
 """The diagonal scan on the CPU: step by step against log-depth doubling, the scan alone and inside a training step.
 
-    python benchmarks/bench_cpu_scan.py [--seconds 1] [--record]     # prints the table; --record: RESULTS.md
+    python benchmarks/bench_cpu_scan.py [--seconds 1] [--learn-seeds N] [--record]   # --record: RESULTS.md
     python benchmarks/bench_cpu_scan.py --smoke                       # tiny shapes, seconds
 
 Off CUDA, :func:`lrnnkit.ops.diagonal.parallel.diagonal_scan` (the diagonal mixer, Mamba's block through
@@ -133,11 +133,37 @@ def step_rows(models, seconds: float) -> list:
     return rows
 
 
+#: the learning check: a small parity run of the diagonal layer (000 Fig. 1's model at CPU size), trained once with
+#: each kernel forced, per seed
+LEARN = dict(task="parity", layer="diagonal", width=64, heads=4, batch=64, train_len=(3, 40), test_len=(40, 128),
+             steps=400, lr=1e-2, eig_range=(-1.0, 1.0), short_conv=True, eval_n=512, log_every=100)
+SMOKE_LEARN = dict(LEARN, width=8, steps=4, test_len=(8,), train_len=(2, 6), eval_n=16)
+
+
+def learn_rows(fields: dict, seeds: int) -> list:
+    """Per seed, the token accuracy at each test length after training with each kernel forced (the same seed,
+    batches and initial weights; only the scan's rounding differs)."""
+    from lrnnkit.learn.train import TrainConfig, train
+    rows = []
+    for seed in range(seeds):
+        cfg = TrainConfig(device="cpu", seed=seed, **fields)
+        acc = {}
+        for kname, k in _kernels().items():
+            with _forced(k):
+                acc[kname] = train(cfg)["test_accuracy"]
+        rows.append([seed] + [f"{acc['doubling'][str(L)]:.3f} / {acc['step by step'][str(L)]:.3f}"
+                              for L in cfg.test_len])
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=1.0, help="timed seconds per measurement (default 1)")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes, seconds")
+    ap.add_argument("--learn-seeds", dest="learn_seeds", type=int, default=0,
+                    help="also train LEARN's parity run for this many seeds with each kernel (default 0: none)")
     ap.add_argument("--record", action="store_true",
                     help="write the tables into RESULTS.md, section 'CPU diagonal scan'")
     a = ap.parse_args(argv)
@@ -150,13 +176,23 @@ def main(argv=None):
                    "fwd+bwd ms, doubling", "fwd+bwd ms, step by step", "ratio"], scans) + "\n\n"
             + table(["training step (forward, backward, AdamW)", "ms, doubling", "ms, step by step", "ratio"],
                     steps))
-    notes = (f"`python benchmarks/bench_cpu_scan.py --seconds {a.seconds:g} --record`, torch threads "
+    learn = SMOKE_LEARN if a.smoke else LEARN
+    if a.learn_seeds:
+        body += "\n\n" + table(["seed"] + [f"token accuracy at {L}: doubling / step by step"
+                                            for L in learn["test_len"]], learn_rows(learn, a.learn_seeds))
+    notes = (f"`python benchmarks/bench_cpu_scan.py --seconds {a.seconds:g}"
+             + (f" --learn-seeds {a.learn_seeds}" if a.learn_seeds else "") + " --record`, torch threads "
              f"{torch.get_num_threads()}; medians of repeated calls, both kernels on the same inputs in one process. "
              "'rule': the kernel `lrnnkit.ops.diagonal.parallel.cpu_kernel` picks off CUDA for the shape (step "
              "by step when a step holds at least `SEQUENTIAL_MIN_STEP` numbers or the sequence has at most "
              "`SEQUENTIAL_MAX_T` steps). fwd+bwd: through `diagonal_scan`, whose backward is the same kernel on the "
              "reversed sequence. Training steps: one batch of the configuration's training lengths, "
-             "`lrnnkit.learn.train.build`'s model and AdamW, the scan kernel forced.")
+             "`lrnnkit.learn.train.build`'s model and AdamW, the scan kernel forced."
+             + (f" Learning (`--learn-seeds {a.learn_seeds}`): {learn['task']}, the diagonal layer [-1,1], width "
+                f"{learn['width']}, {learn['steps']} steps of batch {learn['batch']} at lengths "
+                f"{learn['train_len'][0]}-{learn['train_len'][1]}, lr {learn['lr']:g}, {learn['eval_n']} test words "
+                "a length; each seed trained twice, the same batches and initial weights, the kernel forced."
+                if a.learn_seeds else ""))
     if a.record and not a.smoke:
         record("CPU diagonal scan", body, notes)
     else:

@@ -68,10 +68,13 @@ def test_gradients_through_either_kernel_are_autograds_through_the_loop(shape):
 
 def test_bench_cpu_scan_smoke(capsys):
     """benchmarks/bench_cpu_scan.py --smoke: both kernels timed on each shape, the rule named as ``_kernel`` applies
-    it (``cpu_kernel``: a short sequence step by step, a long narrow one by doubling), and a training step with
-    each kernel."""
+    it (``cpu_kernel``: a short sequence step by step, a long narrow one by doubling), a training step with each
+    kernel, and the learning check's row (one seed trained once with each kernel)."""
     from benchmarks import bench_cpu_scan
-    bench_cpu_scan.main(["--smoke"])
+    bench_cpu_scan.main(["--smoke", "--learn-seeds", "1"])
     out = capsys.readouterr().out
     assert "| smoke | step by step |" in out and "| smoke, long | doubling |" in out
     assert "| diagonal, smoke |" in out and "training step" in out
+    row = next(ln for ln in out.splitlines() if ln.startswith("| 0 |"))     # seed 0 trained with each kernel
+    accs = [float(x) for x in row.split("|")[2].split("/")]
+    assert len(accs) == 2 and all(0.0 <= x <= 1.0 for x in accs)
