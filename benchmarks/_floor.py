@@ -320,7 +320,7 @@ class Stages:
 
     def __init__(self, q, k, v, beta, do, nh, chunk_size=None, fp32_precision=None):
         dtype = q.dtype
-        C = chunk_size or default_chunk(dtype, fp32_precision)
+        C = chunk_size or default_chunk(dtype, fp32_precision, q.shape[-1], v.shape[-1], q.device)
         c = wy._Ctx(q, k, v, None, None, C, fp32_precision)
         self.c = c
         scale_t = wy._scale_tensor(1.0, c.ACC, q.device)

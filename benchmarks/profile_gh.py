@@ -247,8 +247,8 @@ def main():
         if not a.no_profile and dev == "cuda":
             print(f"n_h={nh} ours fwd+bwd kernels: {kernels(lambda: ours(xs, nh).backward(do))}", flush=True)
         if a.roofline and dev == "cuda":
-            cfg = wy.config_table(dtype)
-            C = a.chunk or wy.default_chunk(dtype)
+            cfg = wy.config_table(dtype, None, K, V, dev)
+            C = a.chunk or wy.default_chunk(dtype, None, K, V, dev)
             need = traffic(dtype, nh, B, T, H, K, V, C, cfg["split"], cfg["keep"], cfg["fuse"])
             got = {}
             for t_, name, _ in kernels(lambda: ours(xs, nh).backward(do), raw=True):

@@ -7,6 +7,11 @@ autotuning at a call.
     python3 benchmarks/tune_gh_configs.py --install $OUT/gh_tiles.json   # here: check it, put it in lrnnkit/data/
     python3 benchmarks/tune_gh_configs.py --smoke                        # CPU: the interpreter, tiny shapes
 
+First the chunk size (:func:`choose_chunk`: the whole forward + backward at chunk 64, 32 and 16 with the built-in
+tiles; the fastest whose errors against float64 stay within CHUNK_SLACK of the built-in chunk's), written as the
+entry's ``chunk`` where it differs (a call that names no chunk size runs it: ``wy_config.default_chunk``); then the
+tiles at that chunk. ``--jobs bf16/race`` tunes one job; ``--no-chunks`` keeps the built-in chunk.
+
 Shapes: the kernel benchmark (B=8, T=4096, H=16, K=V=128, n_h=2) and the race of bench_layer_vs_fla.py (12 heads of
 K=V=32, B=512, T=128, n_h=2); product modes bf16, float32 3xTF32 and one-pass tf32, in that order of priority
 (bf16 at both shapes first). Each kernel's settings are tried one key at a time in launch order (coordinate descent
@@ -42,9 +47,14 @@ NH = 2
 TILES = ((32, 4), (64, 4), (128, 4), (64, 8))      # the pairs test_every_kernel_setting_compiled checks
 KEYS = {"t": ("t_warps",), "state_fwd": ("state_fwd",), "state_rec": ("state_rec",), "output": ("output",),
         "state_bwd": ("state_bwd",), "dqkwy": ("dqkwy", "dqkwy_bk"), "dqkwg": ("dqkwg", "dqkwg_bk"),
-        "wy_bwd": ("wy_bwd", "wy_bk")}
+        "wy_bwd": ("wy_bwd", "wy_bk"), "dqkwy_once": ("dqkwy_once",)}
 TOL = {"bf16": 2e-2, "tf32": 1e-3, "tf32x3": 1e-4}   # bf16: a few roundings of the stored outputs (2^-8 each)
 GAIN = 0.02
+CHUNKS = (64, 32, 16)
+# a chunk size counts only if its worst error against float64 (relative Frobenius, over o and every gradient) is at
+# most CHUNK_SLACK times the built-in chunk's: the chunk moves where bf16 / tf32 rounding happens (T, the chunk
+# states), which may change the error by a small factor either way; a miscompile is off by O(1)
+CHUNK_SLACK = 1.5
 
 
 def candidates(cfg, key, two_byte, BK, BVF, mode, winner=None):
@@ -89,17 +99,72 @@ def err(got, ref) -> float:
     return worst
 
 
-def tune_job(mode, label, shape, bench, dev, deadline, log):
-    """Coordinate descent over the kernels of one (mode, shape), from the built-in table: returns (a record per
-    setting tried, the adopted one of each key marked, and why it stopped: "done", "budget" or "cuda fault")."""
+def _dtype(mode):
+    import torch
+    return (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
+
+
+def choose_chunk(mode, label, shape, bench, dev, deadline, log):
+    """The chunk size of one (mode, shape): chunk_gh's whole forward + backward (n_h = NH) timed at each of CHUNKS
+    with the built-in tiles (the shipped table's entries set aside), its errors against a float64 run of the same
+    inputs; the fastest whose error is within CHUNK_SLACK of the built-in chunk's, and faster than it by GAIN.
+    Returns (the chunk, a record per chunk tried)."""
     import torch
 
     import _floor
-    from lrnnkit.ops.gh.wy_config import _settings, config_table
-    dtype, prec = (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
+    from lrnnkit.ops.gh import wy_tuned
+    from lrnnkit.ops.gh.api import chunk_gh
+    from lrnnkit.ops.gh.wy_config import default_chunk
+    dtype, prec = _dtype(mode)
+    B, T, H, K, V = shape
+    ins = _floor.inputs(NH, B, T, H, K, V, dtype, dev)
+
+    def grads(xs, C, prec_):
+        q, k, v, b, do = xs
+        leaves = [x.detach().requires_grad_(True) for x in (q, k, v, b)]
+        o, _ = chunk_gh(*leaves[:3], None, leaves[3], NH, chunk_size=C, fp32_precision=prec_, validate=False)
+        return [o] + list(torch.autograd.grad(o, leaves, do))
+
+    ref = grads([x.double() for x in ins], 64, None)
+    built = default_chunk(dtype, prec)
+    saved = dict(wy_tuned.ENTRIES)
+    wy_tuned.ENTRIES.clear()          # every chunk with the built-in tiles
+    records = []
+    try:
+        for C in sorted(CHUNKS, key=lambda c: c != built):   # the built-in chunk first: the others are judged by it
+            if time.time() > deadline:
+                break
+            rec = dict(mode=mode, shape=label, stage="chunk", key="chunk", setting=C)
+            records.append(rec)
+            try:
+                got = grads(ins, C, prec)
+                rec["err"] = max(float((g.detach().double() - r).norm() / r.norm()) for g, r in zip(got, ref))
+                rec["ms"] = bench(lambda: grads(ins, C, prec))
+            except Exception as exc:
+                rec["failed"] = repr(exc)[:200]
+            log(rec)
+    finally:
+        wy_tuned.ENTRIES.update(saved)
+    base = next((r for r in records if r["setting"] == built and "ms" in r), None)
+    best = base
+    for r in records:
+        if base and "ms" in r and r["err"] <= CHUNK_SLACK * base["err"] and r["ms"] < best["ms"] * (1 - GAIN):
+            best = r
+    for r in records:
+        r["adopted"] = r is best
+    return (best["setting"] if best else built), records
+
+
+def tune_job(mode, label, shape, bench, dev, deadline, log, chunk=None):
+    """Coordinate descent over the kernels of one (mode, shape) at chunk size ``chunk`` (None: the built-in one),
+    from the built-in table: returns (a record per setting tried, the adopted one of each key marked, and why it
+    stopped: "done", "budget" or "cuda fault")."""
+    import _floor
+    from lrnnkit.ops.gh.wy_config import _settings, config_table, default_chunk
+    dtype, prec = _dtype(mode)
     B, T, H, K, V = shape
     q, k, v, beta, do = _floor.inputs(NH, B, T, H, K, V, dtype, dev)
-    st = _floor.Stages(q, k, v, beta, do, NH, None, prec)
+    st = _floor.Stages(q, k, v, beta, do, NH, chunk or default_chunk(dtype, prec), prec)
     c = st.c
     built = dict(config_table(dtype, prec))
     c.cfg = dict(built)                     # from the built-in table, whatever the shipped one says
@@ -166,6 +231,36 @@ def tune_job(mode, label, shape, bench, dev, deadline, log):
     return records, "done"
 
 
+def _log(r):
+    print(f"  {r['mode']} {r['shape']} {r['key']}={r['setting']}: " + (f"{r['ms']:.3f} ms" if "ms" in r else "")
+          + (f" err {r['err']:.1e}" if "err" in r else "") + (f" failed {r['failed'][:80]}" if "failed" in r else ""),
+          flush=True)
+
+
+def run_job(mode, label, shape, bench, dev, deadline, chunks=True):
+    """One (mode, shape): its chunk size (``chunks``: :func:`choose_chunk`, else the built-in one), then the tiles
+    at that chunk (:func:`tune_job`). Returns (records, the entry's settings that differ from the built-in ones,
+    why it stopped)."""
+    from lrnnkit.ops.gh.wy_config import config_table, default_chunk
+    dtype, prec = _dtype(mode)
+    built_chunk = default_chunk(dtype, prec)
+    recs, chunk = [], built_chunk
+    try:
+        if chunks:
+            chunk, recs = choose_chunk(mode, label, shape, bench, dev, deadline, _log)
+        more, why = tune_job(mode, label, shape, bench, dev, deadline, _log, chunk)
+        recs += more
+    except Exception as exc:
+        traceback.print_exc()
+        why = f"error {repr(exc)[:120]}"
+    built = config_table(dtype, prec)
+    diff = {r["key"]: list(r["setting"]) if isinstance(r["setting"], tuple) else r["setting"] for r in recs
+            if r.get("adopted") and r["key"] != "chunk" and r["setting"] != built[r["key"]]}
+    if chunk != built_chunk:
+        diff["chunk"] = chunk
+    return recs, diff, why
+
+
 def table_text(doc) -> str:
     """The table file's text: one line per entry (diffs of a re-tuned table stay readable)."""
     lines = [f'{json.dumps(k)}: {json.dumps(v)}' for k, v in doc["entries"].items()]
@@ -199,6 +294,11 @@ def main():
     ap.add_argument("--budget", type=float, default=280.0, help="seconds for the whole sweep (checked per candidate)")
     ap.add_argument("--smoke", action="store_true", help="tiny shapes, two candidates a key, CPU when no GPU")
     ap.add_argument("--install", help="a gh_tiles.json from a GPU run: check it and put it in lrnnkit/data/")
+    ap.add_argument("--jobs", default=None, metavar="MODE/SHAPE,...",
+                    help="the jobs to tune, e.g. bf16/race (default: all: " + ", ".join(f"{m}/{s}" for m, s, _ in JOBS)
+                         + ")")
+    ap.add_argument("--no-chunks", dest="chunks", action="store_false",
+                    help="keep the built-in chunk size (default: choose it first, choose_chunk)")
     a = ap.parse_args()
     from lrnnkit.fileio import atomic_write_text
     from lrnnkit.ops.gh import wy_tuned
@@ -218,10 +318,16 @@ def main():
     import torch
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     jobs = JOBS
+    if a.jobs:
+        names = [j.strip() for j in a.jobs.split(",") if j.strip()]
+        unknown = [n for n in names if n not in {f"{m}/{s}" for m, s, _ in JOBS}]
+        if unknown:
+            ap.error(f"unknown job {unknown[0]!r} (known: {', '.join(f'{m}/{s}' for m, s, _ in JOBS)})")
+        jobs = tuple(j for j in JOBS if f"{j[0]}/{j[1]}" in names)
     if dev == "cpu" and not a.smoke:
         ap.error("no GPU here: run with --smoke (the interpreter, tiny shapes) or on the GPU machine")
     if a.smoke:
-        jobs = tuple((m, lab, (1, 24, 2, s[3] // 4, s[4] // 4)) for m, lab, s in JOBS)
+        jobs = tuple((m, lab, (1, 24, 2, s[3] // 4, s[4] // 4)) for m, lab, s in jobs)
         global TILES
         TILES = TILES[:2]
 
@@ -236,30 +342,16 @@ def main():
     deadline = t_start + a.budget
     arch = wy_tuned.arch(dev)
     records, entries, status = [], {}, {}
-    from lrnnkit.ops.gh.wy_config import config_table
     for mode, label, shape in jobs:
         if time.time() > deadline:
             status[(mode, label)] = "not reached"
             continue
         t0 = time.time()
-        try:
-            recs, why = tune_job(mode, label, shape, bench, dev, deadline,
-                                 lambda r: print(f"  {r['mode']} {r['shape']} {r['key']}={r['setting']}: "
-                                                 + (f"{r['ms']:.3f} ms" if "ms" in r else "")
-                                                 + (f" err {r['err']:.1e}" if "err" in r else "")
-                                                 + (f" failed {r['failed'][:80]}" if "failed" in r else ""),
-                                                 flush=True))
-        except Exception as exc:
-            traceback.print_exc()
-            recs, why = [], f"error {repr(exc)[:120]}"
+        recs, diff, why = run_job(mode, label, shape, bench, dev, deadline, a.chunks)
         status[(mode, label)] = f"{why} ({time.time() - t0:.0f} s)"
         if dev == "cuda":
             torch.cuda.empty_cache()
         records += recs
-        dtype, prec = (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
-        built = config_table(dtype, prec)
-        diff = {r["key"]: list(r["setting"]) if isinstance(r["setting"], tuple) else r["setting"] for r in recs
-                if r.get("adopted") and r["setting"] != built[r["key"]]}
         # the kernels run these shapes unpadded (wy_config._padded: K = V = 32 and 128 stay); None: back to built-in
         entries[wy_tuned.key(arch if arch != "cpu" else "sm0", mode, shape[3], shape[4])] = diff or None
         device = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu (interpreter)"

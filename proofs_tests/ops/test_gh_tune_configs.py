@@ -49,3 +49,47 @@ def test_table_text_round_trips():
     assert wy_tuned.parse(tune.table_text(doc)) == {
         "sm90/bf16/128x128": {"state_fwd": (64, 4, 3), "wy_bk": 32}, "sm90/tf32/32x32": {"t_warps": 8}}
     assert wy_tuned.parse(tune.table_text(dict(doc, entries={}))) == {}
+
+
+def _fake_bench(times):
+    """A bench that runs the call once and reports the next of ``times`` (the chunks are timed in order)."""
+    it = iter(times)
+
+    def bench(fn):
+        fn()
+        return next(it)
+    return bench
+
+
+def test_choose_chunk_takes_the_fastest_as_accurate_as_the_built_in_one(monkeypatch):
+    import time
+    shape, far = (1, 24, 2, 8, 8), time.time() + 600
+    # bf16: the built-in chunk 64 first, then 32 and 16; 32 fastest and within the slack: chosen
+    chunk, recs = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 5.0, 7.0]), "cpu", far, lambda r: None)
+    assert chunk == 32 and [r["setting"] for r in recs] == [64, 32, 16]
+    assert [r["adopted"] for r in recs] == [False, True, False]
+    assert all(0 < r["err"] < 0.1 for r in recs)          # bf16 rounding against float64, no miscompile
+    # errors allowed no larger than the built-in chunk's half: only the built-in chunk itself, whatever the times
+    monkeypatch.setattr(tune, "CHUNK_SLACK", 0.5)
+    chunk, recs = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 5.0, 7.0]), "cpu", far, lambda r: None)
+    assert chunk == 64 and recs[0]["adopted"]
+    # faster by less than GAIN: the built-in chunk stays
+    monkeypatch.setattr(tune, "CHUNK_SLACK", 1.5)
+    chunk, _ = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 9.9, 9.95]), "cpu", far, lambda r: None)
+    assert chunk == 64
+    # 3xTF32's built-in chunk is 16: it is timed first and judges the others
+    _, recs = tune.choose_chunk("tf32x3", "t", shape, _fake_bench([1.0, 2.0, 3.0]), "cpu", far, lambda r: None)
+    assert [r["setting"] for r in recs] == [16, 64, 32] and recs[0]["adopted"]
+
+
+def test_run_job_writes_a_chosen_chunk_into_the_entry(monkeypatch):
+    import time
+    monkeypatch.setattr(tune, "choose_chunk", lambda *a, **k: (32, [dict(key="chunk", setting=32, adopted=True)]))
+    monkeypatch.setattr(tune, "tune_job", lambda *a, **k: ([dict(key="t_warps", setting=8, adopted=True)], "done"))
+    recs, diff, why = tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60)
+    assert diff == {"chunk": 32, "t_warps": 8} and why == "done"
+    assert wy_tuned.parse(tune.table_text({"source": "x", "entries": {"sm90/bf16/8x8": diff}})) == \
+        {"sm90/bf16/8x8": {"chunk": 32, "t_warps": 8}}
+    # the built-in chunk is left out of the entry
+    monkeypatch.setattr(tune, "choose_chunk", lambda *a, **k: (64, []))
+    assert tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60)[1] == {"t_warps": 8}

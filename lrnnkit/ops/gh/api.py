@@ -102,7 +102,8 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     ``backend``: "chunk" (:mod:`.wy`: Triton WY kernels with a Triton backward; CUDA tensors, or CPU tensors
     under the Triton interpreter, which is only fast enough for tests: train on CPU with "torch"), "torch" (the same
     chunk equations in torch, autograd, any device), "naive" (the sequential loop, autograd).
-    ``chunk_size``: 16, 32 or 64; None picks 64, or 16 for float32 inputs with 3xTF32 products
+    ``chunk_size``: 16, 32 or 64; None picks the chunk of the table chosen ahead of time for this GPU and head
+    width where it has one, else 64, or 16 for float32 inputs with 3xTF32 products
     (:func:`lrnnkit.ops.gh.wy.default_chunk`); backend "torch": None picks 16
     (:data:`lrnnkit.ops.gh.reference.TORCH_CHUNK`). ``fp32_precision`` (float32 inputs, backend "chunk"): the
     tensor-core products, "tf32x3" (default, errors ~1e-6), "tf32" (one pass on operands rounded to tf32, ~1e-3)
@@ -147,10 +148,9 @@ def chunk_gh(q, k, v, g, beta, num_householder: int = 1, scale: float | None = N
     if validate:   # keys normalized here are unit up to l2norm's eps (norm <= 1, the factors stay contractions)
         check_gh(q, k, v, beta, g, initial_state, unit_keys=not normalize_qk)
     if backend == "chunk":
-        from .wy import chunk_gh_triton, default_chunk
-        o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens,
-                                default_chunk(q.dtype, fp32_precision) if chunk_size is None else chunk_size,
-                                fp32_precision, keep_states)
+        from .wy import chunk_gh_triton
+        o, ht = chunk_gh_triton(q, k, v, beta, g, scale, initial_state, cu_seqlens, chunk_size, fp32_precision,
+                                keep_states)
     elif backend == "torch":
         from .reference import TORCH_CHUNK, chunk_gh_torch
         o, ht = chunk_gh_torch(q, k, v, beta, g, scale=scale, initial_state=initial_state, cu_seqlens=cu_seqlens,

@@ -242,14 +242,17 @@ class ChunkGHFunction(torch.autograd.Function):
 
 def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_precision=None, keep_states=None):
     """Canonical inputs (see :func:`lrnnkit.ops.gh.api.canonical`) -> ``(o, final_state)``, differentiable.
-    ``fp32_precision`` (float32 inputs): one of FP32_MODES, default the module's FP32_PRECISION. ``keep_states``:
+    ``chunk_size`` None: :func:`default_chunk` at the widths the kernels run at. ``fp32_precision`` (float32
+    inputs): one of FP32_MODES, default the module's FP32_PRECISION. ``keep_states``:
     :func:`lrnnkit.ops.gh.api.chunk_gh`."""
     check_device(q, k, v, beta, g, h0)
     fp32_mode(fp32_precision)   # a bad mode is refused before any padding or launch
-    if chunk_size not in (16, 32, 64):
+    if chunk_size is not None and chunk_size not in (16, 32, 64):
         raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
     K, V = q.shape[-1], v.shape[-1]
     pk, pv = _padded(K, V, q.dtype)
+    if chunk_size is None:   # the widths the kernels run at pick the tuned entry, as they pick its tiles
+        chunk_size = default_chunk(q.dtype, fp32_precision, pk, pv, q.device)
     if (pk, pv) == (K, V):
         return ChunkGHFunction.apply(q, k, v, beta, g, h0, float(scale), cu_seqlens, chunk_size, fp32_precision,
                                      keep_states)

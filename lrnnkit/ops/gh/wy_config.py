@@ -82,7 +82,7 @@ def config_table(dtype, fp32_precision=None, K=None, V=None, device=None) -> dic
     if not tuned:          # no entry for this call (always so on the CPU): the table itself, no copy per call
         return table
     built = _BUILT_IN[id(table)]
-    return dict(table, **{k: v for k, v in tuned.items() if table.get(k) == built.get(k)})
+    return dict(table, **{k: v for k, v in tuned.items() if k != wy_tuned.CHUNK and table.get(k) == built.get(k)})
 
 
 def _config(dtype, fp32_precision=None):
@@ -104,10 +104,17 @@ def _settings(cfg: dict, which: str, two_byte: bool, BVF: int) -> tuple:
     return min(BVF, bv), nw, (st[0] if st else stages)
 
 
-def default_chunk(dtype, fp32_precision=None) -> int:
-    """The chunk size ``chunk_gh`` runs when none is given: 64, but 16 for float32 inputs with 3xTF32 products
-    (the smaller tiles are what 3xTF32 needs; one-pass tf32 and bf16 are fastest at 64: the H100 measurements of
-    benchmarks/RESULTS.md, "kernels", B=8, T=4096, H=16, K=V=128)."""
+def default_chunk(dtype, fp32_precision=None, K=None, V=None, device=None) -> int:
+    """The chunk size ``chunk_gh`` runs when none is given: the ``chunk`` of the table chosen ahead of time for the
+    run widths ``K``, ``V`` on ``device`` (:mod:`.wy_tuned`, where it has one: benchmarks/tune_gh_configs.py times
+    the whole forward + backward at each chunk size on that GPU and keeps the fastest whose errors against float64
+    are no worse than chunk 64's), else 64, but 16 for float32 inputs with 3xTF32 products (the smaller tiles are
+    what 3xTF32 needs; one-pass tf32 and bf16 are fastest at 64: the H100 measurements of benchmarks/RESULTS.md,
+    "kernels", B=8, T=4096, H=16, K=V=128)."""
+    if K is not None:
+        tuned = wy_tuned.entry(dtype, fp32_mode(fp32_precision), K, V, device).get(wy_tuned.CHUNK)
+        if tuned:
+            return tuned
     if dtype == torch.float32 and fp32_mode(fp32_precision) == "tf32x3":
         return 16
     return 64

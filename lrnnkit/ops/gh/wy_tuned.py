@@ -6,8 +6,9 @@ the first call, and where the table has no entry the built-in tables of :mod:`.w
 File format: ``{"format": 1, "entries": {"sm90/bf16/128x128": {"state_bwd": [64, 4, 3], ...}, ...}}``: architecture
 ``sm<major><minor>`` of ``torch.cuda.get_device_capability``, product mode one of :data:`MODES`, widths ``KxV``;
 each setting a kernel-table key of :data:`lrnnkit.ops.gh.wy_config.CONFIG` with a value of the same kind
-((value block, warps[, stages]), a key block, a warp count). Anything else is refused at import (an InputError
-naming the entry)."""
+((value block, warps[, stages]), a key block, a warp count), or ``chunk``: the chunk size a call that names none
+runs (16, 32 or 64; :func:`lrnnkit.ops.gh.wy_config.default_chunk`), the one the entry's other settings were chosen
+at. Anything else is refused at import (an InputError naming the entry)."""
 from __future__ import annotations
 
 import json
@@ -25,6 +26,8 @@ PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
 # (block, warps[, stages])
 TILES = ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output", "dqkwy", "dqkwy_once")
 INTS = ("dqkwg_bk", "wy_bk", "dqkwy_bk", "t_warps")
+CHUNK = "chunk"             # not a kernel-table key: the chunk size (chunk_gh's chunk_size) the entry runs at
+CHUNKS = (16, 32, 64)
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
@@ -48,7 +51,11 @@ def check_setting(name: str, value, where: str):
         if isinstance(value, int) and not isinstance(value, bool) and value in _POW2:
             return value
         raise InputError(f"{where}: {name} must be a power of two, got {value!r}")
-    raise InputError(f"{where}: unknown kernel setting {name!r} (known: {', '.join(TILES + INTS)})")
+    if name == CHUNK:
+        if isinstance(value, int) and not isinstance(value, bool) and value in CHUNKS:
+            return value
+        raise InputError(f"{where}: chunk must be one of {', '.join(map(str, CHUNKS))}, got {value!r}")
+    raise InputError(f"{where}: unknown kernel setting {name!r} (known: {', '.join(TILES + INTS + (CHUNK,))})")
 
 
 def parse(text: str, where: str = PATH) -> dict:

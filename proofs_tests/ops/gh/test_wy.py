@@ -235,6 +235,13 @@ def test_every_gradient_wide_heads(K, V, dtype):
     _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=K, V=V, seed=K + V)
 
 
+@pytest.mark.parametrize("BT", [16, 32])
+def test_every_gradient_small_heads_small_chunks(BT):
+    # 12 heads of K = V = 32 (001's models, the layer race) may run at a chunk of 32 or 16 when the table chosen
+    # ahead of time says so (wy_config.default_chunk): the tiles of those chunks, compiled on a GPU
+    _check(70, 2, True, None, torch.bfloat16, BT=BT, B=1, H=1, K=32, V=32, seed=BT)
+
+
 def test_every_gradient_padded_heads(monkeypatch):
     # the zero padding of head widths that the compiled kernels avoid (wy._padded, 17..32 -> 64 in bf16 on a GPU)
     # is exercised here on any device: K = 8 -> 16, V = 5 -> 12

@@ -21,7 +21,7 @@ def test_shipped_table_parses():
     assert entries == wy_tuned.ENTRIES
     for key, entry in entries.items():
         arch, mode, widths = key.split("/")
-        assert mode in wy_tuned.MODES and set(entry) <= set(wy_config.CONFIG)
+        assert mode in wy_tuned.MODES and set(entry) <= set(wy_config.CONFIG) | {wy_tuned.CHUNK}
 
 
 def doc(entries):
@@ -41,6 +41,9 @@ def doc(entries):
     (doc({"sm90/bf16/128x128": {"wy_bk": True}}), "wy_bk"),
     (doc({"sm90/bf16/128x128": {"split": True}}), "unknown kernel setting 'split'"),
     (doc({"sm90/bf16/128x128": [1]}), "object"),
+    (doc({"sm90/bf16/32x32": {"chunk": 48}}), "chunk must be one of 16, 32, 64"),
+    (doc({"sm90/bf16/32x32": {"chunk": True}}), "chunk must be one of"),
+    (doc({"sm90/bf16/32x32": {"chunk": [32]}}), "chunk must be one of"),
 ])
 def test_bad_tables_are_refused(text, match):
     with pytest.raises(InputError, match=match):
@@ -48,8 +51,32 @@ def test_bad_tables_are_refused(text, match):
 
 
 def test_good_table_parses_to_tuples():
-    got = wy_tuned.parse(doc({"sm90/tf32x3/32x32": {"dqkwy": [32, 4, 2], "dqkwy_bk": 32, "t_warps": 4}}))
-    assert got == {"sm90/tf32x3/32x32": {"dqkwy": (32, 4, 2), "dqkwy_bk": 32, "t_warps": 4}}
+    got = wy_tuned.parse(doc({"sm90/tf32x3/32x32": {"dqkwy": [32, 4, 2], "dqkwy_bk": 32, "t_warps": 4, "chunk": 32}}))
+    assert got == {"sm90/tf32x3/32x32": {"dqkwy": (32, 4, 2), "dqkwy_bk": 32, "t_warps": 4, "chunk": 32}}
+
+
+def test_an_entry_picks_the_chunk_of_a_call_that_names_none(monkeypatch):
+    monkeypatch.setattr(wy_tuned, "arch", lambda device: "sm90")
+    monkeypatch.setattr(wy_tuned, "ENTRIES", {wy_tuned.key("sm90", "fp64", 32, 5): {"chunk": 32, "wy_bk": 16}})
+    assert wy_config.default_chunk(F64, None, 32, 5, DEV) == 32
+    # other widths, no widths, another mode: the built-in rule
+    assert wy_config.default_chunk(F64, None, 16, 5, DEV) == 64 and wy_config.default_chunk(F64) == 64
+    assert wy_config.default_chunk(torch.float32, None, 32, 5, DEV) == 16
+    # the chunk is no kernel-table key: the entry's tiles go into the table, its chunk does not
+    cfg = wy_config.config_table(F64, None, 32, 5, DEV)
+    assert wy_tuned.CHUNK not in cfg and cfg["wy_bk"] == 16
+    seen = []
+    init = wy._Ctx.__init__
+
+    def spy(self, q, k, v, g, cu, BT, *a, **kw):
+        seen.append(BT)
+        init(self, q, k, v, g, cu, BT, *a, **kw)
+    monkeypatch.setattr(wy._Ctx, "__init__", spy)
+    # a call without chunk_size runs the entry's chunk, gradients right; one that names a chunk runs that one
+    _check(37, 2, True, None, F64, BT=None, B=1, H=1, K=32, V=5, seed=4)
+    assert seen and set(seen) == {32}
+    _check(37, 2, True, None, F64, BT=16, B=1, H=1, K=32, V=5, seed=4)
+    assert seen[-1] == 16
 
 
 def test_a_call_runs_with_its_entry(monkeypatch):
