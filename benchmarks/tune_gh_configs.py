@@ -104,11 +104,12 @@ def _dtype(mode):
     return (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
 
 
-def choose_chunk(mode, label, shape, bench, dev, deadline, log):
-    """The chunk size of one (mode, shape): chunk_gh's whole forward + backward (n_h = NH) timed at each of CHUNKS
-    with the built-in tiles (the shipped table's entries set aside), its errors against a float64 run of the same
-    inputs; the fastest whose error is within CHUNK_SLACK of the built-in chunk's, and faster than it by GAIN.
-    Returns (the chunk, a record per chunk tried)."""
+def choose_chunk(mode, label, shape, bench, dev, deadline, log, tiles=None):
+    """The chunk size of one (mode, shape): chunk_gh's whole forward + backward (n_h = NH) timed at each chunk size,
+    each with its own tiles (``tiles``: {chunk: the entry's tile settings tuned at that chunk}, :func:`tune_job`;
+    None: CHUNKS with the built-in tiles), and its errors against a float64 run of the same inputs; the fastest
+    whose error is within CHUNK_SLACK of the built-in chunk's, and faster than it by GAIN. The shipped table's
+    entries are set aside meanwhile. Returns (the chunk, a record per chunk tried)."""
     import torch
 
     import _floor
@@ -118,6 +119,8 @@ def choose_chunk(mode, label, shape, bench, dev, deadline, log):
     dtype, prec = _dtype(mode)
     B, T, H, K, V = shape
     ins = _floor.inputs(NH, B, T, H, K, V, dtype, dev)
+    tiles = {C: {} for C in CHUNKS} if tiles is None else tiles
+    where = wy_tuned.key(wy_tuned.arch(dev), wy_tuned.mode(dtype, prec or "tf32x3"), K, V)
 
     def grads(xs, C, prec_):
         q, k, v, b, do = xs
@@ -125,16 +128,17 @@ def choose_chunk(mode, label, shape, bench, dev, deadline, log):
         o, _ = chunk_gh(*leaves[:3], None, leaves[3], NH, chunk_size=C, fp32_precision=prec_, validate=False)
         return [o] + list(torch.autograd.grad(o, leaves, do))
 
-    ref = grads([x.double() for x in ins], 64, None)
+    ref = [x.detach() for x in grads([x.double() for x in ins], 64, None)]
     built = default_chunk(dtype, prec)
     saved = dict(wy_tuned.ENTRIES)
-    wy_tuned.ENTRIES.clear()          # every chunk with the built-in tiles
     records = []
     try:
-        for C in sorted(CHUNKS, key=lambda c: c != built):   # the built-in chunk first: the others are judged by it
+        for C in sorted(tiles, key=lambda c: c != built):   # the built-in chunk first: the others are judged by it
             if time.time() > deadline:
                 break
-            rec = dict(mode=mode, shape=label, stage="chunk", key="chunk", setting=C)
+            wy_tuned.ENTRIES.clear()
+            wy_tuned.ENTRIES[where] = {n: tuple(x) if isinstance(x, list) else x for n, x in tiles[C].items()}
+            rec = dict(mode=mode, shape=label, stage="chunk", key="chunk", setting=C, tiles=tiles[C])
             records.append(rec)
             try:
                 got = grads(ins, C, prec)
@@ -144,6 +148,7 @@ def choose_chunk(mode, label, shape, bench, dev, deadline, log):
                 rec["failed"] = repr(exc)[:200]
             log(rec)
     finally:
+        wy_tuned.ENTRIES.clear()
         wy_tuned.ENTRIES.update(saved)
     base = next((r for r in records if r["setting"] == built and "ms" in r), None)
     best = base
@@ -237,25 +242,40 @@ def _log(r):
           flush=True)
 
 
+def _diff(recs, built) -> dict:
+    """The adopted tile settings of ``recs`` that differ from the ``built``-in table, as the table file holds them."""
+    return {r["key"]: list(r["setting"]) if isinstance(r["setting"], tuple) else r["setting"] for r in recs
+            if r.get("adopted") and r["key"] != "chunk" and r["setting"] != built[r["key"]]}
+
+
 def run_job(mode, label, shape, bench, dev, deadline, chunks=True):
-    """One (mode, shape): its chunk size (``chunks``: :func:`choose_chunk`, else the built-in one), then the tiles
-    at that chunk (:func:`tune_job`). Returns (records, the entry's settings that differ from the built-in ones,
-    why it stopped)."""
+    """One (mode, shape): the tiles tuned at each chunk size (:func:`tune_job`; ``chunks`` False: the built-in chunk
+    alone), then the chunk whose whole forward + backward is fastest with its tiles (:func:`choose_chunk`).
+    Returns (records, each tagged with the chunk it was tuned at; the entry's settings that differ from the
+    built-in ones, ``chunk`` among them where it differs; why it stopped)."""
     from lrnnkit.ops.gh.wy_config import config_table, default_chunk
     dtype, prec = _dtype(mode)
-    built_chunk = default_chunk(dtype, prec)
-    recs, chunk = [], built_chunk
+    built, built_chunk = config_table(dtype, prec), default_chunk(dtype, prec)
+    recs, per, why = [], {}, "done"
     try:
-        if chunks:
-            chunk, recs = choose_chunk(mode, label, shape, bench, dev, deadline, _log)
-        more, why = tune_job(mode, label, shape, bench, dev, deadline, _log, chunk)
-        recs += more
+        for C in sorted(CHUNKS if chunks else (built_chunk,), key=lambda c: c != built_chunk):
+            more, why = tune_job(mode, label, shape, bench, dev, deadline, _log, C)
+            recs += [dict(r, chunk=C) for r in more]
+            if why != "done":
+                break
+            per[C] = _diff(more, built)
+        chunk = built_chunk
+        if len(per) > 1:
+            chunk, crecs = choose_chunk(mode, label, shape, bench, dev, deadline, _log, per)
+            recs += crecs
     except Exception as exc:
         traceback.print_exc()
         why = f"error {repr(exc)[:120]}"
-    built = config_table(dtype, prec)
-    diff = {r["key"]: list(r["setting"]) if isinstance(r["setting"], tuple) else r["setting"] for r in recs
-            if r.get("adopted") and r["key"] != "chunk" and r["setting"] != built[r["key"]]}
+        chunk = built_chunk
+    if chunk not in per:          # cut short: the settings tuned at the built-in chunk, as far as they got
+        chunk = built_chunk
+        per[chunk] = _diff([r for r in recs if r.get("chunk") == chunk], built)
+    diff = dict(per[chunk])
     if chunk != built_chunk:
         diff["chunk"] = chunk
     return recs, diff, why
@@ -364,6 +384,8 @@ def main():
     print(f"{'mode':7s} {'shape':6s} {'key':10s} {'built-in':>14s} {'ms':>8s} {'chosen':>14s} {'ms':>8s}  status")
     for (mode, label), why in status.items():
         rs = [r for r in records if r["mode"] == mode and r["shape"] == label]
+        won = next((r["setting"] for r in rs if r["key"] == "chunk" and r.get("adopted")), None)
+        rs = [r for r in rs if r["key"] == "chunk" or won is None or r.get("chunk") == won]   # the chosen chunk's
         first = {}
         for r in rs:
             first.setdefault(r["key"], r)

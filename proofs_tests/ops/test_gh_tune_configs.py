@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from benchmarks import tune_gh_configs as tune
@@ -82,14 +83,33 @@ def test_choose_chunk_takes_the_fastest_as_accurate_as_the_built_in_one(monkeypa
     assert [r["setting"] for r in recs] == [16, 64, 32] and recs[0]["adopted"]
 
 
-def test_run_job_writes_a_chosen_chunk_into_the_entry(monkeypatch):
+def test_run_job_writes_the_chosen_chunk_and_its_own_tiles(monkeypatch):
     import time
-    monkeypatch.setattr(tune, "choose_chunk", lambda *a, **k: (32, [dict(key="chunk", setting=32, adopted=True)]))
-    monkeypatch.setattr(tune, "tune_job", lambda *a, **k: ([dict(key="t_warps", setting=8, adopted=True)], "done"))
+    seen = {}
+
+    def tune_job(mode, label, shape, bench, dev, deadline, log, chunk):   # t_warps 8 wins at chunk 32, 4 elsewhere
+        return [dict(key="t_warps", setting=8 if chunk == 32 else 4, adopted=True)], "done"
+
+    def choose(mode, label, shape, bench, dev, deadline, log, tiles):
+        seen.update(tiles)
+        return 32, [dict(key="chunk", setting=32, adopted=True)]
+    monkeypatch.setattr(tune, "tune_job", tune_job)
+    monkeypatch.setattr(tune, "choose_chunk", choose)
     recs, diff, why = tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60)
+    assert seen == {64: {"t_warps": 4}, 32: {"t_warps": 8}, 16: {"t_warps": 4}}   # each chunk with its own tiles
     assert diff == {"chunk": 32, "t_warps": 8} and why == "done"
+    assert {r["chunk"] for r in recs if r["key"] == "t_warps"} == {16, 32, 64}
     assert wy_tuned.parse(tune.table_text({"source": "x", "entries": {"sm90/bf16/8x8": diff}})) == \
         {"sm90/bf16/8x8": {"chunk": 32, "t_warps": 8}}
-    # the built-in chunk is left out of the entry
+    # the built-in chunk chosen: no chunk in the entry, its own tiles
     monkeypatch.setattr(tune, "choose_chunk", lambda *a, **k: (64, []))
-    assert tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60)[1] == {"t_warps": 8}
+    assert tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60)[1] == {"t_warps": 4}
+    # --no-chunks: the built-in chunk alone, no comparison
+    monkeypatch.setattr(tune, "choose_chunk", lambda *a, **k: pytest.fail("no chunk comparison without chunks"))
+    assert tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60, chunks=False)[1] == \
+        {"t_warps": 4}
+    # a descent cut by the budget at a later chunk: the built-in chunk's settings, no chunk comparison
+    monkeypatch.setattr(tune, "tune_job", lambda *a, **k: ([dict(key="t_warps", setting=4, adopted=True)],
+                                                             "done" if a[-1] == 64 else "budget"))
+    recs, diff, why = tune.run_job("bf16", "t", (1, 24, 2, 8, 8), None, "cpu", time.time() + 60)
+    assert diff == {"t_warps": 4} and why == "budget"
