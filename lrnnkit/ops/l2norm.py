@@ -35,7 +35,7 @@ def _kernels():
     from ._triton import tl, triton
 
     @triton.jit
-    def fwd(x, y, N, D, eps, BR: tl.constexpr, BD: tl.constexpr):
+    def l2norm_fwd(x, y, N, D, eps, BR: tl.constexpr, BD: tl.constexpr):
         o_r = tl.program_id(0) * BR + tl.arange(0, BR)
         o_d = tl.arange(0, BD)
         m = (o_r < N)[:, None] & (o_d < D)[None, :]
@@ -45,7 +45,7 @@ def _kernels():
         tl.store(y + off, (xx * r[:, None]).to(y.dtype.element_ty), mask=m)
 
     @triton.jit
-    def bwd(x, dy, dx, N, D, eps, BR: tl.constexpr, BD: tl.constexpr):
+    def l2norm_bwd(x, dy, dx, N, D, eps, BR: tl.constexpr, BD: tl.constexpr):
         o_r = tl.program_id(0) * BR + tl.arange(0, BR)
         o_d = tl.arange(0, BD)
         m = (o_r < N)[:, None] & (o_d < D)[None, :]
@@ -56,7 +56,7 @@ def _kernels():
         yy = xx * r[:, None]
         tl.store(dx + off, (r[:, None] * (g - yy * tl.sum(yy * g, 1)[:, None])).to(dx.dtype.element_ty), mask=m)
 
-    _KERNELS = (fwd, bwd)
+    _KERNELS = (l2norm_fwd, l2norm_bwd)
     return _KERNELS
 
 

@@ -75,7 +75,7 @@ def _kernels():
     from ._triton import tl, triton
 
     @triton.jit
-    def fwd(x, z, w, y, rstd, N, D, RPR, EPS: tl.constexpr, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
+    def rms_norm_fwd(x, z, w, y, rstd, N, D, RPR, EPS: tl.constexpr, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
             BR: tl.constexpr, BD: tl.constexpr, RUNS: tl.constexpr, SAFE: tl.constexpr, ABOVE: tl.constexpr):
         """With SAFE, each row first scaled by rescale_large's power of two sc (a constant of the graph): y = x r'
         w with r' = sc / sqrt(mean((sc x)^2) + eps), stored as the row's rstd, so the backward is unchanged."""
@@ -105,7 +105,7 @@ def _kernels():
         tl.store(rstd + o_r, r, mask=o_r < N)
 
     @triton.jit
-    def bwd(x, z, w, dy, rstd, dx, dz, dwp, N, D, RPR, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
+    def rms_norm_bwd(x, z, w, dy, rstd, dx, dz, dwp, N, D, RPR, HAS_W: tl.constexpr, HAS_Z: tl.constexpr,
             BR: tl.constexpr, BD: tl.constexpr, RUNS: tl.constexpr):
         acc = rstd.dtype.element_ty
         pid = tl.program_id(0)
@@ -135,7 +135,7 @@ def _kernels():
         if HAS_W:
             tl.store(dwp + pid.to(tl.int64) * D + o_d, tl.sum(gs * xh, 0), mask=o_d < D)
 
-    _KERNELS = (fwd, bwd)
+    _KERNELS = (rms_norm_fwd, rms_norm_bwd)
     return _KERNELS
 
 

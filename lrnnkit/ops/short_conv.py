@@ -145,7 +145,7 @@ def _kernels():
     from ._triton import tl, triton
 
     @triton.jit
-    def fwd(x, w, b, loc, y, dy, T, C, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+    def short_conv_fwd(x, w, b, loc, y, dy, T, C, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
             HAS_B: tl.constexpr, HAS_LOC: tl.constexpr, ACT: tl.constexpr, GRAD: tl.constexpr):
         """z = conv(x) + b; y = act(z), or with GRAD the backward's first pass dz = dy act'(z) (fp32 out). Rows
         r RPR .. r RPR + RPR - 1 take run r's taps (w: (runs, C, W))."""
@@ -178,7 +178,7 @@ def _kernels():
             tl.store(y + base + o_t[:, None] * C + o_c[None, :], acc.to(y.dtype.element_ty), mask=m)
 
     @triton.jit
-    def bwd(x, w, loc, dz, dx, dwp, dbp, T, C, NT, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+    def short_conv_bwd(x, w, loc, dz, dx, dwp, dbp, T, C, NT, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
             HAS_B: tl.constexpr, HAS_LOC: tl.constexpr):
         """dx_t = sum_r w_{W-1-r} dz_{t+r}; per block the partial sums dw_{W-1-r} = sum_t dz_{t+r} x_t, db = sum dz
         (row i_b's run: i_b // RPR)."""
@@ -209,7 +209,7 @@ def _kernels():
         tl.store(dx + base + o_t[:, None] * C + o_c[None, :], acc_dx.to(dx.dtype.element_ty),
                  mask=m_t[:, None] & m_c[None, :])
 
-    _KERNELS = (fwd, bwd)
+    _KERNELS = (short_conv_fwd, short_conv_bwd)
     return _KERNELS
 
 
