@@ -4,6 +4,7 @@
     python benchmarks/paper_scale_cost.py --device cuda [--only 000-parity,...] [--labels S3,...] [--steps 20] [--loops host,device]
                                           [--json OUT.json]
     python benchmarks/paper_scale_cost.py --record COST.json [--ran RESULTS.json ...]   # RESULTS.md section
+    python benchmarks/paper_scale_cost.py --gemm-floor [--protocol] [--only ...]   # CPU: the matrix-product floor
 
 For each configuration and each training loop of ``--loops`` (:mod:`lrnnkit.learn.step`: ``host``, the loop driven
 from the CPU with numpy batches; ``device``, batches made on the GPU and the step captured as one CUDA graph), in one
@@ -83,6 +84,21 @@ def time_config(cfg, steps: int, loops=(None,)) -> dict:
     peak = peak_bytes(cfg)
     row["peak_mib"] = None if peak is None else round(peak / 2**20, 1)
     return row
+
+
+def gemm_floor(cfg, rate: float) -> dict:
+    """The least time a configuration's training can take on its matrix products alone: ``6 P N`` FLOPs at ``rate``
+    FLOP/s, P the weights of its ``nn.Linear`` layers (projections, MLP, head; not the embedding, the short
+    convolutions or the norms), N the tokens of the paper's steps (steps x batch x the mean training length), 6 =
+    2 (multiply-add) x 3 (the forward product and the backward's two). Everything else a step does (the recurrence,
+    norms, convolutions, the optimizer) comes on top, so no loop runs the configuration in less."""
+    import torch
+    from lrnnkit.learn.train import build
+    cfg = dataclasses.replace(cfg, device="cpu")
+    _, model, _ = build(cfg)
+    P = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    tokens = cfg.steps * cfg.batch * (cfg.train_len[0] + cfg.train_len[1]) / 2
+    return {"matmul_params": P, "tokens": tokens, "hours": 6 * P * tokens / rate / 3600}
 
 
 def makespan_minutes(hours: list, gpus: int = GPUS) -> float:
@@ -185,6 +201,26 @@ def record(cost_path: str, ran: list, notes: str = "", path: str | None = None) 
     return body
 
 
+def print_gemm_floor(names: list, protocol: bool, labels: str | None) -> float:
+    """The table of :func:`gemm_floor` for the experiments ``names`` (at the H200's dense bf16 rate,
+    benchmarks/_floor.py's ``H200``); returns the total hours."""
+    from benchmarks._floor import H200
+    from lrnnkit.learn.experiments import get_experiment
+    rows, total = [], 0.0
+    for name in names:
+        for label, cfg in _configurations(name, get_experiment(name), protocol):
+            if labels and not any(x in label for x in labels.split(",")):
+                continue
+            f = gemm_floor(cfg, H200["bf16"])
+            total += f["hours"]
+            rows.append([name, label, f"{f['matmul_params'] / 1e6:.2f}M", f"{f['tokens'] / 1e9:.1f}G",
+                         f"{60 * f['hours']:.1f}"])
+    from benchmarks._record import table
+    print(table(["experiment", "configuration", "matmul weights", "tokens", "floor minutes"], rows))
+    print(f"\ntotal: {total:.2f} GPU-hours of matrix products at {H200['bf16'] / 1e12:.0f} TFLOP/s")
+    return total
+
+
 def main(argv=None) -> int:
     from lrnnkit.learn.experiments import get_experiment, list_experiments
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -198,6 +234,9 @@ def main(argv=None) -> int:
     ap.add_argument("--labels", default=None,
                     help="comma-separated substrings: time only the configurations whose label holds one")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--gemm-floor", action="store_true",
+                    help="print each configuration's matrix-product floor (gemm_floor) at the H200's dense bf16 rate "
+                         "and stop (the CPU: nothing is timed)")
     ap.add_argument("--record", metavar="COST_JSON", default=None, help="write RESULTS.md's section from a --json file")
     ap.add_argument("--ran", nargs="*", default=[], help="with --record: results files of paper-scale runs")
     ap.add_argument("--notes", default=None, help="with --record: a markdown file of notes below the table")
@@ -206,6 +245,9 @@ def main(argv=None) -> int:
         record(a.record, a.ran, open(a.notes).read().strip() if a.notes else "")
         return 0
     names = a.only.split(",") if a.only else [e["name"] for e in list_experiments()]
+    if a.gemm_floor:
+        print_gemm_floor(names, a.protocol, a.labels)
+        return 0
     loops = tuple(a.loops.split(","))
     out = {}
     for name in names:

@@ -139,3 +139,22 @@ def test_labels_time_only_the_configurations_that_hold_one(monkeypatch, capsys, 
     rows = json.loads(out.read_text())["experiments"]["001-deltaproduct"]["rows"]
     assert [r["label"] for r in rows] == [f"S3 DeltaProduct n_h={n} [-1,1]" for n in (1, 2, 3, 4)]
     assert {r["batch"] for r in rows} == {2048}          # the protocol's S3 batch
+
+
+def test_the_gemm_floor_counts_the_linear_weights_and_the_papers_tokens(capsys):
+    """6 P N FLOPs at the rate: P the nn.Linear weights, checked against a second count (every 2-D parameter but the
+    embedding's: norms are 1-D, short convolutions 3-D), N = steps x batch x the mean training length."""
+    import torch
+    from lrnnkit.learn.train import build
+    cfg = TrainConfig(task="parity", layer="deltaproduct", width=16, heads=2, steps=1000, batch=8, train_len=(2, 6),
+                      test_len=(6,), short_conv=True, device="cpu")
+    f = psc.gemm_floor(cfg, 1e12)
+    _, model, _ = build(cfg)
+    emb = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+    assert f["matmul_params"] == sum(p.numel() for p in model.parameters() if p.dim() == 2 and id(p) not in emb) > 0
+    assert f["tokens"] == 1000 * 8 * 4
+    assert f["hours"] == pytest.approx(6 * f["matmul_params"] * 32_000 / 1e12 / 3600, rel=1e-12)
+    # the printed table: one row per configuration, and the total it returns
+    total = psc.print_gemm_floor(["001-deltaproduct"], True, "S3 DeltaProduct n_h=1")
+    out = capsys.readouterr().out
+    assert "S3 DeltaProduct n_h=1 [-1,1]" in out and f"total: {total:.2f} GPU-hours" in out and total > 0

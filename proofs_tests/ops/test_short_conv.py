@@ -223,6 +223,7 @@ def test_runs_with_their_own_taps_match_the_side_by_side_reference(R, B, T, C, W
         _close(a.cpu(), b, 1e-5)
 
 
+@pytest.mark.skipif(not INTERPRET, reason="the benchmark's smoke run is the interpreter's (CPU tensors)")
 def test_the_backward_benchmark_runs_both_backwards(tmp_path):
     """benchmarks/bench_short_conv.py --smoke: both backwards on the same inputs, their gradients equal (the
     interpreter computes the same float32 operations), a row per shape with both timings and floors."""
