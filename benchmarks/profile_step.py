@@ -47,8 +47,10 @@ def job_configs(experiment: str, label: str, smoke: bool = False, device: str = 
     return cfgs
 
 
-def profile_job(cfgs, steps: int) -> dict:
-    """Wall ms of an eager step and the kernels of ``steps`` steps under the profiler, per step."""
+def profile_job(cfgs, steps: int, shapes: bool = False) -> dict:
+    """Wall ms of an eager step and the kernels of ``steps`` steps under the profiler, per step; ``shapes``: the
+    operators' table keyed by name and input shapes (``aten::copy_ [[1024, 128, 384], ...]``), to tell which copy or
+    add of the step a time belongs to."""
     import torch
     from torch.profiler import ProfilerActivity, profile
     from lrnnkit.learn.batched import BatchedStep, build_batched
@@ -68,7 +70,7 @@ def profile_job(cfgs, steps: int) -> dict:
     sync()
     wall = (time.perf_counter() - t) * 1e3 / steps
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
-    with profile(activities=acts) as prof:
+    with profile(activities=acts, record_shapes=shapes) as prof:
         for _ in range(steps):
             step._body()
         sync()
@@ -83,8 +85,9 @@ def profile_job(cfgs, steps: int) -> dict:
             table = ops
         else:
             continue
-        n, t = table.get(e.name, (0, 0.0))
-        table[e.name] = (n + 1, t + dt)
+        name = f"{e.name} {e.input_shapes}" if shapes and table is ops else e.name
+        n, t = table.get(name, (0, 0.0))
+        table[name] = (n + 1, t + dt)
     if dev.type != "cuda":
         kernels = ops                                   # the CPU runs operators, not kernels
     total = sum(t for _, t in kernels.values()) / 1e3 / steps
@@ -106,7 +109,7 @@ def _table(name: str, res: dict) -> str:
         if not res[key]:
             continue
         lines += [f"| {what} | calls/step | ms/step | share |", "|---|---:|---:|---:|"]
-        lines += [f"| {r['name'][:90]} | {r['calls_per_step']:.0f} | {r['ms_per_step']:.3f} | "
+        lines += [f"| {r['name'][:160]} | {r['calls_per_step']:.0f} | {r['ms_per_step']:.3f} | "
                   f"{100 * r['share']:.1f} % |" for r in res[key][:TOP]]
     return "\n".join(lines)
 
@@ -137,6 +140,7 @@ def main(argv=None) -> int:
     ap.add_argument("--norm", choices=("fused", "torch"), default=None,
                     help="the batched model's RMSNorms on CUDA: one Triton pass each way, or the torch expression "
                          "(default: lrnnkit.learn.batched.RMS_FUSED_ON_CUDA)")
+    ap.add_argument("--shapes", action="store_true", help="the operators' table by name and input shapes")
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--debug", action="store_true")
     a = ap.parse_args(argv)
@@ -153,7 +157,7 @@ def main(argv=None) -> int:
             results = {}
             for exp, label in jobs:
                 cfgs = job_configs(exp, label, a.smoke, "cpu" if a.smoke else "cuda")
-                res = profile_job(cfgs, a.steps)
+                res = profile_job(cfgs, a.steps, a.shapes)
                 results[f"{exp} / {label}"] = res
                 print(_table(f"{exp} / {label}", res), flush=True)
     except InputError as exc:
