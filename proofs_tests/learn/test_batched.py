@@ -479,6 +479,11 @@ def test_profile_step_reads_a_protocol_jobs_step(tmp_path, capsys):
     assert res["runs"] == 12 and res["kernels"] and res["device_ms_per_step"] > 0
     assert abs(sum(r["share"] for r in res["kernels"]) - 1.0) < 1e-9
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    # --shapes: the operators keyed by name and input shapes (the batched runs' leading axis of 12 among them)
+    assert profile_step.main(["--smoke", "--steps", "1", "--shapes", "--jobs", job, "--out", str(tmp_path)]) == 0
+    res = json.load(open(tmp_path / "profile_step.json"))["jobs"]["004-bilinear / diagonal [0,1], parity"]
+    assert all(r["name"].startswith("aten::") and " [" in r["name"] for r in res["kernels"])
+    assert any("[12, " in r["name"] for r in res["kernels"])
     out = tmp_path / "bad"
     assert profile_step.main(["--smoke", "--jobs", "004-bilinear=no such label", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
