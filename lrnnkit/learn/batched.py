@@ -165,24 +165,6 @@ def _rms(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 #: timed and seed-checked on a GPU before it was turned on (benchmarks/RESULTS.md).
 CONV_IN_PLACE_ON_CUDA = os.environ.get("LRNNKIT_FUSED_CONV", "1") != "0"
 
-#: whether :meth:`BatchedSequenceModel._gh` forms its projections of the normed stream (q, k, v, beta, and the gate
-#: and output gate where there are) as ONE product with the weights side by side, split after, rather than one
-#: product each. The same sums; under bf16 autocast the stream is cast once rather than once per projection, and
-#: its gradient is summed inside one product in float32 rather than from one bf16 product per projection (a change
-#: in rounding, hence off until a GPU measures its time and a learning check its runs: benchmarks/RESULTS.md).
-#: ``LRNNKIT_ONE_PROJECTION=1`` in the environment at import turns it on.
-ONE_PROJECTION = os.environ.get("LRNNKIT_ONE_PROJECTION", "0") == "1"
-
-
-def _projections(x: torch.Tensor, P: dict, names: list) -> dict:
-    """name -> ``_lin(x, P[name + ".weight"])`` for each of ``names``, as one product where :data:`ONE_PROJECTION`
-    (the outputs then views of it)."""
-    if not ONE_PROJECTION:
-        return {n: _lin(x, P[n + ".weight"]) for n in names}
-    ws = [P[n + ".weight"] for n in names]
-    y = _lin(x, torch.cat(ws, 1))
-    return dict(zip(names, y.split([w.shape[1] for w in ws], -1)))
-
 
 def _conv(x: torch.Tensor, w: torch.Tensor, activation: str | None = "silu") -> torch.Tensor:
     """:class:`~lrnnkit.layers.short_conv.ShortConvolution` (``activation``, SiLU by default; no bias) with run r's
@@ -373,10 +355,7 @@ class BatchedSequenceModel(torch.nn.Module):
         g_ = self.gh
         R, B, T, _ = x.shape
         H, Hv, K, V, n = g_["H"], g_["Hv"], g_["K"], g_["V"], g_["n"]
-        names = ["q_proj", "k_proj", "v_proj", "b_proj"] + (["a_proj"] if g_["gate"] else []) + \
-            (["g_proj"] if g_["ogate"] else [])
-        pr = _projections(x, P, names)
-        q, k, v = pr["q_proj"], pr["k_proj"], pr["v_proj"]
+        q, k, v = _lin(x, P["q_proj.weight"]), _lin(x, P["k_proj.weight"]), _lin(x, P["v_proj.weight"])
         if g_["conv"]:
             q, k, v = _conv(q, P["q_conv1d.weight"]), _conv(k, P["k_conv1d.weight"]), _conv(v, P["v_conv1d.weight"])
         else:
@@ -385,13 +364,13 @@ class BatchedSequenceModel(torch.nn.Module):
         v = v.reshape(R * B, T, n, Hv, V)
         if Hv > H:
             q, k = q.repeat_interleave(Hv // H, dim=-2), k.repeat_interleave(Hv // H, dim=-2)
-        b = pr["b_proj"]
+        b = _lin(x, P["b_proj.weight"])
         beta = torch.sigmoid(b if b.dtype == torch.float64 else b.float()).reshape(R * B, T, n, Hv)
         if g_["neg"]:
             beta = 2 * beta
         g = None
         if g_["gate"]:
-            a = pr["a_proj"]
+            a = _lin(x, P["a_proj.weight"])
             a = a if a.dtype == torch.float64 else a.float()
             g = -_per_run(P["A_log"].to(a.dtype).exp(), 4) * F.softplus(a + _per_run(P["dt_bias"].to(a.dtype), 4))
             g = g.reshape(R * B, T, Hv)
@@ -400,7 +379,7 @@ class BatchedSequenceModel(torch.nn.Module):
             mode = "chunk" if x.is_cuda else "torch"
         o, _ = chunk_gh(q, k, v, g, beta, n, backend=mode, validate=False)
         o = o.reshape(R, B, T, Hv, V)
-        z = pr["g_proj"].reshape(R, B, T, Hv, V) if g_["ogate"] else None
+        z = _lin(x, P["g_proj.weight"]).reshape(R, B, T, Hv, V) if g_["ogate"] else None
         o = rms_norm(o, None, g_["eps"], z) * _per_run(P["o_norm.weight"], 5).to(o.dtype)
         return _lin(o.reshape(R, B, T, Hv * V), P["o_proj.weight"])
 

@@ -633,27 +633,3 @@ def test_benchmark_switches_set_the_fused_paths_and_put_them_back():
     with pytest.raises(ValueError, match="unknown fused path"):
         with switched(scan=True):
             pass
-
-
-@pytest.mark.parametrize("kw", [dict(), dict(gate=False, output_gate=False)])
-def test_one_projection_product_is_the_separate_products(kw, monkeypatch):
-    """batched.ONE_PROJECTION: the DeltaProduct mixer's projections of the normed stream as one product, split after,
-    against one product each: the same logits and gradient in float64 (to TOL: the products' sums may be blocked
-    differently), with and without the gate and the output gate (whose projections join the product)."""
-    from lrnnkit.learn import batched
-    models = []
-    for r in range(2):
-        torch.manual_seed(7 + r)
-        models.append(SequenceModel(vocab=3, n_out=2, width=16, heads=2, backend="auto",
-                                    **{**KINDS["deltaproduct"], **kw}).double())
-    x = torch.randint(0, 3, (2, 3, 9), generator=torch.Generator().manual_seed(1))
-    got = {}
-    for one in (False, True):
-        monkeypatch.setattr(batched, "ONE_PROJECTION", one)
-        bm = BatchedSequenceModel(models)
-        out = bm(x)
-        (g,) = torch.autograd.grad(out.square().sum(), [bm.flat])
-        got[one] = (out.detach(), g)
-    for a, b in zip(got[False], got[True]):
-        assert torch.allclose(a, b, rtol=TOL, atol=TOL)
-    assert got[True][1].abs().sum() > 0
