@@ -127,15 +127,16 @@ def plan(dtype, nh, B, T, H, K, V, C=None, fp32_precision=None, cfg=None) -> lis
             s.rd("scale", programs * acc, acc)
 
     stages = []
-    # 1. T pass: A = K diag(b) K^T (strictly lower), T = (I + A)^{-1} (blocked inverse: four products when C > 16)
+    # 1. T pass: A = K diag(b) K^T (strictly lower), T = (I + A)^{-1} (blocked inverse: four products a merge)
     s = new("t", "_t_kernel", NT * H)
     meta(s, NT * H, "chunks", False)
     rd(s, "k")
     rd(s, "b")
     wr(s, "t")
     s.dot(BT, BT, BK, NT * H)
-    if blocked and BT > 16:
-        s.dot(BT, BT, BT, 4 * NT * H)
+    merges = (BT > 16) + (cfg.get("t_sub", 16) < 16)   # tiles._tinv: four products a merge of diagonal blocks
+    if blocked and merges:
+        s.dot(BT, BT, BT, 4 * merges * NT * H)
     stages.append(s)
 
     def state(name, output, store, final):

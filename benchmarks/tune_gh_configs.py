@@ -45,7 +45,7 @@ JOBS = (("bf16", "bench", BENCH), ("bf16", "race", RACE), ("tf32x3", "bench", BE
         ("tf32x3", "race", RACE), ("tf32", "race", RACE))
 NH = 2
 TILES = ((32, 4), (64, 4), (128, 4), (64, 8))      # the pairs test_every_kernel_setting_compiled checks
-KEYS = {"t": ("t_warps",), "state_fwd": ("state_fwd",), "state_rec": ("state_rec",), "output": ("output",),
+KEYS = {"t": ("t_warps", "t_sub"), "state_fwd": ("state_fwd",), "state_rec": ("state_rec",), "output": ("output",),
         "state_bwd": ("state_bwd",), "dqkwy": ("dqkwy", "dqkwy_bk"), "dqkwg": ("dqkwg", "dqkwg_bk"),
         "wy_bwd": ("wy_bwd", "wy_bk"), "dqkwy_once": ("dqkwy_once",)}
 TOL = {"bf16": 2e-2, "tf32": 1e-3, "tf32x3": 1e-4}   # bf16: a few roundings of the stored outputs (2^-8 each)
@@ -65,6 +65,8 @@ def candidates(cfg, key, two_byte, BK, BVF, mode, winner=None):
     cur = cfg[key]
     if key == "t_warps":
         opts = [cur, 2, 4, 8]
+    elif key == "t_sub":
+        opts = [cur, 16, 8, 4]
     elif key.endswith("_bk"):
         opts = [cur] + [min(BK, b) for b in (32, 64, 128)]
     elif winner is not None:
@@ -201,7 +203,7 @@ def tune_job(mode, label, shape, bench, dev, deadline, log, chunk=None):
             stop = None
             tried = [best["setting"]]
             for rnd in (None, "stages"):
-                if rnd and (key == "t_warps" or key.endswith("_bk")):
+                if rnd and (key in ("t_warps", "t_sub") or key.endswith("_bk")):
                     break
                 for opt in candidates(c.cfg, key, two, c.BK, c.BVF, mode, best["setting"] if rnd else None):
                     if any(ran(opt, key) == ran(t, key) for t in tried):

@@ -91,6 +91,8 @@ CASES = [  # (dtype, fp32 mode, n_h, T, chunk, table changes)
     (torch.float32, "tf32", 3, 6, 16, {"split": False, "dqkwg_bk": 16, "wy_bk": 16}),
     (torch.bfloat16, None, 3, 7, 16, {"once": True}),
     (torch.float32, "tf32", 2, 9, 32, {"fuse": True, "once": True}),
+    (torch.bfloat16, None, 2, 13, 16, {"t_sub": 4}),                 # the T pass's extra merge: 4 -> 16
+    (torch.float32, "tf32", 1, 24, 64, {"t_sub": 8}),                # 8 -> 16 -> 64
 ]
 
 

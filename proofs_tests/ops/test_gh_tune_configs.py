@@ -21,6 +21,7 @@ def test_candidates_wide_heads():
     assert (32, 4) in tune.candidates(CONFIG_F32, "state_bwd", False, 128, 128, "tf32x3")
     assert tune.candidates(CONFIG, "dqkwy_bk", True, 128, 128, "bf16") == [128, 32, 64]
     assert tune.candidates(CONFIG, "t_warps", True, 128, 128, "bf16") == [2, 4, 8]
+    assert tune.candidates(CONFIG, "t_sub", True, 128, 128, "bf16") == [16, 8, 4]
 
 
 def test_candidates_narrow_heads_are_distinct_as_run():

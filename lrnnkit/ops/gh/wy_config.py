@@ -36,13 +36,15 @@ FP32_PRECISION = "tf32x3"   # the float32 product mode of a call that names none
 # memory (benchmarks/_floor.py: at B=8 T=4096 H=16 K=V=128 bf16 n_h=1, 2.75 GB as written -> 1.68 GB). On for 2-byte
 # inputs: on an H200 the stage took 0.80 / 1.52 / 2.27 ms against 0.93 / 1.86 / 2.78 ms at n_h = 1 / 2 / 3, the
 # same gradients bit for bit; off for float32 (tf32: 6.2 ms against 3.6, the float32 tiles of the whole key width
-# spill) -- benchmarks/bench_kernels.py --sections once, RESULTS.md "kernels".
+# spill) -- benchmarks/bench_kernels.py --sections once, RESULTS.md "kernels". "t_sub": the diagonal blocks the T
+# pass inverts by substitution before it merges them by products (tiles._tinv: 16, or 4 / 8 with one more merge;
+# written on the CPU and not yet timed on a GPU: 16 until the tuner, benchmarks/tune_gh_configs.py, picks another).
 CONFIG = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (64, 8), "dqkwg_bk": 128,
-          "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "output": (64, 4), "split": False,
+          "wy_bwd": (32, 4), "wy_bk": 64, "t_warps": 2, "t_sub": 16, "output": (64, 4), "split": False,
           "keep": False, "fuse": True, "fuse_gated": False, "dqkwy": (64, 8, 3), "dqkwy_bk": 128,
           "once": True, "dqkwy_once": (64, 8, 2)}
 CONFIG_WIDE = {"state_fwd": (64, 4), "state_rec": (64, 4), "state_bwd": (64, 4), "dqkwg": (32, 4), "dqkwg_bk": 64,
-               "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "output": (64, 4), "split": True,
+               "wy_bwd": (32, 4), "wy_bk": 32, "t_warps": 4, "t_sub": 16, "output": (64, 4), "split": True,
                "keep": False, "fuse": False, "fuse_gated": False, "dqkwy": (32, 4), "dqkwy_bk": 32,
                "once": False, "dqkwy_once": (32, 4)}
 # float32 with one-pass tf32 dots (FP32_PRECISION = "tf32"): 8 warps pay off there (the WY backward at (64, 8)

@@ -13,7 +13,8 @@ from .wy_common import _chunk_program, _gates, _o, _or
 @triton.jit
 def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K: tl.constexpr, NH,
               BT: tl.constexpr, BK: tl.constexpr, DT: tl.constexpr, ACC: tl.constexpr, PREC: tl.constexpr,
-              EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr):
+              EMU: tl.constexpr, RND: tl.constexpr, HAS_G: tl.constexpr, BLOCKED: tl.constexpr,
+              TSUB: tl.constexpr):
     """Chunk-parallel: G (stored when gated) and T = (I + A)^{-1}, stored rounded to the storage dtype exactly as
     the dots use it (C numbers per position, as fla keeps its A)."""
     _, _, i_h, start, end, r, pos, mp = _chunk_program(chunks_ptr, 1, BT)
@@ -28,7 +29,7 @@ def _t_kernel(k_ptr, b_ptr, g_ptr, Gc_ptr, t_ptr, chunks_ptr, H: tl.constexpr, K
         G = _gates(g_ptr, Gc_ptr, pos, mp, i_h, H, NH, ACC)
         A = A * tl.exp(tl.where(low, G[:, None] - G[None, :], 0.0))
     A = tl.where(low, A, 0.0)
-    Tm = _o(_tinv(A, BT, ACC, PREC, BLOCKED), DT, ACC, EMU, RND)
+    Tm = _o(_tinv(A, BT, ACC, PREC, BLOCKED, TSUB), DT, ACC, EMU, RND)
     tl.store(t_ptr + row[:, None] * BT + r[None, :], Tm.to(t_ptr.dtype.element_ty), mask=mp[:, None])
 
 
@@ -39,5 +40,5 @@ def _t_pass(c, kf, bf, gf):
     tm = torch.empty(L, c.H, c.BT, dtype=c.ST, device=c.dev)
     if c.NT:
         _t_kernel[(c.NT, c.H)](kf, bf, _or(gf, bf), _or(Gc, bf), tm, c.chunks, c.H, c.K, c.NH, c.BT, c.BK,
-                               *c.types(), c.has_g, c.BLOCKED, num_warps=c.cfg["t_warps"])
+                               *c.types(), c.has_g, c.BLOCKED, c.cfg["t_sub"], num_warps=c.cfg["t_warps"])
     return Gc, tm

@@ -25,7 +25,8 @@ PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
                     "gh_tiles.json")
 # (block, warps[, stages])
 TILES = ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output", "dqkwy", "dqkwy_once")
-INTS = ("dqkwg_bk", "wy_bk", "dqkwy_bk", "t_warps")
+INTS = ("dqkwg_bk", "wy_bk", "dqkwy_bk", "t_warps", "t_sub")
+T_SUBS = (4, 8, 16)          # the T pass's substitution blocks (tiles._tinv's SUB)
 CHUNK = "chunk"             # not a kernel-table key: the chunk size (chunk_gh's chunk_size) the entry runs at
 CHUNKS = (16, 32, 64)
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -47,6 +48,10 @@ def check_setting(name: str, value, where: str):
             return tuple(value)
         raise InputError(f"{where}: {name} must be [value block, warps] or [value block, warps, stages] (powers of "
                          f"two, 1..5 stages), got {value!r}")
+    if name == "t_sub":
+        if isinstance(value, int) and not isinstance(value, bool) and value in T_SUBS:
+            return value
+        raise InputError(f"{where}: t_sub must be one of {', '.join(map(str, T_SUBS))}, got {value!r}")
     if name in INTS:
         if isinstance(value, int) and not isinstance(value, bool) and value in _POW2:
             return value

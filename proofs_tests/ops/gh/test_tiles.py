@@ -17,10 +17,10 @@ DEV = "cpu" if INTERPRET else "cuda"   # Triton interpreter on CPU tensors, else
 
 
 @triton.jit
-def _tinv_kernel(a_ptr, t_ptr, BT: tl.constexpr, ACC: tl.constexpr, BLOCKED: tl.constexpr):
+def _tinv_kernel(a_ptr, t_ptr, BT: tl.constexpr, ACC: tl.constexpr, BLOCKED: tl.constexpr, SUB: tl.constexpr):
     r = tl.arange(0, BT)
     A = tl.load(a_ptr + r[:, None] * BT + r[None, :])
-    tl.store(t_ptr + r[:, None] * BT + r[None, :], _tinv(A, BT, ACC, "ieee", BLOCKED))
+    tl.store(t_ptr + r[:, None] * BT + r[None, :], _tinv(A, BT, ACC, "ieee", BLOCKED, SUB))
 
 
 @triton.jit
@@ -37,18 +37,37 @@ def _op_kernel(x_ptr, o_ptr, N: tl.constexpr, DT: tl.constexpr, ACC: tl.constexp
     tl.store(o_ptr + r, _op(tl.load(x_ptr + r), DT, ACC, EMU).to(ACC))
 
 
-@pytest.mark.parametrize("dtype,blocked,tol", [(torch.float64, False, 1e-12), (torch.float32, True, 1e-5),
-                                               (torch.float32, False, 1e-5)])
-@pytest.mark.parametrize("BT", [32, 64])
-def test_unit_lower_triangular_inverse(dtype, blocked, tol, BT):
+@pytest.mark.parametrize("dtype,blocked,sub,tol", [(torch.float64, False, 16, 1e-12), (torch.float32, True, 16, 1e-5),
+                                                   (torch.float32, True, 8, 1e-5), (torch.float32, True, 4, 1e-5),
+                                                   (torch.float32, False, 16, 1e-5)])
+@pytest.mark.parametrize("BT", [16, 32, 64])
+def test_unit_lower_triangular_inverse(dtype, blocked, sub, tol, BT):
+    """Every way of blocking (SUB = 16: 16 x 16 blocks by substitution, then products; SUB = 4 or 8: smaller blocks
+    by substitution and one more level of products) gives the inverse."""
     g = torch.Generator().manual_seed(BT)
     A = (torch.rand(BT, BT, generator=g, dtype=torch.float64) * 0.2 - 0.1).tril(-1)
     T = torch.empty(BT, BT, dtype=dtype, device=DEV)
-    _tinv_kernel[(1,)](A.to(dtype).to(DEV), T, BT, TL_DTYPE[dtype], blocked)
+    _tinv_kernel[(1,)](A.to(dtype).to(DEV), T, BT, TL_DTYPE[dtype], blocked, sub)
     T = T.cpu()
     ref = torch.linalg.inv(torch.eye(BT, dtype=torch.float64) + A.to(dtype).double())
     assert torch.allclose(T.double(), ref, atol=tol, rtol=0)
     assert torch.equal(T.triu(1), torch.zeros_like(T)) and torch.equal(T.diagonal(), torch.ones(BT, dtype=dtype))
+
+
+def test_sub_blocks_change_only_rounding_and_unit_keys_stay_bounded():
+    """The T factor of unit keys with beta in [0, 2] (what the kernels invert: entries up to 2, not small): the three
+    blockings agree with the float64 inverse to float32 rounding grown by the factor's size, 1e-5 relative to its
+    largest entry."""
+    BT = 64
+    g = torch.Generator().manual_seed(5)
+    k = torch.nn.functional.normalize(torch.randn(BT, 32, generator=g, dtype=torch.float64), dim=-1)
+    b = 2 * torch.rand(BT, generator=g, dtype=torch.float64)
+    A = ((b[:, None] * k) @ k.T).tril(-1)
+    ref = torch.linalg.inv(torch.eye(BT, dtype=torch.float64) + A.float().double())
+    for sub in (16, 8, 4):
+        T = torch.empty(BT, BT, dtype=torch.float32, device=DEV)
+        _tinv_kernel[(1,)](A.float().to(DEV), T, BT, tl.float32, True, sub)
+        assert float((T.cpu().double() - ref).abs().max() / ref.abs().max()) < 1e-5, sub
 
 
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])

@@ -242,6 +242,16 @@ def test_every_gradient_small_heads_small_chunks(BT):
     _check(70, 2, True, None, torch.bfloat16, BT=BT, B=1, H=1, K=32, V=32, seed=BT)
 
 
+@pytest.mark.parametrize("sub", [4, 8])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_every_gradient_t_sub_blocks(sub, dtype, monkeypatch):
+    # the T pass's inverse from 4 x 4 or 8 x 8 substitution blocks and one more merge (wy_config's "t_sub"), at a
+    # chunk of 64 and 32-wide heads, compiled on a GPU as in the interpreter
+    from lrnnkit.ops.gh import wy
+    monkeypatch.setitem(wy.config_table(dtype), "t_sub", sub)
+    _check(70, 2, True, None, dtype, BT=64, B=1, H=1, K=32, V=32, seed=sub)
+
+
 def test_every_gradient_padded_heads(monkeypatch):
     # the zero padding of head widths that the compiled kernels avoid (wy._padded, 17..32 -> 64 in bf16 on a GPU)
     # is exercised here on any device: K = 8 -> 16, V = 5 -> 12

@@ -42,6 +42,7 @@ def doc(entries):
     (doc({"sm90/bf16/128x128": {"split": True}}), "unknown kernel setting 'split'"),
     (doc({"sm90/bf16/128x128": [1]}), "object"),
     (doc({"sm90/bf16/32x32": {"chunk": 48}}), "chunk must be one of 16, 32, 64"),
+    (doc({"sm90/bf16/32x32": {"t_sub": 2}}), "t_sub must be one of 4, 8, 16"),
     (doc({"sm90/bf16/32x32": {"chunk": True}}), "chunk must be one of"),
     (doc({"sm90/bf16/32x32": {"chunk": [32]}}), "chunk must be one of"),
 ])
