@@ -141,9 +141,8 @@ BLOCKS = {"fwd": (64, 64, 4), "bwd": (64, 64, 4)}
 #: whether the Triton backward (with the SiLU) runs as one pass that recomputes z (``short_conv_bwd`` with
 #: RECOMPUTE) instead of two (a first pass writing dz = dy SiLU'(z) in fp32, read back by the second). Both give the
 #: same dz; the one pass moves x, dy and dx once each, but loads W shifted x tiles for each of the W taps and takes W
-#: sigmoids a position. Off: on an H200 it was the slower (forward + backward 0.74-0.75x the two-pass speed at 001's
-#: widths, benchmarks/bench_short_conv.py, RESULTS.md "short convolution backward"). ``LRNNKIT_CONV_ONE_PASS_BWD=1``
-#: in the environment at import turns it on.
+#: sigmoids a position. Off: on an H200 it was the slower at 001's widths (benchmarks/bench_short_conv.py, RESULTS.md
+#: "short convolution backward"). ``LRNNKIT_CONV_ONE_PASS_BWD=1`` in the environment at import turns it on.
 ONE_PASS_BWD = os.environ.get("LRNNKIT_CONV_ONE_PASS_BWD", "0") == "1"
 
 
