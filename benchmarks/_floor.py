@@ -134,7 +134,7 @@ def plan(dtype, nh, B, T, H, K, V, C=None, fp32_precision=None, cfg=None) -> lis
     rd(s, "b")
     wr(s, "t")
     s.dot(BT, BT, BK, NT * H)
-    merges = (BT > 16) + (cfg.get("t_sub", 16) < 16)   # tiles._tinv: four products a merge of diagonal blocks
+    merges = (BT > 16) + (cfg["t_sub"] < 16)   # tiles._tinv: four products a merge of diagonal blocks
     if blocked and merges:
         s.dot(BT, BT, BT, 4 * merges * NT * H)
     stages.append(s)

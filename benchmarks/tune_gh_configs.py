@@ -50,7 +50,6 @@ KEYS = {"t": ("t_warps", "t_sub"), "state_fwd": ("state_fwd",), "state_rec": ("s
         "wy_bwd": ("wy_bwd", "wy_bk"), "dqkwy_once": ("dqkwy_once",)}
 TOL = {"bf16": 2e-2, "tf32": 1e-3, "tf32x3": 1e-4}   # bf16: a few roundings of the stored outputs (2^-8 each)
 GAIN = 0.02
-CHUNKS = (64, 32, 16)
 # a chunk size counts only if its worst error against float64 (relative Frobenius, over o and every gradient) is at
 # most CHUNK_SLACK times the built-in chunk's: the chunk moves where bf16 / tf32 rounding happens (T, the chunk
 # states), which may change the error by a small factor either way; a miscompile is off by O(1)
@@ -106,10 +105,10 @@ def _dtype(mode):
     return (torch.bfloat16, None) if mode == "bf16" else (torch.float32, mode)
 
 
-def choose_chunk(mode, label, shape, bench, dev, deadline, log, tiles=None):
+def choose_chunk(mode, label, shape, bench, dev, deadline, log, tiles):
     """The chunk size of one (mode, shape): chunk_gh's whole forward + backward (n_h = NH) timed at each chunk size,
-    each with its own tiles (``tiles``: {chunk: the entry's tile settings tuned at that chunk}, :func:`tune_job`;
-    None: CHUNKS with the built-in tiles), and its errors against a float64 run of the same inputs; the fastest
+    each with its own tiles (``tiles``: {chunk: the entry's tile settings tuned at that chunk, :func:`tune_job`;
+    ``{}``: the built-in ones}), and its errors against a float64 run of the same inputs; the fastest
     whose error is within CHUNK_SLACK of the built-in chunk's, and faster than it by GAIN. The shipped table's
     entries are set aside meanwhile. Returns (the chunk, a record per chunk tried)."""
     import torch
@@ -117,12 +116,11 @@ def choose_chunk(mode, label, shape, bench, dev, deadline, log, tiles=None):
     import _floor
     from lrnnkit.ops.gh import wy_tuned
     from lrnnkit.ops.gh.api import chunk_gh
-    from lrnnkit.ops.gh.wy_config import default_chunk
+    from lrnnkit.ops.gh.wy_config import default_chunk, fp32_mode
     dtype, prec = _dtype(mode)
     B, T, H, K, V = shape
     ins = _floor.inputs(NH, B, T, H, K, V, dtype, dev)
-    tiles = {C: {} for C in CHUNKS} if tiles is None else tiles
-    where = wy_tuned.key(wy_tuned.arch(dev), wy_tuned.mode(dtype, prec or "tf32x3"), K, V)
+    where = wy_tuned.key(wy_tuned.arch(dev), wy_tuned.mode(dtype, fp32_mode(prec)), K, V)
 
     def grads(xs, C, prec_):
         q, k, v, b, do = xs
@@ -135,7 +133,7 @@ def choose_chunk(mode, label, shape, bench, dev, deadline, log, tiles=None):
     saved = dict(wy_tuned.ENTRIES)
     records = []
     try:
-        for C in sorted(tiles, key=lambda c: c != built):   # the built-in chunk first: the others are judged by it
+        for C in sorted(tiles, key=lambda c: (c != built, -c)):   # the built-in chunk first: it judges the others
             if time.time() > deadline:
                 break
             wy_tuned.ENTRIES.clear()
@@ -256,11 +254,12 @@ def run_job(mode, label, shape, bench, dev, deadline, chunks=True):
     Returns (records, each tagged with the chunk it was tuned at; the entry's settings that differ from the
     built-in ones, ``chunk`` among them where it differs; why it stopped)."""
     from lrnnkit.ops.gh.wy_config import config_table, default_chunk
+    from lrnnkit.ops.gh.wy_tuned import CHUNKS
     dtype, prec = _dtype(mode)
     built, built_chunk = config_table(dtype, prec), default_chunk(dtype, prec)
     recs, per, why = [], {}, "done"
     try:
-        for C in sorted(CHUNKS if chunks else (built_chunk,), key=lambda c: c != built_chunk):
+        for C in sorted(CHUNKS if chunks else (built_chunk,), key=lambda c: (c != built_chunk, -c)):
             more, why = tune_job(mode, label, shape, bench, dev, deadline, _log, C)
             recs += [dict(r, chunk=C) for r in more]
             if why != "done":

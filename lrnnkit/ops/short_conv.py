@@ -29,8 +29,6 @@ Triton on CUDA tensors (float64 excepted: it keeps the reference's float64 arith
 """
 from __future__ import annotations
 
-import os
-
 import torch
 import torch.nn.functional as F
 
@@ -138,13 +136,6 @@ _KERNELS = None
 # (benchmarks/bench_layer_vs_fla.py --parts stages).
 BLOCKS = {"fwd": (64, 64, 4), "bwd": (64, 64, 4)}
 
-#: whether the Triton backward (with the SiLU) runs as one pass that recomputes z (``short_conv_bwd`` with
-#: RECOMPUTE) instead of two (a first pass writing dz = dy SiLU'(z) in fp32, read back by the second). Both give the
-#: same dz; the one pass moves x, dy and dx once each, but loads W shifted x tiles for each of the W taps and takes W
-#: sigmoids a position. Off: on an H200 it was the slower at 001's widths (benchmarks/bench_short_conv.py, RESULTS.md
-#: "short convolution backward"). ``LRNNKIT_CONV_ONE_PASS_BWD=1`` in the environment at import turns it on.
-ONE_PASS_BWD = os.environ.get("LRNNKIT_CONV_ONE_PASS_BWD", "0") == "1"
-
 
 def _kernels():
     """Compile-on-first-use: the Triton kernels (imported lazily, as every kernel module of lrnnkit)."""
@@ -187,12 +178,10 @@ def _kernels():
             tl.store(y + base + o_t[:, None] * C + o_c[None, :], acc.to(y.dtype.element_ty), mask=m)
 
     @triton.jit
-    def short_conv_bwd(x, w, b, loc, dz, dx, dwp, dbp, T, C, NT, RPR, W: tl.constexpr, BT: tl.constexpr,
-            BC: tl.constexpr, HAS_B: tl.constexpr, HAS_LOC: tl.constexpr, RECOMPUTE: tl.constexpr):
+    def short_conv_bwd(x, w, loc, dz, dx, dwp, dbp, T, C, NT, RPR, W: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+            HAS_B: tl.constexpr, HAS_LOC: tl.constexpr):
         """dx_t = sum_r w_{W-1-r} dz_{t+r}; per block the partial sums dw_{W-1-r} = sum_t dz_{t+r} x_t, db = sum dz
-        (row i_b's run: i_b // RPR). RECOMPUTE: ``dz`` holds dy, and dz_{t+r} = dy_{t+r} SiLU'(z_{t+r}) is formed
-        here, z_{t+r} recomputed from x exactly as the first pass of the two-pass backward computes it (the same
-        taps in the same order, fp32), so no fp32 dz goes to memory and back."""
+        (row i_b's run: i_b // RPR)."""
         i_t, i_c, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
         o_t = i_t * BT + tl.arange(0, BT)
         o_c = i_c * BC + tl.arange(0, BC)
@@ -210,25 +199,8 @@ def _kernels():
             m_u = o_u < T
             if HAS_LOC:                         # and t + r in t's own sequence
                 l_u = tl.load(loc + o_u, mask=m_u, other=0)
-                in_u = m_u
                 m_u = m_u & (l_u - l_t == r)
-            g = tl.load(dz + base + o_u[:, None] * C + o_c[None, :], mask=m_u[:, None] & m_c[None, :],
-                        other=0).to(tl.float32)
-            if RECOMPUTE:                       # z_{t+r}, as short_conv_fwd computes it
-                z = tl.zeros([BT, BC], dtype=tl.float32)
-                for s in tl.static_range(W):
-                    if HAS_LOC:
-                        ok = in_u & (l_u >= s)
-                    else:
-                        ok = (o_u < T) & (o_u >= s)
-                    xs = tl.load(x + base + (o_u - s)[:, None] * C + o_c[None, :], mask=ok[:, None] & m_c[None, :],
-                                 other=0)
-                    ws = tl.load(w + o_c * W + (W - 1 - s), mask=m_c, other=0)
-                    z += xs.to(tl.float32) * ws.to(tl.float32)[None, :]
-                if HAS_B:
-                    z += tl.load(b + o_c, mask=m_c, other=0).to(tl.float32)[None, :]
-                sg = tl.sigmoid(z)
-                g = g * sg * (1 + z * (1 - sg))
+            g = tl.load(dz + base + o_u[:, None] * C + o_c[None, :], mask=m_u[:, None] & m_c[None, :], other=0)
             wr = tl.load(w + o_c * W + (W - 1 - r), mask=m_c, other=0).to(tl.float32)
             acc_dx += g * wr[None, :]
             tl.store(dwp + row * W + o_c * W + (W - 1 - r), tl.sum(g * xt, 0), mask=m_c)
@@ -330,18 +302,16 @@ class _CausalConvFn(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):
         """Two passes: dz = dy act'(z) with z recomputed (fp32; dz = dy without the activation), then dx and the
-        per-block weight / bias partial sums, reduced over blocks in torch; with :data:`ONE_PASS_BWD` and the
-        activation, the second pass alone, forming dz itself."""
+        per-block weight / bias partial sums, reduced over blocks in torch."""
         x, w, bias, local = ctx.saved_tensors
         B, T, C = x.shape
         R, W = w.shape[0], w.shape[-1]
         dy = dy.contiguous()
-        one_pass = ctx.act and ONE_PASS_BWD
-        if ctx.act and not one_pass:
+        if ctx.act:
             dz = torch.empty(B, T, C, dtype=torch.float32, device=x.device)
             _conv_pass(x, w, bias, local, dz, dy, True, True)
         else:
-            dz = dy             # no activation: dz = dy; one pass: dy, the activation's derivative formed inside
+            dz = dy
         from ._triton import triton
         BT, BC, warps = _blocks("bwd", T, C)
         NT = triton.cdiv(T, BT)
@@ -349,9 +319,8 @@ class _CausalConvFn(torch.autograd.Function):
         dwp = torch.empty(B * NT, C, W, dtype=torch.float32, device=x.device)
         dbp = torch.empty(B * NT, C, dtype=torch.float32, device=x.device) if bias is not None else dwp
         _, bwd = _kernels()
-        bwd[(NT, triton.cdiv(C, BC), B)](x, w, w if bias is None else bias, x if local is None else local, dz, dx,
-                                          dwp, dbp, T, C, NT, B // R, W, BT, BC, bias is not None, local is not None,
-                                          one_pass, num_warps=warps)
+        bwd[(NT, triton.cdiv(C, BC), B)](x, w, x if local is None else local, dz, dx, dwp, dbp, T, C, NT, B // R, W,
+                                          BT, BC, bias is not None, local is not None, num_warps=warps)
         dw = dwp.reshape(R, -1, C, W).sum(1).reshape(ctx.wshape).to(w.dtype)     # each run's rows, summed
         db = dbp.sum(0).to(bias.dtype) if bias is not None else None
         return dx, dw, db, None, None, None

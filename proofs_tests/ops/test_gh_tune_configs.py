@@ -63,24 +63,27 @@ def _fake_bench(times):
     return bench
 
 
+BUILT_IN_TILES = {64: {}, 32: {}, 16: {}}   # every chunk size with the built-in tiles
+
+
 def test_choose_chunk_takes_the_fastest_as_accurate_as_the_built_in_one(monkeypatch):
     import time
     shape, far = (1, 24, 2, 8, 8), time.time() + 600
     # bf16: the built-in chunk 64 first, then 32 and 16; 32 fastest and within the slack: chosen
-    chunk, recs = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 5.0, 7.0]), "cpu", far, lambda r: None)
+    chunk, recs = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 5.0, 7.0]), "cpu", far, lambda r: None, BUILT_IN_TILES)
     assert chunk == 32 and [r["setting"] for r in recs] == [64, 32, 16]
     assert [r["adopted"] for r in recs] == [False, True, False]
     assert all(0 < r["err"] < 0.1 for r in recs)          # bf16 rounding against float64, no miscompile
     # errors allowed no larger than the built-in chunk's half: only the built-in chunk itself, whatever the times
     monkeypatch.setattr(tune, "CHUNK_SLACK", 0.5)
-    chunk, recs = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 5.0, 7.0]), "cpu", far, lambda r: None)
+    chunk, recs = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 5.0, 7.0]), "cpu", far, lambda r: None, BUILT_IN_TILES)
     assert chunk == 64 and recs[0]["adopted"]
     # faster by less than GAIN: the built-in chunk stays
     monkeypatch.setattr(tune, "CHUNK_SLACK", 1.5)
-    chunk, _ = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 9.9, 9.95]), "cpu", far, lambda r: None)
+    chunk, _ = tune.choose_chunk("bf16", "t", shape, _fake_bench([10.0, 9.9, 9.95]), "cpu", far, lambda r: None, BUILT_IN_TILES)
     assert chunk == 64
     # 3xTF32's built-in chunk is 16: it is timed first and judges the others
-    _, recs = tune.choose_chunk("tf32x3", "t", shape, _fake_bench([1.0, 2.0, 3.0]), "cpu", far, lambda r: None)
+    _, recs = tune.choose_chunk("tf32x3", "t", shape, _fake_bench([1.0, 2.0, 3.0]), "cpu", far, lambda r: None, BUILT_IN_TILES)
     assert [r["setting"] for r in recs] == [16, 64, 32] and recs[0]["adopted"]
 
 

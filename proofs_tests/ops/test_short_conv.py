@@ -4,8 +4,6 @@ parameter layout (fla's ``ShortConvolution``). On a CPU the kernels run in the T
 compiled (bf16 included)."""
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
@@ -16,18 +14,6 @@ from lrnnkit.layers.short_conv import ShortConvolution
 from lrnnkit.ops.short_conv import causal_conv_torch, causal_conv_triton
 
 DEV = "cpu" if INTERPRET else "cuda"
-
-
-@contextlib.contextmanager
-def _passes(one: bool):
-    """The Triton backward as one pass (z recomputed inside, short_conv.ONE_PASS_BWD) or as two."""
-    from lrnnkit.ops import short_conv
-    old = short_conv.ONE_PASS_BWD
-    short_conv.ONE_PASS_BWD = one
-    try:
-        yield
-    finally:
-        short_conv.ONE_PASS_BWD = old
 
 
 def _pair(B, T, C, W, bias, act, cu, dtype, seed):
@@ -55,23 +41,20 @@ def _close(a, b, rtol):
 
 @settings(max_examples=12 if INTERPRET else 60, deadline=None)
 @given(B=st.integers(1, 2), T=st.integers(1, 70), C=st.integers(1, 40), W=st.integers(1, 5), bias=st.booleans(),
-       act=st.sampled_from(["silu", None]), seed=st.integers(0, 99), one_pass=st.booleans())
-def test_matches_reference(B, T, C, W, bias, act, seed, one_pass):
+       act=st.sampled_from(["silu", None]), seed=st.integers(0, 99))
+def test_matches_reference(B, T, C, W, bias, act, seed):
     # float32 inputs, fp32 accumulation against the float64 reference: relative L2 error <= 1e-5 (a sum of W
-    # products, each rounded once to fp32, plus the silu; 2^-24 relative per operation); either backward
-    with _passes(one_pass):
-        y, y0, gy, g0 = _pair(B, T, C, W, bias, act, None, torch.float32, seed)
+    # products, each rounded once to fp32, plus the silu; 2^-24 relative per operation)
+    y, y0, gy, g0 = _pair(B, T, C, W, bias, act, None, torch.float32, seed)
     _close(y, y0, 1e-5)
     for a, b in zip(gy, g0):
         _close(a, b, 1e-5)
 
 
-@pytest.mark.parametrize("one_pass", [False, True])
 @pytest.mark.parametrize("cu", [[0, 4, 9], [0, 1, 2, 9], [0, 9]])
-def test_packed_sequences(cu, one_pass):
-    # no tap reads across a boundary: the same result as each sequence alone (either backward)
-    with _passes(one_pass):
-        y, y0, gy, g0 = _pair(1, 9, 6, 4, True, "silu", cu, torch.float32, 3)
+def test_packed_sequences(cu):
+    # no tap reads across a boundary: the same result as each sequence alone
+    y, y0, gy, g0 = _pair(1, 9, 6, 4, True, "silu", cu, torch.float32, 3)
     _close(y, y0, 1e-5)
     for a, b in zip(gy, g0):
         _close(a, b, 1e-5)
@@ -83,40 +66,14 @@ def test_packed_sequences(cu, one_pass):
 
 
 @pytest.mark.skipif(INTERPRET, reason="bf16 tiles matter compiled; the interpreter computes them in fp32")
-@pytest.mark.parametrize("one_pass", [False, True])
 @pytest.mark.parametrize("T,C", [(128, 384), (128, 768), (200, 1000)])
-def test_bf16_compiled(T, C, one_pass):
+def test_bf16_compiled(T, C):
     # bf16 in and out, fp32 inside: output and dx carry one bf16 rounding (2^-8 relative), dw sums B T products
-    with _passes(one_pass):
-        y, y0, gy, g0 = _pair(2, T, C, 4, True, "silu", None, torch.bfloat16, 7)
+    y, y0, gy, g0 = _pair(2, T, C, 4, True, "silu", None, torch.bfloat16, 7)
     _close(y, y0, 8e-3)
     _close(gy[0], g0[0], 8e-3)
     for a, b in zip(gy[1:], g0[1:]):
         _close(a, b, 8e-3)
-
-
-@pytest.mark.parametrize("cu", [None, [0, 5, 13, 40]])
-def test_one_pass_backward_is_the_two_pass_one(cu):
-    """The one-pass backward recomputes z with the first pass's taps in the first pass's order, in float32, so its
-    gradients equal the two-pass ones up to the order the compiler contracts the same products in: relative 1e-6
-    (the interpreter gives them bit for bit), bias and packed sequences included."""
-    ins = None
-    grads = {}
-    for one in (False, True):
-        with _passes(one):
-            g = torch.Generator().manual_seed(11)
-            x = torch.randn(1 if cu else 2, 40, 24, generator=g).to(DEV)
-            w = (torch.randn(24, 1, 4, generator=g) / 4).to(DEV)
-            b = torch.randn(24, generator=g).to(DEV)
-            dy = torch.randn(x.shape, generator=g).to(DEV)
-            ins = [t.requires_grad_(True) for t in (x, w, b)]
-            y = causal_conv_triton(*ins, "silu", None if cu is None else torch.tensor(cu, device=DEV))
-            grads[one] = torch.autograd.grad(y, ins, dy)
-    for a, b in zip(grads[False], grads[True]):
-        if INTERPRET:
-            assert torch.equal(a, b)
-        else:
-            _close(b, a, 1e-6)
 
 
 def test_module_layout_and_backends():
@@ -197,8 +154,8 @@ def test_triton_step_is_the_torch_step(dtype, rel):
 
 @settings(max_examples=6, deadline=None)
 @given(R=st.integers(1, 3), B=st.integers(1, 3), T=st.integers(1, 9), C=st.integers(1, 6), W=st.integers(1, 4),
-       act=st.sampled_from(["silu", None]), seed=st.integers(0, 2**16), one_pass=st.booleans())
-def test_runs_with_their_own_taps_match_the_side_by_side_reference(R, B, T, C, W, act, seed, one_pass):
+       act=st.sampled_from(["silu", None]), seed=st.integers(0, 2**16))
+def test_runs_with_their_own_taps_match_the_side_by_side_reference(R, B, T, C, W, act, seed):
     """causal_conv_runs (row r B + b reads run r's taps, in place) against causal_conv_runs_torch (the runs'
     channels side by side, one depthwise convolution) in float64, and against each run alone through
     causal_conv_torch: values and the gradients of x and of every run's taps. Float32 kernels against a float64
@@ -210,28 +167,13 @@ def test_runs_with_their_own_taps_match_the_side_by_side_reference(R, B, T, C, W
     dy = torch.randn(R, B, T, C, generator=g, dtype=torch.float64)
     xk, wk = x.to(DEV, torch.float32).requires_grad_(True), w.to(DEV, torch.float32).requires_grad_(True)
     xr, wr = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
-    with _passes(one_pass):
-        y = causal_conv_runs(xk, wk, act)
-        y0 = causal_conv_runs_torch(xr, wr, act)
-        alone = torch.stack([causal_conv_torch(x[r], w[r], None, act) for r in range(R)])
-        _close(y0, alone, 1e-12)
-        _close(y.cpu(), y0, 1e-5)
-        gk = torch.autograd.grad(y, (xk, wk), dy.to(DEV, torch.float32))
+    y = causal_conv_runs(xk, wk, act)
+    y0 = causal_conv_runs_torch(xr, wr, act)
+    alone = torch.stack([causal_conv_torch(x[r], w[r], None, act) for r in range(R)])
+    _close(y0, alone, 1e-12)
+    _close(y.cpu(), y0, 1e-5)
+    gk = torch.autograd.grad(y, (xk, wk), dy.to(DEV, torch.float32))
     g0 = torch.autograd.grad(y0, (xr, wr), dy)
     for a, b in zip(gk, g0):
         assert a.shape == b.shape
         _close(a.cpu(), b, 1e-5)
-
-
-@pytest.mark.skipif(not INTERPRET, reason="the benchmark's smoke run is the interpreter's (CPU tensors)")
-def test_the_backward_benchmark_runs_both_backwards(tmp_path):
-    """benchmarks/bench_short_conv.py --smoke: both backwards on the same inputs, their gradients equal (the
-    interpreter computes the same float32 operations), a row per shape with both timings and floors."""
-    import json
-
-    from benchmarks import bench_short_conv
-    assert bench_short_conv.main(["--smoke", "--out", str(tmp_path)]) == 0
-    doc = json.loads((tmp_path / "short_conv.json").read_text())
-    (row,) = doc["rows"]
-    assert row["max_rel_diff"] == 0.0 and row["one"]["fwd_bwd_ms"] > 0 and row["two"]["fwd_bwd_ms"] > 0
-    assert row["floor_ms"]["one"] < row["floor_ms"]["two"]

@@ -51,7 +51,7 @@ def _merge_blocks(D, A, BT: tl.constexpr, BIG: tl.constexpr, SMALL: tl.constexpr
                   TPREC: tl.constexpr):
     """The inverse of I + (the BIG x BIG diagonal blocks of A) from D, the inverse of I + its SMALL x SMALL diagonal
     blocks, BIG / SMALL <= 4: with A_o the entries of the BIG blocks outside the SMALL ones, I + A = (I + A_d)(I + N),
-    N = D A_o nilpotent (N^4 = 0), so the inverse is (I - N)(I + N^2) D: three BT x BT tensor-core products."""
+    N = D A_o nilpotent (N^4 = 0), so the inverse is (I - N)(I + N^2) D: four BT x BT tensor-core products."""
     r = tl.arange(0, BT)
     inside = (r[:, None] // BIG) == (r[None, :] // BIG)
     Ao = tl.where(inside & ((r[:, None] // SMALL) > (r[None, :] // SMALL)), A, 0.0)
@@ -66,7 +66,7 @@ def _tinv(A, BT: tl.constexpr, ACC: tl.constexpr, TPREC: tl.constexpr, BLOCKED: 
     """T = (I + A)^{-1} for a strictly lower BT x BT tile A. BLOCKED: forward substitution inside the SUB x SUB
     diagonal blocks (all at once, :func:`_diag_inv`), then blocks four times larger at a time by products
     (:func:`_merge_blocks`): SUB = 16 (the default) goes 16 -> BT, one merge at BT = 32 or 64; SUB = 4 (or 8)
-    goes 4 -> 16 -> BT, three (or seven) substitution steps in place of fifteen, for three more products.
+    goes 4 -> 16 -> BT, three (or seven) substitution steps in place of fifteen, for four more products.
     Else row-by-row substitution, used for float64: the blocked variant, compiled by triton 3.6 for an H200, gave
     wrong float64 results at chunk 64 (rows after the first 16-row block; right in float32 / bf16 and in the
     interpreter; benchmarks/RESULTS.md, section "kernels"); the cause was not isolated."""

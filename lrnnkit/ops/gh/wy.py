@@ -87,6 +87,7 @@ from .wy_grad import _dqk_wy_once_pass, _dqk_wy_pass, _dqkwg_pass, _wy_bwd_pass
 from .wy_output import _output_pass
 from .wy_state import _state_bwd_pass, _state_pass
 from .wy_t import _t_pass
+from . import wy_tuned
 from ...errors import InputError
 
 _CACHE: dict = {}
@@ -247,8 +248,8 @@ def chunk_gh_triton(q, k, v, beta, g, scale, h0, cu_seqlens, chunk_size, fp32_pr
     :func:`lrnnkit.ops.gh.api.chunk_gh`."""
     check_device(q, k, v, beta, g, h0)
     fp32_mode(fp32_precision)   # a bad mode is refused before any padding or launch
-    if chunk_size is not None and chunk_size not in (16, 32, 64):
-        raise InputError(f"chunk_size must be 16, 32 or 64, got {chunk_size}")
+    if chunk_size is not None and chunk_size not in wy_tuned.CHUNKS:
+        raise InputError(f"chunk_size must be one of {', '.join(map(str, wy_tuned.CHUNKS))}, got {chunk_size}")
     K, V = q.shape[-1], v.shape[-1]
     pk, pv = _padded(K, V, q.dtype)
     if chunk_size is None:   # the widths the kernels run at pick the tuned entry, as they pick its tiles

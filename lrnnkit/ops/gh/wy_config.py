@@ -109,10 +109,10 @@ def _settings(cfg: dict, which: str, two_byte: bool, BVF: int) -> tuple:
 def default_chunk(dtype, fp32_precision=None, K=None, V=None, device=None) -> int:
     """The chunk size ``chunk_gh`` runs when none is given: the ``chunk`` of the table chosen ahead of time for the
     run widths ``K``, ``V`` on ``device`` (:mod:`.wy_tuned`, where it has one: benchmarks/tune_gh_configs.py times
-    the whole forward + backward at each chunk size on that GPU and keeps the fastest whose errors against float64
-    are no worse than chunk 64's), else 64, but 16 for float32 inputs with 3xTF32 products (the smaller tiles are
-    what 3xTF32 needs; one-pass tf32 and bf16 are fastest at 64: the H100 measurements of benchmarks/RESULTS.md,
-    "kernels", B=8, T=4096, H=16, K=V=128)."""
+    the whole forward + backward at each chunk size, with the tiles tuned at it, on that GPU and keeps the fastest
+    whose errors against float64 stay within its CHUNK_SLACK of the built-in chunk's), else 64, but 16 for float32
+    inputs with 3xTF32 products (the smaller tiles are what 3xTF32 needs; one-pass tf32 and bf16 are fastest at 64:
+    the H100 measurements of benchmarks/RESULTS.md, "kernels", B=8, T=4096, H=16, K=V=128)."""
     if K is not None:
         tuned = wy_tuned.entry(dtype, fp32_mode(fp32_precision), K, V, device).get(wy_tuned.CHUNK)
         if tuned:

@@ -25,10 +25,11 @@ PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.absp
                     "gh_tiles.json")
 # (block, warps[, stages])
 TILES = ("state_fwd", "state_rec", "state_bwd", "dqkwg", "wy_bwd", "output", "dqkwy", "dqkwy_once")
-INTS = ("dqkwg_bk", "wy_bk", "dqkwy_bk", "t_warps", "t_sub")
-T_SUBS = (4, 8, 16)          # the T pass's substitution blocks (tiles._tinv's SUB)
+INTS = ("dqkwg_bk", "wy_bk", "dqkwy_bk", "t_warps")
 CHUNK = "chunk"             # not a kernel-table key: the chunk size (chunk_gh's chunk_size) the entry runs at
-CHUNKS = (16, 32, 64)
+CHUNKS = (16, 32, 64)       # the chunk sizes the kernels run (lrnnkit.ops.gh.wy.chunk_gh_triton refuses others)
+#: settings that take one of a few values: the T pass's substitution blocks (tiles._tinv's SUB), the chunk size
+CHOICES = {"t_sub": (4, 8, 16), CHUNK: CHUNKS}
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
@@ -48,19 +49,13 @@ def check_setting(name: str, value, where: str):
             return tuple(value)
         raise InputError(f"{where}: {name} must be [value block, warps] or [value block, warps, stages] (powers of "
                          f"two, 1..5 stages), got {value!r}")
-    if name == "t_sub":
-        if isinstance(value, int) and not isinstance(value, bool) and value in T_SUBS:
+    if name in INTS or name in CHOICES:
+        allowed = CHOICES.get(name, _POW2)
+        if isinstance(value, int) and not isinstance(value, bool) and value in allowed:
             return value
-        raise InputError(f"{where}: t_sub must be one of {', '.join(map(str, T_SUBS))}, got {value!r}")
-    if name in INTS:
-        if isinstance(value, int) and not isinstance(value, bool) and value in _POW2:
-            return value
-        raise InputError(f"{where}: {name} must be a power of two, got {value!r}")
-    if name == CHUNK:
-        if isinstance(value, int) and not isinstance(value, bool) and value in CHUNKS:
-            return value
-        raise InputError(f"{where}: chunk must be one of {', '.join(map(str, CHUNKS))}, got {value!r}")
-    raise InputError(f"{where}: unknown kernel setting {name!r} (known: {', '.join(TILES + INTS + (CHUNK,))})")
+        raise InputError(f"{where}: {name} must be " + (f"one of {', '.join(map(str, allowed))}" if name in CHOICES
+                                                         else "a power of two") + f", got {value!r}")
+    raise InputError(f"{where}: unknown kernel setting {name!r} (known: {', '.join(TILES + INTS + tuple(CHOICES))})")
 
 
 def parse(text: str, where: str = PATH) -> dict:
